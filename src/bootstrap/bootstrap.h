@@ -1,0 +1,124 @@
+/*
+ * bootstrap.h - rendezvous through a small TCP key-value store hosted by the
+ * process that created the unique id (NCCL/Gloo style).
+ *
+ * Wire protocol (all integers little-endian u32 unless noted):
+ *   client hello: magic "CBS1", version, 32-byte secret; server answers a reply
+ *                 frame (status COLL_SUCCESS or COLL_ERR_AUTH, then it closes).
+ *   request:  magic, op, keylen, vallen, key, value   (limits: key 256 B, value 16 MiB)
+ *   reply:    magic, status, vallen, value            (status = coll_status_t)
+ * Ops and their values: SET value; GET [u32 wait_ms] (absent or 0xffffffff =
+ * wait forever, 0 = do not wait; a wait that expires answers COLL_ERR_TIMEOUT);
+ * ADD i64 delta (the key holds an i64; reply: the new i64); DEL nothing;
+ * BARRIER u32 n, u32 wait_ms (adds 1 to the i64 key, answers once it reaches the
+ * next multiple of n: a reusable counting barrier, one key per communicator).
+ * A client has one request in flight; the server reads nothing else from it
+ * until the reply is sent, so per-connection memory is bounded by one frame.
+ * A connection that fails the hello, sends a bad magic, an oversized length or
+ * stays silent past the handshake timeout is dropped and logged at DEBUG; the
+ * server keeps serving the others.
+ */
+#ifndef COLL_BOOTSTRAP_H
+#define COLL_BOOTSTRAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdatomic.h>
+#include <sys/socket.h>
+#include "coll.h"
+
+#define COLL_SECRET_BYTES 32
+#define COLL_STORE_MAX_KEY 256
+#define COLL_STORE_MAX_VALUE (16u << 20)
+
+#define COLL_STORE_MAGIC 0x31534243u         /* "CBS1" little-endian */
+#define COLL_STORE_VERSION 1u
+#define COLL_STORE_HELLO_BYTES (8 + COLL_SECRET_BYTES)
+#define COLL_STORE_REQ_HDR 16
+#define COLL_STORE_REP_HDR 12
+#define COLL_STORE_WAIT_FOREVER 0xffffffffu
+#define COLL_STORE_MAX_CLIENTS 4096          /* connections served at once */
+#define COLL_STORE_MAX_TOTAL (1ull << 30)    /* bytes of values held */
+#define COLL_STORE_HELLO_TIMEOUT_S 5.0       /* a client must say hello within this */
+#define COLL_STORE_STALL_TIMEOUT_S 60.0      /* a half-sent frame must progress within this */
+enum { COLL_STORE_SET = 1, COLL_STORE_GET, COLL_STORE_ADD, COLL_STORE_DEL, COLL_STORE_BARRIER,
+       COLL_STORE_OP_END };
+
+/* SHA-256 (used to turn a secret string into the 32-byte secret). */
+void coll_sha256(const void *data, size_t len, uint8_t out[32]);
+
+/* Decoded unique id (the opaque 128 bytes of coll_unique_id_t). */
+typedef struct {
+    uint32_t magic;                          /* 'CBID' */
+    uint16_t family;                         /* AF_INET / AF_INET6 */
+    uint16_t port;                           /* host order */
+    uint8_t addr[16];                        /* in_addr / in6_addr */
+    uint8_t secret[COLL_SECRET_BYTES];
+    uint64_t nonce;                          /* distinguishes ids on one store */
+} coll_id_info_t;
+
+coll_status_t coll_id_encode(const coll_id_info_t *info, coll_unique_id_t *id);
+coll_status_t coll_id_decode(const coll_unique_id_t *id, coll_id_info_t *info);
+
+/* Communicators keep the store of their id alive: coll_comm_init_rank calls
+ * hold (returns 1 when this process hosts that store, 0 otherwise), destroy
+ * calls drop; the store stops when the last holder drops it (or at
+ * coll_unique_id_release). Both are no-ops in a forked child of the host. */
+int coll_id_server_hold(const coll_id_info_t *info);
+void coll_id_server_drop(const coll_id_info_t *info);
+
+/* The store server: runs in a background thread of the creating process. */
+typedef struct coll_store_server coll_store_server_t;
+/* addr NULL = choose an address peers can reach (interface selection rules of
+ * the config table), port 0 = ephemeral. */
+coll_status_t coll_store_server_start(const char *addr, int port,
+                                      const uint8_t secret[COLL_SECRET_BYTES],
+                                      coll_store_server_t **out, coll_id_info_t *info);
+void coll_store_server_stop(coll_store_server_t *s);
+
+/* A client connection to the store. All calls honour a deadline (seconds from
+ * now; <= 0 = wait forever) and an abort flag (may be NULL). */
+typedef struct coll_store coll_store_t;
+coll_status_t coll_store_connect(const coll_id_info_t *info, double timeout_s,
+                                 coll_store_t **out);
+void coll_store_close(coll_store_t *st);
+coll_status_t coll_store_set(coll_store_t *st, const char *key, const void *val, size_t len);
+/* Waits until key exists; *val malloc'ed, caller frees. */
+coll_status_t coll_store_get(coll_store_t *st, const char *key, double timeout_s,
+                             void **val, size_t *len);
+/* Atomic add to an integer counter key; returns the new value. */
+coll_status_t coll_store_add(coll_store_t *st, const char *key, int64_t delta, int64_t *newval);
+/* Deletes a key (no error if absent). */
+coll_status_t coll_store_del(coll_store_t *st, const char *key);
+/* Counting barrier of n clients on an i64 key (see BARRIER above). */
+coll_status_t coll_store_barrier(coll_store_t *st, const char *key, int n, double timeout_s);
+/* Calls then fail with COLL_ERR_ABORTED soon after *flag becomes non-zero. */
+void coll_store_set_abort_flag(coll_store_t *st, const atomic_int *flag);
+/* "10.0.0.1:29500" of the store this client talks to. */
+const char *coll_store_addr(const coll_store_t *st);
+
+/* Collective helpers over the store for one communicator (prefix isolates keys).
+ * allgather: every rank contributes len bytes; out holds nranks*len bytes. */
+typedef struct {
+    coll_store_t *store;
+    char prefix[64];
+    int rank, nranks;
+    uint64_t epoch;                          /* bumps every barrier / allgather */
+    double timeout_s;
+} coll_bootstrap_t;
+
+/* Fills bs (prefix: unique per communicator, e.g. "c<nonce hex>/<tag>"). */
+coll_status_t coll_bootstrap_init(coll_bootstrap_t *bs, coll_store_t *store, const char *prefix,
+                                  int rank, int nranks, double timeout_s);
+coll_status_t coll_bootstrap_allgather(coll_bootstrap_t *bs, const void *mine, size_t len,
+                                       void *out);
+coll_status_t coll_bootstrap_barrier(coll_bootstrap_t *bs);
+/* root's len bytes to every rank */
+coll_status_t coll_bootstrap_bcast(coll_bootstrap_t *bs, void *buf, size_t len, int root);
+
+/* Fuzzing / hostile-input tests: decode one request frame from a byte buffer
+ * exactly as the server does (returns COLL_SUCCESS, or the reason it is dropped).
+ * An incomplete but so far valid frame gives COLL_SUCCESS with *consumed = 0. */
+coll_status_t coll_store_decode_frame(const uint8_t *buf, size_t len, size_t *consumed);
+
+#endif

@@ -1,0 +1,76 @@
+/*
+ * algo.h - the algorithm registry. One file per algorithm in
+ * src/coll/<collective>/<collective>_<algo>.c defines one coll_algo_t; the
+ * table in registry.c lists them all. The names are what users pass in
+ * COLL_ALGO / --algo and what the test matrix iterates over.
+ *
+ * Selection order (logged under COLL_DEBUG=INFO, subsystem TUNING):
+ *   1. forced (COLL_ALGO or coll_algo_force) if usable for this call;
+ *   2. the cheapest usable algorithm by its alpha-beta cost model (tuning.h).
+ */
+#ifndef COLL_ALGO_H
+#define COLL_ALGO_H
+
+#include <stdio.h>
+#include "coll.h"
+#include "core/comm.h"
+#include "core/log.h"
+
+/* One collective call, normalised. Counts are in elements.
+ *   ALLREDUCE, REDUCE, BROADCAST: count = elements of the buffer
+ *   ALLGATHER, GATHER: count = elements each rank contributes
+ *   REDUCE_SCATTER, SCATTER: count = elements each rank receives
+ *   ALLTOALL: count = elements exchanged with each peer
+ *   ALLGATHERV: counts/displs = recvcounts/displs (count = my sendcount)
+ *   REDUCE_SCATTERV: counts = recvcounts, displs computed (prefix sums)
+ *   ALLTOALLV: scounts/sdispls/rcounts/rdispls
+ */
+typedef struct {
+    coll_kind_t kind;
+    const void *sendbuf;
+    void *recvbuf;
+    size_t count;
+    const size_t *counts, *displs;
+    const size_t *scounts, *sdispls, *rcounts, *rdispls;
+    coll_dtype_t dt;
+    coll_op_t op;
+    int root;                 /* global rank */
+    size_t esize;
+    size_t bytes;             /* "message size" for selection: nccl-tests size convention */
+    int inplace;
+} coll_args_t;
+
+#define COLL_ALGO_F_SINGLE_HOST  (1u << 0)   /* needs every member of the group on one host (shm) */
+#define COLL_ALGO_F_HIER         (1u << 1)   /* hierarchical: needs >1 host and >1 rank on some host */
+#define COLL_ALGO_F_POW2         (1u << 2)   /* group size must be a power of two */
+
+typedef struct coll_algo {
+    coll_kind_t kind;
+    const char *name;
+    const char *desc;         /* one line: what it does and its cost */
+    unsigned flags;
+    /* NULL = usable whenever the flags allow. */
+    int (*usable)(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a);
+    /* Estimated time in microseconds (alpha-beta), NULL = only when forced. */
+    double (*cost_us)(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a);
+    coll_status_t (*run)(coll_comm *comm, const coll_group_t *g, const coll_args_t *a);
+} coll_algo_t;
+
+/* The table (NULL-terminated). */
+extern const coll_algo_t *const coll_algo_table[];
+
+const coll_algo_t *coll_algo_find(coll_kind_t kind, const char *name);
+int coll_algo_is_usable(const coll_algo_t *al, const coll_comm *comm, const coll_group_t *g,
+                        const coll_args_t *a);
+/* Choose for this call on group g (forced -> cost model). */
+coll_status_t coll_algo_select(coll_comm *comm, const coll_group_t *g, const coll_args_t *a,
+                               const coll_algo_t **out);
+/* Force programmatically ("allreduce=ring;..." or a bare name); NULL clears. */
+coll_status_t coll_algo_force(const char *spec);
+/* Validate a COLL_ALGO-style spec; message names the bad name and the allowed ones. */
+coll_status_t coll_algo_check_spec(const char *spec, char *err, size_t errlen);
+void coll_algo_list(FILE *out);
+/* Select and run on group g (used by the public API and by hierarchical algorithms). */
+coll_status_t coll_algo_run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a);
+
+#endif

@@ -1,0 +1,136 @@
+/*
+ * allreduce_direct.c - shared-memory AllReduce for the ranks of one host.
+ *
+ * Each rank copies its input chunk into its staging buffer; after a barrier
+ * rank i reduces slice i of the chunk straight from every peer's staging
+ * buffer (fixed order 0..p-1, so all ranks get bitwise identical results)
+ * into its output stage; after a second barrier every rank copies all slices
+ * out. With zero-copy buffers (coll_mem_alloc on every rank) the staging
+ * copies vanish: slices are reduced from the peers' send buffers straight into
+ * the owner's receive buffer, then copied from the owners' receive buffers.
+ *
+ * Cost (p ranks, n bytes, c = n / (COLL_BUFFSIZE/2) chunks):
+ *   2c barriers + n beta (copy in) + (p-1)/p n gamma + n beta (copy out).
+ * Constraint: the group is exactly the ranks of this host.
+ */
+#include <string.h>
+
+#include "coll/algo.h"
+#include "coll/coll_util.h"
+#include "coll/tuning.h"
+#include "transport/shm.h"
+
+#define MAX_LOCAL 1024
+
+enum { PUB_SEND = 0, PUB_RECV = 1 };
+
+static int all_published(coll_comm *comm, const coll_group_t *g)
+{
+    for (int i = 0; i < g->size; i++) {
+        int lr = coll_group_lr(comm, g, i);
+        if (!coll_shm_peer_ptr(comm, lr, PUB_SEND) || !coll_shm_peer_ptr(comm, lr, PUB_RECV))
+            return 0;
+    }
+    return 1;
+}
+
+static coll_status_t zero_copy(coll_comm *comm, const coll_group_t *g, void *recvbuf, size_t n,
+                               coll_dtype_t dt, coll_op_t op)
+{
+    int p = g->size, me = g->me;
+    size_t es = coll_dtype_size(dt);
+    const void *src[MAX_LOCAL];
+    size_t so = coll_block_offset(n, p, me), sc = coll_block_count(n, p, me);
+    for (int j = 0; j < p; j++)
+        src[j] = (const char *)coll_shm_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND) + so * es;
+    if (sc)
+        coll_reduce_multi((char *)recvbuf + so * es, src, p, sc, dt, op);
+    COLL_CHECK(coll_shm_barrier(comm));
+    for (int j = 0; j < p; j++) {
+        if (j == me)
+            continue;
+        size_t jo = coll_block_offset(n, p, j), jc = coll_block_count(n, p, j);
+        const char *peer = coll_shm_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_RECV);
+        memcpy((char *)recvbuf + jo * es, peer + jo * es, jc * es);
+    }
+    return coll_shm_barrier(comm);   /* peers are done reading my buffers */
+}
+
+coll_status_t coll_allreduce_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                        void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op)
+{
+    int p = g->size, me = g->me;
+    size_t es = coll_dtype_size(dt);
+    if (p == 1 || n == 0) {
+        if (sendbuf != recvbuf && n)
+            memcpy(recvbuf, sendbuf, n * es);
+        return p == 1 ? COLL_SUCCESS : coll_shm_barrier(comm);
+    }
+    int mylr = coll_group_lr(comm, g, me);
+    size_t half = coll_shm_stage_bytes(comm) / 2;
+    size_t chunk = half / es;
+    int send_reg = coll_shm_is_registered(comm, sendbuf, n * es);
+    coll_shm_publish(comm, PUB_SEND, sendbuf);
+    coll_shm_publish(comm, PUB_RECV, recvbuf);
+    const void *src[MAX_LOCAL];
+    int zc_send[MAX_LOCAL];
+    for (size_t off = 0; off < n; off += chunk) {
+        size_t cnt = coll_min_sz(chunk, n - off);
+        char *in_me = coll_shm_stage(comm, mylr);
+        if (!send_reg)
+            memcpy(in_me, (const char *)sendbuf + off * es, cnt * es);
+        COLL_CHECK(coll_shm_barrier(comm));
+        if (off == 0) {
+            if (all_published(comm, g))
+                return zero_copy(comm, g, recvbuf, n, dt, op);
+            for (int j = 0; j < p; j++)
+                zc_send[j] = coll_shm_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND) != NULL;
+        }
+        size_t so = coll_block_offset(cnt, p, me), sc = coll_block_count(cnt, p, me);
+        for (int j = 0; j < p; j++) {
+            int lr = coll_group_lr(comm, g, j);
+            const char *base = zc_send[j] ? (const char *)coll_shm_peer_ptr(comm, lr, PUB_SEND) + off * es
+                                          : (const char *)coll_shm_stage(comm, lr);
+            src[j] = base + so * es;
+        }
+        char *out_me = (char *)coll_shm_stage(comm, mylr) + half;
+        if (sc)
+            coll_reduce_multi(out_me + so * es, src, p, sc, dt, op);
+        COLL_CHECK(coll_shm_barrier(comm));
+        for (int j = 0; j < p; j++) {
+            size_t jo = coll_block_offset(cnt, p, j), jc = coll_block_count(cnt, p, j);
+            const char *out_j = (const char *)coll_shm_stage(comm, coll_group_lr(comm, g, j)) + half;
+            memcpy((char *)recvbuf + (off + jo) * es, out_j + jo * es, jc * es);
+        }
+    }
+    return COLL_SUCCESS;
+}
+
+static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL;
+}
+
+static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    return coll_allreduce_direct_run(comm, g, a->sendbuf, a->recvbuf, a->count, a->dt, a->op);
+}
+
+static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    const coll_link_cost_t *l = coll_tuning_link(comm, g);
+    double p = g->size, n = (double)a->bytes;
+    double chunks = 1.0 + n / ((double)coll_shm_stage_bytes(comm) / 2.0);
+    double ov = coll_tuning_oversub(comm);
+    return 2 * chunks * l->bar_us * ov + 2 * n * l->beta_us_per_b + (p - 1) / p * n * l->gamma_us_per_b * ov;
+}
+
+const coll_algo_t coll_algo_allreduce_direct = {
+    .kind = COLL_ALLREDUCE,
+    .name = "direct",
+    .desc = "shared memory, one host: each rank reduces its 1/p slice from every peer's staged (or zero-copy) data; 2 barriers per chunk",
+    .flags = COLL_ALGO_F_SINGLE_HOST,
+    .usable = usable,
+    .cost_us = cost,
+    .run = run,
+};

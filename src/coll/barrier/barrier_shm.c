@@ -1,0 +1,34 @@
+/*
+ * barrier_shm.c - barrier of the ranks of one host: one atomic counter in the
+ * shared segment, the last arrival rings everyone's doorbell.
+ * Cost: one atomic add + one wake-up (~1-2 us on an idle host).
+ */
+#include "coll/algo.h"
+#include "coll/coll_util.h"
+#include "coll/tuning.h"
+#include "transport/shm.h"
+
+static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    return coll_group_is_host(comm, g);
+}
+
+static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    return coll_shm_barrier(comm);
+}
+
+static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    return coll_tuning_link(comm, g)->bar_us;
+}
+
+const coll_algo_t coll_algo_barrier_shm = {
+    .kind = COLL_BARRIER,
+    .name = "shm",
+    .desc = "shared-memory counter + futex wake-up, one host",
+    .flags = COLL_ALGO_F_SINGLE_HOST,
+    .usable = usable,
+    .cost_us = cost,
+    .run = run,
+};

@@ -1,0 +1,40 @@
+/*
+ * coll_util.h - small helpers shared by algorithm files: even splits of a
+ * count into blocks, group neighbours, byte arithmetic.
+ */
+#ifndef COLL_UTIL_H
+#define COLL_UTIL_H
+
+#include <stddef.h>
+#include "core/comm.h"
+
+/* Block i of n split into p nearly equal blocks (the first n % p get one more). */
+static inline size_t coll_block_count(size_t n, int p, int i)
+{
+    return n / (size_t)p + ((size_t)i < n % (size_t)p ? 1 : 0);
+}
+static inline size_t coll_block_offset(size_t n, int p, int i)
+{
+    size_t q = n / (size_t)p, r = n % (size_t)p;
+    return (size_t)i * q + ((size_t)i < r ? (size_t)i : r);
+}
+/* Ring neighbours inside a group (indices). */
+static inline int coll_ring_next(int me, int p) { return (me + 1) % p; }
+static inline int coll_ring_prev(int me, int p) { return (me + p - 1) % p; }
+static inline int coll_mod(int a, int p) { return ((a % p) + p) % p; }
+static inline size_t coll_min_sz(size_t a, size_t b) { return a < b ? a : b; }
+
+/* out = in[0] OP in[1] OP ... OP in[k-1] over n elements, in blocks that stay in
+ * cache; fixed order so every rank computes bitwise identical results.
+ * out may equal in[0] (never another input). k == 1 copies. */
+void coll_reduce_multi(void *out, const void *const *in, int k, size_t n, coll_dtype_t dt, coll_op_t op);
+
+/* Is g exactly the ranks of my host, served by shm? (direct algorithms) */
+int coll_group_is_host(const coll_comm *comm, const coll_group_t *g);
+/* Local (shm) index of member i of g. */
+static inline int coll_group_lr(const coll_comm *comm, const coll_group_t *g, int i)
+{
+    return comm->rank_local[g->ranks[i]];
+}
+
+#endif

@@ -1,0 +1,221 @@
+/*
+ * prim.c - the executor: progresses a step of send / recv / recv-reduce
+ * primitives over whichever transport serves each peer, and the waiting policy
+ * (spin briefly, then block; timeouts; aborts; dead peers).
+ */
+#include "coll/prim.h"
+
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "transport/shm_seg.h"
+#include "transport/transport.h"
+
+#define PRIM_MAX_FDS 64
+
+void coll_sink_apply(const coll_sink_t *s, size_t off, const void *piece, size_t len)
+{
+    if (!s->fn)
+        memcpy((char *)s->dst + off, piece, len);
+    else
+        s->fn((char *)s->dst + off, (const char *)s->src2 + off, piece, len / s->esize);
+}
+
+void coll_waiter_init(coll_waiter_t *w, const coll_comm *comm)
+{
+    w->deadline = comm->exec_timeout_s > 0 ? coll_now() + comm->exec_timeout_s : 0;
+    w->spins = 0;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static void describe_ranks(const coll_comm *comm, const int *ranks, int n, char *buf, size_t len)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && o + 64 < len; i++) {
+        if (ranks[i] == comm->rank)
+            continue;
+        char d[128];
+        o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? ", " : "",
+                              coll_peer_desc(comm, ranks[i], d, sizeof d));
+    }
+}
+
+/* Checks that end a wait: abort flags, dead local peers, tcp peers gone, deadline. */
+static coll_status_t check_fatal(coll_waiter_t *w, coll_comm *comm, const int *waiting_for, int n)
+{
+    char who[512], d[128];
+    if (atomic_load(&comm->aborted))
+        return coll_error(COLL_ERR_ABORTED, COLL_SUB_COLL, "communicator aborted during %s of %zu bytes",
+                          coll_kind_name(comm->cur_kind), comm->cur_bytes);
+    if (comm->shm) {
+        int a = coll_shm_aborted_by(comm);
+        if (a >= 0) {
+            atomic_store(&comm->aborted, 1);
+            return coll_error(COLL_ERR_ABORTED, COLL_SUB_COLL, "%s aborted during %s of %zu bytes",
+                              coll_peer_desc(comm, a, d, sizeof d), coll_kind_name(comm->cur_kind),
+                              comm->cur_bytes);
+        }
+        double now = coll_now();
+        if (now >= comm->shm->next_liveness) {
+            comm->shm->next_liveness = now + 0.1;
+            int dead = coll_shm_dead_peer(comm);
+            if (dead >= 0) {
+                coll_comm_set_aborted(comm, COLL_ERR_ABORTED, "%s died", coll_peer_desc(comm, dead, d, sizeof d));
+                return coll_error(COLL_ERR_ABORTED, COLL_SUB_COLL, "%s died during %s of %zu bytes",
+                                  coll_peer_desc(comm, dead, d, sizeof d), coll_kind_name(comm->cur_kind),
+                                  comm->cur_bytes);
+            }
+        }
+    }
+    if (comm->tcp) {
+        coll_status_t st = coll_tcp_poll_abort(comm);
+        if (st != COLL_SUCCESS) {
+            atomic_store(&comm->aborted, 1);
+            return st;
+        }
+    }
+    if (w->deadline > 0 && coll_now() > w->deadline) {
+        describe_ranks(comm, waiting_for, n, who, sizeof who);
+        coll_comm_set_aborted(comm, COLL_ERR_TIMEOUT, "timeout");
+        return coll_error(COLL_ERR_TIMEOUT, COLL_SUB_COLL,
+                          "timeout after %.1f s (COLL_EXEC_TIMEOUT) in %s of %zu bytes waiting for %s",
+                          comm->exec_timeout_s, coll_kind_name(comm->cur_kind), comm->cur_bytes,
+                          *who ? who : "peers");
+    }
+    return COLL_SUCCESS;
+}
+
+coll_status_t coll_waiter_idle(coll_waiter_t *w, coll_comm *comm, uint32_t seen,
+                               const int *waiting_for, int n, struct pollfd *fds, int nfds)
+{
+    if (w->spins < (unsigned)comm->spin) {
+        w->spins++;
+        cpu_relax();
+        if ((w->spins & 63) == 0)
+            return check_fatal(w, comm, waiting_for, n);
+        return COLL_SUCCESS;
+    }
+    COLL_CHECK(check_fatal(w, comm, waiting_for, n));
+    if (nfds > 0) {
+        /* tcp pending: poll the sockets; with shm also pending, come back soon */
+        int r = poll(fds, (nfds_t)nfds, comm->shm ? 1 : 100);
+        (void)r;
+    } else if (comm->shm) {
+        coll_shm_doorbell_wait(comm, seen, 100);
+    } else {
+        sched_yield();
+    }
+    w->spins = comm->spin / 2u;   /* after a wake-up, spin a little before sleeping again */
+    return COLL_SUCCESS;
+}
+
+coll_status_t coll_prim_run(coll_comm *comm, coll_prim_t *ops, int nops, coll_dtype_t dt, coll_op_t op)
+{
+    coll_sink_t sinks[16];
+    coll_sink_t *sk = sinks;
+    coll_sink_t *heap = NULL;
+    if (nops > 16) {
+        heap = malloc(sizeof *heap * (size_t)nops);
+        if (!heap)
+            return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "out of memory");
+        sk = heap;
+    }
+    coll_reduce_fn fn = coll_reduce_kernel(op, dt);
+    for (int i = 0; i < nops; i++) {
+        if (ops[i].peer == comm->rank || ops[i].peer < 0 || ops[i].peer >= comm->nranks || !comm->tp[ops[i].peer]) {
+            free(heap);
+            return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "primitive with bad peer %d", ops[i].peer);
+        }
+        sk[i].dst = ops[i].dst;
+        sk[i].src2 = ops[i].src2;
+        sk[i].fn = ops[i].type == COLL_PRIM_RECV_REDUCE ? fn : NULL;
+        sk[i].esize = coll_dtype_size(dt);
+    }
+    coll_waiter_t w;
+    coll_waiter_init(&w, comm);
+    coll_status_t st = COLL_SUCCESS;
+    for (;;) {
+        uint32_t seen = coll_shm_doorbell_read(comm);
+        int pending = 0, progressed = 0;
+        for (int i = 0; i < nops; i++) {
+            coll_prim_t *p = &ops[i];
+            if (p->done >= p->bytes)
+                continue;
+            const coll_transport_ops_t *tp = comm->tp[p->peer];
+            size_t before = p->done;
+            if (p->type == COLL_PRIM_SEND)
+                st = tp->send(comm, p->peer, p->src, p->bytes, &p->done);
+            else
+                st = tp->recv(comm, p->peer, &sk[i], p->bytes, &p->done);
+            if (st != COLL_SUCCESS)
+                goto out;
+            if (p->done != before)
+                progressed = 1;
+            if (p->done < p->bytes)
+                pending++;
+        }
+        if (!pending)
+            break;
+        if (progressed) {
+            w.spins = 0;
+            continue;
+        }
+        struct pollfd fds[PRIM_MAX_FDS];
+        int nfds = 0, waiting[PRIM_MAX_FDS];
+        int nwait = 0;
+        for (int i = 0; i < nops; i++) {
+            coll_prim_t *p = &ops[i];
+            if (p->done >= p->bytes)
+                continue;
+            if (nwait < PRIM_MAX_FDS)
+                waiting[nwait++] = p->peer;
+            if (nfds < PRIM_MAX_FDS)
+                nfds += comm->tp[p->peer]->pollfds(comm, p->peer, p->type == COLL_PRIM_SEND, fds + nfds,
+                                                   PRIM_MAX_FDS - nfds);
+        }
+        st = coll_waiter_idle(&w, comm, seen, waiting, nwait, fds, nfds);
+        if (st != COLL_SUCCESS)
+            goto out;
+    }
+out:
+    free(heap);
+    return st;
+}
+
+coll_status_t coll_prim_sendrecv(coll_comm *comm, const void *sbuf, size_t sbytes, int dst,
+                                 void *rbuf, size_t rbytes, int src)
+{
+    coll_prim_t ops[2];
+    int n = 0;
+    if (dst >= 0 && sbytes)
+        ops[n++] = coll_prim_send(dst, sbuf, sbytes);
+    if (src >= 0 && rbytes)
+        ops[n++] = coll_prim_recv(src, rbuf, rbytes);
+    return n ? coll_prim_run(comm, ops, n, COLL_UINT8, COLL_SUM) : COLL_SUCCESS;
+}
+
+coll_status_t coll_prim_send_recv_reduce(coll_comm *comm, const void *sbuf, size_t sbytes, int dst,
+                                         void *rdst, const void *rsrc2, size_t rbytes, int src,
+                                         coll_dtype_t dt, coll_op_t op)
+{
+    coll_prim_t ops[2];
+    int n = 0;
+    if (dst >= 0 && sbytes)
+        ops[n++] = coll_prim_send(dst, sbuf, sbytes);
+    if (src >= 0 && rbytes)
+        ops[n++] = coll_prim_recv_reduce(src, rdst, rsrc2, rbytes);
+    return n ? coll_prim_run(comm, ops, n, dt, op) : COLL_SUCCESS;
+}

@@ -1,0 +1,233 @@
+/*
+ * registry.c - the one table of algorithms, forcing and selection.
+ * Adding an algorithm: write src/coll/<coll>/<coll>_<name>.c defining
+ * `const coll_algo_t coll_algo_<coll>_<name>` and list it below.
+ */
+#include "coll/algo.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/config.h"
+#include "core/log.h"
+#include "coll/tuning.h"
+
+#define ALGO(x) extern const coll_algo_t coll_algo_##x;
+#include "coll/algo_list.h"
+#undef ALGO
+
+const coll_algo_t *const coll_algo_table[] = {
+#define ALGO(x) &coll_algo_##x,
+#include "coll/algo_list.h"
+#undef ALGO
+    NULL,
+};
+
+static const coll_algo_t *forced[COLL_KIND_COUNT];
+static int forced_loaded;
+static pthread_mutex_t forced_lock = PTHREAD_MUTEX_INITIALIZER;
+
+const coll_algo_t *coll_algo_find(coll_kind_t kind, const char *name)
+{
+    for (int i = 0; coll_algo_table[i]; i++)
+        if (coll_algo_table[i]->kind == kind && !strcasecmp(coll_algo_table[i]->name, name))
+            return coll_algo_table[i];
+    return NULL;
+}
+
+static int kind_from_name(const char *s, coll_kind_t *k)
+{
+    for (int i = 0; i < COLL_KIND_COUNT; i++) {
+        const char *n = coll_kind_name((coll_kind_t)i);
+        if (!strcasecmp(s, n)) {
+            *k = (coll_kind_t)i;
+            return 0;
+        }
+        /* accept hccl/nccl spellings: all_reduce, allreduce, AllReduce, reducescatter */
+        char a[32], b[32];
+        size_t j = 0, o = 0;
+        for (; s[j] && o < sizeof a - 1; j++)
+            if (s[j] != '_' && s[j] != '-')
+                a[o++] = s[j];
+        a[o] = '\0';
+        o = 0;
+        for (j = 0; n[j] && o < sizeof b - 1; j++)
+            if (n[j] != '_')
+                b[o++] = n[j];
+        b[o] = '\0';
+        if (!strcasecmp(a, b)) {
+            *k = (coll_kind_t)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static void list_names(char *buf, size_t len, int kind)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int i = 0; coll_algo_table[i] && o + 40 < len; i++) {
+        const coll_algo_t *a = coll_algo_table[i];
+        if (kind >= 0 && a->kind != (coll_kind_t)kind)
+            continue;
+        if (kind < 0) {
+            int dup = 0;
+            for (int j = 0; j < i; j++)
+                if (!strcasecmp(coll_algo_table[j]->name, a->name))
+                    dup = 1;
+            if (dup)
+                continue;
+        }
+        o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? " " : "", a->name);
+    }
+}
+
+/* Parse spec into out[] (NULL entries = automatic). Returns 0 or -1 with err set. */
+static int parse_spec(const char *spec, const coll_algo_t **out, char *err, size_t errlen)
+{
+    for (int k = 0; k < COLL_KIND_COUNT; k++)
+        out[k] = NULL;
+    if (!spec || !*spec)
+        return 0;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", spec);
+    char *save = NULL;
+    for (char *item = strtok_r(buf, ";,/ ", &save); item; item = strtok_r(NULL, ";,/ ", &save)) {
+        char *eq = strchr(item, '=');
+        char names[400];
+        if (!eq) {
+            int found = 0;
+            for (int i = 0; coll_algo_table[i]; i++)
+                if (!strcasecmp(coll_algo_table[i]->name, item)) {
+                    out[coll_algo_table[i]->kind] = coll_algo_table[i];
+                    found = 1;
+                }
+            if (!found) {
+                list_names(names, sizeof names, -1);
+                snprintf(err, errlen, "unknown algorithm '%s' in COLL_ALGO; allowed: %s (or COLL=NAME;...)", item, names);
+                return -1;
+            }
+            continue;
+        }
+        *eq = '\0';
+        coll_kind_t k;
+        if (kind_from_name(item, &k)) {
+            snprintf(err, errlen, "unknown collective '%s' in COLL_ALGO; allowed: allreduce allgather "
+                     "allgatherv reduce_scatter reduce_scatterv reduce broadcast scatter gather alltoall alltoallv", item);
+            return -1;
+        }
+        const coll_algo_t *a = coll_algo_find(k, eq + 1);
+        if (!a) {
+            list_names(names, sizeof names, (int)k);
+            snprintf(err, errlen, "unknown algorithm '%s' for %s in COLL_ALGO; allowed: %s", eq + 1,
+                     coll_kind_name(k), names);
+            return -1;
+        }
+        out[k] = a;
+    }
+    return 0;
+}
+
+coll_status_t coll_algo_check_spec(const char *spec, char *err, size_t errlen)
+{
+    const coll_algo_t *tmp[COLL_KIND_COUNT];
+    return parse_spec(spec, tmp, err, errlen) ? COLL_ERR_INVALID_ARG : COLL_SUCCESS;
+}
+
+coll_status_t coll_algo_force(const char *spec)
+{
+    char err[512];
+    const coll_algo_t *tmp[COLL_KIND_COUNT];
+    if (parse_spec(spec, tmp, err, sizeof err))
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_TUNING, "%s", err);
+    pthread_mutex_lock(&forced_lock);
+    memcpy(forced, tmp, sizeof forced);
+    forced_loaded = 1;
+    pthread_mutex_unlock(&forced_lock);
+    return COLL_SUCCESS;
+}
+
+static coll_status_t load_forced(void)
+{
+    if (__atomic_load_n(&forced_loaded, __ATOMIC_ACQUIRE))
+        return COLL_SUCCESS;
+    return coll_algo_force(coll_cfg_str(COLL_CFG_ALGO));
+}
+
+int coll_algo_is_usable(const coll_algo_t *al, const coll_comm *comm, const coll_group_t *g,
+                        const coll_args_t *a)
+{
+    if ((al->flags & COLL_ALGO_F_SINGLE_HOST) && !coll_group_is_local(comm, g))
+        return 0;
+    if (al->flags & COLL_ALGO_F_HIER) {
+        if (g != &comm->world || comm->nhosts < 2 || comm->local_size < 1 || comm->nhosts == comm->nranks)
+            return 0;
+    }
+    if ((al->flags & COLL_ALGO_F_POW2) && (g->size & (g->size - 1)))
+        return 0;
+    return al->usable ? al->usable(comm, g, a) : 1;
+}
+
+coll_status_t coll_algo_select(coll_comm *comm, const coll_group_t *g, const coll_args_t *a,
+                               const coll_algo_t **out)
+{
+    COLL_CHECK(load_forced());
+    const coll_algo_t *f = forced[a->kind];
+    if (f) {
+        if (coll_algo_is_usable(f, comm, g, a)) {
+            *out = f;
+            return COLL_SUCCESS;
+        }
+        static int warned[COLL_KIND_COUNT];
+        if (!warned[a->kind]++ && g == &comm->world)
+            COLL_WARN(COLL_SUB_TUNING, "forced %s algorithm '%s' cannot run here (%s); choosing automatically",
+                      coll_kind_name(a->kind), f->name, f->desc);
+    }
+    const coll_algo_t *best = NULL, *any = NULL;
+    double best_cost = 0;
+    for (int i = 0; coll_algo_table[i]; i++) {
+        const coll_algo_t *al = coll_algo_table[i];
+        if (al->kind != a->kind || !coll_algo_is_usable(al, comm, g, a))
+            continue;
+        if (!any)
+            any = al;
+        if (!al->cost_us)
+            continue;
+        double c = al->cost_us(comm, g, a);
+        if (!best || c < best_cost) {
+            best = al;
+            best_cost = c;
+        }
+    }
+    if (!best)
+        best = any;
+    if (!best)
+        return coll_error(COLL_ERR_UNSUPPORTED, COLL_SUB_TUNING, "no %s algorithm can run on this group of %d ranks",
+                          coll_kind_name(a->kind), g->size);
+    *out = best;
+    return COLL_SUCCESS;
+}
+
+coll_status_t coll_algo_run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    const coll_algo_t *al;
+    COLL_CHECK(coll_algo_select(comm, g, a, &al));
+    if (g == &comm->world) {
+        if (comm->last_algo != al->name || coll_log_enabled(COLL_LOG_DEBUG, COLL_SUB_TUNING))
+            COLL_INFO(COLL_SUB_TUNING, "%s %zu bytes on %d ranks: algorithm %s%s", coll_kind_name(a->kind),
+                      a->bytes, g->size, al->name, forced[a->kind] == al ? " (forced)" : "");
+        comm->last_algo = al->name;
+    }
+    return al->run(comm, g, a);
+}
+
+void coll_algo_list(FILE *out)
+{
+    fprintf(out, "%-16s %-14s %s\n", "# collective", "algorithm", "description");
+    for (int i = 0; coll_algo_table[i]; i++)
+        fprintf(out, "%-16s %-14s %s\n", coll_kind_name(coll_algo_table[i]->kind), coll_algo_table[i]->name,
+                coll_algo_table[i]->desc);
+}

@@ -1,0 +1,95 @@
+/*
+ * comm.h - the communicator (internal). Layers below it (transports, bootstrap)
+ * keep their per-communicator state behind opaque pointers stored here.
+ */
+#ifndef COLL_COMM_H
+#define COLL_COMM_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "coll.h"
+#include "bootstrap/bootstrap.h"
+
+#define COLL_HOSTNAME_MAX 64
+
+/* What every rank tells the others at init (exchanged by bootstrap allgather). */
+typedef struct {
+    char hostname[COLL_HOSTNAME_MAX];
+    char host_id[128];          /* hostname + boot id, or COLL_HOST_ID */
+    int32_t pid;
+    int32_t rank;
+    /* TCP data listener of this rank (issue: multi-host). */
+    uint16_t family, port;
+    uint8_t addr[16];
+    char ifname[32];
+} coll_peer_info_t;
+
+/* An ordered subset of the ranks (the world, one host's ranks, the same local
+ * rank on every host...). Algorithms run over a group so that hierarchical
+ * ones can compose flat ones. ranks[i] is the global rank of member i. */
+typedef struct {
+    int size;
+    int me;                 /* my index in ranks[] (-1 if not a member) */
+    const int *ranks;
+} coll_group_t;
+
+struct coll_transport_ops;
+struct coll_shm;
+struct coll_tcp;
+
+struct coll_comm {
+    int rank, nranks;
+    coll_peer_info_t *peers;             /* [nranks] */
+    /* topology */
+    int nhosts, host;                    /* number of hosts, my host index */
+    int *rank_host;                      /* [nranks] host index of each rank */
+    int *rank_local;                     /* [nranks] local rank of each rank on its host */
+    int local_rank, local_size;
+    int *host_nranks;                    /* [nhosts] */
+    int *world_ranks;                    /* [nranks] 0..n-1 */
+    int *local_ranks;                    /* [local_size] global ranks of my host */
+    int *leader_ranks;                   /* [nhosts] local rank 0 of each host */
+    coll_group_t world, local, leaders;
+    int uniform_hosts;                   /* every host has the same number of ranks */
+
+    /* transports: the one used towards each peer (NULL for self) */
+    const struct coll_transport_ops **tp;   /* [nranks] */
+    struct coll_shm *shm;                /* NULL when local_size == 1 or disabled */
+    struct coll_tcp *tcp;                /* NULL when every peer is local */
+
+    coll_bootstrap_t bs;
+    coll_id_info_t id;
+
+    /* state */
+    atomic_int aborted;                  /* set by abort, peer abort, fatal error */
+    uint64_t seq;                        /* collective calls so far */
+    const char *last_algo;
+    coll_kind_t cur_kind;                /* for timeout / abort messages */
+    size_t cur_bytes;
+    double exec_timeout_s, connect_timeout_s;
+    int spin;
+
+    /* scratch, grown on demand and reused (never freed per call) */
+    void *scratch;
+    size_t scratch_bytes;
+
+    /* zero-copy registrations */
+    struct coll_mem_region *regions;
+};
+typedef struct coll_comm coll_comm;
+
+/* Scratch of at least bytes (64-byte aligned), kept for later calls. */
+coll_status_t coll_comm_scratch(coll_comm *comm, size_t bytes, void **out);
+/* Mark aborted with a reason (logged once) and propagate to peers. */
+void coll_comm_set_aborted(coll_comm *comm, coll_status_t why, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* "rank 3 (host node2, pid 1234)" into buf. */
+const char *coll_peer_desc(const coll_comm *comm, int rank, char *buf, size_t len);
+int coll_group_index(const coll_group_t *g, int global_rank);
+
+/* Monotonic clock. */
+double coll_now(void);
+uint64_t coll_now_ns(void);
+
+#endif

@@ -1,0 +1,107 @@
+/*
+ * config.h - the one configuration table. This module is the only reader of
+ * environment variables in collbench (library and tools alike). Each entry:
+ * identifier, environment name, type, default, unit, documentation.
+ * `--print-config` and docs/config.md are produced from this same table.
+ */
+#ifndef COLL_CONFIG_H
+#define COLL_CONFIG_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include "coll.h"
+
+typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll_cfg_type_t;
+
+/* X(id, env name, type, default, unit, doc). Knobs first, then variables that
+ * launchers set (read-only for us, listed so one table documents everything). */
+#define COLL_CONFIG_TABLE(X)                                                                      \
+    X(ALGO, "COLL_ALGO", STR, "", "", "force algorithms: NAME for every collective that has it, or per collective 'allreduce=ring;allgather=direct' (names: --list-algos)") \
+    X(DEBUG, "COLL_DEBUG", STR, "WARN", "", "log level: NONE, ERROR, WARN, INFO, DEBUG, TRACE")   \
+    X(DEBUG_SUBSYS, "COLL_DEBUG_SUBSYS", STR, "ALL", "", "subsystems to log: ALL or a comma list of INIT,BOOTSTRAP,SHM,TCP,COLL,TUNING,ENV (^X excludes)") \
+    X(DEBUG_FILE, "COLL_DEBUG_FILE", STR, "", "", "log to this file instead of stderr; %h = hostname, %p = pid") \
+    X(BUFFSIZE, "COLL_BUFFSIZE", SIZE, "8M", "bytes", "shared-memory staging buffer per rank (K/M/G suffixes)") \
+    X(SHM_SLOT, "COLL_SHM_SLOT", SIZE, "128K", "bytes", "size of one slot of a shared-memory point-to-point FIFO") \
+    X(SHM_NSLOTS, "COLL_SHM_NSLOTS", INT, "4", "", "slots per shared-memory point-to-point FIFO (pipelining depth)") \
+    X(SHM_DISABLE, "COLL_SHM_DISABLE", BOOL, "0", "", "use TCP even between ranks of one host")          \
+    X(SPIN, "COLL_SPIN", INT, "2000", "iterations", "busy-wait iterations before a waiting rank blocks (0 = block at once)") \
+    X(CONNECT_TIMEOUT, "COLL_CONNECT_TIMEOUT", DOUBLE, "120", "s", "bootstrap and transport setup timeout (0 = never)") \
+    X(EXEC_TIMEOUT, "COLL_EXEC_TIMEOUT", DOUBLE, "300", "s", "a collective waiting for a peer longer than this fails (0 = never)") \
+    X(SOCKET_IFNAME, "COLL_SOCKET_IFNAME", STR, "", "", "interfaces: 'eth,enp' prefix, '^docker' exclude prefix, '=eth0' exact, '^=eth0' exclude exact") \
+    X(IF_IP, "COLL_IF_IP", STR, "", "", "use this local address (wins over COLL_SOCKET_IFNAME)")     \
+    X(SOCKET_FAMILY, "COLL_SOCKET_FAMILY", STR, "", "", "AF_INET or AF_INET6 (default: whatever the interface has, IPv4 first)") \
+    X(IF_BASE_PORT, "COLL_IF_BASE_PORT", INT, "0", "", "first port for data listeners (0 = any free port)") \
+    X(PORT_RANGE, "COLL_PORT_RANGE", INT, "1000", "ports", "ports tried from COLL_IF_BASE_PORT upwards")  \
+    X(NSOCKS, "COLL_NSOCKS", INT, "2", "", "TCP sockets per peer; large messages are striped across them") \
+    X(SOCK_BUF, "COLL_SOCK_BUF", SIZE, "4M", "bytes", "SO_SNDBUF/SO_RCVBUF of data sockets (0 = kernel default)") \
+    X(CHUNK, "COLL_CHUNK", SIZE, "256K", "bytes", "pipelining chunk of ring / chain algorithms")    \
+    X(DETERMINISTIC, "COLL_DETERMINISTIC", BOOL, "0", "", "reduce in a fixed rank order on every call (bitwise reproducible floats)") \
+    X(HOST_ID, "COLL_HOST_ID", STR, "", "", "override this process's host identity (tests; default hostname + boot id)") \
+    X(TUNING_FILE, "COLL_TUNING_FILE", STR, "", "", "alpha-beta constants file overriding the built-in measured ones") \
+    X(TEST_CPUS, "COLL_TEST_CPUS", STR, "", "", "test tools: pin local rank i to the i-th CPU of this list (e.g. 0-7)") \
+    X(TEST_OUTPUT, "COLL_TEST_OUTPUT", STR, "", "", "test tools: also write results to this .json or .csv file") \
+    X(SECRET, "COLL_SECRET", STR, "", "", "shared secret for environment launches (default: derived from the job's ids)") \
+    X(SHM_PREFIX, "COLL_SHM_PREFIX", STR, "", "", "internal: name prefix of shared-memory segments (set by the standalone launcher)") \
+    X(ENV_RANK, "RANK", INT, "-1", "", "launcher (torchrun): global rank")                        \
+    X(ENV_WORLD_SIZE, "WORLD_SIZE", INT, "-1", "", "launcher (torchrun): number of ranks")         \
+    X(ENV_LOCAL_RANK, "LOCAL_RANK", INT, "-1", "", "launcher (torchrun): rank on this host")      \
+    X(ENV_LOCAL_WORLD_SIZE, "LOCAL_WORLD_SIZE", INT, "-1", "", "launcher (torchrun): ranks on this host") \
+    X(ENV_MASTER_ADDR, "MASTER_ADDR", STR, "", "", "launcher (torchrun): rendezvous host")         \
+    X(ENV_MASTER_PORT, "MASTER_PORT", INT, "29500", "", "launcher (torchrun): rendezvous port")    \
+    X(ENV_RUN_ID, "TORCHELASTIC_RUN_ID", STR, "", "", "launcher (torchrun): job id, part of the default secret") \
+    X(ENV_SLURM_PROCID, "SLURM_PROCID", INT, "-1", "", "launcher (srun): global rank")            \
+    X(ENV_SLURM_NTASKS, "SLURM_NTASKS", INT, "-1", "", "launcher (srun): number of ranks")        \
+    X(ENV_SLURM_LOCALID, "SLURM_LOCALID", INT, "-1", "", "launcher (srun): rank on this host")    \
+    X(ENV_SLURM_NODELIST, "SLURM_JOB_NODELIST", STR, "", "", "launcher (srun): hosts; the first is the rendezvous unless MASTER_ADDR is set") \
+    X(ENV_SLURM_JOB_ID, "SLURM_JOB_ID", STR, "", "", "launcher (srun): job id, part of the default secret") \
+    X(ENV_SLURM_STEP_ID, "SLURM_STEP_ID", STR, "", "", "launcher (srun): step id, part of the default port and secret") \
+    X(ENV_OMPI_RANK, "OMPI_COMM_WORLD_RANK", INT, "-1", "", "launcher (Open MPI mpirun): marks an MPI launch") \
+    X(ENV_OMPI_SIZE, "OMPI_COMM_WORLD_SIZE", INT, "-1", "", "launcher (Open MPI mpirun): world size") \
+    X(ENV_PMI_RANK, "PMI_RANK", INT, "-1", "", "launcher (MPICH hydra): marks an MPI launch")     \
+    X(ENV_PMI_SIZE, "PMI_SIZE", INT, "-1", "", "launcher (MPICH hydra): world size")               \
+    X(ENV_MPI_HOME, "MPI_HOME", STR, "", "", "MPI installation whose library the test tools load under mpirun") \
+    X(ENV_HOME, "HOME", STR, "", "", "read only to expand '~' in paths")
+
+typedef enum {
+#define COLL_CFG_ENUM(id, env, type, def, unit, doc) COLL_CFG_##id,
+    COLL_CONFIG_TABLE(COLL_CFG_ENUM)
+#undef COLL_CFG_ENUM
+    COLL_CFG_COUNT
+} coll_cfg_id_t;
+
+typedef struct {
+    const char *env;
+    coll_cfg_type_t type;
+    const char *def;
+    const char *unit;
+    const char *doc;
+} coll_cfg_entry_t;
+
+const coll_cfg_entry_t *coll_cfg_entry(coll_cfg_id_t id);
+
+/* Values: read from the environment once (first use), validated then. A value
+ * that does not parse makes coll_cfg_check() fail with a message naming the
+ * variable, the value and what is allowed; the getters then return the default. */
+coll_status_t coll_cfg_check(void);
+/* Message of the last failed check ("invalid COLL_X='v': expected ..."). */
+const char *coll_cfg_check_message(void);
+const char *coll_cfg_str(coll_cfg_id_t id);      /* never NULL ("" when unset) */
+long long coll_cfg_int(coll_cfg_id_t id);
+size_t coll_cfg_size(coll_cfg_id_t id);
+int coll_cfg_bool(coll_cfg_id_t id);
+double coll_cfg_double(coll_cfg_id_t id);
+int coll_cfg_is_set(coll_cfg_id_t id);           /* set in the environment */
+/* Tests and tools may override a value in-process (before first use by the library). */
+void coll_cfg_set(coll_cfg_id_t id, const char *value);
+/* Re-read the environment (tests). */
+void coll_cfg_reload(void);
+
+/* Print every knob: name, current value, default, unit, doc. */
+void coll_cfg_print(FILE *out);
+/* Non-default knobs as "NAME=value" lines joined by sep (for result headers). Caller frees. */
+char *coll_cfg_nondefault(const char *sep);
+
+/* Parse "123", "64K", "8m", "1G" (powers of 1024). Returns 0 on success, -1 otherwise. */
+int coll_parse_size(const char *s, unsigned long long *out);
+
+#endif

@@ -1,0 +1,46 @@
+/*
+ * shm.h - shared-memory services for ranks of one host, beyond the p2p FIFOs:
+ * per-rank staging buffers, a futex barrier, doorbells, zero-copy pointers.
+ * Local indices (0..local_size-1) are positions in comm->local_ranks.
+ */
+#ifndef COLL_SHM_H
+#define COLL_SHM_H
+
+#include <stdint.h>
+#include "core/comm.h"
+
+/* Staging buffer of local rank lr (COLL_BUFFSIZE bytes, mapped in every local rank). */
+void *coll_shm_stage(coll_comm *comm, int lr);
+size_t coll_shm_stage_bytes(const coll_comm *comm);
+/* Barrier among the ranks of this host: spins briefly, then blocks on a futex;
+ * honours the execution timeout, aborts and dead peers. */
+coll_status_t coll_shm_barrier(coll_comm *comm);
+
+/* Doorbell of local rank lr: peers ring it when they change something lr may
+ * wait for. The executor waits on its own. */
+uint32_t coll_shm_doorbell_read(coll_comm *comm);
+void coll_shm_ring(coll_comm *comm, int lr);
+/* Block until my doorbell differs from seen or ~timeout_ms passed. */
+void coll_shm_doorbell_wait(coll_comm *comm, uint32_t seen, int timeout_ms);
+
+/* Zero-copy: publish a pointer of mine under slot (0..7) for this call; after a
+ * barrier, peers get it mapped into their address space (NULL when ptr is not
+ * inside a coll_mem_alloc region). */
+#define COLL_SHM_PUB_SLOTS 8
+void coll_shm_publish(coll_comm *comm, int slot, const void *ptr);
+void *coll_shm_peer_ptr(coll_comm *comm, int lr, int slot);
+/* Is ptr (len bytes) inside one of my zero-copy regions? */
+int coll_shm_is_registered(coll_comm *comm, const void *ptr, size_t len);
+
+/* Liveness of local peers (kill(pid, 0)); returns the first dead global rank or -1. */
+int coll_shm_dead_peer(coll_comm *comm);
+
+/* Abort: flag in the segment, every local peer woken. */
+void coll_shm_abort(coll_comm *comm);
+/* Global rank of the local rank that aborted, or -1. */
+int coll_shm_aborted_by(coll_comm *comm);
+
+/* Unmap every zero-copy region (communicator teardown). */
+void coll_shm_mem_release_all(coll_comm *comm);
+
+#endif

@@ -1,0 +1,169 @@
+/*
+ * shm_mem.c - zero-copy buffers (coll_mem_alloc): each rank's buffer lives in a
+ * shared-memory object that every rank of its host maps, so algorithms read a
+ * peer's send buffer and write results without staging copies. Allocation is
+ * collective (same order on every rank); objects are unlinked once mapped.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "core/config.h"
+#include "core/log.h"
+#include "transport/shm_seg.h"
+
+static void region_name(const coll_comm *comm, int rank, int index, char *buf, size_t len)
+{
+    snprintf(buf, len, "/%scollbench-%016llx-r%d-m%d", coll_cfg_str(COLL_CFG_SHM_PREFIX),
+             (unsigned long long)comm->id.nonce, rank, index);
+}
+
+static void region_free(coll_comm *comm, coll_mem_region_t *m)
+{
+    for (int i = 0; m->peer_base && i < comm->local_size; i++)
+        if (m->peer_base[i] && m->peer_base[i] != m->base)
+            munmap(m->peer_base[i], m->peer_bytes[i]);
+    if (m->base) {
+        if (comm->shm)
+            munmap(m->base, m->bytes);
+        else
+            free(m->base);
+    }
+    free(m->peer_base);
+    free(m->peer_bytes);
+    free(m);
+}
+
+coll_status_t coll_mem_alloc(coll_comm_t comm, size_t bytes, void **ptr)
+{
+    if (!comm || !ptr)
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_SHM, "coll_mem_alloc: NULL argument");
+    size_t sz = ((bytes ? bytes : 1) + 4095) & ~(size_t)4095;
+    coll_mem_region_t *m = calloc(1, sizeof *m);
+    if (!m)
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "out of memory");
+    m->index = comm->shm ? comm->shm->nregions++ : 0;
+    m->bytes = sz;
+    coll_status_t st = COLL_SUCCESS;
+    if (!comm->shm) {
+        /* no local peers: plain memory, still collective for symmetry */
+        m->base = aligned_alloc(4096, sz);
+        if (!m->base) {
+            free(m);
+            return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "cannot allocate %zu bytes", sz);
+        }
+        *ptr = m->base;
+        m->next = comm->regions;
+        comm->regions = m;
+        return coll_bootstrap_barrier(&comm->bs);
+    }
+    int nl = comm->local_size;
+    m->peer_base = calloc((size_t)nl, sizeof(void *));
+    m->peer_bytes = calloc((size_t)nl, sizeof(size_t));
+    if (!m->peer_base || !m->peer_bytes) {
+        region_free(comm, m);
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "out of memory");
+    }
+    char name[128];
+    region_name(comm, comm->rank, m->index, name, sizeof name);
+    int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+    int err = 0;
+    if (fd < 0)
+        st = coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_SHM, "shm_open(%s)", name);
+    else if ((err = posix_fallocate(fd, 0, (off_t)sz)) != 0) {
+        errno = err;
+        st = coll_error_errno(COLL_ERR_NO_MEMORY, COLL_SUB_SHM,
+                              "cannot allocate %zu bytes of zero-copy shared memory in /dev/shm", sz);
+    } else {
+        m->base = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+        if (m->base == MAP_FAILED) {
+            m->base = NULL;
+            st = coll_error_errno(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "mmap %zu bytes", sz);
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    /* exchange sizes (0 = failed) and map the peers' objects */
+    uint64_t mine = st == COLL_SUCCESS ? sz : 0;
+    uint64_t *all = calloc((size_t)comm->nranks, sizeof(uint64_t));
+    if (!all) {
+        st = coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "out of memory");
+        mine = 0;
+    }
+    coll_status_t st2 = all ? coll_bootstrap_allgather(&comm->bs, &mine, sizeof mine, all) : st;
+    if (st == COLL_SUCCESS && st2 != COLL_SUCCESS)
+        st = st2;
+    for (int i = 0; st == COLL_SUCCESS && i < nl; i++) {
+        int r = comm->local_ranks[i];
+        if (r == comm->rank) {
+            m->peer_base[i] = m->base;
+            m->peer_bytes[i] = sz;
+            continue;
+        }
+        if (!all[r]) {
+            st = coll_error(COLL_ERR_SYSTEM, COLL_SUB_SHM, "rank %d failed to allocate zero-copy memory", r);
+            break;
+        }
+        char pname[128];
+        region_name(comm, r, m->index, pname, sizeof pname);
+        int pfd = shm_open(pname, O_RDWR | O_CLOEXEC, 0600);
+        if (pfd < 0) {
+            st = coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_SHM, "shm_open(%s) of rank %d", pname, r);
+            break;
+        }
+        void *p = mmap(NULL, (size_t)all[r], PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, pfd, 0);
+        close(pfd);
+        if (p == MAP_FAILED) {
+            st = coll_error_errno(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "mmap of rank %d's buffer", r);
+            break;
+        }
+        m->peer_base[i] = p;
+        m->peer_bytes[i] = (size_t)all[r];
+    }
+    free(all);
+    /* everyone mapped (or failed): unlink, then agree on the outcome */
+    st2 = coll_bootstrap_barrier(&comm->bs);
+    if (fd >= 0)
+        shm_unlink(name);
+    if (st == COLL_SUCCESS && st2 != COLL_SUCCESS)
+        st = st2;
+    if (st != COLL_SUCCESS) {
+        region_free(comm, m);
+        return st;
+    }
+    m->next = comm->regions;
+    comm->regions = m;
+    *ptr = m->base;
+    return COLL_SUCCESS;
+}
+
+coll_status_t coll_mem_free(coll_comm_t comm, void *ptr)
+{
+    if (!comm)
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_SHM, "coll_mem_free: NULL communicator");
+    if (!ptr)
+        return COLL_SUCCESS;
+    /* peers may still be reading: free only when everyone is done */
+    COLL_CHECK(coll_bootstrap_barrier(&comm->bs));
+    for (coll_mem_region_t **pp = &comm->regions; *pp; pp = &(*pp)->next)
+        if ((*pp)->base == ptr) {
+            coll_mem_region_t *m = *pp;
+            *pp = m->next;
+            region_free(comm, m);
+            return COLL_SUCCESS;
+        }
+    return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_SHM, "coll_mem_free: %p was not returned by coll_mem_alloc", ptr);
+}
+
+void coll_shm_mem_release_all(coll_comm *comm)
+{
+    while (comm->regions) {
+        coll_mem_region_t *m = comm->regions;
+        comm->regions = m->next;
+        region_free(comm, m);
+    }
+}

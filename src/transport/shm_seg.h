@@ -1,0 +1,82 @@
+/*
+ * shm_seg.h - layout of the per-host shared-memory segment (internal to shm*.c).
+ *
+ *   header | rank control [nlocal] | fifo control [nlocal*nlocal] | fifo slots | stages
+ * Every counter lives on its own cache line. Offsets are computed by the creator
+ * and stored in the header, so all ranks agree whatever their environment says.
+ */
+#ifndef COLL_SHM_SEG_H
+#define COLL_SHM_SEG_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/comm.h"
+#include "transport/shm.h"
+
+#define SHM_MAGIC 0x434f4c4c53484d31ull /* "COLLSHM1" */
+#define SHM_LINE 64
+
+typedef struct {
+    _Alignas(SHM_LINE) atomic_uint doorbell;
+    atomic_uint sleeping;
+    int32_t pid;
+    int32_t pub_region[COLL_SHM_PUB_SLOTS];   /* -1 = not registered */
+    uint64_t pub_off[COLL_SHM_PUB_SLOTS];
+} shm_rank_t;
+
+typedef struct {
+    _Alignas(SHM_LINE) atomic_ulong tail;     /* written by the producer */
+    _Alignas(SHM_LINE) atomic_ulong head;     /* written by the consumer */
+    _Alignas(SHM_LINE) uint32_t sizes[64];    /* bytes in each slot */
+} shm_fifo_t;
+
+typedef struct {
+    uint64_t magic;
+    uint32_t nlocal, nslots;
+    uint64_t slot_bytes, stage_bytes, total;
+    uint64_t off_ranks, off_fifos, off_slots, off_stages;
+    _Alignas(SHM_LINE) atomic_uint abort_flag;  /* 1 + local rank that aborted, 0 = none */
+    _Alignas(SHM_LINE) atomic_uint bar_count;
+} shm_hdr_t;
+
+typedef struct coll_mem_region {
+    void *base;
+    size_t bytes;
+    void **peer_base;        /* [local_size] mapping of each local peer's region k */
+    size_t *peer_bytes;
+    int index;               /* k: order of coll_mem_alloc calls */
+    struct coll_mem_region *next;
+} coll_mem_region_t;
+
+struct coll_shm {
+    char name[96];
+    shm_hdr_t *hdr;
+    size_t map_bytes;
+    int nlocal, me;
+    uint32_t bar_epoch;
+    shm_rank_t *ranks;
+    shm_fifo_t *fifos;
+    char *slots;
+    char *stages;
+    double next_liveness;    /* coll_now() of the next dead-peer check */
+    int nregions;            /* coll_mem_alloc calls so far */
+};
+
+static inline shm_fifo_t *shm_fifo(struct coll_shm *s, int from, int to)
+{
+    return &s->fifos[(size_t)from * (size_t)s->nlocal + (size_t)to];
+}
+
+static inline char *shm_slot(struct coll_shm *s, int from, int to, uint64_t i)
+{
+    size_t fifo = (size_t)from * (size_t)s->nlocal + (size_t)to;
+    return s->slots + (fifo * s->hdr->nslots + (size_t)(i % s->hdr->nslots)) * s->hdr->slot_bytes;
+}
+
+/* futex helpers (shared, not private: the word lives in a shared mapping) */
+void shm_futex_wait(atomic_uint *addr, uint32_t val, int timeout_ms);
+void shm_futex_wake(atomic_uint *addr);
+
+#endif

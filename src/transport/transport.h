@@ -1,0 +1,59 @@
+/*
+ * transport.h - how bytes move between two ranks. A transport is a small table
+ * of non-blocking progress functions (NCCL style). Messages between a directed
+ * pair are FIFO and keep their boundaries; both sides know each length.
+ *
+ * Algorithms never call transports directly: they post primitives (prim.h),
+ * and the executor progresses them over whichever transport serves each peer
+ * (shm within a host, tcp across hosts).
+ */
+#ifndef COLL_TRANSPORT_H
+#define COLL_TRANSPORT_H
+
+#include <poll.h>
+#include <stddef.h>
+#include "coll.h"
+#include "core/comm.h"
+#include "core/reduce.h"
+
+/* Where received bytes go. Piece [off, off+len) of the message:
+ *   fn == NULL: memcpy(dst + off, piece, len)
+ *   fn != NULL: fn(dst + off, src2 + off, piece, len / esize)   (dst may equal src2)
+ * Transports always hand over whole elements (len multiple of esize). */
+typedef struct {
+    void *dst;
+    const void *src2;
+    coll_reduce_fn fn;
+    size_t esize;
+} coll_sink_t;
+
+void coll_sink_apply(const coll_sink_t *s, size_t off, const void *piece, size_t len);
+
+typedef struct coll_transport_ops {
+    const char *name;
+    /* Push as much of buf[*done, len) as the channel takes now; advance *done. */
+    coll_status_t (*send)(coll_comm *comm, int peer, const void *buf, size_t len, size_t *done);
+    /* Deliver as much of the message as has arrived to the sink; advance *done. */
+    coll_status_t (*recv)(coll_comm *comm, int peer, const coll_sink_t *sink, size_t len,
+                          size_t *done);
+    /* Fill fds to poll while this send/recv is pending (POLLOUT / POLLIN);
+     * returns how many (0 when the transport signals through the shm doorbell). */
+    int (*pollfds)(coll_comm *comm, int peer, int for_send, struct pollfd *fds, int max);
+} coll_transport_ops_t;
+
+extern const coll_transport_ops_t coll_shm_ops;
+extern const coll_transport_ops_t coll_tcp_ops;
+
+/* Setup and teardown, called by comm init/destroy. */
+coll_status_t coll_shm_setup(coll_comm *comm);
+void coll_shm_teardown(coll_comm *comm);
+coll_status_t coll_tcp_setup(coll_comm *comm);
+void coll_tcp_teardown(coll_comm *comm);
+/* Tell peers over tcp that this rank aborts. */
+void coll_tcp_send_abort(coll_comm *comm);
+/* Check tcp peers for an abort message / closed connections without blocking. */
+coll_status_t coll_tcp_poll_abort(coll_comm *comm);
+/* Prepare the tcp listener before the init allgather (fills peers[rank] addr/port). */
+coll_status_t coll_tcp_listen(coll_comm *comm, coll_peer_info_t *me);
+
+#endif

@@ -1,0 +1,1 @@
+/* allgatherv algorithms, one ALGO(allgatherv_<name>) line each, in order of preference. */

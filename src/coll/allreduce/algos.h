@@ -1,0 +1,3 @@
+/* allreduce algorithms, one ALGO(allreduce_<name>) line each, in order of preference. */
+ALGO(allreduce_direct)
+ALGO(allreduce_ring)

@@ -1,0 +1,1 @@
+/* alltoallv algorithms, one ALGO(alltoallv_<name>) line each, in order of preference. */

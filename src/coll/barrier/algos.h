@@ -1,0 +1,3 @@
+/* barrier algorithms */
+ALGO(barrier_shm)
+ALGO(barrier_dissemination)

@@ -1,0 +1,1 @@
+/* scatter algorithms, one ALGO(scatter_<name>) line each, in order of preference. */

@@ -31,5 +31,7 @@ void coll_reduce_multi(void *out, const void *const *in, int k, size_t n, coll_d
 
 int coll_group_is_host(const coll_comm *comm, const coll_group_t *g)
 {
+    if (g->size == 1)
+        return 1;
     return comm->shm && g->size == comm->local_size && coll_group_is_local(comm, g);
 }

@@ -17,7 +17,7 @@
 #include "core/config.h"
 #include "core/log.h"
 
-static coll_link_cost_t shm_cost = {1.0, 1.0 / 10000.0, 1.0 / 12000.0, 1.5};
+static coll_link_cost_t shm_cost = {2.5, 1.0 / 10000.0, 1.0 / 12000.0, 1.5};
 static coll_link_cost_t tcp_cost = {25.0, 1.0 / 2000.0, 1.0 / 12000.0, 0.0};
 static int loaded;
 

@@ -1,0 +1,137 @@
+/*
+ * coll_bench.c - times libcoll collectives with the same loop as mpi_bench
+ * (bench_common.h), forking P local ranks itself.
+ *   coll_bench -p P -c allreduce -s 8K,1M,64M [-n iters] [-w warmup] [-r reps] [-z] [-l label]
+ * -z: buffers from coll_mem_alloc (zero-copy). Prints RESULT lines like mpi_bench
+ * plus the algorithm chosen.
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench_common.h"
+#include "coll.h"
+
+static coll_status_t run_one(int c, void *s, void *r, size_t bytes, int p, coll_comm_t comm)
+{
+    size_t cnt = bytes / 4;
+    switch (c) {
+    case B_ALLREDUCE: return coll_all_reduce(s, r, cnt, COLL_FP32, COLL_SUM, comm);
+    case B_ALLGATHER: return coll_all_gather(s, r, cnt / (size_t)p, COLL_FP32, comm);
+    case B_REDUCE_SCATTER: return coll_reduce_scatter(s, r, cnt / (size_t)p, COLL_FP32, COLL_SUM, comm);
+    case B_BCAST: return coll_broadcast(s, cnt, COLL_FP32, 0, comm);
+    case B_REDUCE: return coll_reduce(s, r, cnt, COLL_FP32, COLL_SUM, 0, comm);
+    case B_ALLTOALL: return coll_all_to_all(s, r, cnt / (size_t)p, COLL_FP32, comm);
+    case B_SCATTER: return coll_scatter(s, r, cnt / (size_t)p, COLL_FP32, 0, comm);
+    }
+    return COLL_ERR_INVALID_ARG;
+}
+
+static const char *colls = "allreduce", *sizes_s = "8K,1M,64M", *label = "collbench";
+static int iters, warm, reps = 3, zc, nranks = 2;
+
+#define CK(x) do { coll_status_t st_ = (x); if (st_) { fprintf(stderr, "rank %d: %s: %s\n", rank, #x, coll_last_error()); return 1; } } while (0)
+
+static int rank_main(int rank, coll_unique_id_t id)
+{
+    coll_comm_t comm;
+    CK(coll_comm_init_rank(&comm, nranks, id, rank));
+    int p = nranks;
+    size_t sizes[32];
+    int ns = bench_parse_sizes(sizes_s, sizes, 32);
+    size_t maxb = 0;
+    for (int i = 0; i < ns; i++)
+        maxb = sizes[i] > maxb ? sizes[i] : maxb;
+    void *s, *r;
+    if (zc) {
+        CK(coll_mem_alloc(comm, maxb + 4096, &s));
+        CK(coll_mem_alloc(comm, maxb + 4096, &r));
+    } else {
+        s = aligned_alloc(4096, maxb + 4096);
+        r = aligned_alloc(4096, maxb + 4096);
+    }
+    memset(s, 1, maxb + 4096);
+    memset(r, 0, maxb + 4096);
+    double zero = 0, tmax;
+    char cbuf[256];
+    snprintf(cbuf, sizeof cbuf, "%s", colls);
+    for (char *save = NULL, *cn = strtok_r(cbuf, ",", &save); cn; cn = strtok_r(NULL, ",", &save)) {
+        int c = bench_coll_from_name(cn);
+        if (c < 0)
+            return 2;
+        for (int i = 0; i < ns; i++) {
+            size_t b = sizes[i] / (4 * (size_t)p) * 4 * (size_t)p;
+            int n = iters ? iters : (b <= 65536 ? 2000 : b <= 2 << 20 ? 200 : 10);
+            int w = warm ? warm : n / 5 + 2;
+            double best = 1e30;
+            for (int rep = 0; rep < reps; rep++) {
+                for (int k = 0; k < w; k++)
+                    CK(run_one(c, s, r, b, p, comm));
+                CK(coll_barrier(comm));
+                double t0 = bench_now_us();
+                for (int k = 0; k < n; k++)
+                    CK(run_one(c, s, r, b, p, comm));
+                double t = (bench_now_us() - t0) / n;
+                (void)zero;
+                CK(coll_all_reduce(&t, &tmax, 1, COLL_FP64, COLL_MAX, comm));
+                best = tmax < best ? tmax : best;
+            }
+            CK(run_one(c, s, r, b, p, comm));
+            if (rank == 0)
+                printf("RESULT %s %s %d %zu %.3f %.4f %.4f %s\n", label, cn, p, b, best, (double)b / best / 1e3,
+                       (double)b / best / 1e3 * bench_busbw_factor(c, p), coll_comm_last_algo(comm));
+            fflush(stdout);
+        }
+    }
+    if (zc) {
+        CK(coll_mem_free(comm, s));
+        CK(coll_mem_free(comm, r));
+    } else {
+        free(s);
+        free(r);
+    }
+    coll_comm_destroy(comm);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int opt;
+    while ((opt = getopt(argc, argv, "p:c:s:n:w:r:l:z")) != -1) {
+        switch (opt) {
+        case 'p': nranks = atoi(optarg); break;
+        case 'c': colls = optarg; break;
+        case 's': sizes_s = optarg; break;
+        case 'n': iters = atoi(optarg); break;
+        case 'w': warm = atoi(optarg); break;
+        case 'r': reps = atoi(optarg); break;
+        case 'l': label = optarg; break;
+        case 'z': zc = 1; break;
+        default: return 2;
+        }
+    }
+    coll_unique_id_t id;
+    if (coll_get_unique_id(&id)) {
+        fprintf(stderr, "coll_get_unique_id: %s\n", coll_last_error());
+        return 3;
+    }
+    fflush(stdout);
+    pid_t pids[256];
+    for (int r = 0; r < nranks; r++)
+        if ((pids[r] = fork()) == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            _exit(rank_main(r, id));
+        }
+    int rc = 0;
+    for (int r = 0; r < nranks; r++) {
+        int st;
+        waitpid(pids[r], &st, 0);
+        if (!WIFEXITED(st) || WEXITSTATUS(st))
+            rc = 1;
+    }
+    coll_unique_id_release(&id);
+    return rc;
+}

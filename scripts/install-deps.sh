@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# scripts/install-deps.sh - install the Debian packages collbench needs, only
+# those missing (one apt-get call). Idempotent; needs root or sudo.
+#   scripts/install-deps.sh [build|test]   (default test: everything the suite uses)
+set -euo pipefail
+mode=${1:-test}
+build_pkgs=(gcc make libc6-dev libcmocka-dev openmpi-bin libopenmpi-dev mpich libmpich-dev
+            python3 python3-matplotlib procps)
+test_pkgs=(iproute2 openssh-server openssh-client iperf3 hwloc libhwloc-dev clang
+           libclang-rt-14-dev valgrind slurm-wlm util-linux psmisc)
+case "$mode" in
+    build) pkgs=("${build_pkgs[@]}") ;;
+    test) pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
+    *) echo "install-deps.sh: unknown mode '$mode' (allowed: build, test)" >&2; exit 2 ;;
+esac
+missing=()
+for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "install-deps.sh: installing ${missing[*]}"
+SUDO=
+[ "$(id -u)" -ne 0 ] && SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,296 @@
+/*
+ * reduce_avx2.c - AVX2 + FMA + F16C reduction kernels.
+ *
+ * Built with -mavx2 -mfma -mf16c; reduce.c selects this table only after
+ * checking the CPU. Semantics: see reduce.c (same results as the scalar
+ * reference, bit for bit, NaN payloads aside).
+ *
+ * Every kernel is run() with the element size and a vector op: two 32-byte
+ * vectors per iteration, then one, then the tail: a masked load/store for 4-
+ * and 8-byte elements, a zero-padded 32-byte buffer for 1- and 2-byte ones. Loads of a and b precede the store of the same bytes, which makes
+ * out == a and out == b safe.
+ */
+#include "core/reduce.h"
+
+#if defined(__AVX2__) && defined(__F16C__)
+
+#include <immintrin.h>
+#include <string.h>
+
+typedef __m256i (*vop_t)(__m256i, __m256i);
+typedef __m256 (*fop_t)(__m256, __m256);
+
+#define INLINE static inline __attribute__((always_inline))
+
+/* Copies n < 32 bytes with fixed-size pieces (inlined, unlike memcpy(n)). */
+INLINE void copy_small(unsigned char *d, const unsigned char *s, size_t n)
+{
+    if (n & 16) { memcpy(d, s, 16); d += 16; s += 16; }
+    if (n & 8) { memcpy(d, s, 8); d += 8; s += 8; }
+    if (n & 4) { memcpy(d, s, 4); d += 4; s += 4; }
+    if (n & 2) { memcpy(d, s, 2); d += 2; s += 2; }
+    if (n & 1) *d = *s;
+}
+
+INLINE void run(void *out, const void *a, const void *b, size_t n, size_t es, vop_t op)
+{
+    unsigned char *o = out;
+    const unsigned char *x = a, *y = b;
+    size_t bytes = n * es, i = 0;
+
+    for (; i + 64 <= bytes; i += 64) {
+        __m256i x0 = _mm256_loadu_si256((const __m256i *)(x + i));
+        __m256i x1 = _mm256_loadu_si256((const __m256i *)(x + i + 32));
+        __m256i y0 = _mm256_loadu_si256((const __m256i *)(y + i));
+        __m256i y1 = _mm256_loadu_si256((const __m256i *)(y + i + 32));
+        _mm256_storeu_si256((__m256i *)(o + i), op(x0, y0));
+        _mm256_storeu_si256((__m256i *)(o + i + 32), op(x1, y1));
+    }
+    if (i + 32 <= bytes) {
+        __m256i x0 = _mm256_loadu_si256((const __m256i *)(x + i));
+        __m256i y0 = _mm256_loadu_si256((const __m256i *)(y + i));
+        _mm256_storeu_si256((__m256i *)(o + i), op(x0, y0));
+        i += 32;
+    }
+    if (i < bytes && es >= 4) { /* whole dwords: masked load/store */
+        __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)((bytes - i) / 4)),
+                                       _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        __m256i r = op(_mm256_maskload_epi32((const int *)(x + i), m),
+                       _mm256_maskload_epi32((const int *)(y + i), m));
+        _mm256_maskstore_epi32((int *)(o + i), m, r);
+    } else if (i < bytes) {
+        unsigned char tx[32] = {0}, ty[32] = {0}, to[32];
+        size_t rest = bytes - i;
+        copy_small(tx, x + i, rest);
+        copy_small(ty, y + i, rest);
+        __m256i r = op(_mm256_loadu_si256((const __m256i *)tx),
+                       _mm256_loadu_si256((const __m256i *)ty));
+        _mm256_storeu_si256((__m256i *)to, r);
+        copy_small(o + i, to, rest);
+    }
+}
+
+/* ---- integers ---- */
+
+INLINE __m256i sum_8(__m256i a, __m256i b) { return _mm256_add_epi8(a, b); }
+INLINE __m256i sum_16(__m256i a, __m256i b) { return _mm256_add_epi16(a, b); }
+INLINE __m256i sum_32(__m256i a, __m256i b) { return _mm256_add_epi32(a, b); }
+INLINE __m256i sum_64(__m256i a, __m256i b) { return _mm256_add_epi64(a, b); }
+
+/* No 8-bit multiply: the low byte of 16-bit products, even and odd bytes. */
+INLINE __m256i prod_8(__m256i a, __m256i b)
+{
+    __m256i even = _mm256_mullo_epi16(a, b);
+    __m256i odd = _mm256_mullo_epi16(_mm256_srli_epi16(a, 8), _mm256_srli_epi16(b, 8));
+    return _mm256_or_si256(_mm256_and_si256(even, _mm256_set1_epi16(0xff)),
+                           _mm256_slli_epi16(odd, 8));
+}
+INLINE __m256i prod_16(__m256i a, __m256i b) { return _mm256_mullo_epi16(a, b); }
+INLINE __m256i prod_32(__m256i a, __m256i b) { return _mm256_mullo_epi32(a, b); }
+
+/* 64-bit low product: lo*lo + ((hi_a*lo_b + lo_a*hi_b) << 32). */
+INLINE __m256i prod_64(__m256i a, __m256i b)
+{
+    __m256i lo = _mm256_mul_epu32(a, b);
+    __m256i c1 = _mm256_mul_epu32(_mm256_srli_epi64(a, 32), b);
+    __m256i c2 = _mm256_mul_epu32(a, _mm256_srli_epi64(b, 32));
+    return _mm256_add_epi64(lo, _mm256_slli_epi64(_mm256_add_epi64(c1, c2), 32));
+}
+
+INLINE __m256i max_i8(__m256i a, __m256i b) { return _mm256_max_epi8(a, b); }
+INLINE __m256i min_i8(__m256i a, __m256i b) { return _mm256_min_epi8(a, b); }
+INLINE __m256i max_u8(__m256i a, __m256i b) { return _mm256_max_epu8(a, b); }
+INLINE __m256i min_u8(__m256i a, __m256i b) { return _mm256_min_epu8(a, b); }
+INLINE __m256i max_i16(__m256i a, __m256i b) { return _mm256_max_epi16(a, b); }
+INLINE __m256i min_i16(__m256i a, __m256i b) { return _mm256_min_epi16(a, b); }
+INLINE __m256i max_u16(__m256i a, __m256i b) { return _mm256_max_epu16(a, b); }
+INLINE __m256i min_u16(__m256i a, __m256i b) { return _mm256_min_epu16(a, b); }
+INLINE __m256i max_i32(__m256i a, __m256i b) { return _mm256_max_epi32(a, b); }
+INLINE __m256i min_i32(__m256i a, __m256i b) { return _mm256_min_epi32(a, b); }
+INLINE __m256i max_u32(__m256i a, __m256i b) { return _mm256_max_epu32(a, b); }
+INLINE __m256i min_u32(__m256i a, __m256i b) { return _mm256_min_epu32(a, b); }
+
+/* 64-bit compares: signed only; unsigned by flipping the sign bits. */
+INLINE __m256i max_i64(__m256i a, __m256i b)
+{
+    return _mm256_blendv_epi8(b, a, _mm256_cmpgt_epi64(a, b));
+}
+INLINE __m256i min_i64(__m256i a, __m256i b)
+{
+    return _mm256_blendv_epi8(a, b, _mm256_cmpgt_epi64(a, b));
+}
+INLINE __m256i gt_u64(__m256i a, __m256i b)
+{
+    __m256i bias = _mm256_set1_epi64x((long long)0x8000000000000000ull);
+    return _mm256_cmpgt_epi64(_mm256_xor_si256(a, bias), _mm256_xor_si256(b, bias));
+}
+INLINE __m256i max_u64(__m256i a, __m256i b) { return _mm256_blendv_epi8(b, a, gt_u64(a, b)); }
+INLINE __m256i min_u64(__m256i a, __m256i b) { return _mm256_blendv_epi8(a, b, gt_u64(a, b)); }
+
+/* ---- fp32 / fp64 ---- */
+
+INLINE __m256 fsum(__m256 a, __m256 b) { return _mm256_add_ps(a, b); }
+INLINE __m256 fprod(__m256 a, __m256 b) { return _mm256_mul_ps(a, b); }
+
+/* IEEE maximum: max_ps, but +0 over -0 (and of the bits where equal) and the
+ * NaN of a + b where either is NaN. */
+INLINE __m256 fmax_ieee(__m256 a, __m256 b)
+{
+    __m256 r = _mm256_max_ps(a, b);
+    r = _mm256_blendv_ps(r, _mm256_and_ps(a, b), _mm256_cmp_ps(a, b, _CMP_EQ_OQ));
+    return _mm256_blendv_ps(r, _mm256_add_ps(a, b), _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
+}
+
+INLINE __m256 fmin_ieee(__m256 a, __m256 b)
+{
+    __m256 r = _mm256_min_ps(a, b);
+    r = _mm256_blendv_ps(r, _mm256_or_ps(a, b), _mm256_cmp_ps(a, b, _CMP_EQ_OQ));
+    return _mm256_blendv_ps(r, _mm256_add_ps(a, b), _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
+}
+
+INLINE __m256i f32_apply(__m256i a, __m256i b, fop_t f)
+{
+    return _mm256_castps_si256(f(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b)));
+}
+INLINE __m256i sum_f32(__m256i a, __m256i b) { return f32_apply(a, b, fsum); }
+INLINE __m256i prod_f32(__m256i a, __m256i b) { return f32_apply(a, b, fprod); }
+INLINE __m256i max_f32(__m256i a, __m256i b) { return f32_apply(a, b, fmax_ieee); }
+INLINE __m256i min_f32(__m256i a, __m256i b) { return f32_apply(a, b, fmin_ieee); }
+
+INLINE __m256i sum_f64(__m256i a, __m256i b)
+{
+    return _mm256_castpd_si256(_mm256_add_pd(_mm256_castsi256_pd(a), _mm256_castsi256_pd(b)));
+}
+
+INLINE __m256i prod_f64(__m256i a, __m256i b)
+{
+    return _mm256_castpd_si256(_mm256_mul_pd(_mm256_castsi256_pd(a), _mm256_castsi256_pd(b)));
+}
+
+INLINE __m256i max_f64(__m256i ai, __m256i bi)
+{
+    __m256d a = _mm256_castsi256_pd(ai), b = _mm256_castsi256_pd(bi);
+    __m256d r = _mm256_max_pd(a, b);
+    r = _mm256_blendv_pd(r, _mm256_and_pd(a, b), _mm256_cmp_pd(a, b, _CMP_EQ_OQ));
+    r = _mm256_blendv_pd(r, _mm256_add_pd(a, b), _mm256_cmp_pd(a, b, _CMP_UNORD_Q));
+    return _mm256_castpd_si256(r);
+}
+
+INLINE __m256i min_f64(__m256i ai, __m256i bi)
+{
+    __m256d a = _mm256_castsi256_pd(ai), b = _mm256_castsi256_pd(bi);
+    __m256d r = _mm256_min_pd(a, b);
+    r = _mm256_blendv_pd(r, _mm256_or_pd(a, b), _mm256_cmp_pd(a, b, _CMP_EQ_OQ));
+    r = _mm256_blendv_pd(r, _mm256_add_pd(a, b), _mm256_cmp_pd(a, b, _CMP_UNORD_Q));
+    return _mm256_castpd_si256(r);
+}
+
+/* ---- fp16: F16C conversions are exact and round to nearest even ---- */
+
+INLINE __m256i f16_apply(__m256i a, __m256i b, fop_t f)
+{
+    __m256 alo = _mm256_cvtph_ps(_mm256_castsi256_si128(a));
+    __m256 ahi = _mm256_cvtph_ps(_mm256_extracti128_si256(a, 1));
+    __m256 blo = _mm256_cvtph_ps(_mm256_castsi256_si128(b));
+    __m256 bhi = _mm256_cvtph_ps(_mm256_extracti128_si256(b, 1));
+    const int rn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    __m128i lo = _mm256_cvtps_ph(f(alo, blo), rn);
+    __m128i hi = _mm256_cvtps_ph(f(ahi, bhi), rn);
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+}
+INLINE __m256i sum_f16(__m256i a, __m256i b) { return f16_apply(a, b, fsum); }
+INLINE __m256i prod_f16(__m256i a, __m256i b) { return f16_apply(a, b, fprod); }
+INLINE __m256i max_f16(__m256i a, __m256i b) { return f16_apply(a, b, fmax_ieee); }
+INLINE __m256i min_f16(__m256i a, __m256i b) { return f16_apply(a, b, fmin_ieee); }
+
+/* ---- bf16: widen by shifting into the high half; round in integers ---- */
+
+/* fp32 bits -> bf16 in the low half of each 32-bit lane (nearest even, NaN
+ * quiet). */
+INLINE __m256i f32_to_b16_lanes(__m256 f)
+{
+    __m256i bits = _mm256_castps_si256(f);
+    __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
+    __m256i r = _mm256_add_epi32(bits, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff)));
+    __m256i qnan = _mm256_or_si256(bits, _mm256_set1_epi32(0x400000));
+    __m256 nan = _mm256_cmp_ps(f, f, _CMP_UNORD_Q);
+    r = _mm256_castps_si256(
+        _mm256_blendv_ps(_mm256_castsi256_ps(r), _mm256_castsi256_ps(qnan), nan));
+    return _mm256_srli_epi32(r, 16);
+}
+
+INLINE __m256i b16_apply(__m256i a, __m256i b, fop_t f)
+{
+    __m256i z = _mm256_setzero_si256();
+    __m256 alo = _mm256_castsi256_ps(_mm256_unpacklo_epi16(z, a));
+    __m256 ahi = _mm256_castsi256_ps(_mm256_unpackhi_epi16(z, a));
+    __m256 blo = _mm256_castsi256_ps(_mm256_unpacklo_epi16(z, b));
+    __m256 bhi = _mm256_castsi256_ps(_mm256_unpackhi_epi16(z, b));
+    /* packus undoes unpacklo/hi lane by lane; values are <= 0xffff */
+    return _mm256_packus_epi32(f32_to_b16_lanes(f(alo, blo)), f32_to_b16_lanes(f(ahi, bhi)));
+}
+INLINE __m256i sum_b16(__m256i a, __m256i b) { return b16_apply(a, b, fsum); }
+INLINE __m256i prod_b16(__m256i a, __m256i b) { return b16_apply(a, b, fprod); }
+INLINE __m256i max_b16(__m256i a, __m256i b) { return b16_apply(a, b, fmax_ieee); }
+INLINE __m256i min_b16(__m256i a, __m256i b) { return b16_apply(a, b, fmin_ieee); }
+
+/* ---- kernels and the table ---- */
+
+#define K(NAME, ES, OP)                                                          \
+    static void NAME(void *out, const void *a, const void *b, size_t n)          \
+    {                                                                            \
+        run(out, a, b, n, ES, OP);                                               \
+    }
+
+K(k_sum_8, 1, sum_8) K(k_sum_16, 2, sum_16) K(k_sum_32, 4, sum_32) K(k_sum_64, 8, sum_64)
+K(k_prod_8, 1, prod_8) K(k_prod_16, 2, prod_16) K(k_prod_32, 4, prod_32)
+K(k_prod_64, 8, prod_64)
+K(k_max_i8, 1, max_i8) K(k_min_i8, 1, min_i8) K(k_max_u8, 1, max_u8) K(k_min_u8, 1, min_u8)
+K(k_max_i16, 2, max_i16) K(k_min_i16, 2, min_i16) K(k_max_u16, 2, max_u16)
+K(k_min_u16, 2, min_u16)
+K(k_max_i32, 4, max_i32) K(k_min_i32, 4, min_i32) K(k_max_u32, 4, max_u32)
+K(k_min_u32, 4, min_u32)
+K(k_max_i64, 8, max_i64) K(k_min_i64, 8, min_i64) K(k_max_u64, 8, max_u64)
+K(k_min_u64, 8, min_u64)
+K(k_sum_f16, 2, sum_f16) K(k_prod_f16, 2, prod_f16) K(k_max_f16, 2, max_f16)
+K(k_min_f16, 2, min_f16)
+K(k_sum_b16, 2, sum_b16) K(k_prod_b16, 2, prod_b16) K(k_max_b16, 2, max_b16)
+K(k_min_b16, 2, min_b16)
+K(k_sum_f32, 4, sum_f32) K(k_prod_f32, 4, prod_f32) K(k_max_f32, 4, max_f32)
+K(k_min_f32, 4, min_f32)
+K(k_sum_f64, 8, sum_f64) K(k_prod_f64, 8, prod_f64) K(k_max_f64, 8, max_f64)
+K(k_min_f64, 8, min_f64)
+
+/* Signed and unsigned sum/prod are the same bits modulo 2^bits. */
+const coll_reduce_fn coll_reduce_kernels_avx2[COLL_OP_COUNT][COLL_DTYPE_COUNT] = {
+    [COLL_SUM] = {
+        [COLL_INT8] = k_sum_8, [COLL_INT16] = k_sum_16, [COLL_INT32] = k_sum_32,
+        [COLL_INT64] = k_sum_64, [COLL_UINT8] = k_sum_8, [COLL_UINT16] = k_sum_16,
+        [COLL_UINT32] = k_sum_32, [COLL_UINT64] = k_sum_64, [COLL_FP16] = k_sum_f16,
+        [COLL_BF16] = k_sum_b16, [COLL_FP32] = k_sum_f32, [COLL_FP64] = k_sum_f64,
+    },
+    [COLL_PROD] = {
+        [COLL_INT8] = k_prod_8, [COLL_INT16] = k_prod_16, [COLL_INT32] = k_prod_32,
+        [COLL_INT64] = k_prod_64, [COLL_UINT8] = k_prod_8, [COLL_UINT16] = k_prod_16,
+        [COLL_UINT32] = k_prod_32, [COLL_UINT64] = k_prod_64, [COLL_FP16] = k_prod_f16,
+        [COLL_BF16] = k_prod_b16, [COLL_FP32] = k_prod_f32, [COLL_FP64] = k_prod_f64,
+    },
+    [COLL_MAX] = {
+        [COLL_INT8] = k_max_i8, [COLL_INT16] = k_max_i16, [COLL_INT32] = k_max_i32,
+        [COLL_INT64] = k_max_i64, [COLL_UINT8] = k_max_u8, [COLL_UINT16] = k_max_u16,
+        [COLL_UINT32] = k_max_u32, [COLL_UINT64] = k_max_u64, [COLL_FP16] = k_max_f16,
+        [COLL_BF16] = k_max_b16, [COLL_FP32] = k_max_f32, [COLL_FP64] = k_max_f64,
+    },
+    [COLL_MIN] = {
+        [COLL_INT8] = k_min_i8, [COLL_INT16] = k_min_i16, [COLL_INT32] = k_min_i32,
+        [COLL_INT64] = k_min_i64, [COLL_UINT8] = k_min_u8, [COLL_UINT16] = k_min_u16,
+        [COLL_UINT32] = k_min_u32, [COLL_UINT64] = k_min_u64, [COLL_FP16] = k_min_f16,
+        [COLL_BF16] = k_min_b16, [COLL_FP32] = k_min_f32, [COLL_FP64] = k_min_f64,
+    },
+};
+
+#else /* built without the ISA flags (another architecture): no kernels */
+
+const coll_reduce_fn coll_reduce_kernels_avx2[COLL_OP_COUNT][COLL_DTYPE_COUNT];
+
+#endif

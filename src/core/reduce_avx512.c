@@ -1,0 +1,269 @@
+/*
+ * reduce_avx512.c - AVX-512 (F, BW, VL, DQ) + F16C reduction kernels.
+ *
+ * Built with -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma -mf16c; reduce.c
+ * selects this table only after checking the CPU, so nothing here runs on a
+ * machine without those features. Semantics: see reduce.c (same results as the
+ * scalar reference, bit for bit, NaN payloads aside).
+ *
+ * Every kernel is run() with the element size and a vector op: two 64-byte
+ * vectors per iteration, then one, then a masked load/store for the tail, so a
+ * tiny n costs one masked iteration. Loads of a and b precede the store of the
+ * same bytes, which makes out == a and out == b safe.
+ */
+#include "core/reduce.h"
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && \
+    defined(__F16C__)
+
+#include <immintrin.h>
+
+typedef __m512i (*vop_t)(__m512i, __m512i);
+typedef __m512 (*fop_t)(__m512, __m512);
+
+#define INLINE static inline __attribute__((always_inline))
+
+INLINE __m512i load_tail(const void *p, size_t k, size_t es)
+{
+    switch (es) {
+    case 1: return _mm512_maskz_loadu_epi8((__mmask64)((1ull << k) - 1), p);
+    case 2: return _mm512_maskz_loadu_epi16((__mmask32)((1ull << k) - 1), p);
+    case 4: return _mm512_maskz_loadu_epi32((__mmask16)((1u << k) - 1), p);
+    default: return _mm512_maskz_loadu_epi64((__mmask8)((1u << k) - 1), p);
+    }
+}
+
+INLINE void store_tail(void *p, __m512i v, size_t k, size_t es)
+{
+    switch (es) {
+    case 1: _mm512_mask_storeu_epi8(p, (__mmask64)((1ull << k) - 1), v); break;
+    case 2: _mm512_mask_storeu_epi16(p, (__mmask32)((1ull << k) - 1), v); break;
+    case 4: _mm512_mask_storeu_epi32(p, (__mmask16)((1u << k) - 1), v); break;
+    default: _mm512_mask_storeu_epi64(p, (__mmask8)((1u << k) - 1), v); break;
+    }
+}
+
+INLINE void run(void *out, const void *a, const void *b, size_t n, size_t es, vop_t op)
+{
+    unsigned char *o = out;
+    const unsigned char *x = a, *y = b;
+    size_t bytes = n * es, i = 0;
+
+    for (; i + 128 <= bytes; i += 128) {
+        __m512i x0 = _mm512_loadu_si512(x + i), x1 = _mm512_loadu_si512(x + i + 64);
+        __m512i y0 = _mm512_loadu_si512(y + i), y1 = _mm512_loadu_si512(y + i + 64);
+        _mm512_storeu_si512(o + i, op(x0, y0));
+        _mm512_storeu_si512(o + i + 64, op(x1, y1));
+    }
+    if (i + 64 <= bytes) {
+        __m512i x0 = _mm512_loadu_si512(x + i), y0 = _mm512_loadu_si512(y + i);
+        _mm512_storeu_si512(o + i, op(x0, y0));
+        i += 64;
+    }
+    if (i < bytes) {
+        size_t k = (bytes - i) / es;
+        store_tail(o + i, op(load_tail(x + i, k, es), load_tail(y + i, k, es)), k, es);
+    }
+}
+
+/* ---- integers ---- */
+
+INLINE __m512i sum_8(__m512i a, __m512i b) { return _mm512_add_epi8(a, b); }
+INLINE __m512i sum_16(__m512i a, __m512i b) { return _mm512_add_epi16(a, b); }
+INLINE __m512i sum_32(__m512i a, __m512i b) { return _mm512_add_epi32(a, b); }
+INLINE __m512i sum_64(__m512i a, __m512i b) { return _mm512_add_epi64(a, b); }
+
+/* No 8-bit multiply: the low byte of 16-bit products, even and odd bytes. */
+INLINE __m512i prod_8(__m512i a, __m512i b)
+{
+    __m512i even = _mm512_mullo_epi16(a, b);
+    __m512i odd = _mm512_mullo_epi16(_mm512_srli_epi16(a, 8), _mm512_srli_epi16(b, 8));
+    return _mm512_or_si512(_mm512_and_si512(even, _mm512_set1_epi16(0xff)),
+                           _mm512_slli_epi16(odd, 8));
+}
+INLINE __m512i prod_16(__m512i a, __m512i b) { return _mm512_mullo_epi16(a, b); }
+INLINE __m512i prod_32(__m512i a, __m512i b) { return _mm512_mullo_epi32(a, b); }
+INLINE __m512i prod_64(__m512i a, __m512i b) { return _mm512_mullo_epi64(a, b); }
+
+INLINE __m512i max_i8(__m512i a, __m512i b) { return _mm512_max_epi8(a, b); }
+INLINE __m512i min_i8(__m512i a, __m512i b) { return _mm512_min_epi8(a, b); }
+INLINE __m512i max_u8(__m512i a, __m512i b) { return _mm512_max_epu8(a, b); }
+INLINE __m512i min_u8(__m512i a, __m512i b) { return _mm512_min_epu8(a, b); }
+INLINE __m512i max_i16(__m512i a, __m512i b) { return _mm512_max_epi16(a, b); }
+INLINE __m512i min_i16(__m512i a, __m512i b) { return _mm512_min_epi16(a, b); }
+INLINE __m512i max_u16(__m512i a, __m512i b) { return _mm512_max_epu16(a, b); }
+INLINE __m512i min_u16(__m512i a, __m512i b) { return _mm512_min_epu16(a, b); }
+INLINE __m512i max_i32(__m512i a, __m512i b) { return _mm512_max_epi32(a, b); }
+INLINE __m512i min_i32(__m512i a, __m512i b) { return _mm512_min_epi32(a, b); }
+INLINE __m512i max_u32(__m512i a, __m512i b) { return _mm512_max_epu32(a, b); }
+INLINE __m512i min_u32(__m512i a, __m512i b) { return _mm512_min_epu32(a, b); }
+INLINE __m512i max_i64(__m512i a, __m512i b) { return _mm512_max_epi64(a, b); }
+INLINE __m512i min_i64(__m512i a, __m512i b) { return _mm512_min_epi64(a, b); }
+INLINE __m512i max_u64(__m512i a, __m512i b) { return _mm512_max_epu64(a, b); }
+INLINE __m512i min_u64(__m512i a, __m512i b) { return _mm512_min_epu64(a, b); }
+
+/* ---- fp32 / fp64 ---- */
+
+INLINE __m512 fsum(__m512 a, __m512 b) { return _mm512_add_ps(a, b); }
+INLINE __m512 fprod(__m512 a, __m512 b) { return _mm512_mul_ps(a, b); }
+
+/* IEEE maximum: max_ps, but +0 over -0 (and of the bits where equal) and the
+ * NaN of a + b where either is NaN. */
+INLINE __m512 fmax_ieee(__m512 a, __m512 b)
+{
+    __m512 r = _mm512_max_ps(a, b);
+    r = _mm512_mask_and_ps(r, _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ), a, b);
+    return _mm512_mask_add_ps(r, _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q), a, b);
+}
+
+INLINE __m512 fmin_ieee(__m512 a, __m512 b)
+{
+    __m512 r = _mm512_min_ps(a, b);
+    r = _mm512_mask_or_ps(r, _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ), a, b);
+    return _mm512_mask_add_ps(r, _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q), a, b);
+}
+
+INLINE __m512i f32_apply(__m512i a, __m512i b, fop_t f)
+{
+    return _mm512_castps_si512(f(_mm512_castsi512_ps(a), _mm512_castsi512_ps(b)));
+}
+INLINE __m512i sum_f32(__m512i a, __m512i b) { return f32_apply(a, b, fsum); }
+INLINE __m512i prod_f32(__m512i a, __m512i b) { return f32_apply(a, b, fprod); }
+INLINE __m512i max_f32(__m512i a, __m512i b) { return f32_apply(a, b, fmax_ieee); }
+INLINE __m512i min_f32(__m512i a, __m512i b) { return f32_apply(a, b, fmin_ieee); }
+
+INLINE __m512i sum_f64(__m512i a, __m512i b)
+{
+    return _mm512_castpd_si512(_mm512_add_pd(_mm512_castsi512_pd(a), _mm512_castsi512_pd(b)));
+}
+
+INLINE __m512i prod_f64(__m512i a, __m512i b)
+{
+    return _mm512_castpd_si512(_mm512_mul_pd(_mm512_castsi512_pd(a), _mm512_castsi512_pd(b)));
+}
+
+INLINE __m512i max_f64(__m512i ai, __m512i bi)
+{
+    __m512d a = _mm512_castsi512_pd(ai), b = _mm512_castsi512_pd(bi);
+    __m512d r = _mm512_max_pd(a, b);
+    r = _mm512_mask_and_pd(r, _mm512_cmp_pd_mask(a, b, _CMP_EQ_OQ), a, b);
+    r = _mm512_mask_add_pd(r, _mm512_cmp_pd_mask(a, b, _CMP_UNORD_Q), a, b);
+    return _mm512_castpd_si512(r);
+}
+
+INLINE __m512i min_f64(__m512i ai, __m512i bi)
+{
+    __m512d a = _mm512_castsi512_pd(ai), b = _mm512_castsi512_pd(bi);
+    __m512d r = _mm512_min_pd(a, b);
+    r = _mm512_mask_or_pd(r, _mm512_cmp_pd_mask(a, b, _CMP_EQ_OQ), a, b);
+    r = _mm512_mask_add_pd(r, _mm512_cmp_pd_mask(a, b, _CMP_UNORD_Q), a, b);
+    return _mm512_castpd_si512(r);
+}
+
+/* ---- fp16: F16C conversions are exact and round to nearest even ---- */
+
+INLINE __m512i f16_apply(__m512i a, __m512i b, fop_t f)
+{
+    __m512 alo = _mm512_cvtph_ps(_mm512_castsi512_si256(a));
+    __m512 ahi = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(a, 1));
+    __m512 blo = _mm512_cvtph_ps(_mm512_castsi512_si256(b));
+    __m512 bhi = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(b, 1));
+    const int rn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    __m256i lo = _mm512_cvtps_ph(f(alo, blo), rn);
+    __m256i hi = _mm512_cvtps_ph(f(ahi, bhi), rn);
+    return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+INLINE __m512i sum_f16(__m512i a, __m512i b) { return f16_apply(a, b, fsum); }
+INLINE __m512i prod_f16(__m512i a, __m512i b) { return f16_apply(a, b, fprod); }
+INLINE __m512i max_f16(__m512i a, __m512i b) { return f16_apply(a, b, fmax_ieee); }
+INLINE __m512i min_f16(__m512i a, __m512i b) { return f16_apply(a, b, fmin_ieee); }
+
+/* ---- bf16: widen by shifting into the high half; round in integers ---- */
+
+/* fp32 bits -> bf16 in the low half of each 32-bit lane (nearest even, NaN
+ * quiet). Not vcvtneps2bf16: it flushes subnormals. */
+INLINE __m512i f32_to_b16_lanes(__m512 f)
+{
+    __m512i bits = _mm512_castps_si512(f);
+    __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
+    __m512i r = _mm512_add_epi32(bits, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff)));
+    __mmask16 nan = _mm512_cmp_ps_mask(f, f, _CMP_UNORD_Q);
+    r = _mm512_mask_or_epi32(r, nan, bits, _mm512_set1_epi32(0x400000));
+    return _mm512_srli_epi32(r, 16);
+}
+
+INLINE __m512i b16_apply(__m512i a, __m512i b, fop_t f)
+{
+    __m512i z = _mm512_setzero_si512();
+    __m512 alo = _mm512_castsi512_ps(_mm512_unpacklo_epi16(z, a));
+    __m512 ahi = _mm512_castsi512_ps(_mm512_unpackhi_epi16(z, a));
+    __m512 blo = _mm512_castsi512_ps(_mm512_unpacklo_epi16(z, b));
+    __m512 bhi = _mm512_castsi512_ps(_mm512_unpackhi_epi16(z, b));
+    /* packus undoes unpacklo/hi lane by lane; values are <= 0xffff */
+    return _mm512_packus_epi32(f32_to_b16_lanes(f(alo, blo)), f32_to_b16_lanes(f(ahi, bhi)));
+}
+INLINE __m512i sum_b16(__m512i a, __m512i b) { return b16_apply(a, b, fsum); }
+INLINE __m512i prod_b16(__m512i a, __m512i b) { return b16_apply(a, b, fprod); }
+INLINE __m512i max_b16(__m512i a, __m512i b) { return b16_apply(a, b, fmax_ieee); }
+INLINE __m512i min_b16(__m512i a, __m512i b) { return b16_apply(a, b, fmin_ieee); }
+
+/* ---- kernels and the table ---- */
+
+#define K(NAME, ES, OP)                                                          \
+    static void NAME(void *out, const void *a, const void *b, size_t n)          \
+    {                                                                            \
+        run(out, a, b, n, ES, OP);                                               \
+    }
+
+K(k_sum_8, 1, sum_8) K(k_sum_16, 2, sum_16) K(k_sum_32, 4, sum_32) K(k_sum_64, 8, sum_64)
+K(k_prod_8, 1, prod_8) K(k_prod_16, 2, prod_16) K(k_prod_32, 4, prod_32)
+K(k_prod_64, 8, prod_64)
+K(k_max_i8, 1, max_i8) K(k_min_i8, 1, min_i8) K(k_max_u8, 1, max_u8) K(k_min_u8, 1, min_u8)
+K(k_max_i16, 2, max_i16) K(k_min_i16, 2, min_i16) K(k_max_u16, 2, max_u16)
+K(k_min_u16, 2, min_u16)
+K(k_max_i32, 4, max_i32) K(k_min_i32, 4, min_i32) K(k_max_u32, 4, max_u32)
+K(k_min_u32, 4, min_u32)
+K(k_max_i64, 8, max_i64) K(k_min_i64, 8, min_i64) K(k_max_u64, 8, max_u64)
+K(k_min_u64, 8, min_u64)
+K(k_sum_f16, 2, sum_f16) K(k_prod_f16, 2, prod_f16) K(k_max_f16, 2, max_f16)
+K(k_min_f16, 2, min_f16)
+K(k_sum_b16, 2, sum_b16) K(k_prod_b16, 2, prod_b16) K(k_max_b16, 2, max_b16)
+K(k_min_b16, 2, min_b16)
+K(k_sum_f32, 4, sum_f32) K(k_prod_f32, 4, prod_f32) K(k_max_f32, 4, max_f32)
+K(k_min_f32, 4, min_f32)
+K(k_sum_f64, 8, sum_f64) K(k_prod_f64, 8, prod_f64) K(k_max_f64, 8, max_f64)
+K(k_min_f64, 8, min_f64)
+
+/* Signed and unsigned sum/prod are the same bits modulo 2^bits. */
+const coll_reduce_fn coll_reduce_kernels_avx512[COLL_OP_COUNT][COLL_DTYPE_COUNT] = {
+    [COLL_SUM] = {
+        [COLL_INT8] = k_sum_8, [COLL_INT16] = k_sum_16, [COLL_INT32] = k_sum_32,
+        [COLL_INT64] = k_sum_64, [COLL_UINT8] = k_sum_8, [COLL_UINT16] = k_sum_16,
+        [COLL_UINT32] = k_sum_32, [COLL_UINT64] = k_sum_64, [COLL_FP16] = k_sum_f16,
+        [COLL_BF16] = k_sum_b16, [COLL_FP32] = k_sum_f32, [COLL_FP64] = k_sum_f64,
+    },
+    [COLL_PROD] = {
+        [COLL_INT8] = k_prod_8, [COLL_INT16] = k_prod_16, [COLL_INT32] = k_prod_32,
+        [COLL_INT64] = k_prod_64, [COLL_UINT8] = k_prod_8, [COLL_UINT16] = k_prod_16,
+        [COLL_UINT32] = k_prod_32, [COLL_UINT64] = k_prod_64, [COLL_FP16] = k_prod_f16,
+        [COLL_BF16] = k_prod_b16, [COLL_FP32] = k_prod_f32, [COLL_FP64] = k_prod_f64,
+    },
+    [COLL_MAX] = {
+        [COLL_INT8] = k_max_i8, [COLL_INT16] = k_max_i16, [COLL_INT32] = k_max_i32,
+        [COLL_INT64] = k_max_i64, [COLL_UINT8] = k_max_u8, [COLL_UINT16] = k_max_u16,
+        [COLL_UINT32] = k_max_u32, [COLL_UINT64] = k_max_u64, [COLL_FP16] = k_max_f16,
+        [COLL_BF16] = k_max_b16, [COLL_FP32] = k_max_f32, [COLL_FP64] = k_max_f64,
+    },
+    [COLL_MIN] = {
+        [COLL_INT8] = k_min_i8, [COLL_INT16] = k_min_i16, [COLL_INT32] = k_min_i32,
+        [COLL_INT64] = k_min_i64, [COLL_UINT8] = k_min_u8, [COLL_UINT16] = k_min_u16,
+        [COLL_UINT32] = k_min_u32, [COLL_UINT64] = k_min_u64, [COLL_FP16] = k_min_f16,
+        [COLL_BF16] = k_min_b16, [COLL_FP32] = k_min_f32, [COLL_FP64] = k_min_f64,
+    },
+};
+
+#else /* built without the ISA flags (another architecture): no kernels */
+
+const coll_reduce_fn coll_reduce_kernels_avx512[COLL_OP_COUNT][COLL_DTYPE_COUNT];
+
+#endif

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# timeout: 280
+# scripts/quick-verify.sh: bad arguments (exit 2), FAIL detection and the
+# summary with stub binaries (failed row, non-zero exit), temp files cleaned,
+# --report; then the real binaries ($CB_O/bin): 2 ranks quick must pass.
+set -u
+ROOT=${CB_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+O=${CB_O:-$ROOT}
+QV=$ROOT/scripts/quick-verify.sh
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+ok()  { echo "ok   $*"; }
+bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+run() { # run EXPECTED-RC ARGS...  (stdout $T/out, stderr $T/err)
+    local want=$1; shift
+    TMPDIR=$T/tmp "$QV" "$@" >"$T/out" 2>"$T/err"; local rc=$?
+    if [ $rc -eq "$want" ]; then ok "quick-verify.sh $* -> $rc"
+    else bad "quick-verify.sh $* -> $rc, want $want"; sed 's/^/   | /' "$T/out" "$T/err"; fi
+}
+has() { grep -qE -- "$2" "$T/$1" && ok "$3" || { bad "$3: /$2/ not in $1"; sed 's/^/   | /' "$T/$1"; }; }
+mkdir -p "$T/tmp"
+
+# --- 1. bad arguments -> 2 with a message
+run 2;               has err 'missing NPUS' "no NPUS"
+run 2 abc;           has err "NPUS must be a positive integer, got 'abc'" "NPUS abc"
+run 2 0;             has err "NPUS must be a positive integer, got '0'" "NPUS 0"
+run 2 2.5;           has err "positive integer" "NPUS 2.5"
+run 2 -3;            has err "unknown option '-3'" "NPUS -3"
+run 2 2 turbo;       has err "unknown mode 'turbo' \(allowed: quick, full\)" "mode turbo"
+run 2 2 quick extra; has err "unexpected argument 'extra'" "extra argument"
+run 2 2 --report;    has err "--report needs a directory" "--report without DIR"
+CB_BIN=$T/nope run 2 2; has err "no test binaries: directory .*nope not found" "missing bin dir"
+run 0 --help;        has out "NPUS \[quick\|full\]" "help"
+
+# --- 2. stub binaries: verdicts, peaks, exit code, arguments, cleanup
+mkdir -p "$T/bin"
+stub() { # stub NAME EXIT-CODE FAILED-SIZE
+    cat >"$T/bin/$1_test" <<STUB
+#!/usr/bin/env bash
+echo "\$(basename "\$0") \$*" >>"$T/args"
+json=; while [ \$# -gt 0 ]; do [ "\$1" = --json ] && json=\$2; shift; done
+echo "the minbytes is 8192, maxbytes is 67108864, iters is 20, warmup_iters is 10"
+echo "data_size(Bytes): | aveg_time(us): | alg_bandwidth(GB/s): | check_result: | bus_bandwidth(GB/s):"
+for s in 8192 65536 1048576 67108864; do
+    t=\$((s / 1000 + 10)); [ \$s -eq 1048576 ] && t=100    # peak algbw at 1M
+    c=success; [ \$s -eq "$3" ] && c=failed
+    awk -v s=\$s -v t=\$t -v c=\$c 'BEGIN { a = s / t / 1e3; printf "%-17d | %-14.2f | %-20.5f | %-13s | %.5f\n", s, t, a, c, a * 1.5 }'
+done
+[ -n "\$json" ] && echo '{"schema":"collbench-result/1","header":{"collective":"allreduce","ranks":2},"results":[{"collective":"allreduce","dtype":"fp32","ranks":2,"bytes":8192,"time_us":{"max":18.0},"algbw_gbs":0.45511,"busbw_gbs":0.45511,"check_result":"success"}],"status":{"exit_code":$2}}' >"\$json"
+exit $2
+STUB
+    chmod +x "$T/bin/$1_test"
+}
+stub all_reduce 0 0; stub all_gather 0 0; stub broadcast 0 65536; stub alltoall 3 0
+CB_BIN=$T/bin run 1 2 --report "$T/rep"
+has out '^AllReduce +PASS +10\.48576 @ 1M +15\.72864 @ 1M' "AllReduce PASS with peaks and sizes"
+has out '^AllGather +PASS' "AllGather PASS"
+has out '^Broadcast +FAIL .*1 failed check' "failed row -> FAIL"
+has out '^AlltoAll +FAIL .*exit code 3' "exit code -> FAIL"
+has out '^passed 2/4 \(2 ranks, quick\)' "passed line"
+has args '^all_reduce_test -p 2 -b 8192 -e 67108864 -f 2 --json ' "arguments passed to the binary"
+[ "$(wc -l <"$T/args")" -eq 4 ] && ok "4 operators run in quick mode" || bad "ran: $(cat "$T/args")"
+[ -s "$T/rep/report.md" ] && [ -s "$T/rep/results.csv" ] && ok "--report wrote report.md and results.csv" || bad "--report: $(ls "$T/rep" 2>&1)"
+[ -z "$(ls -A "$T/tmp")" ] && ok "temp files cleaned" || bad "left in TMPDIR: $(ls -A "$T/tmp")"
+# full mode runs ten operators (missing ones are FAILs), capped sizes explained
+: >"$T/args"; stub all_reduce 0 0; stub broadcast 0 0; stub alltoall 0 0
+CB_BIN=$T/bin run 1 2 full
+[ "$(wc -l <"$T/args")" -eq 4 ] && ok "full: present binaries run" || bad "full ran: $(cat "$T/args")"
+has out '^ReduceScatterV +FAIL +- +- +binary .*reduce_scatterv_test missing' "full: missing binary -> FAIL"
+has out '^passed 4/10' "full: passed 4/10"
+has out 'sizes 8K\.\.(1G|[0-9]+M) \(-f 2\)' "full: size range shown"
+CB_BIN=$T/bin run 0 1 quick
+has out '^passed 4/4 \(1 ranks, quick\)' "all PASS -> exit 0"
+# memory cap: with 4000 ranks 3 x 64M each cannot fit -> capped and explained
+avail=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)
+if [ $((4000 * 3 * 64 * 1024)) -gt $((avail * 8 / 10)) ]; then
+    : >"$T/args"
+    CB_BIN=$T/bin run 0 4000 quick
+    has out 'max size capped to [0-9]+[KM] \(wanted 64M\): MemAvailable is [0-9]+ MiB and 4000 ranks x 3 x size' "cap explained"
+    grep -q -- '-e 67108864' "$T/args" && bad "cap not applied: $(head -1 "$T/args")" || ok "cap applied"
+fi
+
+# --- 3. the real binaries: 2 local ranks, quick
+if ! ls "$O"/bin/*_test >/dev/null 2>&1; then
+    echo "FAIL test binaries missing in $O/bin (run make first)"; exit 1
+fi
+CB_BIN=$O/bin run 0 2 quick --report "$T/real"
+for op in AllReduce AllGather Broadcast AlltoAll; do
+    has out "^$op +PASS +[0-9]+\.[0-9]{5} @ [0-9]+[KMG] +[0-9]+\.[0-9]{5} @ [0-9]+[KMG]" "real $op PASS with peaks"
+done
+has out '^passed 4/4 \(2 ranks, quick\)' "real: passed 4/4"
+[ -s "$T/real/report.md" ] && grep -q '| AllReduce | collbench-json | 2 |' "$T/real/report.md" \
+    && ok "real report from the JSON" || bad "real report: $(head -20 "$T/real/report.md" 2>&1)"
+[ -z "$(ls -A "$T/tmp")" ] && ok "temp files cleaned (real)" || bad "left in TMPDIR: $(ls -A "$T/tmp")"
+
+echo "$fails failure(s)"
+[ $fails -eq 0 ]

@@ -98,7 +98,11 @@ void coll_store_set_abort_flag(coll_store_t *st, const atomic_int *flag);
 const char *coll_store_addr(const coll_store_t *st);
 
 /* Collective helpers over the store for one communicator (prefix isolates keys).
- * allgather: every rank contributes len bytes; out holds nranks*len bytes. */
+ * allgather: every rank contributes len bytes; out holds nranks*len bytes (mine
+ * may be out + rank*len). Every rank must make the same calls in the same order
+ * (the epoch names each call's keys); keys are deleted once read, and barrier
+ * uses one counter "<prefix>/bar", so the store does not grow with the number
+ * of calls. Waits honour timeout_s (<= 0: forever). */
 typedef struct {
     coll_store_t *store;
     char prefix[64];

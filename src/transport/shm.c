@@ -266,14 +266,27 @@ size_t coll_shm_stage_bytes(const coll_comm *comm)
     return comm->shm ? comm->shm->hdr->stage_bytes : 0;
 }
 
+/* Each rank publishes how many barriers it has entered; a barrier is complete
+ * when every local rank's count reaches mine. The rank that completes it rings
+ * the others. Knowing who has not arrived lets a timeout name the culprits. */
+static int barrier_missing(struct coll_shm *s, uint32_t target, int *missing)
+{
+    int n = 0;
+    for (int i = 0; i < s->nlocal; i++)
+        if ((int32_t)(atomic_load(&s->ranks[i].bar_epoch) - target) < 0)
+            missing[n++] = i;
+    return n;
+}
+
 coll_status_t coll_shm_barrier(coll_comm *comm)
 {
     struct coll_shm *s = comm->shm;
     if (!s || s->nlocal <= 1)
         return COLL_SUCCESS;
-    uint32_t target = (++s->bar_epoch) * (uint32_t)s->nlocal;
-    uint32_t v = atomic_fetch_add(&s->hdr->bar_count, 1) + 1;
-    if (v == target) {
+    uint32_t target = ++s->bar_epoch;
+    atomic_store(&s->ranks[s->me].bar_epoch, target);
+    int missing[1024], who[1024];
+    if (barrier_missing(s, target, missing) == 0) {
         for (int i = 0; i < s->nlocal; i++)
             if (i != s->me)
                 coll_shm_ring(comm, i);
@@ -283,9 +296,12 @@ coll_status_t coll_shm_barrier(coll_comm *comm)
     coll_waiter_init(&w, comm);
     for (;;) {
         uint32_t seen = coll_shm_doorbell_read(comm);
-        if ((int32_t)(atomic_load(&s->hdr->bar_count) - target) >= 0)
+        int n = barrier_missing(s, target, missing);
+        if (n == 0)
             return COLL_SUCCESS;
-        coll_status_t st = coll_waiter_idle(&w, comm, seen, comm->local_ranks, comm->local_size, NULL, 0);
+        for (int i = 0; i < n; i++)
+            who[i] = comm->local_ranks[missing[i]];
+        coll_status_t st = coll_waiter_idle(&w, comm, seen, who, n, NULL, 0);
         if (st != COLL_SUCCESS)
             return st;
     }

@@ -21,6 +21,7 @@
 typedef struct {
     _Alignas(SHM_LINE) atomic_uint doorbell;
     atomic_uint sleeping;
+    atomic_uint bar_epoch;                    /* barriers this rank has entered */
     int32_t pid;
     int32_t pub_region[COLL_SHM_PUB_SLOTS];   /* -1 = not registered */
     uint64_t pub_off[COLL_SHM_PUB_SLOTS];
@@ -38,7 +39,6 @@ typedef struct {
     uint64_t slot_bytes, stage_bytes, total;
     uint64_t off_ranks, off_fifos, off_slots, off_stages;
     _Alignas(SHM_LINE) atomic_uint abort_flag;  /* 1 + local rank that aborted, 0 = none */
-    _Alignas(SHM_LINE) atomic_uint bar_count;
 } shm_hdr_t;
 
 typedef struct coll_mem_region {

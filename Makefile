@@ -93,7 +93,7 @@ $(LIB)/collbench-mpi-custom.so: tools/launch/mpi_plugin.c
 	@mkdir -p $(LIB)
 	$(MPI_HOME)/bin/mpicc -std=c11 -O2 -fPIC -shared -Wall -Wextra -Werror -o $@ $<
 
-$(TBIN)/test_%: tests/unit/test_%.c $(LIB)/libcoll.a $(DRV_OBJ)
+$(TBIN)/test_%: tests/unit/test_%.c $(DRV_OBJ) $(LIB)/libcoll.a
 	@mkdir -p $(TBIN)
 	$(CC) $(CFLAGS_ALL) $(LDSAN) -Itools -o $@ $^ $(LDLIBS_ALL) -lcmocka
 

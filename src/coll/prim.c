@@ -64,9 +64,10 @@ static coll_status_t check_fatal(coll_waiter_t *w, coll_comm *comm, const int *w
         int a = coll_shm_aborted_by(comm);
         if (a >= 0) {
             atomic_store(&comm->aborted, 1);
-            return coll_error(COLL_ERR_ABORTED, COLL_SUB_COLL, "%s aborted during %s of %zu bytes",
+            const char *why = coll_shm_abort_reason(comm);
+            return coll_error(COLL_ERR_ABORTED, COLL_SUB_COLL, "%s aborted during %s of %zu bytes%s%s",
                               coll_peer_desc(comm, a, d, sizeof d), coll_kind_name(comm->cur_kind),
-                              comm->cur_bytes);
+                              comm->cur_bytes, *why ? ": " : "", why);
         }
         double now = coll_now();
         if (now >= comm->shm->next_liveness) {
@@ -74,6 +75,7 @@ static coll_status_t check_fatal(coll_waiter_t *w, coll_comm *comm, const int *w
             int dead = coll_shm_dead_peer(comm);
             if (dead >= 0) {
                 coll_comm_set_aborted(comm, COLL_ERR_ABORTED, "%s died", coll_peer_desc(comm, dead, d, sizeof d));
+                atomic_store(&comm->aborted, 1);
                 return coll_error(COLL_ERR_ABORTED, COLL_SUB_COLL, "%s died during %s of %zu bytes",
                                   coll_peer_desc(comm, dead, d, sizeof d), coll_kind_name(comm->cur_kind),
                                   comm->cur_bytes);
@@ -89,11 +91,13 @@ static coll_status_t check_fatal(coll_waiter_t *w, coll_comm *comm, const int *w
     }
     if (w->deadline > 0 && coll_now() > w->deadline) {
         describe_ranks(comm, waiting_for, n, who, sizeof who);
-        coll_comm_set_aborted(comm, COLL_ERR_TIMEOUT, "timeout");
-        return coll_error(COLL_ERR_TIMEOUT, COLL_SUB_COLL,
-                          "timeout after %.1f s (COLL_EXEC_TIMEOUT) in %s of %zu bytes waiting for %s",
-                          comm->exec_timeout_s, coll_kind_name(comm->cur_kind), comm->cur_bytes,
-                          *who ? who : "peers");
+        coll_status_t st = coll_error(COLL_ERR_TIMEOUT, COLL_SUB_COLL,
+                                      "timeout after %.1f s (COLL_EXEC_TIMEOUT) in %s of %zu bytes waiting for %s",
+                                      comm->exec_timeout_s, coll_kind_name(comm->cur_kind), comm->cur_bytes,
+                                      *who ? who : "peers");
+        coll_comm_set_aborted(comm, COLL_ERR_TIMEOUT, "rank %d timed out in %s waiting for %s", comm->rank,
+                              coll_kind_name(comm->cur_kind), *who ? who : "peers");
+        return st;
     }
     return COLL_SUCCESS;
 }

@@ -76,7 +76,7 @@ void coll_comm_set_aborted(coll_comm *comm, coll_status_t why, const char *fmt, 
     va_end(ap);
     COLL_INFO(COLL_SUB_INIT, "aborting communicator (%s): %s", coll_strerror(why), msg);
     if (comm->shm)
-        coll_shm_abort(comm);
+        coll_shm_abort(comm, msg);
     if (comm->tcp)
         coll_tcp_send_abort(comm);
 }
@@ -176,6 +176,8 @@ static void comm_free(coll_comm *comm)
         coll_tcp_teardown(comm);
     if (comm->bs.store)
         coll_store_close(comm->bs.store);
+    if (comm->held_store)
+        coll_id_server_drop(&comm->id);
     free(comm->peers);
     free(comm->rank_host);
     free(comm->rank_local);
@@ -216,11 +218,17 @@ coll_status_t coll_comm_init_rank(coll_comm_t *out, int nranks, coll_unique_id_t
     comm->spin = (int)coll_cfg_int(COLL_CFG_SPIN);
     coll_log_set_rank(rank);
     COLL_CHECK_GOTO(coll_id_decode(&id, &comm->id), st, fail);
-    COLL_CHECK_GOTO(coll_store_connect(&comm->id, comm->connect_timeout_s, &comm->bs.store), st, fail);
-    snprintf(comm->bs.prefix, sizeof comm->bs.prefix, "c%016llx", (unsigned long long)comm->id.nonce);
-    comm->bs.rank = rank;
-    comm->bs.nranks = nranks;
-    comm->bs.timeout_s = comm->connect_timeout_s;
+    comm->held_store = coll_id_server_hold(&comm->id);
+    coll_store_t *store = NULL;
+    COLL_CHECK_GOTO(coll_store_connect(&comm->id, comm->connect_timeout_s, &store), st, fail);
+    coll_store_set_abort_flag(store, &comm->aborted);
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "c%016llx", (unsigned long long)comm->id.nonce);
+    st = coll_bootstrap_init(&comm->bs, store, prefix, rank, nranks, comm->connect_timeout_s);
+    if (st != COLL_SUCCESS) {
+        coll_store_close(store);
+        goto fail;
+    }
 
     /* who is where */
     coll_peer_info_t me;
@@ -255,12 +263,20 @@ coll_status_t coll_comm_init_rank(coll_comm_t *out, int nranks, coll_unique_id_t
     COLL_CHECK_GOTO(coll_store_add(comm->bs.store, key, need_tcp, &any_tcp), st, fail);
     COLL_CHECK_GOTO(coll_bootstrap_barrier(&comm->bs), st, fail);
     COLL_CHECK_GOTO(coll_store_add(comm->bs.store, key, 0, &any_tcp), st, fail);
+    COLL_CHECK_GOTO(coll_bootstrap_barrier(&comm->bs), st, fail);
+    if (rank == 0)
+        coll_store_del(comm->bs.store, key);
     if (any_tcp) {
         COLL_CHECK_GOTO(coll_tcp_listen(comm, &me), st, fail);
         COLL_CHECK_GOTO(coll_bootstrap_allgather(&comm->bs, &me, sizeof me, comm->peers), st, fail);
         COLL_CHECK_GOTO(coll_tcp_setup(comm), st, fail);
     }
     COLL_CHECK_GOTO(coll_bootstrap_barrier(&comm->bs), st, fail);
+    if (rank == 0)   /* setup keys are read by now: keep the store from growing */
+        for (int h = 0; h < comm->nhosts; h++) {
+            snprintf(key, sizeof key, "%s/shmfail/%d", comm->bs.prefix, h);
+            coll_store_del(comm->bs.store, key);
+        }
     log_topology(comm);
     *out = comm;
     return COLL_SUCCESS;

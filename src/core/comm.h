@@ -60,6 +60,7 @@ struct coll_comm {
 
     coll_bootstrap_t bs;
     coll_id_info_t id;
+    int held_store;                      /* this process hosts the id's store: hold/drop it */
 
     /* state */
     atomic_int aborted;                  /* set by abort, peer abort, fatal error */

@@ -368,13 +368,17 @@ int coll_shm_dead_peer(coll_comm *comm)
     return -1;
 }
 
-void coll_shm_abort(coll_comm *comm)
+void coll_shm_abort(coll_comm *comm, const char *why)
 {
     struct coll_shm *s = comm->shm;
     if (!s)
         return;
     unsigned expect = 0;
-    atomic_compare_exchange_strong(&s->hdr->abort_flag, &expect, (unsigned)s->me + 1);
+    /* claim with a placeholder, write the reason, then publish our rank */
+    if (atomic_compare_exchange_strong(&s->hdr->abort_flag, &expect, 0x80000000u)) {
+        snprintf(s->hdr->abort_msg, sizeof s->hdr->abort_msg, "%s", why ? why : "");
+        atomic_store(&s->hdr->abort_flag, (unsigned)s->me + 1);
+    }
     for (int i = 0; i < s->nlocal; i++)
         if (i != s->me)
             coll_shm_ring(comm, i);
@@ -386,7 +390,12 @@ int coll_shm_aborted_by(coll_comm *comm)
     if (!s)
         return -1;
     unsigned a = atomic_load(&s->hdr->abort_flag);
-    return a ? comm->local_ranks[a - 1] : -1;
+    return a && a != 0x80000000u ? comm->local_ranks[a - 1] : -1;
+}
+
+const char *coll_shm_abort_reason(coll_comm *comm)
+{
+    return comm->shm && coll_shm_aborted_by(comm) >= 0 ? comm->shm->hdr->abort_msg : "";
 }
 
 /* ---------------------------------------------------------------- p2p FIFOs */

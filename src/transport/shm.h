@@ -36,7 +36,9 @@ int coll_shm_is_registered(coll_comm *comm, const void *ptr, size_t len);
 int coll_shm_dead_peer(coll_comm *comm);
 
 /* Abort: flag in the segment, every local peer woken. */
-void coll_shm_abort(coll_comm *comm);
+void coll_shm_abort(coll_comm *comm, const char *why);
+/* The reason the aborting rank gave ("" if none). */
+const char *coll_shm_abort_reason(coll_comm *comm);
 /* Global rank of the local rank that aborted, or -1. */
 int coll_shm_aborted_by(coll_comm *comm);
 

@@ -39,6 +39,7 @@ typedef struct {
     uint64_t slot_bytes, stage_bytes, total;
     uint64_t off_ranks, off_fifos, off_slots, off_stages;
     _Alignas(SHM_LINE) atomic_uint abort_flag;  /* 1 + local rank that aborted, 0 = none */
+    char abort_msg[256];                        /* why (written before the flag is visible... best effort) */
 } shm_hdr_t;
 
 typedef struct coll_mem_region {

@@ -1,0 +1,791 @@
+/*
+ * test_bootstrap.c - unique ids, the rendezvous store (server + client),
+ * hostile clients, and allgather / bcast / barrier over N processes.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bootstrap/bootstrap.h"
+#include "core/config.h"
+#include "core/log.h"
+#include "core/netif.h"
+
+static const uint8_t test_secret[COLL_SECRET_BYTES] = "0123456789abcdef0123456789abcde";
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static coll_store_server_t *start_server(const char *addr, coll_id_info_t *info)
+{
+    coll_store_server_t *s = NULL;
+    assert_int_equal(coll_store_server_start(addr, 0, test_secret, &s, info), COLL_SUCCESS);
+    assert_non_null(s);
+    assert_true(info->port != 0);
+    return s;
+}
+
+static coll_store_t *connect_ok(const coll_id_info_t *info)
+{
+    coll_store_t *c = NULL;
+    assert_int_equal(coll_store_connect(info, 10.0, &c), COLL_SUCCESS);
+    return c;
+}
+
+/* ---- ids ----------------------------------------------------------------- */
+
+static void hex(const uint8_t *d, char *out)
+{
+    for (int i = 0; i < 32; i++)
+        sprintf(out + 2 * i, "%02x", d[i]);
+}
+
+static void test_sha256(void **state)
+{
+    (void)state;
+    uint8_t d[32];
+    char h[65];
+    coll_sha256("", 0, d);
+    hex(d, h);
+    assert_string_equal(h, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    coll_sha256("abc", 3, d);
+    hex(d, h);
+    assert_string_equal(h, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    const char *m = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"; /* 56 bytes */
+    coll_sha256(m, strlen(m), d);
+    hex(d, h);
+    assert_string_equal(h, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+    char big[1000];
+    memset(big, 'a', sizeof big);
+    coll_sha256(big, sizeof big, d);
+    hex(d, h);
+    assert_string_equal(h, "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3");
+}
+
+static void test_id_roundtrip(void **state)
+{
+    (void)state;
+    coll_id_info_t in, out;
+    memset(&in, 0, sizeof in);
+    in.family = AF_INET6;
+    in.port = 29500;
+    for (int i = 0; i < 16; i++)
+        in.addr[i] = (uint8_t)(i * 7);
+    memcpy(in.secret, test_secret, sizeof in.secret);
+    in.nonce = 0x0123456789abcdefull;
+    coll_unique_id_t id;
+    assert_int_equal(coll_id_encode(&in, &id), COLL_SUCCESS);
+    assert_int_equal(coll_id_decode(&id, &out), COLL_SUCCESS);
+    assert_int_equal(out.family, AF_INET6);
+    assert_int_equal(out.port, 29500);
+    assert_memory_equal(out.addr, in.addr, 16);
+    assert_memory_equal(out.secret, in.secret, COLL_SECRET_BYTES);
+    assert_true(out.nonce == in.nonce);
+    for (int b = 0; b < 68; b++) { /* any flipped byte is detected */
+        coll_unique_id_t bad = id;
+        bad.internal[b] ^= 0x10;
+        assert_int_equal(coll_id_decode(&bad, &out), COLL_ERR_INVALID_ARG);
+    }
+    coll_unique_id_t zero;
+    memset(&zero, 0, sizeof zero);
+    assert_int_equal(coll_id_decode(&zero, &out), COLL_ERR_INVALID_ARG);
+}
+
+static void test_unique_id_api(void **state)
+{
+    (void)state;
+    coll_unique_id_t id, id2, id3;
+    coll_id_info_t info, info2, info3;
+    assert_int_equal(coll_get_unique_id(&id), COLL_SUCCESS);
+    assert_int_equal(coll_id_decode(&id, &info), COLL_SUCCESS);
+    coll_store_t *c = connect_ok(&info);
+    assert_int_equal(coll_store_set(c, "k", "v", 1), COLL_SUCCESS);
+    coll_store_close(c);
+    assert_int_equal(coll_id_server_hold(&info), 1);
+    assert_int_equal(coll_id_server_hold(&info), 1);
+    coll_id_server_drop(&info);
+    c = connect_ok(&info); /* still one holder */
+    coll_store_close(c);
+    coll_id_server_drop(&info); /* last holder: stopped */
+    assert_int_equal(coll_id_server_hold(&info), 0);
+    assert_int_equal(coll_store_connect(&info, 0.3, &c), COLL_ERR_TIMEOUT);
+    assert_non_null(strstr(coll_last_error(), "cannot reach rendezvous store"));
+    coll_unique_id_release(&id); /* harmless now */
+
+    /* torchrun style: one side listens with a string secret, others refer to it */
+    assert_int_equal(coll_unique_id_listen("127.0.0.1", 0, "s3cret", &id), COLL_SUCCESS);
+    assert_int_equal(coll_id_decode(&id, &info), COLL_SUCCESS);
+    assert_int_equal(coll_unique_id_from_addr("localhost", info.port, "s3cret", &id2),
+                     COLL_SUCCESS);
+    assert_int_equal(coll_id_decode(&id2, &info2), COLL_SUCCESS);
+    assert_true(info.nonce == info2.nonce);
+    c = connect_ok(&info2);
+    assert_int_equal(coll_store_set(c, "x", "1", 1), COLL_SUCCESS);
+    coll_store_close(c);
+    assert_int_equal(coll_unique_id_from_addr("127.0.0.1", info.port, "wrong", &id3),
+                     COLL_SUCCESS);
+    assert_int_equal(coll_id_decode(&id3, &info3), COLL_SUCCESS);
+    assert_int_equal(coll_store_connect(&info3, 5.0, &c), COLL_ERR_AUTH);
+    coll_cfg_set(COLL_CFG_SECRET, NULL);
+    assert_int_equal(coll_unique_id_from_addr("127.0.0.1", info.port, NULL, &id3),
+                     COLL_ERR_INVALID_ARG);
+    coll_unique_id_release(&id);
+    assert_int_equal(coll_store_connect(&info2, 0.2, &c), COLL_ERR_TIMEOUT);
+}
+
+/* ---- store basics ---------------------------------------------------------- */
+
+static void test_store_ops(void **state)
+{
+    (void)state;
+    coll_id_info_t info;
+    coll_store_server_t *s = start_server("127.0.0.1", &info);
+    coll_store_t *c = connect_ok(&info);
+    void *v;
+    size_t l;
+    assert_int_equal(coll_store_set(c, "a", "hello", 5), COLL_SUCCESS);
+    assert_int_equal(coll_store_get(c, "a", 1.0, &v, &l), COLL_SUCCESS);
+    assert_int_equal(l, 5);
+    assert_memory_equal(v, "hello", 5);
+    free(v);
+    assert_int_equal(coll_store_set(c, "a", "", 0), COLL_SUCCESS); /* overwrite, empty */
+    assert_int_equal(coll_store_get(c, "a", 1.0, &v, &l), COLL_SUCCESS);
+    assert_int_equal(l, 0);
+    free(v);
+    int64_t n = 0;
+    assert_int_equal(coll_store_add(c, "ctr", 5, &n), COLL_SUCCESS);
+    assert_int_equal(n, 5);
+    assert_int_equal(coll_store_add(c, "ctr", -7, &n), COLL_SUCCESS);
+    assert_int_equal(n, -2);
+    assert_int_equal(coll_store_add(c, "a", 1, &n), COLL_ERR_INVALID_ARG); /* not a counter */
+    assert_int_equal(coll_store_del(c, "a"), COLL_SUCCESS);
+    assert_int_equal(coll_store_del(c, "a"), COLL_SUCCESS); /* absent: fine */
+    double t0 = now_s();
+    assert_int_equal(coll_store_get(c, "a", 0.3, &v, &l), COLL_ERR_TIMEOUT);
+    double dt = now_s() - t0;
+    assert_true(dt >= 0.25 && dt < 2.0);
+    assert_non_null(strstr(coll_last_error(), "'a'"));
+    /* the connection is still usable after a server-side timeout */
+    assert_int_equal(coll_store_set(c, "b", "x", 1), COLL_SUCCESS);
+    /* limits */
+    char key[COLL_STORE_MAX_KEY + 2];
+    memset(key, 'k', sizeof key);
+    key[COLL_STORE_MAX_KEY] = '\0';
+    assert_int_equal(coll_store_set(c, key, "x", 1), COLL_SUCCESS);
+    key[COLL_STORE_MAX_KEY] = 'k';
+    key[COLL_STORE_MAX_KEY + 1] = '\0';
+    assert_int_equal(coll_store_set(c, key, "x", 1), COLL_ERR_INVALID_ARG);
+    assert_int_equal(coll_store_set(c, "", "x", 1), COLL_ERR_INVALID_ARG);
+    size_t big = COLL_STORE_MAX_VALUE;
+    char *bv = malloc(big);
+    assert_non_null(bv);
+    for (size_t i = 0; i < big; i++)
+        bv[i] = (char)(i * 31);
+    assert_int_equal(coll_store_set(c, "big", bv, big), COLL_SUCCESS);
+    assert_int_equal(coll_store_get(c, "big", 5.0, &v, &l), COLL_SUCCESS);
+    assert_int_equal(l, big);
+    assert_memory_equal(v, bv, big);
+    free(v);
+    free(bv);
+    coll_store_close(c);
+    coll_store_server_stop(s);
+}
+
+typedef struct {
+    const coll_id_info_t *info;
+    const char *key;
+    double timeout;
+    coll_status_t st;
+    size_t len;
+    char val[16];
+    double waited;
+} getter_t;
+
+static void *getter(void *arg)
+{
+    getter_t *g = arg;
+    coll_store_t *c = NULL;
+    g->st = coll_store_connect(g->info, 10.0, &c);
+    if (g->st != COLL_SUCCESS)
+        return NULL;
+    double t0 = now_s();
+    void *v = NULL;
+    g->st = coll_store_get(c, g->key, g->timeout, &v, &g->len);
+    g->waited = now_s() - t0;
+    if (g->st == COLL_SUCCESS) {
+        memcpy(g->val, v, g->len < sizeof g->val ? g->len : sizeof g->val);
+        free(v);
+    }
+    coll_store_close(c);
+    return NULL;
+}
+
+static void test_get_waits_for_set(void **state)
+{
+    (void)state;
+    coll_id_info_t info;
+    coll_store_server_t *s = start_server("127.0.0.1", &info);
+    getter_t g[3];
+    pthread_t t[3];
+    for (int i = 0; i < 3; i++) {
+        g[i] = (getter_t){.info = &info, .key = "late", .timeout = i == 2 ? 0 : 10.0};
+        assert_int_equal(pthread_create(&t[i], NULL, getter, &g[i]), 0);
+    }
+    usleep(300000);
+    coll_store_t *c = connect_ok(&info);
+    assert_int_equal(coll_store_set(c, "late", "value", 5), COLL_SUCCESS);
+    for (int i = 0; i < 3; i++) {
+        pthread_join(t[i], NULL);
+        assert_int_equal(g[i].st, COLL_SUCCESS);
+        assert_int_equal(g[i].len, 5);
+        assert_memory_equal(g[i].val, "value", 5);
+        assert_true(g[i].waited > 0.1);
+    }
+    coll_store_close(c);
+    coll_store_server_stop(s);
+}
+
+static void test_wrong_secret(void **state)
+{
+    (void)state;
+    coll_id_info_t info;
+    coll_store_server_t *s = start_server("127.0.0.1", &info);
+    coll_id_info_t bad = info;
+    bad.secret[5] ^= 1;
+    coll_store_t *c = NULL;
+    double t0 = now_s();
+    assert_int_equal(coll_store_connect(&bad, 10.0, &c), COLL_ERR_AUTH);
+    assert_true(now_s() - t0 < 2.0);
+    assert_null(c);
+    assert_non_null(strstr(coll_last_error(), "refused our secret"));
+    c = connect_ok(&info); /* the store is unharmed */
+    assert_int_equal(coll_store_set(c, "k", "v", 1), COLL_SUCCESS);
+    coll_store_close(c);
+    coll_store_server_stop(s);
+}
+
+static void test_connect_refused_then_retry(void **state)
+{
+    (void)state;
+    /* a free port: bind, read it, close */
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof a;
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &al), 0);
+    close(fd);
+    int port = ntohs(a.sin_port);
+    coll_id_info_t info;
+    memset(&info, 0, sizeof info);
+    info.family = AF_INET;
+    info.port = (uint16_t)port;
+    memcpy(info.addr, &a.sin_addr, 4);
+    memcpy(info.secret, test_secret, COLL_SECRET_BYTES);
+    coll_store_t *c = NULL;
+    double t0 = now_s();
+    assert_int_equal(coll_store_connect(&info, 0.5, &c), COLL_ERR_TIMEOUT);
+    double dt = now_s() - t0;
+    assert_true(dt >= 0.45 && dt < 2.0);
+    char want[96];
+    snprintf(want, sizeof want, "cannot reach rendezvous store 127.0.0.1:%d after 0.5 s", port);
+    assert_non_null(strstr(coll_last_error(), want));
+    assert_non_null(strstr(coll_last_error(), "connection refused"));
+    /* a client that starts first connects once the store appears */
+    getter_t g = {.info = &info, .key = "k", .timeout = 5.0};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, getter, &g), 0);
+    usleep(400000);
+    coll_store_server_t *s = NULL;
+    coll_id_info_t got;
+    assert_int_equal(coll_store_server_start("127.0.0.1", port, test_secret, &s, &got),
+                     COLL_SUCCESS);
+    assert_int_equal(got.port, port);
+    c = connect_ok(&got);
+    assert_int_equal(coll_store_set(c, "k", "ok", 2), COLL_SUCCESS);
+    pthread_join(t, NULL);
+    assert_int_equal(g.st, COLL_SUCCESS);
+    assert_memory_equal(g.val, "ok", 2);
+    coll_store_close(c);
+    coll_store_server_stop(s);
+}
+
+static void test_ipv6(void **state)
+{
+    (void)state;
+    coll_id_info_t info;
+    coll_store_server_t *s = start_server("::1", &info);
+    assert_int_equal(info.family, AF_INET6);
+    coll_store_t *c = connect_ok(&info);
+    assert_true(strncmp(coll_store_addr(c), "[::1]:", 6) == 0);
+    void *v;
+    size_t l;
+    assert_int_equal(coll_store_set(c, "six", "v6", 2), COLL_SUCCESS);
+    assert_int_equal(coll_store_get(c, "six", 1.0, &v, &l), COLL_SUCCESS);
+    assert_memory_equal(v, "v6", 2);
+    free(v);
+    coll_store_close(c);
+    coll_store_server_stop(s);
+}
+
+/* ---- hostile clients ------------------------------------------------------- */
+
+static int raw_connect(const coll_id_info_t *info)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(info->port)};
+    memcpy(&a.sin_addr, info->addr, 4);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    return fd;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void raw_hello(int fd)
+{
+    uint8_t h[COLL_STORE_HELLO_BYTES], r[COLL_STORE_REP_HDR];
+    put32(h, COLL_STORE_MAGIC);
+    put32(h + 4, COLL_STORE_VERSION);
+    memcpy(h + 8, test_secret, COLL_SECRET_BYTES);
+    assert_int_equal(send(fd, h, sizeof h, MSG_NOSIGNAL), (ssize_t)sizeof h);
+    assert_int_equal(recv(fd, r, sizeof r, MSG_WAITALL), (ssize_t)sizeof r);
+    assert_int_equal(r[4], COLL_SUCCESS);
+}
+
+/* Seconds until the server closes fd (reads and discards), or -1 after limit. */
+static double time_to_close(int fd, double limit)
+{
+    double t0 = now_s();
+    for (;;) {
+        double left = limit - (now_s() - t0);
+        if (left <= 0)
+            return -1;
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, (int)(left * 1000) + 1) <= 0)
+            continue;
+        char buf[256];
+        ssize_t n = recv(fd, buf, sizeof buf, 0);
+        if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+            return now_s() - t0;
+    }
+}
+
+typedef struct {
+    const coll_id_info_t *info;
+    atomic_int *stop;
+    int rounds, failures;
+} worker_t;
+
+static void *busy_client(void *arg)
+{
+    worker_t *w = arg;
+    coll_store_t *c = NULL;
+    if (coll_store_connect(w->info, 10.0, &c) != COLL_SUCCESS) {
+        w->failures++;
+        return NULL;
+    }
+    char key[32];
+    snprintf(key, sizeof key, "busy%p", (void *)w);
+    while (!atomic_load(w->stop)) {
+        int64_t n = 0;
+        void *v;
+        size_t l;
+        if (coll_store_set(c, key, "abc", 3) != COLL_SUCCESS ||
+            coll_store_get(c, key, 2.0, &v, &l) != COLL_SUCCESS || l != 3 ||
+            coll_store_add(c, "busyctr", 1, &n) != COLL_SUCCESS)
+            w->failures++;
+        else
+            free(v), w->rounds++;
+        usleep(1000);
+    }
+    coll_store_close(c);
+    return NULL;
+}
+
+static void test_hostile_clients(void **state)
+{
+    (void)state;
+    coll_id_info_t info;
+    coll_store_server_t *s = start_server("127.0.0.1", &info);
+    atomic_int stop = 0;
+    worker_t w[3];
+    pthread_t t[3];
+    for (int i = 0; i < 3; i++) {
+        w[i] = (worker_t){.info = &info, .stop = &stop};
+        assert_int_equal(pthread_create(&t[i], NULL, busy_client, &w[i]), 0);
+    }
+    /* random bytes instead of a hello */
+    int f_rand = raw_connect(&info);
+    uint8_t junk[4096];
+    srand(7);
+    for (size_t i = 0; i < sizeof junk; i++)
+        junk[i] = (uint8_t)rand();
+    (void)send(f_rand, junk, sizeof junk, MSG_NOSIGNAL);
+    /* silent */
+    int f_silent = raw_connect(&info);
+    /* half a hello */
+    int f_half = raw_connect(&info);
+    assert_int_equal(send(f_half, junk, 10, MSG_NOSIGNAL), 10);
+    /* good hello then a header claiming a 4 GiB value */
+    int f_huge = raw_connect(&info);
+    raw_hello(f_huge);
+    uint8_t h[COLL_STORE_REQ_HDR];
+    put32(h, COLL_STORE_MAGIC);
+    put32(h + 4, COLL_STORE_SET);
+    put32(h + 8, 1);
+    put32(h + 12, 0xffffffffu);
+    assert_int_equal(send(f_huge, h, sizeof h, MSG_NOSIGNAL), (ssize_t)sizeof h);
+    /* good hello then a bad magic */
+    int f_magic = raw_connect(&info);
+    raw_hello(f_magic);
+    put32(h, 0xdeadbeef);
+    put32(h + 12, 1);
+    assert_int_equal(send(f_magic, h, sizeof h, MSG_NOSIGNAL), (ssize_t)sizeof h);
+    /* good hello then half a header: authenticated, may idle (not dropped at 5 s) */
+    int f_partial = raw_connect(&info);
+    raw_hello(f_partial);
+    assert_int_equal(send(f_partial, h, 7, MSG_NOSIGNAL), 7);
+
+    assert_true(time_to_close(f_rand, 2.0) >= 0);
+    assert_true(time_to_close(f_huge, 2.0) >= 0);
+    assert_true(time_to_close(f_magic, 2.0) >= 0);
+    double t_silent = time_to_close(f_silent, COLL_STORE_HELLO_TIMEOUT_S + 3);
+    assert_true(t_silent >= 0);
+    assert_true(time_to_close(f_half, 1.0) >= 0); /* same deadline: already gone */
+    assert_int_equal(time_to_close(f_partial, 0.2), -1);
+    /* meanwhile the honest clients were served */
+    atomic_store(&stop, 1);
+    for (int i = 0; i < 3; i++) {
+        pthread_join(t[i], NULL);
+        assert_int_equal(w[i].failures, 0);
+        assert_true(w[i].rounds > 50);
+    }
+    close(f_rand), close(f_silent), close(f_half), close(f_huge), close(f_magic), close(f_partial);
+    coll_store_t *c = connect_ok(&info);
+    assert_int_equal(coll_store_set(c, "after", "1", 1), COLL_SUCCESS);
+    coll_store_close(c);
+    coll_store_server_stop(s);
+}
+
+/* Many sockets at once, mostly strangers: legit clients still get in. */
+static void test_many_connections(void **state)
+{
+    (void)state;
+    coll_id_info_t info;
+    coll_store_server_t *s = start_server("127.0.0.1", &info);
+    enum { N = 300 };
+    int fds[N];
+    for (int i = 0; i < N; i++)
+        fds[i] = raw_connect(&info);
+    coll_store_t *c = connect_ok(&info);
+    assert_int_equal(coll_store_set(c, "x", "1", 1), COLL_SUCCESS);
+    for (int i = 0; i < N; i++)
+        close(fds[i]);
+    assert_int_equal(coll_store_set(c, "x", "2", 1), COLL_SUCCESS);
+    coll_store_close(c);
+    coll_store_server_stop(s);
+}
+
+static void test_decode_frame(void **state)
+{
+    (void)state;
+    uint8_t f[64];
+    size_t used = 99;
+    put32(f, COLL_STORE_MAGIC);
+    put32(f + 4, COLL_STORE_SET);
+    put32(f + 8, 3);
+    put32(f + 12, 2);
+    memcpy(f + 16, "keyv1", 5);
+    assert_int_equal(coll_store_decode_frame(f, 21, &used), COLL_SUCCESS);
+    assert_int_equal(used, 21);
+    assert_int_equal(coll_store_decode_frame(f, 20, &used), COLL_SUCCESS);
+    assert_int_equal(used, 0); /* incomplete */
+    assert_int_equal(coll_store_decode_frame(f, 5, &used), COLL_SUCCESS);
+    assert_int_equal(used, 0);
+    put32(f + 12, COLL_STORE_MAX_VALUE + 1);
+    assert_int_equal(coll_store_decode_frame(f, 21, &used), COLL_ERR_INVALID_ARG);
+    put32(f + 12, 2);
+    put32(f + 8, 0);
+    assert_int_equal(coll_store_decode_frame(f, 21, &used), COLL_ERR_INVALID_ARG);
+    put32(f + 8, COLL_STORE_MAX_KEY + 1);
+    assert_int_equal(coll_store_decode_frame(f, 21, &used), COLL_ERR_INVALID_ARG);
+    put32(f + 8, 3);
+    put32(f + 4, 77);
+    assert_int_equal(coll_store_decode_frame(f, 21, &used), COLL_ERR_INVALID_ARG);
+    put32(f + 4, COLL_STORE_ADD); /* ADD needs exactly 8 bytes */
+    assert_int_equal(coll_store_decode_frame(f, 21, &used), COLL_ERR_INVALID_ARG);
+    put32(f + 4, COLL_STORE_BARRIER);
+    put32(f + 12, 8);
+    memset(f + 19, 0, 8); /* n = 0 */
+    assert_int_equal(coll_store_decode_frame(f, 27, &used), COLL_ERR_INVALID_ARG);
+    put32(f, 0);
+    assert_int_equal(coll_store_decode_frame(f, 21, &used), COLL_ERR_INVALID_ARG);
+    /* random input never reads out of bounds (run under ASan in the sanitizer build) */
+    srand(11);
+    for (int it = 0; it < 200000; it++) {
+        size_t n = (size_t)(rand() % 40);
+        uint8_t *b = malloc(n ? n : 1);
+        for (size_t i = 0; i < n; i++)
+            b[i] = (uint8_t)rand();
+        if (n >= 4 && rand() % 2)
+            put32(b, COLL_STORE_MAGIC);
+        if (coll_store_decode_frame(b, n, &used) == COLL_SUCCESS)
+            assert_true(used <= n);
+        free(b);
+    }
+}
+
+/* ---- collectives over N processes ------------------------------------------ */
+
+static int child_run(const coll_id_info_t *info, int rank, int n, atomic_int *arrived)
+{
+    coll_store_t *c = NULL;
+    if (coll_store_connect(info, 20.0, &c) != COLL_SUCCESS)
+        return 10;
+    coll_bootstrap_t bs;
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "t%d", n);
+    if (coll_bootstrap_init(&bs, c, prefix, rank, n, 20.0) != COLL_SUCCESS)
+        return 11;
+    for (int round = 0; round < 5; round++) {
+        /* allgather of len bytes per rank, in place on odd rounds */
+        size_t len = (size_t)(round * 97 + 1);
+        uint8_t *out = malloc(len * (size_t)n), *mine = malloc(len);
+        for (size_t i = 0; i < len; i++)
+            mine[i] = (uint8_t)(rank * 13 + round + i);
+        const uint8_t *src = mine;
+        if (round % 2) {
+            memcpy(out + (size_t)rank * len, mine, len);
+            src = out + (size_t)rank * len;
+        }
+        if (coll_bootstrap_allgather(&bs, src, len, out) != COLL_SUCCESS)
+            return 12;
+        for (int r = 0; r < n; r++)
+            for (size_t i = 0; i < len; i++)
+                if (out[(size_t)r * len + i] != (uint8_t)(r * 13 + round + i))
+                    return 13;
+        free(out);
+        free(mine);
+        /* barrier: nobody leaves before everybody arrived */
+        atomic_fetch_add(arrived, 1);
+        if (coll_bootstrap_barrier(&bs) != COLL_SUCCESS)
+            return 14;
+        if (atomic_load(arrived) < n * (round + 1))
+            return 15;
+        /* bcast from a rotating root */
+        int root = round % n;
+        char buf[40];
+        memset(buf, rank == root ? 'A' + round : 0, sizeof buf);
+        if (coll_bootstrap_bcast(&bs, buf, sizeof buf, root) != COLL_SUCCESS)
+            return 16;
+        for (size_t i = 0; i < sizeof buf; i++)
+            if (buf[i] != 'A' + round)
+                return 17;
+    }
+    if (coll_bootstrap_barrier(&bs) != COLL_SUCCESS)
+        return 18;
+    coll_store_close(c);
+    return 0;
+}
+
+static void run_procs(const coll_id_info_t *info, int n)
+{
+    atomic_int *arrived = mmap(NULL, sizeof *arrived, PROT_READ | PROT_WRITE,
+                               MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    assert_true(arrived != MAP_FAILED);
+    atomic_init(arrived, 0);
+    pid_t pids[8];
+    for (int r = 0; r < n; r++) {
+        pids[r] = fork();
+        assert_true(pids[r] >= 0);
+        if (pids[r] == 0) {
+            alarm(60);
+            _exit(child_run(info, r, n, arrived));
+        }
+    }
+    for (int r = 0; r < n; r++) {
+        int status = 0;
+        assert_int_equal(waitpid(pids[r], &status, 0), pids[r]);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            print_message("n=%d rank %d: status 0x%x\n", n, r, status);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+    }
+    munmap(arrived, sizeof *arrived);
+}
+
+static void assert_absent(coll_store_t *c, const char *key)
+{
+    void *v;
+    size_t l;
+    assert_int_equal(coll_store_get(c, key, 0.01, &v, &l), COLL_ERR_TIMEOUT);
+}
+
+static void test_collectives_procs(void **state)
+{
+    (void)state;
+    coll_id_info_t info;
+    coll_store_server_t *s = start_server("127.0.0.1", &info);
+    for (int n = 1; n <= 8; n++)
+        run_procs(&info, n);
+    /* keys of finished calls were deleted */
+    coll_store_t *c = connect_ok(&info);
+    assert_absent(c, "t4/0/all");
+    assert_absent(c, "t4/0/n");
+    assert_absent(c, "t4/0/r1");
+    assert_absent(c, "t4/2/bc");
+    assert_absent(c, "t4/2/bn");
+    assert_absent(c, "t8/12/all");
+    assert_absent(c, "t8/14/bc");
+    coll_store_close(c);
+    coll_store_server_stop(s);
+}
+
+/* Threads of one process, over a store made by coll_get_unique_id; one piece
+ * large enough (n * len > 16 MiB) for the everyone-reads-everyone path. */
+typedef struct {
+    coll_id_info_t info;
+    int rank, n;
+    size_t len;
+    coll_status_t st;
+    int bad;
+} thr_arg_t;
+
+static void *thr_main(void *arg)
+{
+    thr_arg_t *a = arg;
+    coll_store_t *c = NULL;
+    a->st = coll_store_connect(&a->info, 20.0, &c);
+    if (a->st != COLL_SUCCESS)
+        return NULL;
+    coll_bootstrap_t bs;
+    a->st = coll_bootstrap_init(&bs, c, "thr", a->rank, a->n, 30.0);
+    uint8_t *mine = malloc(a->len), *out = malloc(a->len * (size_t)a->n);
+    for (size_t i = 0; i < a->len; i++)
+        mine[i] = (uint8_t)(a->rank + i);
+    if (a->st == COLL_SUCCESS)
+        a->st = coll_bootstrap_allgather(&bs, mine, a->len, out);
+    for (int r = 0; a->st == COLL_SUCCESS && r < a->n; r++)
+        for (size_t i = 0; i < a->len; i += 4093)
+            if (out[(size_t)r * a->len + i] != (uint8_t)(r + i))
+                a->bad = 1;
+    if (a->st == COLL_SUCCESS)
+        a->st = coll_bootstrap_barrier(&bs);
+    free(mine);
+    free(out);
+    coll_store_close(c);
+    return NULL;
+}
+
+static void test_collectives_threads_big(void **state)
+{
+    (void)state;
+    coll_unique_id_t id;
+    coll_id_info_t info;
+    assert_int_equal(coll_get_unique_id(&id), COLL_SUCCESS);
+    assert_int_equal(coll_id_decode(&id, &info), COLL_SUCCESS);
+    enum { N = 3 };
+    thr_arg_t a[N];
+    pthread_t t[N];
+    for (int r = 0; r < N; r++) {
+        a[r] = (thr_arg_t){.info = info, .rank = r, .n = N, .len = COLL_STORE_MAX_VALUE / N + 1};
+        assert_int_equal(pthread_create(&t[r], NULL, thr_main, &a[r]), 0);
+    }
+    for (int r = 0; r < N; r++) {
+        pthread_join(t[r], NULL);
+        assert_int_equal(a[r].st, COLL_SUCCESS);
+        assert_int_equal(a[r].bad, 0);
+    }
+    coll_store_t *c = connect_ok(&info);
+    assert_absent(c, "thr/0/r0");
+    assert_absent(c, "thr/0/r2");
+    assert_absent(c, "thr/0/n");
+    coll_store_close(c);
+    coll_unique_id_release(&id);
+}
+
+static void test_barrier_timeout(void **state)
+{
+    (void)state;
+    coll_id_info_t info;
+    coll_store_server_t *s = start_server("127.0.0.1", &info);
+    coll_store_t *c = connect_ok(&info);
+    coll_bootstrap_t bs;
+    assert_int_equal(coll_bootstrap_init(&bs, c, "lonely", 0, 2, 0.3), COLL_SUCCESS);
+    double t0 = now_s();
+    assert_int_equal(coll_bootstrap_barrier(&bs), COLL_ERR_TIMEOUT);
+    assert_true(now_s() - t0 < 2.0);
+    assert_non_null(strstr(coll_last_error(), "lonely/bar"));
+    uint8_t buf[4];
+    assert_int_equal(coll_bootstrap_bcast(&bs, buf, 4, 1), COLL_ERR_TIMEOUT);
+    assert_int_equal(coll_bootstrap_init(&bs, c, "x", 2, 2, 1.0), COLL_ERR_INVALID_ARG);
+    coll_store_close(c);
+    coll_store_server_stop(s);
+}
+
+static void test_abort_flag(void **state)
+{
+    (void)state;
+    coll_id_info_t info;
+    coll_store_server_t *s = start_server("127.0.0.1", &info);
+    coll_store_t *c = connect_ok(&info);
+    static atomic_int flag;
+    atomic_store(&flag, 1);
+    coll_store_set_abort_flag(c, &flag);
+    void *v;
+    size_t l;
+    assert_int_equal(coll_store_get(c, "never", 0, &v, &l), COLL_ERR_ABORTED);
+    /* unusable afterwards, with a message saying why */
+    assert_int_equal(coll_store_set(c, "k", "v", 1), COLL_ERR_NETWORK);
+    assert_non_null(strstr(coll_last_error(), "aborted"));
+    coll_store_close(c);
+    coll_store_server_stop(s);
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sha256),
+        cmocka_unit_test(test_id_roundtrip),
+        cmocka_unit_test(test_unique_id_api),
+        cmocka_unit_test(test_store_ops),
+        cmocka_unit_test(test_get_waits_for_set),
+        cmocka_unit_test(test_wrong_secret),
+        cmocka_unit_test(test_connect_refused_then_retry),
+        cmocka_unit_test(test_ipv6),
+        cmocka_unit_test(test_hostile_clients),
+        cmocka_unit_test(test_many_connections),
+        cmocka_unit_test(test_decode_frame),
+        cmocka_unit_test(test_collectives_procs),
+        cmocka_unit_test(test_collectives_threads_big),
+        cmocka_unit_test(test_barrier_timeout),
+        cmocka_unit_test(test_abort_flag),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,238 @@
+/*
+ * tcp_listen.c - TCP transport: per-communicator state, the data listener
+ * (coll_tcp_listen), teardown, and helpers shared with tcp_setup.c / tcp.c
+ * (handshake header encoding, peer descriptions, socket options).
+ */
+#include "transport/tcp_internal.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/config.h"
+#include "core/log.h"
+#include "core/netif.h"
+
+/* ---- small helpers ---- */
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+static uint32_t get32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+void coll_tcp_hdr_encode(const coll_tcp_hdr_t *h, uint8_t out[COLL_TCP_HDR_BYTES])
+{
+    memset(out, 0, COLL_TCP_HDR_BYTES);
+    put32(out + 0, h->magic);
+    put32(out + 4, h->version);
+    memcpy(out + 8, h->secret, 32);
+    put32(out + 40, (uint32_t)h->nonce);
+    put32(out + 44, (uint32_t)(h->nonce >> 32));
+    put32(out + 48, h->from);
+    put32(out + 52, h->to);
+    put32(out + 56, (uint32_t)h->idx | (uint32_t)h->nsocks << 16);
+    put32(out + 60, h->ack);
+}
+
+void coll_tcp_hdr_decode(const uint8_t in[COLL_TCP_HDR_BYTES], coll_tcp_hdr_t *h)
+{
+    h->magic = get32(in);
+    h->version = get32(in + 4);
+    memcpy(h->secret, in + 8, 32);
+    h->nonce = (uint64_t)get32(in + 40) | (uint64_t)get32(in + 44) << 32;
+    h->from = get32(in + 48);
+    h->to = get32(in + 52);
+    uint32_t v = get32(in + 56);
+    h->idx = (uint16_t)(v & 0xffff);
+    h->nsocks = (uint16_t)(v >> 16);
+    h->ack = get32(in + 60);
+}
+
+void coll_tcp_peer_sockaddr(const coll_comm *comm, int p, struct sockaddr_storage *ss)
+{
+    const coll_peer_info_t *pi = &comm->peers[p];
+    memset(ss, 0, sizeof *ss);
+    if (pi->family == AF_INET6) {
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+        a->sin6_family = AF_INET6;
+        a->sin6_port = htons(pi->port);
+        memcpy(&a->sin6_addr, pi->addr, 16);
+        if (IN6_IS_ADDR_LINKLOCAL(&a->sin6_addr) && comm->tcp && comm->tcp->ifname[0])
+            a->sin6_scope_id = if_nametoindex(comm->tcp->ifname);
+    } else {
+        struct sockaddr_in *a = (struct sockaddr_in *)ss;
+        a->sin_family = AF_INET;
+        a->sin_port = htons(pi->port);
+        memcpy(&a->sin_addr, pi->addr, 4);
+    }
+}
+
+const char *coll_tcp_peer_desc(const coll_comm *comm, int p, char *buf, size_t len)
+{
+    if (!comm->peers || p < 0 || p >= comm->nranks) {
+        snprintf(buf, len, "rank %d", p);
+        return buf;
+    }
+    struct sockaddr_storage ss;
+    char a[COLL_SOCKADDR_STRLEN];
+    coll_tcp_peer_sockaddr(comm, p, &ss);
+    snprintf(buf, len, "rank %d (host %s, %s)", p, comm->peers[p].hostname,
+             coll_sockaddr_str(&ss, a, sizeof a));
+    return buf;
+}
+
+void coll_tcp_sockopts(int fd, int sockbuf)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+    if (sockbuf > 0) {
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sockbuf, sizeof sockbuf);
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sockbuf, sizeof sockbuf);
+    }
+}
+
+/* Which peers this rank reaches over tcp: those shm did not take. */
+int coll_tcp_is_peer(const coll_comm *comm, int p)
+{
+    if (p == comm->rank)
+        return 0;
+    if (comm->tp)
+        return !comm->tp[p] || comm->tp[p] == &coll_tcp_ops;
+    return !comm->rank_host || comm->rank_host[p] != comm->host ||
+           coll_cfg_bool(COLL_CFG_SHM_DISABLE);
+}
+
+/* ---- listener ---- */
+
+coll_status_t coll_tcp_state(coll_comm *comm)
+{
+    if (comm->tcp)
+        return COLL_SUCCESS;
+    struct coll_tcp *t = calloc(1, sizeof *t);
+    if (!t)
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_TCP, "out of memory");
+    t->listen_fd = -1;
+    long long ns = coll_cfg_int(COLL_CFG_NSOCKS);
+    if (ns < 1 || ns > COLL_TCP_MAX_SOCKS) {
+        COLL_WARN(COLL_SUB_TCP, "COLL_NSOCKS=%lld out of range 1..%d, using %d", ns,
+                  COLL_TCP_MAX_SOCKS, ns < 1 ? 1 : COLL_TCP_MAX_SOCKS);
+        ns = ns < 1 ? 1 : COLL_TCP_MAX_SOCKS;
+    }
+    t->nsocks = (int)ns;
+    size_t sb = coll_cfg_size(COLL_CFG_SOCK_BUF);
+    t->sockbuf = sb > INT_MAX ? INT_MAX : (int)sb;
+    comm->tcp = t;
+    return COLL_SUCCESS;
+}
+
+coll_status_t coll_tcp_listen(coll_comm *comm, coll_peer_info_t *me)
+{
+    COLL_CHECK(coll_tcp_state(comm));
+    struct coll_tcp *t = comm->tcp;
+    char s[COLL_SOCKADDR_STRLEN];
+    if (t->listen_fd >= 0)
+        close(t->listen_fd);
+    t->listen_fd = -1;
+    COLL_CHECK(coll_netif_select(AF_UNSPEC, &t->addr, t->ifname, sizeof t->ifname));
+    long long base = coll_cfg_int(COLL_CFG_IF_BASE_PORT);
+    long long range = coll_cfg_int(COLL_CFG_PORT_RANGE);
+    if (base < 0 || base > 65535)
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_TCP,
+                          "COLL_IF_BASE_PORT=%lld is not a port (0..65535)", base);
+    if (base == 0 || range < 1)
+        range = 1;
+    if (base + range - 1 > 65535)
+        range = 65536 - base;
+    int fd = socket(t->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_TCP, "cannot create the tcp listener");
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    coll_tcp_sockopts(fd, t->sockbuf);   /* inherited by accepted sockets (window scale) */
+    int err = 0;
+    for (long long i = 0; i < range; i++) {
+        coll_sockaddr_set_port(&t->addr, (int)(base + i));
+        if (bind(fd, (struct sockaddr *)&t->addr, coll_sockaddr_len(&t->addr)) == 0) {
+            err = 0;
+            break;
+        }
+        err = errno;
+        if (err != EADDRINUSE)
+            break;
+    }
+    if (err) {
+        close(fd);
+        errno = err;
+        coll_sockaddr_set_port(&t->addr, 0);
+        if (base && range > 1)
+            return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_TCP,
+                                    "cannot bind the tcp listener to %s (%s) on ports %lld..%lld "
+                                    "(COLL_IF_BASE_PORT, COLL_PORT_RANGE)",
+                                    coll_sockaddr_str(&t->addr, s, sizeof s), t->ifname, base,
+                                    base + range - 1);
+        return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_TCP,
+                                "cannot bind the tcp listener to %s (%s) port %lld",
+                                coll_sockaddr_str(&t->addr, s, sizeof s), t->ifname, base);
+    }
+    if (listen(fd, 1024) != 0) {
+        err = errno;
+        close(fd);
+        errno = err;
+        return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_TCP, "listen on %s failed",
+                                coll_sockaddr_str(&t->addr, s, sizeof s));
+    }
+    socklen_t sl = sizeof t->addr;
+    getsockname(fd, (struct sockaddr *)&t->addr, &sl);
+    t->listen_fd = fd;
+    me->family = (uint16_t)t->addr.ss_family;
+    me->port = (uint16_t)coll_sockaddr_port(&t->addr);
+    memset(me->addr, 0, sizeof me->addr);
+    if (t->addr.ss_family == AF_INET6)
+        memcpy(me->addr, &((struct sockaddr_in6 *)&t->addr)->sin6_addr, 16);
+    else
+        memcpy(me->addr, &((struct sockaddr_in *)&t->addr)->sin_addr, 4);
+    snprintf(me->ifname, sizeof me->ifname, "%s", t->ifname);
+    COLL_INFO(COLL_SUB_TCP, "data listener on %s (interface %s), %d socket(s) per peer, "
+              "socket buffers %d", coll_sockaddr_str(&t->addr, s, sizeof s), t->ifname,
+              t->nsocks, t->sockbuf);
+    return COLL_SUCCESS;
+}
+
+void coll_tcp_teardown(coll_comm *comm)
+{
+    struct coll_tcp *t = comm->tcp;
+    if (!t)
+        return;
+    if (t->listen_fd >= 0)
+        close(t->listen_fd);
+    if (t->peers)
+        for (int p = 0; p < comm->nranks; p++) {
+            coll_tcp_peer_t *pc = &t->peers[p];
+            for (int i = 0; i < COLL_TCP_MAX_SOCKS; i++) {
+                if (pc->fd[i] >= 0)
+                    close(pc->fd[i]);
+                free(pc->bounce[i]);
+            }
+            if (pc->ctrl >= 0)
+                close(pc->ctrl);
+        }
+    free(t->peers);
+    free(t->ctrl_pfd);
+    free(t->ctrl_rank);
+    free(t);
+    comm->tcp = NULL;
+}

@@ -1,0 +1,745 @@
+/*
+ * test_tcp.c - the TCP transport on its own, without the rest of a communicator:
+ * N forked ranks on 127.0.0.1, each pretending to be its own host, a minimal
+ * coll_comm built by hand, listen addresses exchanged through pipes; the ops are
+ * driven the way the executor does (send and recv progress, poll when idle).
+ *
+ * Covers: striping rule, message sizes 0..33 MiB both ways at once with copying
+ * and reducing sinks, several messages in a row over 3 ranks, strangers on the
+ * listener during setup, a peer dying or aborting mid-message, connect / accept
+ * timeouts naming the peer, and loopback throughput with 1, 2 and 4 sockets.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/config.h"
+#include "core/log.h"
+#include "core/reduce.h"
+#include "transport/tcp_internal.h"
+#include "transport/transport.h"
+
+static int g_rank = -1;
+
+#define CHECK(c)                                                                          \
+    do {                                                                                  \
+        if (!(c)) {                                                                       \
+            fprintf(stderr, "rank %d: %s:%d: CHECK(%s) failed (last error: %s)\n", g_rank, \
+                    __FILE__, __LINE__, #c, coll_last_error());                          \
+            _exit(1);                                                                     \
+        }                                                                                 \
+    } while (0)
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- a hand-made communicator ---- */
+
+static const uint8_t k_secret[32] = "collbench-tcp-test-secret-000000";
+
+static void comm_build(coll_comm *c, int rank, int n, double timeout_s)
+{
+    memset(c, 0, sizeof *c);
+    c->rank = rank;
+    c->nranks = n;
+    c->peers = calloc((size_t)n, sizeof *c->peers);
+    c->rank_host = calloc((size_t)n, sizeof(int));
+    c->tp = calloc((size_t)n, sizeof *c->tp);
+    CHECK(c->peers && c->rank_host && c->tp);
+    for (int i = 0; i < n; i++)
+        c->rank_host[i] = i;   /* every rank its own host */
+    c->host = rank;
+    c->nhosts = n;
+    memcpy(c->id.secret, k_secret, 32);
+    c->id.nonce = 0x1234abcdull;
+    c->connect_timeout_s = timeout_s;
+    for (int i = 0; i < n; i++) {
+        snprintf(c->peers[i].hostname, sizeof c->peers[i].hostname, "node%d", i);
+        c->peers[i].rank = i;
+    }
+}
+
+static void comm_free(coll_comm *c)
+{
+    coll_tcp_teardown(c);
+    free(c->peers);
+    free(c->rank_host);
+    free(c->tp);
+}
+
+/* ---- N ranks in forked processes ---- */
+
+typedef void (*rank_fn)(coll_comm *comm, void *arg);
+typedef void (*setup_hook)(const coll_peer_info_t *peers, int n);
+
+static int g_nsocks = 2;
+
+static void full_write(int fd, const void *p, size_t n)
+{
+    while (n) {
+        ssize_t k = write(fd, p, n);
+        CHECK(k > 0);
+        p = (const char *)p + k;
+        n -= (size_t)k;
+    }
+}
+
+static void full_read(int fd, void *p, size_t n)
+{
+    while (n) {
+        ssize_t k = read(fd, p, n);
+        CHECK(k > 0);
+        p = (char *)p + k;
+        n -= (size_t)k;
+    }
+}
+
+static void rank_main(int rank, int n, int up, int down, rank_fn fn, void *arg)
+{
+    g_rank = rank;
+    alarm(120);   /* a hang is a failure */
+    char ns[16];
+    snprintf(ns, sizeof ns, "%d", g_nsocks);
+    coll_cfg_set(COLL_CFG_NSOCKS, ns);
+    coll_cfg_set(COLL_CFG_IF_IP, "127.0.0.1");
+    coll_log_set_rank(rank);
+    coll_comm c;
+    comm_build(&c, rank, n, 30.0);
+    CHECK(coll_tcp_listen(&c, &c.peers[rank]) == COLL_SUCCESS);
+    full_write(up, &c.peers[rank], sizeof c.peers[rank]);
+    full_read(down, c.peers, sizeof *c.peers * (size_t)n);
+    CHECK(coll_tcp_setup(&c) == COLL_SUCCESS);
+    for (int p = 0; p < n; p++)
+        CHECK(p == rank || c.tp[p] == &coll_tcp_ops);
+    fn(&c, arg);
+    comm_free(&c);
+    _exit(0);
+}
+
+/* Forks n ranks; hook runs in the parent once every listener is up and before
+ * any rank starts setup. Every rank must exit 0. */
+static void run_ranks(int n, rank_fn fn, void *arg, setup_hook hook)
+{
+    pid_t pid[16];
+    int up[16], down[16];
+    fflush(stdout);
+    fflush(stderr);
+    for (int r = 0; r < n; r++) {
+        int a[2], b[2];
+        assert_int_equal(pipe(a), 0);
+        assert_int_equal(pipe(b), 0);
+        pid[r] = fork();
+        assert_true(pid[r] >= 0);
+        if (pid[r] == 0) {
+            close(a[0]);
+            close(b[1]);
+            rank_main(r, n, a[1], b[0], fn, arg);
+        }
+        close(a[1]);
+        close(b[0]);
+        up[r] = a[0];
+        down[r] = b[1];
+    }
+    coll_peer_info_t peers[16];
+    for (int r = 0; r < n; r++)
+        assert_int_equal(read(up[r], &peers[r], sizeof peers[r]), (ssize_t)sizeof peers[r]);
+    if (hook)
+        hook(peers, n);
+    for (int r = 0; r < n; r++) {
+        assert_int_equal(write(down[r], peers, sizeof peers[0] * (size_t)n),
+                         (ssize_t)(sizeof peers[0] * (size_t)n));
+        close(down[r]);
+        close(up[r]);
+    }
+    int bad = 0;
+    for (int r = 0; r < n; r++) {
+        int ws = 0;
+        assert_int_equal(waitpid(pid[r], &ws, 0), pid[r]);
+        if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+            fprintf(stderr, "rank %d: %s %d\n", r, WIFEXITED(ws) ? "exit" : "signal",
+                    WIFEXITED(ws) ? WEXITSTATUS(ws) : WTERMSIG(ws));
+            bad++;
+        }
+    }
+    assert_int_equal(bad, 0);
+}
+
+/* ---- the executor's loop, in small ---- */
+
+typedef struct {
+    int peer, is_send;
+    const void *src;
+    coll_sink_t sink;
+    size_t len, done;
+} op_t;
+
+static op_t op_send(int peer, const void *src, size_t len)
+{
+    op_t o = {peer, 1, src, {NULL, NULL, NULL, 1}, len, 0};
+    return o;
+}
+
+static op_t op_recv(int peer, void *dst, const void *src2, coll_reduce_fn fn, size_t esize,
+                    size_t len)
+{
+    op_t o = {peer, 0, NULL, {dst, src2, fn, esize}, len, 0};
+    return o;
+}
+
+/* Progress until every op completes or one fails; stop_after: return success
+ * once the ops moved that many bytes in total (for the mid-message tests). */
+static coll_status_t drive(coll_comm *c, op_t *ops, int n, size_t stop_after)
+{
+    double deadline = now_s() + 60;
+    size_t moved = 0;
+    for (;;) {
+        int pending = 0, progressed = 0;
+        for (int i = 0; i < n; i++) {
+            op_t *o = &ops[i];
+            if (o->done >= o->len)
+                continue;
+            size_t before = o->done;
+            coll_status_t st = o->is_send ? coll_tcp_ops.send(c, o->peer, o->src, o->len, &o->done)
+                                          : coll_tcp_ops.recv(c, o->peer, &o->sink, o->len, &o->done);
+            if (st != COLL_SUCCESS)
+                return st;
+            progressed |= o->done != before;
+            moved += o->done - before;
+            pending += o->done < o->len;
+        }
+        if (!pending || (stop_after && moved >= stop_after))
+            return COLL_SUCCESS;
+        if (progressed)
+            continue;
+        coll_status_t st = coll_tcp_poll_abort(c);
+        if (st != COLL_SUCCESS)
+            return st;
+        struct pollfd fds[64];
+        int nfds = 0;
+        for (int i = 0; i < n; i++)
+            if (ops[i].done < ops[i].len)
+                nfds += coll_tcp_ops.pollfds(c, ops[i].peer, ops[i].is_send, fds + nfds, 64 - nfds);
+        CHECK(nfds > 0);
+        poll(fds, (nfds_t)nfds, 100);
+        CHECK(now_s() < deadline);
+    }
+}
+
+/* Deterministic content of the message from rank 'from' with tag 'tag'. */
+static void fill_pattern(void *buf, size_t len, int from, uint64_t tag)
+{
+    uint8_t *p = buf;
+    uint64_t x = (uint64_t)from * 0x9E3779B97F4A7C15ull ^ tag * 0xBF58476D1CE4E5B9ull;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        x ^= x >> 31;
+        x *= 0x94D049BB133111EBull;
+        x += 0x2545F4914F6CDD1Dull;
+        memcpy(p + i, &x, 8);
+    }
+    for (; i < len; i++)
+        p[i] = (uint8_t)(x >> (8 * (i % 8))) ^ (uint8_t)i;
+}
+
+static const size_t k_sizes[] = {0, 1, 7, (64u << 10) - 1, 64u << 10, (64u << 10) + 1,
+                                 (1u << 20) + 3, 5u << 20, 33u << 20};
+#define NSIZES (sizeof k_sizes / sizeof k_sizes[0])
+
+/* ---- tests ---- */
+
+static void test_partition(void **state)
+{
+    (void)state;
+    const size_t lens[] = {0, 1, 63, 65535, 65536, 65537, 100000, (1u << 20) + 7, 33u << 20};
+    for (int k = 1; k <= COLL_TCP_MAX_SOCKS; k++)
+        for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+            size_t len = lens[li], off[COLL_TCP_MAX_SOCKS], sl[COLL_TCP_MAX_SOCKS];
+            coll_tcp_partition(len, k, off, sl);
+            size_t pos = 0;
+            for (int i = 0; i < k; i++) {
+                assert_int_equal(off[i], pos);
+                assert_int_equal(off[i] % 64, pos == len ? off[i] % 64 : 0);
+                if (len < COLL_TCP_STRIPE_MIN && i > 0)
+                    assert_int_equal(sl[i], 0);
+                pos += sl[i];
+            }
+            assert_int_equal(pos, len);
+        }
+}
+
+static void test_header_roundtrip(void **state)
+{
+    (void)state;
+    coll_tcp_hdr_t h = {COLL_TCP_MAGIC, COLL_TCP_VERSION, {0}, 0x0102030405060708ull, 7, 9, 3, 4, 1}, g;
+    memcpy(h.secret, k_secret, 32);
+    uint8_t b[COLL_TCP_HDR_BYTES];
+    coll_tcp_hdr_encode(&h, b);
+    assert_memory_equal(b, "CBT1", 4);
+    coll_tcp_hdr_decode(b, &g);
+    assert_int_equal(g.magic, h.magic);
+    assert_int_equal(g.nonce, h.nonce);
+    assert_int_equal(g.from, 7);
+    assert_int_equal(g.to, 9);
+    assert_int_equal(g.idx, 3);
+    assert_int_equal(g.nsocks, 4);
+    assert_int_equal(g.ack, 1);
+    assert_memory_equal(g.secret, k_secret, 32);
+}
+
+/* Deterministic partial elements: a 2-socket "peer" made of socketpairs feeds a
+ * reducing recv 3 bytes at a time per socket; the sink must only ever see whole
+ * 8-byte elements and the result must be exact. */
+static void test_reduce_partial_elements(void **state)
+{
+    (void)state;
+    coll_comm c;
+    g_rank = 0;
+    comm_build(&c, 0, 2, 1.0);
+    c.tcp = calloc(1, sizeof *c.tcp);
+    assert_non_null(c.tcp);
+    c.tcp->listen_fd = -1;
+    c.tcp->peers = calloc(2, sizeof *c.tcp->peers);
+    assert_non_null(c.tcp->peers);
+    int far[2];
+    for (int p = 0; p < 2; p++) {
+        c.tcp->peers[p].ctrl = -1;
+        for (int i = 0; i < COLL_TCP_MAX_SOCKS; i++)
+            c.tcp->peers[p].fd[i] = -1;
+    }
+    coll_tcp_peer_t *pc = &c.tcp->peers[1];
+    pc->nsocks = 2;
+    for (int i = 0; i < 2; i++) {
+        int sp[2];
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sp), 0);
+        pc->fd[i] = sp[0];
+        far[i] = sp[1];
+    }
+    size_t n = 40000, len = n * 8;   /* >= 64 KiB: two stripes */
+    int64_t *in = malloc(len), *s2 = malloc(len), *out = malloc(len), *exp = malloc(len);
+    assert_true(in && s2 && out && exp);
+    fill_pattern(in, len, 1, 5);
+    fill_pattern(s2, len, 2, 5);
+    for (size_t i = 0; i < n; i++)
+        exp[i] = (int64_t)((uint64_t)in[i] + (uint64_t)s2[i]);
+    size_t off[COLL_TCP_MAX_SOCKS], sl[COLL_TCP_MAX_SOCKS], sent[2] = {0, 0};
+    coll_tcp_partition(len, 2, off, sl);
+    assert_true(sl[1] > 0);
+    coll_sink_t sink = {out, s2, coll_reduce_kernel(COLL_SUM, COLL_INT64), 8};
+    size_t done = 0;
+    while (done < len) {
+        for (int i = 0; i < 2; i++) {
+            size_t k = sl[i] - sent[i] < 3 ? sl[i] - sent[i] : 3;
+            if (k) {
+                assert_int_equal(write(far[i], (char *)in + off[i] + sent[i], k), (ssize_t)k);
+                sent[i] += k;
+            }
+        }
+        size_t before = done;
+        assert_int_equal(coll_tcp_ops.recv(&c, 1, &sink, len, &done), COLL_SUCCESS);
+        assert_int_equal(done % 8, 0);   /* only whole elements delivered */
+        assert_true(done >= before);
+    }
+    assert_memory_equal(out, exp, len);
+    /* the peer closing mid-message: COLL_ERR_NETWORK naming rank 1 */
+    done = 0;
+    assert_int_equal(write(far[0], in, 5), 5);
+    assert_int_equal(coll_tcp_ops.recv(&c, 1, &sink, len, &done), COLL_SUCCESS);
+    close(far[0]);
+    close(far[1]);
+    assert_int_equal(coll_tcp_ops.recv(&c, 1, &sink, len, &done), COLL_ERR_NETWORK);
+    assert_non_null(strstr(coll_last_error(), "rank 1 (host node1"));
+    free(in);
+    free(s2);
+    free(out);
+    free(exp);
+    comm_free(&c);
+}
+
+/* Both ranks exchange every size at once: copy sink, then reducing sinks of
+ * 2-, 4- and 8-byte integer sums (separate src2, and in place). */
+static void rank_exchange(coll_comm *c, void *arg)
+{
+    (void)arg;
+    int other = 1 - c->rank;
+    size_t maxb = 33u << 20;
+    uint8_t *sb = malloc(maxb), *rb = malloc(maxb), *exp = malloc(maxb), *s2 = malloc(maxb);
+    CHECK(sb && rb && exp && s2);
+    for (size_t si = 0; si < NSIZES; si++) {
+        size_t len = k_sizes[si];
+        fill_pattern(sb, len, c->rank, len);
+        fill_pattern(exp, len, other, len);
+        memset(rb, 0xEE, len);
+        op_t ops[2] = {op_send(other, sb, len), op_recv(other, rb, NULL, NULL, 1, len)};
+        CHECK(drive(c, ops, 2, 0) == COLL_SUCCESS);
+        CHECK(ops[0].done == len && ops[1].done == len);
+        if (memcmp(rb, exp, len) != 0) {
+            size_t i = 0;
+            while (rb[i] == exp[i])
+                i++;
+            fprintf(stderr, "rank %d: copy of %zu bytes differs at byte %zu\n", c->rank, len, i);
+            CHECK(0);
+        }
+    }
+    const coll_dtype_t dts[] = {COLL_INT16, COLL_INT32, COLL_INT64};
+    for (int di = 0; di < 3; di++) {
+        size_t es = coll_dtype_size(dts[di]);
+        coll_reduce_fn fn = coll_reduce_kernel(COLL_SUM, dts[di]);
+        for (size_t si = 0; si < NSIZES; si++) {
+            size_t len = k_sizes[si] / es * es;
+            int inplace = si % 2;
+            fill_pattern(sb, len, c->rank, len + 77);
+            fill_pattern(s2, len, 100 + c->rank, len);
+            fill_pattern(exp, len, other, len + 77);           /* incoming */
+            coll_reduce_kernel_ref(COLL_SUM, dts[di])(exp, s2, exp, len / es);
+            uint8_t *dst = inplace ? s2 : rb;
+            if (!inplace)
+                memset(rb, 0xEE, len);
+            op_t ops[2] = {op_send(other, sb, len), op_recv(other, dst, s2, fn, es, len)};
+            CHECK(drive(c, ops, 2, 0) == COLL_SUCCESS);
+            if (memcmp(dst, exp, len) != 0) {
+                fprintf(stderr, "rank %d: reduce %s of %zu bytes (%s) wrong\n", c->rank,
+                        coll_dtype_name(dts[di]), len, inplace ? "in place" : "out of place");
+                CHECK(0);
+            }
+        }
+    }
+    free(sb);
+    free(rb);
+    free(exp);
+    free(s2);
+}
+
+static void test_exchange_1sock(void **state)
+{
+    (void)state;
+    g_nsocks = 1;
+    run_ranks(2, rank_exchange, NULL, NULL);
+}
+
+static void test_exchange_3socks(void **state)
+{
+    (void)state;
+    g_nsocks = 3;
+    run_ranks(2, rank_exchange, NULL, NULL);
+}
+
+/* 3 ranks, each sending a series of messages to both others while receiving
+ * from both: stripes of consecutive messages must stay in order per socket. */
+static void rank_series(coll_comm *c, void *arg)
+{
+    (void)arg;
+    static const size_t lens[] = {100000, 10, 200003, 1, 70000, 0, 65536, 5000000, 3, 65600};
+    int a = (c->rank + 1) % 3, b = (c->rank + 2) % 3;
+    size_t maxb = 5000000;
+    uint8_t *sa = malloc(maxb), *sb2 = malloc(maxb), *ra = malloc(maxb), *rb = malloc(maxb),
+            *e = malloc(maxb);
+    CHECK(sa && sb2 && ra && rb && e);
+    for (int round = 0; round < 3; round++)
+        for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+            size_t len = lens[i];
+            uint64_t tag = (uint64_t)round * 1000 + i;
+            fill_pattern(sa, len, c->rank * 16 + a, tag);
+            fill_pattern(sb2, len, c->rank * 16 + b, tag);
+            op_t ops[4] = {op_send(a, sa, len), op_send(b, sb2, len),
+                           op_recv(a, ra, NULL, NULL, 1, len), op_recv(b, rb, NULL, NULL, 1, len)};
+            CHECK(drive(c, ops, 4, 0) == COLL_SUCCESS);
+            fill_pattern(e, len, a * 16 + c->rank, tag);
+            CHECK(memcmp(ra, e, len) == 0);
+            fill_pattern(e, len, b * 16 + c->rank, tag);
+            CHECK(memcmp(rb, e, len) == 0);
+        }
+    free(sa);
+    free(sb2);
+    free(ra);
+    free(rb);
+    free(e);
+}
+
+static void test_three_ranks_series(void **state)
+{
+    (void)state;
+    g_nsocks = 2;
+    run_ranks(3, rank_series, NULL, NULL);
+}
+
+/* ---- strangers during setup ---- */
+
+static int g_silent_fds[8], g_nsilent;
+
+static int stranger_connect(const coll_peer_info_t *pi)
+{
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(pi->port);
+    memcpy(&a.sin_addr, pi->addr, 4);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    return fd;
+}
+
+static void strangers_hook(const coll_peer_info_t *peers, int n)
+{
+    (void)n;
+    const coll_peer_info_t *tgt = &peers[1];   /* rank 1 accepts from rank 0 */
+    uint8_t b[COLL_TCP_HDR_BYTES];
+    coll_tcp_hdr_t h = {COLL_TCP_MAGIC, COLL_TCP_VERSION, {0}, 0x1234abcdull, 0, 1, 0, 2, 0};
+    /* 1. right shape, wrong secret */
+    memset(h.secret, 'x', 32);
+    coll_tcp_hdr_encode(&h, b);
+    int fd = stranger_connect(tgt);
+    assert_int_equal(write(fd, b, sizeof b), (ssize_t)sizeof b);
+    g_silent_fds[g_nsilent++] = fd;
+    /* 2. right secret, wrong nonce (another communicator of the same job) */
+    memcpy(h.secret, k_secret, 32);
+    h.nonce = 99;
+    coll_tcp_hdr_encode(&h, b);
+    fd = stranger_connect(tgt);
+    assert_int_equal(write(fd, b, sizeof b), (ssize_t)sizeof b);
+    g_silent_fds[g_nsilent++] = fd;
+    /* 3. random bytes */
+    for (size_t i = 0; i < sizeof b; i++)
+        b[i] = (uint8_t)(rand() & 0xff);
+    fd = stranger_connect(tgt);
+    assert_int_equal(write(fd, b, sizeof b), (ssize_t)sizeof b);
+    g_silent_fds[g_nsilent++] = fd;
+    /* 4. a valid partial header, then silence (kept open) */
+    h.nonce = 0x1234abcdull;
+    coll_tcp_hdr_encode(&h, b);
+    fd = stranger_connect(tgt);
+    assert_int_equal(write(fd, b, 20), 20);
+    g_silent_fds[g_nsilent++] = fd;
+    /* 5. connect and say nothing (kept open); 6. connect and close */
+    g_silent_fds[g_nsilent++] = stranger_connect(tgt);
+    close(stranger_connect(tgt));
+    /* 7. garbage to rank 0, which only connects (nobody accepts there) */
+    g_silent_fds[g_nsilent++] = stranger_connect(&peers[0]);
+}
+
+static void rank_small_exchange(coll_comm *c, void *arg)
+{
+    (void)arg;
+    int other = 1 - c->rank;
+    size_t len = (1u << 20) + 5;
+    uint8_t *s = malloc(len), *r = malloc(len), *e = malloc(len);
+    CHECK(s && r && e);
+    fill_pattern(s, len, c->rank, 1);
+    fill_pattern(e, len, other, 1);
+    op_t ops[2] = {op_send(other, s, len), op_recv(other, r, NULL, NULL, 1, len)};
+    CHECK(drive(c, ops, 2, 0) == COLL_SUCCESS);
+    CHECK(memcmp(r, e, len) == 0);
+    free(s);
+    free(r);
+    free(e);
+}
+
+static void test_strangers(void **state)
+{
+    (void)state;
+    g_nsocks = 2;
+    g_nsilent = 0;
+    run_ranks(2, rank_small_exchange, NULL, strangers_hook);
+    for (int i = 0; i < g_nsilent; i++)
+        close(g_silent_fds[i]);
+}
+
+/* ---- peers failing mid-message ---- */
+
+typedef enum { DIE_SENDER, DIE_RECEIVER, ABORT_SENDER } fail_mode_t;
+
+static void rank_fail(coll_comm *c, void *arg)
+{
+    fail_mode_t mode = *(fail_mode_t *)arg;
+    size_t len = 33u << 20;
+    uint8_t *buf = calloc(1, len);
+    CHECK(buf);
+    int failing = mode == DIE_RECEIVER ? 1 : 0;   /* rank that goes away; rank 0 sends */
+    op_t o = c->rank == 0 ? op_send(1, buf, len) : op_recv(0, buf, NULL, NULL, 1, len);
+    if (c->rank == failing) {
+        if (mode == DIE_RECEIVER) {
+            usleep(200 * 1000);   /* let the sender fill our buffers; die without reading */
+            _exit(0);
+        }
+        CHECK(drive(c, &o, 1, 1) == COLL_SUCCESS);   /* some bytes out, not all (no reader yet) */
+        CHECK(o.done > 0 && o.done < len);
+        if (mode == ABORT_SENDER) {
+            atomic_store(&c->aborted, 1);
+            coll_tcp_send_abort(c);
+            /* our own view: the interrupted send now fails as aborted */
+            CHECK(drive(c, &o, 1, 0) == COLL_ERR_ABORTED);
+            usleep(500 * 1000);
+        }
+        _exit(0);   /* no teardown: the kernel closes the sockets, as in a crash */
+    }
+    int peer = failing;
+    if (mode != DIE_RECEIVER)
+        usleep(300 * 1000);   /* the sender fails while part of the message is in flight */
+    coll_status_t st = drive(c, &o, 1, 0);
+    const char *msg = coll_last_error();
+    fprintf(stderr, "rank %d got: %s: %s\n", c->rank, coll_strerror(st), msg);
+    CHECK(st == (mode == ABORT_SENDER ? COLL_ERR_ABORTED : COLL_ERR_NETWORK));
+    CHECK(strstr(msg, "rank 0") || strstr(msg, "rank 1"));
+    char want[64];
+    snprintf(want, sizeof want, "rank %d (host node%d, 127.0.0.1:", peer, peer);
+    CHECK(strstr(msg, want) != NULL);
+    /* the error sticks */
+    CHECK(drive(c, &o, 1, 0) == st);
+    if (mode == ABORT_SENDER)
+        CHECK(coll_tcp_poll_abort(c) == COLL_ERR_ABORTED);
+    free(buf);
+}
+
+static void test_peer_dies_while_sending(void **state)
+{
+    (void)state;
+    g_nsocks = 2;
+    fail_mode_t m = DIE_SENDER;
+    run_ranks(2, rank_fail, &m, NULL);
+}
+
+static void test_peer_dies_while_receiving(void **state)
+{
+    (void)state;
+    g_nsocks = 2;
+    fail_mode_t m = DIE_RECEIVER;
+    signal(SIGPIPE, SIG_DFL);   /* a SIGPIPE would kill the sender: must not happen */
+    run_ranks(2, rank_fail, &m, NULL);
+}
+
+static void test_peer_aborts(void **state)
+{
+    (void)state;
+    g_nsocks = 3;
+    fail_mode_t m = ABORT_SENDER;
+    run_ranks(2, rank_fail, &m, NULL);
+}
+
+/* ---- timeouts (one process) ---- */
+
+static void test_connect_timeout(void **state)
+{
+    (void)state;
+    coll_cfg_set(COLL_CFG_IF_IP, "127.0.0.1");
+    coll_cfg_set(COLL_CFG_NSOCKS, "2");
+    /* a port that is bound but not listening: connections are refused */
+    int hole = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(hole, (struct sockaddr *)&a, sizeof a), 0);
+    socklen_t sl = sizeof a;
+    getsockname(hole, (struct sockaddr *)&a, &sl);
+
+    coll_comm c;
+    g_rank = 0;
+    comm_build(&c, 0, 2, 1.0);
+    assert_int_equal(coll_tcp_listen(&c, &c.peers[0]), COLL_SUCCESS);
+    c.peers[1].family = AF_INET;
+    c.peers[1].port = ntohs(a.sin_port);
+    memcpy(c.peers[1].addr, &a.sin_addr, 4);
+    double t0 = now_s();
+    assert_int_equal(coll_tcp_setup(&c), COLL_ERR_TIMEOUT);
+    double el = now_s() - t0;
+    assert_true(el >= 0.9 && el < 5);
+    char want[128];
+    snprintf(want, sizeof want, "cannot connect to rank 1 (host node1, 127.0.0.1:%d): Connection refused after 1.",
+             ntohs(a.sin_port));
+    if (!strstr(coll_last_error(), want))
+        fail_msg("unexpected message: %s", coll_last_error());
+    comm_free(&c);
+
+    /* the accepting side: rank 0 never connects */
+    comm_build(&c, 1, 2, 1.0);
+    assert_int_equal(coll_tcp_listen(&c, &c.peers[1]), COLL_SUCCESS);
+    c.peers[0] = c.peers[1];
+    c.peers[0].rank = 0;
+    snprintf(c.peers[0].hostname, sizeof c.peers[0].hostname, "node0");
+    assert_int_equal(coll_tcp_setup(&c), COLL_ERR_TIMEOUT);
+    if (!strstr(coll_last_error(), "waiting for rank 0 (host node0"))
+        fail_msg("unexpected message: %s", coll_last_error());
+    comm_free(&c);
+    close(hole);
+}
+
+/* ---- throughput ---- */
+
+static void rank_bw(coll_comm *c, void *arg)
+{
+    (void)arg;
+    size_t len = 64u << 20;
+    uint8_t *buf = malloc(len), *src2 = malloc(len);
+    CHECK(buf && src2);
+    memset(buf, 1, len);
+    memset(src2, 2, len);
+    for (int reduce = 0; reduce < 2; reduce++) {
+        double best = 1e9;
+        for (int it = 0; it < 5; it++) {
+            /* align both ranks with a 1-byte ping-pong */
+            uint8_t t = 0;
+            op_t ping[2] = {op_send(1 - c->rank, &t, 1), op_recv(1 - c->rank, &t, NULL, NULL, 1, 1)};
+            CHECK(drive(c, ping, 2, 0) == COLL_SUCCESS);
+            double t0 = now_s();
+            op_t o = c->rank == 0 ? op_send(1, buf, len)
+                                  : op_recv(0, buf, src2, reduce ? coll_reduce_kernel(COLL_SUM, COLL_FP32) : NULL,
+                                            4, len);
+            CHECK(drive(c, &o, 1, 0) == COLL_SUCCESS);
+            double el = now_s() - t0;
+            if (el < best)
+                best = el;
+        }
+        if (c->rank == 1)
+            printf("tcp loopback 64 MiB, COLL_NSOCKS=%d, %s sink: %.2f GB/s (best of 5, %.1f ms)\n",
+                   c->tcp->peers[0].nsocks, reduce ? "fp32-sum reducing" : "copying",
+                   (double)len / best / 1e9, best * 1e3);
+    }
+    fflush(stdout);
+    free(buf);
+    free(src2);
+}
+
+static void test_throughput(void **state)
+{
+    (void)state;
+    const int socks[] = {1, 2, 4};
+    for (int i = 0; i < 3; i++) {
+        g_nsocks = socks[i];
+        run_ranks(2, rank_bw, NULL, NULL);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_partition),
+        cmocka_unit_test(test_header_roundtrip),
+        cmocka_unit_test(test_reduce_partial_elements),
+        cmocka_unit_test(test_exchange_1sock),
+        cmocka_unit_test(test_exchange_3socks),
+        cmocka_unit_test(test_three_ranks_series),
+        cmocka_unit_test(test_strangers),
+        cmocka_unit_test(test_peer_dies_while_sending),
+        cmocka_unit_test(test_peer_dies_while_receiving),
+        cmocka_unit_test(test_peer_aborts),
+        cmocka_unit_test(test_connect_timeout),
+        cmocka_unit_test(test_throughput),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

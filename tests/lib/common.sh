@@ -1,0 +1,40 @@
+# tests/lib/common.sh - helpers for the end-to-end test scripts (sourced).
+# Scripts run with CB_O (build dir with bin/) and CB_ROOT (repo) exported by tests/run.sh.
+CB_O=${CB_O:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+CB_ROOT=${CB_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+BIN=$CB_O/bin
+FAILS=0
+
+fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
+pass() { echo "ok: $*"; }
+check() { # check "description" command...
+    local d=$1; shift
+    if "$@"; then pass "$d"; else fail "$d"; fi
+}
+finish() { [ "$FAILS" -eq 0 ] && { echo "all checks passed"; exit 0; }; echo "$FAILS check(s) failed"; exit 1; }
+
+# Segments of ours left in /dev/shm (collbench-*), printed; status 0 if none.
+no_shm_leftovers() {
+    local l
+    l=$(ls /dev/shm 2>/dev/null | grep -E 'collbench' || true)
+    [ -z "$l" ] && return 0
+    echo "leftover shared memory: $l"; return 1
+}
+# No process whose command line contains $1 (other than us).
+no_procs() {
+    local l
+    l=$(pgrep -f -- "$1" | grep -v "^$$\$" || true)
+    [ -z "$l" ] && return 0
+    echo "leftover processes for '$1':"; ps -o pid,stat,args -p $(echo $l | tr ' ' ',') 2>/dev/null; return 1
+}
+# Wait until command succeeds or timeout (seconds, fractional ok).
+wait_for() {
+    local t=$1; shift
+    local end=$(( $(date +%s%N) + ${t%.*} * 1000000000 ))
+    while [ "$(date +%s%N)" -lt $end ]; do "$@" >/dev/null 2>&1 && return 0; sleep 0.05; done
+    return 1
+}
+# Children (ranks) of a standalone launcher pid.
+children_of() { pgrep -P "$1" 2>/dev/null; }
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# timeout: 120
+# SIGSTOP one of 3 ranks: the others fail after COLL_EXEC_TIMEOUT naming the
+# stalled rank, exit code 4 (timeout), the stopped rank is killed by the
+# launcher, nothing is left behind.
+. "$(dirname "$0")/../lib/common.sh"
+out=$(mktemp); trap 'rm -f "$out"' EXIT
+COLL_EXEC_TIMEOUT=3 "$BIN"/all_reduce_test -p 3 -b 1M -e 1M -n 1000000 >"$out" 2>&1 &
+launcher=$!
+wait_for 20 grep -q 'data_size' "$out" || fail "run did not start"
+sleep 0.3
+kids=($(children_of $launcher))
+t0=$(now_ms)
+kill -STOP "${kids[2]}"
+wait $launcher; rc=$?
+dt=$(( $(now_ms) - t0 ))
+cat "$out"; echo "exit $rc after $dt ms"
+check "exit code 4 (timeout)" [ $rc -eq 4 ]
+check "fails after the 3 s timeout, not much later (took $dt ms)" test $dt -ge 2900 -a $dt -lt 7000
+check "message names the stalled rank and the collective" grep -q "timeout after 3.0 s (COLL_EXEC_TIMEOUT) in allreduce of 1048576 bytes waiting for .*rank 2 (host .*, pid ${kids[2]})" "$out"
+check "no process left" no_procs "$BIN/all_reduce_test"
+check "no /dev/shm segment left" no_shm_leftovers
+finish

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# timeout: 180
+# torchrun-style launch: RANK / WORLD_SIZE / MASTER_ADDR / MASTER_PORT, three
+# ranks started as background processes; rank 0 hosts the rendezvous.
+# Also Slurm-style variables (SLURM_PROCID / SLURM_NTASKS / SLURM_JOB_NODELIST).
+set -u
+B=${CB_O:?}/bin
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+launch3() {   # launch3 KIND TEST ARGS...: 3 ranks, all must exit 0
+    local kind=$1 t=$2; shift 2
+    local port=$((20000 + RANDOM % 30000)) pids=() r
+    for r in 0 1 2; do
+        if [ "$kind" = env ]; then
+            env RANK=$r WORLD_SIZE=3 LOCAL_RANK=$r MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+                timeout 90 "$B/${t}_test" "$@" >"$tmp/$kind-$t-$r.out" 2>&1 &
+        else
+            env SLURM_PROCID=$r SLURM_NTASKS=3 SLURM_LOCALID=$r SLURM_JOB_NODELIST="localhost" \
+                SLURM_JOB_ID=$$ SLURM_STEP_ID=$port timeout 90 "$B/${t}_test" "$@" >"$tmp/$kind-$t-$r.out" 2>&1 &
+        fi
+        pids+=($!)
+    done
+    local i=0
+    for r in 0 1 2; do
+        wait ${pids[$i]}; local rc=$?
+        i=$((i + 1))
+        if [ $rc -ne 0 ]; then echo "FAIL: $kind $t rank $r: exit $rc"; tail -3 "$tmp/$kind-$t-$r.out"; fail=1; fi
+    done
+    local rows ok
+    rows=$(grep -cE '^[0-9]+ +\|' "$tmp/$kind-$t-0.out")
+    ok=$(grep -E '^[0-9]+ +\|' "$tmp/$kind-$t-0.out" | awk -F'|' '{gsub(/ /,"",$4); if ($4=="success") n++} END {print n+0}')
+    if [ "$rows" -eq 0 ] || [ "$rows" -ne "$ok" ]; then echo "FAIL: $kind $t: $ok/$rows rows success"; cat "$tmp/$kind-$t-0.out"; fail=1; fi
+    # only rank 0 prints the table
+    if grep -qE '^[0-9]+ +\|' "$tmp/$kind-$t-1.out"; then echo "FAIL: $kind $t: rank 1 printed rows"; fail=1; fi
+}
+
+launch3 env all_reduce -b 4K -e 64K -f 4 -n 3 -w 1
+launch3 env scatter -r 2 -b 3K -e 3K -n 3 -w 1
+launch3 env alltoallv -b 6K -e 6K -n 3 -w 1 -d int16
+launch3 slurm all_reduce -b 4K -e 16K -f 2 -n 2 -w 1
+
+# A rank that never comes: the others give up (connect timeout), never hang.
+port=$((20000 + RANDOM % 30000))
+out=$(COLL_CONNECT_TIMEOUT=3 RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+      timeout 60 "$B/all_reduce_test" -b 1K -e 1K 2>&1); rc=$?
+case $rc in 3|4) ;; *) echo "FAIL: missing peer: exit $rc (want 3 or 4): $out"; fail=1 ;; esac
+[ $fail -eq 0 ] && echo "13-launch-env: all passed"
+exit $fail

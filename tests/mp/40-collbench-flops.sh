@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# timeout: 120
+# collbench flops (-f): every type with the best kernel, every kernel this CPU
+# runs (--isa), JSON, and the command-line errors (one line, exit 2).
+set -u
+CB=${CB_O:-.}/bin/collbench
+fail() { echo "FAIL: $*"; exit 1; }
+[ -x "$CB" ] || fail "no $CB"
+
+# $1 = output of a table run: the Total row must be > 0 and validated.
+check_total() {
+    local out=$1 what=$2
+    local row; row=$(printf '%s\n' "$out" | awk '$1 == "Total"')
+    [ -n "$row" ] || fail "$what: no Total row in: $out"
+    local v; v=$(echo "$row" | awk '{print $(NF-1)}'); local ok; ok=$(echo "$row" | awk '{print $NF}')
+    awk -v v="$v" 'BEGIN{exit !(v + 0 > 0)}' || fail "$what: total '$v' not > 0"
+    [ "$ok" = yes ] || fail "$what: not validated: $row"
+}
+
+for t in fp64 fp32 fp16 bf16 int8; do
+    out=$("$CB" flops -t $t -et 0.05 -c 1) || fail "flops -t $t exit $?"
+    check_total "$out" "flops -t $t"
+    u=GFLOPS; [ $t = int8 ] && u=TOPS
+    T=$(echo $t | tr a-z A-Z)
+    echo "$out" | grep -q "$u@$T" || fail "-t $t: no $u@$T column"
+    echo "$out" | grep -q '^Kernel' || fail "-t $t: no Kernel line"
+    echo "$out" | awk '$1=="Total"{print "  '$t': " $(NF-1) " '$u'"}'
+done
+
+# ascend-dmi spelling, quiet, all cores
+out=$("$CB" -f -t fp32 -et 0.05 -q) || fail "-f exit $?"
+check_total "$out" "-f -q"
+echo "$out" | grep -q '^Kernel' && fail "-q still prints the Kernel line"
+
+# every kernel this CPU runs
+list=$("$CB" flops --list) || fail "--list exit $?"
+n=0
+while read -r type isa runs _; do
+    [ "$runs" = yes ] || continue
+    out=$("$CB" flops -t "$type" --isa "$isa" -et 0.02 -c 1 -q) || fail "-t $type --isa $isa exit $?"
+    check_total "$out" "-t $type --isa $isa"
+    n=$((n + 1))
+done < <(echo "$list" | tail -n +2)
+[ $n -ge 5 ] || fail "only $n kernels ran"
+echo "ran $n kernels"
+
+# JSON
+for t in fp32 int8; do
+    js=$("$CB" flops -t $t -et 0.03 -c 1 -fmt json) || fail "json -t $t exit $?"
+    echo "$js" | python3 -m json.tool >/dev/null || fail "invalid JSON: $js"
+    echo "$js" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["validated"] is True and d["total"] > 0 and d["per_core"][0]["ops"] > 0, d' \
+        || fail "JSON content -t $t"
+done
+
+# errors: exit 2, one line naming the value and what is allowed
+err() {
+    local want=$1; shift
+    out=$("$CB" "$@" 2>&1 >/dev/null); rc=$?
+    [ $rc -eq 2 ] || fail "'$*' exit $rc (want 2)"
+    [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "'$*' message not one line: $out"
+    echo "$out" | grep -q -- "$want" || fail "'$*' message lacks '$want': $out"
+    echo "$out" | grep -q "allowed" || fail "'$*' message lacks the allowed values: $out"
+}
+err "'0'" flops -et 0
+err "'3601'" flops -et 3601
+err "'fp8'" flops -t fp8
+err "'0'" flops -c 0
+err "'bogus'" flops --isa bogus
+err "'5'" flops --fma-units 5
+echo PASS

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# timeout: 60
+# A rank launched with the wrong unique id (here: another secret) is refused
+# by the rendezvous store with a clear message; the genuine ranks give up
+# after COLL_CONNECT_TIMEOUT instead of hanging; all exit non-zero; nothing left.
+. "$(dirname "$0")/../lib/common.sh"
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+port=$(free_port)
+pids=()
+for r in 0 1 2; do
+    secret=right; [ $r -eq 2 ] && secret=wrong
+    COLL_SECRET=$secret COLL_CONNECT_TIMEOUT=4 RANK=$r WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+        timeout 50 "$BIN/all_reduce_test" -b 8K -e 8K >"$tmp/r$r.out" 2>&1 &
+    pids+=($!)
+done
+t0=$(now_ms); rcs=()
+for p in "${pids[@]}"; do wait $p; rcs+=($?); done
+dt=$(( $(now_ms) - t0 ))
+for r in 0 1 2; do echo "--- rank $r exit ${rcs[$r]}"; cat "$tmp/r$r.out"; done
+check "intruder exits 3 (setup failed)" test "${rcs[2]}" -eq 3
+check "intruder told its secret was refused" grep -q "refused our secret" "$tmp/r2.out"
+check "genuine ranks exit 3 or 4 (${rcs[0]} ${rcs[1]})" bash -c "[[ '${rcs[0]}' =~ ^[34]$ && '${rcs[1]}' =~ ^[34]$ ]]"
+check "genuine ranks give up within the timeout (+slack): ${dt} ms" test $dt -lt 15000
+check "no process left" no_procs "$BIN/all_reduce_test"
+check "no /dev/shm segment left" no_shm_leftovers
+finish

@@ -1,0 +1,130 @@
+/*
+ * bw.c - `collbench bw -t TYPE [-s SIZE] [-et TIMES] [-fmt json] [-q]`: option
+ * parsing shared by all bandwidth modes, and dispatch on -t.
+ * Options follow ascend-dmi --bw: -s 1 B..4 GiB (default 536870912), -et execute
+ * times 1..1000 (default 40); the table is
+ *   Size(Bytes)  Execute Times  Bandwidth(GB/s)  Elapsed Time(us)
+ * with Bandwidth = Size / Elapsed Time (decimal GB/s) and Elapsed Time the mean
+ * time of one execution.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bw.h"
+#include "cb.h"
+
+static const char *TOOL = "bw";
+
+typedef struct {
+    const char *name;
+    int (*run)(const cbt_bw_opts_t *o);
+    const char *doc;
+} bw_mode_t;
+
+static const bw_mode_t modes[] = {
+    {"d2d", cbt_bw_d2d, "host memory copy (memcpy and non-temporal stores), one core and all cores"},
+    {"p2p", NULL, "between two hosts (not yet implemented)"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: collbench bw -t TYPE [-s SIZE] [-et TIMES] [-fmt normal|json] [-q] [mode options]\n"
+            "       (ascend-dmi spelling: collbench --bw -t d2d ...)\n"
+            "  -t, --type TYPE          d2d or p2p (required)\n"
+            "  -s, --size SIZE          bytes per execution, 1..4G (default 536870912; K, M, G suffixes)\n"
+            "  -et, --execute-times N   executions, 1..1000 (default 40)\n"
+            "  -fmt, --format F         normal (table) or json; --json = -fmt json\n"
+            "  -q, --quiet              tables only\n"
+            "d2d options:\n"
+            "  -c, --cores N            threads of the all-cores run (default: one per physical core)\n"
+            "  --method M               memcpy, nt or all (default all)\n");
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+        fprintf(f, "  -t %-5s %s\n", modes[i].name, modes[i].doc);
+}
+
+int cbt_bw_main(int argc, char **argv)
+{
+    cbt_bw_opts_t o = {.size = CBT_BW_SIZE_DEFAULT, .exec_times = CBT_BW_ET_DEFAULT};
+    char **extra = calloc((size_t)argc + 1, sizeof *extra);
+    if (!extra)
+        return cbt_error(TOOL, CBT_EXIT_FAIL, "out of memory");
+    o.extra = extra;
+    int rc = CBT_EXIT_USAGE;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            rc = 0;
+            goto out;
+        } else if (!strcmp(a, "--bw") || !strcmp(a, "-bw") || !strcmp(a, "--bandwidth")) {
+            continue;
+        } else if (!strcmp(a, "-t") || !strcmp(a, "--type")) {
+            if (!(v = cbt_optval(TOOL, argc, argv, &i)))
+                goto out;
+            o.type = v;
+        } else if (!strcmp(a, "-s") || !strcmp(a, "--size")) {
+            if (!(v = cbt_optval(TOOL, argc, argv, &i)) ||
+                cbt_parse_size(TOOL, "-s", v, CBT_BW_SIZE_MIN, CBT_BW_SIZE_MAX, &o.size))
+                goto out;
+            o.size_set = 1;
+        } else if (!strcmp(a, "-et") || !strcmp(a, "--et") || !strcmp(a, "--execute-times")) {
+            if (!(v = cbt_optval(TOOL, argc, argv, &i)) ||
+                cbt_parse_ll(TOOL, "-et", v, CBT_BW_ET_MIN, CBT_BW_ET_MAX, &o.exec_times))
+                goto out;
+        } else if (!strcmp(a, "-fmt") || !strcmp(a, "--fmt") || !strcmp(a, "--format")) {
+            if (!(v = cbt_optval(TOOL, argc, argv, &i)))
+                goto out;
+            if (!strcmp(v, "json"))
+                o.json = 1;
+            else if (!strcmp(v, "normal") || !strcmp(v, "table"))
+                o.json = 0;
+            else {
+                cbt_usage_error(TOOL, "invalid %s '%s' (allowed: normal, json)", a, v);
+                goto out;
+            }
+        } else if (!strcmp(a, "--json")) {
+            o.json = 1;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            o.quiet = 1;
+        } else {
+            o.extra[o.nextra++] = argv[i]; /* the mode's option (or value) */
+        }
+    }
+    if (!o.type) {
+        cbt_usage_error(TOOL, "missing -t TYPE (allowed: d2d, p2p)");
+        goto out;
+    }
+    for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+        if (strcmp(o.type, modes[m].name) != 0)
+            continue;
+        if (!modes[m].run) {
+            cbt_usage_error(TOOL, "-t %s is not yet implemented in this version (available: d2d)", o.type);
+            goto out;
+        }
+        rc = modes[m].run(&o);
+        goto out;
+    }
+    cbt_usage_error(TOOL, "invalid -t '%s' (allowed: d2d, p2p)", o.type);
+out:
+    free(extra);
+    return rc;
+}
+
+static const char *LINE = "----------------------------------------------------------------";
+
+void cbt_bw_table_head(const char *title)
+{
+    printf("%s\n%s\n  Size(Bytes)  Execute Times  Bandwidth(GB/s)  Elapsed Time(us)\n%s\n", title, LINE, LINE);
+}
+
+void cbt_bw_table_row(unsigned long long bytes, long long times, double gbs, double us)
+{
+    printf("%12llu%11lld%20.6f%14.2f\n", bytes, times, gbs, us);
+}
+
+void cbt_bw_table_foot(void)
+{
+    printf("%s\n", LINE);
+}

@@ -1,0 +1,37 @@
+/*
+ * bw.h - `collbench bw` (ascend-dmi spelling: `collbench --bw`): bandwidth tests.
+ * bw.c parses the options every mode shares and dispatches on -t to a mode
+ * (bw_d2d.c: host memory copy). A new mode adds one row to the table in bw.c and
+ * one run function; options bw.c does not know are handed to the mode in
+ * `extra` (argv-style) for it to parse or reject.
+ */
+#ifndef CBT_BW_H
+#define CBT_BW_H
+
+typedef struct {
+    const char *type;             /* -t: "d2d", "p2p" */
+    unsigned long long size;      /* -s bytes (default 512 MiB) */
+    int size_set;                 /* -s given */
+    long long exec_times;         /* -et, 1..1000 (default 40) */
+    int json;                     /* -fmt json */
+    int quiet;                    /* -q: tables only */
+    int nextra;                   /* options left for the mode */
+    char **extra;
+} cbt_bw_opts_t;
+
+#define CBT_BW_SIZE_MIN 1ULL
+#define CBT_BW_SIZE_MAX (4ULL << 30)
+#define CBT_BW_SIZE_DEFAULT 536870912ULL
+#define CBT_BW_ET_MIN 1
+#define CBT_BW_ET_MAX 1000
+#define CBT_BW_ET_DEFAULT 40
+
+/* Modes: return a CBT_EXIT_* code. */
+int cbt_bw_d2d(const cbt_bw_opts_t *o);
+
+/* ascend-dmi table: header, one row, footer. */
+void cbt_bw_table_head(const char *title);
+void cbt_bw_table_row(unsigned long long bytes, long long times, double gbs, double us);
+void cbt_bw_table_foot(void);
+
+#endif

@@ -1,0 +1,76 @@
+/*
+ * cb.h - shared helpers of the `collbench` tool (the files of tools/collbench).
+ *
+ * The tool is independent of libcoll except for coll_parse_size() and the
+ * config getters (src/core/config.h, the only reader of the environment).
+ * Exit codes of every subcommand:
+ *   0 success, 1 run failed (e.g. a result did not validate),
+ *   2 bad command line (one line on stderr naming the value and what is allowed),
+ *   3 network / peer error, 4 timed out waiting for a peer.
+ */
+#ifndef CBT_CB_H
+#define CBT_CB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum {
+    CBT_EXIT_OK = 0,
+    CBT_EXIT_FAIL = 1,
+    CBT_EXIT_USAGE = 2,
+    CBT_EXIT_CONN = 3,
+    CBT_EXIT_TIMEOUT = 4,
+};
+
+#define CBT_KIB 1024ULL
+#define CBT_MIB (1024ULL * 1024ULL)
+#define CBT_GIB (1024ULL * 1024ULL * 1024ULL)
+#define CBT_MAX_CPUS 1024 /* CPU_SETSIZE */
+
+/* Monotonic clock. */
+double cbt_now(void);
+uint64_t cbt_now_ns(void);
+
+/* Print "collbench TOOL: MESSAGE" (one line) to stderr; returns CBT_EXIT_USAGE. */
+int cbt_usage_error(const char *tool, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Same, for runtime errors; returns `code`. */
+int cbt_error(const char *tool, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Option values. Each prints one line "collbench TOOL: invalid OPT 'VAL' (allowed: ...)"
+ * and returns -1 on error, 0 on success. */
+int cbt_parse_size(const char *tool, const char *opt, const char *val, unsigned long long lo,
+                   unsigned long long hi, unsigned long long *out);
+int cbt_parse_ll(const char *tool, const char *opt, const char *val, long long lo, long long hi,
+                 long long *out);
+int cbt_parse_double(const char *tool, const char *opt, const char *val, double lo, double hi,
+                     const char *unit, double *out);
+/* The value following argv[*i] (advances *i); NULL after printing an error if missing. */
+const char *cbt_optval(const char *tool, int argc, char **argv, int *i);
+
+/* CPUs this process may run on, one per physical core first (lowest CPU id of each
+ * core), then the remaining SMT siblings. Returns how many were written; *ncores
+ * (optional) receives the number of distinct physical cores. */
+int cbt_cpu_list(int *cpus, int max, int *ncores);
+/* Physical core key (package << 16 | core id) of a CPU, or the CPU id if unknown. */
+long cbt_cpu_core_key(int cpu);
+int cbt_pin_self(int cpu);
+
+/* MemAvailable of /proc/meminfo in bytes; 0 when unknown. */
+unsigned long long cbt_mem_available(void);
+void cbt_cpu_model(char *buf, size_t n);
+/* Nominal core clock in MHz: /sys cpufreq cpuinfo_max_freq, else /proc/cpuinfo
+ * 'cpu MHz'. Returns 0 when unknown; *source names where it came from. */
+double cbt_cpu_mhz(const char **source);
+
+/* JSON string literal (quoted, escaped). */
+void cbt_json_str(FILE *f, const char *s);
+/* "512 MiB", "1.5 GiB", "12 B" */
+void cbt_fmt_bytes(char *buf, size_t n, unsigned long long bytes);
+
+/* Subcommands. argv[0] is the subcommand name. */
+int cbt_flops_main(int argc, char **argv);
+int cbt_bw_main(int argc, char **argv);
+int cbt_net_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,400 @@
+/*
+ * flops.c - `collbench flops` (ascend-dmi spelling: `collbench -f`): peak
+ * arithmetic throughput of the CPU for fp64, fp32, fp16, bf16 or int8.
+ *
+ * One pinned thread per physical core (or -c N) runs the best kernel this CPU
+ * supports (flops.h: AVX-512 > AVX2 > portable C; --isa forces one) for -et
+ * seconds after a short warm-up. Every kernel call checks its accumulators
+ * against a closed form, so the result is validated and no work can be
+ * optimised away. Operations are counted exactly (FMA = 2).
+ *
+ * Theoretical peak = cores x GHz x FMA units x lanes x 2, with the clock from
+ * /sys cpufreq cpuinfo_max_freq or /proc/cpuinfo 'cpu MHz' (--ghz overrides) and
+ * 2 FMA units per core assumed (--fma-units overrides; e.g. 1 on some Xeon
+ * Silver/Bronze parts). Turbo above that clock can show more than 100 %.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cb.h"
+#include "flops.h"
+
+static const char *TOOL = "flops";
+static const char *type_names[CBT_FTYPE_COUNT] = {"fp64", "fp32", "fp16", "bf16", "int8"};
+
+typedef struct {
+    cbt_ftype_t type;
+    int threads;              /* 0 = one per physical core */
+    double seconds;
+    const char *isa;          /* NULL = best */
+    int fma_units;
+    double ghz;               /* 0 = detect */
+    int json, quiet, list;
+} flops_opts_t;
+
+typedef struct {
+    const cbt_fkern_t *k;
+    int cpu;
+    double seconds, warmup;
+    pthread_barrier_t *bar;
+    uint64_t steps, ops, bad;
+    double elapsed;
+    int pinned;
+} flops_thread_t;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: collbench flops [-t fp64|fp32|fp16|bf16|int8] [-c N] [-et SECONDS] [--isa NAME]\n"
+            "                       [--fma-units N] [--ghz GHZ] [-fmt normal|json] [-q] [--list]\n"
+            "       (ascend-dmi spelling: collbench -f -t fp16 ...)\n"
+            "  -t, --type T        data type (default fp32); int8 is reported in TOPS\n"
+            "  -c, --cores N       threads, pinned one per physical core first (default: all cores)\n"
+            "  -et, --et SECONDS   measured time per thread, 0.01..3600 (default 1)\n"
+            "  --isa NAME          force a kernel: avx512, avx2, generic or a name from --list\n"
+            "  --fma-units N       FMA units per core for the theoretical peak, 1..4 (default 2)\n"
+            "  --ghz GHZ           clock for the theoretical peak (default: cpufreq max or cpu MHz)\n"
+            "  -fmt, --format F    normal (table) or json; --json = -fmt json\n"
+            "  -q, --quiet         tables only\n"
+            "  --list              list the kernels and whether this CPU runs them\n");
+}
+
+static unsigned cpu_features(void)
+{
+    unsigned f = 0;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    f |= __builtin_cpu_supports("avx2") ? CBT_CPU_AVX2 : 0;
+    f |= __builtin_cpu_supports("fma") ? CBT_CPU_FMA : 0;
+    f |= __builtin_cpu_supports("f16c") ? CBT_CPU_F16C : 0;
+    f |= __builtin_cpu_supports("avxvnni") ? CBT_CPU_AVXVNNI : 0;
+    f |= __builtin_cpu_supports("avx512f") ? CBT_CPU_AVX512F : 0;
+    f |= __builtin_cpu_supports("avx512bw") ? CBT_CPU_AVX512BW : 0;
+    f |= __builtin_cpu_supports("avx512vl") ? CBT_CPU_AVX512VL : 0;
+    f |= __builtin_cpu_supports("avx512bf16") ? CBT_CPU_AVX512BF16 : 0;
+    f |= __builtin_cpu_supports("avx512vnni") ? CBT_CPU_AVX512VNNI : 0;
+    f |= __builtin_cpu_supports("avx512fp16") ? CBT_CPU_AVX512FP16 : 0;
+#endif
+    return f;
+}
+
+typedef struct {
+    const cbt_fkern_t *tab;
+    size_t n;
+    const char *level;
+} ktab_t;
+
+static ktab_t tables(int i)
+{
+    switch (i) {
+    case 0: return (ktab_t){cbt_fk_avx512, cbt_fk_avx512_count, "avx512"};
+    case 1: return (ktab_t){cbt_fk_avx2, cbt_fk_avx2_count, "avx2"};
+    default: return (ktab_t){cbt_fk_generic, cbt_fk_generic_count, "generic"};
+    }
+}
+
+static int kernel_ok(const cbt_fkern_t *k, unsigned feat)
+{
+    return (k->requires & feat) == k->requires;
+}
+
+/* Best supported kernel for the type, or the one --isa names. */
+static const cbt_fkern_t *pick_kernel(const flops_opts_t *o, unsigned feat, int *rc)
+{
+    *rc = 0;
+    for (int t = 0; t < 3; t++) {
+        ktab_t kt = tables(t);
+        for (size_t i = 0; i < kt.n; i++) {
+            const cbt_fkern_t *k = &kt.tab[i];
+            if (k->type != o->type)
+                continue;
+            if (o->isa && strcmp(o->isa, kt.level) != 0 && strcmp(o->isa, k->name) != 0)
+                continue;
+            if (kernel_ok(k, feat))
+                return k;
+        }
+    }
+    /* Nothing: list what is allowed here. */
+    char allowed[512] = "";
+    int known = 0;
+    for (int t = 0; t < 3; t++) {
+        ktab_t kt = tables(t);
+        for (size_t i = 0; i < kt.n; i++) {
+            const cbt_fkern_t *k = &kt.tab[i];
+            if (k->type != o->type)
+                continue;
+            if (o->isa && (!strcmp(o->isa, kt.level) || !strcmp(o->isa, k->name)))
+                known = 1;
+            if (kernel_ok(k, feat)) {
+                size_t l = strlen(allowed);
+                snprintf(allowed + l, sizeof allowed - l, "%s%s", l ? ", " : "", k->name);
+            }
+        }
+    }
+    *rc = cbt_usage_error(TOOL, "invalid --isa '%s' for -t %s: %s (allowed here: %s)", o->isa,
+                          type_names[o->type], known ? "this CPU lacks the instructions" : "no such kernel",
+                          allowed);
+    return NULL;
+}
+
+static void *flops_thread(void *arg)
+{
+    flops_thread_t *t = arg;
+    const cbt_fkern_t *k = t->k;
+    const cbt_fk_args_t args = {.a = 1.0, .b = 1.0, .fp16_a = 0x3C00, .bf16_a = 0x3F80, .i8_a = 1, .i8_b = 1};
+    t->pinned = cbt_pin_self(t->cpu) == 0;
+    pthread_barrier_wait(t->bar);
+
+    /* Warm-up (clock and power licence settle) and sizing: one call ~0.25 ms. */
+    uint64_t steps = k->max_steps < 64 ? k->max_steps : 64;
+    double w0 = cbt_now(), wend = w0 + t->warmup;
+    uint64_t bad = 0;
+    for (;;) {
+        double c0 = cbt_now();
+        bad += k->run(steps, &args);
+        double c1 = cbt_now();
+        if (c1 - c0 < 250e-6 && steps * 2 <= k->max_steps)
+            steps *= 2;
+        if (c1 >= wend)
+            break;
+    }
+    uint64_t done = 0;
+    double start = cbt_now(), end = start + t->seconds, now;
+    do {
+        bad += k->run(steps, &args);
+        done += steps;
+        now = cbt_now();
+    } while (now < end);
+    t->elapsed = now - start;
+    t->steps = done;
+    t->ops = done * (uint64_t)k->ops_per_step;
+    t->bad = bad;
+    return NULL;
+}
+
+static void list_kernels(unsigned feat)
+{
+    printf("%-6s %-14s %-5s %-6s %s\n", "type", "--isa", "runs", "lanes", "kernel");
+    for (int ty = 0; ty < CBT_FTYPE_COUNT; ty++)
+        for (int t = 0; t < 3; t++) {
+            ktab_t kt = tables(t);
+            for (size_t i = 0; i < kt.n; i++)
+                if (kt.tab[i].type == (cbt_ftype_t)ty)
+                    printf("%-6s %-14s %-5s %-6d %s\n", type_names[ty], kt.tab[i].name,
+                           kernel_ok(&kt.tab[i], feat) ? "yes" : "no", kt.tab[i].peak_lanes, kt.tab[i].desc);
+        }
+}
+
+static int parse_args(int argc, char **argv, flops_opts_t *o)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        long long ll;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            exit(0);
+        } else if (!strcmp(a, "-f") || !strcmp(a, "--flops")) {
+            continue; /* ascend-dmi spelling repeated */
+        } else if (!strcmp(a, "-t") || !strcmp(a, "--type")) {
+            if (!(v = cbt_optval(TOOL, argc, argv, &i)))
+                return -1;
+            int found = -1;
+            for (int t = 0; t < CBT_FTYPE_COUNT; t++)
+                if (!strcasecmp(v, type_names[t]))
+                    found = t;
+            if (found < 0) {
+                cbt_usage_error(TOOL, "invalid -t '%s' (allowed: fp64, fp32, fp16, bf16, int8)", v);
+                return -1;
+            }
+            o->type = (cbt_ftype_t)found;
+        } else if (!strcmp(a, "-c") || !strcmp(a, "--cores")) {
+            int cpus[CBT_MAX_CPUS];
+            int n = cbt_cpu_list(cpus, CBT_MAX_CPUS, NULL);
+            if (!(v = cbt_optval(TOOL, argc, argv, &i)) || cbt_parse_ll(TOOL, a, v, 1, n, &ll))
+                return -1;
+            o->threads = (int)ll;
+        } else if (!strcmp(a, "-et") || !strcmp(a, "--et") || !strcmp(a, "--execute-time")) {
+            if (!(v = cbt_optval(TOOL, argc, argv, &i)) ||
+                cbt_parse_double(TOOL, a, v, 0.01, 3600, "seconds", &o->seconds))
+                return -1;
+        } else if (!strcmp(a, "--isa")) {
+            if (!(v = cbt_optval(TOOL, argc, argv, &i)))
+                return -1;
+            o->isa = v;
+        } else if (!strcmp(a, "--fma-units")) {
+            if (!(v = cbt_optval(TOOL, argc, argv, &i)) || cbt_parse_ll(TOOL, a, v, 1, 4, &ll))
+                return -1;
+            o->fma_units = (int)ll;
+        } else if (!strcmp(a, "--ghz")) {
+            if (!(v = cbt_optval(TOOL, argc, argv, &i)) || cbt_parse_double(TOOL, a, v, 0.1, 10, "GHz", &o->ghz))
+                return -1;
+        } else if (!strcmp(a, "-fmt") || !strcmp(a, "--fmt") || !strcmp(a, "--format")) {
+            if (!(v = cbt_optval(TOOL, argc, argv, &i)))
+                return -1;
+            if (!strcmp(v, "json"))
+                o->json = 1;
+            else if (!strcmp(v, "normal") || !strcmp(v, "table"))
+                o->json = 0;
+            else {
+                cbt_usage_error(TOOL, "invalid %s '%s' (allowed: normal, json)", a, v);
+                return -1;
+            }
+        } else if (!strcmp(a, "--json")) {
+            o->json = 1;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            o->quiet = 1;
+        } else if (!strcmp(a, "--list")) {
+            o->list = 1;
+        } else {
+            cbt_usage_error(TOOL, "unknown option '%s' (see collbench flops --help)", a);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void upper(char *dst, const char *s)
+{
+    while ((*dst++ = (char)((*s >= 'a' && *s <= 'z') ? *s - 32 : *s)))
+        s++;
+}
+
+int cbt_flops_main(int argc, char **argv)
+{
+    flops_opts_t o = {.type = CBT_FP32, .seconds = 1.0, .fma_units = 2};
+    if (parse_args(argc, argv, &o))
+        return CBT_EXIT_USAGE;
+    unsigned feat = cpu_features();
+    if (o.list) {
+        list_kernels(feat);
+        return 0;
+    }
+    int rc;
+    const cbt_fkern_t *k = pick_kernel(&o, feat, &rc);
+    if (!k)
+        return rc;
+
+    int cpus[CBT_MAX_CPUS], ncores;
+    int ncpu = cbt_cpu_list(cpus, CBT_MAX_CPUS, &ncores);
+    int nt = o.threads ? o.threads : ncores;
+    if (nt > ncpu)
+        nt = ncpu;
+    /* physical cores actually used (for the peak formula) */
+    int used_cores = 0;
+    for (int i = 0; i < nt; i++) {
+        int dup = 0;
+        for (int j = 0; j < i; j++)
+            dup |= cbt_cpu_core_key(cpus[j]) == cbt_cpu_core_key(cpus[i]);
+        used_cores += !dup;
+    }
+
+    flops_thread_t *th = calloc((size_t)nt, sizeof *th);
+    pthread_t *tid = calloc((size_t)nt, sizeof *tid);
+    pthread_barrier_t bar;
+    if (!th || !tid)
+        return cbt_error(TOOL, CBT_EXIT_FAIL, "out of memory");
+    pthread_barrier_init(&bar, NULL, (unsigned)nt);
+    double warm = o.seconds * 0.1;
+    warm = warm < 0.01 ? 0.01 : warm > 0.2 ? 0.2 : warm;
+    for (int i = 0; i < nt; i++) {
+        th[i] = (flops_thread_t){.k = k, .cpu = cpus[i], .seconds = o.seconds, .warmup = warm, .bar = &bar};
+        if (pthread_create(&tid[i], NULL, flops_thread, &th[i]) != 0)
+            return cbt_error(TOOL, CBT_EXIT_FAIL, "cannot start thread %d of %d", i, nt);
+    }
+    uint64_t bad = 0, ops = 0;
+    double maxel = 0;
+    for (int i = 0; i < nt; i++) {
+        pthread_join(tid[i], NULL);
+        bad += th[i].bad;
+        ops += th[i].ops;
+        if (th[i].elapsed > maxel)
+            maxel = th[i].elapsed;
+    }
+    pthread_barrier_destroy(&bar);
+
+    const int tops = o.type == CBT_INT8;
+    const double scale = tops ? 1e12 : 1e9;
+    const char *unit = tops ? "TOPS" : "GFLOPS";
+    const double total = (double)ops / maxel / scale;
+
+    const char *clk_src = "--ghz";
+    double ghz = o.ghz;
+    if (ghz == 0)
+        ghz = cbt_cpu_mhz(&clk_src) / 1000.0;
+    double peak = 0;
+    if (k->peak_lanes > 0 && ghz > 0)
+        peak = used_cores * ghz * 1e9 * o.fma_units * k->peak_lanes * 2 / scale;
+
+    char model[256], tname[8];
+    cbt_cpu_model(model, sizeof model);
+    upper(tname, type_names[o.type]);
+
+    if (o.json) {
+        printf("{\"schema\": \"collbench-flops/1\", \"type\": \"%s\", \"isa\": ", type_names[o.type]);
+        cbt_json_str(stdout, k->name);
+        printf(", \"kernel\": ");
+        cbt_json_str(stdout, k->desc);
+        printf(", \"cpu_model\": ");
+        cbt_json_str(stdout, model);
+        printf(", \"threads\": %d, \"cores\": %d, \"ops_per_step\": %.0f, \"seconds\": %.6f, \"unit\": \"%s\",\n",
+               nt, used_cores, k->ops_per_step, o.seconds, unit);
+        printf(" \"per_core\": [");
+        for (int i = 0; i < nt; i++)
+            printf("%s\n  {\"cpu\": %d, \"pinned\": %s, \"steps\": %llu, \"ops\": %llu, \"seconds\": %.6f, \"value\": %.6f, \"validated\": %s}",
+                   i ? "," : "", th[i].cpu, th[i].pinned ? "true" : "false", (unsigned long long)th[i].steps,
+                   (unsigned long long)th[i].ops, th[i].elapsed, (double)th[i].ops / th[i].elapsed / scale,
+                   th[i].bad ? "false" : "true");
+        printf("],\n \"total\": %.6f, \"validated\": %s, \"bad_lanes\": %llu,\n \"peak\": ", total,
+               bad ? "false" : "true", (unsigned long long)bad);
+        if (peak > 0)
+            printf("{\"formula\": \"cores x GHz x FMA units x lanes x 2\", \"cores\": %d, \"ghz\": %.4f, \"clock_source\": \"%s\", "
+                   "\"fma_units\": %d, \"lanes\": %d, \"value\": %.6f, \"fraction\": %.6f}}\n",
+                   used_cores, ghz, clk_src, o.fma_units, k->peak_lanes, peak, total / peak);
+        else
+            printf("null}\n");
+    } else {
+        if (!o.quiet) {
+            char cl[256] = "";
+            for (int i = 0; i < nt && strlen(cl) < 200; i++)
+                snprintf(cl + strlen(cl), sizeof cl - strlen(cl), "%s%d", i ? "," : "", cpus[i]);
+            printf("CPU      : %s, %d thread%s on cpu %s (%d physical core%s)\n", model, nt, nt > 1 ? "s" : "", cl,
+                   used_cores, used_cores > 1 ? "s" : "");
+            printf("Kernel   : %s - %s (%.0f ops per step; FMA = 2 ops)\n", k->name, k->desc, k->ops_per_step);
+            printf("Duration : %.2f s per thread after %.2f s warm-up; every call validated against its closed form\n",
+                   o.seconds, warm);
+        }
+        printf("Peak %s Throughput Test\n", tname);
+        const char *line = "----------------------------------------------------------------------------";
+        char col[32];
+        snprintf(col, sizeof col, "%s@%s", unit, tname);
+        printf("%s\n%6s  %16s  %14s  %14s  %9s\n%s\n", line, "CPU", "Execute Times", "Duration(ms)", col,
+               "Validated", line);
+        for (int i = 0; i < nt; i++)
+            printf("%6d  %16llu  %14.2f  %14.*f  %9s\n", th[i].cpu, (unsigned long long)th[i].steps,
+                   th[i].elapsed * 1e3, tops ? 4 : 2, (double)th[i].ops / th[i].elapsed / scale,
+                   th[i].bad ? "NO" : "yes");
+        printf("%6s  %16s  %14.2f  %14.*f  %9s\n%s\n", "Total", "", maxel * 1e3, tops ? 4 : 2, total,
+               bad ? "NO" : "yes", line);
+        if (!o.quiet) {
+            if (peak > 0) {
+                printf("Theoretical peak = cores x GHz x FMA units x lanes x 2 = %d x %.3f x %d x %d x 2 = %.*f %s\n",
+                       used_cores, ghz, o.fma_units, k->peak_lanes, tops ? 4 : 2, peak, unit);
+                printf("  (clock from %s, turbo above it shows as more than 100 %%; %d FMA units per core assumed, --fma-units N to change)\n", clk_src,
+                       o.fma_units);
+                printf("Efficiency: %.1f %% of theoretical peak\n", 100.0 * total / peak);
+            } else if (k->peak_lanes == 0) {
+                printf("Theoretical peak: not computed for the portable kernel\n");
+            } else {
+                printf("Theoretical peak: clock unknown (give --ghz)\n");
+            }
+        }
+    }
+    free(th);
+    free(tid);
+    if (bad)
+        return cbt_error(TOOL, CBT_EXIT_FAIL, "validation FAILED: %llu lanes differ from the closed-form result",
+                         (unsigned long long)bad);
+    return 0;
+}

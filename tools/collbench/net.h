@@ -1,0 +1,77 @@
+/*
+ * net.h - `collbench net`: TCP bandwidth and latency between two hosts in the
+ * style of perftest's ib_send_bw / ib_send_lat, over plain sockets.
+ *
+ * Files: net.c (command line, handshake, report), net_run.c (one size: the
+ * timed streams and ping-pong), net_sock.c (sockets, framing of control words).
+ *
+ * Protocol (all integers 64-bit big endian, doubles as their IEEE bits):
+ *   client -> server  control connection, HELLO {magic, version, session, params}
+ *   server -> client  ACK {magic, status}
+ *   client -> server  q data connections, each DHELLO {magic, session, index}
+ *   server -> client  READY
+ *   per size:  client GO {size}  ->  server GO_ACK; then the streams run
+ *              (-D: each sender side then sends COUNT {messages per stream})
+ *              receivers send RESULT {bytes, messages, ns, peak bits} to the peer
+ *   latency:   client pings on data connection 0, byte 0 of each ping is 1 (more)
+ *              or 2 (last); the client sends its statistics as RESULT.
+ */
+#ifndef CBT_NET_H
+#define CBT_NET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CBT_NET_MAGIC 0x43424e4554303031ULL /* "CBNET001" */
+#define CBT_NET_VERSION 1
+#define CBT_NET_PORT 18515
+#define CBT_NET_MAXQ 64
+#define CBT_NET_SWEEP_MIN 2ULL
+#define CBT_NET_SWEEP_MAX (8ULL << 20)
+
+typedef struct {
+    int lat;                   /* --lat: ping-pong */
+    int bidir;                 /* -b */
+    int nconn;                 /* -q */
+    int all;                   /* -a: sweep 2 B .. 8 MiB */
+    unsigned long long size;   /* -s */
+    unsigned long long iters;  /* -n */
+    double duration;           /* -D seconds, 0 = count mode */
+} cbt_net_params_t;
+
+/* Results of one size. */
+typedef struct {
+    unsigned long long bytes;  /* received */
+    unsigned long long msgs;
+    double seconds;
+    double peak_gbs;
+} cbt_net_rx_t;
+
+typedef struct {
+    unsigned long long iters;
+    double min, max, typical, avg, stdev, p99, p999;  /* usec, one way = RTT / 2 */
+} cbt_net_lat_t;
+
+/* net_sock.c: sockets. Error text in err; return -1 (connect), -2 (timeout). */
+int cbt_sock_listen(const char *bind_addr, int port, char *err, size_t n);
+int cbt_sock_accept(int lfd, double timeout_s, char *err, size_t n);
+int cbt_sock_connect(const char *host, int port, double timeout_s, double retry_s, char *err, size_t n);
+void cbt_sock_tune(int fd, double io_timeout_s);
+int cbt_sock_send(int fd, const void *buf, size_t n);
+int cbt_sock_recv(int fd, void *buf, size_t n);          /* all n bytes; -1 on error or EOF */
+long cbt_sock_recv_some(int fd, void *buf, size_t n);    /* > 0 bytes, 0 EOF, -1 error */
+int cbt_sock_wait_readable(int fd, int ms);              /* 1 readable, 0 timeout, -1 error */
+int cbt_words_send(int fd, const uint64_t *w, int n);
+int cbt_words_recv(int fd, uint64_t *w, int n);
+uint64_t cbt_dbits(double d);
+double cbt_bitsd(uint64_t u);
+void cbt_sock_peer(int fd, char *buf, size_t n);         /* "addr:port" or "[v6]:port" */
+
+/* net_run.c: one size. `server` = 1 on the server. fds[0..nconn-1] data, ctrl control.
+ * Returns 0 or -1 with err filled. */
+int cbt_net_run_bw(const cbt_net_params_t *p, int server, int ctrl, const int *fds, unsigned long long size,
+                   cbt_net_rx_t *mine, cbt_net_rx_t *peer, char *err, size_t n);
+int cbt_net_run_lat(const cbt_net_params_t *p, int server, int ctrl, int fd, unsigned long long size,
+                    cbt_net_lat_t *out, char *err, size_t n);
+
+#endif

@@ -1,0 +1,360 @@
+/*
+ * driver.c - the size loop, timing, checking and the table, shared by the ten
+ * test executables.
+ *
+ * For each size: layout -> init (send data; receive buffers poisoned) ->
+ * warm-up -> barrier -> timed loop of -n iterations (each rank's average) ->
+ * check -> one all-reduce of {time, wrong} (sum) and one of {time, -time}
+ * (max) -> rank 0 prints the row.
+ * Check strategy: out-of-place collectives are idempotent for fixed input, so
+ * the result of the last timed iteration is checked (the receive buffer was
+ * poisoned before the warm-up, so an element never written is caught). In-place
+ * ones (broadcast) would find the data already there: the buffers are
+ * re-initialised and the collective run once more, untimed, before the check.
+ * Wrong elements are summed over all ranks; any > 0 marks the row `failed` and
+ * makes the exit code 1 (the sweep goes on).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "coll/algo.h"
+#include "core/config.h"
+#include "driver.h"
+#include "../launch/launch.h"
+
+typedef struct {
+    const cb_desc_t *desc;
+    cb_opts_t *opts;
+} cb_job_t;
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
+}
+
+static int code_of(coll_status_t st)
+{
+    if (st == COLL_ERR_TIMEOUT) return CB_EXIT_TIMEOUT;
+    if (st == COLL_ERR_ABORTED || st == COLL_ERR_NETWORK) return CB_EXIT_ABORTED;
+    return CB_EXIT_SETUP;
+}
+
+static void *buf_alloc(cb_ctx_t *c, size_t bytes, coll_status_t *st)
+{
+    void *p = NULL;
+    if (bytes < 64) bytes = 64;
+    if (c->opts->zero_copy) {
+        *st = coll_mem_alloc(c->comm, bytes, &p);
+        return *st == COLL_SUCCESS ? p : NULL;
+    }
+    *st = posix_memalign(&p, 4096, bytes) == 0 ? COLL_SUCCESS : COLL_ERR_NO_MEMORY;
+    return *st == COLL_SUCCESS ? p : NULL;
+}
+
+static void buf_free(cb_ctx_t *c, void *p)
+{
+    if (!p) return;
+    if (c->opts->zero_copy) coll_mem_free(c->comm, p);
+    else free(p);
+}
+
+static int fail_call(cb_ctx_t *c, cb_results_t *res, const char *what, coll_status_t st)
+{
+    fprintf(stderr, "%s: rank %d: %s failed (%s, %zu bytes): %s: %s\n", c->opts->prog, c->rank,
+            what, coll_kind_name(c->desc->kind), c->bytes, coll_strerror(st), coll_last_error());
+    fflush(stderr);
+    int code = code_of(st);
+    if (res) {
+        res->exit_code = code;
+        snprintf(res->error, sizeof(res->error), "rank %d: %s: %s: %s", c->rank, what,
+                 coll_strerror(st), coll_last_error());
+    }
+    coll_comm_abort(c->comm);
+    return code;
+}
+
+/* Host names of every rank (fixed 64-byte records) -> results header. */
+static coll_status_t gather_hosts(cb_ctx_t *c, cb_results_t *res)
+{
+    char me[64] = "";
+    gethostname(me, sizeof(me) - 1);
+    char (*all)[64] = calloc((size_t)c->nranks, 64);
+    if (!all) return COLL_ERR_NO_MEMORY;
+    coll_status_t st = coll_all_gather(me, all, 64, COLL_UINT8, c->comm);
+    if (st != COLL_SUCCESS) {
+        free(all);
+        return st;
+    }
+    if (c->rank == 0) {
+        res->hosts = calloc((size_t)c->nranks, 64);
+        res->ranks_per_host = calloc((size_t)c->nranks, sizeof(int));
+        if (!res->hosts || !res->ranks_per_host) {
+            free(all);
+            return COLL_ERR_NO_MEMORY;
+        }
+        int nh = 0;
+        for (int r = 0; r < c->nranks; r++) {
+            all[r][63] = '\0';
+            int h = 0;
+            while (h < nh && strcmp(res->hosts[h], all[r])) h++;
+            if (h == nh) memcpy(res->hosts[nh++], all[r], 64);
+            res->ranks_per_host[h]++;
+        }
+        res->nhosts = nh;
+    }
+    free(all);
+    return COLL_SUCCESS;
+}
+
+static void print_header(const cb_opts_t *o)
+{
+    printf("the minbytes is %llu, maxbytes is %llu, iters is %d, warmup_iters is %d\n",
+           o->minbytes, o->maxbytes, o->iters, o->warmup);
+    printf("data_size(Bytes): | aveg_time(us): | alg_bandwidth(GB/s): | check_result: | "
+           "bus_bandwidth(GB/s):%s\n",
+           o->agg == CB_AGG_ALL ? " | min_time(us): | avg_time(us): | max_time(us):" : "");
+    fflush(stdout);
+}
+
+static void print_row(const cb_opts_t *o, const cb_row_t *row, double t)
+{
+    printf("%-17llu | %-14.2f | %-20.5f | %-13s | %.5f", row->bytes, t, row->algbw, row->check,
+           row->busbw);
+    if (o->agg == CB_AGG_ALL)
+        printf(" | %-13.2f | %-13.2f | %.2f", row->tmin, row->tavg, row->tmax);
+    printf("\n");
+    fflush(stdout);
+}
+
+/* One data size. Returns 0, or an exit code >= 3 after a failed call. */
+static int run_size(cb_ctx_t *c, cb_results_t *res, size_t bytes, int *any_failed)
+{
+    const cb_desc_t *d = c->desc;
+    const cb_opts_t *o = c->opts;
+    coll_status_t st;
+    d->layout(c, bytes);
+    d->init(c);
+    for (int i = 0; i < o->warmup; i++)
+        if ((st = d->run(c)) != COLL_SUCCESS) return fail_call(c, res, "warm-up", st);
+    if ((st = coll_barrier(c->comm)) != COLL_SUCCESS) return fail_call(c, res, "coll_barrier", st);
+    double t0 = now_us();
+    for (int i = 0; i < o->iters; i++)
+        if ((st = d->run(c)) != COLL_SUCCESS) return fail_call(c, res, "timed loop", st);
+    double avg = (now_us() - t0) / o->iters;
+    cb_row_t row;
+    memset(&row, 0, sizeof(row));
+    const char *algo = coll_comm_last_algo(c->comm);
+    snprintf(row.algo, sizeof(row.algo), "%s", algo ? algo : "");
+
+    int checking = o->check && c->data.exact;
+    uint64_t wrong = 0;
+    c->bad_seen = 0;
+    if (checking) {
+        if (d->flags & CB_F_INPLACE) {
+            d->init(c);
+            if ((st = d->run(c)) != COLL_SUCCESS) return fail_call(c, res, "check run", st);
+        }
+        wrong = d->check(c);
+        if (wrong) {
+            printf("total err is %llu (rank %d)\n", (unsigned long long)wrong, c->rank);
+            fflush(stdout);
+        }
+    }
+    double in_sum[2] = {avg, (double)wrong}, out_sum[2];
+    double in_max[2] = {avg, -avg}, out_max[2];
+    if ((st = coll_all_reduce(in_sum, out_sum, 2, COLL_FP64, COLL_SUM, c->comm)) != COLL_SUCCESS ||
+        (st = coll_all_reduce(in_max, out_max, 2, COLL_FP64, COLL_MAX, c->comm)) != COLL_SUCCESS)
+        return fail_call(c, res, "time/check reduction", st);
+    row.bytes = c->bytes;
+    row.count = c->bytes / c->esize;
+    row.tavg = out_sum[0] / c->nranks;
+    row.tmax = out_max[0];
+    row.tmin = -out_max[1];
+    row.wrong = (uint64_t)out_sum[1];
+    row.check = !checking ? "NULL" : row.wrong ? "failed" : "success";
+    if (row.wrong) *any_failed = 1;
+    if (c->rank == 0) {
+        double t = o->agg == CB_AGG_AVG ? row.tavg : o->agg == CB_AGG_MIN ? row.tmin : row.tmax;
+        row.algbw = t > 0 ? (double)row.bytes / t / 1e3 : 0;
+        row.busbw = row.algbw * d->busbw_factor(c->nranks);
+        print_row(o, &row, t);
+        cb_results_add(res, &row);
+    }
+    return 0;
+}
+
+static int alloc_arrays(cb_ctx_t *c)
+{
+    size_t n = (size_t)c->nranks;
+    c->counts = calloc(n, sizeof(size_t));
+    c->displs = calloc(n, sizeof(size_t));
+    c->scounts = calloc(n, sizeof(size_t));
+    c->sdispls = calloc(n, sizeof(size_t));
+    c->rcounts = calloc(n, sizeof(size_t));
+    c->rdispls = calloc(n, sizeof(size_t));
+    return c->counts && c->displs && c->scounts && c->sdispls && c->rcounts && c->rdispls ? 0 : -1;
+}
+
+static void free_arrays(cb_ctx_t *c)
+{
+    free(c->counts); free(c->displs); free(c->scounts);
+    free(c->sdispls); free(c->rcounts); free(c->rdispls);
+}
+
+static int run_rank(void *arg, const cb_launch_t *l, int rank, int nranks,
+                    const coll_unique_id_t *id)
+{
+    cb_job_t *job = arg;
+    const cb_desc_t *d = job->desc;
+    const cb_opts_t *o = job->opts;
+    cb_ctx_t c;
+    memset(&c, 0, sizeof(c));
+    c.desc = d;
+    c.opts = o;
+    c.rank = rank;
+    c.nranks = nranks;
+    c.root = o->root;
+    c.dt = o->dt;
+    c.op = o->op;
+    c.esize = coll_dtype_size(o->dt);
+    c.equal_counts = o->equal_counts;
+
+    cb_results_t res;
+    memset(&res, 0, sizeof(res));
+    res.desc = d;
+    res.opts = o;
+    res.launcher = l->name;
+    res.nranks = nranks;
+    time_t now = time(NULL);
+    struct tm tmv;
+    gmtime_r(&now, &tmv);
+    strftime(res.start_time, sizeof(res.start_time), "%Y-%m-%dT%H:%M:%SZ", &tmv);
+
+    coll_status_t st = coll_comm_init_rank(&c.comm, nranks, *id, rank);
+    if (st != COLL_SUCCESS) {
+        fprintf(stderr, "%s: rank %d: communicator setup failed: %s: %s\n", o->prog, rank,
+                coll_strerror(st), coll_last_error());
+        return st == COLL_ERR_TIMEOUT ? CB_EXIT_TIMEOUT : st == COLL_ERR_ABORTED ? CB_EXIT_ABORTED
+                                                                                 : CB_EXIT_SETUP;
+    }
+    int local_rank = 0, local_size = 1, nhosts = 1;
+    coll_comm_local(c.comm, &local_rank, &local_size);
+    coll_comm_nhosts(c.comm, &nhosts);
+    cb_pin_local_rank(o->prog, local_rank);
+    res.local_size = local_size;
+    if (rank == 0 && l->kind != CB_LAUNCH_STANDALONE && o->npus_set && o->npus != local_size)
+        fprintf(stderr, "%s: warning: -p %d but %d ranks run on this node\n", o->prog, o->npus,
+                local_size);
+
+    int rc = 0, any_failed = 0;
+    /* Host names only for the result files (every rank sees the same options). */
+    if ((o->json || o->csv) && (st = gather_hosts(&c, &res)) != COLL_SUCCESS) {
+        if (st != COLL_ERR_UNSUPPORTED) {
+            rc = fail_call(&c, &res, "host name exchange", st);
+            goto out;
+        }
+        res.nhosts = 0;   /* no all-gather algorithm: header without host names */
+    }
+    if ((o->json || o->csv) && rank == 0 && !res.hosts && nhosts == 1) {
+        res.hosts = calloc(1, 64);
+        res.ranks_per_host = calloc(1, sizeof(int));
+        if (res.hosts && res.ranks_per_host) {
+            gethostname(res.hosts[0], 63);
+            res.ranks_per_host[0] = nranks;
+            res.nhosts = 1;
+        }
+    }
+    res.nhosts = nhosts > res.nhosts ? nhosts : res.nhosts;
+    int reducing = (d->flags & CB_F_REDUCE) != 0;
+    if (cb_data_init(&c.data, c.dt, reducing, c.op, nranks) || alloc_arrays(&c)) {
+        rc = fail_call(&c, &res, "allocation", COLL_ERR_NO_MEMORY);
+        goto out;
+    }
+    /* Buffers once, for the largest size (sizes only shrink when rounded). */
+    d->layout(&c, (size_t)o->maxbytes);
+    c.send_cap = c.send_elems * c.esize;
+    c.recv_cap = c.recv_elems * c.esize;
+    if (!(c.sendbuf = buf_alloc(&c, c.send_cap, &st)) || !(c.recvbuf = buf_alloc(&c, c.recv_cap, &st))) {
+        rc = fail_call(&c, &res, o->zero_copy ? "coll_mem_alloc" : "buffer allocation", st);
+        goto out;
+    }
+    if (rank == 0) {
+        if (o->check && !c.data.exact)
+            fprintf(stderr, "%s: note: %s %s over %d ranks is not exact: check_result NULL\n",
+                    o->prog, coll_dtype_name(c.dt), coll_op_name(c.op), nranks);
+        print_header(o);
+    }
+    unsigned long long s = o->minbytes;
+    do {
+        if ((rc = run_size(&c, &res, (size_t)s, &any_failed)) != 0) goto out;
+    } while (cb_next_size(o, s, &s));
+    rc = any_failed ? CB_EXIT_CHECK : CB_EXIT_OK;
+
+out:
+    if (rank == 0 && (o->json || o->csv)) {
+        if (!res.exit_code) res.exit_code = rc;
+        cb_results_write(&res);
+    }
+    if (rc < CB_EXIT_SETUP) {
+        buf_free(&c, c.sendbuf);
+        buf_free(&c, c.recvbuf);
+        coll_comm_destroy(c.comm);
+    }
+    free_arrays(&c);
+    cb_data_free(&c.data);
+    cb_results_free(&res);
+    return rc;
+}
+
+int cb_main(const cb_desc_t *d, int argc, char **argv)
+{
+    static cb_opts_t opts;
+    char err[1024];
+    if (coll_cfg_check() != COLL_SUCCESS) {
+        fprintf(stderr, "%s_test: %s\n", d->name, coll_cfg_check_message());
+        return CB_EXIT_USAGE;
+    }
+    if (cb_cli_parse(d, argc, argv, &opts, err, sizeof(err)) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return CB_EXIT_USAGE;
+    }
+    switch (opts.action) {
+    case CB_ACT_HELP: cb_cli_usage(d, stdout); return 0;
+    case CB_ACT_VERSION: printf("%s (collbench) %s\n", opts.prog, COLL_VERSION_STRING); return 0;
+    case CB_ACT_PRINT_CONFIG: coll_cfg_print(stdout); return 0;
+    case CB_ACT_LIST_ALGOS: coll_algo_list(stdout); return 0;
+    default: break;
+    }
+    const char *cpus = coll_cfg_str(COLL_CFG_TEST_CPUS);
+    if (cpus[0] && cb_cpulist_count(cpus) < 0) {
+        fprintf(stderr, "%s: invalid COLL_TEST_CPUS '%s': allowed a CPU list like 0-3,8\n",
+                opts.prog, cpus);
+        return CB_EXIT_USAGE;
+    }
+    cb_launch_t l;
+    int rc = cb_launch_detect(&l, opts.prog, opts.npus, err, sizeof(err));
+    if (rc) {
+        fprintf(stderr, "%s\n", err);
+        return rc;
+    }
+    if (l.kind == CB_LAUNCH_STANDALONE && opts.npus > CB_MAX_NPUS_STANDALONE) {
+        fprintf(stderr, "%s: invalid -p '%d': allowed 1..%d ranks when forking them (standalone)\n",
+                opts.prog, opts.npus, CB_MAX_NPUS_STANDALONE);
+        return CB_EXIT_USAGE;
+    }
+    if (cb_cli_check_ranks(&opts, l.nranks, err, sizeof(err))) {
+        fprintf(stderr, "%s\n", err);
+        return CB_EXIT_USAGE;
+    }
+    if (opts.algo) coll_cfg_set(COLL_CFG_ALGO, opts.algo);
+    if (opts.timeout >= 0) {
+        char b[32];
+        snprintf(b, sizeof(b), "%g", opts.timeout);
+        coll_cfg_set(COLL_CFG_EXEC_TIMEOUT, b);
+    }
+    cb_job_t job = {d, &opts};
+    return cb_launch_run(&l, &argc, &argv, run_rank, &job);
+}

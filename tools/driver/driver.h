@@ -1,0 +1,217 @@
+/*
+ * driver.h - the one benchmark driver behind the ten hccl_test-compatible
+ * executables (bin/<name>_test). Each collective is a small descriptor
+ * (desc_<name>.c): its layout for a data size, how to run it, its bus-bandwidth
+ * factor. Data generation and checking are shared (data.c); so are the CLI
+ * (cli.c), the size loop and table (driver.c) and JSON/CSV output (output.c).
+ *
+ * Per-rank flow for one data size S (see driver.c):
+ *   layout(S) -> init (send data, poisoned receive buffers) -> warm-up ->
+ *   barrier -> timed loop -> [in-place: re-init + one more run] -> check ->
+ *   all-reduce of {time, wrong} -> rank 0 prints the row.
+ */
+#ifndef CB_DRIVER_H
+#define CB_DRIVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "coll.h"
+
+/* Exit codes of every test executable (documented in --help). */
+enum {
+    CB_EXIT_OK = 0,
+    CB_EXIT_CHECK = 1,    /* a result check failed */
+    CB_EXIT_USAGE = 2,    /* bad command line (or bad COLL_* variable) */
+    CB_EXIT_SETUP = 3,    /* communicator / transport setup failed */
+    CB_EXIT_TIMEOUT = 4,  /* a collective timed out */
+    CB_EXIT_ABORTED = 5,  /* a peer aborted or died */
+};
+
+#define CB_PERIOD 1021        /* data patterns repeat with this (prime) period */
+#define CB_MAX_NPUS 1024
+#define CB_MAX_NPUS_STANDALONE 256
+
+int cb_default_npus(void);   /* standalone -p default: online CPUs */
+
+typedef enum { CB_AGG_MAX = 0, CB_AGG_AVG, CB_AGG_MIN, CB_AGG_ALL } cb_agg_t;
+typedef enum {
+    CB_ACT_RUN = 0, CB_ACT_HELP, CB_ACT_VERSION, CB_ACT_PRINT_CONFIG, CB_ACT_LIST_ALGOS
+} cb_action_t;
+
+/* Parsed command line. */
+typedef struct {
+    const char *prog;                 /* "all_reduce_test" */
+    cb_action_t action;
+    unsigned long long minbytes, maxbytes, stepbytes;
+    int step_set;                     /* -i given */
+    unsigned long long stepfactor;    /* 0 = off */
+    coll_op_t op;
+    int op_set;
+    coll_dtype_t dt;
+    int root;
+    int iters, warmup;
+    int check;
+    int npus, npus_set;
+    int zero_copy;
+    const char *algo;                 /* --algo, NULL = not given */
+    const char *json, *csv;           /* output files (also from COLL_TEST_OUTPUT) */
+    double timeout;                   /* --timeout seconds, < 0 = not given */
+    cb_agg_t agg;
+    int equal_counts;
+    char command[1024];               /* argv joined, for result headers */
+} cb_opts_t;
+
+typedef struct cb_desc cb_desc_t;
+
+/* Pattern generator shared by init and check (data.c). */
+typedef struct {
+    coll_dtype_t dt;
+    size_t esize;
+    int nranks;
+    int mode;                         /* CB_MODE_* */
+    coll_op_t op;
+    long long m, lo;                  /* values lo .. lo+m-1 (sum/any modes) */
+    int t;                            /* prod: at most t factors of 2 per element */
+    int exact;                        /* expectation exact and representable */
+    void *red;                        /* typed reduced pattern (CB_PERIOD elements) */
+    void *tmp;                        /* scratch typed pattern */
+    void *poison;                     /* typed poison pattern */
+} cb_data_t;
+
+/* Per-rank state for the current data size. */
+typedef struct {
+    const cb_desc_t *desc;
+    const cb_opts_t *opts;
+    coll_comm_t comm;
+    int rank, nranks, root;
+    coll_dtype_t dt;
+    coll_op_t op;
+    size_t esize;
+    int equal_counts;
+    cb_data_t data;
+    /* layout for the current size (elements); arrays have nranks entries */
+    size_t bytes;                     /* data_size after rounding */
+    size_t send_elems, recv_elems;    /* of this rank */
+    size_t *counts, *displs;          /* v-tests: per-rank counts and prefix sums */
+    size_t *scounts, *sdispls, *rcounts, *rdispls;   /* alltoallv (this rank's) */
+    void *sendbuf, *recvbuf;
+    size_t send_cap, recv_cap;        /* bytes allocated */
+    /* first mismatch seen by this rank's check */
+    int bad_seen;
+} cb_ctx_t;
+
+#define CB_F_REDUCE   (1u << 0)   /* takes -o */
+#define CB_F_ROOTED   (1u << 1)   /* takes -r */
+#define CB_F_VARIABLE (1u << 2)   /* v-test: unequal counts unless --equal-counts */
+#define CB_F_INPLACE  (1u << 3)   /* runs in place: re-init and rerun before the check */
+
+/* One collective. */
+struct cb_desc {
+    const char *name;             /* executable is <name>_test */
+    coll_kind_t kind;
+    unsigned flags;
+    double (*busbw_factor)(int nranks);
+    /* Computes the layout for data size `bytes` into c (counts, send_elems,
+     * recv_elems, c->bytes = size rounded to whole elements per rank). */
+    void (*layout)(cb_ctx_t *c, size_t bytes);
+    /* Fills the send buffer and poisons the receive buffer. */
+    void (*init)(cb_ctx_t *c);
+    coll_status_t (*run)(cb_ctx_t *c);
+    /* Wrong elements on this rank (prints the first mismatch). */
+    uint64_t (*check)(cb_ctx_t *c);
+};
+
+/* The ten descriptors (desc_<name>.c) and a lookup by name. */
+extern const cb_desc_t cb_desc_all_reduce, cb_desc_all_gather, cb_desc_all_gatherv,
+    cb_desc_reduce_scatter, cb_desc_reduce_scatterv, cb_desc_reduce, cb_desc_broadcast,
+    cb_desc_scatter, cb_desc_alltoall, cb_desc_alltoallv;
+extern const cb_desc_t *const cb_desc_table[];   /* NULL-terminated */
+const cb_desc_t *cb_desc_find(const char *name);
+
+/* cli.c. Returns 0 (opts filled; opts->action says what to do) or CB_EXIT_USAGE
+ * with a one-line message in err ("<prog>: invalid -d 'fp33': allowed ..."). */
+int cb_cli_parse(const cb_desc_t *d, int argc, char **argv, cb_opts_t *o, char *err,
+                 size_t errlen);
+void cb_cli_usage(const cb_desc_t *d, FILE *out);
+/* Validation that needs the rank count (known before any process starts). */
+int cb_cli_check_ranks(const cb_opts_t *o, int nranks, char *err, size_t errlen);
+/* Next size of the sweep after s (0 = done). */
+int cb_next_size(const cb_opts_t *o, unsigned long long s, unsigned long long *next);
+
+/* driver.c: main of every test executable. */
+int cb_main(const cb_desc_t *d, int argc, char **argv);
+
+/* Common layout helpers (desc_common.c). */
+double cb_busbw_one(int n);
+double cb_busbw_nm1(int n);
+double cb_busbw_allreduce(int n);
+/* Per-rank counts of `total` elements: equal (total rounded down to a multiple
+ * of n, returned) or the unequal scheme (see cb_cli_usage). */
+size_t cb_split_counts(size_t total, int n, int equal, size_t *counts, size_t *displs);
+/* Which rank gets no data in the unequal scheme (-1 if none). */
+int cb_zero_rank(int n);
+/* Shared init/check of the gather, reduce-scatter and all-to-all families. */
+void cb_gather_init(cb_ctx_t *c);
+uint64_t cb_gather_check(cb_ctx_t *c);
+void cb_rs_init(cb_ctx_t *c);
+uint64_t cb_rs_check(cb_ctx_t *c);
+void cb_a2a_init(cb_ctx_t *c);
+uint64_t cb_a2a_check(cb_ctx_t *c);
+size_t cb_a2a_layout(cb_ctx_t *c, size_t total, int equal);
+
+/* data.c */
+enum { CB_MODE_ANY = 0, CB_MODE_SUM, CB_MODE_PROD, CB_MODE_MAXMIN };
+int cb_data_init(cb_data_t *d, coll_dtype_t dt, int reducing, coll_op_t op, int nranks);
+void cb_data_free(cb_data_t *d);
+/* Typed pattern of CB_PERIOD elements for `seed` into out. */
+void cb_pattern(const cb_data_t *d, int seed, void *out);
+/* dst[j] = pat[(start + j) % CB_PERIOD] for j < n. */
+void cb_fill(void *dst, size_t n, const void *pat, size_t esize, size_t start);
+/* Fill n elements with pattern `seed` from index start. */
+void cb_fill_seed(cb_data_t *d, void *dst, size_t n, int seed, size_t start);
+/* Poison n elements (a pattern no rank sends). */
+void cb_poison(cb_data_t *d, void *dst, size_t n);
+/* Compare n elements of buf with pattern pat from start; returns the number
+ * wrong; the first one (index base + j) is printed once per size per rank. */
+uint64_t cb_compare(cb_ctx_t *c, const void *buf, size_t n, const void *pat, size_t start,
+                    size_t base);
+uint64_t cb_compare_seed(cb_ctx_t *c, const void *buf, size_t n, int seed, size_t start,
+                         size_t base);
+double cb_elem_to_double(coll_dtype_t dt, const void *p);
+/* Seeds: per-rank data, per-block data (scatter, alltoall) and poison. */
+#define CB_SEED_RANK(r) (r)
+#define CB_SEED_BLOCK(from, to, n) (1000003 + (from) * (n) + (to))
+#define CB_SEED_POISON 999983
+
+/* output.c */
+typedef struct {
+    unsigned long long bytes, count;
+    double tmin, tavg, tmax;          /* us */
+    double algbw, busbw;              /* GB/s */
+    uint64_t wrong;
+    const char *check;                /* "success" "failed" "NULL" */
+    char algo[48];
+} cb_row_t;
+
+typedef struct {
+    const cb_desc_t *desc;
+    const cb_opts_t *opts;
+    const char *launcher;
+    char start_time[32];
+    int nranks, nhosts;
+    char (*hosts)[64];                /* [nhosts] */
+    int *ranks_per_host;              /* [nhosts] */
+    int local_size;                   /* of rank 0's host */
+    cb_row_t *rows;
+    size_t nrows, cap;
+    int exit_code;
+    char error[512];
+} cb_results_t;
+
+int cb_results_add(cb_results_t *r, const cb_row_t *row);
+/* Writes the requested files (atomically); returns 0 or -1 (message on stderr). */
+int cb_results_write(const cb_results_t *r);
+void cb_results_free(cb_results_t *r);
+
+#endif

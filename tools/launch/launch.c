@@ -1,0 +1,489 @@
+/*
+ * launch.c - the three launch modes of the test executables (see launch.h).
+ *
+ * Standalone: the parent sets a per-job shared-memory prefix
+ * ("collbench-<pid>-"), creates the unique id (its store thread lives in the
+ * parent), forks -p ranks (each dies with the parent: PR_SET_PDEATHSIG) and
+ * waits. When a rank fails, the others get a grace period (3 s) to finish or
+ * fail on their own, then are killed. SIGINT/SIGTERM to the parent kill the
+ * ranks. Exit code: cb_worst_code of the ranks. Leftover /dev/shm segments with
+ * the job's prefix are removed at the end, whatever happened.
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "core/config.h"
+#include "launch.h"
+
+#define CB_GRACE_S 3.0
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+/* Parses "a-b" / "a" items separated by commas; calls back with each range. */
+static int cpulist_walk(const char *list, int idx, int *found)
+{
+    int count = 0;
+    const char *p = list;
+    if (!p || !*p) return -1;
+    while (*p) {
+        char *end;
+        if (*p < '0' || *p > '9') return -1;
+        long a = strtol(p, &end, 10), b = a;
+        p = end;
+        if (*p == '-') {
+            p++;
+            if (*p < '0' || *p > '9') return -1;
+            b = strtol(p, &end, 10);
+            p = end;
+        }
+        if (b < a || b > 65535) return -1;
+        if (*p == ',') {
+            p++;
+            if (!*p) return -1;
+        } else if (*p) {
+            return -1;
+        }
+        if (idx >= count && idx <= count + (b - a) && found) *found = (int)(a + (idx - count));
+        count += (int)(b - a + 1);
+    }
+    return count;
+}
+
+int cb_cpulist_count(const char *list)
+{
+    return cpulist_walk(list, -1, NULL);
+}
+
+int cb_cpulist_nth(const char *list, int idx)
+{
+    int cpu = -1;
+    if (idx < 0 || cpulist_walk(list, idx, &cpu) < 0) return -1;
+    return cpu;
+}
+
+void cb_pin_local_rank(const char *prog, int local_rank)
+{
+    const char *list = coll_cfg_str(COLL_CFG_TEST_CPUS);
+    if (!list[0]) return;
+    int cpu = cb_cpulist_nth(list, local_rank);
+    if (cpu < 0) {
+        fprintf(stderr, "%s: warning: COLL_TEST_CPUS='%s' has no entry for local rank %d; not pinned\n",
+                prog, list, local_rank);
+        return;
+    }
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof(set), &set) != 0)
+        fprintf(stderr, "%s: warning: cannot pin local rank %d to CPU %d: %s\n", prog, local_rank,
+                cpu, strerror(errno));
+}
+
+int cb_nodelist_host(const char *list, int idx, char *out, size_t outlen)
+{
+    /* Entries separated by commas outside brackets; "pre[01-03,07]suf" expands. */
+    const char *p = list;
+    int n = 0;
+    while (p && *p) {
+        const char *e = p;
+        int depth = 0;
+        while (*e && (depth || *e != ',')) {
+            if (*e == '[') depth++;
+            else if (*e == ']') depth--;
+            e++;
+        }
+        const char *lb = memchr(p, '[', (size_t)(e - p));
+        if (!lb) {
+            if (n == idx) {
+                if ((size_t)(e - p) >= outlen) return -1;
+                memcpy(out, p, (size_t)(e - p));
+                out[e - p] = '\0';
+                return 0;
+            }
+            n++;
+        } else {
+            const char *rb = memchr(lb, ']', (size_t)(e - lb));
+            if (!rb) return -1;
+            const char *q = lb + 1;
+            while (q < rb) {
+                char *end;
+                const char *numstart = q;
+                long a = strtol(q, &end, 10), b = a;
+                if (end == q) return -1;
+                int width = (int)(end - numstart);
+                q = end;
+                if (*q == '-') {
+                    b = strtol(q + 1, &end, 10);
+                    if (end == q + 1) return -1;
+                    q = end;
+                }
+                if (b < a) return -1;
+                if (idx >= n && idx <= n + (b - a)) {
+                    int len = snprintf(out, outlen, "%.*s%0*ld%.*s", (int)(lb - p), p, width,
+                                       a + (idx - n), (int)(e - rb - 1), rb + 1);
+                    return len < 0 || (size_t)len >= outlen ? -1 : 0;
+                }
+                n += (int)(b - a + 1);
+                if (*q == ',') q++;
+                else if (q != rb) return -1;
+            }
+        }
+        p = *e ? e + 1 : e;
+    }
+    return -1;
+}
+
+int cb_worst_code(const int *codes, int n)
+{
+    int worst = 0, aborted = 0;
+    for (int i = 0; i < n; i++) {
+        if (codes[i] >= 1 && codes[i] <= 4) {
+            if (codes[i] > worst) worst = codes[i];
+        } else if (codes[i] != 0) {
+            aborted = 1;
+        }
+    }
+    return worst ? worst : aborted ? 5 : 0;
+}
+
+/* ---------------------------------------------------------------- detect */
+
+static int plugin_path(cb_launch_t *l, const char *flavour, char *err, size_t errlen)
+{
+    char exe[2048];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (len <= 0) {
+        snprintf(err, errlen, "%s: cannot read /proc/self/exe: %s", l->prog, strerror(errno));
+        return 3;
+    }
+    exe[len] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = '\0';
+    const char *mpi_home = coll_cfg_str(COLL_CFG_ENV_MPI_HOME);
+    snprintf(l->plugin, sizeof(l->plugin), "%s/../lib/collbench-mpi-custom.so", exe);
+    if (mpi_home[0] && access(l->plugin, R_OK) == 0) return 0;
+    snprintf(l->plugin, sizeof(l->plugin), "%s/../lib/collbench-mpi-%s.so", exe, flavour);
+    if (access(l->plugin, R_OK) == 0) return 0;
+    snprintf(l->plugin, sizeof(l->plugin), "%s/../lib/collbench-mpi-custom.so", exe);
+    if (access(l->plugin, R_OK) == 0) return 0;
+    snprintf(err, errlen,
+             "%s: started by %s mpirun but %s/../lib/collbench-mpi-%s.so is missing "
+             "(build it: make, or make MPI_HOME=...)",
+             l->prog, flavour, exe, flavour);
+    return 3;
+}
+
+int cb_launch_detect(cb_launch_t *l, const char *prog, int npus, char *err, size_t errlen)
+{
+    memset(l, 0, sizeof(*l));
+    l->prog = prog;
+    l->rank = -1;
+    l->npus = npus;
+    long long sz;
+    if ((sz = coll_cfg_int(COLL_CFG_ENV_OMPI_SIZE)) > 0 || (sz = coll_cfg_int(COLL_CFG_ENV_PMI_SIZE)) > 0) {
+        int ompi = coll_cfg_int(COLL_CFG_ENV_OMPI_SIZE) > 0;
+        l->kind = CB_LAUNCH_MPI;
+        l->name = ompi ? "openmpi" : "mpich";
+        l->nranks = (int)sz;
+        return plugin_path(l, l->name, err, errlen);
+    }
+    if (coll_cfg_is_set(COLL_CFG_ENV_RANK) || coll_cfg_is_set(COLL_CFG_ENV_WORLD_SIZE)) {
+        long long r = coll_cfg_int(COLL_CFG_ENV_RANK), n = coll_cfg_int(COLL_CFG_ENV_WORLD_SIZE);
+        if (n < 1 || r < 0 || r >= n) {
+            snprintf(err, errlen, "%s: invalid RANK=%lld / WORLD_SIZE=%lld: allowed 0 <= RANK < WORLD_SIZE",
+                     prog, r, n);
+            return 2;
+        }
+        l->kind = CB_LAUNCH_ENV;
+        l->name = "env";
+        l->nranks = (int)n;
+        l->rank = (int)r;
+        return 0;
+    }
+    if (coll_cfg_is_set(COLL_CFG_ENV_SLURM_PROCID) && coll_cfg_is_set(COLL_CFG_ENV_SLURM_NTASKS)) {
+        long long r = coll_cfg_int(COLL_CFG_ENV_SLURM_PROCID), n = coll_cfg_int(COLL_CFG_ENV_SLURM_NTASKS);
+        if (n < 1 || r < 0 || r >= n) {
+            snprintf(err, errlen, "%s: invalid SLURM_PROCID=%lld / SLURM_NTASKS=%lld", prog, r, n);
+            return 2;
+        }
+        l->kind = CB_LAUNCH_SLURM;
+        l->name = "slurm";
+        l->nranks = (int)n;
+        l->rank = (int)r;
+        return 0;
+    }
+    l->kind = CB_LAUNCH_STANDALONE;
+    l->name = "standalone";
+    l->nranks = npus;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- MPI */
+
+static int run_mpi(cb_launch_t *l, int *argc, char ***argv, cb_rank_fn fn, void *arg)
+{
+    void *h = dlopen(l->plugin, RTLD_NOW | RTLD_GLOBAL);
+    if (!h) {
+        fprintf(stderr, "%s: cannot load MPI plugin %s: %s\n", l->prog, l->plugin, dlerror());
+        return 3;
+    }
+    int (*mpi_init)(int *, char ***, int *, int *) = (int (*)(int *, char ***, int *, int *))dlsym(h, "cb_mpi_init");
+    int (*mpi_bcast)(void *, int, int) = (int (*)(void *, int, int))dlsym(h, "cb_mpi_bcast");
+    void (*mpi_finalize)(void) = (void (*)(void))dlsym(h, "cb_mpi_finalize");
+    void (*mpi_abort)(int) = (void (*)(int))dlsym(h, "cb_mpi_abort");
+    const char *name = (const char *)dlsym(h, "cb_mpi_name");
+    if (!mpi_init || !mpi_bcast || !mpi_finalize || !mpi_abort) {
+        fprintf(stderr, "%s: MPI plugin %s lacks cb_mpi_* symbols\n", l->prog, l->plugin);
+        return 3;
+    }
+    if (name && name[0] && strcmp(name, "mpi")) l->name = name;
+    int rank = -1, size = 0;
+    if (mpi_init(argc, argv, &rank, &size) != 0) {
+        fprintf(stderr, "%s: MPI_Init failed\n", l->prog);
+        return 3;
+    }
+    l->nranks = size;
+    struct {
+        int32_t status;
+        coll_unique_id_t id;
+    } msg;
+    memset(&msg, 0, sizeof(msg));
+    if (rank == 0) {
+        coll_status_t st = coll_get_unique_id(&msg.id);
+        msg.status = (int32_t)st;
+        if (st != COLL_SUCCESS)
+            fprintf(stderr, "%s: rank 0: coll_get_unique_id: %s: %s\n", l->prog,
+                    coll_strerror(st), coll_last_error());
+    }
+    if (mpi_bcast(&msg, (int)sizeof(msg), 0) != 0 || msg.status != COLL_SUCCESS) {
+        mpi_abort(3);
+        return 3;
+    }
+    int rc = fn(arg, l, rank, size, &msg.id);
+    fflush(NULL);
+    if (rc >= 2) mpi_abort(rc);   /* peers may be blocked: take the job down */
+    mpi_finalize();
+    return rc;
+}
+
+/* ---------------------------------------------------------------- env / slurm */
+
+static int run_env(cb_launch_t *l, cb_rank_fn fn, void *arg)
+{
+    char host[256] = "", secret[512];
+    const char *addr = coll_cfg_str(COLL_CFG_ENV_MASTER_ADDR);
+    long long port = coll_cfg_int(COLL_CFG_ENV_MASTER_PORT);
+    if (l->kind == CB_LAUNCH_SLURM) {
+        if (!addr[0]) {
+            const char *nl = coll_cfg_str(COLL_CFG_ENV_SLURM_NODELIST);
+            if (!nl[0] || cb_nodelist_host(nl, 0, host, sizeof(host)) != 0) {
+                fprintf(stderr, "%s: srun launch: set MASTER_ADDR or SLURM_JOB_NODELIST ('%s' not understood)\n",
+                        l->prog, nl);
+                return 3;
+            }
+            addr = host;
+        }
+        if (!coll_cfg_is_set(COLL_CFG_ENV_MASTER_PORT)) {
+            unsigned long h = 5381;
+            for (const char *s = coll_cfg_str(COLL_CFG_ENV_SLURM_JOB_ID); *s; s++) h = h * 33 + (unsigned char)*s;
+            for (const char *s = coll_cfg_str(COLL_CFG_ENV_SLURM_STEP_ID); *s; s++) h = h * 33 + (unsigned char)*s;
+            port = 20000 + (long long)(h % 20000);
+        }
+        snprintf(secret, sizeof(secret), "collbench-slurm|%s|%s|%s|%lld",
+                 coll_cfg_str(COLL_CFG_ENV_SLURM_JOB_ID), coll_cfg_str(COLL_CFG_ENV_SLURM_STEP_ID),
+                 addr, port);
+    } else {
+        /* Under torchrun the agent's own store holds MASTER_PORT: use the next one. */
+        if (coll_cfg_str(COLL_CFG_ENV_RUN_ID)[0]) port++;
+        snprintf(secret, sizeof(secret), "collbench-env|%s|%s|%lld",
+                 coll_cfg_str(COLL_CFG_ENV_RUN_ID), addr, port);
+    }
+    if (coll_cfg_str(COLL_CFG_SECRET)[0]) snprintf(secret, sizeof(secret), "%s", coll_cfg_str(COLL_CFG_SECRET));
+    if (port < 1 || port > 65535) {
+        fprintf(stderr, "%s: invalid MASTER_PORT %lld: allowed 1..65535\n", l->prog, port);
+        return 2;
+    }
+    if (!addr[0] && l->rank != 0) {
+        fprintf(stderr, "%s: rank %d: MASTER_ADDR is not set\n", l->prog, l->rank);
+        return 3;
+    }
+    coll_unique_id_t id;
+    coll_status_t st = l->rank == 0
+        ? coll_unique_id_listen(addr[0] ? addr : "0.0.0.0", (int)port, secret, &id)
+        : coll_unique_id_from_addr(addr, (int)port, secret, &id);
+    if (st != COLL_SUCCESS) {
+        fprintf(stderr, "%s: rank %d: rendezvous %s:%lld: %s: %s\n", l->prog, l->rank,
+                addr[0] ? addr : "0.0.0.0", port, coll_strerror(st), coll_last_error());
+        return st == COLL_ERR_TIMEOUT ? 4 : 3;
+    }
+    int rc = fn(arg, l, l->rank, l->nranks, &id);
+    if (l->rank == 0) coll_unique_id_release(&id);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- standalone */
+
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+    got_signal = sig;
+}
+
+static void remove_segments(const char *prefix)
+{
+    DIR *d = opendir("/dev/shm");
+    if (!d) return;
+    size_t pl = strlen(prefix);
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (!strncmp(e->d_name, prefix, pl)) {
+            char path[512];
+            snprintf(path, sizeof(path), "/dev/shm/%s", e->d_name);
+            unlink(path);
+        }
+    closedir(d);
+}
+
+static void kill_all(const pid_t *pids, const int *alive, int n, int sig)
+{
+    for (int i = 0; i < n; i++)
+        if (alive[i]) kill(pids[i], sig);
+}
+
+static int run_standalone(cb_launch_t *l, cb_rank_fn fn, void *arg)
+{
+    int n = l->npus;
+    char prefix[64];
+    snprintf(prefix, sizeof(prefix), "collbench-%d-", (int)getpid());
+    coll_cfg_set(COLL_CFG_SHM_PREFIX, prefix);
+
+    coll_unique_id_t id;
+    coll_status_t st = coll_get_unique_id(&id);
+    if (st != COLL_SUCCESS) {
+        fprintf(stderr, "%s: coll_get_unique_id: %s: %s\n", l->prog, coll_strerror(st),
+                coll_last_error());
+        return 3;
+    }
+    pid_t *pids = calloc((size_t)n, sizeof(*pids));
+    int *alive = calloc((size_t)n, sizeof(*alive)), *codes = calloc((size_t)n, sizeof(*codes));
+    if (!pids || !alive || !codes) {
+        fprintf(stderr, "%s: out of memory\n", l->prog);
+        free(pids); free(alive); free(codes);
+        return 3;
+    }
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+
+    pid_t parent = getpid();
+    int nalive = 0, rc_fork = 0;
+    fflush(NULL);
+    for (int i = 0; i < n; i++) {
+        pid_t pid = fork();
+        if (pid < 0) {
+            fprintf(stderr, "%s: fork of rank %d failed: %s\n", l->prog, i, strerror(errno));
+            rc_fork = 3;
+            break;
+        }
+        if (pid == 0) {
+            sigaction(SIGINT, &old_int, NULL);
+            sigaction(SIGTERM, &old_term, NULL);
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() != parent) _exit(5);
+            int rc = fn(arg, l, i, n, &id);
+            fflush(NULL);
+            _exit(rc);
+        }
+        pids[i] = pid;
+        alive[i] = 1;
+        nalive++;
+    }
+    if (rc_fork) {
+        kill_all(pids, alive, n, SIGKILL);
+    }
+
+    double fail_at = 0, term_at = 0;
+    int killed = 0;
+    while (nalive > 0) {
+        int status;
+        pid_t pid = waitpid(-1, &status, WNOHANG);
+        if (pid > 0) {
+            for (int i = 0; i < n; i++) {
+                if (pids[i] != pid || !alive[i]) continue;
+                alive[i] = 0;
+                nalive--;
+                if (WIFEXITED(status)) {
+                    codes[i] = WEXITSTATUS(status);
+                } else {
+                    codes[i] = 5;
+                    if (!killed)
+                        fprintf(stderr, "%s: rank %d (pid %d) killed by signal %d (%s)\n", l->prog, i,
+                                (int)pid, WTERMSIG(status), strsignal(WTERMSIG(status)));
+                }
+                if (codes[i] != 0 && fail_at == 0) fail_at = now_s();
+            }
+            continue;
+        }
+        if (pid < 0 && errno == ECHILD) break;
+        if (got_signal && !term_at) {
+            fprintf(stderr, "%s: %s: stopping the ranks\n", l->prog, strsignal(got_signal));
+            kill_all(pids, alive, n, SIGTERM);
+            term_at = now_s();
+            killed = 1;
+        }
+        if (term_at && now_s() - term_at > 2.0) {
+            kill_all(pids, alive, n, SIGKILL);
+            term_at = now_s() + 1e9;
+        }
+        if (fail_at && !killed && now_s() - fail_at > CB_GRACE_S) {
+            for (int i = 0; i < n; i++)
+                if (alive[i])
+                    fprintf(stderr, "%s: rank %d still running %.0f s after a rank failed; killing it\n",
+                            l->prog, i, CB_GRACE_S);
+            kill_all(pids, alive, n, SIGKILL);
+            killed = 1;
+        }
+        struct timespec ts = {0, 5 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    coll_unique_id_release(&id);
+    remove_segments(prefix);
+    int rc = rc_fork ? rc_fork : cb_worst_code(codes, n);
+    if (got_signal) rc = 128 + got_signal;
+    free(pids);
+    free(alive);
+    free(codes);
+    return rc;
+}
+
+int cb_launch_run(cb_launch_t *l, int *argc, char ***argv, cb_rank_fn fn, void *arg)
+{
+    switch (l->kind) {
+    case CB_LAUNCH_MPI: return run_mpi(l, argc, argv, fn, arg);
+    case CB_LAUNCH_ENV:
+    case CB_LAUNCH_SLURM: return run_env(l, fn, arg);
+    default: return run_standalone(l, fn, arg);
+    }
+}

@@ -114,7 +114,7 @@ int main(int argc, char **argv)
         }
     }
     coll_unique_id_t id;
-    if (coll_get_unique_id(&id)) {
+    if (coll_unique_id_listen("127.0.0.1", 0, NULL, &id)) {
         fprintf(stderr, "coll_get_unique_id: %s\n", coll_last_error());
         return 3;
     }

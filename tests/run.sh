@@ -28,6 +28,9 @@ while [ $# -gt 0 ]; do
     esac
 done
 export CB_O=$(cd "$O" && pwd) CB_ROOT=$ROOT
+# Single-host tests talk over loopback only (never this machine's LAN address);
+# the multi-host tests set their own interface inside their network namespaces.
+export COLL_SOCKET_IFNAME="${COLL_SOCKET_IFNAME-=lo}"
 LOGDIR=$ROOT/build/test-logs${O:+/$(echo "$O" | tr / _)}
 mkdir -p "$LOGDIR"
 

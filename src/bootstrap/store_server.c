@@ -662,6 +662,13 @@ static int is_wildcard(const struct sockaddr_storage *ss)
     return ((const struct sockaddr_in *)ss)->sin_addr.s_addr == htonl(INADDR_ANY);
 }
 
+static int is_loopback(const struct sockaddr_storage *ss)
+{
+    if (ss->ss_family == AF_INET6)
+        return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)ss)->sin6_addr);
+    return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr) >> 24) == 127;
+}
+
 /* Where to bind and what to advertise. No address: the selected interface's
  * address for both. An address (torchrun's MASTER_ADDR): advertise it, bind the
  * wildcard of its family, since a host name may resolve locally to something
@@ -681,6 +688,10 @@ static coll_status_t store_addrs(const char *addr, int port, struct sockaddr_sto
     if (is_wildcard(adv)) {
         COLL_CHECK(coll_netif_select(adv->ss_family, adv, NULL, 0));
         coll_sockaddr_set_port(adv, port);
+    }
+    if (is_loopback(adv)) {   /* single-host jobs: never listen beyond this machine */
+        *bind_ss = *adv;
+        return COLL_SUCCESS;
     }
     COLL_CHECK(coll_sockaddr_parse(NULL, port, adv->ss_family, bind_ss));
     return COLL_SUCCESS;

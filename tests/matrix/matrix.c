@@ -201,7 +201,7 @@ int main(int argc, char **argv)
         return 2;
     }
     coll_unique_id_t id;
-    if (coll_get_unique_id(&id) != COLL_SUCCESS) {
+    if (coll_unique_id_listen("127.0.0.1", 0, NULL, &id) != COLL_SUCCESS) {
         fprintf(stderr, "matrix: coll_get_unique_id: %s\n", coll_last_error());
         return 3;
     }

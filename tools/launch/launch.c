@@ -376,8 +376,11 @@ static int run_standalone(cb_launch_t *l, cb_rank_fn fn, void *arg)
     snprintf(prefix, sizeof(prefix), "collbench-%d-", (int)getpid());
     coll_cfg_set(COLL_CFG_SHM_PREFIX, prefix);
 
+    /* every rank is on this host: rendezvous and any TCP stay on loopback */
+    if (!coll_cfg_is_set(COLL_CFG_IF_IP) && !coll_cfg_is_set(COLL_CFG_SOCKET_IFNAME))
+        coll_cfg_set(COLL_CFG_IF_IP, "127.0.0.1");
     coll_unique_id_t id;
-    coll_status_t st = coll_get_unique_id(&id);
+    coll_status_t st = coll_unique_id_listen("127.0.0.1", 0, NULL, &id);
     if (st != COLL_SUCCESS) {
         fprintf(stderr, "%s: coll_get_unique_id: %s: %s\n", l->prog, coll_strerror(st),
                 coll_last_error());

@@ -35,7 +35,6 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
     X(NSOCKS, "COLL_NSOCKS", INT, "2", "", "TCP sockets per peer; large messages are striped across them") \
     X(SOCK_BUF, "COLL_SOCK_BUF", SIZE, "4M", "bytes", "SO_SNDBUF/SO_RCVBUF of data sockets (0 = kernel default)") \
     X(CHUNK, "COLL_CHUNK", SIZE, "256K", "bytes", "pipelining chunk of ring / chain algorithms")    \
-    X(DETERMINISTIC, "COLL_DETERMINISTIC", BOOL, "0", "", "reduce in a fixed rank order on every call (bitwise reproducible floats)") \
     X(HOST_ID, "COLL_HOST_ID", STR, "", "", "override this process's host identity (tests; default hostname + boot id)") \
     X(TUNING_FILE, "COLL_TUNING_FILE", STR, "", "", "alpha-beta constants file overriding the built-in measured ones") \
     X(TEST_CPUS, "COLL_TEST_CPUS", STR, "", "", "test tools: pin local rank i to the i-th CPU of this list (e.g. 0-7)") \

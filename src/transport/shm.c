@@ -16,6 +16,7 @@
 #include "transport/shm_seg.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <signal.h>
@@ -82,7 +83,9 @@ static void layout(shm_hdr_t *h, int nlocal)
     h->off_fifos = align_up(h->off_ranks + (size_t)nlocal * sizeof(shm_rank_t), 4096);
     h->off_slots = align_up(h->off_fifos + pairs * sizeof(shm_fifo_t), 4096);
     h->off_stages = align_up(h->off_slots + pairs * nslots * slot, 4096);
-    h->total = h->off_stages + (size_t)nlocal * stage;
+    h->small_bytes = COLL_SHM_SMALL_MAX;
+    h->off_small = h->off_stages + (size_t)nlocal * stage;
+    h->total = h->off_small + (size_t)nlocal * 2 * h->small_bytes;
 }
 
 static void attach(struct coll_shm *s, void *map)
@@ -92,6 +95,7 @@ static void attach(struct coll_shm *s, void *map)
     s->fifos = (shm_fifo_t *)((char *)map + s->hdr->off_fifos);
     s->slots = (char *)map + s->hdr->off_slots;
     s->stages = (char *)map + s->hdr->off_stages;
+    s->small = (char *)map + s->hdr->off_small;
     s->map_bytes = s->hdr->total;
 }
 
@@ -305,6 +309,89 @@ coll_status_t coll_shm_barrier(coll_comm *comm)
         if (st != COLL_SUCCESS)
             return st;
     }
+}
+
+/* ------------------------------------------------------ small exchanges */
+
+static char *small_slot(struct coll_shm *s, int lr, uint64_t seq)
+{
+    return s->small + ((size_t)lr * 2 + (size_t)(seq & 1)) * s->hdr->small_bytes;
+}
+
+static int small_all_at_least(struct coll_shm *s, size_t field_off, uint64_t v, int *missing)
+{
+    int n = 0;
+    for (int i = 0; i < s->nlocal; i++) {
+        atomic_ulong *f = (atomic_ulong *)((char *)&s->ranks[i] + field_off);
+        if (atomic_load_explicit(f, memory_order_acquire) < v)
+            missing[n++] = i;
+    }
+    return n;
+}
+
+static coll_status_t small_wait(coll_comm *comm, size_t field_off, uint64_t v)
+{
+    struct coll_shm *s = comm->shm;
+    int missing[1024], who[1024];
+    if (small_all_at_least(s, field_off, v, missing) == 0)
+        return COLL_SUCCESS;
+    coll_waiter_t w;
+    coll_waiter_init(&w, comm);
+    for (;;) {
+        uint32_t seen = coll_shm_doorbell_read(comm);
+        int n = small_all_at_least(s, field_off, v, missing);
+        if (n == 0)
+            return COLL_SUCCESS;
+        for (int i = 0; i < n; i++)
+            who[i] = comm->local_ranks[missing[i]];
+        COLL_CHECK(coll_waiter_idle(&w, comm, seen, who, n, NULL, 0));
+    }
+}
+
+coll_status_t coll_shm_small_post(coll_comm *comm, const void *src, size_t len, uint64_t *seq)
+{
+    struct coll_shm *s = comm->shm;
+    if (len > s->hdr->small_bytes)
+        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_SHM, "small exchange of %zu bytes (max %zu)", len,
+                          (size_t)s->hdr->small_bytes);
+    uint64_t q = ++s->small_seq;
+    /* the slot was last used by exchange q-2: every rank must be done reading it */
+    if (q > 2)
+        COLL_CHECK(small_wait(comm, offsetof(shm_rank_t, small_done), q - 2));
+    if (len)
+        memcpy(small_slot(s, s->me, q), src, len);
+    atomic_store_explicit(&s->ranks[s->me].small_arrive, q, memory_order_release);
+    int missing[1024];
+    if (small_all_at_least(s, offsetof(shm_rank_t, small_arrive), q, missing) == 0)
+        for (int i = 0; i < s->nlocal; i++)
+            if (i != s->me)
+                coll_shm_ring(comm, i);
+    *seq = q;
+    return COLL_SUCCESS;
+}
+
+coll_status_t coll_shm_small_wait_all(coll_comm *comm, uint64_t seq)
+{
+    return small_wait(comm, offsetof(shm_rank_t, small_arrive), seq);
+}
+
+const void *coll_shm_small_peer(coll_comm *comm, int lr, uint64_t seq)
+{
+    return small_slot(comm->shm, lr, seq);
+}
+
+void coll_shm_small_done(coll_comm *comm, uint64_t seq)
+{
+    struct coll_shm *s = comm->shm;
+    atomic_store_explicit(&s->ranks[s->me].small_done, seq, memory_order_release);
+    for (int i = 0; i < s->nlocal; i++)
+        if (i != s->me)   /* unconditional: a peer may be about to sleep waiting for this */
+            coll_shm_ring(comm, i);
+}
+
+size_t coll_shm_small_max(const coll_comm *comm)
+{
+    return comm->shm ? comm->shm->hdr->small_bytes : 0;
 }
 
 void coll_shm_publish(coll_comm *comm, int slot, const void *ptr)

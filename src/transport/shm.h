@@ -35,6 +35,19 @@ int coll_shm_is_registered(coll_comm *comm, const void *ptr, size_t len);
 /* Liveness of local peers (kill(pid, 0)); returns the first dead global rank or -1. */
 int coll_shm_dead_peer(coll_comm *comm);
 
+/* Small exchanges (at most COLL_SHM_SMALL_MAX bytes per rank): one
+ * synchronisation per call instead of barriers. Every local rank posts its
+ * data (post waits until the slot it reuses, two exchanges back, has been read
+ * by everyone), waits until all have posted, reads the peers' slots, then
+ * marks itself done. Double-buffered, so no trailing barrier is needed. All
+ * local ranks must take part in every small exchange, in the same order. */
+#define COLL_SHM_SMALL_MAX (64 * 1024)
+coll_status_t coll_shm_small_post(coll_comm *comm, const void *src, size_t len, uint64_t *seq);
+coll_status_t coll_shm_small_wait_all(coll_comm *comm, uint64_t seq);
+const void *coll_shm_small_peer(coll_comm *comm, int lr, uint64_t seq);
+void coll_shm_small_done(coll_comm *comm, uint64_t seq);
+size_t coll_shm_small_max(const coll_comm *comm);
+
 /* Abort: flag in the segment, every local peer woken. */
 void coll_shm_abort(coll_comm *comm, const char *why);
 /* The reason the aborting rank gave ("" if none). */

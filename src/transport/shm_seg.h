@@ -22,6 +22,8 @@ typedef struct {
     _Alignas(SHM_LINE) atomic_uint doorbell;
     atomic_uint sleeping;
     atomic_uint bar_epoch;                    /* barriers this rank has entered */
+    _Alignas(SHM_LINE) atomic_ulong small_arrive;  /* small exchanges whose data this rank posted */
+    atomic_ulong small_done;                  /* small exchanges this rank finished reading */
     int32_t pid;
     int32_t pub_region[COLL_SHM_PUB_SLOTS];   /* -1 = not registered */
     uint64_t pub_off[COLL_SHM_PUB_SLOTS];
@@ -37,7 +39,8 @@ typedef struct {
     uint64_t magic;
     uint32_t nlocal, nslots;
     uint64_t slot_bytes, stage_bytes, total;
-    uint64_t off_ranks, off_fifos, off_slots, off_stages;
+    uint64_t off_ranks, off_fifos, off_slots, off_stages, off_small;
+    uint64_t small_bytes;                       /* one of the two small slots per rank */
     _Alignas(SHM_LINE) atomic_uint abort_flag;  /* 1 + local rank that aborted, 0 = none */
     char abort_msg[256];                        /* why (written before the flag is visible... best effort) */
 } shm_hdr_t;
@@ -63,6 +66,8 @@ struct coll_shm {
     char *stages;
     double next_liveness;    /* coll_now() of the next dead-peer check */
     int nregions;            /* coll_mem_alloc calls so far */
+    uint64_t small_seq;      /* small exchanges so far (same on every local rank) */
+    char *small;
 };
 
 static inline shm_fifo_t *shm_fifo(struct coll_shm *s, int from, int to)

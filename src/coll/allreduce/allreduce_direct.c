@@ -9,6 +9,10 @@
  * copies vanish: slices are reduced from the peers' send buffers straight into
  * the owner's receive buffer, then copied from the owners' receive buffers.
  *
+ * Up to 32 KiB a one-synchronisation variant is used instead: each rank posts
+ * its input to a double-buffered small slot and reduces the whole vector
+ * itself (cost: 1 sync + n beta + (p-1) n gamma).
+ *
  * Cost (p ranks, n bytes, c = n / (COLL_BUFFSIZE/2) chunks):
  *   2c barriers + n beta (copy in) + (p-1)/p n gamma + n beta (copy out).
  * Constraint: the group is exactly the ranks of this host.
@@ -23,6 +27,10 @@
 #define MAX_LOCAL 1024
 
 enum { PUB_SEND = 0, PUB_RECV = 1 };
+
+/* Up to this size every rank reduces the whole vector (one synchronisation);
+ * above, each reduces a 1/p slice (two barriers, p times less reduction work). */
+#define COLL_ALLREDUCE_SMALL_BYTES (32 * 1024)
 
 static int all_published(coll_comm *comm, const coll_group_t *g)
 {
@@ -56,6 +64,24 @@ static coll_status_t zero_copy(coll_comm *comm, const coll_group_t *g, void *rec
     return coll_shm_barrier(comm);   /* peers are done reading my buffers */
 }
 
+/* Small messages: one synchronisation. Every rank posts its whole input to
+ * its small slot, then reduces the whole vector itself (fixed order 0..p-1)
+ * straight into its receive buffer. */
+static coll_status_t small(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                           size_t n, coll_dtype_t dt, coll_op_t op)
+{
+    int p = g->size;
+    uint64_t seq;
+    const void *src[MAX_LOCAL];
+    COLL_CHECK(coll_shm_small_post(comm, sendbuf, n * coll_dtype_size(dt), &seq));
+    COLL_CHECK(coll_shm_small_wait_all(comm, seq));
+    for (int j = 0; j < p; j++)
+        src[j] = coll_shm_small_peer(comm, coll_group_lr(comm, g, j), seq);
+    coll_reduce_multi(recvbuf, src, p, n, dt, op);
+    coll_shm_small_done(comm, seq);
+    return COLL_SUCCESS;
+}
+
 coll_status_t coll_allreduce_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                         void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op)
 {
@@ -66,6 +92,8 @@ coll_status_t coll_allreduce_direct_run(coll_comm *comm, const coll_group_t *g, 
             memcpy(recvbuf, sendbuf, n * es);
         return p == 1 ? COLL_SUCCESS : coll_shm_barrier(comm);
     }
+    if (n * es <= coll_shm_small_max(comm) && n * es <= COLL_ALLREDUCE_SMALL_BYTES)
+        return small(comm, g, sendbuf, recvbuf, n, dt, op);
     int mylr = coll_group_lr(comm, g, me);
     size_t half = coll_shm_stage_bytes(comm) / 2;
     size_t chunk = half / es;

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# scripts/multi-node-test.sh - the full multi-host run of seed 000's workflow:
+# pre-test check, hostfile for the MPI found, the operators over all hosts with
+# mpirun, JSON results and a report.
+#
+#   scripts/multi-node-test.sh --nodes A,B[,C...] --npus N [--mode quick|full] [options]
+#
+#   --nodes LIST     hosts (names or addresses reachable by ssh and by each other)
+#   --npus N         ranks per host (hccl_test's -p)
+#   --mode M         quick: AllReduce, AllGather, Broadcast, AlltoAll, 8K..64M;
+#                    full: all ten operators, 8K..1G (default quick)
+#   --ops LIST       operators to run instead (e.g. all_reduce,reduce_scatter)
+#   --mpi IMPL       openmpi or mpich (default: what `mpirun --version` says)
+#   --mpirun CMD     launcher command (default mpirun, or mpirun.openmpi/.mpich with --mpi)
+#   --ssh "CMD"      ssh command for the checks and for mpirun's remote starts
+#   --bin DIR        collbench bin directory on every host (default: this one's)
+#   -o DIR           output directory (default results/multinode-<date>)
+#   --skip-check     do not run pre-test-check.sh first
+#   --extra "ARGS"   extra arguments for every test binary (e.g. "-d fp16 -n 50")
+# Every COLL_* variable set here is forwarded to all ranks. Exit 0 when every
+# operator passed, 1 when one failed (check or run), 2 on a bad command line,
+# 3 when the pre-test check failed.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+BIN=$(cd "$here/../bin" 2>/dev/null && pwd || echo "$here/../bin")
+NODES= NPUS= MODE=quick OPS= MPI= MPIRUN= SSH=ssh OUT= SKIP=0 EXTRA=
+die() { echo "multi-node-test: $*" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --nodes) NODES=${2:-}; shift 2 ;;
+        --npus) NPUS=${2:-}; shift 2 ;;
+        --mode) MODE=${2:-}; shift 2 ;;
+        --ops) OPS=${2:-}; shift 2 ;;
+        --mpi) MPI=${2:-}; shift 2 ;;
+        --mpirun) MPIRUN=${2:-}; shift 2 ;;
+        --ssh) SSH=${2:-}; shift 2 ;;
+        --bin) BIN=${2:-}; shift 2 ;;
+        -o) OUT=${2:-}; shift 2 ;;
+        --skip-check) SKIP=1; shift ;;
+        --extra) EXTRA=${2:-}; shift 2 ;;
+        -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) die "unknown argument '$1' (see --help)" ;;
+    esac
+done
+[ -n "$NODES" ] || die "--nodes is required (e.g. --nodes node1,node2)"
+[[ "$NPUS" =~ ^[1-9][0-9]*$ ]] || die "invalid --npus '$NPUS': a positive integer (ranks per host)"
+case "$MODE" in quick) SIZES="-b 8K -e 64M -f 2" ;; full) SIZES="-b 8K -e 1G -f 2" ;; *) die "invalid --mode '$MODE': allowed quick, full" ;; esac
+IFS=, read -r -a HOSTS <<<"$NODES"
+[ -z "$OPS" ] && { [ "$MODE" = quick ] && OPS=all_reduce,all_gather,broadcast,alltoall || OPS=all_reduce,all_gather,all_gatherv,reduce_scatter,reduce_scatterv,reduce,broadcast,scatter,alltoall,alltoallv; }
+IFS=, read -r -a OPLIST <<<"$OPS"
+for op in "${OPLIST[@]}"; do [ -x "$BIN/${op}_test" ] || die "unknown operator '$op': no $BIN/${op}_test"; done
+if [ -z "$MPIRUN" ]; then
+    case "$MPI" in openmpi) MPIRUN=mpirun.openmpi ;; mpich) MPIRUN=mpirun.mpich ;; "") MPIRUN=mpirun ;; *) die "invalid --mpi '$MPI': allowed openmpi, mpich" ;; esac
+fi
+command -v "$MPIRUN" >/dev/null || die "launcher '$MPIRUN' not found"
+if [ -z "$MPI" ]; then
+    v=$("$MPIRUN" --version 2>&1)
+    case "$v" in *"Open MPI"*|*OpenRTE*) MPI=openmpi ;; *HYDRA*|*MPICH*|*mpich*) MPI=mpich ;; *) die "cannot tell which MPI '$MPIRUN' is; use --mpi" ;; esac
+fi
+[ -n "$OUT" ] || OUT=results/multinode-$(date +%Y%m%d-%H%M%S)
+mkdir -p "$OUT" || die "cannot create $OUT"
+NR=$(( ${#HOSTS[@]} * NPUS ))
+echo "multi-node-test: ${#HOSTS[@]} hosts x $NPUS ranks = $NR ranks, $MPI ($MPIRUN), mode $MODE, output $OUT"
+
+if [ $SKIP -eq 0 ]; then
+    "$here/pre-test-check.sh" --bin "$BIN" --ssh "$SSH" --mpirun "$MPIRUN" "${HOSTS[@]}" | tee "$OUT/pre-test-check.log"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "multi-node-test: pre-test check failed (see $OUT/pre-test-check.log)"; exit 3; }
+fi
+
+# Hostfile in the detected implementation's format; environment forwarding.
+HF=$OUT/hostfile
+: >"$HF"
+envs=$(env | sed -n 's/^\(COLL_[A-Z_0-9]*\)=.*/\1/p' | tr '\n' ' ')
+sshw=$OUT/ssh-wrapper.sh
+printf '#!/bin/sh\nexec %s "$@"\n' "$SSH" >"$sshw"; chmod +x "$sshw"
+if [ "$MPI" = openmpi ]; then
+    for h in "${HOSTS[@]}"; do echo "$h slots=$NPUS" >>"$HF"; done
+    LAUNCH=("$MPIRUN" --hostfile "$HF" -n "$NR" --mca plm_rsh_agent "$sshw")
+    [ "$(id -u)" -eq 0 ] && LAUNCH+=(--allow-run-as-root)
+    for e in $envs; do LAUNCH+=(-x "$e"); done
+else
+    for h in "${HOSTS[@]}"; do echo "$h:$NPUS" >>"$HF"; done
+    LAUNCH=("$MPIRUN" -f "$HF" -n "$NR" -launcher ssh -launcher-exec "$sshw")
+    [ -n "$envs" ] && LAUNCH+=(-genvlist "$(echo $envs | tr ' ' ',')")
+fi
+
+fails=0
+for op in "${OPLIST[@]}"; do
+    echo "== $op"
+    "${LAUNCH[@]}" "$BIN/${op}_test" -p "$NPUS" $SIZES $EXTRA --json "$OUT/$op.json" 2>&1 | tee "$OUT/$op.log"
+    rc=${PIPESTATUS[0]}
+    if [ "$rc" -ne 0 ]; then echo "multi-node-test: $op FAILED (exit $rc)"; fails=$((fails + 1)); fi
+done
+"$here/collbench-report" "$OUT"/*.json -o "$OUT/report" >/dev/null 2>"$OUT/report.err" \
+    && echo "report: $OUT/report/index.html" || { echo "multi-node-test: report failed:"; cat "$OUT/report.err"; }
+echo "multi-node-test: $(( ${#OPLIST[@]} - fails )) of ${#OPLIST[@]} operators passed"
+[ $fails -eq 0 ]

@@ -1,11 +1,21 @@
 /*
  * tuning.c - measured cost constants.
  *
- * shm: measured on the development VM (2 vCPU Xeon Sapphire Rapids, KVM,
- *      Debian 12) with bench/run-bench.sh: barrier ~1.5 us between 2 ranks,
- *      slot copy ~10 GB/s, reduce ~12 GB/s fp32 in cache.
- * tcp: veth between two network namespaces on the same VM (bench/multihost):
- *      ~25 us one-way small message, ~2 GB/s per stream.
+ * alpha / beta of shm and tcp: bench/pingpong.c (3 ranks, two simulated hosts
+ *      "simhost0" {0,1} and "simhost1" {2}; coll_send/coll_recv ping-pong,
+ *      fastest of 400 round trips at 8 B and of 20 at 16 MiB, 8 runs):
+ *        cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -o /tmp/pingpong \
+ *           bench/pingpong.c lib/libcoll.a -pthread -lm -ldl
+ *        for i in 1 2 3 4 5 6 7 8; do /tmp/pingpong -i 400; done
+ *      on the development VM (2 vCPU Intel Xeon, KVM, Debian 12, shared with
+ *      other jobs, load ~4): the medians of the 8 runs are
+ *        shm  alpha 0.5 us   11.2 GB/s   (min 0.14 us, max 12.9 GB/s)
+ *        tcp  alpha 3.3 us    5.1 GB/s   over 127.0.0.1 (min 3.0 us, max 6.0 GB/s)
+ *      Loopback TCP is the best case of a network: a real NIC (or the veth
+ *      pair between network namespaces of bench/multihost: ~25 us, ~2 GB/s)
+ *      is slower; set COLL_TUNING_FILE on a real cluster.
+ * gamma and barrier: bench/run-bench.sh on the same VM: barrier ~1.5 us
+ *      between 2 ranks, reduce ~12 GB/s fp32 in cache.
  * Override with COLL_TUNING_FILE: lines "shm|tcp alpha_us beta_GBps gamma_GBps bar_us".
  */
 #include "coll/tuning.h"
@@ -17,8 +27,8 @@
 #include "core/config.h"
 #include "core/log.h"
 
-static coll_link_cost_t shm_cost = {2.5, 1.0 / 10000.0, 1.0 / 12000.0, 1.5};
-static coll_link_cost_t tcp_cost = {25.0, 1.0 / 2000.0, 1.0 / 12000.0, 0.0};
+static coll_link_cost_t shm_cost = {0.5, 1.0 / 11200.0, 1.0 / 12000.0, 1.5};
+static coll_link_cost_t tcp_cost = {3.3, 1.0 / 5100.0, 1.0 / 12000.0, 0.0};
 static int loaded;
 
 static void load_file(void)
@@ -58,16 +68,75 @@ int coll_group_is_local(const coll_comm *comm, const coll_group_t *g)
     return 1;
 }
 
+const coll_link_cost_t *coll_tuning_shm(void)
+{
+    if (!loaded)
+        load_file();
+    return &shm_cost;
+}
+
+const coll_link_cost_t *coll_tuning_tcp(void)
+{
+    if (!loaded)
+        load_file();
+    return &tcp_cost;
+}
+
+/* Members of g on its busiest host: the flows that share that host's network
+ * link when every member sends at once (same value on every member). */
+static int flows_per_host(const coll_comm *comm, const coll_group_t *g)
+{
+    int most = 1;
+    if (g == &comm->world) {
+        for (int h = 0; h < comm->nhosts; h++)
+            if (comm->host_nranks[h] > most)
+                most = comm->host_nranks[h];
+        return most;
+    }
+    enum { MAXH = 512 };
+    unsigned short cnt[MAXH] = {0};
+    for (int i = 0; i < g->size; i++) {
+        int h = comm->rank_host[g->ranks[i]], k = 0;
+        if (h < MAXH) {
+            k = ++cnt[h];
+        } else {
+            for (int j = 0; j <= i; j++)
+                k += comm->rank_host[g->ranks[j]] == h;
+        }
+        if (k > most)
+            most = k;
+    }
+    return most;
+}
+
+const coll_link_cost_t *coll_tuning_tcp_shared(int flows)
+{
+    static __thread coll_link_cost_t shared;
+    if (!loaded)
+        load_file();
+    if (flows <= 1)
+        return &tcp_cost;
+    shared = tcp_cost;
+    shared.beta_us_per_b *= flows;
+    return &shared;
+}
+
 const coll_link_cost_t *coll_tuning_link(const coll_comm *comm, const coll_group_t *g)
 {
     if (!loaded)
         load_file();
-    return coll_group_is_local(comm, g) ? &shm_cost : &tcp_cost;
+    if (coll_group_is_local(comm, g))
+        return &shm_cost;
+    return coll_tuning_tcp_shared(flows_per_host(comm, g));
 }
 
 double coll_tuning_oversub(const coll_comm *comm)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
-    double r = n > 0 ? (double)comm->local_size / (double)n : 1.0;
+    int most = comm->local_size;
+    for (int h = 0; h < comm->nhosts; h++)
+        if (comm->host_nranks[h] > most)
+            most = comm->host_nranks[h];
+    double r = n > 0 ? (double)most / (double)n : 1.0;
     return r > 1.0 ? r : 1.0;
 }

@@ -6,8 +6,16 @@
  * rank's input) and compared exactly: inputs are small integers, so sums,
  * products, max and min are exact in every datatype.
  *
- *   matrix -n RANKS [-k COLLECTIVE] [-a ALGO] [-q] [-v]
+ *   matrix -n RANKS [-H R0,R1,...] [-I] [-k COLLECTIVE] [-a ALGO] [-q] [-v]
  * Exit 0 when every case passed; prints one line per (collective, algorithm).
+ *
+ * -H simulates hosts on this machine: host h gets R_h ranks (sum = -n, which
+ * may then be omitted), each rank sets COLL_HOST_ID=simhost<h>, so ranks of
+ * one simulated host talk over shm and ranks of different ones over TCP on
+ * 127.0.0.1 only (COLL_IF_IP): hierarchical algorithms run, flat ones cross
+ * the simulated hosts. Ranks are dealt to hosts in blocks (0..R0-1 on host 0,
+ * ...); -I deals them round-robin instead, so a host's ranks are not
+ * contiguous (rank order vs host order).
  */
 #include <getopt.h>
 #include <signal.h>
@@ -21,9 +29,12 @@
 
 #include "coll.h"
 #include "coll/algo.h"
+#include "core/config.h"
 #include "core/reduce.h"
 
 static int nranks = 2, quick = 0, verbose = 0;
+static int nsim = 0, interleave = 0;     /* -H: simulated hosts */
+static int sim_host[64];                 /* simulated host of each rank */
 static const char *only_kind = NULL, *only_algo = NULL;
 
 /* Small-integer input: element i of rank r, kept exact for every dtype/op. */
@@ -145,6 +156,12 @@ static const coll_dtype_t dtypes_full[] = {COLL_INT8, COLL_UINT8, COLL_INT16, CO
 static int run_rank(int rank, coll_unique_id_t id)
 {
     ctx_t c = {rank, nranks, NULL, 0, 0, ""};
+    if (nsim) {
+        char host[32];
+        snprintf(host, sizeof host, "simhost%d", sim_host[rank]);
+        coll_cfg_set(COLL_CFG_HOST_ID, host);
+        coll_cfg_set(COLL_CFG_IF_IP, "127.0.0.1");   /* loopback only, never another address */
+    }
     coll_status_t st = coll_comm_init_rank(&c.comm, nranks, id, rank);
     if (st != COLL_SUCCESS) {
         fprintf(stderr, "rank %d: init failed: %s\n", rank, coll_last_error());
@@ -179,22 +196,81 @@ static int run_rank(int rank, coll_unique_id_t id)
         fflush(stdout);
         coll_algo_force(NULL);
     }
+    /* Ranks leave the last collective at different times (a gather's senders
+     * return before the root has drained them). Synchronise before tearing
+     * down: the shm executor's liveness check treats any exited local peer as
+     * dead, even one it no longer waits for, and would fail the slower ranks. */
+    if (coll_barrier(c.comm) != COLL_SUCCESS)
+        c.failures++;
     coll_comm_destroy(c.comm);
     return c.failures ? 1 : 0;
 }
 
+/* "2,1,2" -> per-host rank counts; deals ranks to hosts (blocks or round-robin). */
+static int parse_hosts(const char *spec, int *total)
+{
+    int cnt[64], left[64], h = 0, sum = 0;
+    const char *s = spec;
+    while (*s) {
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (end == s || v < 1 || v > 64 || h == 64 || (*end && *end != ','))
+            return -1;
+        cnt[h++] = (int)v;
+        sum += (int)v;
+        s = *end ? end + 1 : end;
+    }
+    if (h == 0 || sum > 64)
+        return -1;
+    nsim = h;
+    *total = sum;
+    memcpy(left, cnt, sizeof cnt);
+    int r = 0;
+    if (!interleave) {
+        for (int k = 0; k < h; k++)
+            for (int j = 0; j < cnt[k]; j++)
+                sim_host[r++] = k;
+    } else {
+        for (int k = 0; r < sum; k = (k + 1) % h)
+            if (left[k]) {
+                left[k]--;
+                sim_host[r++] = k;
+            }
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    int opt;
-    while ((opt = getopt(argc, argv, "n:k:a:qv")) != -1) {
+    int opt, nset = 0;
+    const char *hosts = NULL;
+    while ((opt = getopt(argc, argv, "n:H:Ik:a:qv")) != -1) {
         switch (opt) {
-        case 'n': nranks = atoi(optarg); break;
+        case 'n': nranks = atoi(optarg); nset = 1; break;
+        case 'H': hosts = optarg; break;
+        case 'I': interleave = 1; break;
         case 'k': only_kind = optarg; break;
         case 'a': only_algo = optarg; break;
         case 'q': quick = 1; break;
         case 'v': verbose = 1; break;
-        default: fprintf(stderr, "usage: matrix -n RANKS [-k COLLECTIVE] [-a ALGO] [-q]\n"); return 2;
+        default: fprintf(stderr, "usage: matrix -n RANKS [-H R0,R1,...] [-I] [-k COLLECTIVE] [-a ALGO] [-q]\n"); return 2;
         }
+    }
+    if (hosts) {
+        int total;
+        if (parse_hosts(hosts, &total)) {
+            fprintf(stderr, "matrix: invalid -H '%s' (ranks per simulated host, e.g. 2,1,2; 1..64 in all)\n", hosts);
+            return 2;
+        }
+        if (nset && total != nranks) {
+            fprintf(stderr, "matrix: -H %s has %d ranks but -n is %d\n", hosts, total, nranks);
+            return 2;
+        }
+        nranks = total;
+        printf("matrix: %d simulated hosts (%s), ranks dealt %s:", nsim, hosts, interleave ? "round-robin" : "in blocks");
+        for (int r = 0; r < nranks; r++)
+            printf(" %d@h%d", r, sim_host[r]);
+        printf("\n");
     }
     if (nranks < 1 || nranks > 64) {
         fprintf(stderr, "matrix: invalid -n %d (allowed 1..64)\n", nranks);
@@ -229,6 +305,7 @@ int main(int argc, char **argv)
         }
     }
     coll_unique_id_release(&id);
-    printf("matrix: %d ranks: %s\n", nranks, worst ? "FAILED" : "all cases passed");
+    printf("matrix: %d ranks%s%s: %s\n", nranks, hosts ? " on simulated hosts " : "", hosts ? hosts : "",
+           worst ? "FAILED" : "all cases passed");
     return worst ? 1 : 0;
 }

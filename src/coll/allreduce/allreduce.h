@@ -1,0 +1,27 @@
+/*
+ * allreduce.h - AllReduce algorithms callable on any group (hierarchical
+ * algorithms compose them). Every member contributes n elements at sendbuf and
+ * receives their reduction in recvbuf; in place when sendbuf == recvbuf.
+ */
+#ifndef COLL_ALLREDUCE_H
+#define COLL_ALLREDUCE_H
+
+#include "coll.h"
+#include "core/comm.h"
+#include "coll/tuning.h"
+
+/* Ring reduce-scatter + allgather, chunk-pipelined. Any group. */
+coll_status_t coll_allreduce_ring_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                      void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op);
+/* Recursive halving-doubling (Rabenseifner), extra ranks folded in/out. Any group. */
+coll_status_t coll_allreduce_hd_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                    void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op);
+/* Shared memory: g must be exactly the ranks of this host (coll_group_is_host). */
+coll_status_t coll_allreduce_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                        void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op);
+
+/* Cost models (us) for p members and n bytes over link l (beta = per-byte
+ * transfer time as the caller counts it; ov = compute oversubscription). */
+double coll_allreduce_hd_cost(const coll_link_cost_t *l, double beta, int p, double n, double ov);
+
+#endif

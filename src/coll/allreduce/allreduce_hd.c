@@ -1,0 +1,97 @@
+/*
+ * allreduce_hd.c - recursive halving-doubling AllReduce (Rabenseifner; HCCL's
+ * H-D_R): reduce-scatter by recursive halving, then allgather by recursive
+ * doubling, over the largest power of two p2 <= p members; the r = p - p2
+ * extra members fold their vector into a partner first and get the result
+ * back at the end. Peer and block arithmetic: src/coll/hd.h (worked example
+ * there).
+ *
+ * Cost (p members, n bytes, p2 = pof2(p), r = p - p2):
+ *   2 log2(p2) alpha + 2 (p2-1)/p2 n beta + (p2-1)/p2 n gamma
+ *   + [r > 0] (2 alpha + 2 n beta + n gamma)      (fold in, fold out)
+ * Latency-optimal for powers of two (log p steps instead of the ring's 2(p-1)),
+ * bandwidth-optimal too; non-powers of two pay two whole-vector transfers.
+ * Works for any p, any transport; every block is reduced by exactly one owner,
+ * so all members get bitwise identical results.
+ */
+#include <string.h>
+
+#include "coll/algo.h"
+#include "coll/allreduce/allreduce.h"
+#include "coll/coll_util.h"
+#include "coll/hd.h"
+#include "coll/prim.h"
+#include "coll/tuning.h"
+
+coll_status_t coll_allreduce_hd_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                    void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op)
+{
+    int p = g->size, me = g->me;
+    size_t es = coll_dtype_size(dt);
+    const char *sb = sendbuf;
+    char *rb = recvbuf;
+    if (p == 1 || n == 0) {
+        if (sb != rb && n)
+            memcpy(rb, sb, n * es);
+        return COLL_SUCCESS;
+    }
+    int fold = coll_hd_fold_peer(me, p);
+    int v = coll_hd_vrank(me, p);
+    if (v < 0) {   /* folded out: hand the vector over, get the result back */
+        COLL_CHECK(coll_prim_sendrecv(comm, sb, n * es, g->ranks[fold], NULL, 0, -1));
+        return coll_prim_sendrecv(comm, NULL, 0, -1, rb, n * es, g->ranks[fold]);
+    }
+    if (fold >= 0)
+        COLL_CHECK(coll_prim_send_recv_reduce(comm, NULL, 0, -1, rb, sb, n * es, g->ranks[fold], dt, op));
+    else if (sb != rb)
+        memcpy(rb, sb, n * es);
+    int p2 = coll_hd_pof2(p), ns = coll_hd_nsteps(p);
+    for (int s = 0; s < ns; s++) {
+        coll_hd_step_t st = coll_hd_halving(v, p, s);
+        int peer = g->ranks[coll_hd_member(st.peer, p)];
+        size_t so = coll_block_offset(n, p2, st.send_lo), se = coll_block_offset(n, p2, st.send_lo + st.send_n);
+        size_t ko = coll_block_offset(n, p2, st.keep_lo), ke = coll_block_offset(n, p2, st.keep_lo + st.keep_n);
+        COLL_CHECK(coll_prim_send_recv_reduce(comm, rb + so * es, (se - so) * es, peer, rb + ko * es, rb + ko * es,
+                                              (ke - ko) * es, peer, dt, op));
+    }
+    for (int s = ns - 1; s >= 0; s--) {
+        coll_hd_step_t st = coll_hd_halving(v, p, s);
+        int peer = g->ranks[coll_hd_member(st.peer, p)];
+        size_t so = coll_block_offset(n, p2, st.send_lo), se = coll_block_offset(n, p2, st.send_lo + st.send_n);
+        size_t ko = coll_block_offset(n, p2, st.keep_lo), ke = coll_block_offset(n, p2, st.keep_lo + st.keep_n);
+        COLL_CHECK(coll_prim_sendrecv(comm, rb + ko * es, (ke - ko) * es, peer, rb + so * es, (se - so) * es, peer));
+    }
+    if (fold >= 0)
+        COLL_CHECK(coll_prim_sendrecv(comm, rb, n * es, g->ranks[fold], NULL, 0, -1));
+    return COLL_SUCCESS;
+}
+
+static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    return coll_allreduce_hd_run(comm, g, a->sendbuf, a->recvbuf, a->count, a->dt, a->op);
+}
+
+double coll_allreduce_hd_cost(const coll_link_cost_t *l, double beta, int p, double n, double ov)
+{
+    int p2 = coll_hd_pof2(p);
+    double f = (double)(p2 - 1) / p2;
+    double c = 2 * coll_hd_nsteps(p) * l->alpha_us + 2 * f * n * beta + f * n * l->gamma_us_per_b * ov;
+    if (p2 != p)
+        c += 2 * l->alpha_us + 2 * n * beta + n * l->gamma_us_per_b * ov;
+    return c;
+}
+
+static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    const coll_link_cost_t *l = coll_tuning_link(comm, g);
+    double beta = l->beta_us_per_b * (coll_group_is_local(comm, g) ? 2.0 : 1.0); /* shm: copy in + out */
+    return coll_allreduce_hd_cost(l, beta, g->size, (double)a->bytes, coll_tuning_oversub(comm));
+}
+
+const coll_algo_t coll_algo_allreduce_hd = {
+    .kind = COLL_ALLREDUCE,
+    .name = "hd",
+    .desc = "recursive halving-doubling (Rabenseifner, HCCL H-D_R), extra ranks folded: 2 log2 p steps, 2(p-1)/p n bytes",
+    .cost_us = cost,
+    .run = run,
+};

@@ -197,6 +197,7 @@ coll_status_t coll_algo_select(coll_comm *comm, const coll_group_t *g, const col
         if (!al->cost_us)
             continue;
         double c = al->cost_us(comm, g, a);
+        COLL_DEBUG(COLL_SUB_TUNING, "  candidate %s/%s: %.2f us", coll_kind_name(a->kind), al->name, c);
         if (!best || c < best_cost) {
             best = al;
             best_cost = c;
@@ -216,10 +217,12 @@ coll_status_t coll_algo_run(coll_comm *comm, const coll_group_t *g, const coll_a
     const coll_algo_t *al;
     COLL_CHECK(coll_algo_select(comm, g, a, &al));
     if (g == &comm->world) {
-        if (comm->last_algo != al->name || coll_log_enabled(COLL_LOG_DEBUG, COLL_SUB_TUNING))
+        if (comm->last_algo != al->name || comm->last_algo_kind != a->kind ||
+            coll_log_enabled(COLL_LOG_DEBUG, COLL_SUB_TUNING))
             COLL_INFO(COLL_SUB_TUNING, "%s %zu bytes on %d ranks: algorithm %s%s", coll_kind_name(a->kind),
                       a->bytes, g->size, al->name, forced[a->kind] == al ? " (forced)" : "");
         comm->last_algo = al->name;
+        comm->last_algo_kind = a->kind;
     }
     return al->run(comm, g, a);
 }

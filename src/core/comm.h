@@ -66,6 +66,7 @@ struct coll_comm {
     atomic_int aborted;                  /* set by abort, peer abort, fatal error */
     uint64_t seq;                        /* collective calls so far */
     const char *last_algo;
+    coll_kind_t last_algo_kind;
     coll_kind_t cur_kind;                /* for timeout / abort messages */
     size_t cur_bytes;
     double exec_timeout_s, connect_timeout_s;

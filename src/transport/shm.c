@@ -213,6 +213,11 @@ coll_status_t coll_shm_setup(coll_comm *comm)
         goto fail;
     s->ranks[s->me].pid = (int32_t)getpid();
     comm->shm = s;
+    st = coll_shm_cma_probe(comm);
+    if (st != COLL_SUCCESS) {
+        comm->shm = NULL;
+        goto fail;
+    }
     for (int i = 0; i < comm->local_size; i++)
         if (comm->local_ranks[i] != comm->rank)
             comm->tp[comm->local_ranks[i]] = &coll_shm_ops;

@@ -48,6 +48,16 @@ const void *coll_shm_small_peer(coll_comm *comm, int lr, uint64_t seq);
 void coll_shm_small_done(coll_comm *comm, uint64_t seq);
 size_t coll_shm_small_max(const coll_comm *comm);
 
+/* Cross-memory attach (process_vm_readv): one copy straight out of a local
+ * peer's private memory. Probed at init on every local rank (the answer is
+ * agreed, so every rank picks the same algorithms); COLL_CMA=0 disables it. */
+coll_status_t coll_shm_cma_probe(coll_comm *comm);
+int coll_shm_cma_ok(const coll_comm *comm);
+/* Publish a raw pointer of mine under slot for this call (read by peers via CMA). */
+void coll_shm_publish_addr(coll_comm *comm, int slot, const void *ptr);
+/* Copy len bytes at offset off of local rank lr's published pointer into dst. */
+coll_status_t coll_shm_cma_read(coll_comm *comm, int lr, int slot, size_t off, void *dst, size_t len);
+
 /* Abort: flag in the segment, every local peer woken. */
 void coll_shm_abort(coll_comm *comm, const char *why);
 /* The reason the aborting rank gave ("" if none). */

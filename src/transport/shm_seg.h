@@ -27,6 +27,8 @@ typedef struct {
     int32_t pid;
     int32_t pub_region[COLL_SHM_PUB_SLOTS];   /* -1 = not registered */
     uint64_t pub_off[COLL_SHM_PUB_SLOTS];
+    uint64_t pub_addr[COLL_SHM_PUB_SLOTS];    /* raw address in the owner's space (CMA) */
+    uint64_t probe_addr;                      /* a readable word of the owner (CMA probe) */
 } shm_rank_t;
 
 typedef struct {
@@ -67,6 +69,8 @@ struct coll_shm {
     double next_liveness;    /* coll_now() of the next dead-peer check */
     int nregions;            /* coll_mem_alloc calls so far */
     uint64_t small_seq;      /* small exchanges so far (same on every local rank) */
+    int cma_ok;              /* every local rank can process_vm_readv every other */
+    uint64_t probe_word;
     char *small;
 };
 

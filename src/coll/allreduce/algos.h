@@ -1,5 +1,6 @@
 /* allreduce algorithms, one ALGO(allreduce_<name>) line each, in order of preference. */
 ALGO(allreduce_direct)
+ALGO(allreduce_cma)
 ALGO(allreduce_ring)
 ALGO(allreduce_hd)
 ALGO(allreduce_hier)

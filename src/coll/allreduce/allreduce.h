@@ -17,6 +17,8 @@ coll_status_t coll_allreduce_ring_run(coll_comm *comm, const coll_group_t *g, co
 coll_status_t coll_allreduce_hd_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                     void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op);
 /* Shared memory: g must be exactly the ranks of this host (coll_group_is_host). */
+coll_status_t coll_allreduce_cma_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                     void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op);
 coll_status_t coll_allreduce_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                         void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op);
 

@@ -1,0 +1,84 @@
+/*
+ * shm_cma.c - cross-memory attach for large messages between ranks of a host:
+ * process_vm_readv copies straight from a peer's private buffer into ours, one
+ * copy instead of the two (in and out of shared memory) of staging.
+ *
+ * It needs ptrace permission over the peer (same user, and Yama's
+ * ptrace_scope <= 1 with this process allowed, or root). Every local rank
+ * probes every other at init; the outcome is agreed through the bootstrap
+ * store so that all ranks choose the same algorithms.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "core/config.h"
+#include "core/log.h"
+#include "transport/shm_seg.h"
+
+static ssize_t cma_read(pid_t pid, void *dst, const void *remote, size_t len)
+{
+    struct iovec l = {dst, len}, r = {(void *)remote, len};
+    return process_vm_readv(pid, &l, 1, &r, 1, 0);
+}
+
+coll_status_t coll_shm_cma_probe(coll_comm *comm)
+{
+    struct coll_shm *s = comm->shm;
+    s->probe_word = 0x636f6c6c636d6131ull;   /* "collcma1" */
+    s->ranks[s->me].probe_addr = (uint64_t)(uintptr_t)&s->probe_word;
+    COLL_CHECK(coll_bootstrap_barrier(&comm->bs));
+    int ok = coll_cfg_bool(COLL_CFG_CMA);
+    for (int i = 0; ok && i < s->nlocal; i++) {
+        if (i == s->me)
+            continue;
+        uint64_t w = 0;
+        ssize_t n = cma_read(s->ranks[i].pid, &w, (const void *)(uintptr_t)s->ranks[i].probe_addr, sizeof w);
+        if (n != (ssize_t)sizeof w || w != 0x636f6c6c636d6131ull) {
+            COLL_INFO(COLL_SUB_SHM, "cross-memory attach to local rank %d unavailable (%s): staging copies instead",
+                      i, n < 0 ? strerror(errno) : "short read");
+            ok = 0;
+        }
+    }
+    char key[128];
+    int64_t bad = 0;
+    snprintf(key, sizeof key, "%s/cmafail/%d", comm->bs.prefix, comm->host);
+    COLL_CHECK(coll_store_add(comm->bs.store, key, ok ? 0 : 1, &bad));
+    COLL_CHECK(coll_bootstrap_barrier(&comm->bs));
+    COLL_CHECK(coll_store_add(comm->bs.store, key, 0, &bad));
+    s->cma_ok = bad == 0;
+    if (comm->local_rank == 0)
+        COLL_INFO(COLL_SUB_SHM, "cross-memory attach between local ranks: %s", s->cma_ok ? "on" : "off");
+    return COLL_SUCCESS;
+}
+
+int coll_shm_cma_ok(const coll_comm *comm)
+{
+    return comm->shm && comm->shm->cma_ok;
+}
+
+void coll_shm_publish_addr(coll_comm *comm, int slot, const void *ptr)
+{
+    comm->shm->ranks[comm->shm->me].pub_addr[slot] = (uint64_t)(uintptr_t)ptr;
+}
+
+coll_status_t coll_shm_cma_read(coll_comm *comm, int lr, int slot, size_t off, void *dst, size_t len)
+{
+    struct coll_shm *s = comm->shm;
+    const char *remote = (const char *)(uintptr_t)s->ranks[lr].pub_addr[slot] + off;
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = cma_read(s->ranks[lr].pid, (char *)dst + done, remote + done, len - done);
+        if (n <= 0) {
+            if (n < 0 && errno == EINTR)
+                continue;
+            char d[128];
+            return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_SHM, "process_vm_readv from %s (%zu bytes)",
+                                    coll_peer_desc(comm, comm->local_ranks[lr], d, sizeof d), len - done);
+        }
+        done += (size_t)n;
+    }
+    return COLL_SUCCESS;
+}

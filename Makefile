@@ -79,9 +79,14 @@ $(BIN)/%_test: $(OBJ)/tools/driver/main_%.o $(DRV_OBJ) $(LIB)/libcoll.a
 	@mkdir -p $(BIN)
 	$(CC) $(LDSAN) -o $@ $^ $(LDLIBS_ALL)
 
+# collbench topo uses hwloc when its development files are installed (else sysfs).
+HWLOC_LIBS := $(shell pkg-config --libs hwloc 2>/dev/null)
+ifneq ($(HWLOC_LIBS),)
+$(OBJ)/tools/collbench/topo.o: CFLAGS_ALL += -DHAVE_HWLOC $(shell pkg-config --cflags hwloc 2>/dev/null)
+endif
 $(BIN)/collbench: $(CB_OBJ) $(filter-out %/main.o,$(DRV_OBJ)) $(LIB)/libcoll.a
 	@mkdir -p $(BIN)
-	$(CC) $(LDSAN) -o $@ $^ $(LDLIBS_ALL)
+	$(CC) $(LDSAN) -o $@ $^ $(LDLIBS_ALL) $(HWLOC_LIBS)
 
 $(LIB)/collbench-mpi-openmpi.so: tools/launch/mpi_plugin.c
 	@mkdir -p $(LIB)

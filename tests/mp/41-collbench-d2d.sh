@@ -50,6 +50,5 @@ err "'5G'.*allowed" bw -t d2d -s 5G
 err "'0'.*allowed" bw -t d2d -s 0
 err "missing -t" bw -s 1M
 err "'h2x'.*allowed: d2d, p2p" bw -t h2x
-err "p2p is not yet" bw -t p2p
 err "'--frobnicate'" bw -t d2d --frobnicate
 echo PASS

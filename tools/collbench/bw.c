@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "bw.h"
+#include "bw_p2p.h"
 #include "cb.h"
 
 static const char *TOOL = "bw";
@@ -24,7 +25,7 @@ typedef struct {
 
 static const bw_mode_t modes[] = {
     {"d2d", cbt_bw_d2d, "host memory copy (memcpy and non-temporal stores), one core and all cores"},
-    {"p2p", NULL, "between two hosts (not yet implemented)"},
+    {"p2p", cbt_bw_p2p, "between ranks: standalone (-p N), mpirun (--sp 2) or a shared directory (--sp 0/1)"},
 };
 
 static void usage(FILE *f)
@@ -39,7 +40,17 @@ static void usage(FILE *f)
             "  -q, --quiet              tables only\n"
             "d2d options:\n"
             "  -c, --cores N            threads of the all-cores run (default: one per physical core)\n"
-            "  --method M               memcpy, nt or all (default all)\n");
+            "  --method M               memcpy, nt or all (default all)\n"
+            "p2p options (ascend-dmi --bw -t p2p):\n"
+            "  --ds S --dd D            source and destination rank: the four tables S->D, S<->D, D->S, D<->S\n"
+            "                           (default: every pair, as unidirectional and bidirectional matrices)\n"
+            "  -p N                     standalone: ranks forked here, 2..64 (default 2)\n"
+            "  --sp 2                   MPI mode: mpirun -n 2 collbench bw -t p2p --sp 2 --ds 0 --dd 1\n"
+            "  --sp 0|1 --ip PEER --hip OWN --spp DIR\n"
+            "                           two processes meeting through the shared directory DIR: --sp 0 on the\n"
+            "                           source, --sp 1 on the target, started within 10 s of each other; files\n"
+            "                           under DIR/collbench_check/OWN/ (on one host give the ends different\n"
+            "                           loopback addresses, e.g. 127.0.0.1 and 127.0.0.2)\n");
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
         fprintf(f, "  -t %-5s %s\n", modes[i].name, modes[i].doc);
 }

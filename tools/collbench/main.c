@@ -5,13 +5,15 @@
  *   collbench flops [...]   peak arithmetic throughput  (ascend-dmi: -f)
  *   collbench bw -t d2d     host memory copy bandwidth  (ascend-dmi: --bw)
  *   collbench net [HOST]    TCP bandwidth / latency, ib_send_bw style
- *   collbench topo          (not yet)
+ *   collbench topo          what libcoll detects and chooses for a set of ranks
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "cb.h"
 #include "coll.h"
+
+int cbt_topo_main(int argc, char **argv); /* topo.c */
 
 typedef struct {
     const char *name;
@@ -24,7 +26,7 @@ static const subcmd_t subcmds[] = {
     {"flops", {"-f", "--flops", "--flop"}, cbt_flops_main, "peak arithmetic throughput of the CPU (fp64/fp32/fp16/bf16/int8)"},
     {"bw", {"--bw", "-bw", "--bandwidth"}, cbt_bw_main, "bandwidth: -t d2d host memory copy; -t p2p between nodes"},
     {"net", {"--net"}, cbt_net_main, "TCP bandwidth and latency between two hosts (perftest ib_send_bw/lat style)"},
-    {"topo", {"--topo"}, NULL, "node topology (not yet implemented)"},
+    {"topo", {"--topo"}, cbt_topo_main, "hosts, cores, NUMA, interfaces, transports and algorithm choices of a set of ranks"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# timeout: 300
+# collbench bw -t p2p (ascend-dmi --bw -t p2p): the seed's four tables for a
+# pair (--ds/--dd), the every-pair matrices, JSON, mpirun --sp 2, the
+# command-line errors (one line naming the value, exit 2), and the figures of
+# p2p against d2d single-core memcpy at 64 MiB and 256 MiB (printed in the log).
+set -u
+CB=${CB_O:-.}/bin/collbench
+fail() { echo "FAIL: $*"; exit 1; }
+[ -x "$CB" ] || fail "no $CB"
+TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
+DASH=----------------------------------------------------------------
+HEAD='  Size(Bytes)  Execute Times  Bandwidth(GB/s)  Elapsed Time(us)'
+
+# check_pair FILE SIZE TIMES S D: exactly the seed's layout, four tables
+check_pair() {
+    local f=$1 size=$2 times=$3 s=$4 d=$5
+    python3 - "$f" "$size" "$times" "$s" "$d" <<'PY' || fail "pair layout of $1: $(cat "$1")"
+import sys, re
+f, size, times, s, d = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+lines = open(f).read().split("\n")
+dash = "-" * 64
+head = "  Size(Bytes)  Execute Times  Bandwidth(GB/s)  Elapsed Time(us)"
+want = [("Unidirectional", s, d, "to"), ("Bidirectional", s, d, "and"),
+        ("Unidirectional", d, s, "to"), ("Bidirectional", d, s, "and")]
+i = 0
+for k, (kind, a, b, word) in enumerate(want):
+    if k:
+        assert lines[i] == "", ("blank line between tables", i, lines[i])
+        i += 1
+    assert lines[i] == kind + " Peer to Peer Test", (i, lines[i])
+    m = re.fullmatch(r"Pod: rank (\d+) device id: (\d+) %s Pod: rank (\d+) device id: (\d+)" % word, lines[i + 1])
+    assert m and int(m.group(1)) == a and int(m.group(3)) == b, lines[i + 1]
+    assert lines[i + 2] == dash and lines[i + 3] == head and lines[i + 4] == dash, lines[i + 2:i + 5]
+    row = lines[i + 5]
+    v = row.split()
+    assert len(v) == 4 and int(v[0]) == size and int(v[1]) == times, row
+    gbs, us = float(v[2]), float(v[3])
+    assert row == "%12d%11d%20.6f%14.2f" % (size, times, gbs, us), ("column layout", row)
+    assert gbs > 0 and us > 0, row
+    moved = size * (2 if kind == "Bidirectional" else 1)
+    assert abs(gbs * us * 1e3 - moved) <= moved * 0.01 + 1, ("bandwidth x time != bytes moved", row)
+    assert lines[i + 6] == dash, lines[i + 6]
+    i += 7
+PY
+}
+
+"$CB" bw -t p2p -s 8M -et 5 --ds 0 --dd 1 -q >"$TMP/pair" || fail "pair exit $?"
+cat "$TMP/pair"
+check_pair "$TMP/pair" 8388608 5 0 1
+[ "$(wc -l <"$TMP/pair")" -eq 31 ] || fail "-q prints only the four tables"
+# ascend-dmi spelling, reversed pair, long options, odd and tiny sizes, more ranks
+"$CB" --bw --type p2p --size 4097 --execute-times 3 --device-src 2 --device-dst 0 -p 3 -q >"$TMP/odd" || fail "odd exit $?"
+check_pair "$TMP/odd" 4097 3 2 0
+"$CB" --bw -t p2p -s 1 -et 1 -ds 1 -dd 0 -q >"$TMP/one" || fail "-s 1 exit $?"
+check_pair "$TMP/one" 1 1 1 0
+# without -q: the notes follow the tables
+"$CB" bw -t p2p -s 64K -et 3 --ds 0 --dd 1 >"$TMP/notes" || fail "notes exit $?"
+grep -q '^launch standalone, 2 ranks, transport shm\.$' "$TMP/notes" || fail "no launch note: $(cat "$TMP/notes")"
+
+# every pair: two matrices, diagonal '-'
+"$CB" bw -t p2p -s 1M -et 3 -p 3 >"$TMP/mat" || fail "matrix exit $?"
+cat "$TMP/mat"
+grep -qx 'Unidirectional Peer to Peer Bandwidth Matrix (GB/s, row: source, column: destination)' "$TMP/mat" || fail "no uni matrix"
+grep -qx 'Bidirectional Peer to Peer Bandwidth Matrix (GB/s)' "$TMP/mat" || fail "no bidi matrix"
+[ "$(grep -c '^Size(Bytes): 1048576  Execute Times: 3$' "$TMP/mat")" -eq 2 ] || fail "matrix size line"
+n=$(awk '$1 ~ /^[0-2]$/ && NF == 4' "$TMP/mat" | awk '{ for (j = 2; j <= 4; j++) { if (j - 2 == $1) { if ($j != "-") exit 1 } else if (!($j > 0)) exit 1 } n++ } END { print n }') \
+    || fail "matrix cells: $(cat "$TMP/mat")"
+[ "$n" -eq 6 ] || fail "want 2 x 3 matrix rows, got $n"
+grep -q '^Pod: rank 2 host .* device id: 2$' "$TMP/mat" || fail "rank legend"
+
+# JSON: pair and matrix
+"$CB" bw -t p2p -s 256K -et 2 --ds 1 --dd 0 -fmt json >"$TMP/j1" || fail "json exit $?"
+python3 -m json.tool "$TMP/j1" >/dev/null || fail "invalid JSON: $(cat "$TMP/j1")"
+"$CB" bw -t p2p -s 256K -et 2 -p 3 --json >"$TMP/j2" || fail "json matrix exit $?"
+python3 -m json.tool "$TMP/j2" >/dev/null || fail "invalid JSON: $(cat "$TMP/j2")"
+python3 - "$TMP/j1" "$TMP/j2" <<'PY' || fail "JSON content"
+import json, sys
+a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
+assert a["type"] == "p2p" and a["mode"] == "pair" and a["size"] == 262144 and a["execute_times"] == 2, a
+assert [(r["test"], r["src"], r["dst"]) for r in a["results"]] == [
+    ("unidirectional", 1, 0), ("bidirectional", 1, 0), ("unidirectional", 0, 1), ("bidirectional", 0, 1)], a
+assert all(r["bandwidth_gbs"] > 0 and r["elapsed_us"] > 0 and r["check"] == "success" for r in a["results"]), a
+assert b["mode"] == "matrix" and b["nranks"] == 3 and len(b["results"]) == 9, b
+m = b["matrix_unidirectional_gbs"]
+assert all((m[i][j] is None) == (i == j) for i in range(3) for j in range(3)), m
+mb = b["matrix_bidirectional_gbs"]
+assert all(mb[i][j] == mb[j][i] for i in range(3) for j in range(3)), mb
+assert b["launch"] == "standalone" and b["transport"] == "shm" and len(b["ranks"]) == 3, b
+PY
+
+# mpirun --sp 2 (the seed's MPI mode), whichever MPI is installed
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+ran_mpi=0
+for m in mpirun.openmpi mpirun.mpich; do
+    command -v $m >/dev/null || continue
+    flavour=${m#mpirun.}
+    [ -f "${CB_O:-.}/lib/collbench-mpi-$flavour.so" ] || continue
+    timeout 120 $m -n 2 "$CB" --bw -t p2p --sp 2 --dd 1 --ds 0 -s 2M -et 4 -q >"$TMP/mpi" 2>"$TMP/mpi.err" \
+        || fail "$m exit $?: $(cat "$TMP/mpi.err")"
+    check_pair "$TMP/mpi" 2097152 4 0 1
+    ran_mpi=1
+done
+[ $ran_mpi = 1 ] || fail "no mpirun with its collbench plugin to test --sp 2"
+
+err() {
+    local want=$1; shift
+    out=$("$CB" "$@" 2>&1 >/dev/null); rc=$?
+    [ $rc -eq 2 ] || fail "'$*' exit $rc (want 2): $out"
+    [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "'$*' message not one line: $out"
+    echo "$out" | grep -q -- "$want" || fail "'$*' message lacks '$want': $out"
+}
+err "'0'.*allowed: 1..4294967296" bw -t p2p -s 0
+err "'5G'.*allowed" bw -t p2p -s 5G
+err "'12Q'.*allowed" bw -t p2p -s 12Q
+err "'0'.*allowed: integer 1..1000" bw -t p2p -et 0
+err "'1001'.*allowed: integer 1..1000" bw -t p2p -et 1001
+err "--ds and --dd go together" bw -t p2p --ds 0
+err "same rank" bw -t p2p --ds 1 --dd 1
+err "invalid --dd '2' (allowed: 0..1" bw -t p2p --ds 0 --dd 2
+err "invalid --ds '5' (allowed: 0..2" bw -t p2p --ds 5 --dd 0 -p 3
+err "'3'.*allowed: integer 0..2" bw -t p2p --sp 3
+err "--sp 2 is the MPI mode" bw -t p2p --sp 2 --ds 0 --dd 1
+err "'1'.*allowed: integer 2..64" bw -t p2p -p 1
+err "--ip applies only to the shared-directory mode" bw -t p2p --ip 127.0.0.1
+err "missing value after --dd" bw -t p2p --ds 0 --dd
+err "unknown option '--frobnicate'" bw -t p2p --frobnicate
+err "needs 512 GiB.*use a smaller -s" bw -t p2p -s 4G -p 64
+
+# p2p (two local ranks, shm) against d2d (one core, memcpy): figures for the report
+for s in 64M 256M; do
+    d2d=$("$CB" bw -t d2d -s $s -et 10 -q --method memcpy | awk '/one core/ {f=1} f && $1 ~ /^[0-9]+$/ {print $3; exit}')
+    p2p=$("$CB" bw -t p2p -s $s -et 10 --ds 0 --dd 1 -q | awk '$1 ~ /^[0-9]+$/ {print $3; exit}')
+    echo "figures $s: d2d memcpy one core $d2d GB/s, p2p unidirectional $p2p GB/s ($(awk -v a="$p2p" -v b="$d2d" 'BEGIN{printf "%.0f", 100*a/b}')%)"
+    awk -v a="$p2p" 'BEGIN{exit !(a > 0)}' || fail "no p2p figure at $s"
+done
+echo PASS

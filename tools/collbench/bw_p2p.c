@@ -1,0 +1,428 @@
+/*
+ * bw_p2p.c - `collbench bw -t p2p` (ascend-dmi --bw -t p2p): bandwidth between
+ * two ranks of libcoll through coll_send / coll_recv / coll_sendrecv.
+ *
+ * Launch (how the ranks come to exist):
+ *   standalone      no launcher: -p N ranks forked here (default 2)
+ *   --sp 2 / mpirun started by mpirun (or torchrun / srun); ascend-dmi's MPI mode
+ *   --sp 0 / --sp 1 two independent processes, source and target, that meet
+ *                   through a shared directory (spdir.c)
+ * What is measured:
+ *   --ds S --dd D   the seed's four tables: unidirectional S -> D, bidirectional
+ *                   S <-> D, unidirectional D -> S, bidirectional D <-> S
+ *   (neither)       every pair: unidirectional both ways and bidirectional, as
+ *                   two matrices (GB/s)
+ *   --sp 0/1        the pair source(rank 0)/target(rank 1); each end prints its
+ *                   own direction, as ascend-dmi does
+ * One measurement: a 1-byte handshake both ways, then -et executions of -s
+ * bytes (unidirectional: coll_send / coll_recv and a 1-byte ack at the end;
+ * bidirectional: coll_sendrecv), timed by the sender (bidirectional: the slower
+ * end). Elapsed Time = that time / -et; Bandwidth = Size / Elapsed (decimal GB/s),
+ * 2 x Size / Elapsed for bidirectional. One warm-up execution (at most 16 MiB)
+ * comes first; the receiver's buffer is cleared before and verified after.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "bw_p2p.h"
+#include "cb.h"
+#include "../launch/launch.h"
+
+static const char *TOOL = "bw";
+
+#define WARMUP_MAX (16ULL << 20)
+
+/* ------------------------------------------------------------ data pattern */
+
+static uint64_t pattern_word(uint64_t i, int rank)
+{
+    uint64_t x = (i + 1) * 0x9E3779B97F4A7C15ULL ^ ((uint64_t)rank + 1) * 0xC2B2AE3D27D4EB4FULL;
+    return x ^ (x >> 29);
+}
+
+static void pattern_fill(unsigned char *p, size_t n, int rank)
+{
+    size_t w = n / 8;
+    uint64_t *q = (uint64_t *)(void *)p;
+    for (size_t i = 0; i < w; i++)
+        q[i] = pattern_word(i, rank);
+    uint64_t last = pattern_word(w, rank);
+    memcpy(p + w * 8, &last, n - w * 8);
+}
+
+static int pattern_ok(const unsigned char *p, size_t n, int rank)
+{
+    size_t w = n / 8;
+    const uint64_t *q = (const uint64_t *)(const void *)p;
+    for (size_t i = 0; i < w; i++)
+        if (q[i] != pattern_word(i, rank))
+            return 0;
+    uint64_t last = pattern_word(w, rank);
+    return memcmp(p + w * 8, &last, n - w * 8) == 0;
+}
+
+/* ------------------------------------------------------------ measurement */
+
+typedef struct {
+    coll_comm_t comm;
+    int rank, nranks;
+    unsigned char *src, *dst;
+    size_t size;
+    long long times;
+} ctx_t;
+
+static int st_code(coll_status_t st)
+{
+    return st == COLL_ERR_TIMEOUT ? CBT_EXIT_TIMEOUT : st == COLL_ERR_NO_MEMORY ? CBT_EXIT_FAIL : CBT_EXIT_CONN;
+}
+
+#define TRY(call)                                                                                          \
+    do {                                                                                                   \
+        coll_status_t st_ = (call);                                                                        \
+        if (st_ != COLL_SUCCESS) {                                                                         \
+            cbt_error(TOOL, st_code(st_), "rank %d: %s: %s: %s", c->rank, #call, coll_strerror(st_),       \
+                      coll_last_error());                                                                  \
+            return st_code(st_);                                                                           \
+        }                                                                                                  \
+    } while (0)
+
+/* One execution of n bytes between me and peer. */
+static coll_status_t exec_once(ctx_t *c, int s, int d, int bidi, size_t n)
+{
+    if (bidi) {
+        int peer = c->rank == s ? d : s;
+        return coll_sendrecv(c->src, n, peer, c->dst, n, peer, COLL_UINT8, c->comm);
+    }
+    return c->rank == s ? coll_send(c->src, n, COLL_UINT8, d, c->comm)
+                        : coll_recv(c->dst, n, COLL_UINT8, s, c->comm);
+}
+
+/* Every rank calls it (ranks outside the pair only join the final reduction). */
+static int measure(ctx_t *c, int s, int d, int bidi, cbt_p2p_result_t *out)
+{
+    double v[2] = {0, 0}; /* elapsed seconds, data errors */
+    if (c->rank == s || c->rank == d) {
+        int peer = c->rank == s ? d : s;
+        int receiver = bidi || c->rank == d;
+        unsigned char b1 = 1, b2 = 0;
+        if (receiver)
+            memset(c->dst, 0, c->size);
+        size_t w = c->size < WARMUP_MAX ? c->size : (size_t)WARMUP_MAX;
+        TRY(exec_once(c, s, d, bidi, w));
+        TRY(coll_sendrecv(&b1, 1, peer, &b2, 1, peer, COLL_UINT8, c->comm));
+        double t0 = cbt_now();
+        for (long long t = 0; t < c->times; t++)
+            TRY(exec_once(c, s, d, bidi, c->size));
+        if (bidi)
+            TRY(coll_sendrecv(&b1, 1, peer, &b2, 1, peer, COLL_UINT8, c->comm));
+        else if (c->rank == d)
+            TRY(coll_send(&b1, 1, COLL_UINT8, s, c->comm));
+        else
+            TRY(coll_recv(&b2, 1, COLL_UINT8, d, c->comm));
+        double t1 = cbt_now();
+        if (bidi || c->rank == s)
+            v[0] = t1 - t0;
+        if (receiver && !pattern_ok(c->dst, c->size, peer))
+            v[1] = 1;
+    }
+    TRY(coll_all_reduce(v, v, 2, COLL_FP64, COLL_MAX, c->comm));
+    double per = v[0] / (double)c->times;
+    if (per <= 0)
+        per = 1e-9;
+    *out = (cbt_p2p_result_t){.src = s, .dst = d, .bidi = bidi, .us = per * 1e6,
+                              .gbs = (double)c->size * (bidi ? 2.0 : 1.0) / per / 1e9, .ok = v[1] == 0};
+    return CBT_EXIT_OK;
+}
+
+static void *map_buf(size_t n)
+{
+    size_t map = (n + 4095) & ~(size_t)4095;
+    void *p = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    if (map >= (2u << 20))
+        madvise(p, map, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
+static void unmap_buf(void *p, size_t n)
+{
+    if (p)
+        munmap(p, (n + 4095) & ~(size_t)4095);
+}
+
+/* "shm", "tcp" or "shm+tcp": from the topology (peers on my host use shm). */
+static const char *transport_of(coll_comm_t comm, int nranks)
+{
+    int nhosts = 1, lr = 0, ls = 1;
+    coll_comm_nhosts(comm, &nhosts);
+    coll_comm_local(comm, &lr, &ls);
+    if (nhosts == 1)
+        return "shm";
+    return ls > 1 ? "shm+tcp" : "tcp";
+}
+
+int cbt_p2p_run(coll_comm_t comm, const cbt_p2p_opts_t *o, const char *const *pods)
+{
+    ctx_t cc = {.comm = comm, .size = (size_t)o->bw->size, .times = o->bw->exec_times}, *c = &cc;
+    TRY(coll_comm_rank(comm, &c->rank));
+    TRY(coll_comm_size(comm, &c->nranks));
+    int n = c->nranks, rc = CBT_EXIT_OK, lr = 0, ls = 1;
+    TRY(coll_comm_local(comm, &lr, &ls));
+
+    cbt_p2p_rank_t me = {.device = lr};
+    if (gethostname(me.host, sizeof me.host - 1) != 0)
+        snprintf(me.host, sizeof me.host, "unknown");
+    cbt_p2p_rank_t *ranks = calloc((size_t)n, sizeof *ranks);
+    char(*pod)[64] = calloc((size_t)n, sizeof *pod);
+    cbt_p2p_result_t *res = calloc((size_t)n * (size_t)n * 2 + 4, sizeof *res);
+    if (!ranks || !pod || !res) {
+        free(ranks), free(pod), free(res);
+        return cbt_error(TOOL, CBT_EXIT_FAIL, "out of memory");
+    }
+    coll_status_t st = coll_all_gather(&me, ranks, sizeof me, COLL_UINT8, comm);
+    /* Same -s / -et everywhere (the two ends of --sp 0/1 are started separately),
+     * and enough memory on every host: everyone learns every problem. */
+    unsigned long long need = 2ULL * c->size * (unsigned long long)ls, avail = cbt_mem_available();
+    double mine[4] = {(double)c->size, (double)c->times, -(double)c->size, -(double)c->times};
+    double agree[4], nomem = avail && need > avail / 10 * 9 ? 1 : 0;
+    if (st == COLL_SUCCESS)
+        st = coll_all_reduce(mine, agree, 4, COLL_FP64, COLL_MAX, comm);
+    double anynomem = nomem;
+    if (st == COLL_SUCCESS)
+        st = coll_all_reduce(&nomem, &anynomem, 1, COLL_FP64, COLL_MAX, comm);
+    if (st != COLL_SUCCESS) {
+        rc = cbt_error(TOOL, st_code(st), "rank %d: exchanging settings: %s: %s", c->rank, coll_strerror(st),
+                       coll_last_error());
+        goto out;
+    }
+    if (agree[0] != -agree[2] || agree[1] != -agree[3]) {
+        rc = cbt_error(TOOL, CBT_EXIT_USAGE,
+                       "the two ends disagree on -s / -et (this one: -s %llu -et %lld; the largest seen: -s %.0f "
+                       "-et %.0f): start both with the same values",
+                       o->bw->size, o->bw->exec_times, agree[0], agree[1]);
+        goto out;
+    }
+    if (anynomem) {
+        if (nomem) {
+            char a[32], b[32];
+            cbt_fmt_bytes(a, sizeof a, need);
+            cbt_fmt_bytes(b, sizeof b, avail);
+            rc = cbt_error(TOOL, CBT_EXIT_USAGE,
+                           "rank %d: -s %llu needs %s on this host (send + receive buffer for each of its %d "
+                           "ranks) but only %s is available (MemAvailable, 90%% usable); use a smaller -s",
+                           c->rank, o->bw->size, a, ls, b);
+        } else {
+            rc = CBT_EXIT_USAGE;
+        }
+        goto out;
+    }
+    for (int r = 0; r < n; r++) {
+        if (pods && pods[r])
+            snprintf(pod[r], sizeof pod[r], "%s", pods[r]);
+        else
+            snprintf(pod[r], sizeof pod[r], "rank %d", r);
+    }
+
+    c->src = map_buf(c->size);
+    c->dst = map_buf(c->size);
+    double nobuf = !c->src || !c->dst, anynobuf = 0;
+    if (c->src)
+        pattern_fill(c->src, c->size, c->rank);
+    if (c->dst)
+        memset(c->dst, 0, c->size);
+    st = coll_all_reduce(&nobuf, &anynobuf, 1, COLL_FP64, COLL_MAX, comm);
+    if (st != COLL_SUCCESS || anynobuf) {
+        rc = st != COLL_SUCCESS ? st_code(st)
+                                : cbt_error(TOOL, CBT_EXIT_FAIL, "rank %d: cannot map 2 x %zu bytes%s", c->rank,
+                                            c->size, nobuf ? "" : " on a peer");
+        goto out;
+    }
+
+    int nres = 0;
+    if (o->ds >= 0) {
+        const int plan[4][3] = {{o->ds, o->dd, 0}, {o->ds, o->dd, 1}, {o->dd, o->ds, 0}, {o->dd, o->ds, 1}};
+        for (int i = 0; i < 4 && rc == CBT_EXIT_OK; i++)
+            rc = measure(c, plan[i][0], plan[i][1], plan[i][2], &res[nres++]);
+    } else {
+        for (int i = 0; i < n && rc == CBT_EXIT_OK; i++)
+            for (int j = i + 1; j < n && rc == CBT_EXIT_OK; j++) {
+                rc = measure(c, i, j, 0, &res[nres++]);
+                if (rc == CBT_EXIT_OK)
+                    rc = measure(c, j, i, 0, &res[nres++]);
+                if (rc == CBT_EXIT_OK)
+                    rc = measure(c, i, j, 1, &res[nres++]);
+            }
+    }
+    if (rc != CBT_EXIT_OK)
+        goto out;
+    int bad = 0;
+    for (int i = 0; i < nres; i++)
+        bad |= !res[i].ok;
+
+    cbt_p2p_report_t rep = {.o = o, .nranks = n, .me = c->rank, .ranks = ranks, .pod = pod, .res = res,
+                            .nres = nres, .transport = transport_of(comm, n)};
+    if (o->sp == 0 || o->sp == 1) {
+        /* each end prints its own direction: the source tables 0-1, the target 2-3 */
+        int first = c->rank == 0 ? 0 : 2;
+        if (o->bw->json)
+            cbt_p2p_print_json(&rep, first, 2);
+        else
+            cbt_p2p_print_pair(&rep, first, 2);
+    } else if (c->rank == 0) {
+        if (o->bw->json)
+            cbt_p2p_print_json(&rep, 0, nres);
+        else if (o->ds >= 0)
+            cbt_p2p_print_pair(&rep, 0, nres);
+        else
+            cbt_p2p_print_matrix(&rep);
+    }
+    fflush(stdout);
+    if (bad && (c->rank == 0 || o->sp == 0 || o->sp == 1))
+        rc = cbt_error(TOOL, CBT_EXIT_FAIL, "received data differs from what was sent (see the check field)");
+    else if (bad)
+        rc = CBT_EXIT_FAIL;
+out:
+    unmap_buf(c->src, c->size);
+    unmap_buf(c->dst, c->size);
+    free(ranks);
+    free(pod);
+    free(res);
+    return rc;
+}
+
+/* ------------------------------------------------------------ launch */
+
+static int rank_main(void *arg, const cb_launch_t *l, int rank, int nranks, const coll_unique_id_t *id)
+{
+    const cbt_p2p_opts_t *o = arg;
+    cb_pin_local_rank("collbench bw", l->kind == CB_LAUNCH_STANDALONE ? rank : 0);
+    coll_comm_t comm;
+    coll_status_t st = coll_comm_init_rank(&comm, nranks, *id, rank);
+    if (st != COLL_SUCCESS)
+        return cbt_error(TOOL, st_code(st), "rank %d of %d: coll_comm_init_rank: %s: %s", rank, nranks,
+                         coll_strerror(st), coll_last_error());
+    int rc = cbt_p2p_run(comm, o, NULL);
+    if (rc != CBT_EXIT_OK)
+        coll_comm_abort(comm);
+    coll_comm_destroy(comm);
+    return rc;
+}
+
+static int is_opt(const char *a, const char *s1, const char *s2, const char *s3)
+{
+    return !strcmp(a, s1) || (s2 && !strcmp(a, s2)) || (s3 && !strcmp(a, s3));
+}
+
+static int parse(const cbt_bw_opts_t *bw, cbt_p2p_opts_t *o)
+{
+    *o = (cbt_p2p_opts_t){.bw = bw, .sp = -1, .ds = -1, .dd = -1, .npus = 2};
+    int ds_set = 0, dd_set = 0;
+    for (int i = 0; i < bw->nextra; i++) {
+        const char *a = bw->extra[i];
+        const char *v = i + 1 < bw->nextra ? bw->extra[i + 1] : NULL;
+        long long ll;
+        int known = is_opt(a, "-sp", "--sp", "--super-pod") || is_opt(a, "-ip", "--ip", "--peer-ip") ||
+                    is_opt(a, "-hip", "--hip", "--host-ip") || is_opt(a, "-spp", "--spp", "--super-pod-path") ||
+                    is_opt(a, "-ds", "--ds", "--device-src") || is_opt(a, "-dd", "--dd", "--device-dst") ||
+                    is_opt(a, "-p", "--npus", NULL);
+        if (!known)
+            return cbt_usage_error(TOOL, "unknown option '%s' for -t p2p (see collbench bw --help)", a);
+        if (!v)
+            return cbt_usage_error(TOOL, "missing value after %s", a);
+        i++;
+        if (is_opt(a, "-sp", "--sp", "--super-pod")) {
+            if (cbt_parse_ll(TOOL, "--sp", v, 0, 2, &ll))
+                return CBT_EXIT_USAGE;
+            o->sp = (int)ll;
+        } else if (is_opt(a, "-ip", "--ip", "--peer-ip")) {
+            o->ip = v;
+        } else if (is_opt(a, "-hip", "--hip", "--host-ip")) {
+            o->hip = v;
+        } else if (is_opt(a, "-spp", "--spp", "--super-pod-path")) {
+            o->spp = v;
+        } else if (is_opt(a, "-ds", "--ds", "--device-src")) {
+            if (cbt_parse_ll(TOOL, "--ds", v, 0, 1 << 20, &ll))
+                return CBT_EXIT_USAGE;
+            o->ds = (int)ll, ds_set = 1;
+        } else if (is_opt(a, "-dd", "--dd", "--device-dst")) {
+            if (cbt_parse_ll(TOOL, "--dd", v, 0, 1 << 20, &ll))
+                return CBT_EXIT_USAGE;
+            o->dd = (int)ll, dd_set = 1;
+        } else {
+            if (cbt_parse_ll(TOOL, "-p", v, 2, CBT_P2P_NPUS_MAX, &ll))
+                return CBT_EXIT_USAGE;
+            o->npus = (int)ll, o->npus_set = 1;
+        }
+    }
+    if (ds_set != dd_set)
+        return cbt_usage_error(TOOL, "--ds and --dd go together (source and destination rank)");
+    if (ds_set && o->ds == o->dd)
+        return cbt_usage_error(TOOL, "--ds %d and --dd %d name the same rank (allowed: two different ranks)",
+                               o->ds, o->dd);
+    int spdir = o->sp == 0 || o->sp == 1;
+    if (spdir) {
+        if (!o->ip || !o->hip || !o->spp)
+            return cbt_usage_error(TOOL, "--sp %d needs --ip PEER_IP, --hip OWN_IP and --spp SHARED_DIR (missing %s)",
+                                   o->sp, !o->ip ? "--ip" : !o->hip ? "--hip" : "--spp");
+        if (ds_set || o->npus_set)
+            return cbt_usage_error(TOOL, "--sp %d runs one rank on each end: %s does not apply", o->sp,
+                                   ds_set ? "--ds/--dd" : "-p");
+    } else if (o->ip || o->hip || o->spp) {
+        return cbt_usage_error(TOOL, "%s applies only to the shared-directory mode (--sp 0 on the source, --sp 1 "
+                               "on the target)", o->ip ? "--ip" : o->hip ? "--hip" : "--spp");
+    }
+    return 0;
+}
+
+int cbt_bw_p2p(const cbt_bw_opts_t *bw)
+{
+    cbt_p2p_opts_t o;
+    int rc = parse(bw, &o);
+    if (rc)
+        return rc;
+    if (o.sp == 0 || o.sp == 1) {
+        o.launch = "spdir";
+        o.ds = 0, o.dd = 1; /* source = rank 0, target = rank 1 */
+        return cbt_p2p_spdir(&o);
+    }
+    cb_launch_t l;
+    char err[512];
+    if ((rc = cb_launch_detect(&l, "collbench bw", o.npus, err, sizeof err)) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return rc;
+    }
+    o.launch = l.name;
+    if (o.sp == 2 && l.kind == CB_LAUNCH_STANDALONE)
+        return cbt_usage_error(TOOL, "--sp 2 is the MPI mode: start it under mpirun (mpirun -n 2 collbench bw -t "
+                               "p2p --sp 2 ...), or drop --sp to fork the ranks here (-p N)");
+    if (l.kind != CB_LAUNCH_STANDALONE && o.npus_set && o.npus != l.nranks)
+        fprintf(stderr, "collbench bw: warning: -p %d but %d ranks were started by %s; using %d\n", o.npus,
+                l.nranks, l.name, l.nranks);
+    if (l.nranks < 2)
+        return cbt_usage_error(TOOL, "-t p2p needs at least 2 ranks (%s started %d)", l.name, l.nranks);
+    if (o.ds >= l.nranks || o.dd >= l.nranks)
+        return cbt_usage_error(TOOL, "invalid %s '%d' (allowed: 0..%d, the ranks of this run)",
+                               o.ds >= l.nranks ? "--ds" : "--dd", o.ds >= l.nranks ? o.ds : o.dd, l.nranks - 1);
+    if (l.kind == CB_LAUNCH_STANDALONE) {
+        unsigned long long need = 2ULL * bw->size * (unsigned long long)o.npus, avail = cbt_mem_available();
+        if (avail && need > avail / 10 * 9) {
+            char a[32], b[32];
+            cbt_fmt_bytes(a, sizeof a, need);
+            cbt_fmt_bytes(b, sizeof b, avail);
+            return cbt_usage_error(TOOL,
+                                   "-s %llu with -p %d needs %s (send + receive buffer per rank) but only %s is "
+                                   "available (MemAvailable, 90%% usable); use a smaller -s",
+                                   bw->size, o.npus, a, b);
+        }
+    }
+    int ac = 1;
+    char *av0[] = {(char *)"collbench", NULL}, **av = av0;
+    return cb_launch_run(&l, &ac, &av, rank_main, &o);
+}

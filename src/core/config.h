@@ -24,6 +24,7 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
     X(SHM_SLOT, "COLL_SHM_SLOT", SIZE, "128K", "bytes", "size of one slot of a shared-memory point-to-point FIFO") \
     X(SHM_NSLOTS, "COLL_SHM_NSLOTS", INT, "4", "", "slots per shared-memory point-to-point FIFO (pipelining depth)") \
     X(CMA, "COLL_CMA", BOOL, "1", "", "large messages between ranks of a host copied once with process_vm_readv (when permitted)") \
+    X(CMA_MIN, "COLL_CMA_MIN", SIZE, "256K", "bytes", "point-to-point messages between ranks of a host from this size go by one CMA copy") \
     X(SHM_DISABLE, "COLL_SHM_DISABLE", BOOL, "0", "", "use TCP even between ranks of one host")          \
     X(SPIN, "COLL_SPIN", INT, "2000", "iterations", "busy-wait iterations before a waiting rank blocks (0 = block at once)") \
     X(CONNECT_TIMEOUT, "COLL_CONNECT_TIMEOUT", DOUBLE, "120", "s", "bootstrap and transport setup timeout (0 = never)") \

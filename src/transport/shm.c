@@ -26,6 +26,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -235,6 +236,7 @@ void coll_shm_teardown(coll_comm *comm)
     if (!s)
         return;
     munmap(s->hdr, s->map_bytes);
+    free(s->cma_posted);
     free(s);
     comm->shm = NULL;
 }
@@ -492,10 +494,39 @@ const char *coll_shm_abort_reason(coll_comm *comm)
 
 /* ---------------------------------------------------------------- p2p FIFOs */
 
+/* Large message by CMA: post one descriptor slot; the send completes when the
+ * receiver has consumed it (it copied the data straight out of buf). */
+static coll_status_t shm_send_cma(coll_comm *comm, int to, const void *buf, size_t len, size_t *done)
+{
+    struct coll_shm *s = comm->shm;
+    shm_fifo_t *f = shm_fifo(s, s->me, to);
+    uint64_t posted = s->cma_posted[to];
+    if (!posted) {
+        uint64_t tail = atomic_load_explicit(&f->tail, memory_order_relaxed);
+        uint64_t head = atomic_load_explicit(&f->head, memory_order_acquire);
+        if (tail - head >= s->hdr->nslots)
+            return COLL_SUCCESS;                       /* FIFO full: try later */
+        shm_cma_desc_t d = {(uint64_t)(uintptr_t)buf, len};
+        memcpy(shm_slot(s, s->me, to, tail), &d, sizeof d);
+        f->sizes[tail % s->hdr->nslots] = SHM_SLOT_CMA;
+        atomic_store_explicit(&f->tail, tail + 1, memory_order_release);
+        s->cma_posted[to] = tail + 1;
+        coll_shm_ring(comm, to);
+        return COLL_SUCCESS;
+    }
+    if (atomic_load_explicit(&f->head, memory_order_acquire) >= posted) {
+        s->cma_posted[to] = 0;
+        *done = len;
+    }
+    return COLL_SUCCESS;
+}
+
 static coll_status_t shm_send(coll_comm *comm, int peer, const void *buf, size_t len, size_t *done)
 {
     struct coll_shm *s = comm->shm;
     int to = comm->rank_local[peer];
+    if (s->cma_ok && (*done == 0 || s->cma_posted[to]) && len >= s->cma_min)
+        return shm_send_cma(comm, to, buf, len, done);
     shm_fifo_t *f = shm_fifo(s, s->me, to);
     uint64_t tail = atomic_load_explicit(&f->tail, memory_order_relaxed);
     uint64_t head = atomic_load_explicit(&f->head, memory_order_acquire);
@@ -518,6 +549,37 @@ static coll_status_t shm_send(coll_comm *comm, int peer, const void *buf, size_t
     return COLL_SUCCESS;
 }
 
+/* Copy a CMA-posted message out of the sender: straight into the destination
+ * for a copying sink, through a cache-sized scratch piece for a reducing one. */
+static coll_status_t shm_cma_consume(coll_comm *comm, int from, const shm_cma_desc_t *d, const coll_sink_t *sink)
+{
+    struct coll_shm *s = comm->shm;
+    pid_t pid = s->ranks[from].pid;
+    const char *remote = (const char *)(uintptr_t)d->addr;
+    size_t len = (size_t)d->len, piece = sink->fn ? 64 * 1024 / sink->esize * sink->esize : len;
+    char *tmp = NULL;
+    if (sink->fn)
+        COLL_CHECK(coll_comm_scratch(comm, piece, (void **)&tmp));
+    for (size_t off = 0; off < len;) {
+        size_t k = len - off < piece ? len - off : piece;
+        char *dst = sink->fn ? tmp : (char *)sink->dst + off;
+        struct iovec l = {dst, k}, r = {(void *)(remote + off), k};
+        ssize_t n = process_vm_readv(pid, &l, 1, &r, 1, 0);
+        if (n <= 0) {
+            if (n < 0 && errno == EINTR)
+                continue;
+            char desc[128];
+            return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_SHM, "process_vm_readv from %s",
+                                    coll_peer_desc(comm, comm->local_ranks[from], desc, sizeof desc));
+        }
+        if (sink->fn)
+            coll_sink_apply(sink, off, tmp, (size_t)n / sink->esize * sink->esize);
+        /* a reducing sink needs whole elements: a short read of a partial element is re-read */
+        off += sink->fn ? (size_t)n / sink->esize * sink->esize : (size_t)n;
+    }
+    return COLL_SUCCESS;
+}
+
 static coll_status_t shm_recv(coll_comm *comm, int peer, const coll_sink_t *sink, size_t len,
                               size_t *done)
 {
@@ -530,11 +592,22 @@ static coll_status_t shm_recv(coll_comm *comm, int peer, const coll_sink_t *sink
     int moved = 0;
     while (*done < len && head != tail) {
         size_t n = f->sizes[head % nslots];
-        if (n > len - *done)
+        if (n == SHM_SLOT_CMA) {
+            shm_cma_desc_t d;
+            memcpy(&d, shm_slot(s, from, s->me, head), sizeof d);
+            if (*done != 0 || d.len != len - *done)
+                return coll_error(COLL_ERR_INTERNAL, COLL_SUB_SHM,
+                                  "message from rank %d has %llu bytes, %zu expected: ranks called different "
+                                  "collectives or counts", peer, (unsigned long long)d.len, len - *done);
+            COLL_CHECK(shm_cma_consume(comm, from, &d, sink));
+            n = (size_t)d.len;
+        } else if (n > len - *done) {
             return coll_error(COLL_ERR_INTERNAL, COLL_SUB_SHM,
                               "message from rank %d longer than expected (%zu > %zu bytes left): "
                               "ranks called different collectives or counts", peer, n, len - *done);
-        coll_sink_apply(sink, *done, shm_slot(s, from, s->me, head), n);
+        } else {
+            coll_sink_apply(sink, *done, shm_slot(s, from, s->me, head), n);
+        }
         head++;
         atomic_store_explicit(&f->head, head, memory_order_release);
         *done += n;

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -49,6 +50,10 @@ coll_status_t coll_shm_cma_probe(coll_comm *comm)
     COLL_CHECK(coll_bootstrap_barrier(&comm->bs));
     COLL_CHECK(coll_store_add(comm->bs.store, key, 0, &bad));
     s->cma_ok = bad == 0;
+    s->cma_min = coll_cfg_size(COLL_CFG_CMA_MIN);
+    s->cma_posted = calloc((size_t)s->nlocal, sizeof(uint64_t));
+    if (!s->cma_posted)
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "out of memory");
     if (comm->local_rank == 0)
         COLL_INFO(COLL_SUB_SHM, "cross-memory attach between local ranks: %s", s->cma_ok ? "on" : "off");
     return COLL_SUCCESS;

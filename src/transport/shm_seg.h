@@ -17,6 +17,13 @@
 
 #define SHM_MAGIC 0x434f4c4c53484d31ull /* "COLLSHM1" */
 #define SHM_LINE 64
+#define SHM_SLOT_CMA 0xffffffffu   /* slot holds a shm_cma_desc_t, not data */
+
+/* A large message the receiver copies straight out of the sender's memory. */
+typedef struct {
+    uint64_t addr;     /* in the sender's address space */
+    uint64_t len;
+} shm_cma_desc_t;
 
 typedef struct {
     _Alignas(SHM_LINE) atomic_uint doorbell;
@@ -34,7 +41,7 @@ typedef struct {
 typedef struct {
     _Alignas(SHM_LINE) atomic_ulong tail;     /* written by the producer */
     _Alignas(SHM_LINE) atomic_ulong head;     /* written by the consumer */
-    _Alignas(SHM_LINE) uint32_t sizes[64];    /* bytes in each slot */
+    _Alignas(SHM_LINE) uint32_t sizes[64];    /* bytes in each slot, or SHM_SLOT_CMA */
 } shm_fifo_t;
 
 typedef struct {
@@ -71,6 +78,8 @@ struct coll_shm {
     uint64_t small_seq;      /* small exchanges so far (same on every local rank) */
     int cma_ok;              /* every local rank can process_vm_readv every other */
     uint64_t probe_word;
+    size_t cma_min;          /* point-to-point messages this large go by CMA */
+    uint64_t *cma_posted;    /* [nlocal] 1 + FIFO index of my posted CMA descriptor, 0 = none */
     char *small;
 };
 

@@ -26,7 +26,7 @@ static inline size_t coll_min_sz(size_t a, size_t b) { return a < b ? a : b; }
 
 /* out = in[0] OP in[1] OP ... OP in[k-1] over n elements, in blocks that stay in
  * cache; fixed order so every rank computes bitwise identical results.
- * out may equal in[0] (never another input). k == 1 copies. */
+ * out may be one of the inputs. k == 1 copies. */
 void coll_reduce_multi(void *out, const void *const *in, int k, size_t n, coll_dtype_t dt, coll_op_t op);
 
 /* Is g exactly the ranks of my host, served by shm? (direct algorithms) */

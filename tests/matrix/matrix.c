@@ -32,7 +32,7 @@
 #include "core/config.h"
 #include "core/reduce.h"
 
-static int nranks = 2, quick = 0, verbose = 0;
+static int nranks = 2, quick = 0, verbose = 0, zero_copy = 0;
 static int nsim = 0, interleave = 0;     /* -H: simulated hosts */
 static int sim_host[64];                 /* simulated host of each rank */
 static const char *only_kind = NULL, *only_algo = NULL;
@@ -167,6 +167,13 @@ static int run_rank(int rank, coll_unique_id_t id)
         fprintf(stderr, "rank %d: init failed: %s\n", rank, coll_last_error());
         return 3;
     }
+    if (zero_copy) {
+        zc_cap = (size_t)64 << 20;
+        if (coll_mem_alloc(c.comm, zc_cap, (void **)&zc_arena) != COLL_SUCCESS) {
+            fprintf(stderr, "rank %d: coll_mem_alloc: %s\n", rank, coll_last_error());
+            return 3;
+        }
+    }
     const size_t *counts = quick ? counts_quick : counts_full;
     size_t ncounts = quick ? sizeof counts_quick / sizeof counts_quick[0] : sizeof counts_full / sizeof counts_full[0];
     for (int i = 0; coll_algo_table[i]; i++) {
@@ -202,6 +209,8 @@ static int run_rank(int rank, coll_unique_id_t id)
      * dead, even one it no longer waits for, and would fail the slower ranks. */
     if (coll_barrier(c.comm) != COLL_SUCCESS)
         c.failures++;
+    if (zc_arena)
+        coll_mem_free(c.comm, zc_arena);
     coll_comm_destroy(c.comm);
     return c.failures ? 1 : 0;
 }
@@ -244,7 +253,7 @@ int main(int argc, char **argv)
 {
     int opt, nset = 0;
     const char *hosts = NULL;
-    while ((opt = getopt(argc, argv, "n:H:Ik:a:qv")) != -1) {
+    while ((opt = getopt(argc, argv, "n:H:Ik:a:qvz")) != -1) {
         switch (opt) {
         case 'n': nranks = atoi(optarg); nset = 1; break;
         case 'H': hosts = optarg; break;
@@ -252,6 +261,7 @@ int main(int argc, char **argv)
         case 'k': only_kind = optarg; break;
         case 'a': only_algo = optarg; break;
         case 'q': quick = 1; break;
+        case 'z': zero_copy = 1; break;
         case 'v': verbose = 1; break;
         default: fprintf(stderr, "usage: matrix -n RANKS [-H R0,R1,...] [-I] [-k COLLECTIVE] [-a ALGO] [-q]\n"); return 2;
         }

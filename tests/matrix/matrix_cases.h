@@ -2,9 +2,36 @@
 
 static const coll_op_t all_ops[] = {COLL_SUM, COLL_PROD, COLL_MAX, COLL_MIN};
 
+/* -z: buffers come from a coll_mem_alloc arena (zero-copy paths), reset per case */
+static char *zc_arena;
+static size_t zc_used, zc_cap;
+
+static int in_arena(const void *p)
+{
+    return zc_arena && (const char *)p >= zc_arena && (const char *)p < zc_arena + zc_cap;
+}
+
+static void xfree(void *p)
+{
+    if (!in_arena(p))
+        free(p);
+}
+#define free(p) xfree(p)
+
 static void *xmalloc(size_t bytes)
 {
-    void *p = malloc(bytes ? bytes : 1);
+    void *p;
+    if (zc_arena) {
+        size_t need = ((bytes ? bytes : 1) + 63) & ~(size_t)63;
+        if (zc_used + need > zc_cap) {
+            fprintf(stderr, "matrix: zero-copy arena exhausted\n");
+            exit(3);
+        }
+        p = zc_arena + zc_used;
+        zc_used += need;
+    } else {
+        p = malloc(bytes ? bytes : 1);
+    }
     if (!p) {
         fprintf(stderr, "matrix: out of memory\n");
         exit(3);
@@ -297,6 +324,7 @@ static void case_alltoall(ctx_t *c, size_t n, coll_dtype_t dt, int *applicable, 
 
 static void run_case(ctx_t *c, coll_kind_t kind, size_t n, coll_dtype_t dt, int *applicable)
 {
+    zc_used = 0;
     switch (kind) {
     case COLL_ALLREDUCE: case_allreduce(c, n, dt, applicable); break;
     case COLL_REDUCE: case_reduce(c, n, dt, applicable); break;

@@ -19,4 +19,15 @@ for n in 1 2 3 4 5 7 8; do
         echo "== matrix -n $n: an algorithm could not be forced on one host"; rc=1
     fi
 done
+# Zero-copy buffers (coll_mem_alloc) and the single-copy (CMA) large-message
+# path forced down to small messages; and everything with CMA off.
+for variant in "-n 3 -z" "-n 4 -z -q" "CMA_MIN -n 3" "CMA_OFF -n 4 -q"; do
+    envs=()
+    case $variant in CMA_MIN*) envs=(COLL_CMA_MIN=1K); variant=${variant#CMA_MIN } ;;
+                     CMA_OFF*) envs=(COLL_CMA=0); variant=${variant#CMA_OFF } ;; esac
+    out=$(env "${envs[@]}" timeout 240 "$M" $variant 2>&1)
+    r=$?
+    echo "$out" | grep -E 'FAILED|matrix:|expected' | head -20
+    if [ $r -ne 0 ]; then echo "== ${envs[*]} matrix $variant failed (exit $r)"; rc=1; fi
+done
 exit $rc

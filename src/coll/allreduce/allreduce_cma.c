@@ -40,10 +40,14 @@ coll_status_t coll_allreduce_cma_run(coll_comm *comm, const coll_group_t *g, con
     }
     coll_shm_publish_addr(comm, PUB_SEND, sendbuf);
     coll_shm_publish_addr(comm, PUB_RECV, recvbuf);
+    coll_shm_publish(comm, COLL_AR_PUB_SEND, sendbuf);
+    coll_shm_publish(comm, COLL_AR_PUB_RECV, recvbuf);
     char *tmp, *acc;
     COLL_CHECK(coll_comm_scratch(comm, 2 * PIECE_BYTES, (void **)&tmp));
     acc = tmp + PIECE_BYTES;
     COLL_CHECK(coll_shm_barrier(comm));
+    if (coll_allreduce_all_zero_copy(comm, g))   /* coll_mem_alloc buffers everywhere: no copy at all */
+        return coll_allreduce_zero_copy(comm, g, recvbuf, n, dt, op);
     size_t so = coll_block_offset(n, p, me), sc = coll_block_count(n, p, me);
     size_t piece = PIECE_BYTES / es;
     coll_reduce_fn fn = coll_reduce_kernel(op, dt);

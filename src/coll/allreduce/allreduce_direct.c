@@ -20,19 +20,20 @@
 #include <string.h>
 
 #include "coll/algo.h"
+#include "coll/allreduce/allreduce.h"
 #include "coll/coll_util.h"
 #include "coll/tuning.h"
 #include "transport/shm.h"
 
 #define MAX_LOCAL 1024
 
-enum { PUB_SEND = 0, PUB_RECV = 1 };
+enum { PUB_SEND = COLL_AR_PUB_SEND, PUB_RECV = COLL_AR_PUB_RECV };
 
 /* Up to this size every rank reduces the whole vector (one synchronisation);
  * above, each reduces a 1/p slice (two barriers, p times less reduction work). */
 #define COLL_ALLREDUCE_SMALL_BYTES (32 * 1024)
 
-static int all_published(coll_comm *comm, const coll_group_t *g)
+int coll_allreduce_all_zero_copy(coll_comm *comm, const coll_group_t *g)
 {
     for (int i = 0; i < g->size; i++) {
         int lr = coll_group_lr(comm, g, i);
@@ -42,8 +43,8 @@ static int all_published(coll_comm *comm, const coll_group_t *g)
     return 1;
 }
 
-static coll_status_t zero_copy(coll_comm *comm, const coll_group_t *g, void *recvbuf, size_t n,
-                               coll_dtype_t dt, coll_op_t op)
+coll_status_t coll_allreduce_zero_copy(coll_comm *comm, const coll_group_t *g, void *recvbuf, size_t n,
+                                       coll_dtype_t dt, coll_op_t op)
 {
     int p = g->size, me = g->me;
     size_t es = coll_dtype_size(dt);
@@ -109,8 +110,8 @@ coll_status_t coll_allreduce_direct_run(coll_comm *comm, const coll_group_t *g, 
             memcpy(in_me, (const char *)sendbuf + off * es, cnt * es);
         COLL_CHECK(coll_shm_barrier(comm));
         if (off == 0) {
-            if (all_published(comm, g))
-                return zero_copy(comm, g, recvbuf, n, dt, op);
+            if (coll_allreduce_all_zero_copy(comm, g))
+                return coll_allreduce_zero_copy(comm, g, recvbuf, n, dt, op);
             for (int j = 0; j < p; j++)
                 zc_send[j] = coll_shm_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND) != NULL;
         }
@@ -150,6 +151,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     double p = g->size, n = (double)a->bytes;
     double chunks = 1.0 + n / ((double)coll_shm_stage_bytes(comm) / 2.0);
     double ov = coll_tuning_oversub(comm);
+    if (n <= COLL_ALLREDUCE_SMALL_BYTES && n <= (double)coll_shm_small_max(comm))
+        return l->bar_us * ov + 2 * n * l->beta_us_per_b + (p - 1) * n * l->gamma_us_per_b * ov;
     return 2 * chunks * l->bar_us * ov + 2 * n * l->beta_us_per_b + (p - 1) / p * n * l->gamma_us_per_b * ov;
 }
 

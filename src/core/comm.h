@@ -81,7 +81,9 @@ struct coll_comm {
 };
 typedef struct coll_comm coll_comm;
 
-/* Scratch of at least bytes (64-byte aligned), kept for later calls. */
+/* Scratch of at least bytes (64-byte aligned), kept for later calls. It belongs
+ * to the outermost algorithm of a call: transports and algorithms composed by
+ * another must not use it (growing it frees the old block). */
 coll_status_t coll_comm_scratch(coll_comm *comm, size_t bytes, void **out);
 /* Mark aborted with a reason (logged once) and propagate to peers. */
 void coll_comm_set_aborted(coll_comm *comm, coll_status_t why, const char *fmt, ...)

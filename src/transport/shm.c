@@ -237,6 +237,7 @@ void coll_shm_teardown(coll_comm *comm)
         return;
     munmap(s->hdr, s->map_bytes);
     free(s->cma_posted);
+    free(s->cma_tmp);
     free(s);
     comm->shm = NULL;
 }
@@ -557,9 +558,9 @@ static coll_status_t shm_cma_consume(coll_comm *comm, int from, const shm_cma_de
     pid_t pid = s->ranks[from].pid;
     const char *remote = (const char *)(uintptr_t)d->addr;
     size_t len = (size_t)d->len, piece = sink->fn ? 64 * 1024 / sink->esize * sink->esize : len;
-    char *tmp = NULL;
-    if (sink->fn)
-        COLL_CHECK(coll_comm_scratch(comm, piece, (void **)&tmp));
+    char *tmp = s->cma_tmp;   /* the transport's own: comm->scratch belongs to algorithms */
+    if (sink->fn && piece > SHM_CMA_TMP)
+        piece = SHM_CMA_TMP / sink->esize * sink->esize;
     for (size_t off = 0; off < len;) {
         size_t k = len - off < piece ? len - off : piece;
         char *dst = sink->fn ? tmp : (char *)sink->dst + off;

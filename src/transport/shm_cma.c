@@ -52,7 +52,8 @@ coll_status_t coll_shm_cma_probe(coll_comm *comm)
     s->cma_ok = bad == 0;
     s->cma_min = coll_cfg_size(COLL_CFG_CMA_MIN);
     s->cma_posted = calloc((size_t)s->nlocal, sizeof(uint64_t));
-    if (!s->cma_posted)
+    s->cma_tmp = aligned_alloc(64, SHM_CMA_TMP);
+    if (!s->cma_posted || !s->cma_tmp)
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "out of memory");
     if (comm->local_rank == 0)
         COLL_INFO(COLL_SUB_SHM, "cross-memory attach between local ranks: %s", s->cma_ok ? "on" : "off");

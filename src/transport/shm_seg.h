@@ -17,7 +17,8 @@
 
 #define SHM_MAGIC 0x434f4c4c53484d31ull /* "COLLSHM1" */
 #define SHM_LINE 64
-#define SHM_SLOT_CMA 0xffffffffu   /* slot holds a shm_cma_desc_t, not data */
+#define SHM_SLOT_CMA 0xffffffffu
+#define SHM_CMA_TMP (64 * 1024)   /* slot holds a shm_cma_desc_t, not data */
 
 /* A large message the receiver copies straight out of the sender's memory. */
 typedef struct {
@@ -79,7 +80,8 @@ struct coll_shm {
     int cma_ok;              /* every local rank can process_vm_readv every other */
     uint64_t probe_word;
     size_t cma_min;          /* point-to-point messages this large go by CMA */
-    uint64_t *cma_posted;    /* [nlocal] 1 + FIFO index of my posted CMA descriptor, 0 = none */
+    uint64_t *cma_posted;
+    char *cma_tmp;           /* SHM_CMA_TMP bytes: pieces of CMA messages for reducing sinks */    /* [nlocal] 1 + FIFO index of my posted CMA descriptor, 0 = none */
     char *small;
 };
 

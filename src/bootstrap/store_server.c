@@ -68,6 +68,7 @@ struct coll_store_server {
     kv_t *buckets[NBUCKETS];
     uint64_t total;                       /* bytes of values held */
     double accept_pause_until;
+    int started;                          /* the thread runs (under fork_lock) */
 };
 
 static double now_s(void)
@@ -613,9 +614,39 @@ static short conn_events(const conn_t *c)
     }
 }
 
+/* fork() while a store thread is inside malloc (or holds any other lock) would
+ * hand the child a lock no thread will ever release. glibc's malloc protects
+ * itself with fork handlers; other allocators do not (the sanitizers' of gcc 12
+ * / clang 14: forked ranks hung in malloc). So a store thread works holding
+ * fork_lock and drops it only while it sleeps in poll(), and fork() takes it
+ * first (pthread_atfork): a child is made only while every store thread sleeps.
+ * The start waits until the thread holds the lock: a new thread's own start-up
+ * (the sanitizer runtime's thread set-up allocates) must not overlap a fork either. */
+static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t started_cond = PTHREAD_COND_INITIALIZER; /* with fork_lock */
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&fork_lock);
+}
+
+static void fork_release(void)
+{
+    pthread_mutex_unlock(&fork_lock); /* parent, and the child's only thread */
+}
+
+static void fork_register(void)
+{
+    pthread_atfork(fork_prepare, fork_release, fork_release);
+}
+
 static void *server_main(void *arg)
 {
     coll_store_server_t *s = arg;
+    pthread_mutex_lock(&fork_lock);
+    s->started = 1;
+    pthread_cond_broadcast(&started_cond);
     for (;;) {
         int accepting = now_s() >= s->accept_pause_until;
         s->pfds[0] = (struct pollfd){.fd = s->efd, .events = POLLIN};
@@ -624,7 +655,10 @@ static void *server_main(void *arg)
         for (int i = 0; i < ncur; i++)
             s->pfds[2 + i] = (struct pollfd){.fd = s->conns[i]->fd,
                                              .events = conn_events(s->conns[i])};
-        int n = poll(s->pfds, (nfds_t)ncur + 2, poll_timeout_ms(s, accepting));
+        int timeout_ms = poll_timeout_ms(s, accepting);
+        pthread_mutex_unlock(&fork_lock);
+        int n = poll(s->pfds, (nfds_t)ncur + 2, timeout_ms);
+        pthread_mutex_lock(&fork_lock);
         if (n < 0) {
             if (errno != EINTR) {
                 COLL_WARN(COLL_SUB_BOOTSTRAP, "rendezvous store: poll: %s", strerror(errno));
@@ -650,6 +684,7 @@ static void *server_main(void *arg)
         if (s->pfds[1].revents & POLLIN)
             accept_burst(s);
     }
+    pthread_mutex_unlock(&fork_lock);
     return NULL;
 }
 
@@ -773,11 +808,18 @@ coll_status_t coll_store_server_start(const char *addr, int port,
         server_free(s);
         return st;
     }
+    pthread_once(&fork_once, fork_register);
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old); /* the store thread takes no signals */
     int rc = pthread_create(&s->thr, NULL, server_main, s);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc == 0) {
+        pthread_mutex_lock(&fork_lock);
+        while (!s->started)
+            pthread_cond_wait(&started_cond, &fork_lock);
+        pthread_mutex_unlock(&fork_lock);
+    }
     if (rc != 0) {
         errno = rc;
         st = coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_BOOTSTRAP,

@@ -29,6 +29,7 @@ void coll_waiter_init(coll_waiter_t *w, const coll_comm *comm)
 {
     w->deadline = comm->exec_timeout_s > 0 ? coll_now() + comm->exec_timeout_s : 0;
     w->spins = 0;
+    w->suspect = -1;
 }
 
 static inline void cpu_relax(void)
@@ -72,13 +73,21 @@ static coll_status_t check_fatal(coll_waiter_t *w, coll_comm *comm, const int *w
         double now = coll_now();
         if (now >= comm->shm->next_liveness) {
             comm->shm->next_liveness = now + 0.1;
-            int dead = coll_shm_dead_peer(comm);
-            if (dead >= 0) {
+            int dead = coll_shm_dead_peer(comm, waiting_for, n);
+            /* A peer that finished its part and exited looks dead too: report it
+             * only if it is still dead after the caller has re-checked its
+             * condition once more (a second idle call). */
+            if (dead >= 0 && w->suspect != dead) {
+                w->suspect = dead;
+                comm->shm->next_liveness = 0;
+            } else if (dead >= 0) {
                 coll_comm_set_aborted(comm, COLL_ERR_ABORTED, "%s died", coll_peer_desc(comm, dead, d, sizeof d));
                 atomic_store(&comm->aborted, 1);
                 return coll_error(COLL_ERR_ABORTED, COLL_SUB_COLL, "%s died during %s of %zu bytes",
                                   coll_peer_desc(comm, dead, d, sizeof d), coll_kind_name(comm->cur_kind),
                                   comm->cur_bytes);
+            } else {
+                w->suspect = -1;
             }
         }
     }

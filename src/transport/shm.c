@@ -452,14 +452,18 @@ static int pid_dead(pid_t pid)
     return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
 }
 
-int coll_shm_dead_peer(coll_comm *comm)
+int coll_shm_dead_peer(coll_comm *comm, const int *ranks, int n)
 {
     struct coll_shm *s = comm->shm;
     if (!s)
         return -1;
-    for (int i = 0; i < s->nlocal; i++)
-        if (i != s->me && pid_dead(s->ranks[i].pid))
-            return comm->local_ranks[i];
+    for (int k = 0; k < n; k++) {
+        int r = ranks[k];
+        if (r < 0 || r >= comm->nranks || r == comm->rank || comm->rank_host[r] != comm->host)
+            continue;
+        if (pid_dead(s->ranks[comm->rank_local[r]].pid))
+            return r;
+    }
     return -1;
 }
 
@@ -569,9 +573,7 @@ static coll_status_t shm_cma_consume(coll_comm *comm, int from, const shm_cma_de
         if (n <= 0) {
             if (n < 0 && errno == EINTR)
                 continue;
-            char desc[128];
-            return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_SHM, "process_vm_readv from %s",
-                                    coll_peer_desc(comm, comm->local_ranks[from], desc, sizeof desc));
+            return coll_shm_cma_error(comm, from, len - off);
         }
         if (sink->fn)
             coll_sink_apply(sink, off, tmp, (size_t)n / sink->esize * sink->esize);

@@ -32,8 +32,10 @@ void *coll_shm_peer_ptr(coll_comm *comm, int lr, int slot);
 /* Is ptr (len bytes) inside one of my zero-copy regions? */
 int coll_shm_is_registered(coll_comm *comm, const void *ptr, size_t len);
 
-/* Liveness of local peers (kill(pid, 0)); returns the first dead global rank or -1. */
-int coll_shm_dead_peer(coll_comm *comm);
+/* Liveness of the local ones among ranks[0..n) (kill(pid, 0), zombies count as
+ * dead); returns the first dead global rank or -1. Only the peers a rank waits
+ * for are checked: others may have finished and exited legitimately. */
+int coll_shm_dead_peer(coll_comm *comm, const int *ranks, int n);
 
 /* Small exchanges (at most COLL_SHM_SMALL_MAX bytes per rank): one
  * synchronisation per call instead of barriers. Every local rank posts its
@@ -56,6 +58,8 @@ int coll_shm_cma_ok(const coll_comm *comm);
 /* Publish a raw pointer of mine under slot for this call (read by peers via CMA). */
 void coll_shm_publish_addr(coll_comm *comm, int slot, const void *ptr);
 /* Copy len bytes at offset off of local rank lr's published pointer into dst. */
+/* Status for a failed process_vm_readv from local rank lr (errno set). */
+coll_status_t coll_shm_cma_error(coll_comm *comm, int lr, size_t len);
 coll_status_t coll_shm_cma_read(coll_comm *comm, int lr, int slot, size_t off, void *dst, size_t len);
 
 /* Abort: flag in the segment, every local peer woken. */

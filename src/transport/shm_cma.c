@@ -70,6 +70,30 @@ void coll_shm_publish_addr(coll_comm *comm, int slot, const void *ptr)
     comm->shm->ranks[comm->shm->me].pub_addr[slot] = (uint64_t)(uintptr_t)ptr;
 }
 
+/* A failed process_vm_readv: the peer died (ESRCH) or aborted and went away
+ * (its memory with it) is a peer failure, not a system error. */
+coll_status_t coll_shm_cma_error(coll_comm *comm, int lr, size_t len)
+{
+    int err = errno;
+    char d[128];
+    int peer = comm->local_ranks[lr];
+    int by = coll_shm_aborted_by(comm);
+    if (by >= 0) {
+        const char *why = coll_shm_abort_reason(comm);
+        return coll_error(COLL_ERR_ABORTED, COLL_SUB_SHM, "%s aborted during %s of %zu bytes%s%s",
+                          coll_peer_desc(comm, by, d, sizeof d), coll_kind_name(comm->cur_kind), comm->cur_bytes,
+                          *why ? ": " : "", why);
+    }
+    if (err == ESRCH) {
+        coll_comm_set_aborted(comm, COLL_ERR_ABORTED, "%s died", coll_peer_desc(comm, peer, d, sizeof d));
+        return coll_error(COLL_ERR_ABORTED, COLL_SUB_SHM, "%s died during %s of %zu bytes",
+                          coll_peer_desc(comm, peer, d, sizeof d), coll_kind_name(comm->cur_kind), comm->cur_bytes);
+    }
+    errno = err;
+    return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_SHM, "process_vm_readv from %s (%zu bytes)",
+                            coll_peer_desc(comm, peer, d, sizeof d), len);
+}
+
 coll_status_t coll_shm_cma_read(coll_comm *comm, int lr, int slot, size_t off, void *dst, size_t len)
 {
     struct coll_shm *s = comm->shm;
@@ -80,9 +104,7 @@ coll_status_t coll_shm_cma_read(coll_comm *comm, int lr, int slot, size_t off, v
         if (n <= 0) {
             if (n < 0 && errno == EINTR)
                 continue;
-            char d[128];
-            return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_SHM, "process_vm_readv from %s (%zu bytes)",
-                                    coll_peer_desc(comm, comm->local_ranks[lr], d, sizeof d), len - done);
+            return coll_shm_cma_error(comm, lr, len - done);
         }
         done += (size_t)n;
     }

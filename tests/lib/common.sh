@@ -13,17 +13,22 @@ check() { # check "description" command...
 }
 finish() { [ "$FAILS" -eq 0 ] && { echo "all checks passed"; exit 0; }; echo "$FAILS check(s) failed"; exit 1; }
 
-# Segments of ours left in /dev/shm (collbench-*), printed; status 0 if none.
+# Segments of ours left in /dev/shm (collbench-*) that were not there when the
+# test started (CI runs one test at a time; this keeps a developer's other runs
+# from failing the check), printed; status 0 if none.
+SHM_BASELINE=$(ls /dev/shm 2>/dev/null | grep -E 'collbench' | sort || true)
 no_shm_leftovers() {
     local l
-    l=$(ls /dev/shm 2>/dev/null | grep -E 'collbench' || true)
+    l=$(comm -13 <(echo "$SHM_BASELINE") <(ls /dev/shm 2>/dev/null | grep -E 'collbench' | sort) | grep . || true)
     [ -z "$l" ] && return 0
     echo "leftover shared memory: $l"; return 1
 }
-# No process whose command line contains $1 (other than us).
+# No process of this test's session whose command line contains $1 (other
+# than us): leaked ranks keep the session; other people's runs do not count.
+CB_SID=$(ps -o sid= -p $$ | tr -d ' ')
 no_procs() {
     local l
-    l=$(pgrep -f -- "$1" | grep -v "^$$\$" || true)
+    l=$(pgrep -s "$CB_SID" -f -- "$1" | grep -v "^$$\$" || true)
     [ -z "$l" ] && return 0
     echo "leftover processes for '$1':"; ps -o pid,stat,args -p $(echo $l | tr ' ' ',') 2>/dev/null; return 1
 }

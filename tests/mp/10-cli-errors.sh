@@ -37,7 +37,7 @@ check all_reduce_test "-p 5000" "invalid -p '5000'"
 check all_reduce_test "-p 1000" "invalid -p '1000'"          # > standalone limit
 check broadcast_test "-p 4 -r 4" "invalid -r '4'"
 check reduce_test "-p 2 -r -1" "invalid -r '-1'"
-check scatter_test "-r 1" "invalid -r '1'"                  # default -p 1
+check scatter_test "-r $(nproc)" "invalid -r '$(nproc)'"   # default -p = online CPUs, so -r nproc is out of range
 check all_reduce_test "--time-agg p99" "invalid --time-agg 'p99'"
 check all_reduce_test "--timeout never" "invalid --timeout 'never'"
 check all_reduce_test "--algo no_such_algorithm" "invalid --algo 'no_such_algorithm'"

@@ -271,7 +271,7 @@ static int spdir_wait(spdir_t *d, const char *peer, const char *name, void *buf,
         if (pfd == -1)
             return CBT_EXIT_FAIL;
         if (pfd >= 0) {
-            int fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+            int fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not block us */
             int e = errno;
             close(pfd);
             if (fd < 0 && e != ENOENT)

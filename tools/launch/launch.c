@@ -124,18 +124,20 @@ int cb_nodelist_host(const char *list, int idx, char *out, size_t outlen)
             if (!rb) return -1;
             const char *q = lb + 1;
             while (q < rb) {
-                char *end;
+                /* plain digits only (strtol would take blanks, signs and values
+                 * whose range overflows the count below), at most 9 of them */
                 const char *numstart = q;
-                long a = strtol(q, &end, 10), b = a;
-                if (end == q) return -1;
-                int width = (int)(end - numstart);
-                q = end;
+                long a = 0, b;
+                for (; *q >= '0' && *q <= '9' && q - numstart < 10; q++) a = a * 10 + (*q - '0');
+                if (q == numstart || q - numstart > 9) return -1;
+                int width = (int)(q - numstart);
+                b = a;
                 if (*q == '-') {
-                    b = strtol(q + 1, &end, 10);
-                    if (end == q + 1) return -1;
-                    q = end;
+                    const char *bs = ++q;
+                    for (b = 0; *q >= '0' && *q <= '9' && q - bs < 10; q++) b = b * 10 + (*q - '0');
+                    if (q == bs || q - bs > 9) return -1;
                 }
-                if (b < a) return -1;
+                if (b < a || b - a >= INT_MAX - n) return -1;
                 if (idx >= n && idx <= n + (b - a)) {
                     int len = snprintf(out, outlen, "%.*s%0*ld%.*s", (int)(lb - p), p, width,
                                        a + (idx - n), (int)(e - rb - 1), rb + 1);
@@ -411,6 +413,11 @@ static int run_standalone(cb_launch_t *l, cb_rank_fn fn, void *arg)
             break;
         }
         if (pid == 0) {
+            /* the parent's bookkeeping is not the rank's (and would show as a
+             * leak of every rank under valgrind) */
+            free(pids);
+            free(alive);
+            free(codes);
             sigaction(SIGINT, &old_int, NULL);
             sigaction(SIGTERM, &old_term, NULL);
             prctl(PR_SET_PDEATHSIG, SIGKILL);

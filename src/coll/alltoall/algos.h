@@ -1,1 +1,3 @@
 /* alltoall algorithms, one ALGO(alltoall_<name>) line each, in order of preference. */
+ALGO(alltoall_direct)
+ALGO(alltoall_pairwise)

@@ -1,1 +1,3 @@
 /* alltoallv algorithms, one ALGO(alltoallv_<name>) line each, in order of preference. */
+ALGO(alltoallv_direct)
+ALGO(alltoallv_pairwise)

@@ -1,1 +1,4 @@
 /* reduce_scatter algorithms, one ALGO(reduce_scatter_<name>) line each, in order of preference. */
+ALGO(reduce_scatter_direct)
+ALGO(reduce_scatter_ring)
+ALGO(reduce_scatter_hier)

@@ -1,0 +1,89 @@
+/*
+ * allgather_bruck.c - Bruck AllGather (Bruck et al., 1997) for small blocks:
+ * ceil(log2 p) steps for any p. Each rank keeps the blocks it has in a
+ * contiguous scratch buffer in rotated order (slot i = block (me + i) mod p);
+ * in the step of distance d it sends its first min(d, p - d) slots to rank
+ * me - d and appends what rank me + d sends. A final rotation puts the blocks
+ * in place.
+ *
+ * Cost (p ranks, n = total bytes gathered, L = ceil(log2 p)):
+ *   L alpha + (p-1)/p n beta + n beta_mem     (beta twice on shm; the rotation
+ *   copy costs n at memory speed). Wins over the ring when p is large and the
+ *   blocks are small; the ring wins for large blocks.
+ * Memory: a private buffer of p * count elements (malloc). Any p, any transport.
+ * alpha is scaled by ranks per core when the host is oversubscribed, as the
+ * barriers of the direct algorithms are: every step then waits for a context
+ * switch.
+ *
+ * Example, p = 5, rank 0: starts with [0]; d = 1: sends [0] to 4, receives
+ * [1] from 1 -> [0 1]; d = 2: sends [0 1] to 3, receives [2 3] from 2 ->
+ * [0 1 2 3]; d = 4: sends min(4, 1) = 1 slot [0] to 1, receives [4] from 4.
+ * Rank 2 ends with [2 3 4 0 1] and rotates by 2.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/algo.h"
+#include "coll/allgather/allgather.h"
+#include "coll/coll_util.h"
+#include "coll/prim.h"
+#include "coll/tuning.h"
+
+coll_status_t coll_allgather_bruck_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                       void *recvbuf, size_t n, coll_dtype_t dt)
+{
+    int p = g->size, me = g->me;
+    size_t blk = n * coll_dtype_size(dt);
+    char *rb = recvbuf;
+    if (n == 0)
+        return COLL_SUCCESS;
+    if (p == 1) {
+        if (sendbuf != recvbuf)
+            memcpy(rb, sendbuf, blk);
+        return COLL_SUCCESS;
+    }
+    /* private, not comm->scratch: the executor reads and writes it during the
+     * steps, and neither a transport nor a caller may share it */
+    char *tmp = malloc((size_t)p * blk);
+    if (!tmp)
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "allgather bruck: cannot allocate %zu bytes", (size_t)p * blk);
+    coll_status_t st = COLL_SUCCESS;
+    memcpy(tmp, sendbuf, blk);
+    for (int d = 1; d < p; d *= 2) {
+        size_t cnt = (size_t)(d < p - d ? d : p - d);
+        int to = g->ranks[coll_mod(me - d, p)], from = g->ranks[(me + d) % p];
+        COLL_CHECK_GOTO(coll_prim_sendrecv(comm, tmp, cnt * blk, to, tmp + (size_t)d * blk, cnt * blk, from), st, out);
+    }
+    /* slot i holds block (me + i) mod p */
+    memcpy(rb + (size_t)me * blk, tmp, (size_t)(p - me) * blk);
+    memcpy(rb, tmp + (size_t)(p - me) * blk, (size_t)me * blk);
+out:
+    free(tmp);
+    return st;
+}
+
+static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    return coll_allgather_bruck_run(comm, g, a->sendbuf, a->recvbuf, a->count, a->dt);
+}
+
+static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    const coll_link_cost_t *l = coll_tuning_link(comm, g);
+    double ov = coll_tuning_oversub(comm);   /* ranks per core: every step may wait for a context switch */
+    double mem = coll_tuning_shm()->beta_us_per_b;   /* local memcpy */
+    double p = g->size, n = (double)a->bytes;
+    int steps = 0;
+    for (int d = 1; d < g->size; d *= 2)
+        steps++;
+    double beta = l->beta_us_per_b * (coll_group_is_local(comm, g) ? 2.0 : 1.0);
+    return steps * l->alpha_us * ov + (p - 1) / p * n * beta + n * mem;
+}
+
+const coll_algo_t coll_algo_allgather_bruck = {
+    .kind = COLL_ALLGATHER,
+    .name = "bruck",
+    .desc = "Bruck: ceil(log2 p) steps through a rotated scratch buffer, for small blocks; any p",
+    .cost_us = cost,
+    .run = run,
+};

@@ -1,0 +1,138 @@
+/*
+ * allgather_direct.c - shared-memory AllGather for the ranks of one host.
+ *
+ * Each rank copies its block into its staging buffer, a barrier, then every
+ * rank copies every peer's block straight out of the peers' stages into its
+ * receive buffer. Blocks larger than half a stage go in chunks that alternate
+ * between the two halves of the stage, so one barrier per chunk suffices: the
+ * barrier before chunk k+1 is read also proves that everybody finished reading
+ * chunk k-1, the previous user of that half. With zero-copy buffers
+ * (coll_mem_alloc on every rank) there is no staging: after one barrier every
+ * rank copies the blocks from the peers' send buffers.
+ *
+ * Blocks up to COLL_SHM_SMALL_MAX bytes take the small-exchange path instead:
+ * every rank posts its block to its double-buffered small slot, waits until
+ * all have posted and copies the blocks out: one synchronisation in all.
+ *
+ * Stage protocol (shared with allreduce_direct and the other direct
+ * algorithms): before its first barrier a call writes only the first half of
+ * its own stage (a peer may still be reading the second half from the previous
+ * call); it returns after a final barrier, so no peer touches this rank's stage
+ * or buffers once it has returned.
+ *
+ * Cost (p ranks, n = total bytes, c = ceil(n/p / (COLL_BUFFSIZE/2)) chunks):
+ *   (c + 1) barriers + n/p beta (copy in) + (p-1)/p n beta (copy out)
+ * small blocks: 1 synchronisation + the same copies; zero-copy: 2 barriers +
+ * (p-1)/p n beta.
+ * Constraint: the group is exactly the ranks of this host.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "coll/algo.h"
+#include "coll/allgather/allgather.h"
+#include "coll/coll_util.h"
+#include "coll/tuning.h"
+#include "transport/shm.h"
+
+#define MAX_LOCAL 1024
+
+enum { PUB_SEND = 0 };
+
+/* After the first barrier: peers' published send buffers (NULL = staged);
+ * returns 1 when every member published (the same answer on every rank). */
+static int peer_sendbufs(coll_comm *comm, const coll_group_t *g, const char **zc)
+{
+    int all = 1;
+    for (int j = 0; j < g->size; j++) {
+        zc[j] = coll_shm_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND);
+        if (!zc[j])
+            all = 0;
+    }
+    return all;
+}
+
+/* Blocks up to COLL_SHM_SMALL_MAX: one synchronisation. Every rank posts its
+ * block to its double-buffered small slot and copies the others' out. */
+static coll_status_t small(coll_comm *comm, const coll_group_t *g, const char *sb, char *rb, size_t blk)
+{
+    uint64_t seq;
+    COLL_CHECK(coll_shm_small_post(comm, sb, blk, &seq));
+    COLL_CHECK(coll_shm_small_wait_all(comm, seq));
+    for (int j = 0; j < g->size; j++)
+        if (j != g->me)
+            memcpy(rb + (size_t)j * blk, coll_shm_small_peer(comm, coll_group_lr(comm, g, j), seq), blk);
+    coll_shm_small_done(comm, seq);
+    return COLL_SUCCESS;
+}
+
+coll_status_t coll_allgather_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                        void *recvbuf, size_t n, coll_dtype_t dt)
+{
+    int p = g->size, me = g->me;
+    size_t es = coll_dtype_size(dt), blk = n * es;
+    char *rb = recvbuf;
+    const char *sb = sendbuf;
+    if (n == 0)
+        return COLL_SUCCESS;
+    if (sb != rb + (size_t)me * blk)
+        memcpy(rb + (size_t)me * blk, sb, blk);
+    if (p == 1)
+        return COLL_SUCCESS;
+    if (blk <= coll_shm_small_max(comm))
+        return small(comm, g, sb, rb, blk);
+    size_t half = coll_shm_stage_bytes(comm) / 2, chunk = half / es;
+    int reg = coll_shm_is_registered(comm, sb, blk);
+    coll_shm_publish(comm, PUB_SEND, reg ? sb : NULL);
+    char *mine = coll_shm_stage(comm, coll_group_lr(comm, g, me));
+    const char *zc[MAX_LOCAL];
+    for (size_t k = 0, off = 0; off < n; k++, off += chunk) {
+        size_t cnt = coll_min_sz(chunk, n - off), h = (k % 2) * half;
+        if (!reg)
+            memcpy(mine + h, sb + off * es, cnt * es);
+        COLL_CHECK(coll_shm_barrier(comm));
+        if (k == 0 && peer_sendbufs(comm, g, zc)) {
+            for (int j = 0; j < p; j++)
+                if (j != me)
+                    memcpy(rb + (size_t)j * blk, zc[j], blk);
+            break;
+        }
+        for (int j = 0; j < p; j++) {
+            if (j == me)
+                continue;
+            const char *src = zc[j] ? zc[j] + off * es : (const char *)coll_shm_stage(comm, coll_group_lr(comm, g, j)) + h;
+            memcpy(rb + ((size_t)j * n + off) * es, src, cnt * es);
+        }
+    }
+    return coll_shm_barrier(comm);   /* peers are done reading my stage and buffers */
+}
+
+static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL;
+}
+
+static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    return coll_allgather_direct_run(comm, g, a->sendbuf, a->recvbuf, a->count, a->dt);
+}
+
+static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    const coll_link_cost_t *l = coll_tuning_link(comm, g);
+    double p = g->size, n = (double)a->bytes;
+    double half = (double)coll_shm_stage_bytes(comm) / 2.0;
+    double chunks = half > 0 ? 1.0 + floor(n / p / half) : 1.0;
+    double syncs = n / p <= (double)coll_shm_small_max(comm) ? 1.0 : chunks + 1;
+    return syncs * l->bar_us * coll_tuning_oversub(comm) + n * l->beta_us_per_b;
+}
+
+const coll_algo_t coll_algo_allgather_direct = {
+    .kind = COLL_ALLGATHER,
+    .name = "direct",
+    .desc = "shared memory, one host: blocks staged (or zero-copy), everybody copies every block out; 1 barrier per chunk + 1",
+    .flags = COLL_ALGO_F_SINGLE_HOST,
+    .usable = usable,
+    .cost_us = cost,
+    .run = run,
+};

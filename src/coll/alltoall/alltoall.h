@@ -1,0 +1,19 @@
+/*
+ * alltoall.h - AllToAll algorithms callable on any group. Block j of sendbuf
+ * (count elements at offset j * count) goes to member j, which stores it as
+ * block g->me of its recvbuf. Not in place (sendbuf and recvbuf disjoint).
+ */
+#ifndef COLL_ALLTOALL_H
+#define COLL_ALLTOALL_H
+
+#include "coll.h"
+#include "core/comm.h"
+
+/* p-1 steps: at step s send to me+s, receive from me-s. Any group. */
+coll_status_t coll_alltoall_pairwise_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                         void *recvbuf, size_t count, coll_dtype_t dt);
+/* Shared memory: g must be exactly the ranks of this host (coll_group_is_host). */
+coll_status_t coll_alltoall_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                       void *recvbuf, size_t count, coll_dtype_t dt);
+
+#endif

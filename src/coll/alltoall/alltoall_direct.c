@@ -1,0 +1,138 @@
+/*
+ * alltoall_direct.c - shared-memory AllToAll for the ranks of one host.
+ *
+ * Each rank stages its send buffer (slot j of its stage = its block for rank
+ * j), a barrier, then every rank copies its own slot out of every peer's
+ * stage. When the data exceed half a stage they go in chunks: a chunk holds
+ * c = (COLL_BUFFSIZE/2)/p bytes of every block, and chunks alternate between
+ * the two halves of the stage so one barrier per chunk suffices (the barrier
+ * before chunk k+1 also proves everybody finished reading chunk k-1, the
+ * previous user of that half). The own block is copied locally, never staged.
+ * Zero-copy send buffers on every rank: one barrier, then every rank copies
+ * its blocks straight from the peers' send buffers.
+ * Stage protocol as in allgather_direct.c: only the first half of the stage is
+ * written before the first barrier, and a final barrier ends the call.
+ * A send buffer that fits a small slot (COLL_SHM_SMALL_MAX) goes through the
+ * double-buffered small exchange instead: one synchronisation in all.
+ *
+ * Cost (p ranks, n = bytes each rank sends in all, c = ceil(n / (COLL_BUFFSIZE/2)) chunks):
+ *   (c + 1) barriers + 2 (p-1)/p n beta (copy in + copy out)
+ * small: 1 sync + n beta + (p-1)/p n beta; zero-copy: 2 barriers + (p-1)/p n beta.
+ * Constraint: the group is exactly the ranks of this host.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "coll/algo.h"
+#include "coll/alltoall/alltoall.h"
+#include "coll/coll_util.h"
+#include "coll/tuning.h"
+#include "transport/shm.h"
+
+#define MAX_LOCAL 1024
+
+enum { PUB_SEND = 0 };
+
+static int peer_sendbufs(coll_comm *comm, const coll_group_t *g, const char **zc)
+{
+    int all = 1;
+    for (int j = 0; j < g->size; j++) {
+        zc[j] = coll_shm_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND);
+        if (!zc[j])
+            all = 0;
+    }
+    return all;
+}
+
+/* Whole send buffer up to COLL_SHM_SMALL_MAX: one synchronisation. Every rank
+ * posts its send buffer to its small slot and copies its block out of each. */
+static coll_status_t small(coll_comm *comm, const coll_group_t *g, const char *sb, char *rb, size_t blk)
+{
+    int p = g->size, me = g->me;
+    uint64_t seq;
+    COLL_CHECK(coll_shm_small_post(comm, sb, (size_t)p * blk, &seq));
+    COLL_CHECK(coll_shm_small_wait_all(comm, seq));
+    for (int j = 0; j < p; j++)
+        if (j != me)
+            memcpy(rb + (size_t)j * blk, (const char *)coll_shm_small_peer(comm, coll_group_lr(comm, g, j), seq) + (size_t)me * blk,
+                   blk);
+    coll_shm_small_done(comm, seq);
+    return COLL_SUCCESS;
+}
+
+coll_status_t coll_alltoall_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                       void *recvbuf, size_t n, coll_dtype_t dt)
+{
+    int p = g->size, me = g->me;
+    size_t es = coll_dtype_size(dt), blk = n * es;
+    const char *sb = sendbuf;
+    char *rb = recvbuf;
+    if (n == 0)
+        return COLL_SUCCESS;
+    memcpy(rb + (size_t)me * blk, sb + (size_t)me * blk, blk);
+    if (p == 1)
+        return COLL_SUCCESS;
+    if ((size_t)p * blk <= coll_shm_small_max(comm))
+        return small(comm, g, sb, rb, blk);
+    size_t half = coll_shm_stage_bytes(comm) / 2, c = half / es / (size_t)p;
+    if (c == 0)
+        return coll_error(COLL_ERR_UNSUPPORTED, COLL_SUB_COLL, "alltoall direct: stage of %zu bytes too small for %d ranks",
+                          half * 2, p);
+    int reg = coll_shm_is_registered(comm, sb, (size_t)p * blk);
+    coll_shm_publish(comm, PUB_SEND, reg ? sb : NULL);
+    char *mine = coll_shm_stage(comm, coll_group_lr(comm, g, me));
+    const char *zc[MAX_LOCAL];
+    for (size_t k = 0, off = 0; off < n; k++, off += c) {
+        size_t cnt = coll_min_sz(c, n - off), h = (k % 2) * half;
+        if (!reg)
+            for (int i = 0; i < p; i++)
+                if (i != me)
+                    memcpy(mine + h + (size_t)i * c * es, sb + ((size_t)i * n + off) * es, cnt * es);
+        COLL_CHECK(coll_shm_barrier(comm));
+        if (k == 0 && peer_sendbufs(comm, g, zc)) {
+            for (int j = 0; j < p; j++)
+                if (j != me)
+                    memcpy(rb + (size_t)j * blk, zc[j] + (size_t)me * blk, blk);
+            break;
+        }
+        for (int j = 0; j < p; j++) {
+            if (j == me)
+                continue;
+            const char *src = zc[j] ? zc[j] + ((size_t)me * n + off) * es
+                                    : (const char *)coll_shm_stage(comm, coll_group_lr(comm, g, j)) + h + (size_t)me * c * es;
+            memcpy(rb + ((size_t)j * n + off) * es, src, cnt * es);
+        }
+    }
+    return coll_shm_barrier(comm);   /* peers are done reading my stage and buffers */
+}
+
+static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL &&
+           (g->size == 1 || coll_shm_stage_bytes(comm) / 2 / coll_dtype_size(a->dt) >= (size_t)g->size);
+}
+
+static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    return coll_alltoall_direct_run(comm, g, a->sendbuf, a->recvbuf, a->count, a->dt);
+}
+
+static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    const coll_link_cost_t *l = coll_tuning_link(comm, g);
+    double p = g->size, n = (double)a->bytes;
+    double half = (double)coll_shm_stage_bytes(comm) / 2.0;
+    double chunks = half > 0 ? 1.0 + floor(n / half) : 1.0;
+    double syncs = n <= (double)coll_shm_small_max(comm) ? 1.0 : chunks + 1;
+    return syncs * l->bar_us * coll_tuning_oversub(comm) + 2 * (p - 1) / p * n * l->beta_us_per_b;
+}
+
+const coll_algo_t coll_algo_alltoall_direct = {
+    .kind = COLL_ALLTOALL,
+    .name = "direct",
+    .desc = "shared memory, one host: send buffers staged (or zero-copy), every rank copies its blocks out; 1 barrier per chunk + 1",
+    .flags = COLL_ALGO_F_SINGLE_HOST,
+    .usable = usable,
+    .cost_us = cost,
+    .run = run,
+};

@@ -1,0 +1,206 @@
+/*
+ * alltoallv_direct.c - shared-memory AllToAllV for the ranks of one host:
+ * alltoall_direct.c with per-peer counts and displacements.
+ *
+ * Counts are private to each rank, yet every rank must take the same path and
+ * run the same number of barriers. So every call starts with one small
+ * exchange (the double-buffered small slots of shm.h) in which each rank
+ * posts a header: its largest count, whether its send buffer is zero-copy,
+ * its send displacements, and - when all its outgoing data fit in the slot
+ * too - that data, packed, with the offset of each peer's block. After that
+ * one synchronisation everybody knows the same things and picks the same path:
+ *   - everybody's data fitted: each rank copies its blocks out of the peers'
+ *     slots and is done (one synchronisation in all);
+ *   - every send buffer is zero-copy: each rank copies its blocks straight
+ *     from the peers' send buffers at the displacements from their headers,
+ *     then a barrier;
+ *   - otherwise the staged path: slot j of each rank's stage holds its data
+ *     for rank j, c = (COLL_BUFFSIZE/2)/p bytes per slot and chunk, and every
+ *     rank copies its slot out of every peer's stage after a barrier. The
+ *     chunk count K = ceil(max count / c) comes from the headers, so it is the
+ *     same everywhere; chunks alternate between the stage halves (one barrier
+ *     per chunk) as in allgather_direct.c, whose stage protocol this follows
+ *     (first half only before the first barrier, a final barrier).
+ *
+ * Cost (p ranks, n = max(bytes sent, received) by a rank, K chunks):
+ *   small: 1 sync + 2 n beta;  staged: 1 sync + (K + 1) barriers + 2 n beta
+ *   zero-copy: 1 sync + 1 barrier + n beta.
+ * Constraint: the group is exactly the ranks of this host.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "coll/algo.h"
+#include "coll/alltoallv/alltoallv.h"
+#include "coll/coll_util.h"
+#include "coll/tuning.h"
+#include "transport/shm.h"
+
+#define MAX_LOCAL 1024
+
+enum { PUB_SEND = 0 };
+
+/* What each rank posts in the small exchange that opens every call. */
+typedef struct {
+    uint64_t maxcnt;      /* largest count this rank sends to or receives from another rank */
+    uint64_t zc_ok;       /* send buffer published for zero-copy, or nothing to send */
+    uint64_t fits;        /* all outgoing data follow the header, packed */
+    uint64_t pad;
+    uint64_t words[];     /* [p] send displacements, then [p] offsets of the packed blocks */
+} hdr_t;
+
+static size_t hdr_bytes(int p)
+{
+    return (sizeof(hdr_t) + 2 * (size_t)p * sizeof(uint64_t) + 63) & ~(size_t)63;
+}
+
+static size_t piece(size_t cnt, size_t off, size_t chunk)
+{
+    return off < cnt ? coll_min_sz(chunk, cnt - off) : 0;
+}
+
+/* Copy this rank's data for chunk k into stage half `half` (slot i = for rank i). */
+static void stage_chunk(char *half, int p, int me, const char *sb, const size_t *scounts, const size_t *sdispls,
+                        size_t k, size_t c, size_t es)
+{
+    for (int i = 0; i < p; i++) {
+        size_t cnt = piece(scounts[i], k * c, c);
+        if (i != me && cnt)
+            memcpy(half + (size_t)i * c * es, sb + (sdispls[i] + k * c) * es, cnt * es);
+    }
+}
+
+coll_status_t coll_alltoallv_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                        const size_t *scounts, const size_t *sdispls, void *recvbuf,
+                                        const size_t *rcounts, const size_t *rdispls, coll_dtype_t dt)
+{
+    int p = g->size, me = g->me;
+    size_t es = coll_dtype_size(dt);
+    const char *sb = sendbuf;
+    char *rb = recvbuf;
+    if (scounts[me] != rcounts[me])
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_COLL, "alltoallv: rank %d sends itself %zu elements but expects %zu",
+                          g->ranks[me], scounts[me], rcounts[me]);
+    if (scounts[me])
+        memcpy(rb + rdispls[me] * es, sb + sdispls[me] * es, scounts[me] * es);
+    if (p == 1)
+        return COLL_SUCCESS;
+    size_t hb = hdr_bytes(p), smax = coll_shm_small_max(comm);
+    size_t half = coll_shm_stage_bytes(comm) / 2, c = half / es / (size_t)p;
+    if (hb > smax || c == 0)
+        return coll_error(COLL_ERR_UNSUPPORTED, COLL_SUB_COLL, "alltoallv direct: shared buffers too small for %d ranks", p);
+
+    /* the opening small exchange: header (+ packed data when it fits) */
+    size_t mymax = 0, extent = 0, packed = 0;
+    for (int i = 0; i < p; i++) {
+        if (i == me)
+            continue;
+        mymax = scounts[i] > mymax ? scounts[i] : mymax;
+        mymax = rcounts[i] > mymax ? rcounts[i] : mymax;
+        if (scounts[i] && sdispls[i] + scounts[i] > extent)
+            extent = sdispls[i] + scounts[i];
+        packed += scounts[i];
+    }
+    int reg = extent && coll_shm_is_registered(comm, sb, extent * es);
+    coll_shm_publish(comm, PUB_SEND, reg ? sb : NULL);
+    int fits = hb + packed * es <= smax;
+    char *post;
+    COLL_CHECK(coll_comm_scratch(comm, fits ? hb + packed * es : hb, (void **)&post));
+    hdr_t *h = (hdr_t *)post;
+    h->maxcnt = mymax;
+    h->zc_ok = reg || extent == 0;
+    h->fits = (uint64_t)fits;
+    for (size_t i = 0, o = 0; i < (size_t)p; i++) {
+        h->words[i] = sdispls[i];
+        h->words[(size_t)p + i] = o;
+        if (fits && i != (size_t)me && scounts[i]) {
+            memcpy(post + hb + o * es, sb + sdispls[i] * es, scounts[i] * es);
+            o += scounts[i];
+        }
+    }
+    uint64_t seq;
+    COLL_CHECK(coll_shm_small_post(comm, post, fits ? hb + packed * es : hb, &seq));
+    COLL_CHECK(coll_shm_small_wait_all(comm, seq));
+    const char *zc[MAX_LOCAL];
+    size_t zoff[MAX_LOCAL], gmax = 0;
+    int all_fit = 1, all_zc = 1;
+    for (int j = 0; j < p; j++) {
+        const hdr_t *hj = coll_shm_small_peer(comm, coll_group_lr(comm, g, j), seq);
+        gmax = hj->maxcnt > gmax ? (size_t)hj->maxcnt : gmax;
+        all_fit &= hj->fits != 0;
+        all_zc &= hj->zc_ok != 0;
+        zoff[j] = (size_t)hj->words[me];
+        zc[j] = coll_shm_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND);
+    }
+    if (all_fit) {
+        for (int j = 0; j < p; j++) {
+            const char *slot = coll_shm_small_peer(comm, coll_group_lr(comm, g, j), seq);
+            if (j != me && rcounts[j])
+                memcpy(rb + rdispls[j] * es, slot + hb + ((const hdr_t *)slot)->words[(size_t)p + (size_t)me] * es,
+                       rcounts[j] * es);
+        }
+        coll_shm_small_done(comm, seq);
+        return COLL_SUCCESS;
+    }
+    coll_shm_small_done(comm, seq);
+    if (all_zc) {
+        for (int j = 0; j < p; j++)
+            if (j != me && rcounts[j])
+                memcpy(rb + rdispls[j] * es, zc[j] + zoff[j] * es, rcounts[j] * es);
+        return coll_shm_barrier(comm);   /* peers are done reading my send buffer */
+    }
+    char *mine = coll_shm_stage(comm, coll_group_lr(comm, g, me));
+    size_t nk = (gmax + c - 1) / c;
+    for (size_t k = 0; k < nk; k++) {
+        size_t hoff = (k % 2) * half;
+        if (!reg)
+            stage_chunk(mine + hoff, p, me, sb, scounts, sdispls, k, c, es);
+        COLL_CHECK(coll_shm_barrier(comm));
+        for (int j = 0; j < p; j++) {
+            size_t cnt = piece(rcounts[j], k * c, c);
+            if (j == me || !cnt)
+                continue;
+            const char *src = zc[j] ? zc[j] + (zoff[j] + k * c) * es
+                                    : (const char *)coll_shm_stage(comm, coll_group_lr(comm, g, j)) + hoff + (size_t)me * c * es;
+            memcpy(rb + (rdispls[j] + k * c) * es, src, cnt * es);
+        }
+    }
+    return coll_shm_barrier(comm);   /* peers are done reading my stage and buffers */
+}
+
+static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL &&
+           (g->size == 1 || (hdr_bytes(g->size) <= coll_shm_small_max(comm) &&
+                             coll_shm_stage_bytes(comm) / 2 / coll_dtype_size(a->dt) >= (size_t)g->size));
+}
+
+/* a->scounts etc. are indexed by member of g (global rank on the world). */
+static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    return coll_alltoallv_direct_run(comm, g, a->sendbuf, a->scounts, a->sdispls, a->recvbuf, a->rcounts,
+                                     a->rdispls, a->dt);
+}
+
+static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    const coll_link_cost_t *l = coll_tuning_link(comm, g);
+    double n = (double)a->bytes, ov = coll_tuning_oversub(comm);
+    /* the path depends on every rank's counts; estimate it from mine */
+    if (n + (double)hdr_bytes(g->size) <= (double)coll_shm_small_max(comm))
+        return l->bar_us * ov + 2 * n * l->beta_us_per_b;
+    double half = (double)coll_shm_stage_bytes(comm) / 2.0;
+    double chunks = half > 0 ? 1.0 + floor(n / half) : 1.0;
+    return (chunks + 2) * l->bar_us * ov + 2 * n * l->beta_us_per_b;
+}
+
+const coll_algo_t coll_algo_alltoallv_direct = {
+    .kind = COLL_ALLTOALLV,
+    .name = "direct",
+    .desc = "shared memory, one host: one small exchange of headers (and small data), then per-peer slots staged or zero-copy",
+    .flags = COLL_ALGO_F_SINGLE_HOST,
+    .usable = usable,
+    .cost_us = cost,
+    .run = run,
+};

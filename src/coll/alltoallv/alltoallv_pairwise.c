@@ -1,0 +1,68 @@
+/*
+ * alltoallv_pairwise.c - pairwise-exchange AllToAllV: the local block is
+ * copied, then in step s = 1..p-1 rank me sends scounts[me+s] elements to
+ * me+s while receiving rcounts[me-s] from me-s (mod p). Zero counts move
+ * nothing (sender and receiver agree: scounts[j] on i == rcounts[i] on j).
+ *
+ * Cost (p ranks, n = max(bytes sent, bytes received) by this rank, c = 1 + n/p/COLL_CHUNK):
+ *   (p-1) c alpha + n beta   (beta twice on shm: copy in + out; alpha per
+ *   chunk as in alltoall_pairwise.c). Any p, any transport.
+ * alpha is scaled by ranks per core when the host is oversubscribed, as the
+ * barriers of the direct algorithms are: every step then waits for a context
+ * switch.
+ */
+#include <string.h>
+
+#include "coll/algo.h"
+#include "coll/alltoallv/alltoallv.h"
+#include "coll/coll_util.h"
+#include "coll/prim.h"
+#include "coll/tuning.h"
+#include "core/config.h"
+
+coll_status_t coll_alltoallv_pairwise_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                          const size_t *scounts, const size_t *sdispls, void *recvbuf,
+                                          const size_t *rcounts, const size_t *rdispls, coll_dtype_t dt)
+{
+    int p = g->size, me = g->me;
+    size_t es = coll_dtype_size(dt);
+    const char *sb = sendbuf;
+    char *rb = recvbuf;
+    if (scounts[me] != rcounts[me])
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_COLL, "alltoallv: rank %d sends itself %zu elements but expects %zu",
+                          g->ranks[me], scounts[me], rcounts[me]);
+    if (scounts[me])
+        memcpy(rb + rdispls[me] * es, sb + sdispls[me] * es, scounts[me] * es);
+    for (int s = 1; s < p; s++) {
+        int to = (me + s) % p, from = coll_mod(me - s, p);
+        COLL_CHECK(coll_prim_sendrecv(comm, sb + sdispls[to] * es, scounts[to] * es, g->ranks[to],
+                                      rb + rdispls[from] * es, rcounts[from] * es, g->ranks[from]));
+    }
+    return COLL_SUCCESS;
+}
+
+/* a->scounts etc. are indexed by member of g (global rank on the world). */
+static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    return coll_alltoallv_pairwise_run(comm, g, a->sendbuf, a->scounts, a->sdispls, a->recvbuf, a->rcounts,
+                                       a->rdispls, a->dt);
+}
+
+static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    const coll_link_cost_t *l = coll_tuning_link(comm, g);
+    double ov = coll_tuning_oversub(comm);   /* ranks per core: every step may wait for a context switch */
+    double p = g->size, n = (double)a->bytes;
+    /* one alpha per COLL_CHUNK of an average block, as in alltoall_pairwise.c */
+    double chunks = 1.0 + n / p / (double)coll_cfg_size(COLL_CFG_CHUNK);
+    double beta = l->beta_us_per_b * (coll_group_is_local(comm, g) ? 2.0 : 1.0); /* shm: copy in + out */
+    return (p - 1) * chunks * l->alpha_us * ov + n * beta;
+}
+
+const coll_algo_t coll_algo_alltoallv_pairwise = {
+    .kind = COLL_ALLTOALLV,
+    .name = "pairwise",
+    .desc = "pairwise exchange with per-peer counts: p-1 steps, step s sends to me+s and receives from me-s",
+    .cost_us = cost,
+    .run = run,
+};

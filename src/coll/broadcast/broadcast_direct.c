@@ -1,0 +1,100 @@
+/*
+ * broadcast_direct.c - shared-memory Broadcast for the ranks of one host.
+ *
+ * The root copies chunk k of its buffer into half k%2 of its staging buffer; a
+ * barrier; every other rank copies the chunk out while the root stages chunk
+ * k+1 into the other half; a barrier; ... The barrier after chunk k+1 also
+ * proves that everybody finished reading chunk k, the previous user of the
+ * half that chunk k+2 overwrites: one barrier per chunk. Zero-copy: when the
+ * root's buffer comes from coll_mem_alloc it is published, and after one
+ * barrier every rank copies the whole message straight from it.
+ *
+ * Stage protocol (shared with the other direct algorithms, see
+ * allgather_direct.c): before its first barrier a call writes only the first
+ * half of its own stage; it returns after a final barrier, so no peer touches
+ * this rank's stage or buffer once it has returned.
+ *
+ * Cost (p ranks, n bytes, c = ceil(n / (COLL_BUFFSIZE/2)) chunks):
+ *   (c + 1) barriers + n beta (root copies in) + n beta (every rank copies
+ *   out, in parallel) ; zero-copy: 2 barriers + n beta.
+ * Constraint: the group is exactly the ranks of this host.
+ */
+#include <string.h>
+
+#include "coll/algo.h"
+#include "coll/broadcast/broadcast.h"
+#include "coll/coll_util.h"
+#include "coll/tuning.h"
+#include "transport/shm.h"
+
+#define MAX_LOCAL 1024
+
+enum { PUB_BUF = 0 };
+
+coll_status_t coll_broadcast_direct_run(coll_comm *comm, const coll_group_t *g, void *buf, size_t n,
+                                        coll_dtype_t dt, int root)
+{
+    int p = g->size, me = g->me, ri = coll_group_index(g, root);
+    size_t es = coll_dtype_size(dt), bytes = n * es;
+    char *b = buf;
+    if (ri < 0)
+        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "broadcast: root %d is not in the group", root);
+    if (p == 1 || n == 0)
+        return COLL_SUCCESS;
+    int is_root = me == ri;
+    size_t half = coll_shm_stage_bytes(comm) / 2, chunk = half / es;
+    char *stage = coll_shm_stage(comm, coll_group_lr(comm, g, ri));
+    int reg = is_root && coll_shm_is_registered(comm, b, bytes);
+    coll_shm_publish(comm, PUB_BUF, reg ? b : NULL);
+    if (is_root && !reg)
+        memcpy(stage, b, coll_min_sz(chunk, n) * es);
+    COLL_CHECK(coll_shm_barrier(comm));
+    const char *zc = coll_shm_peer_ptr(comm, coll_group_lr(comm, g, ri), PUB_BUF);
+    if (zc) {
+        if (!is_root)
+            memcpy(b, zc, bytes);
+        return coll_shm_barrier(comm);   /* the root's buffer is read until here */
+    }
+    for (size_t k = 0, off = 0; off < n; k++, off += chunk) {
+        if (is_root) {
+            size_t noff = off + chunk;   /* stage the next chunk into the other half */
+            if (noff < n)
+                memcpy(stage + ((k + 1) % 2) * half, b + noff * es, coll_min_sz(chunk, n - noff) * es);
+        } else {
+            memcpy(b + off * es, stage + (k % 2) * half, coll_min_sz(chunk, n - off) * es);
+        }
+        COLL_CHECK(coll_shm_barrier(comm));
+    }
+    return COLL_SUCCESS;
+}
+
+static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    /* p = 1 never touches shared memory */
+    return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL && (g->size == 1 || coll_shm_stage_bytes(comm) >= 64);
+}
+
+static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    return coll_broadcast_direct_run(comm, g, a->recvbuf, a->count, a->dt, a->root);
+}
+
+static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    if (g->size == 1)
+        return 0;   /* nothing to move (and no stage to divide by) */
+    const coll_link_cost_t *l = coll_tuning_link(comm, g);
+    double n = (double)a->bytes, ov = coll_tuning_oversub(comm);
+    double chunks = 1.0 + (double)(size_t)(n / ((double)coll_shm_stage_bytes(comm) / 2.0));
+    return (chunks + 1) * l->bar_us * ov + n * l->beta_us_per_b + n * l->beta_us_per_b * ov;
+}
+
+const coll_algo_t coll_algo_broadcast_direct = {
+    .kind = COLL_BROADCAST,
+    .name = "direct",
+    .desc = "shm, one host: root stages chunks (or publishes its buffer), all copy out; 1 barrier per chunk + 1",
+    .flags = COLL_ALGO_F_SINGLE_HOST,
+    .usable = usable,
+    .cost_us = cost,
+    .run = run,
+};

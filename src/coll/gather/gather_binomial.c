@@ -1,0 +1,142 @@
+/*
+ * gather_binomial.c - binomial-tree Gather, the mirror of scatter_binomial.
+ * The subtree of relative rank v is the contiguous range of relative ranks
+ * [v, v + size) (tree.h): an inner member puts its own block first in the
+ * working memory (see tmp_get), receives every child's range right behind it (all
+ * children at once), and sends the whole range to its parent as one message.
+ * Leaves send their block straight from sendbuf.
+ *
+ * At the root the blocks go in member order, not relative order: a child's
+ * range [a, a + size) of members wraps past p for at most one child, which the
+ * root receives into working memory and copies out in two pieces; the others land
+ * directly in recvbuf.
+ *
+ * Cost (p ranks, N = p * count bytes in all, L = ceil(log2 p)):
+ *   L alpha + (p-1)/p N beta (the root's link; inner members forward less).
+ * Fewer rounds than linear for many ranks. Any p, any root, any transport.
+ *
+ * Example, p = 6, root = 3: relative ranks 0..5 are members 3 4 5 0 1 2.
+ * Member 5 (relative 2) receives member 0's block and sends {5, 0} to the
+ * root: that range wraps, so the root receives it into working memory and copies
+ * block 5 and block 0 out. Member 1 (relative 4) sends {1, 2}, member 4 {4}.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/algo.h"
+#include "coll/coll_util.h"
+#include "coll/gather/gather.h"
+#include "coll/prim.h"
+#include "coll/tree.h"
+#include "coll/tuning.h"
+
+/* Working memory: the communicator scratch when this algorithm is the
+ * outermost of the call (it runs on the world group), else a private block,
+ * since the scratch belongs to the outermost algorithm (comm.h). */
+static coll_status_t tmp_get(coll_comm *comm, const coll_group_t *g, size_t bytes, void **out)
+{
+    if (g == &comm->world)
+        return coll_comm_scratch(comm, bytes, out);
+    if (!(*out = malloc(bytes ? bytes : 1)))
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "%s: out of memory (%zu bytes)", __FILE__, bytes);
+    return COLL_SUCCESS;
+}
+
+static void tmp_put(coll_comm *comm, const coll_group_t *g, void *p)
+{
+    if (g != &comm->world)
+        free(p);
+}
+
+static coll_status_t root_gather(coll_comm *comm, const coll_group_t *g, char *rb, size_t blk, int ri,
+                                 const int *kids, int nk)
+{
+    int p = g->size;
+    coll_prim_t ops[COLL_TREE_MAX_CHILDREN];
+    char *wrap_tmp = NULL;
+    int wrap_a = 0, wrap_sc = 0;
+    for (int k = 0; k < nk; k++) {
+        int c = kids[k], sc = coll_tree_binomial_subtree(c, ri, p);
+        int a = c;   /* the child's range holds members c, c+1, ... (mod p) */
+        char *dst = rb + (size_t)a * blk;
+        if (a + sc > p) {   /* members a..p-1 then 0..a+sc-p-1 */
+            void *tmp;
+            COLL_CHECK(tmp_get(comm, g, (size_t)sc * blk, &tmp));
+            dst = wrap_tmp = tmp;
+            wrap_a = a;
+            wrap_sc = sc;
+        }
+        ops[k] = coll_prim_recv(g->ranks[c], dst, (size_t)sc * blk);
+    }
+    coll_status_t st = coll_prim_run(comm, ops, nk, COLL_UINT8, COLL_SUM);
+    if (wrap_tmp) {
+        size_t first = (size_t)(p - wrap_a) * blk;
+        if (st == COLL_SUCCESS) {
+            memcpy(rb + (size_t)wrap_a * blk, wrap_tmp, first);
+            memcpy(rb, wrap_tmp + first, (size_t)wrap_sc * blk - first);
+        }
+        tmp_put(comm, g, wrap_tmp);
+    }
+    return st;
+}
+
+coll_status_t coll_gather_binomial_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                       size_t n, coll_dtype_t dt, int root)
+{
+    int p = g->size, me = g->me, ri = coll_group_index(g, root);
+    size_t blk = n * coll_dtype_size(dt);
+    char *rb = recvbuf;
+    if (ri < 0)
+        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "gather: root %d is not in the group", root);
+    if (blk == 0)
+        return COLL_SUCCESS;
+    int kids[COLL_TREE_MAX_CHILDREN];
+    int nk = coll_tree_binomial_children(me, ri, p, kids);
+    if (me == ri) {
+        if (sendbuf != rb + (size_t)me * blk)
+            memcpy(rb + (size_t)me * blk, sendbuf, blk);
+        return nk ? root_gather(comm, g, rb, blk, ri, kids, nk) : COLL_SUCCESS;
+    }
+    int parent = g->ranks[coll_tree_binomial_parent(me, ri, p)];
+    if (nk == 0)
+        return coll_prim_sendrecv(comm, sendbuf, blk, parent, NULL, 0, -1);
+    int v = coll_tree_rel(me, ri, p), sz = coll_tree_binomial_subtree(me, ri, p);
+    void *tmp;
+    COLL_CHECK(tmp_get(comm, g, (size_t)sz * blk, &tmp));
+    memcpy(tmp, sendbuf, blk);
+    coll_prim_t ops[COLL_TREE_MAX_CHILDREN];
+    for (int k = 0; k < nk; k++) {
+        int c = kids[k];
+        size_t off = (size_t)(coll_tree_rel(c, ri, p) - v) * blk;
+        ops[k] = coll_prim_recv(g->ranks[c], (char *)tmp + off, (size_t)coll_tree_binomial_subtree(c, ri, p) * blk);
+    }
+    coll_status_t st = coll_prim_run(comm, ops, nk, COLL_UINT8, COLL_SUM);
+    if (st == COLL_SUCCESS)
+        st = coll_prim_sendrecv(comm, tmp, (size_t)sz * blk, parent, NULL, 0, -1);
+    tmp_put(comm, g, tmp);
+    return st;
+}
+
+static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    return coll_gather_binomial_run(comm, g, a->sendbuf, a->recvbuf, a->count, a->dt, a->root);
+}
+
+static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    const coll_link_cost_t *l = coll_tuning_link(comm, g);
+    double p = g->size, n = (double)a->bytes;
+    /* shm: copy in + out, every rank copying at once (ov ranks per core share a core) */
+    int shm = coll_group_is_local(comm, g);
+    double ov = shm ? coll_tuning_oversub(comm) : 1.0;
+    double alpha = l->alpha_us * ov, beta = l->beta_us_per_b * (shm ? 2.0 * ov : 1.0);
+    return coll_tree_binomial_depth(g->size) * alpha + (p - 1) / p * n * beta;
+}
+
+const coll_algo_t coll_algo_gather_binomial = {
+    .kind = COLL_GATHER,
+    .name = "binomial",
+    .desc = "binomial tree, each member sends its subtree's blocks in one message; ceil(log2 p) alpha + (p-1)/p n beta",
+    .cost_us = cost,
+    .run = run,
+};

@@ -1,0 +1,116 @@
+/*
+ * gather_direct.c - shared-memory Gather for the ranks of one host.
+ *
+ * Round k: every member has staged piece k of its block (cs elements, half a
+ * stage) in half k%2 of its own staging buffer; after a barrier the root
+ * copies every member's piece into recvbuf while the members stage round k+1
+ * into their other half; then the next barrier. As in allgather_direct, the
+ * barrier after round k+1 proves that round k's half is free again: one
+ * barrier per round. Zero-copy: a member whose sendbuf comes from
+ * coll_mem_alloc publishes it instead of staging, and the root copies from it
+ * directly; when every member published, the root copies whole blocks after
+ * one barrier.
+ *
+ * Stage protocol (shared with the other direct algorithms, see
+ * allgather_direct.c): before its first barrier a call writes only the first
+ * half of its own stage; it returns after a final barrier, so no peer touches
+ * this rank's stage or buffers once it has returned.
+ *
+ * Cost (p ranks, N = p * count bytes in all, c = ceil(N/p / (COLL_BUFFSIZE/2))
+ * rounds): (c + 1) barriers + N/p beta (members stage, in parallel) +
+ * (p-1)/p N beta (the root copies out); zero-copy: 2 barriers + (p-1)/p N beta.
+ * Constraint: the group is exactly the ranks of this host.
+ */
+#include <string.h>
+
+#include "coll/algo.h"
+#include "coll/coll_util.h"
+#include "coll/gather/gather.h"
+#include "coll/tuning.h"
+#include "transport/shm.h"
+
+#define MAX_LOCAL 1024
+
+enum { PUB_SEND = 0 };
+
+coll_status_t coll_gather_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                     size_t n, coll_dtype_t dt, int root)
+{
+    int p = g->size, me = g->me, ri = coll_group_index(g, root);
+    size_t es = coll_dtype_size(dt), blk = n * es;
+    const char *sb = sendbuf;
+    char *rb = recvbuf;
+    if (ri < 0)
+        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "gather: root %d is not in the group", root);
+    if (n == 0)
+        return COLL_SUCCESS;
+    int is_root = me == ri;
+    if (is_root && sb != rb + (size_t)me * blk)
+        memcpy(rb + (size_t)me * blk, sb, blk);
+    if (p == 1)
+        return COLL_SUCCESS;
+    size_t half = coll_shm_stage_bytes(comm) / 2, cs = half / es;
+    char *mine = coll_shm_stage(comm, coll_group_lr(comm, g, me));
+    int reg = !is_root && coll_shm_is_registered(comm, sb, blk);
+    coll_shm_publish(comm, PUB_SEND, reg ? sb : NULL);
+    int stage = !is_root && !reg;
+    if (stage)
+        memcpy(mine, sb, coll_min_sz(cs, n) * es);
+    COLL_CHECK(coll_shm_barrier(comm));
+    const char *zc[MAX_LOCAL];
+    int all = 1;
+    for (int j = 0; j < p; j++) {
+        zc[j] = coll_shm_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND);   /* NULL for the root */
+        all &= j == ri || zc[j] != NULL;   /* the same answer on every rank */
+    }
+    if (all) {   /* every member published: the root copies whole blocks */
+        for (int j = 0; is_root && j < p; j++)
+            if (j != me)
+                memcpy(rb + (size_t)j * blk, zc[j], blk);
+        return coll_shm_barrier(comm);   /* the members' sendbufs are read until here */
+    }
+    for (size_t k = 0, off = 0; off < n; k++, off += cs) {
+        if (stage && off + cs < n)
+            memcpy(mine + ((k + 1) % 2) * half, sb + (off + cs) * es, coll_min_sz(cs, n - off - cs) * es);
+        for (int j = 0; is_root && j < p; j++) {
+            if (j == me)
+                continue;
+            const char *src = zc[j] ? zc[j] + off * es
+                                    : (const char *)coll_shm_stage(comm, coll_group_lr(comm, g, j)) + (k % 2) * half;
+            memcpy(rb + ((size_t)j * n + off) * es, src, coll_min_sz(cs, n - off) * es);
+        }
+        COLL_CHECK(coll_shm_barrier(comm));
+    }
+    return COLL_SUCCESS;
+}
+
+static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    /* p = 1 never touches shared memory */
+    return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL && (g->size == 1 || coll_shm_stage_bytes(comm) >= 64);
+}
+
+static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    return coll_gather_direct_run(comm, g, a->sendbuf, a->recvbuf, a->count, a->dt, a->root);
+}
+
+static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    if (g->size == 1)
+        return 0;   /* nothing to move (and no stage to divide by) */
+    const coll_link_cost_t *l = coll_tuning_link(comm, g);
+    double p = g->size, n = (double)a->bytes, ov = coll_tuning_oversub(comm);
+    double rounds = 1.0 + (double)(size_t)(n / p / ((double)coll_shm_stage_bytes(comm) / 2.0));
+    return (rounds + 1) * l->bar_us * ov + n / p * l->beta_us_per_b * ov + (p - 1) / p * n * l->beta_us_per_b;
+}
+
+const coll_algo_t coll_algo_gather_direct = {
+    .kind = COLL_GATHER,
+    .name = "direct",
+    .desc = "shm, one host: members stage blocks (or publish sendbuf), root copies out; 1 barrier per round + 1",
+    .flags = COLL_ALGO_F_SINGLE_HOST,
+    .usable = usable,
+    .cost_us = cost,
+    .run = run,
+};

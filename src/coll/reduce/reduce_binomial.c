@@ -1,0 +1,103 @@
+/*
+ * reduce_binomial.c - binomial-tree Reduce: a member receives its children's
+ * partial results one after another (nearest child first: relative rank v+1,
+ * v+2, v+4, ..., the shallow subtrees that are ready first), reducing each
+ * into its accumulator as it arrives (acc = mine OP child_1, then
+ * acc = acc OP child_2, ...), then sends the accumulator to its parent. Leaves send their input untouched; inner
+ * non-root members accumulate in working memory (n bytes); the root
+ * accumulates in recvbuf (in place when sendbuf == recvbuf).
+ *
+ * Cost (p ranks, n bytes, L = ceil(log2 p)): L (alpha + n beta + n gamma).
+ * Latency-optimal; best for small messages (large: pipeline or rs_gather).
+ * The reduction order is fixed for a given (p, root): results are bitwise
+ * reproducible. Any p, any root, any transport.
+ *
+ * Example, p = 5, root = 0: 1 -> 0; 3 -> 2; 2 -> 0 (acc = x2 OP x3);
+ * 4 -> 0. Root: acc = x0 OP x1, acc OP (x2 OP x3), acc OP x4.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/algo.h"
+#include "coll/coll_util.h"
+#include "coll/prim.h"
+#include "coll/reduce/reduce.h"
+#include "coll/tree.h"
+#include "coll/tuning.h"
+
+/* Working memory: the communicator scratch when this algorithm is the
+ * outermost of the call (it runs on the world group), else a private block,
+ * since the scratch belongs to the outermost algorithm (comm.h). */
+static coll_status_t tmp_get(coll_comm *comm, const coll_group_t *g, size_t bytes, void **out)
+{
+    if (g == &comm->world)
+        return coll_comm_scratch(comm, bytes, out);
+    if (!(*out = malloc(bytes ? bytes : 1)))
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "%s: out of memory (%zu bytes)", __FILE__, bytes);
+    return COLL_SUCCESS;
+}
+
+static void tmp_put(coll_comm *comm, const coll_group_t *g, void *p)
+{
+    if (g != &comm->world)
+        free(p);
+}
+
+coll_status_t coll_reduce_binomial_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                       size_t n, coll_dtype_t dt, coll_op_t op, int root)
+{
+    int p = g->size, me = g->me, ri = coll_group_index(g, root);
+    size_t bytes = n * coll_dtype_size(dt);
+    if (ri < 0)
+        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "reduce: root %d is not in the group", root);
+    if (bytes == 0)
+        return COLL_SUCCESS;
+    if (p == 1) {
+        if (sendbuf != recvbuf)
+            memcpy(recvbuf, sendbuf, bytes);
+        return COLL_SUCCESS;
+    }
+    int kids[COLL_TREE_MAX_CHILDREN];
+    int nk = coll_tree_binomial_children(me, ri, p, kids);
+    int parent = coll_tree_binomial_parent(me, ri, p);
+    int inner = parent >= 0 && nk > 0;
+    const void *src = sendbuf;
+    void *acc = recvbuf;
+    if (inner)
+        COLL_CHECK(tmp_get(comm, g, bytes, &acc));
+    coll_status_t st = COLL_SUCCESS;
+    for (int k = nk - 1; k >= 0 && st == COLL_SUCCESS; k--) {   /* nearest (shallowest) child first */
+        st = coll_prim_send_recv_reduce(comm, NULL, 0, -1, acc, src, bytes, g->ranks[kids[k]], dt, op);
+        src = acc;
+    }
+    if (parent >= 0 && st == COLL_SUCCESS)
+        st = coll_prim_sendrecv(comm, src, bytes, g->ranks[parent], NULL, 0, -1);
+    if (inner)
+        tmp_put(comm, g, acc);
+    return st;
+}
+
+static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    return coll_reduce_binomial_run(comm, g, a->sendbuf, a->recvbuf, a->count, a->dt, a->op, a->root);
+}
+
+static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    const coll_link_cost_t *l = coll_tuning_link(comm, g);
+    double n = (double)a->bytes;
+    /* shm: copy in + out, every rank copying at once (ov ranks per core share a core) */
+    int shm = coll_group_is_local(comm, g);
+    double ov = shm ? coll_tuning_oversub(comm) : 1.0;
+    double alpha = l->alpha_us * ov, beta = l->beta_us_per_b * (shm ? 2.0 * ov : 1.0);
+    double gamma = l->gamma_us_per_b * coll_tuning_oversub(comm);
+    return coll_tree_binomial_depth(g->size) * (alpha + n * beta + n * gamma);
+}
+
+const coll_algo_t coll_algo_reduce_binomial = {
+    .kind = COLL_REDUCE,
+    .name = "binomial",
+    .desc = "binomial tree with receive-reduce, ceil(log2 p) rounds of the whole message; small messages",
+    .cost_us = cost,
+    .run = run,
+};

@@ -1,0 +1,132 @@
+/*
+ * reduce_direct.c - shared-memory Reduce for the ranks of one host.
+ *
+ * Per chunk of half a stage: every rank copies its input chunk into the first
+ * half of its staging buffer; a barrier; rank i reduces slice i of the chunk
+ * straight from every peer's stage (fixed order 0..p-1, so the result is
+ * bitwise identical to allreduce_direct's and reproducible) into the second
+ * half of its own stage; a barrier; the root copies all slices out into
+ * recvbuf. So the reduction work is spread over all p ranks.
+ * Zero-copy (coll_mem_alloc buffers): a rank whose send buffer is registered
+ * publishes it instead of staging it; when every send buffer and the root's
+ * receive buffer are published, rank i reduces slice i of the whole message
+ * from the send buffers directly into the root's recvbuf: one barrier and no
+ * copy at all. In place at the root, slice i of the root's buffer is both an
+ * input and the output of rank i only (coll_reduce_multi allows that).
+ *
+ * Stage protocol (shared with the other direct algorithms, see
+ * allgather_direct.c): before its first barrier a call writes only the first
+ * half of its own stage; it returns after a final barrier, so no peer touches
+ * this rank's stage or buffers once it has returned.
+ *
+ * Cost (p ranks, n bytes, c = ceil(n / (COLL_BUFFSIZE/2)) chunks):
+ *   (2c + 1) barriers + n beta (copy in, in parallel) + (p-1)/p n gamma (in
+ *   parallel) + n beta (root copies out); zero-copy: 2 barriers + (p-1)/p n gamma.
+ * Constraint: the group is exactly the ranks of this host.
+ */
+#include <string.h>
+
+#include "coll/algo.h"
+#include "coll/coll_util.h"
+#include "coll/reduce/reduce.h"
+#include "coll/tuning.h"
+#include "transport/shm.h"
+
+#define MAX_LOCAL 1024
+
+enum { PUB_SEND = 0, PUB_RECV = 1 };
+
+coll_status_t coll_reduce_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                     size_t n, coll_dtype_t dt, coll_op_t op, int root)
+{
+    int p = g->size, me = g->me, ri = coll_group_index(g, root);
+    size_t es = coll_dtype_size(dt);
+    if (ri < 0)
+        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "reduce: root %d is not in the group", root);
+    if (n == 0)
+        return COLL_SUCCESS;
+    if (p == 1) {
+        if (sendbuf != recvbuf)
+            memcpy(recvbuf, sendbuf, n * es);
+        return COLL_SUCCESS;
+    }
+    int is_root = me == ri;
+    size_t half = coll_shm_stage_bytes(comm) / 2, chunk = half / es;
+    char *mine = coll_shm_stage(comm, coll_group_lr(comm, g, me));
+    const char *sb = sendbuf;
+    char *rb = recvbuf;
+    int send_reg = coll_shm_is_registered(comm, sb, n * es);
+    int recv_reg = is_root && coll_shm_is_registered(comm, rb, n * es);
+    coll_shm_publish(comm, PUB_SEND, send_reg ? sb : NULL);
+    coll_shm_publish(comm, PUB_RECV, recv_reg ? rb : NULL);
+    const void *src[MAX_LOCAL];
+    const char *zc[MAX_LOCAL];
+    for (size_t off = 0; off < n; off += chunk) {
+        size_t cnt = coll_min_sz(chunk, n - off);
+        if (!send_reg)
+            memcpy(mine, sb + off * es, cnt * es);
+        COLL_CHECK(coll_shm_barrier(comm));
+        if (off == 0) {
+            int all = 1;
+            for (int j = 0; j < p; j++) {
+                zc[j] = coll_shm_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND);
+                all &= zc[j] != NULL;
+            }
+            char *out = coll_shm_peer_ptr(comm, coll_group_lr(comm, g, ri), PUB_RECV);
+            if (all && out) {
+                size_t so = coll_block_offset(n, p, me), sc = coll_block_count(n, p, me);
+                for (int j = 0; j < p; j++)
+                    src[j] = zc[j] + so * es;
+                if (sc)
+                    coll_reduce_multi(out + so * es, src, p, sc, dt, op);
+                return coll_shm_barrier(comm);   /* the root's recvbuf is complete */
+            }
+        }
+        size_t so = coll_block_offset(cnt, p, me), sc = coll_block_count(cnt, p, me);
+        for (int j = 0; j < p; j++)
+            src[j] = (zc[j] ? zc[j] + off * es : (const char *)coll_shm_stage(comm, coll_group_lr(comm, g, j))) +
+                     so * es;
+        if (sc)
+            coll_reduce_multi(mine + half + so * es, src, p, sc, dt, op);
+        COLL_CHECK(coll_shm_barrier(comm));
+        if (is_root)
+            for (int j = 0; j < p; j++) {
+                size_t jo = coll_block_offset(cnt, p, j), jc = coll_block_count(cnt, p, j);
+                const char *out_j = (const char *)coll_shm_stage(comm, coll_group_lr(comm, g, j)) + half;
+                memcpy(rb + (off + jo) * es, out_j + jo * es, jc * es);
+            }
+    }
+    return coll_shm_barrier(comm);   /* the root is done reading the stages */
+}
+
+static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    /* p = 1 never touches shared memory */
+    return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL && (g->size == 1 || coll_shm_stage_bytes(comm) >= 64);
+}
+
+static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    return coll_reduce_direct_run(comm, g, a->sendbuf, a->recvbuf, a->count, a->dt, a->op, a->root);
+}
+
+static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    if (g->size == 1)
+        return 0;   /* nothing to move (and no stage to divide by) */
+    const coll_link_cost_t *l = coll_tuning_link(comm, g);
+    double p = g->size, n = (double)a->bytes, ov = coll_tuning_oversub(comm);
+    double chunks = 1.0 + (double)(size_t)(n / ((double)coll_shm_stage_bytes(comm) / 2.0));
+    return (2 * chunks + 1) * l->bar_us * ov + n * l->beta_us_per_b * ov + (p - 1) / p * n * l->gamma_us_per_b * ov +
+           n * l->beta_us_per_b;
+}
+
+const coll_algo_t coll_algo_reduce_direct = {
+    .kind = COLL_REDUCE,
+    .name = "direct",
+    .desc = "shm, one host: each rank reduces a 1/p slice of staged (or zero-copy) inputs; 2 barriers per chunk + 1",
+    .flags = COLL_ALGO_F_SINGLE_HOST,
+    .usable = usable,
+    .cost_us = cost,
+    .run = run,
+};

@@ -1,0 +1,126 @@
+/*
+ * reduce_pipeline.c - chain Reduce: the chain root -> root+1 -> ... -> root+p-1
+ * (tree.h) run backwards, the message cut into c chunks of COLL_CHUNK bytes.
+ * The tail sends its input; every other member receives the partial result of
+ * chunk s from its successor and reduces it with its own input on arrival
+ * (acc = mine OP incoming) while it forwards chunk s-1 to its predecessor; the
+ * root reduces into recvbuf (in place when sendbuf == recvbuf). Inner members
+ * alternate two chunk buffers of working memory (2 COLL_CHUNK bytes).
+ *
+ * Cost (p ranks, n bytes, c chunks): (p - 2 + c) (alpha + n/c (beta + gamma))
+ *   -> n (beta + gamma) for large n, but p alpha of latency.
+ * Result at the root: x_r OP (x_r+1 OP (... OP x_r+p-1)), the same order on
+ * every call (bitwise reproducible). Any p, any root, any transport.
+ *
+ * Example, p = 3, root = 0, c = 2: step 0: 2 -> 1 chunk 0; step 1: 2 -> 1
+ * chunk 1 while 1 -> 0 chunk 0 (= x1 OP x2); step 2: 1 -> 0 chunk 1.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/algo.h"
+#include "coll/coll_util.h"
+#include "coll/prim.h"
+#include "coll/reduce/reduce.h"
+#include "coll/tree.h"
+#include "coll/tuning.h"
+#include "core/config.h"
+
+static size_t chunk_elems(size_t es)
+{
+    size_t c = coll_cfg_size(COLL_CFG_CHUNK) / es;
+    return c ? c : 1;
+}
+
+/* Working memory: the communicator scratch when this algorithm is the
+ * outermost of the call (it runs on the world group), else a private block,
+ * since the scratch belongs to the outermost algorithm (comm.h). */
+static coll_status_t tmp_get(coll_comm *comm, const coll_group_t *g, size_t bytes, void **out)
+{
+    if (g == &comm->world)
+        return coll_comm_scratch(comm, bytes, out);
+    if (!(*out = malloc(bytes ? bytes : 1)))
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "%s: out of memory (%zu bytes)", __FILE__, bytes);
+    return COLL_SUCCESS;
+}
+
+static void tmp_put(coll_comm *comm, const coll_group_t *g, void *p)
+{
+    if (g != &comm->world)
+        free(p);
+}
+
+coll_status_t coll_reduce_pipeline_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                       size_t n, coll_dtype_t dt, coll_op_t op, int root)
+{
+    int p = g->size, me = g->me, ri = coll_group_index(g, root);
+    size_t es = coll_dtype_size(dt);
+    if (ri < 0)
+        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "reduce: root %d is not in the group", root);
+    if (n == 0)
+        return COLL_SUCCESS;
+    if (p == 1) {
+        if (sendbuf != recvbuf)
+            memcpy(recvbuf, sendbuf, n * es);
+        return COLL_SUCCESS;
+    }
+    /* data flows against the chain: from my chain successor to my predecessor */
+    int nx = coll_tree_chain_next(me, ri, p), pv = coll_tree_chain_prev(me, ri, p);
+    int from = nx >= 0 ? g->ranks[nx] : -1, to = pv >= 0 ? g->ranks[pv] : -1;
+    size_t chunk = chunk_elems(es), nc = (n + chunk - 1) / chunk;
+    const char *sb = sendbuf;
+    char *acc[2] = {recvbuf, recvbuf};   /* the root accumulates in place in recvbuf */
+    void *tmp = NULL;
+    int inner = to >= 0 && from >= 0;
+    if (inner) {
+        COLL_CHECK(tmp_get(comm, g, 2 * chunk * es, &tmp));
+        acc[0] = tmp;
+        acc[1] = (char *)tmp + chunk * es;
+    }
+    coll_status_t st = COLL_SUCCESS;
+    /* step s: receive-reduce chunk s (s < nc), forward chunk s-1 (s >= 1); the
+     * tail has nothing to receive, so it runs one step ahead: step s sends chunk s */
+    for (size_t s = from < 0 ? 1 : 0; s <= nc && st == COLL_SUCCESS; s++) {
+        size_t rcnt = s < nc ? coll_min_sz(chunk, n - s * chunk) : 0;
+        size_t scnt = s >= 1 ? coll_min_sz(chunk, n - (s - 1) * chunk) : 0;
+        const char *sptr = NULL;   /* the root (to < 0) never sends */
+        if (s >= 1 && to >= 0)
+            sptr = from < 0 ? sb + (s - 1) * chunk * es : acc[(s - 1) % 2];
+        char *rdst = NULL;
+        if (s < nc)
+            rdst = to < 0 ? acc[0] + s * chunk * es : acc[s % 2];
+        st = coll_prim_send_recv_reduce(comm, sptr, scnt * es, to, rdst, s < nc ? sb + s * chunk * es : NULL,
+                                        rcnt * es, from, dt, op);
+    }
+    if (inner)
+        tmp_put(comm, g, tmp);
+    return st;
+}
+
+static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    return coll_reduce_pipeline_run(comm, g, a->sendbuf, a->recvbuf, a->count, a->dt, a->op, a->root);
+}
+
+static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    const coll_link_cost_t *l = coll_tuning_link(comm, g);
+    double p = g->size, n = (double)a->bytes;
+    double c = 1.0 + (double)(size_t)(n / (double)coll_cfg_size(COLL_CFG_CHUNK));
+    /* shm: copy in + out, every rank copying at once (ov ranks per core share a core) */
+    int shm = coll_group_is_local(comm, g);
+    double ov = shm ? coll_tuning_oversub(comm) : 1.0;
+    double alpha = l->alpha_us * ov, beta = l->beta_us_per_b * (shm ? 2.0 * ov : 1.0);
+    double gamma = l->gamma_us_per_b * coll_tuning_oversub(comm);
+    if (p < 2)
+        return 0;
+    return (p - 2 + c) * (alpha + n / c * (beta + gamma));
+}
+
+const coll_algo_t coll_algo_reduce_pipeline = {
+    .kind = COLL_REDUCE,
+    .name = "pipeline",
+    .desc = "chain to the root, receive-reduce in COLL_CHUNK pieces; (p-2+c)(alpha + n/c (beta+gamma)), large",
+    .cost_us = cost,
+    .run = run,
+};

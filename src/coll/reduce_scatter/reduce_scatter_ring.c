@@ -1,0 +1,97 @@
+/*
+ * reduce_scatter_ring.c - ring ReduceScatter: p-1 steps; in step s rank r
+ * sends its partial sum of block (r - 1 - s) mod p to its right neighbour and
+ * receives the partial sum of block (r - 2 - s) mod p from its left one,
+ * reducing it with its own input on arrival (recv-reduce). The last block to
+ * arrive is block r, completed straight into recvbuf. Blocks are cut into
+ * chunks of COLL_CHUNK bytes and the ring runs once per chunk; partial sums
+ * travel through two private chunk buffers (received in one while the other
+ * is sent).
+ *
+ * Cost (p ranks, n = total input bytes, c = 1 + n/p/COLL_CHUNK chunks):
+ *   (p-1) c alpha + (p-1)/p n beta + (p-1)/p n gamma   (beta twice on shm)
+ * Bandwidth-optimal; latency linear in p. Any p, any transport.
+ * Block b is reduced in ring order b+1, b+2, ..., b (fixed: run to run identical).
+ * alpha (and gamma) are scaled by ranks per core when the host is oversubscribed,
+ * as the barriers of the direct algorithms are: every step then waits for a
+ * context switch.
+ *
+ * Example, p = 3, rank 0, blocks A B C: step 0 sends its own C (block 2) to
+ * rank 1 and receives rank 2's B, adding its own B; step 1 sends that B+B and
+ * receives A+A from rank 2 (rank 1's A plus rank 2's), adding its own A into
+ * recvbuf: rank 0 holds the full A.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/algo.h"
+#include "coll/coll_util.h"
+#include "coll/prim.h"
+#include "coll/reduce_scatter/reduce_scatter.h"
+#include "coll/tuning.h"
+#include "core/config.h"
+
+coll_status_t coll_reduce_scatter_ring_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                           void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op)
+{
+    int p = g->size, me = g->me;
+    size_t es = coll_dtype_size(dt);
+    const char *sb = sendbuf;
+    char *rb = recvbuf;
+    if (n == 0)
+        return COLL_SUCCESS;
+    if (p == 1) {
+        if (sb != rb)
+            memcpy(rb, sb, n * es);
+        return COLL_SUCCESS;
+    }
+    int right = g->ranks[coll_ring_next(me, p)], left = g->ranks[coll_ring_prev(me, p)];
+    size_t chunk = coll_cfg_size(COLL_CFG_CHUNK) / es;
+    if (chunk == 0)
+        chunk = 1;
+    chunk = coll_min_sz(chunk, n);
+    /* private, not comm->scratch: the executor reads and writes it during the
+     * steps, and neither a transport nor a caller may share it */
+    char *tmp = p > 2 ? malloc(2 * chunk * es) : NULL;   /* p = 2 receives straight into recvbuf */
+    if (p > 2 && !tmp)
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "reduce_scatter ring: cannot allocate %zu bytes",
+                          2 * chunk * es);
+    coll_status_t st = COLL_SUCCESS;
+    for (size_t off = 0; off < n; off += chunk) {
+        size_t bytes = coll_min_sz(chunk, n - off) * es;
+        for (int s = 0; s < p - 1; s++) {
+            size_t sblk = (size_t)coll_mod(me - 1 - s, p), rblk = (size_t)coll_mod(me - 2 - s, p);
+            const char *src = s == 0 ? sb + (sblk * n + off) * es : tmp + (size_t)((s - 1) % 2) * chunk * es;
+            char *dst = s == p - 2 ? rb + off * es : tmp + (size_t)(s % 2) * chunk * es;
+            COLL_CHECK_GOTO(coll_prim_send_recv_reduce(comm, src, bytes, right, dst, sb + (rblk * n + off) * es,
+                                                       bytes, left, dt, op),
+                            st, out);
+        }
+    }
+out:
+    free(tmp);
+    return st;
+}
+
+static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    return coll_reduce_scatter_ring_run(comm, g, a->sendbuf, a->recvbuf, a->count, a->dt, a->op);
+}
+
+static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    const coll_link_cost_t *l = coll_tuning_link(comm, g);
+    double ov = coll_tuning_oversub(comm);   /* ranks per core: every step may wait for a context switch */
+    double p = g->size, n = (double)a->bytes;
+    double chunks = 1.0 + n / p / (double)coll_cfg_size(COLL_CFG_CHUNK);
+    double beta = l->beta_us_per_b * (coll_group_is_local(comm, g) ? 2.0 : 1.0); /* shm: copy in + out */
+    return (p - 1) * chunks * l->alpha_us * ov + (p - 1) / p * n * (beta + l->gamma_us_per_b * ov);
+}
+
+const coll_algo_t coll_algo_reduce_scatter_ring = {
+    .kind = COLL_REDUCE_SCATTER,
+    .name = "ring",
+    .desc = "ring with recv-reduce, chunked: p-1 steps, (p-1)/p n bytes sent and reduced per rank",
+    .cost_us = cost,
+    .run = run,
+};

@@ -1,0 +1,23 @@
+/*
+ * reduce_scatterv.h - ReduceScatterV algorithms callable on any group. Block i
+ * of sendbuf (counts[i] elements at element offset displs[i]; blocks must not
+ * overlap) is reduced over all members into recvbuf of member i. counts/displs
+ * are indexed by member and identical on every member (the public API passes
+ * prefix sums). In place: recvbuf == sendbuf + displs[g->me] * esize.
+ */
+#ifndef COLL_REDUCE_SCATTERV_H
+#define COLL_REDUCE_SCATTERV_H
+
+#include "coll.h"
+#include "core/comm.h"
+
+/* Ring with recv-reduce, chunked (two private chunk buffers). Any group. */
+coll_status_t coll_reduce_scatterv_ring_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                            void *recvbuf, const size_t *counts, const size_t *displs,
+                                            coll_dtype_t dt, coll_op_t op);
+/* Shared memory: g must be exactly the ranks of this host (coll_group_is_host). */
+coll_status_t coll_reduce_scatterv_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                              void *recvbuf, const size_t *counts, const size_t *displs,
+                                              coll_dtype_t dt, coll_op_t op);
+
+#endif

@@ -1,0 +1,131 @@
+/*
+ * scatter_binomial.c - binomial-tree Scatter. The subtree of relative rank v
+ * is the contiguous range of relative ranks [v, v + size) (tree.h), so a
+ * member receives the blocks of its whole subtree from its parent as one
+ * message, keeps the first one (its own) and passes each child the child's
+ * range, deepest child first. Inner members hold their subtree's blocks in
+ * working memory (see tmp_get); leaves receive straight into recvbuf.
+ *
+ * At the root the blocks are in member order, not relative order: a child's
+ * range [a, a + size) of members wraps past p for at most one child, whose
+ * blocks the root first copies into working memory to send them as one message.
+ *
+ * Cost (p ranks, N = p * count bytes in all, L = ceil(log2 p)):
+ *   L alpha + (p-1)/p N beta (the root's link; inner members forward less).
+ * Fewer rounds than linear for many ranks. Any p, any root, any transport.
+ *
+ * Example, p = 6, root = 2: relative ranks 0..5 are members 2 3 4 5 0 1. The
+ * root sends members {0, 1} (relative [4, 6), blocks 0-1 of sendbuf) to member
+ * 0, then {4, 5} to member 4, then {3} to member 3; member 0 keeps block 0 and
+ * forwards block 1 to member 1, member 4 forwards block 5 to member 5.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/algo.h"
+#include "coll/coll_util.h"
+#include "coll/prim.h"
+#include "coll/scatter/scatter.h"
+#include "coll/tree.h"
+#include "coll/tuning.h"
+
+/* Working memory: the communicator scratch when this algorithm is the
+ * outermost of the call (it runs on the world group), else a private block,
+ * since the scratch belongs to the outermost algorithm (comm.h). */
+static coll_status_t tmp_get(coll_comm *comm, const coll_group_t *g, size_t bytes, void **out)
+{
+    if (g == &comm->world)
+        return coll_comm_scratch(comm, bytes, out);
+    if (!(*out = malloc(bytes ? bytes : 1)))
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "%s: out of memory (%zu bytes)", __FILE__, bytes);
+    return COLL_SUCCESS;
+}
+
+static void tmp_put(coll_comm *comm, const coll_group_t *g, void *p)
+{
+    if (g != &comm->world)
+        free(p);
+}
+
+static coll_status_t send_to(coll_comm *comm, int peer, const void *buf, size_t bytes)
+{
+    return coll_prim_sendrecv(comm, buf, bytes, peer, NULL, 0, -1);
+}
+
+/* Root: send child c the blocks of its subtree (sc members from c on, mod p). */
+static coll_status_t root_send(coll_comm *comm, const coll_group_t *g, const char *sb, size_t blk, int ri, int c)
+{
+    int p = g->size, sc = coll_tree_binomial_subtree(c, ri, p);
+    int a = c;   /* the child's range holds members c, c+1, ... (mod p) */
+    if (a + sc <= p)
+        return send_to(comm, g->ranks[c], sb + (size_t)a * blk, (size_t)sc * blk);
+    void *tmp;   /* members a..p-1 then 0..a+sc-p-1 */
+    size_t first = (size_t)(p - a) * blk;
+    COLL_CHECK(tmp_get(comm, g, (size_t)sc * blk, &tmp));
+    memcpy(tmp, sb + (size_t)a * blk, first);
+    memcpy((char *)tmp + first, sb, (size_t)sc * blk - first);
+    coll_status_t st = send_to(comm, g->ranks[c], tmp, (size_t)sc * blk);
+    tmp_put(comm, g, tmp);
+    return st;
+}
+
+coll_status_t coll_scatter_binomial_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                        size_t n, coll_dtype_t dt, int root)
+{
+    int p = g->size, me = g->me, ri = coll_group_index(g, root);
+    size_t blk = n * coll_dtype_size(dt);
+    const char *sb = sendbuf;
+    if (ri < 0)
+        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "scatter: root %d is not in the group", root);
+    if (blk == 0)
+        return COLL_SUCCESS;
+    int kids[COLL_TREE_MAX_CHILDREN];
+    int nk = coll_tree_binomial_children(me, ri, p, kids);
+    if (me == ri) {
+        if (recvbuf != sb + (size_t)me * blk)
+            memcpy(recvbuf, sb + (size_t)me * blk, blk);
+        for (int k = 0; k < nk; k++)
+            COLL_CHECK(root_send(comm, g, sb, blk, ri, kids[k]));
+        return COLL_SUCCESS;
+    }
+    int parent = g->ranks[coll_tree_binomial_parent(me, ri, p)];
+    if (nk == 0)
+        return coll_prim_sendrecv(comm, NULL, 0, -1, recvbuf, blk, parent);
+    int v = coll_tree_rel(me, ri, p), sz = coll_tree_binomial_subtree(me, ri, p);
+    void *tmp;
+    COLL_CHECK(tmp_get(comm, g, (size_t)sz * blk, &tmp));
+    coll_status_t st = coll_prim_sendrecv(comm, NULL, 0, -1, tmp, (size_t)sz * blk, parent);
+    if (st == COLL_SUCCESS)
+        memcpy(recvbuf, tmp, blk);
+    for (int k = 0; k < nk && st == COLL_SUCCESS; k++) {
+        int c = kids[k];
+        size_t off = (size_t)(coll_tree_rel(c, ri, p) - v) * blk;
+        st = send_to(comm, g->ranks[c], (char *)tmp + off, (size_t)coll_tree_binomial_subtree(c, ri, p) * blk);
+    }
+    tmp_put(comm, g, tmp);
+    return st;
+}
+
+static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    return coll_scatter_binomial_run(comm, g, a->sendbuf, a->recvbuf, a->count, a->dt, a->root);
+}
+
+static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    const coll_link_cost_t *l = coll_tuning_link(comm, g);
+    double p = g->size, n = (double)a->bytes;
+    /* shm: copy in + out, every rank copying at once (ov ranks per core share a core) */
+    int shm = coll_group_is_local(comm, g);
+    double ov = shm ? coll_tuning_oversub(comm) : 1.0;
+    double alpha = l->alpha_us * ov, beta = l->beta_us_per_b * (shm ? 2.0 * ov : 1.0);
+    return coll_tree_binomial_depth(g->size) * alpha + (p - 1) / p * n * beta;
+}
+
+const coll_algo_t coll_algo_scatter_binomial = {
+    .kind = COLL_SCATTER,
+    .name = "binomial",
+    .desc = "binomial tree, each child gets its subtree's blocks in one message; ceil(log2 p) alpha + (p-1)/p n beta",
+    .cost_us = cost,
+    .run = run,
+};

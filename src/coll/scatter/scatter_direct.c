@@ -1,0 +1,115 @@
+/*
+ * scatter_direct.c - shared-memory Scatter for the ranks of one host.
+ *
+ * Round k: the root has staged, in half k%2 of its staging buffer, piece k
+ * (cs elements, cs = half a stage / p) of every member's block, member j's at
+ * offset j*cs; after a barrier every member copies its piece out while the
+ * root stages round k+1 into the other half; then the next barrier. As in
+ * broadcast_direct, the barrier after round k+1 proves that round k's half is
+ * free again: one barrier per round. Zero-copy: when the root's sendbuf comes
+ * from coll_mem_alloc it is published and, after one barrier, every member
+ * copies its whole block straight from it.
+ *
+ * Stage protocol (shared with the other direct algorithms, see
+ * allgather_direct.c): before its first barrier a call writes only the first
+ * half of its own stage; it returns after a final barrier, so no peer touches
+ * this rank's stage or buffers once it has returned.
+ *
+ * Cost (p ranks, N = p * count bytes in all, c = ceil(N / (COLL_BUFFSIZE/2))
+ * rounds): (c + 1) barriers + (p-1)/p N beta (root stages) + N/p beta (each
+ * member copies out, in parallel); zero-copy: 2 barriers + N/p beta.
+ * Constraint: the group is exactly the ranks of this host.
+ */
+#include <string.h>
+
+#include "coll/algo.h"
+#include "coll/coll_util.h"
+#include "coll/scatter/scatter.h"
+#include "coll/tuning.h"
+#include "transport/shm.h"
+
+#define MAX_LOCAL 1024
+
+enum { PUB_BUF = 0 };
+
+/* Root: stage piece [off, off+cnt) of every other member's block into half h. */
+static void stage_round(char *h, const char *sb, int p, int me, size_t n, size_t cs, size_t off, size_t es)
+{
+    size_t cnt = coll_min_sz(cs, n - off);
+    for (int j = 0; j < p; j++)
+        if (j != me)
+            memcpy(h + (size_t)j * cs * es, sb + ((size_t)j * n + off) * es, cnt * es);
+}
+
+coll_status_t coll_scatter_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                      size_t n, coll_dtype_t dt, int root)
+{
+    int p = g->size, me = g->me, ri = coll_group_index(g, root);
+    size_t es = coll_dtype_size(dt), blk = n * es;
+    const char *sb = sendbuf;
+    char *rb = recvbuf;
+    if (ri < 0)
+        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "scatter: root %d is not in the group", root);
+    if (n == 0)
+        return COLL_SUCCESS;
+    int is_root = me == ri;
+    if (is_root && rb != sb + (size_t)me * blk)
+        memcpy(rb, sb + (size_t)me * blk, blk);
+    if (p == 1)
+        return COLL_SUCCESS;
+    size_t half = coll_shm_stage_bytes(comm) / 2, cs = half / (size_t)p / es;
+    char *stage = coll_shm_stage(comm, coll_group_lr(comm, g, ri));
+    int reg = is_root && coll_shm_is_registered(comm, sb, (size_t)p * blk);
+    coll_shm_publish(comm, PUB_BUF, reg ? sb : NULL);
+    if (is_root && !reg)
+        stage_round(stage, sb, p, me, n, cs, 0, es);
+    COLL_CHECK(coll_shm_barrier(comm));
+    const char *zc = coll_shm_peer_ptr(comm, coll_group_lr(comm, g, ri), PUB_BUF);
+    if (zc) {
+        if (!is_root)
+            memcpy(rb, zc + (size_t)me * blk, blk);
+        return coll_shm_barrier(comm);   /* the root's sendbuf is read until here */
+    }
+    for (size_t k = 0, off = 0; off < n; k++, off += cs) {
+        if (is_root) {
+            if (off + cs < n)
+                stage_round(stage + ((k + 1) % 2) * half, sb, p, me, n, cs, off + cs, es);
+        } else {
+            memcpy(rb + off * es, stage + (k % 2) * half + (size_t)me * cs * es, coll_min_sz(cs, n - off) * es);
+        }
+        COLL_CHECK(coll_shm_barrier(comm));
+    }
+    return COLL_SUCCESS;
+}
+
+static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    /* a round carries at least 8 bytes per member; p = 1 never touches shared memory */
+    return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL &&
+           (g->size == 1 || coll_shm_stage_bytes(comm) / 2 / (size_t)g->size >= 8);
+}
+
+static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    return coll_scatter_direct_run(comm, g, a->sendbuf, a->recvbuf, a->count, a->dt, a->root);
+}
+
+static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    if (g->size == 1)
+        return 0;   /* nothing to move (and no stage to divide by) */
+    const coll_link_cost_t *l = coll_tuning_link(comm, g);
+    double p = g->size, n = (double)a->bytes, ov = coll_tuning_oversub(comm);
+    double rounds = 1.0 + (double)(size_t)(n / ((double)coll_shm_stage_bytes(comm) / 2.0));
+    return (rounds + 1) * l->bar_us * ov + (p - 1) / p * n * l->beta_us_per_b + n / p * l->beta_us_per_b * ov;
+}
+
+const coll_algo_t coll_algo_scatter_direct = {
+    .kind = COLL_SCATTER,
+    .name = "direct",
+    .desc = "shm, one host: root stages pieces of all blocks (or publishes sendbuf); 1 barrier per round + 1",
+    .flags = COLL_ALGO_F_SINGLE_HOST,
+    .usable = usable,
+    .cost_us = cost,
+    .run = run,
+};

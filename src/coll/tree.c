@@ -3,7 +3,10 @@
  */
 #include "coll/tree.h"
 
-static int lowbit(int v) { return v & -v; }
+static int lowbit(int v)
+{
+    return v & -v;
+}
 
 int coll_tree_binomial_depth(int p)
 {
@@ -24,7 +27,7 @@ int coll_tree_binomial_parent(int i, int root, int p)
 int coll_tree_binomial_children(int i, int root, int p, int *out)
 {
     int v = coll_tree_rel(i, root, p);
-    long limit = v == 0 ? (long)p : (long)lowbit(v);   /* children use masks below this */
+    long limit = v == 0 ? (long)p : (long)lowbit(v); /* children use masks below this */
     long top = 1;
     while (top * 2 < limit)
         top *= 2;

@@ -46,13 +46,15 @@ coll_status_t coll_allgather_bruck_run(coll_comm *comm, const coll_group_t *g, c
      * steps, and neither a transport nor a caller may share it */
     char *tmp = malloc((size_t)p * blk);
     if (!tmp)
-        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "allgather bruck: cannot allocate %zu bytes", (size_t)p * blk);
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "allgather bruck: cannot allocate %zu bytes",
+                          (size_t)p * blk);
     coll_status_t st = COLL_SUCCESS;
     memcpy(tmp, sendbuf, blk);
     for (int d = 1; d < p; d *= 2) {
         size_t cnt = (size_t)(d < p - d ? d : p - d);
         int to = g->ranks[coll_mod(me - d, p)], from = g->ranks[(me + d) % p];
-        COLL_CHECK_GOTO(coll_prim_sendrecv(comm, tmp, cnt * blk, to, tmp + (size_t)d * blk, cnt * blk, from), st, out);
+        COLL_CHECK_GOTO(coll_prim_sendrecv(comm, tmp, cnt * blk, to, tmp + (size_t)d * blk, cnt * blk, from),
+                        st, out);
     }
     /* slot i holds block (me + i) mod p */
     memcpy(rb + (size_t)me * blk, tmp, (size_t)(p - me) * blk);
@@ -70,8 +72,8 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
-    double ov = coll_tuning_oversub(comm);   /* ranks per core: every step may wait for a context switch */
-    double mem = coll_tuning_shm()->beta_us_per_b;   /* local memcpy */
+    double ov = coll_tuning_oversub(comm); /* ranks per core: every step may wait for a context switch */
+    double mem = coll_tuning_shm()->beta_us_per_b; /* local memcpy */
     double p = g->size, n = (double)a->bytes;
     int steps = 0;
     for (int d = 1; d < g->size; d *= 2)

@@ -4,9 +4,12 @@
  * Each rank copies its block into its staging buffer, a barrier, then every
  * rank copies every peer's block straight out of the peers' stages into its
  * receive buffer. Blocks larger than half a stage go in chunks that alternate
- * between the two halves of the stage, so one barrier per chunk suffices: the
- * barrier before chunk k+1 is read also proves that everybody finished reading
- * chunk k-1, the previous user of that half. With zero-copy buffers
+ * between the two halves of the stage, so one barrier per chunk suffices: a
+ * rank reaches the barrier after chunk k+1 only once it has read chunk k, so
+ * after that barrier chunk k's half is free for chunk k+2. Example, 3 chunks:
+ * stage c0 in half 0, barrier B0, read c0; stage c1 in half 1, B1, read c1;
+ * stage c2 in half 0 (everybody read c0 before B1), B2, read c2; final B3.
+ * With zero-copy buffers
  * (coll_mem_alloc on every rank) there is no staging: after one barrier every
  * rank copies the blocks from the peers' send buffers.
  *
@@ -100,11 +103,12 @@ coll_status_t coll_allgather_direct_run(coll_comm *comm, const coll_group_t *g, 
         for (int j = 0; j < p; j++) {
             if (j == me)
                 continue;
-            const char *src = zc[j] ? zc[j] + off * es : (const char *)coll_shm_stage(comm, coll_group_lr(comm, g, j)) + h;
+            const char *src =
+                zc[j] ? zc[j] + off * es : (const char *)coll_shm_stage(comm, coll_group_lr(comm, g, j)) + h;
             memcpy(rb + ((size_t)j * n + off) * es, src, cnt * es);
         }
     }
-    return coll_shm_barrier(comm);   /* peers are done reading my stage and buffers */
+    return coll_shm_barrier(comm); /* peers are done reading my stage and buffers */
 }
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
@@ -130,7 +134,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 const coll_algo_t coll_algo_allgather_direct = {
     .kind = COLL_ALLGATHER,
     .name = "direct",
-    .desc = "shared memory, one host: blocks staged (or zero-copy), everybody copies every block out; 1 barrier per chunk + 1",
+    .desc = "shared memory, one host: blocks staged (or zero-copy), everybody copies every block out; 1 "
+            "barrier per chunk + 1",
     .flags = COLL_ALGO_F_SINGLE_HOST,
     .usable = usable,
     .cost_us = cost,

@@ -57,7 +57,8 @@ static coll_status_t small(coll_comm *comm, const coll_group_t *g, const char *s
     COLL_CHECK(coll_shm_small_wait_all(comm, seq));
     for (int j = 0; j < g->size; j++)
         if (j != g->me && counts[j])
-            memcpy(rb + displs[j] * es, coll_shm_small_peer(comm, coll_group_lr(comm, g, j), seq), counts[j] * es);
+            memcpy(rb + displs[j] * es, coll_shm_small_peer(comm, coll_group_lr(comm, g, j), seq),
+                   counts[j] * es);
     coll_shm_small_done(comm, seq);
     return COLL_SUCCESS;
 }
@@ -98,11 +99,12 @@ coll_status_t coll_allgatherv_direct_run(coll_comm *comm, const coll_group_t *g,
             size_t jc = piece(counts[j], off, chunk);
             if (j == me || !jc)
                 continue;
-            const char *src = zc[j] ? zc[j] + off * es : (const char *)coll_shm_stage(comm, coll_group_lr(comm, g, j)) + h;
+            const char *src =
+                zc[j] ? zc[j] + off * es : (const char *)coll_shm_stage(comm, coll_group_lr(comm, g, j)) + h;
             memcpy(rb + (displs[j] + off) * es, src, jc * es);
         }
     }
-    return coll_shm_barrier(comm);   /* peers are done reading my stage and buffers */
+    return coll_shm_barrier(comm); /* peers are done reading my stage and buffers */
 }
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
@@ -131,7 +133,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 const coll_algo_t coll_algo_allgatherv_direct = {
     .kind = COLL_ALLGATHERV,
     .name = "direct",
-    .desc = "shared memory, one host: blocks staged (or zero-copy), copied out to their displacements; 1 barrier per chunk + 1",
+    .desc = "shared memory, one host: blocks staged (or zero-copy), copied out to their displacements; 1 "
+            "barrier per chunk + 1",
     .flags = COLL_ALGO_F_SINGLE_HOST,
     .usable = usable,
     .cost_us = cost,

@@ -50,9 +50,9 @@ coll_status_t coll_allgatherv_ring_run(coll_comm *comm, const coll_group_t *g, c
     for (size_t off = 0; off < maxc; off += chunk) {
         for (int s = 0; s < p - 1; s++) {
             int sb = coll_mod(me - s, p), rbk = coll_mod(me - s - 1, p);
-            COLL_CHECK(coll_prim_sendrecv(comm, rb + (displs[sb] + off) * es, piece(counts[sb], off, chunk) * es,
-                                          right, rb + (displs[rbk] + off) * es,
-                                          piece(counts[rbk], off, chunk) * es, left));
+            COLL_CHECK(coll_prim_sendrecv(
+                comm, rb + (displs[sb] + off) * es, piece(counts[sb], off, chunk) * es, right,
+                rb + (displs[rbk] + off) * es, piece(counts[rbk], off, chunk) * es, left));
         }
     }
     return COLL_SUCCESS;
@@ -67,7 +67,7 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
-    double ov = coll_tuning_oversub(comm);   /* ranks per core: every step may wait for a context switch */
+    double ov = coll_tuning_oversub(comm); /* ranks per core: every step may wait for a context switch */
     double p = g->size, es = (double)coll_dtype_size(a->dt), m = 0;
     for (int i = 0; i < g->size; i++)
         m = (double)a->counts[i] * es > m ? (double)a->counts[i] * es : m;

@@ -5,9 +5,9 @@
  * j), a barrier, then every rank copies its own slot out of every peer's
  * stage. When the data exceed half a stage they go in chunks: a chunk holds
  * c = (COLL_BUFFSIZE/2)/p bytes of every block, and chunks alternate between
- * the two halves of the stage so one barrier per chunk suffices (the barrier
- * before chunk k+1 also proves everybody finished reading chunk k-1, the
- * previous user of that half). The own block is copied locally, never staged.
+ * the two halves of the stage so one barrier per chunk suffices (a rank
+ * reaches the barrier after chunk k+1 only once it has read chunk k: see the
+ * example in allgather_direct.c). The own block is copied locally, never staged.
  * Zero-copy send buffers on every rank: one barrier, then every rank copies
  * its blocks straight from the peers' send buffers.
  * Stage protocol as in allgather_direct.c: only the first half of the stage is
@@ -54,7 +54,8 @@ static coll_status_t small(coll_comm *comm, const coll_group_t *g, const char *s
     COLL_CHECK(coll_shm_small_wait_all(comm, seq));
     for (int j = 0; j < p; j++)
         if (j != me)
-            memcpy(rb + (size_t)j * blk, (const char *)coll_shm_small_peer(comm, coll_group_lr(comm, g, j), seq) + (size_t)me * blk,
+            memcpy(rb + (size_t)j * blk,
+                   (const char *)coll_shm_small_peer(comm, coll_group_lr(comm, g, j), seq) + (size_t)me * blk,
                    blk);
     coll_shm_small_done(comm, seq);
     return COLL_SUCCESS;
@@ -76,8 +77,8 @@ coll_status_t coll_alltoall_direct_run(coll_comm *comm, const coll_group_t *g, c
         return small(comm, g, sb, rb, blk);
     size_t half = coll_shm_stage_bytes(comm) / 2, c = half / es / (size_t)p;
     if (c == 0)
-        return coll_error(COLL_ERR_UNSUPPORTED, COLL_SUB_COLL, "alltoall direct: stage of %zu bytes too small for %d ranks",
-                          half * 2, p);
+        return coll_error(COLL_ERR_UNSUPPORTED, COLL_SUB_COLL,
+                          "alltoall direct: stage of %zu bytes too small for %d ranks", half * 2, p);
     int reg = coll_shm_is_registered(comm, sb, (size_t)p * blk);
     coll_shm_publish(comm, PUB_SEND, reg ? sb : NULL);
     char *mine = coll_shm_stage(comm, coll_group_lr(comm, g, me));
@@ -99,11 +100,12 @@ coll_status_t coll_alltoall_direct_run(coll_comm *comm, const coll_group_t *g, c
             if (j == me)
                 continue;
             const char *src = zc[j] ? zc[j] + ((size_t)me * n + off) * es
-                                    : (const char *)coll_shm_stage(comm, coll_group_lr(comm, g, j)) + h + (size_t)me * c * es;
+                                    : (const char *)coll_shm_stage(comm, coll_group_lr(comm, g, j)) + h +
+                                          (size_t)me * c * es;
             memcpy(rb + ((size_t)j * n + off) * es, src, cnt * es);
         }
     }
-    return coll_shm_barrier(comm);   /* peers are done reading my stage and buffers */
+    return coll_shm_barrier(comm); /* peers are done reading my stage and buffers */
 }
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
@@ -130,7 +132,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 const coll_algo_t coll_algo_alltoall_direct = {
     .kind = COLL_ALLTOALL,
     .name = "direct",
-    .desc = "shared memory, one host: send buffers staged (or zero-copy), every rank copies its blocks out; 1 barrier per chunk + 1",
+    .desc = "shared memory, one host: send buffers staged (or zero-copy), every rank copies its blocks out; "
+            "1 barrier per chunk + 1",
     .flags = COLL_ALGO_F_SINGLE_HOST,
     .usable = usable,
     .cost_us = cost,

@@ -37,8 +37,8 @@ coll_status_t coll_alltoall_pairwise_run(coll_comm *comm, const coll_group_t *g,
     memcpy(rb + (size_t)me * blk, sb + (size_t)me * blk, blk);
     for (int s = 1; s < p; s++) {
         int to = (me + s) % p, from = coll_mod(me - s, p);
-        COLL_CHECK(coll_prim_sendrecv(comm, sb + (size_t)to * blk, blk, g->ranks[to], rb + (size_t)from * blk, blk,
-                                      g->ranks[from]));
+        COLL_CHECK(coll_prim_sendrecv(comm, sb + (size_t)to * blk, blk, g->ranks[to], rb + (size_t)from * blk,
+                                      blk, g->ranks[from]));
     }
     return COLL_SUCCESS;
 }
@@ -51,7 +51,7 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
-    double ov = coll_tuning_oversub(comm);   /* ranks per core: every step may wait for a context switch */
+    double ov = coll_tuning_oversub(comm); /* ranks per core: every step may wait for a context switch */
     double p = g->size, n = (double)a->bytes;
     /* one alpha per COLL_CHUNK of a block, as the chunked ring models count it */
     double chunks = 1.0 + n / p / (double)coll_cfg_size(COLL_CFG_CHUNK);

@@ -15,7 +15,8 @@
 coll_status_t coll_alltoallv_pairwise_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                           const size_t *scounts, const size_t *sdispls, void *recvbuf,
                                           const size_t *rcounts, const size_t *rdispls, coll_dtype_t dt);
-/* Shared memory: g must be exactly the ranks of this host (coll_group_is_host). */
+/* Shared memory: g must be exactly the ranks of this host (coll_group_is_host).
+ * Packs its opening small exchange in comm->scratch: callers must not pass that scratch. */
 coll_status_t coll_alltoallv_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                         const size_t *scounts, const size_t *sdispls, void *recvbuf,
                                         const size_t *rcounts, const size_t *rdispls, coll_dtype_t dt);

@@ -43,11 +43,11 @@ enum { PUB_SEND = 0 };
 
 /* What each rank posts in the small exchange that opens every call. */
 typedef struct {
-    uint64_t maxcnt;      /* largest count this rank sends to or receives from another rank */
-    uint64_t zc_ok;       /* send buffer published for zero-copy, or nothing to send */
-    uint64_t fits;        /* all outgoing data follow the header, packed */
+    uint64_t maxcnt; /* largest count this rank sends to or receives from another rank */
+    uint64_t zc_ok;  /* send buffer published for zero-copy, or nothing to send */
+    uint64_t fits;   /* all outgoing data follow the header, packed */
     uint64_t pad;
-    uint64_t words[];     /* [p] send displacements, then [p] offsets of the packed blocks */
+    uint64_t words[]; /* [p] send displacements, then [p] offsets of the packed blocks */
 } hdr_t;
 
 static size_t hdr_bytes(int p)
@@ -61,8 +61,8 @@ static size_t piece(size_t cnt, size_t off, size_t chunk)
 }
 
 /* Copy this rank's data for chunk k into stage half `half` (slot i = for rank i). */
-static void stage_chunk(char *half, int p, int me, const char *sb, const size_t *scounts, const size_t *sdispls,
-                        size_t k, size_t c, size_t es)
+static void stage_chunk(char *half, int p, int me, const char *sb, const size_t *scounts,
+                        const size_t *sdispls, size_t k, size_t c, size_t es)
 {
     for (int i = 0; i < p; i++) {
         size_t cnt = piece(scounts[i], k * c, c);
@@ -80,8 +80,9 @@ coll_status_t coll_alltoallv_direct_run(coll_comm *comm, const coll_group_t *g, 
     const char *sb = sendbuf;
     char *rb = recvbuf;
     if (scounts[me] != rcounts[me])
-        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_COLL, "alltoallv: rank %d sends itself %zu elements but expects %zu",
-                          g->ranks[me], scounts[me], rcounts[me]);
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_COLL,
+                          "alltoallv: rank %d sends itself %zu elements but expects %zu", g->ranks[me],
+                          scounts[me], rcounts[me]);
     if (scounts[me])
         memcpy(rb + rdispls[me] * es, sb + sdispls[me] * es, scounts[me] * es);
     if (p == 1)
@@ -89,7 +90,8 @@ coll_status_t coll_alltoallv_direct_run(coll_comm *comm, const coll_group_t *g, 
     size_t hb = hdr_bytes(p), smax = coll_shm_small_max(comm);
     size_t half = coll_shm_stage_bytes(comm) / 2, c = half / es / (size_t)p;
     if (hb > smax || c == 0)
-        return coll_error(COLL_ERR_UNSUPPORTED, COLL_SUB_COLL, "alltoallv direct: shared buffers too small for %d ranks", p);
+        return coll_error(COLL_ERR_UNSUPPORTED, COLL_SUB_COLL,
+                          "alltoallv direct: shared buffers too small for %d ranks", p);
 
     /* the opening small exchange: header (+ packed data when it fits) */
     size_t mymax = 0, extent = 0, packed = 0;
@@ -137,7 +139,8 @@ coll_status_t coll_alltoallv_direct_run(coll_comm *comm, const coll_group_t *g, 
         for (int j = 0; j < p; j++) {
             const char *slot = coll_shm_small_peer(comm, coll_group_lr(comm, g, j), seq);
             if (j != me && rcounts[j])
-                memcpy(rb + rdispls[j] * es, slot + hb + ((const hdr_t *)slot)->words[(size_t)p + (size_t)me] * es,
+                memcpy(rb + rdispls[j] * es,
+                       slot + hb + ((const hdr_t *)slot)->words[(size_t)p + (size_t)me] * es,
                        rcounts[j] * es);
         }
         coll_shm_small_done(comm, seq);
@@ -148,7 +151,7 @@ coll_status_t coll_alltoallv_direct_run(coll_comm *comm, const coll_group_t *g, 
         for (int j = 0; j < p; j++)
             if (j != me && rcounts[j])
                 memcpy(rb + rdispls[j] * es, zc[j] + zoff[j] * es, rcounts[j] * es);
-        return coll_shm_barrier(comm);   /* peers are done reading my send buffer */
+        return coll_shm_barrier(comm); /* peers are done reading my send buffer */
     }
     char *mine = coll_shm_stage(comm, coll_group_lr(comm, g, me));
     size_t nk = (gmax + c - 1) / c;
@@ -162,11 +165,12 @@ coll_status_t coll_alltoallv_direct_run(coll_comm *comm, const coll_group_t *g, 
             if (j == me || !cnt)
                 continue;
             const char *src = zc[j] ? zc[j] + (zoff[j] + k * c) * es
-                                    : (const char *)coll_shm_stage(comm, coll_group_lr(comm, g, j)) + hoff + (size_t)me * c * es;
+                                    : (const char *)coll_shm_stage(comm, coll_group_lr(comm, g, j)) + hoff +
+                                          (size_t)me * c * es;
             memcpy(rb + (rdispls[j] + k * c) * es, src, cnt * es);
         }
     }
-    return coll_shm_barrier(comm);   /* peers are done reading my stage and buffers */
+    return coll_shm_barrier(comm); /* peers are done reading my stage and buffers */
 }
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
@@ -198,7 +202,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 const coll_algo_t coll_algo_alltoallv_direct = {
     .kind = COLL_ALLTOALLV,
     .name = "direct",
-    .desc = "shared memory, one host: one small exchange of headers (and small data), then per-peer slots staged or zero-copy",
+    .desc = "shared memory, one host: one small exchange of headers (and small data), then per-peer slots "
+            "staged or zero-copy",
     .flags = COLL_ALGO_F_SINGLE_HOST,
     .usable = usable,
     .cost_us = cost,

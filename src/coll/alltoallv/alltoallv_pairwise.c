@@ -29,8 +29,9 @@ coll_status_t coll_alltoallv_pairwise_run(coll_comm *comm, const coll_group_t *g
     const char *sb = sendbuf;
     char *rb = recvbuf;
     if (scounts[me] != rcounts[me])
-        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_COLL, "alltoallv: rank %d sends itself %zu elements but expects %zu",
-                          g->ranks[me], scounts[me], rcounts[me]);
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_COLL,
+                          "alltoallv: rank %d sends itself %zu elements but expects %zu", g->ranks[me],
+                          scounts[me], rcounts[me]);
     if (scounts[me])
         memcpy(rb + rdispls[me] * es, sb + sdispls[me] * es, scounts[me] * es);
     for (int s = 1; s < p; s++) {
@@ -51,7 +52,7 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
-    double ov = coll_tuning_oversub(comm);   /* ranks per core: every step may wait for a context switch */
+    double ov = coll_tuning_oversub(comm); /* ranks per core: every step may wait for a context switch */
     double p = g->size, n = (double)a->bytes;
     /* one alpha per COLL_CHUNK of an average block, as in alltoall_pairwise.c */
     double chunks = 1.0 + n / p / (double)coll_cfg_size(COLL_CFG_CHUNK);

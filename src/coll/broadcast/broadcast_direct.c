@@ -53,11 +53,11 @@ coll_status_t coll_broadcast_direct_run(coll_comm *comm, const coll_group_t *g, 
     if (zc) {
         if (!is_root)
             memcpy(b, zc, bytes);
-        return coll_shm_barrier(comm);   /* the root's buffer is read until here */
+        return coll_shm_barrier(comm); /* the root's buffer is read until here */
     }
     for (size_t k = 0, off = 0; off < n; k++, off += chunk) {
         if (is_root) {
-            size_t noff = off + chunk;   /* stage the next chunk into the other half */
+            size_t noff = off + chunk; /* stage the next chunk into the other half */
             if (noff < n)
                 memcpy(stage + ((k + 1) % 2) * half, b + noff * es, coll_min_sz(chunk, n - noff) * es);
         } else {
@@ -71,7 +71,8 @@ coll_status_t coll_broadcast_direct_run(coll_comm *comm, const coll_group_t *g, 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     /* p = 1 never touches shared memory */
-    return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL && (g->size == 1 || coll_shm_stage_bytes(comm) >= 64);
+    return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL &&
+           (g->size == 1 || coll_shm_stage_bytes(comm) >= 64);
 }
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
@@ -82,7 +83,7 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     if (g->size == 1)
-        return 0;   /* nothing to move (and no stage to divide by) */
+        return 0; /* nothing to move (and no stage to divide by) */
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double n = (double)a->bytes, ov = coll_tuning_oversub(comm);
     double chunks = 1.0 + (double)(size_t)(n / ((double)coll_shm_stage_bytes(comm) / 2.0));
@@ -92,7 +93,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 const coll_algo_t coll_algo_broadcast_direct = {
     .kind = COLL_BROADCAST,
     .name = "direct",
-    .desc = "shm, one host: root stages chunks (or publishes its buffer), all copy out; 1 barrier per chunk + 1",
+    .desc =
+        "shm, one host: root stages chunks (or publishes its buffer), all copy out; 1 barrier per chunk + 1",
     .flags = COLL_ALGO_F_SINGLE_HOST,
     .usable = usable,
     .cost_us = cost,

@@ -38,7 +38,8 @@ static coll_status_t tmp_get(coll_comm *comm, const coll_group_t *g, size_t byte
     if (g == &comm->world)
         return coll_comm_scratch(comm, bytes, out);
     if (!(*out = malloc(bytes ? bytes : 1)))
-        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "%s: out of memory (%zu bytes)", __FILE__, bytes);
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "%s: out of memory (%zu bytes)", __FILE__,
+                          bytes);
     return COLL_SUCCESS;
 }
 
@@ -57,9 +58,9 @@ static coll_status_t root_gather(coll_comm *comm, const coll_group_t *g, char *r
     int wrap_a = 0, wrap_sc = 0;
     for (int k = 0; k < nk; k++) {
         int c = kids[k], sc = coll_tree_binomial_subtree(c, ri, p);
-        int a = c;   /* the child's range holds members c, c+1, ... (mod p) */
+        int a = c; /* the child's range holds members c, c+1, ... (mod p) */
         char *dst = rb + (size_t)a * blk;
-        if (a + sc > p) {   /* members a..p-1 then 0..a+sc-p-1 */
+        if (a + sc > p) { /* members a..p-1 then 0..a+sc-p-1 */
             void *tmp;
             COLL_CHECK(tmp_get(comm, g, (size_t)sc * blk, &tmp));
             dst = wrap_tmp = tmp;
@@ -68,20 +69,21 @@ static coll_status_t root_gather(coll_comm *comm, const coll_group_t *g, char *r
         }
         ops[k] = coll_prim_recv(g->ranks[c], dst, (size_t)sc * blk);
     }
-    coll_status_t st = coll_prim_run(comm, ops, nk, COLL_UINT8, COLL_SUM);
+    coll_status_t st;
+    COLL_CHECK_GOTO(coll_prim_run(comm, ops, nk, COLL_UINT8, COLL_SUM), st, out);
     if (wrap_tmp) {
         size_t first = (size_t)(p - wrap_a) * blk;
-        if (st == COLL_SUCCESS) {
-            memcpy(rb + (size_t)wrap_a * blk, wrap_tmp, first);
-            memcpy(rb, wrap_tmp + first, (size_t)wrap_sc * blk - first);
-        }
-        tmp_put(comm, g, wrap_tmp);
+        memcpy(rb + (size_t)wrap_a * blk, wrap_tmp, first);
+        memcpy(rb, wrap_tmp + first, (size_t)wrap_sc * blk - first);
     }
+out:
+    if (wrap_tmp)
+        tmp_put(comm, g, wrap_tmp);
     return st;
 }
 
-coll_status_t coll_gather_binomial_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                       size_t n, coll_dtype_t dt, int root)
+coll_status_t coll_gather_binomial_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                       void *recvbuf, size_t n, coll_dtype_t dt, int root)
 {
     int p = g->size, me = g->me, ri = coll_group_index(g, root);
     size_t blk = n * coll_dtype_size(dt);
@@ -108,11 +110,13 @@ coll_status_t coll_gather_binomial_run(coll_comm *comm, const coll_group_t *g, c
     for (int k = 0; k < nk; k++) {
         int c = kids[k];
         size_t off = (size_t)(coll_tree_rel(c, ri, p) - v) * blk;
-        ops[k] = coll_prim_recv(g->ranks[c], (char *)tmp + off, (size_t)coll_tree_binomial_subtree(c, ri, p) * blk);
+        ops[k] = coll_prim_recv(g->ranks[c], (char *)tmp + off,
+                                (size_t)coll_tree_binomial_subtree(c, ri, p) * blk);
     }
-    coll_status_t st = coll_prim_run(comm, ops, nk, COLL_UINT8, COLL_SUM);
-    if (st == COLL_SUCCESS)
-        st = coll_prim_sendrecv(comm, tmp, (size_t)sz * blk, parent, NULL, 0, -1);
+    coll_status_t st;
+    COLL_CHECK_GOTO(coll_prim_run(comm, ops, nk, COLL_UINT8, COLL_SUM), st, out);
+    COLL_CHECK_GOTO(coll_prim_sendrecv(comm, tmp, (size_t)sz * blk, parent, NULL, 0, -1), st, out);
+out:
     tmp_put(comm, g, tmp);
     return st;
 }
@@ -136,7 +140,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 const coll_algo_t coll_algo_gather_binomial = {
     .kind = COLL_GATHER,
     .name = "binomial",
-    .desc = "binomial tree, each member sends its subtree's blocks in one message; ceil(log2 p) alpha + (p-1)/p n beta",
+    .desc = "binomial tree, each member sends its subtree's blocks in one message; ceil(log2 p) alpha + "
+            "(p-1)/p n beta",
     .cost_us = cost,
     .run = run,
 };

@@ -33,8 +33,8 @@
 
 enum { PUB_SEND = 0 };
 
-coll_status_t coll_gather_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                     size_t n, coll_dtype_t dt, int root)
+coll_status_t coll_gather_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                     void *recvbuf, size_t n, coll_dtype_t dt, int root)
 {
     int p = g->size, me = g->me, ri = coll_group_index(g, root);
     size_t es = coll_dtype_size(dt), blk = n * es;
@@ -60,14 +60,14 @@ coll_status_t coll_gather_direct_run(coll_comm *comm, const coll_group_t *g, con
     const char *zc[MAX_LOCAL];
     int all = 1;
     for (int j = 0; j < p; j++) {
-        zc[j] = coll_shm_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND);   /* NULL for the root */
-        all &= j == ri || zc[j] != NULL;   /* the same answer on every rank */
+        zc[j] = coll_shm_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND); /* NULL for the root */
+        all &= j == ri || zc[j] != NULL; /* the same answer on every rank */
     }
-    if (all) {   /* every member published: the root copies whole blocks */
+    if (all) { /* every member published: the root copies whole blocks */
         for (int j = 0; is_root && j < p; j++)
             if (j != me)
                 memcpy(rb + (size_t)j * blk, zc[j], blk);
-        return coll_shm_barrier(comm);   /* the members' sendbufs are read until here */
+        return coll_shm_barrier(comm); /* the members' sendbufs are read until here */
     }
     for (size_t k = 0, off = 0; off < n; k++, off += cs) {
         if (stage && off + cs < n)
@@ -75,8 +75,9 @@ coll_status_t coll_gather_direct_run(coll_comm *comm, const coll_group_t *g, con
         for (int j = 0; is_root && j < p; j++) {
             if (j == me)
                 continue;
-            const char *src = zc[j] ? zc[j] + off * es
-                                    : (const char *)coll_shm_stage(comm, coll_group_lr(comm, g, j)) + (k % 2) * half;
+            const char *src =
+                zc[j] ? zc[j] + off * es
+                      : (const char *)coll_shm_stage(comm, coll_group_lr(comm, g, j)) + (k % 2) * half;
             memcpy(rb + ((size_t)j * n + off) * es, src, coll_min_sz(cs, n - off) * es);
         }
         COLL_CHECK(coll_shm_barrier(comm));
@@ -87,7 +88,8 @@ coll_status_t coll_gather_direct_run(coll_comm *comm, const coll_group_t *g, con
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     /* p = 1 never touches shared memory */
-    return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL && (g->size == 1 || coll_shm_stage_bytes(comm) >= 64);
+    return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL &&
+           (g->size == 1 || coll_shm_stage_bytes(comm) >= 64);
 }
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
@@ -98,7 +100,7 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     if (g->size == 1)
-        return 0;   /* nothing to move (and no stage to divide by) */
+        return 0; /* nothing to move (and no stage to divide by) */
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes, ov = coll_tuning_oversub(comm);
     double rounds = 1.0 + (double)(size_t)(n / p / ((double)coll_shm_stage_bytes(comm) / 2.0));
@@ -108,7 +110,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 const coll_algo_t coll_algo_gather_direct = {
     .kind = COLL_GATHER,
     .name = "direct",
-    .desc = "shm, one host: members stage blocks (or publish sendbuf), root copies out; 1 barrier per round + 1",
+    .desc =
+        "shm, one host: members stage blocks (or publish sendbuf), root copies out; 1 barrier per round + 1",
     .flags = COLL_ALGO_F_SINGLE_HOST,
     .usable = usable,
     .cost_us = cost,

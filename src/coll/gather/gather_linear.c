@@ -17,8 +17,8 @@
 
 #define BATCH 64
 
-coll_status_t coll_gather_linear_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                     size_t n, coll_dtype_t dt, int root)
+coll_status_t coll_gather_linear_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                     void *recvbuf, size_t n, coll_dtype_t dt, int root)
 {
     int p = g->size, me = g->me, ri = coll_group_index(g, root);
     size_t blk = n * coll_dtype_size(dt);

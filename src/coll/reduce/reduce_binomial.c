@@ -3,9 +3,9 @@
  * partial results one after another (nearest child first: relative rank v+1,
  * v+2, v+4, ..., the shallow subtrees that are ready first), reducing each
  * into its accumulator as it arrives (acc = mine OP child_1, then
- * acc = acc OP child_2, ...), then sends the accumulator to its parent. Leaves send their input untouched; inner
- * non-root members accumulate in working memory (n bytes); the root
- * accumulates in recvbuf (in place when sendbuf == recvbuf).
+ * acc = acc OP child_2, ...), then sends the accumulator to its parent. Leaves send their input untouched;
+ * inner non-root members accumulate in working memory (n bytes); the root accumulates in recvbuf (in place
+ * when sendbuf == recvbuf).
  *
  * Cost (p ranks, n bytes, L = ceil(log2 p)): L (alpha + n beta + n gamma).
  * Latency-optimal; best for small messages (large: pipeline or rs_gather).
@@ -33,7 +33,8 @@ static coll_status_t tmp_get(coll_comm *comm, const coll_group_t *g, size_t byte
     if (g == &comm->world)
         return coll_comm_scratch(comm, bytes, out);
     if (!(*out = malloc(bytes ? bytes : 1)))
-        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "%s: out of memory (%zu bytes)", __FILE__, bytes);
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "%s: out of memory (%zu bytes)", __FILE__,
+                          bytes);
     return COLL_SUCCESS;
 }
 
@@ -43,8 +44,8 @@ static void tmp_put(coll_comm *comm, const coll_group_t *g, void *p)
         free(p);
 }
 
-coll_status_t coll_reduce_binomial_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                       size_t n, coll_dtype_t dt, coll_op_t op, int root)
+coll_status_t coll_reduce_binomial_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                       void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op, int root)
 {
     int p = g->size, me = g->me, ri = coll_group_index(g, root);
     size_t bytes = n * coll_dtype_size(dt);
@@ -66,12 +67,15 @@ coll_status_t coll_reduce_binomial_run(coll_comm *comm, const coll_group_t *g, c
     if (inner)
         COLL_CHECK(tmp_get(comm, g, bytes, &acc));
     coll_status_t st = COLL_SUCCESS;
-    for (int k = nk - 1; k >= 0 && st == COLL_SUCCESS; k--) {   /* nearest (shallowest) child first */
-        st = coll_prim_send_recv_reduce(comm, NULL, 0, -1, acc, src, bytes, g->ranks[kids[k]], dt, op);
+    for (int k = nk - 1; k >= 0; k--) { /* nearest (shallowest) child first */
+        COLL_CHECK_GOTO(
+            coll_prim_send_recv_reduce(comm, NULL, 0, -1, acc, src, bytes, g->ranks[kids[k]], dt, op), st,
+            out);
         src = acc;
     }
-    if (parent >= 0 && st == COLL_SUCCESS)
-        st = coll_prim_sendrecv(comm, src, bytes, g->ranks[parent], NULL, 0, -1);
+    if (parent >= 0)
+        COLL_CHECK_GOTO(coll_prim_sendrecv(comm, src, bytes, g->ranks[parent], NULL, 0, -1), st, out);
+out:
     if (inner)
         tmp_put(comm, g, acc);
     return st;

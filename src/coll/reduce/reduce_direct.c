@@ -36,8 +36,8 @@
 
 enum { PUB_SEND = 0, PUB_RECV = 1 };
 
-coll_status_t coll_reduce_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                     size_t n, coll_dtype_t dt, coll_op_t op, int root)
+coll_status_t coll_reduce_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                     void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op, int root)
 {
     int p = g->size, me = g->me, ri = coll_group_index(g, root);
     size_t es = coll_dtype_size(dt);
@@ -79,13 +79,14 @@ coll_status_t coll_reduce_direct_run(coll_comm *comm, const coll_group_t *g, con
                     src[j] = zc[j] + so * es;
                 if (sc)
                     coll_reduce_multi(out + so * es, src, p, sc, dt, op);
-                return coll_shm_barrier(comm);   /* the root's recvbuf is complete */
+                return coll_shm_barrier(comm); /* the root's recvbuf is complete */
             }
         }
         size_t so = coll_block_offset(cnt, p, me), sc = coll_block_count(cnt, p, me);
         for (int j = 0; j < p; j++)
-            src[j] = (zc[j] ? zc[j] + off * es : (const char *)coll_shm_stage(comm, coll_group_lr(comm, g, j))) +
-                     so * es;
+            src[j] =
+                (zc[j] ? zc[j] + off * es : (const char *)coll_shm_stage(comm, coll_group_lr(comm, g, j))) +
+                so * es;
         if (sc)
             coll_reduce_multi(mine + half + so * es, src, p, sc, dt, op);
         COLL_CHECK(coll_shm_barrier(comm));
@@ -96,13 +97,14 @@ coll_status_t coll_reduce_direct_run(coll_comm *comm, const coll_group_t *g, con
                 memcpy(rb + (off + jo) * es, out_j + jo * es, jc * es);
             }
     }
-    return coll_shm_barrier(comm);   /* the root is done reading the stages */
+    return coll_shm_barrier(comm); /* the root is done reading the stages */
 }
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     /* p = 1 never touches shared memory */
-    return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL && (g->size == 1 || coll_shm_stage_bytes(comm) >= 64);
+    return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL &&
+           (g->size == 1 || coll_shm_stage_bytes(comm) >= 64);
 }
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
@@ -113,18 +115,19 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     if (g->size == 1)
-        return 0;   /* nothing to move (and no stage to divide by) */
+        return 0; /* nothing to move (and no stage to divide by) */
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes, ov = coll_tuning_oversub(comm);
     double chunks = 1.0 + (double)(size_t)(n / ((double)coll_shm_stage_bytes(comm) / 2.0));
-    return (2 * chunks + 1) * l->bar_us * ov + n * l->beta_us_per_b * ov + (p - 1) / p * n * l->gamma_us_per_b * ov +
-           n * l->beta_us_per_b;
+    return (2 * chunks + 1) * l->bar_us * ov + n * l->beta_us_per_b * ov +
+           (p - 1) / p * n * l->gamma_us_per_b * ov + n * l->beta_us_per_b;
 }
 
 const coll_algo_t coll_algo_reduce_direct = {
     .kind = COLL_REDUCE,
     .name = "direct",
-    .desc = "shm, one host: each rank reduces a 1/p slice of staged (or zero-copy) inputs; 2 barriers per chunk + 1",
+    .desc = "shm, one host: each rank reduces a 1/p slice of staged (or zero-copy) inputs; 2 barriers per "
+            "chunk + 1",
     .flags = COLL_ALGO_F_SINGLE_HOST,
     .usable = usable,
     .cost_us = cost,

@@ -40,7 +40,8 @@ static coll_status_t tmp_get(coll_comm *comm, const coll_group_t *g, size_t byte
     if (g == &comm->world)
         return coll_comm_scratch(comm, bytes, out);
     if (!(*out = malloc(bytes ? bytes : 1)))
-        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "%s: out of memory (%zu bytes)", __FILE__, bytes);
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "%s: out of memory (%zu bytes)", __FILE__,
+                          bytes);
     return COLL_SUCCESS;
 }
 
@@ -50,8 +51,8 @@ static void tmp_put(coll_comm *comm, const coll_group_t *g, void *p)
         free(p);
 }
 
-coll_status_t coll_reduce_pipeline_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                       size_t n, coll_dtype_t dt, coll_op_t op, int root)
+coll_status_t coll_reduce_pipeline_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                       void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op, int root)
 {
     int p = g->size, me = g->me, ri = coll_group_index(g, root);
     size_t es = coll_dtype_size(dt);
@@ -69,7 +70,7 @@ coll_status_t coll_reduce_pipeline_run(coll_comm *comm, const coll_group_t *g, c
     int from = nx >= 0 ? g->ranks[nx] : -1, to = pv >= 0 ? g->ranks[pv] : -1;
     size_t chunk = chunk_elems(es), nc = (n + chunk - 1) / chunk;
     const char *sb = sendbuf;
-    char *acc[2] = {recvbuf, recvbuf};   /* the root accumulates in place in recvbuf */
+    char *acc[2] = {recvbuf, recvbuf}; /* the root accumulates in place in recvbuf */
     void *tmp = NULL;
     int inner = to >= 0 && from >= 0;
     if (inner) {
@@ -80,18 +81,21 @@ coll_status_t coll_reduce_pipeline_run(coll_comm *comm, const coll_group_t *g, c
     coll_status_t st = COLL_SUCCESS;
     /* step s: receive-reduce chunk s (s < nc), forward chunk s-1 (s >= 1); the
      * tail has nothing to receive, so it runs one step ahead: step s sends chunk s */
-    for (size_t s = from < 0 ? 1 : 0; s <= nc && st == COLL_SUCCESS; s++) {
+    for (size_t s = from < 0 ? 1 : 0; s <= nc; s++) {
         size_t rcnt = s < nc ? coll_min_sz(chunk, n - s * chunk) : 0;
         size_t scnt = s >= 1 ? coll_min_sz(chunk, n - (s - 1) * chunk) : 0;
-        const char *sptr = NULL;   /* the root (to < 0) never sends */
+        const char *sptr = NULL; /* the root (to < 0) never sends */
         if (s >= 1 && to >= 0)
             sptr = from < 0 ? sb + (s - 1) * chunk * es : acc[(s - 1) % 2];
         char *rdst = NULL;
         if (s < nc)
             rdst = to < 0 ? acc[0] + s * chunk * es : acc[s % 2];
-        st = coll_prim_send_recv_reduce(comm, sptr, scnt * es, to, rdst, s < nc ? sb + s * chunk * es : NULL,
-                                        rcnt * es, from, dt, op);
+        COLL_CHECK_GOTO(coll_prim_send_recv_reduce(comm, sptr, scnt * es, to, rdst,
+                                                   s < nc ? sb + s * chunk * es : NULL, rcnt * es, from, dt,
+                                                   op),
+                        st, out);
     }
+out:
     if (inner)
         tmp_put(comm, g, tmp);
     return st;
@@ -120,7 +124,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 const coll_algo_t coll_algo_reduce_pipeline = {
     .kind = COLL_REDUCE,
     .name = "pipeline",
-    .desc = "chain to the root, receive-reduce in COLL_CHUNK pieces; (p-2+c)(alpha + n/c (beta+gamma)), large",
+    .desc =
+        "chain to the root, receive-reduce in COLL_CHUNK pieces; (p-2+c)(alpha + n/c (beta+gamma)), large",
     .cost_us = cost,
     .run = run,
 };

@@ -30,7 +30,7 @@
 #include "coll/reduce/reduce.h"
 #include "coll/tuning.h"
 
-#define GATHER_BATCH 64   /* receives posted per step at the root */
+#define GATHER_BATCH 64 /* receives posted per step at the root */
 
 /* Working memory: the communicator scratch when this algorithm is the
  * outermost of the call (it runs on the world group), else a private block,
@@ -40,7 +40,8 @@ static coll_status_t tmp_get(coll_comm *comm, const coll_group_t *g, size_t byte
     if (g == &comm->world)
         return coll_comm_scratch(comm, bytes, out);
     if (!(*out = malloc(bytes ? bytes : 1)))
-        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "%s: out of memory (%zu bytes)", __FILE__, bytes);
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "%s: out of memory (%zu bytes)", __FILE__,
+                          bytes);
     return COLL_SUCCESS;
 }
 
@@ -58,8 +59,8 @@ static void tmp_put(coll_comm *comm, const coll_group_t *g, void *p)
  * is sent in step s+1). Whole segments per step: the transports stream and
  * reduce a message piece by piece, so cutting segments into chunks would only
  * add alpha per chunk (the steps of a ring cannot overlap). */
-static coll_status_t reduce_scatter(coll_comm *comm, const coll_group_t *g, const char *sb, char *rb, char *tmp,
-                                    size_t n, coll_dtype_t dt, coll_op_t op, const char **own)
+static coll_status_t reduce_scatter(coll_comm *comm, const coll_group_t *g, const char *sb, char *rb,
+                                    char *tmp, size_t n, coll_dtype_t dt, coll_op_t op, const char **own)
 {
     int p = g->size, me = g->me;
     size_t es = coll_dtype_size(dt), segmax = coll_block_count(n, p, 0) * es;
@@ -98,8 +99,8 @@ static coll_status_t gather_at_root(coll_comm *comm, const coll_group_t *g, char
     return COLL_SUCCESS;
 }
 
-coll_status_t coll_reduce_rs_gather_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                        size_t n, coll_dtype_t dt, coll_op_t op, int root)
+coll_status_t coll_reduce_rs_gather_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                        void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op, int root)
 {
     int p = g->size, me = g->me, ri = coll_group_index(g, root);
     size_t es = coll_dtype_size(dt);
@@ -119,9 +120,11 @@ coll_status_t coll_reduce_rs_gather_run(coll_comm *comm, const coll_group_t *g, 
     }
     void *tmp;
     COLL_CHECK(tmp_get(comm, g, 2 * coll_block_count(n, p, 0) * es, &tmp));
-    coll_status_t st = reduce_scatter(comm, g, sendbuf, NULL, tmp, n, dt, op, &own);
-    if (st == COLL_SUCCESS)
-        st = coll_prim_sendrecv(comm, own, coll_block_count(n, p, coll_ring_next(me, p)) * es, root, NULL, 0, -1);
+    coll_status_t st;
+    COLL_CHECK_GOTO(reduce_scatter(comm, g, sendbuf, NULL, tmp, n, dt, op, &own), st, out);
+    size_t own_bytes = coll_block_count(n, p, coll_ring_next(me, p)) * es;
+    COLL_CHECK_GOTO(coll_prim_sendrecv(comm, own, own_bytes, root, NULL, 0, -1), st, out);
+out:
     tmp_put(comm, g, tmp);
     return st;
 }
@@ -146,7 +149,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 const coll_algo_t coll_algo_reduce_rs_gather = {
     .kind = COLL_REDUCE,
     .name = "rs_gather",
-    .desc = "Rabenseifner: ring reduce-scatter + gather of the p segments at the root; 2(p-1)/p n beta, large messages",
+    .desc = "Rabenseifner: ring reduce-scatter + gather of the p segments at the root; 2(p-1)/p n beta, "
+            "large messages",
     .cost_us = cost,
     .run = run,
 };

@@ -1,15 +1,16 @@
 /*
  * reduce_scatter_direct.c - shared-memory ReduceScatter for the ranks of one
- * host. Each rank stages its input, a barrier, then rank i reduces block i
- * straight out of every peer's stage into its own receive buffer, in the fixed
- * order 0..p-1 (run to run identical, whichever rank is slow). No output stage
- * and no second copy: the result lands in recvbuf directly.
+ * host. Each rank stages its input blocks for the others, a barrier, then rank
+ * i reduces block i straight out of every peer's stage (its own contribution
+ * out of its send buffer) into its own receive buffer, in the fixed order
+ * 0..p-1 (run to run identical, whichever rank is slow). No output stage and
+ * no second copy: the result lands in recvbuf directly.
  *
  * The stage half holds one chunk of every block, c = (COLL_BUFFSIZE/2)/p
  * bytes each (slot j = chunk of block j); chunks alternate between the two
- * halves of the stage, so one barrier per chunk suffices (the barrier before
- * chunk k+1 also proves everybody finished reading chunk k-1, the previous user
- * of that half). With zero-copy send buffers on every rank nothing is staged:
+ * halves of the stage, so one barrier per chunk suffices (a rank reaches the
+ * barrier after chunk k+1 only once it has read chunk k: see the example in
+ * allgather_direct.c). With zero-copy send buffers on every rank nothing is staged:
  * one barrier, then each rank reduces its block from the peers' send buffers.
  * Stage protocol as in allgather_direct.c: only the first half of the stage is
  * written before the first barrier, and a final barrier ends the call.
@@ -17,8 +18,9 @@
  * the double-buffered small exchange instead: one synchronisation in all.
  *
  * In place (recvbuf == sendbuf + me*count) the result overwrites my own
- * input block, which only I read: the reduction then goes through a small
- * scratch buffer (64 KiB at a time) so that the fixed order 0..p-1 is kept.
+ * input block, which only I read; coll_reduce_multi accumulates through a
+ * private block buffer when out is one of its inputs, so the fixed order
+ * 0..p-1 is kept.
  *
  * Cost (p ranks, n = total input bytes, c = ceil(n / (COLL_BUFFSIZE/2)) chunks):
  *   (c + 1) barriers + (p-1)/p n beta (copy in) + (p-1)/p n gamma
@@ -35,41 +37,8 @@
 #include "transport/shm.h"
 
 #define MAX_LOCAL 1024
-#define ALIAS_TMP_BYTES (64 * 1024)
 
 enum { PUB_SEND = 0 };
-
-static int overlaps(const void *a, const void *b, size_t len)
-{
-    return (const char *)a < (const char *)b + len && (const char *)b < (const char *)a + len;
-}
-
-/* out = src[0] OP ... OP src[p-1] over cnt elements, even when out is one of
- * the inputs other than src[0] (in place): then through scratch, piecewise. */
-static coll_status_t reduce_into(coll_comm *comm, char *out, const char **src, int p, size_t cnt,
-                                 coll_dtype_t dt, coll_op_t op)
-{
-    size_t es = coll_dtype_size(dt);
-    int alias = out != src[0] && overlaps(out, src[0], cnt * es);
-    for (int j = 1; j < p; j++)
-        alias |= overlaps(out, src[j], cnt * es);
-    if (!alias) {
-        coll_reduce_multi(out, (const void *const *)src, p, cnt, dt, op);
-        return COLL_SUCCESS;
-    }
-    size_t step = ALIAS_TMP_BYTES / es;
-    char *tmp;
-    const void *in[MAX_LOCAL];
-    COLL_CHECK(coll_comm_scratch(comm, step * es, (void **)&tmp));
-    for (size_t o = 0; o < cnt; o += step) {
-        size_t m = coll_min_sz(step, cnt - o);
-        for (int j = 0; j < p; j++)
-            in[j] = src[j] + o * es;
-        coll_reduce_multi(tmp, in, p, m, dt, op);
-        memcpy(out + o * es, tmp, m * es);
-    }
-    return COLL_SUCCESS;
-}
 
 static int peer_sendbufs(coll_comm *comm, const coll_group_t *g, const char **zc)
 {
@@ -95,7 +64,8 @@ static coll_status_t small(coll_comm *comm, const coll_group_t *g, const char *s
     COLL_CHECK(coll_shm_small_post(comm, sb, (size_t)p * n * es, &seq));
     COLL_CHECK(coll_shm_small_wait_all(comm, seq));
     for (int j = 0; j < p; j++)
-        src[j] = (const char *)coll_shm_small_peer(comm, coll_group_lr(comm, g, j), seq) + (size_t)g->me * n * es;
+        src[j] =
+            (const char *)coll_shm_small_peer(comm, coll_group_lr(comm, g, j), seq) + (size_t)g->me * n * es;
     coll_reduce_multi(rb, src, p, n, dt, op);
     coll_shm_small_done(comm, seq);
     return COLL_SUCCESS;
@@ -119,8 +89,8 @@ coll_status_t coll_reduce_scatter_direct_run(coll_comm *comm, const coll_group_t
         return small(comm, g, sb, rb, n, dt, op);
     size_t half = coll_shm_stage_bytes(comm) / 2, c = half / es / (size_t)p;
     if (c == 0)
-        return coll_error(COLL_ERR_UNSUPPORTED, COLL_SUB_COLL, "reduce_scatter direct: stage of %zu bytes too small for %d ranks",
-                          half * 2, p);
+        return coll_error(COLL_ERR_UNSUPPORTED, COLL_SUB_COLL,
+                          "reduce_scatter direct: stage of %zu bytes too small for %d ranks", half * 2, p);
     int reg = coll_shm_is_registered(comm, sb, (size_t)p * n * es);
     coll_shm_publish(comm, PUB_SEND, reg ? sb : NULL);
     char *mine = coll_shm_stage(comm, coll_group_lr(comm, g, me));
@@ -129,22 +99,23 @@ coll_status_t coll_reduce_scatter_direct_run(coll_comm *comm, const coll_group_t
         size_t cnt = coll_min_sz(c, n - off), h = (k % 2) * half;
         if (!reg)
             for (int i = 0; i < p; i++)
-                if (i != me)   /* my own block is read from sendbuf */
+                if (i != me) /* my own block is read from sendbuf */
                     memcpy(mine + h + (size_t)i * c * es, sb + ((size_t)i * n + off) * es, cnt * es);
         COLL_CHECK(coll_shm_barrier(comm));
         if (k == 0 && peer_sendbufs(comm, g, zc)) {
             for (int j = 0; j < p; j++)
                 src[j] = zc[j] + (size_t)me * n * es;
-            COLL_CHECK(reduce_into(comm, rb, src, p, n, dt, op));
+            coll_reduce_multi(rb, (const void *const *)src, p, n, dt, op);
             break;
         }
         for (int j = 0; j < p; j++)
-            src[j] = zc[j] ? zc[j] + ((size_t)me * n + off) * es
+            src[j] = zc[j]     ? zc[j] + ((size_t)me * n + off) * es
                      : j == me ? sb + ((size_t)me * n + off) * es
-                               : (const char *)coll_shm_stage(comm, coll_group_lr(comm, g, j)) + h + (size_t)me * c * es;
-        COLL_CHECK(reduce_into(comm, rb + off * es, src, p, cnt, dt, op));
+                               : (const char *)coll_shm_stage(comm, coll_group_lr(comm, g, j)) + h +
+                                     (size_t)me * c * es;
+        coll_reduce_multi(rb + off * es, (const void *const *)src, p, cnt, dt, op);
     }
-    return coll_shm_barrier(comm);   /* peers are done reading my stage and buffers */
+    return coll_shm_barrier(comm); /* peers are done reading my stage and buffers */
 }
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
@@ -164,7 +135,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     double p = g->size, n = (double)a->bytes, ov = coll_tuning_oversub(comm);
     double half = (double)coll_shm_stage_bytes(comm) / 2.0;
     double chunks = half > 0 ? 1.0 + floor(n / half) : 1.0;
-    if (n <= (double)coll_shm_small_max(comm))   /* small exchange: everything copied in, 1 sync */
+    if (n <= (double)coll_shm_small_max(comm)) /* small exchange: everything copied in, 1 sync */
         return l->bar_us * ov + n * l->beta_us_per_b + (p - 1) / p * n * l->gamma_us_per_b * ov;
     return (chunks + 1) * l->bar_us * ov + (p - 1) / p * n * (l->beta_us_per_b + l->gamma_us_per_b * ov);
 }
@@ -172,7 +143,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 const coll_algo_t coll_algo_reduce_scatter_direct = {
     .kind = COLL_REDUCE_SCATTER,
     .name = "direct",
-    .desc = "shared memory, one host: inputs staged (or zero-copy), rank i reduces block i from every peer in order 0..p-1",
+    .desc = "shared memory, one host: inputs staged (or zero-copy), rank i reduces block i from every peer "
+            "in order 0..p-1",
     .flags = COLL_ALGO_F_SINGLE_HOST,
     .usable = usable,
     .cost_us = cost,

@@ -52,7 +52,7 @@ coll_status_t coll_reduce_scatter_ring_run(coll_comm *comm, const coll_group_t *
     chunk = coll_min_sz(chunk, n);
     /* private, not comm->scratch: the executor reads and writes it during the
      * steps, and neither a transport nor a caller may share it */
-    char *tmp = p > 2 ? malloc(2 * chunk * es) : NULL;   /* p = 2 receives straight into recvbuf */
+    char *tmp = p > 2 ? malloc(2 * chunk * es) : NULL; /* p = 2 receives straight into recvbuf */
     if (p > 2 && !tmp)
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "reduce_scatter ring: cannot allocate %zu bytes",
                           2 * chunk * es);
@@ -63,8 +63,8 @@ coll_status_t coll_reduce_scatter_ring_run(coll_comm *comm, const coll_group_t *
             size_t sblk = (size_t)coll_mod(me - 1 - s, p), rblk = (size_t)coll_mod(me - 2 - s, p);
             const char *src = s == 0 ? sb + (sblk * n + off) * es : tmp + (size_t)((s - 1) % 2) * chunk * es;
             char *dst = s == p - 2 ? rb + off * es : tmp + (size_t)(s % 2) * chunk * es;
-            COLL_CHECK_GOTO(coll_prim_send_recv_reduce(comm, src, bytes, right, dst, sb + (rblk * n + off) * es,
-                                                       bytes, left, dt, op),
+            COLL_CHECK_GOTO(coll_prim_send_recv_reduce(comm, src, bytes, right, dst,
+                                                       sb + (rblk * n + off) * es, bytes, left, dt, op),
                             st, out);
         }
     }
@@ -81,7 +81,7 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
-    double ov = coll_tuning_oversub(comm);   /* ranks per core: every step may wait for a context switch */
+    double ov = coll_tuning_oversub(comm); /* ranks per core: every step may wait for a context switch */
     double p = g->size, n = (double)a->bytes;
     double chunks = 1.0 + n / p / (double)coll_cfg_size(COLL_CFG_CHUNK);
     double beta = l->beta_us_per_b * (coll_group_is_local(comm, g) ? 2.0 : 1.0); /* shm: copy in + out */

@@ -3,7 +3,8 @@
  * one host: reduce_scatter_direct.c with unequal counts. Each rank stages its
  * input blocks for the others, a barrier, then rank i reduces block i out of
  * every peer's stage (its own part out of its send buffer) into its receive
- * buffer, in the fixed order 0..p-1; in place through a small scratch buffer.
+ * buffer, in the fixed order 0..p-1 (in place too: coll_reduce_multi accepts
+ * out == one of its inputs).
  *
  * Chunking keeps every rank busy in every chunk: the data go in K chunks and
  * block j contributes c_j = ceil(counts[j] / K) elements to each, so a stage
@@ -36,41 +37,8 @@
 #include "transport/shm.h"
 
 #define MAX_LOCAL 1024
-#define ALIAS_TMP_BYTES (64 * 1024)
 
 enum { PUB_SEND = 0 };
-
-static int overlaps(const void *a, const void *b, size_t len)
-{
-    return (const char *)a < (const char *)b + len && (const char *)b < (const char *)a + len;
-}
-
-/* out = src[0] OP ... OP src[p-1] over cnt elements, even when out is one of
- * the inputs other than src[0] (in place): then through scratch, piecewise. */
-static coll_status_t reduce_into(coll_comm *comm, char *out, const char **src, int p, size_t cnt,
-                                 coll_dtype_t dt, coll_op_t op)
-{
-    size_t es = coll_dtype_size(dt);
-    int alias = out != src[0] && overlaps(out, src[0], cnt * es);
-    for (int j = 1; j < p; j++)
-        alias |= overlaps(out, src[j], cnt * es);
-    if (!alias) {
-        coll_reduce_multi(out, (const void *const *)src, p, cnt, dt, op);
-        return COLL_SUCCESS;
-    }
-    size_t step = ALIAS_TMP_BYTES / es;
-    char *tmp;
-    const void *in[MAX_LOCAL];
-    COLL_CHECK(coll_comm_scratch(comm, step * es, (void **)&tmp));
-    for (size_t o = 0; o < cnt; o += step) {
-        size_t m = coll_min_sz(step, cnt - o);
-        for (int j = 0; j < p; j++)
-            in[j] = src[j] + o * es;
-        coll_reduce_multi(tmp, in, p, m, dt, op);
-        memcpy(out + o * es, tmp, m * es);
-    }
-    return COLL_SUCCESS;
-}
 
 static int peer_sendbufs(coll_comm *comm, const coll_group_t *g, const char **zc)
 {
@@ -131,8 +99,8 @@ coll_status_t coll_reduce_scatterv_direct_run(coll_comm *comm, const coll_group_
         return small(comm, g, sb, rb, extent, counts, displs, dt, op);
     size_t half = coll_shm_stage_bytes(comm) / 2, cap = half / es;
     if (cap <= (size_t)p)
-        return coll_error(COLL_ERR_UNSUPPORTED, COLL_SUB_COLL, "reduce_scatterv direct: stage of %zu bytes too small for %d ranks",
-                          half * 2, p);
+        return coll_error(COLL_ERR_UNSUPPORTED, COLL_SUB_COLL,
+                          "reduce_scatterv direct: stage of %zu bytes too small for %d ranks", half * 2, p);
     size_t nk = (total + (cap - (size_t)p) - 1) / (cap - (size_t)p);
     size_t myc = (counts[me] + nk - 1) / nk, myslot = 0;
     for (int j = 0; j < me; j++)
@@ -146,7 +114,7 @@ coll_status_t coll_reduce_scatterv_direct_run(coll_comm *comm, const coll_group_
         if (!reg)
             for (size_t i = 0, o = 0; i < (size_t)p; i++) {
                 size_t ci = (counts[i] + nk - 1) / nk, cnt = piece(counts[i], k * ci, ci);
-                if (cnt && i != (size_t)me)   /* my own block is read from sendbuf */
+                if (cnt && i != (size_t)me) /* my own block is read from sendbuf */
                     memcpy(mine + h + o * es, sb + (displs[i] + k * ci) * es, cnt * es);
                 o += ci;
             }
@@ -155,7 +123,7 @@ coll_status_t coll_reduce_scatterv_direct_run(coll_comm *comm, const coll_group_
             for (int j = 0; j < p; j++)
                 src[j] = zc[j] + displs[me] * es;
             if (counts[me])
-                COLL_CHECK(reduce_into(comm, rb, src, p, counts[me], dt, op));
+                coll_reduce_multi(rb, (const void *const *)src, p, counts[me], dt, op);
             break;
         }
         size_t cnt = piece(counts[me], k * myc, myc);
@@ -163,11 +131,12 @@ coll_status_t coll_reduce_scatterv_direct_run(coll_comm *comm, const coll_group_
             continue;
         for (int j = 0; j < p; j++)
             src[j] = zc[j] ? zc[j] + (displs[me] + k * myc) * es
-                     : j == me ? sb + (displs[me] + k * myc) * es
-                               : (const char *)coll_shm_stage(comm, coll_group_lr(comm, g, j)) + h + myslot * es;
-        COLL_CHECK(reduce_into(comm, rb + k * myc * es, src, p, cnt, dt, op));
+                     : j == me
+                         ? sb + (displs[me] + k * myc) * es
+                         : (const char *)coll_shm_stage(comm, coll_group_lr(comm, g, j)) + h + myslot * es;
+        coll_reduce_multi(rb + k * myc * es, (const void *const *)src, p, cnt, dt, op);
     }
-    return coll_shm_barrier(comm);   /* peers are done reading my stage and buffers */
+    return coll_shm_barrier(comm); /* peers are done reading my stage and buffers */
 }
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
@@ -179,7 +148,8 @@ static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_
 /* a->counts / a->displs are indexed by member of g (global rank on the world). */
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    return coll_reduce_scatterv_direct_run(comm, g, a->sendbuf, a->recvbuf, a->counts, a->displs, a->dt, a->op);
+    return coll_reduce_scatterv_direct_run(comm, g, a->sendbuf, a->recvbuf, a->counts, a->displs, a->dt,
+                                           a->op);
 }
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
@@ -191,15 +161,17 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
         m = (double)a->counts[i] * es > m ? (double)a->counts[i] * es : m;
     double half = (double)coll_shm_stage_bytes(comm) / 2.0;
     double chunks = half > 0 ? 1.0 + floor(n / half) : 1.0;
-    if (n <= (double)coll_shm_small_max(comm))   /* small exchange: everything copied in, 1 sync */
+    if (n <= (double)coll_shm_small_max(comm)) /* small exchange: everything copied in, 1 sync */
         return l->bar_us * ov + n * l->beta_us_per_b + (p - 1) * m * l->gamma_us_per_b * ov;
-    return (chunks + 1) * l->bar_us * ov + (p - 1) / p * n * l->beta_us_per_b + (p - 1) * m * l->gamma_us_per_b * ov;
+    return (chunks + 1) * l->bar_us * ov + (p - 1) / p * n * l->beta_us_per_b +
+           (p - 1) * m * l->gamma_us_per_b * ov;
 }
 
 const coll_algo_t coll_algo_reduce_scatterv_direct = {
     .kind = COLL_REDUCE_SCATTERV,
     .name = "direct",
-    .desc = "shared memory, one host: inputs staged in proportional slots (or zero-copy), rank i reduces block i in order 0..p-1",
+    .desc = "shared memory, one host: inputs staged in proportional slots (or zero-copy), rank i reduces "
+            "block i in order 0..p-1",
     .flags = COLL_ALGO_F_SINGLE_HOST,
     .usable = usable,
     .cost_us = cost,

@@ -53,18 +53,19 @@ coll_status_t coll_reduce_scatterv_ring_run(coll_comm *comm, const coll_group_t 
     chunk = coll_min_sz(chunk, maxc);
     /* private, not comm->scratch: the executor reads and writes it during the
      * steps, and neither a transport nor a caller may share it */
-    char *tmp = p > 2 ? malloc(2 * chunk * es) : NULL;   /* p = 2 receives straight into recvbuf */
+    char *tmp = p > 2 ? malloc(2 * chunk * es) : NULL; /* p = 2 receives straight into recvbuf */
     if (p > 2 && !tmp)
-        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "reduce_scatterv ring: cannot allocate %zu bytes",
-                          2 * chunk * es);
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL,
+                          "reduce_scatterv ring: cannot allocate %zu bytes", 2 * chunk * es);
     coll_status_t st = COLL_SUCCESS;
     for (size_t off = 0; off < maxc; off += chunk) {
         for (int s = 0; s < p - 1; s++) {
             int sblk = coll_mod(me - 1 - s, p), rblk = coll_mod(me - 2 - s, p);
-            const char *src = s == 0 ? sb + (displs[sblk] + off) * es : tmp + (size_t)((s - 1) % 2) * chunk * es;
+            const char *src =
+                s == 0 ? sb + (displs[sblk] + off) * es : tmp + (size_t)((s - 1) % 2) * chunk * es;
             char *dst = s == p - 2 ? rb + off * es : tmp + (size_t)(s % 2) * chunk * es;
-            COLL_CHECK_GOTO(coll_prim_send_recv_reduce(comm, src, piece(counts[sblk], off, chunk) * es, right, dst,
-                                                       sb + (displs[rblk] + off) * es,
+            COLL_CHECK_GOTO(coll_prim_send_recv_reduce(comm, src, piece(counts[sblk], off, chunk) * es, right,
+                                                       dst, sb + (displs[rblk] + off) * es,
                                                        piece(counts[rblk], off, chunk) * es, left, dt, op),
                             st, out);
         }
@@ -83,7 +84,7 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
-    double ov = coll_tuning_oversub(comm);   /* ranks per core: every step may wait for a context switch */
+    double ov = coll_tuning_oversub(comm); /* ranks per core: every step may wait for a context switch */
     double p = g->size, es = (double)coll_dtype_size(a->dt), m = 0;
     for (int i = 0; i < g->size; i++)
         m = (double)a->counts[i] * es > m ? (double)a->counts[i] * es : m;

@@ -37,7 +37,8 @@ static coll_status_t tmp_get(coll_comm *comm, const coll_group_t *g, size_t byte
     if (g == &comm->world)
         return coll_comm_scratch(comm, bytes, out);
     if (!(*out = malloc(bytes ? bytes : 1)))
-        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "%s: out of memory (%zu bytes)", __FILE__, bytes);
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "%s: out of memory (%zu bytes)", __FILE__,
+                          bytes);
     return COLL_SUCCESS;
 }
 
@@ -53,24 +54,27 @@ static coll_status_t send_to(coll_comm *comm, int peer, const void *buf, size_t 
 }
 
 /* Root: send child c the blocks of its subtree (sc members from c on, mod p). */
-static coll_status_t root_send(coll_comm *comm, const coll_group_t *g, const char *sb, size_t blk, int ri, int c)
+static coll_status_t root_send(coll_comm *comm, const coll_group_t *g, const char *sb, size_t blk, int ri,
+                               int c)
 {
     int p = g->size, sc = coll_tree_binomial_subtree(c, ri, p);
-    int a = c;   /* the child's range holds members c, c+1, ... (mod p) */
+    int a = c; /* the child's range holds members c, c+1, ... (mod p) */
     if (a + sc <= p)
         return send_to(comm, g->ranks[c], sb + (size_t)a * blk, (size_t)sc * blk);
-    void *tmp;   /* members a..p-1 then 0..a+sc-p-1 */
+    void *tmp; /* members a..p-1 then 0..a+sc-p-1 */
     size_t first = (size_t)(p - a) * blk;
     COLL_CHECK(tmp_get(comm, g, (size_t)sc * blk, &tmp));
     memcpy(tmp, sb + (size_t)a * blk, first);
     memcpy((char *)tmp + first, sb, (size_t)sc * blk - first);
-    coll_status_t st = send_to(comm, g->ranks[c], tmp, (size_t)sc * blk);
+    coll_status_t st;
+    COLL_CHECK_GOTO(send_to(comm, g->ranks[c], tmp, (size_t)sc * blk), st, out);
+out:
     tmp_put(comm, g, tmp);
     return st;
 }
 
-coll_status_t coll_scatter_binomial_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                        size_t n, coll_dtype_t dt, int root)
+coll_status_t coll_scatter_binomial_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                        void *recvbuf, size_t n, coll_dtype_t dt, int root)
 {
     int p = g->size, me = g->me, ri = coll_group_index(g, root);
     size_t blk = n * coll_dtype_size(dt);
@@ -94,14 +98,16 @@ coll_status_t coll_scatter_binomial_run(coll_comm *comm, const coll_group_t *g, 
     int v = coll_tree_rel(me, ri, p), sz = coll_tree_binomial_subtree(me, ri, p);
     void *tmp;
     COLL_CHECK(tmp_get(comm, g, (size_t)sz * blk, &tmp));
-    coll_status_t st = coll_prim_sendrecv(comm, NULL, 0, -1, tmp, (size_t)sz * blk, parent);
-    if (st == COLL_SUCCESS)
-        memcpy(recvbuf, tmp, blk);
-    for (int k = 0; k < nk && st == COLL_SUCCESS; k++) {
+    coll_status_t st;
+    COLL_CHECK_GOTO(coll_prim_sendrecv(comm, NULL, 0, -1, tmp, (size_t)sz * blk, parent), st, out);
+    memcpy(recvbuf, tmp, blk);
+    for (int k = 0; k < nk; k++) {
         int c = kids[k];
         size_t off = (size_t)(coll_tree_rel(c, ri, p) - v) * blk;
-        st = send_to(comm, g->ranks[c], (char *)tmp + off, (size_t)coll_tree_binomial_subtree(c, ri, p) * blk);
+        size_t len = (size_t)coll_tree_binomial_subtree(c, ri, p) * blk;
+        COLL_CHECK_GOTO(send_to(comm, g->ranks[c], (char *)tmp + off, len), st, out);
     }
+out:
     tmp_put(comm, g, tmp);
     return st;
 }
@@ -125,7 +131,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 const coll_algo_t coll_algo_scatter_binomial = {
     .kind = COLL_SCATTER,
     .name = "binomial",
-    .desc = "binomial tree, each child gets its subtree's blocks in one message; ceil(log2 p) alpha + (p-1)/p n beta",
+    .desc = "binomial tree, each child gets its subtree's blocks in one message; ceil(log2 p) alpha + "
+            "(p-1)/p n beta",
     .cost_us = cost,
     .run = run,
 };

@@ -41,8 +41,8 @@ static void stage_round(char *h, const char *sb, int p, int me, size_t n, size_t
             memcpy(h + (size_t)j * cs * es, sb + ((size_t)j * n + off) * es, cnt * es);
 }
 
-coll_status_t coll_scatter_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                      size_t n, coll_dtype_t dt, int root)
+coll_status_t coll_scatter_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                      void *recvbuf, size_t n, coll_dtype_t dt, int root)
 {
     int p = g->size, me = g->me, ri = coll_group_index(g, root);
     size_t es = coll_dtype_size(dt), blk = n * es;
@@ -68,14 +68,15 @@ coll_status_t coll_scatter_direct_run(coll_comm *comm, const coll_group_t *g, co
     if (zc) {
         if (!is_root)
             memcpy(rb, zc + (size_t)me * blk, blk);
-        return coll_shm_barrier(comm);   /* the root's sendbuf is read until here */
+        return coll_shm_barrier(comm); /* the root's sendbuf is read until here */
     }
     for (size_t k = 0, off = 0; off < n; k++, off += cs) {
         if (is_root) {
             if (off + cs < n)
                 stage_round(stage + ((k + 1) % 2) * half, sb, p, me, n, cs, off + cs, es);
         } else {
-            memcpy(rb + off * es, stage + (k % 2) * half + (size_t)me * cs * es, coll_min_sz(cs, n - off) * es);
+            memcpy(rb + off * es, stage + (k % 2) * half + (size_t)me * cs * es,
+                   coll_min_sz(cs, n - off) * es);
         }
         COLL_CHECK(coll_shm_barrier(comm));
     }
@@ -97,7 +98,7 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     if (g->size == 1)
-        return 0;   /* nothing to move (and no stage to divide by) */
+        return 0; /* nothing to move (and no stage to divide by) */
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes, ov = coll_tuning_oversub(comm);
     double rounds = 1.0 + (double)(size_t)(n / ((double)coll_shm_stage_bytes(comm) / 2.0));

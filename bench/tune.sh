@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# bench/tune.sh - measure every algorithm of each collective on local ranks and
+# print, per (collective, ranks, size), the fastest one: the data behind the
+# single-host rules in src/coll/tuning_rules.c.
+#
+#   bench/tune.sh [-c allreduce,broadcast,...] [-p 2,4] [-s 8K,64K,1M,8M,64M] [-r REPS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+COLLS=allreduce,allgather,reduce_scatter,broadcast,reduce,alltoall,scatter
+RANKS=2,4; SIZES=8K,64K,256K,1M,8M,64M; REPS=3
+while getopts "c:p:s:r:" o; do
+    case $o in c) COLLS=$OPTARG ;; p) RANKS=$OPTARG ;; s) SIZES=$OPTARG ;; r) REPS=$OPTARG ;; *) exit 2 ;; esac
+done
+make -s lib bin/all_reduce_test
+mkdir -p build/bench
+cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Ibench -o build/bench/coll_bench bench/coll_bench.c lib/libcoll.a -pthread -lm -ldl
+raw=$(mktemp); trap 'rm -f "$raw"' EXIT
+for c in ${COLLS//,/ }; do
+    algos=$(./bin/all_reduce_test --list-algos | awk -v k="$c" '$1 == k && $2 !~ /hier/ {print $2}')
+    for p in ${RANKS//,/ }; do
+        for a in $algos; do
+            COLL_ALGO="$c=$a" timeout 300 build/bench/coll_bench -p "$p" -c "$c" -s "$SIZES" -r "$REPS" -l "$a" 2>/dev/null \
+                | grep '^RESULT' >>"$raw" || true
+        done
+        timeout 300 build/bench/coll_bench -p "$p" -c "$c" -s "$SIZES" -r "$REPS" -l auto 2>/dev/null | grep '^RESULT' >>"$raw" || true
+    done
+done
+/usr/bin/python3 - "$raw" <<'PY'
+import sys, collections
+best = collections.OrderedDict(); auto = {}; every = collections.defaultdict(dict)
+for l in open(sys.argv[1]):
+    f = l.split()
+    label, coll, p, b, t = f[1], f[2], int(f[3]), int(f[4]), float(f[5])
+    if label == 'auto':
+        auto[(coll, p, b)] = (f[8] if len(f) > 8 else '?', t); continue
+    every[(coll, p, b)][label] = t
+    k = (coll, p, b)
+    if k not in best or t < best[k][1]: best[k] = (label, t)
+print('| collective | ranks | bytes | fastest | us | auto picks | auto us | all (us) |')
+print('|---|---|---|---|---|---|---|---|')
+for k, (a, t) in best.items():
+    au = auto.get(k, ('?', float('nan')))
+    alls = ' '.join('%s=%.1f' % (x, y) for x, y in sorted(every[k].items(), key=lambda z: z[1]))
+    print('| %s | %d | %d | %s | %.1f | %s | %.1f | %s |' % (k[0], k[1], k[2], a, t, au[0], au[1], alls))
+PY

@@ -13,6 +13,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "coll/tuning.h"
+#include "coll/tuning_rules.h"
 
 #define ALGO(x) extern const coll_algo_t coll_algo_##x;
 #include "coll/algo_list.h"
@@ -185,6 +186,21 @@ coll_status_t coll_algo_select(coll_comm *comm, const coll_group_t *g, const col
         if (!warned[a->kind]++ && g == &comm->world)
             COLL_WARN(COLL_SUB_TUNING, "forced %s algorithm '%s' cannot run here (%s); choosing automatically",
                       coll_kind_name(a->kind), f->name, f->desc);
+    }
+    if (!coll_cfg_bool(COLL_CFG_TUNING_RULES_OFF)) {
+        int host = coll_group_is_local(comm, g);
+        for (int i = 0; coll_tuning_rules[i].algo; i++) {
+            const coll_tuning_rule_t *r = &coll_tuning_rules[i];
+            if (r->kind != a->kind || g->size < r->pmin || g->size > r->pmax || a->bytes < r->bytes_min ||
+                a->bytes > r->bytes_max || (r->scope == COLL_RULE_HOST && !host))
+                continue;
+            const coll_algo_t *al = coll_algo_find(a->kind, r->algo);
+            if (al && coll_algo_is_usable(al, comm, g, a)) {
+                COLL_DEBUG(COLL_SUB_TUNING, "  rule %d: %s/%s", i, coll_kind_name(a->kind), al->name);
+                *out = al;
+                return COLL_SUCCESS;
+            }
+        }
     }
     const coll_algo_t *best = NULL, *any = NULL;
     double best_cost = 0;

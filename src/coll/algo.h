@@ -65,7 +65,8 @@ int coll_algo_is_usable(const coll_algo_t *al, const coll_comm *comm, const coll
 /* Choose for this call on group g (forced -> cost model). */
 coll_status_t coll_algo_select(coll_comm *comm, const coll_group_t *g, const coll_args_t *a,
                                const coll_algo_t **out);
-/* Force programmatically ("allreduce=ring;..." or a bare name); NULL clears. */
+/* Force programmatically ("allreduce=ring;..." or a bare name); NULL clears.
+ * Replaces the whole forced set: name every collective to force in one spec. */
 coll_status_t coll_algo_force(const char *spec);
 /* Validate a COLL_ALGO-style spec; message names the bad name and the allowed ones. */
 coll_status_t coll_algo_check_spec(const char *spec, char *err, size_t errlen);

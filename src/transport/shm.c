@@ -162,9 +162,11 @@ static coll_status_t open_segment(struct coll_shm *s)
 coll_status_t coll_shm_setup(coll_comm *comm)
 {
     if (comm->local_size <= 1 || coll_cfg_bool(COLL_CFG_SHM_DISABLE)) {
-        /* keep the barrier count identical on every rank */
+        /* keep the barrier count identical on every rank (hosts with one rank
+         * and hosts with several go through the same bootstrap barriers) */
         COLL_CHECK(coll_bootstrap_barrier(&comm->bs));
-        return coll_bootstrap_barrier(&comm->bs);
+        COLL_CHECK(coll_bootstrap_barrier(&comm->bs));
+        return coll_shm_cma_probe(comm);
     }
     struct coll_shm *s = calloc(1, sizeof *s);
     if (!s)

@@ -28,6 +28,10 @@ static ssize_t cma_read(pid_t pid, void *dst, const void *remote, size_t len)
 coll_status_t coll_shm_cma_probe(coll_comm *comm)
 {
     struct coll_shm *s = comm->shm;
+    if (!s) {   /* no local peers: only take part in the barriers */
+        COLL_CHECK(coll_bootstrap_barrier(&comm->bs));
+        return coll_bootstrap_barrier(&comm->bs);
+    }
     s->probe_word = 0x636f6c6c636d6131ull;   /* "collcma1" */
     s->ranks[s->me].probe_addr = (uint64_t)(uintptr_t)&s->probe_word;
     COLL_CHECK(coll_bootstrap_barrier(&comm->bs));

@@ -17,8 +17,8 @@ for layout in "2,2" "2,1,2 -q" "2,1,2 -I -q" "1,1,1 -q" "3,1 -q" "2,2 -I -q"; do
     r=$?
     echo "$out" | grep -E 'FAILED|matrix:|failed|expected' | head -40
     if [ $r -ne 0 ]; then echo "== matrix -H $layout failed (exit $r)"; rc=1; fi
-    # what may be n/a: shm-only algorithms (direct, shm) across hosts; hier with one rank per host
-    single=$(echo "$out" | grep 'n/a here' | grep -vE '^\S+ +(direct|shm) ')
+    # what may be n/a: shm-only algorithms (direct, shm, cma) across hosts; hier with one rank per host
+    single=$(echo "$out" | grep 'n/a here' | grep -vE '^\S+ +(direct|shm|cma) ')
     case "$layout" in 1,1,1*) single=$(echo "$single" | grep -v ' hier ') ;; esac
     if [ -n "$single" ]; then
         echo "== matrix -H $layout: algorithms that could not be forced across hosts:"; echo "$single"; rc=1

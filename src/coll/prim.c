@@ -29,6 +29,7 @@ void coll_waiter_init(coll_waiter_t *w, const coll_comm *comm)
 {
     w->deadline = comm->exec_timeout_s > 0 ? coll_now() + comm->exec_timeout_s : 0;
     w->spins = 0;
+    w->yields = 0;
     w->suspect = -1;
 }
 
@@ -121,6 +122,15 @@ coll_status_t coll_waiter_idle(coll_waiter_t *w, coll_comm *comm, uint32_t seen,
             return check_fatal(w, comm, waiting_for, n);
         return COLL_SUCCESS;
     }
+    if (w->yields < (unsigned)comm->yields) {
+        /* oversubscribed: hand the core to a rank that has work, cheaper than a
+         * futex sleep and wake-up; bounded, then block */
+        w->yields++;
+        if ((w->yields & 15) == 0)
+            COLL_CHECK(check_fatal(w, comm, waiting_for, n));
+        sched_yield();
+        return COLL_SUCCESS;
+    }
     COLL_CHECK(check_fatal(w, comm, waiting_for, n));
     if (nfds > 0) {
         /* tcp pending: poll the sockets; with shm also pending, come back soon */
@@ -132,6 +142,7 @@ coll_status_t coll_waiter_idle(coll_waiter_t *w, coll_comm *comm, uint32_t seen,
         sched_yield();
     }
     w->spins = comm->spin / 2u;   /* after a wake-up, spin a little before sleeping again */
+    w->yields = 0;
     return COLL_SUCCESS;
 }
 

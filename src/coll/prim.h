@@ -62,6 +62,7 @@ coll_status_t coll_prim_send_recv_reduce(coll_comm *comm, const void *sbuf, size
 typedef struct {
     double deadline;          /* coll_now() value, 0 = none */
     unsigned spins;
+    unsigned yields;
     int suspect;              /* local peer seen dead once, confirmed on the next idle call */
 } coll_waiter_t;
 void coll_waiter_init(coll_waiter_t *w, const coll_comm *comm);

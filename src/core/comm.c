@@ -248,8 +248,15 @@ coll_status_t coll_comm_init_rank(coll_comm_t *out, int nranks, coll_unique_id_t
             goto fail;
         }
     COLL_CHECK_GOTO(build_topology(comm), st, fail);
-    if (comm->local_size > online_cpus() && comm->spin > 50)
-        comm->spin = 50;   /* oversubscribed: a spinning waiter steals the core of a working rank */
+    comm->yields = (int)coll_cfg_int(COLL_CFG_YIELD);
+    if (comm->local_size > online_cpus()) {
+        if (comm->spin > 50)
+            comm->spin = 50;   /* oversubscribed: a spinning waiter steals the core of a working rank */
+        if (comm->yields < 0)
+            comm->yields = 64;  /* ... but yielding hands it straight to one */
+    } else if (comm->yields < 0) {
+        comm->yields = 4;
+    }
 
     COLL_CHECK_GOTO(coll_shm_setup(comm), st, fail);
     /* peers not served by shm (other hosts, or COLL_SHM_DISABLE) use tcp */

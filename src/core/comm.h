@@ -71,6 +71,7 @@ struct coll_comm {
     size_t cur_bytes;
     double exec_timeout_s, connect_timeout_s;
     int spin;
+    int yields;                          /* sched_yield rounds before blocking */
 
     /* scratch, grown on demand and reused (never freed per call) */
     void *scratch;

@@ -27,6 +27,7 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
     X(CMA_MIN, "COLL_CMA_MIN", SIZE, "256K", "bytes", "point-to-point messages between ranks of a host from this size go by one CMA copy") \
     X(SHM_DISABLE, "COLL_SHM_DISABLE", BOOL, "0", "", "use TCP even between ranks of one host")          \
     X(SPIN, "COLL_SPIN", INT, "2000", "iterations", "busy-wait iterations before a waiting rank blocks (0 = block at once)") \
+    X(YIELD, "COLL_YIELD", INT, "-1", "", "sched_yield rounds after spinning, before blocking (-1 = auto: 64 when ranks outnumber cores, else 4)") \
     X(CONNECT_TIMEOUT, "COLL_CONNECT_TIMEOUT", DOUBLE, "120", "s", "bootstrap and transport setup timeout (0 = never)") \
     X(EXEC_TIMEOUT, "COLL_EXEC_TIMEOUT", DOUBLE, "300", "s", "a collective waiting for a peer longer than this fails (0 = never)") \
     X(SOCKET_IFNAME, "COLL_SOCKET_IFNAME", STR, "", "", "interfaces: 'eth,enp' prefix, '^docker' exclude prefix, '=eth0' exact, '^=eth0' exclude exact") \

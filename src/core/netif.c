@@ -344,7 +344,13 @@ coll_status_t coll_netif_select(int family, struct sockaddr_storage *addr, char 
     if (ip[0]) {
         st = select_if_ip(all, ip, family, addr, ifname, len);
     } else if (spec[0]) {
-        a = pick_first(all, family, spec, -1);
+        /* among the interfaces the spec allows, the default preference still
+         * holds (real, then virtual, then loopback): '^docker' must not pick lo */
+        a = NULL;
+        for (int cls = COLL_NETIF_REAL; cls <= COLL_NETIF_LOOPBACK && !a; cls++)
+            a = pick_first(all, family, spec, cls);
+        if (!a)
+            a = pick_first(all, family, spec, -1);
         if (a) {
             copy_addr(a, addr, ifname, len);
             COLL_INFO(COLL_SUB_BOOTSTRAP,

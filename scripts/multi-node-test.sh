@@ -17,7 +17,8 @@
 #   -o DIR           output directory (default results/multinode-<date>)
 #   --skip-check     do not run pre-test-check.sh first
 #   --extra "ARGS"   extra arguments for every test binary (e.g. "-d fp16 -n 50")
-# Every COLL_* variable set here is forwarded to all ranks. Exit 0 when every
+# Every COLL_* variable set here is forwarded to all ranks, except the per-host
+# ones (COLL_HOST_ID, COLL_IF_IP, COLL_SHM_PREFIX: dropped, with a note). Exit 0 when every
 # operator passed, 1 when one failed (check or run), 2 on a bad command line,
 # 3 when the pre-test check failed.
 set -u
@@ -26,6 +27,11 @@ BIN=$(cd "$here/../bin" 2>/dev/null && pwd || echo "$here/../bin")
 NODES= NPUS= MODE=quick OPS= MPI= MPIRUN= SSH=ssh OUT= SKIP=0 EXTRA=
 die() { echo "multi-node-test: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
+    # an option that takes a value must have one (else `shift 2` fails and loops forever)
+    case "$1" in
+        --nodes|--npus|--mode|--ops|--mpi|--mpirun|--ssh|--bin|-o|--extra)
+            [ $# -ge 2 ] || die "option $1 needs a value (see --help)" ;;
+    esac
     case "$1" in
         --nodes) NODES=${2:-}; shift 2 ;;
         --npus) NPUS=${2:-}; shift 2 ;;
@@ -38,7 +44,7 @@ while [ $# -gt 0 ]; do
         -o) OUT=${2:-}; shift 2 ;;
         --skip-check) SKIP=1; shift ;;
         --extra) EXTRA=${2:-}; shift 2 ;;
-        -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown argument '$1' (see --help)" ;;
     esac
 done
@@ -59,6 +65,7 @@ if [ -z "$MPI" ]; then
 fi
 [ -n "$OUT" ] || OUT=results/multinode-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$OUT" || die "cannot create $OUT"
+OUT=$(cd "$OUT" && pwd)   # absolute: rank 0 may start in another directory (mpirun's -wdir rules)
 NR=$(( ${#HOSTS[@]} * NPUS ))
 echo "multi-node-test: ${#HOSTS[@]} hosts x $NPUS ranks = $NR ranks, $MPI ($MPIRUN), mode $MODE, output $OUT"
 
@@ -70,28 +77,45 @@ fi
 # Hostfile in the detected implementation's format; environment forwarding.
 HF=$OUT/hostfile
 : >"$HF"
-envs=$(env | sed -n 's/^\(COLL_[A-Z_0-9]*\)=.*/\1/p' | tr '\n' ' ')
+# Not forwarded, and removed from the launcher's environment (MPICH's hydra
+# passes its whole environment on): settings that describe one host or one
+# process, wrong on every other host (COLL_HOST_ID copied from here would put
+# all ranks "on this host": shared memory across hosts fails).
+PERHOST="COLL_HOST_ID COLL_IF_IP COLL_SHM_PREFIX"
+for v in $PERHOST; do
+    [ -n "${!v+x}" ] && echo "multi-node-test: $v is set here ('${!v}'): not passed to the ranks (it is per host)"
+done
+envs=$(env | sed -n 's/^\(COLL_[A-Z_0-9]*\)=.*/\1/p' | grep -vxE "$(echo $PERHOST | tr ' ' '|')" | tr '\n' ' ')
 sshw=$OUT/ssh-wrapper.sh
 printf '#!/bin/sh\nexec %s "$@"\n' "$SSH" >"$sshw"; chmod +x "$sshw"
 if [ "$MPI" = openmpi ]; then
     for h in "${HOSTS[@]}"; do echo "$h slots=$NPUS" >>"$HF"; done
-    LAUNCH=("$MPIRUN" --hostfile "$HF" -n "$NR" --mca plm_rsh_agent "$sshw")
+    LAUNCH=(env $(printf -- '-u %s ' $PERHOST) "$MPIRUN" --hostfile "$HF" -n "$NR" --mca plm_rsh_agent "$sshw")
     [ "$(id -u)" -eq 0 ] && LAUNCH+=(--allow-run-as-root)
     for e in $envs; do LAUNCH+=(-x "$e"); done
 else
     for h in "${HOSTS[@]}"; do echo "$h:$NPUS" >>"$HF"; done
-    LAUNCH=("$MPIRUN" -f "$HF" -n "$NR" -launcher ssh -launcher-exec "$sshw")
+    LAUNCH=(env $(printf -- '-u %s ' $PERHOST) "$MPIRUN" -f "$HF" -n "$NR" -launcher ssh -launcher-exec "$sshw")
     [ -n "$envs" ] && LAUNCH+=(-genvlist "$(echo $envs | tr ' ' ',')")
 fi
 
-fails=0
+fails=0 inputs=()
 for op in "${OPLIST[@]}"; do
     echo "== $op"
     "${LAUNCH[@]}" "$BIN/${op}_test" -p "$NPUS" $SIZES $EXTRA --json "$OUT/$op.json" 2>&1 | tee "$OUT/$op.log"
     rc=${PIPESTATUS[0]}
     if [ "$rc" -ne 0 ]; then echo "multi-node-test: $op FAILED (exit $rc)"; fails=$((fails + 1)); fi
+    # rank 0 writes the JSON on its host: the first of --nodes. Run from a host
+    # outside the list without a shared $OUT, it is not here: report from the log.
+    if [ -s "$OUT/$op.json" ]; then inputs+=("$OUT/$op.json")
+    elif [ "$rc" -eq 0 ]; then
+        echo "multi-node-test: no $OUT/$op.json here (written on ${HOSTS[0]}?): the report uses $op.log"
+        inputs+=("$OUT/$op.log")
+    fi
 done
-"$here/collbench-report" "$OUT"/*.json -o "$OUT/report" >/dev/null 2>"$OUT/report.err" \
-    && echo "report: $OUT/report/index.html" || { echo "multi-node-test: report failed:"; cat "$OUT/report.err"; }
+if [ ${#inputs[@]} -eq 0 ]; then echo "multi-node-test: no results, no report"
+elif "$here/collbench-report" "${inputs[@]}" -o "$OUT/report" >/dev/null 2>"$OUT/report.err"; then
+    echo "report: $OUT/report/index.html"
+else echo "multi-node-test: report failed:"; cat "$OUT/report.err"; fi
 echo "multi-node-test: $(( ${#OPLIST[@]} - fails )) of ${#OPLIST[@]} operators passed"
 [ $fails -eq 0 ]

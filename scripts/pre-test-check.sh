@@ -8,7 +8,9 @@
 # /dev/shm; open-file limit; net.core.somaxconn; the interface towards the
 # other hosts up, and its speed. For every ordered pair of hosts: a port of the
 # configured range reachable, checked with collbench's own TCP test
-# (`collbench net`, a real transfer, not a ping). One line per check and host:
+# (`collbench net`, a real transfer, not a ping; server on B, client on A, the
+# line is B's: "port P  reachable from A" or FAIL "not reachable from A: why").
+# One line per check and host:
 #   OK | WARN | FAIL  host  check  detail
 # then a summary. Exit 0 when nothing failed (warnings allowed), 1 on any
 # FAIL, 2 on a bad command line.
@@ -29,14 +31,18 @@ here=$(cd "$(dirname "$0")" && pwd)
 BIN=$(cd "$here/../bin" 2>/dev/null && pwd || echo "$here/../bin")
 SSH=ssh MPIRUN=mpirun PORTS=() MIN_MEM=2 MIN_SHM=1 MIN_NOFILE=4096 MIN_SOMAX=1024 TO=20
 HOSTS=()
-usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { awk 'NR > 1 && !/^#/ {exit} NR > 1' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "pre-test-check: $*" >&2; exit 2; }
 isnum() { [[ "$1" =~ ^[0-9]+([.][0-9]+)?$ ]]; }
 while [ $# -gt 0 ]; do
     case "$1" in
-        --bin) BIN=${2:?}; shift 2 ;;
-        --ssh) SSH=${2:?}; shift 2 ;;
-        --mpirun) MPIRUN=${2:?}; shift 2 ;;
+        --bin|--ssh|--mpirun|--port|--min-mem-gb|--min-shm-gb|--min-nofile|--min-somaxconn|--timeout)
+            [ $# -ge 2 ] && [ -n "$2" ] || die "option $1 needs a value (see --help)" ;;
+    esac
+    case "$1" in
+        --bin) BIN=$2; shift 2 ;;
+        --ssh) SSH=$2; shift 2 ;;
+        --mpirun) MPIRUN=$2; shift 2 ;;
         --port) [[ "${2:-}" =~ ^[0-9]+$ ]] && [ "$2" -ge 1 ] && [ "$2" -le 65535 ] || die "invalid --port '${2:-}': allowed 1..65535"; PORTS+=("$2"); shift 2 ;;
         --min-mem-gb) isnum "${2:-}" || die "invalid --min-mem-gb '${2:-}': a number"; MIN_MEM=$2; shift 2 ;;
         --min-shm-gb) isnum "${2:-}" || die "invalid --min-shm-gb '${2:-}': a number"; MIN_SHM=$2; shift 2 ;;
@@ -71,7 +77,12 @@ rscript() { # rscript HOST SCRIPT ARGS...: run a bash script on HOST (fed on std
 # What each host reports about itself (key=value lines).
 probe='
 echo version=$("$1/all_reduce_test" --version 2>/dev/null | head -1)
-echo mpi=$($2 --version 2>/dev/null | grep -m1 -iE "open mpi|hydra|mpich|version" | tr -s " ")
+echo mpi=$($2 --version 2>&1 | awk "
+    !n && /OpenRTE|Open MPI/ { n = \"Open MPI \" \$NF }
+    /HYDRA build details/ { hy = 1 }
+    !n && hy && /Version:/ { n = \"MPICH (hydra) \" \$2 }
+    !n && /Intel\\(R\\) MPI|MVAPICH/ { n = \$0 }
+    END { print n }" | tr -s " ")
 echo nproc=$(nproc)
 echo load=$(cut -d" " -f1 /proc/loadavg)
 echo memkb=$(awk "/MemAvailable/ {print \$2}" /proc/meminfo)
@@ -80,10 +91,19 @@ echo nofile=$(ulimit -n)
 echo somax=$(cat /proc/sys/net/core/somaxconn 2>/dev/null)
 echo host=$(hostname)
 '
+# State from netlink (`ip link`), not /sys/class/net: sysfs shows the network
+# namespace of whoever mounted it (a container's or a namespace's own
+# interfaces are missing there); the speed only where sysfs's ifindex matches.
 ifprobe='
 addr=$(getent ahosts "$1" | awk "NR==1 {print \$1}")
+[ -n "$addr" ] || exit 0
 dev=$(ip -o route get "$addr" 2>/dev/null | sed -n "s/.* dev \([^ ]*\).*/\1/p")
-echo "$dev $(cat /sys/class/net/$dev/operstate 2>/dev/null) $(cat /sys/class/net/$dev/speed 2>/dev/null)"
+[ -n "$dev" ] || exit 0
+l=$(ip -o link show dev "$dev" 2>/dev/null)
+state=$(echo "$l" | sed -n "s/.* state \([A-Za-z]*\).*/\1/p" | tr A-Z a-z)
+speed=
+[ -n "$l" ] && [ "$(cat /sys/class/net/$dev/ifindex 2>/dev/null)" = "${l%%:*}" ] && speed=$(cat /sys/class/net/$dev/speed 2>/dev/null)
+echo "$dev ${state:-?} ${speed:-?}"
 '
 local_info=$(bash -s -- "$BIN" "$MPIRUN" <<<"$probe" 2>/dev/null)
 get() { echo "$1" | sed -n "s/^$2=//p" | head -1; }
@@ -134,31 +154,47 @@ done
 n=${#HOSTS[@]}
 for ((i = 0; i < n; i++)); do
     a=${HOSTS[$i]}; [ -n "${UP[$a]:-}" ] || continue
-    peer=${HOSTS[$(((i + 1) % n))]}
-    [ "$n" -eq 1 ] && peer=$a
+    # the next host that answered ssh (one that does not resolve is the ssh FAIL already)
+    peer=$a
+    for ((k = 1; k < n; k++)); do
+        c=${HOSTS[$(((i + k) % n))]}
+        [ -n "${UP[$c]:-}" ] && { peer=$c; break; }
+    done
     ifinfo=$(rscript "$a" "$ifprobe" "$peer" 2>/dev/null)
     read -r dev state speed <<<"$ifinfo"
-    if [ -z "$dev" ]; then report FAIL "$a" interface "no route to $peer"
+    if [ -z "$dev" ]; then report FAIL "$a" interface "no route to $peer (or $peer does not resolve on $a)"
     elif [ "$dev" = lo ]; then report OK "$a" interface "lo (towards $peer)"
-    elif [ "$state" != up ] && [ "$state" != unknown ]; then report FAIL "$a" interface "$dev is $state"
-    else report OK "$a" interface "$dev ${state:-?}, ${speed:-?} Mb/s (towards $peer)"; fi
+    elif [ "$state" = "?" ]; then report WARN "$a" interface "$dev: state unknown (towards $peer)"
+    elif [ "$state" != up ] && [ "$state" != unknown ]; then report FAIL "$a" interface "$dev is $state (towards $peer)"
+    else
+        case $speed in ''|'?'|-1) speed="speed ?" ;; *) speed="$speed Mb/s" ;; esac
+        report OK "$a" interface "$dev $state, $speed (towards $peer)"
+    fi
 done
+SRVLOG=$(mktemp)
+trap 'rm -f "$SRVLOG"' EXIT
 for port in "${PORTS[@]}"; do
     for ((i = 0; i < n; i++)); do
         for ((j = 0; j < n; j++)); do
             [ $i -eq $j ] && continue
             a=${HOSTS[$i]} b=${HOSTS[$j]}
             [ -n "${UP[$a]:-}" ] && [ -n "${UP[$b]:-}" ] || continue
-            rsh "$b" "$BIN/collbench" net -p "$port" --timeout 10 >/dev/null 2>&1 &
+            # server on b, client on a; a failure is b's: its port is not
+            # reachable (blocked, taken, nothing listening) - reported under b.
+            # Wait for the server to end (its --timeout) before the next pair
+            # reuses the port on b.
+            rsh "$b" "$BIN/collbench" net -p "$port" --timeout 10 >"$SRVLOG" 2>&1 &
             srv=$!
             res=$(rsh "$a" "$BIN/collbench" net "$b" -p "$port" -s 1M -n 20 --connect-timeout 5 --retry 5 2>&1)
             rc=$?
             wait $srv 2>/dev/null
             if [ $rc -eq 0 ]; then
                 bw=$(echo "$res" | awk '$1 ~ /^[0-9]+$/ && NF >= 5 {print $4; exit}')
-                report OK "$a" "port $port" "-> $b reachable, ${bw:-?} GB/s"
+                report OK "$b" "port $port" "reachable from $a, ${bw:-?} GB/s"
             else
-                report FAIL "$a" "port $port" "-> $b: $(echo "$res" | tail -1)"
+                why=$(echo "$res" | grep -v '^ *$' | tail -1)
+                srv_why=$(grep -iE 'error|cannot|in use|denied|no client' "$SRVLOG" | tail -1)
+                report FAIL "$b" "port $port" "not reachable from $a: $why${srv_why:+ (server on $b: $srv_why)}"
             fi
         done
     done

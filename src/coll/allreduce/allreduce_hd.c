@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "coll/algo.h"
+#include "core/config.h"
 #include "coll/allreduce/allreduce.h"
 #include "coll/coll_util.h"
 #include "coll/hd.h"
@@ -85,6 +86,12 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double beta = l->beta_us_per_b * (coll_group_is_local(comm, g) ? 2.0 : 1.0); /* shm: copy in + out */
+    /* Across hosts each step moves whole halves, with no chunk pipelining:
+     * measured on two namespace hosts (bench/results/multihost-20261202.md),
+     * 64 MiB hd 0.73-0.87 GB/s vs ring 1.64-1.92, and ring with pipelining off
+     * (COLL_CHUNK=64M) 0.87: count the transfer twice once halves exceed a chunk. */
+    if (!coll_group_is_local(comm, g) && (double)a->bytes / 2 > (double)coll_cfg_size(COLL_CFG_CHUNK))
+        beta *= 2.0;
     return coll_allreduce_hd_cost(l, beta, g->size, (double)a->bytes, coll_tuning_oversub(comm));
 }
 

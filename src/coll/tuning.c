@@ -132,11 +132,7 @@ const coll_link_cost_t *coll_tuning_link(const coll_comm *comm, const coll_group
 
 double coll_tuning_oversub(const coll_comm *comm)
 {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    int most = comm->local_size;
-    for (int h = 0; h < comm->nhosts; h++)
-        if (comm->host_nranks[h] > most)
-            most = comm->host_nranks[h];
-    double r = n > 0 ? (double)most / (double)n : 1.0;
-    return r > 1.0 ? r : 1.0;
+    /* computed once at init from every host's CPU count, so that every rank
+     * gets the same answer (and no sysfs read on the hot path) */
+    return comm->oversub >= 1.0 ? comm->oversub : 1.0;
 }

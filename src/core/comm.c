@@ -236,6 +236,7 @@ coll_status_t coll_comm_init_rank(coll_comm_t *out, int nranks, coll_unique_id_t
     read_host_identity(&me);
     me.pid = (int32_t)getpid();
     me.rank = rank;
+    me.ncpus = online_cpus();
     comm->peers = calloc((size_t)nranks, sizeof *comm->peers);
     if (!comm->peers) {
         st = coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "out of memory");
@@ -248,6 +249,13 @@ coll_status_t coll_comm_init_rank(coll_comm_t *out, int nranks, coll_unique_id_t
             goto fail;
         }
     COLL_CHECK_GOTO(build_topology(comm), st, fail);
+    comm->oversub = 1.0;
+    for (int h = 0; h < comm->nhosts; h++) {
+        int c = comm->peers[comm->leader_ranks[h]].ncpus;
+        double r = c > 0 ? (double)comm->host_nranks[h] / c : 1.0;
+        if (r > comm->oversub)
+            comm->oversub = r;
+    }
     comm->yields = (int)coll_cfg_int(COLL_CFG_YIELD);
     if (comm->local_size > online_cpus()) {
         if (comm->spin > 50)

@@ -23,6 +23,7 @@ typedef struct {
     uint16_t family, port;
     uint8_t addr[16];
     char ifname[32];
+    int32_t ncpus;              /* online CPUs of this rank's host */
 } coll_peer_info_t;
 
 /* An ordered subset of the ranks (the world, one host's ranks, the same local
@@ -52,6 +53,7 @@ struct coll_comm {
     int *leader_ranks;                   /* [nhosts] local rank 0 of each host */
     coll_group_t world, local, leaders;
     int uniform_hosts;                   /* every host has the same number of ranks */
+    double oversub;                      /* max over hosts of ranks / online CPUs (>= 1), same on every rank */
 
     /* transports: the one used towards each peer (NULL for self) */
     const struct coll_transport_ops **tp;   /* [nranks] */

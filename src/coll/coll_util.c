@@ -3,8 +3,10 @@
  */
 #include "coll/coll_util.h"
 
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/log.h"
 #include "core/reduce.h"
 #include "coll/tuning.h"
 
@@ -44,4 +46,19 @@ int coll_group_is_host(const coll_comm *comm, const coll_group_t *g)
     if (g->size == 1)
         return 1;
     return comm->shm && g->size == comm->local_size && coll_group_is_local(comm, g);
+}
+
+coll_status_t coll_tmp_get(coll_comm *comm, const coll_group_t *g, size_t bytes, void **out)
+{
+    if (g == &comm->world)
+        return coll_comm_scratch(comm, bytes, out);
+    if (!(*out = malloc(bytes ? bytes : 1)))
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "out of memory (%zu bytes of working memory)", bytes);
+    return COLL_SUCCESS;
+}
+
+void coll_tmp_put(coll_comm *comm, const coll_group_t *g, void *p)
+{
+    if (g != &comm->world)
+        free(p);
 }

@@ -37,4 +37,11 @@ static inline int coll_group_lr(const coll_comm *comm, const coll_group_t *g, in
     return comm->rank_local[g->ranks[i]];
 }
 
+/* Working memory for an algorithm: the communicator scratch when it runs on
+ * the world group (it is then the outermost algorithm of the call), else a
+ * private block, since the scratch belongs to the outermost algorithm (comm.h).
+ * Release with coll_tmp_put. */
+coll_status_t coll_tmp_get(coll_comm *comm, const coll_group_t *g, size_t bytes, void **out);
+void coll_tmp_put(coll_comm *comm, const coll_group_t *g, void *p);
+
 #endif

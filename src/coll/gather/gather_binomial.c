@@ -2,7 +2,7 @@
  * gather_binomial.c - binomial-tree Gather, the mirror of scatter_binomial.
  * The subtree of relative rank v is the contiguous range of relative ranks
  * [v, v + size) (tree.h): an inner member puts its own block first in the
- * working memory (see tmp_get), receives every child's range right behind it (all
+ * working memory (see coll_tmp_get), receives every child's range right behind it (all
  * children at once), and sends the whole range to its parent as one message.
  * Leaves send their block straight from sendbuf.
  *
@@ -30,25 +30,6 @@
 #include "coll/tree.h"
 #include "coll/tuning.h"
 
-/* Working memory: the communicator scratch when this algorithm is the
- * outermost of the call (it runs on the world group), else a private block,
- * since the scratch belongs to the outermost algorithm (comm.h). */
-static coll_status_t tmp_get(coll_comm *comm, const coll_group_t *g, size_t bytes, void **out)
-{
-    if (g == &comm->world)
-        return coll_comm_scratch(comm, bytes, out);
-    if (!(*out = malloc(bytes ? bytes : 1)))
-        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "%s: out of memory (%zu bytes)", __FILE__,
-                          bytes);
-    return COLL_SUCCESS;
-}
-
-static void tmp_put(coll_comm *comm, const coll_group_t *g, void *p)
-{
-    if (g != &comm->world)
-        free(p);
-}
-
 static coll_status_t root_gather(coll_comm *comm, const coll_group_t *g, char *rb, size_t blk, int ri,
                                  const int *kids, int nk)
 {
@@ -62,7 +43,7 @@ static coll_status_t root_gather(coll_comm *comm, const coll_group_t *g, char *r
         char *dst = rb + (size_t)a * blk;
         if (a + sc > p) { /* members a..p-1 then 0..a+sc-p-1 */
             void *tmp;
-            COLL_CHECK(tmp_get(comm, g, (size_t)sc * blk, &tmp));
+            COLL_CHECK(coll_tmp_get(comm, g, (size_t)sc * blk, &tmp));
             dst = wrap_tmp = tmp;
             wrap_a = a;
             wrap_sc = sc;
@@ -78,7 +59,7 @@ static coll_status_t root_gather(coll_comm *comm, const coll_group_t *g, char *r
     }
 out:
     if (wrap_tmp)
-        tmp_put(comm, g, wrap_tmp);
+        coll_tmp_put(comm, g, wrap_tmp);
     return st;
 }
 
@@ -104,7 +85,7 @@ coll_status_t coll_gather_binomial_run(coll_comm *comm, const coll_group_t *g, c
         return coll_prim_sendrecv(comm, sendbuf, blk, parent, NULL, 0, -1);
     int v = coll_tree_rel(me, ri, p), sz = coll_tree_binomial_subtree(me, ri, p);
     void *tmp;
-    COLL_CHECK(tmp_get(comm, g, (size_t)sz * blk, &tmp));
+    COLL_CHECK(coll_tmp_get(comm, g, (size_t)sz * blk, &tmp));
     memcpy(tmp, sendbuf, blk);
     coll_prim_t ops[COLL_TREE_MAX_CHILDREN];
     for (int k = 0; k < nk; k++) {
@@ -117,7 +98,7 @@ coll_status_t coll_gather_binomial_run(coll_comm *comm, const coll_group_t *g, c
     COLL_CHECK_GOTO(coll_prim_run(comm, ops, nk, COLL_UINT8, COLL_SUM), st, out);
     COLL_CHECK_GOTO(coll_prim_sendrecv(comm, tmp, (size_t)sz * blk, parent, NULL, 0, -1), st, out);
 out:
-    tmp_put(comm, g, tmp);
+    coll_tmp_put(comm, g, tmp);
     return st;
 }
 

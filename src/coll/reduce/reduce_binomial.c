@@ -25,25 +25,6 @@
 #include "coll/tree.h"
 #include "coll/tuning.h"
 
-/* Working memory: the communicator scratch when this algorithm is the
- * outermost of the call (it runs on the world group), else a private block,
- * since the scratch belongs to the outermost algorithm (comm.h). */
-static coll_status_t tmp_get(coll_comm *comm, const coll_group_t *g, size_t bytes, void **out)
-{
-    if (g == &comm->world)
-        return coll_comm_scratch(comm, bytes, out);
-    if (!(*out = malloc(bytes ? bytes : 1)))
-        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "%s: out of memory (%zu bytes)", __FILE__,
-                          bytes);
-    return COLL_SUCCESS;
-}
-
-static void tmp_put(coll_comm *comm, const coll_group_t *g, void *p)
-{
-    if (g != &comm->world)
-        free(p);
-}
-
 coll_status_t coll_reduce_binomial_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                        void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op, int root)
 {
@@ -65,7 +46,7 @@ coll_status_t coll_reduce_binomial_run(coll_comm *comm, const coll_group_t *g, c
     const void *src = sendbuf;
     void *acc = recvbuf;
     if (inner)
-        COLL_CHECK(tmp_get(comm, g, bytes, &acc));
+        COLL_CHECK(coll_tmp_get(comm, g, bytes, &acc));
     coll_status_t st = COLL_SUCCESS;
     for (int k = nk - 1; k >= 0; k--) { /* nearest (shallowest) child first */
         COLL_CHECK_GOTO(
@@ -77,7 +58,7 @@ coll_status_t coll_reduce_binomial_run(coll_comm *comm, const coll_group_t *g, c
         COLL_CHECK_GOTO(coll_prim_sendrecv(comm, src, bytes, g->ranks[parent], NULL, 0, -1), st, out);
 out:
     if (inner)
-        tmp_put(comm, g, acc);
+        coll_tmp_put(comm, g, acc);
     return st;
 }
 

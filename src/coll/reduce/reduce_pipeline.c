@@ -32,25 +32,6 @@ static size_t chunk_elems(size_t es)
     return c ? c : 1;
 }
 
-/* Working memory: the communicator scratch when this algorithm is the
- * outermost of the call (it runs on the world group), else a private block,
- * since the scratch belongs to the outermost algorithm (comm.h). */
-static coll_status_t tmp_get(coll_comm *comm, const coll_group_t *g, size_t bytes, void **out)
-{
-    if (g == &comm->world)
-        return coll_comm_scratch(comm, bytes, out);
-    if (!(*out = malloc(bytes ? bytes : 1)))
-        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "%s: out of memory (%zu bytes)", __FILE__,
-                          bytes);
-    return COLL_SUCCESS;
-}
-
-static void tmp_put(coll_comm *comm, const coll_group_t *g, void *p)
-{
-    if (g != &comm->world)
-        free(p);
-}
-
 coll_status_t coll_reduce_pipeline_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                        void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op, int root)
 {
@@ -74,7 +55,7 @@ coll_status_t coll_reduce_pipeline_run(coll_comm *comm, const coll_group_t *g, c
     void *tmp = NULL;
     int inner = to >= 0 && from >= 0;
     if (inner) {
-        COLL_CHECK(tmp_get(comm, g, 2 * chunk * es, &tmp));
+        COLL_CHECK(coll_tmp_get(comm, g, 2 * chunk * es, &tmp));
         acc[0] = tmp;
         acc[1] = (char *)tmp + chunk * es;
     }
@@ -97,7 +78,7 @@ coll_status_t coll_reduce_pipeline_run(coll_comm *comm, const coll_group_t *g, c
     }
 out:
     if (inner)
-        tmp_put(comm, g, tmp);
+        coll_tmp_put(comm, g, tmp);
     return st;
 }
 

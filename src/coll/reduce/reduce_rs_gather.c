@@ -32,25 +32,6 @@
 
 #define GATHER_BATCH 64 /* receives posted per step at the root */
 
-/* Working memory: the communicator scratch when this algorithm is the
- * outermost of the call (it runs on the world group), else a private block,
- * since the scratch belongs to the outermost algorithm (comm.h). */
-static coll_status_t tmp_get(coll_comm *comm, const coll_group_t *g, size_t bytes, void **out)
-{
-    if (g == &comm->world)
-        return coll_comm_scratch(comm, bytes, out);
-    if (!(*out = malloc(bytes ? bytes : 1)))
-        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "%s: out of memory (%zu bytes)", __FILE__,
-                          bytes);
-    return COLL_SUCCESS;
-}
-
-static void tmp_put(coll_comm *comm, const coll_group_t *g, void *p)
-{
-    if (g != &comm->world)
-        free(p);
-}
-
 /* Ring reduce-scatter: in step s member me sends its partial segment me-s (its
  * own input at s = 0) to the right and reduces segment me-s-1 arriving from the
  * left with its own input; it ends owning segment (me+1) mod p, returned in
@@ -119,13 +100,13 @@ coll_status_t coll_reduce_rs_gather_run(coll_comm *comm, const coll_group_t *g, 
         return gather_at_root(comm, g, recvbuf, n, es);
     }
     void *tmp;
-    COLL_CHECK(tmp_get(comm, g, 2 * coll_block_count(n, p, 0) * es, &tmp));
+    COLL_CHECK(coll_tmp_get(comm, g, 2 * coll_block_count(n, p, 0) * es, &tmp));
     coll_status_t st;
     COLL_CHECK_GOTO(reduce_scatter(comm, g, sendbuf, NULL, tmp, n, dt, op, &own), st, out);
     size_t own_bytes = coll_block_count(n, p, coll_ring_next(me, p)) * es;
     COLL_CHECK_GOTO(coll_prim_sendrecv(comm, own, own_bytes, root, NULL, 0, -1), st, out);
 out:
-    tmp_put(comm, g, tmp);
+    coll_tmp_put(comm, g, tmp);
     return st;
 }
 

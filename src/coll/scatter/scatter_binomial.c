@@ -29,25 +29,6 @@
 #include "coll/tree.h"
 #include "coll/tuning.h"
 
-/* Working memory: the communicator scratch when this algorithm is the
- * outermost of the call (it runs on the world group), else a private block,
- * since the scratch belongs to the outermost algorithm (comm.h). */
-static coll_status_t tmp_get(coll_comm *comm, const coll_group_t *g, size_t bytes, void **out)
-{
-    if (g == &comm->world)
-        return coll_comm_scratch(comm, bytes, out);
-    if (!(*out = malloc(bytes ? bytes : 1)))
-        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "%s: out of memory (%zu bytes)", __FILE__,
-                          bytes);
-    return COLL_SUCCESS;
-}
-
-static void tmp_put(coll_comm *comm, const coll_group_t *g, void *p)
-{
-    if (g != &comm->world)
-        free(p);
-}
-
 static coll_status_t send_to(coll_comm *comm, int peer, const void *buf, size_t bytes)
 {
     return coll_prim_sendrecv(comm, buf, bytes, peer, NULL, 0, -1);
@@ -63,13 +44,13 @@ static coll_status_t root_send(coll_comm *comm, const coll_group_t *g, const cha
         return send_to(comm, g->ranks[c], sb + (size_t)a * blk, (size_t)sc * blk);
     void *tmp; /* members a..p-1 then 0..a+sc-p-1 */
     size_t first = (size_t)(p - a) * blk;
-    COLL_CHECK(tmp_get(comm, g, (size_t)sc * blk, &tmp));
+    COLL_CHECK(coll_tmp_get(comm, g, (size_t)sc * blk, &tmp));
     memcpy(tmp, sb + (size_t)a * blk, first);
     memcpy((char *)tmp + first, sb, (size_t)sc * blk - first);
     coll_status_t st;
     COLL_CHECK_GOTO(send_to(comm, g->ranks[c], tmp, (size_t)sc * blk), st, out);
 out:
-    tmp_put(comm, g, tmp);
+    coll_tmp_put(comm, g, tmp);
     return st;
 }
 
@@ -97,7 +78,7 @@ coll_status_t coll_scatter_binomial_run(coll_comm *comm, const coll_group_t *g, 
         return coll_prim_sendrecv(comm, NULL, 0, -1, recvbuf, blk, parent);
     int v = coll_tree_rel(me, ri, p), sz = coll_tree_binomial_subtree(me, ri, p);
     void *tmp;
-    COLL_CHECK(tmp_get(comm, g, (size_t)sz * blk, &tmp));
+    COLL_CHECK(coll_tmp_get(comm, g, (size_t)sz * blk, &tmp));
     coll_status_t st;
     COLL_CHECK_GOTO(coll_prim_sendrecv(comm, NULL, 0, -1, tmp, (size_t)sz * blk, parent), st, out);
     memcpy(recvbuf, tmp, blk);
@@ -108,7 +89,7 @@ coll_status_t coll_scatter_binomial_run(coll_comm *comm, const coll_group_t *g, 
         COLL_CHECK_GOTO(send_to(comm, g->ranks[c], (char *)tmp + off, len), st, out);
     }
 out:
-    tmp_put(comm, g, tmp);
+    coll_tmp_put(comm, g, tmp);
     return st;
 }
 

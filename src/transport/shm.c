@@ -26,7 +26,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -560,27 +559,17 @@ static coll_status_t shm_send(coll_comm *comm, int peer, const void *buf, size_t
  * for a copying sink, through a cache-sized scratch piece for a reducing one. */
 static coll_status_t shm_cma_consume(coll_comm *comm, int from, const shm_cma_desc_t *d, const coll_sink_t *sink)
 {
-    struct coll_shm *s = comm->shm;
-    pid_t pid = s->ranks[from].pid;
     const char *remote = (const char *)(uintptr_t)d->addr;
-    size_t len = (size_t)d->len, piece = sink->fn ? 64 * 1024 / sink->esize * sink->esize : len;
-    char *tmp = s->cma_tmp;   /* the transport's own: comm->scratch belongs to algorithms */
-    if (sink->fn && piece > SHM_CMA_TMP)
-        piece = SHM_CMA_TMP / sink->esize * sink->esize;
-    for (size_t off = 0; off < len;) {
+    size_t len = (size_t)d->len;
+    if (!sink->fn)
+        return coll_shm_cma_copy(comm, from, remote, sink->dst, len);
+    /* reducing sink: whole-element pieces through the transport's own buffer
+     * (comm->scratch belongs to algorithms) */
+    size_t piece = SHM_CMA_TMP / sink->esize * sink->esize;
+    for (size_t off = 0; off < len; off += piece) {
         size_t k = len - off < piece ? len - off : piece;
-        char *dst = sink->fn ? tmp : (char *)sink->dst + off;
-        struct iovec l = {dst, k}, r = {(void *)(remote + off), k};
-        ssize_t n = process_vm_readv(pid, &l, 1, &r, 1, 0);
-        if (n <= 0) {
-            if (n < 0 && errno == EINTR)
-                continue;
-            return coll_shm_cma_error(comm, from, len - off);
-        }
-        if (sink->fn)
-            coll_sink_apply(sink, off, tmp, (size_t)n / sink->esize * sink->esize);
-        /* a reducing sink needs whole elements: a short read of a partial element is re-read */
-        off += sink->fn ? (size_t)n / sink->esize * sink->esize : (size_t)n;
+        COLL_CHECK(coll_shm_cma_copy(comm, from, remote + off, comm->shm->cma_tmp, k));
+        coll_sink_apply(sink, off, comm->shm->cma_tmp, k);
     }
     return COLL_SUCCESS;
 }

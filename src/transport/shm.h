@@ -60,6 +60,8 @@ void coll_shm_publish_addr(coll_comm *comm, int slot, const void *ptr);
 /* Copy len bytes at offset off of local rank lr's published pointer into dst. */
 /* Status for a failed process_vm_readv from local rank lr (errno set). */
 coll_status_t coll_shm_cma_error(coll_comm *comm, int lr, size_t len);
+/* Copy len bytes at remote (local rank lr's address space) into dst. */
+coll_status_t coll_shm_cma_copy(coll_comm *comm, int lr, const void *remote, void *dst, size_t len);
 coll_status_t coll_shm_cma_read(coll_comm *comm, int lr, int slot, size_t off, void *dst, size_t len);
 
 /* Abort: flag in the segment, every local peer woken. */

@@ -98,13 +98,12 @@ coll_status_t coll_shm_cma_error(coll_comm *comm, int lr, size_t len)
                             coll_peer_desc(comm, peer, d, sizeof d), len);
 }
 
-coll_status_t coll_shm_cma_read(coll_comm *comm, int lr, int slot, size_t off, void *dst, size_t len)
+coll_status_t coll_shm_cma_copy(coll_comm *comm, int lr, const void *remote, void *dst, size_t len)
 {
-    struct coll_shm *s = comm->shm;
-    const char *remote = (const char *)(uintptr_t)s->ranks[lr].pub_addr[slot] + off;
+    pid_t pid = comm->shm->ranks[lr].pid;
     size_t done = 0;
     while (done < len) {
-        ssize_t n = cma_read(s->ranks[lr].pid, (char *)dst + done, remote + done, len - done);
+        ssize_t n = cma_read(pid, (char *)dst + done, (const char *)remote + done, len - done);
         if (n <= 0) {
             if (n < 0 && errno == EINTR)
                 continue;
@@ -113,4 +112,10 @@ coll_status_t coll_shm_cma_read(coll_comm *comm, int lr, int slot, size_t off, v
         done += (size_t)n;
     }
     return COLL_SUCCESS;
+}
+
+coll_status_t coll_shm_cma_read(coll_comm *comm, int lr, int slot, size_t off, void *dst, size_t len)
+{
+    const char *remote = (const char *)(uintptr_t)comm->shm->ranks[lr].pub_addr[slot] + off;
+    return coll_shm_cma_copy(comm, lr, remote, dst, len);
 }

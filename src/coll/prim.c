@@ -174,6 +174,9 @@ coll_status_t coll_prim_run(coll_comm *comm, coll_prim_t *ops, int nops, coll_dt
     for (;;) {
         uint32_t seen = coll_shm_doorbell_read(comm);
         int pending = 0, progressed = 0;
+        comm->recvs_pending = 0;
+        for (int i = 0; i < nops; i++)
+            comm->recvs_pending += ops[i].type != COLL_PRIM_SEND && ops[i].done < ops[i].bytes;
         for (int i = 0; i < nops; i++) {
             coll_prim_t *p = &ops[i];
             if (p->done >= p->bytes)
@@ -215,6 +218,7 @@ coll_status_t coll_prim_run(coll_comm *comm, coll_prim_t *ops, int nops, coll_dt
             goto out;
     }
 out:
+    comm->recvs_pending = 0;
     free(heap);
     return st;
 }

@@ -71,6 +71,8 @@ struct coll_comm {
     coll_kind_t last_algo_kind;
     coll_kind_t cur_kind;                /* for timeout / abort messages */
     size_t cur_bytes;
+    int recvs_pending;                   /* executor: receives not finished in the current step
+                                            (a shm sender helps copy only when this is 0) */
     double exec_timeout_s, connect_timeout_s;
     int spin;
     int yields;                          /* sched_yield rounds before blocking */

@@ -500,8 +500,30 @@ const char *coll_shm_abort_reason(coll_comm *comm)
 
 /* ---------------------------------------------------------------- p2p FIFOs */
 
+/* Claim pieces of a shared CMA message until none is left: the receiver reads
+ * them out of the sender, the sender (writer) writes them into the receiver.
+ * A writer that lands the last byte wakes the receiver, which frees the slot. */
+static coll_status_t shm_cma_claim(coll_comm *comm, int lr, shm_cma_desc_t *d, int writer)
+{
+    const uint64_t len = d->len, piece = d->piece;
+    char *src = (char *)(uintptr_t)d->addr, *dst = (char *)(uintptr_t)d->dst;
+    for (;;) {
+        uint64_t off = atomic_fetch_add(&d->next, piece);
+        if (off >= len)
+            return COLL_SUCCESS;
+        size_t k = (size_t)(len - off < piece ? len - off : piece);
+        if (writer)
+            COLL_CHECK(coll_shm_cma_put(comm, lr, dst + off, src + off, k));
+        else
+            COLL_CHECK(coll_shm_cma_copy(comm, lr, src + off, dst + off, k));
+        if (atomic_fetch_add(&d->copied, k) + k == len && writer)
+            coll_shm_ring(comm, lr);
+    }
+}
+
 /* Large message by CMA: post one descriptor slot; the send completes when the
- * receiver has consumed it (it copied the data straight out of buf). */
+ * receiver frees it (all bytes copied straight out of buf, partly by us when
+ * the receiver shares the copy). */
 static coll_status_t shm_send_cma(coll_comm *comm, int to, const void *buf, size_t len, size_t *done)
 {
     struct coll_shm *s = comm->shm;
@@ -512,18 +534,32 @@ static coll_status_t shm_send_cma(coll_comm *comm, int to, const void *buf, size
         uint64_t head = atomic_load_explicit(&f->head, memory_order_acquire);
         if (tail - head >= s->hdr->nslots)
             return COLL_SUCCESS;                       /* FIFO full: try later */
-        shm_cma_desc_t d = {(uint64_t)(uintptr_t)buf, len};
-        memcpy(shm_slot(s, s->me, to, tail), &d, sizeof d);
+        shm_cma_desc_t *d = (shm_cma_desc_t *)shm_slot(s, s->me, to, tail);
+        d->addr = (uint64_t)(uintptr_t)buf;
+        d->len = len;
+        d->piece = s->cma_piece;
+        d->dst = 0;
+        atomic_store_explicit(&d->state, SHM_CMA_POSTED, memory_order_relaxed);
+        atomic_store_explicit(&d->next, 0, memory_order_relaxed);
+        atomic_store_explicit(&d->copied, 0, memory_order_relaxed);
         f->sizes[tail % s->hdr->nslots] = SHM_SLOT_CMA;
         atomic_store_explicit(&f->tail, tail + 1, memory_order_release);
         s->cma_posted[to] = tail + 1;
         coll_shm_ring(comm, to);
         return COLL_SUCCESS;
     }
-    if (atomic_load_explicit(&f->head, memory_order_acquire) >= posted) {
-        s->cma_posted[to] = 0;
-        *done = len;
+    if (atomic_load_explicit(&f->head, memory_order_acquire) < posted) {
+        shm_cma_desc_t *d = (shm_cma_desc_t *)shm_slot(s, s->me, to, posted - 1);
+        /* help only when this rank has no receive of its own to work on: with
+         * both directions busy, each side copying its own message is faster */
+        if (comm->recvs_pending || atomic_load_explicit(&d->state, memory_order_acquire) != SHM_CMA_SHARED)
+            return COLL_SUCCESS;
+        COLL_CHECK(shm_cma_claim(comm, to, d, 1));
+        if (atomic_load_explicit(&f->head, memory_order_acquire) < posted)
+            return COLL_SUCCESS;
     }
+    s->cma_posted[to] = 0;
+    *done = len;
     return COLL_SUCCESS;
 }
 
@@ -555,16 +591,15 @@ static coll_status_t shm_send(coll_comm *comm, int peer, const void *buf, size_t
     return COLL_SUCCESS;
 }
 
-/* Copy a CMA-posted message out of the sender: straight into the destination
- * for a copying sink, through a cache-sized scratch piece for a reducing one. */
+/* Copy a CMA-posted message out of the sender alone: straight into the
+ * destination for a copying sink, through a cache-sized scratch piece for a
+ * reducing one (comm->scratch belongs to algorithms). */
 static coll_status_t shm_cma_consume(coll_comm *comm, int from, const shm_cma_desc_t *d, const coll_sink_t *sink)
 {
     const char *remote = (const char *)(uintptr_t)d->addr;
     size_t len = (size_t)d->len;
     if (!sink->fn)
         return coll_shm_cma_copy(comm, from, remote, sink->dst, len);
-    /* reducing sink: whole-element pieces through the transport's own buffer
-     * (comm->scratch belongs to algorithms) */
     size_t piece = SHM_CMA_TMP / sink->esize * sink->esize;
     for (size_t off = 0; off < len; off += piece) {
         size_t k = len - off < piece ? len - off : piece;
@@ -572,6 +607,27 @@ static coll_status_t shm_cma_consume(coll_comm *comm, int from, const shm_cma_de
         coll_sink_apply(sink, off, comm->shm->cma_tmp, k);
     }
     return COLL_SUCCESS;
+}
+
+/* Receive the CMA message at the head of the FIFO from local rank `from`.
+ * Returns 1 when all of it has landed, 0 while the sender's pieces are in
+ * flight (it wakes us when they land). */
+static int shm_cma_recv(coll_comm *comm, int from, shm_cma_desc_t *d, const coll_sink_t *sink, coll_status_t *st)
+{
+    struct coll_shm *s = comm->shm;
+    unsigned state = atomic_load_explicit(&d->state, memory_order_relaxed);
+    if (state == SHM_CMA_POSTED) {
+        if (sink->fn || !s->cma_coop || d->len < 2 * d->piece) {
+            atomic_store_explicit(&d->state, SHM_CMA_ALONE, memory_order_relaxed);
+            *st = shm_cma_consume(comm, from, d, sink);
+            return *st == COLL_SUCCESS;
+        }
+        d->dst = (uint64_t)(uintptr_t)sink->dst;
+        atomic_store_explicit(&d->state, SHM_CMA_SHARED, memory_order_release);
+        coll_shm_ring(comm, from);
+    }
+    *st = shm_cma_claim(comm, from, d, 0);
+    return *st == COLL_SUCCESS && atomic_load_explicit(&d->copied, memory_order_acquire) >= d->len;
 }
 
 static coll_status_t shm_recv(coll_comm *comm, int peer, const coll_sink_t *sink, size_t len,
@@ -587,14 +643,18 @@ static coll_status_t shm_recv(coll_comm *comm, int peer, const coll_sink_t *sink
     while (*done < len && head != tail) {
         size_t n = f->sizes[head % nslots];
         if (n == SHM_SLOT_CMA) {
-            shm_cma_desc_t d;
-            memcpy(&d, shm_slot(s, from, s->me, head), sizeof d);
-            if (*done != 0 || d.len != len - *done)
+            shm_cma_desc_t *d = (shm_cma_desc_t *)shm_slot(s, from, s->me, head);
+            if (*done != 0 || d->len != len - *done)
                 return coll_error(COLL_ERR_INTERNAL, COLL_SUB_SHM,
                                   "message from rank %d has %llu bytes, %zu expected: ranks called different "
-                                  "collectives or counts", peer, (unsigned long long)d.len, len - *done);
-            COLL_CHECK(shm_cma_consume(comm, from, &d, sink));
-            n = (size_t)d.len;
+                                  "collectives or counts", peer, (unsigned long long)d->len, len - *done);
+            coll_status_t st;
+            if (!shm_cma_recv(comm, from, d, sink, &st)) {
+                if (st != COLL_SUCCESS)
+                    return st;
+                break;                 /* the sender's pieces are still landing */
+            }
+            n = (size_t)d->len;
         } else if (n > len - *done) {
             return coll_error(COLL_ERR_INTERNAL, COLL_SUB_SHM,
                               "message from rank %d longer than expected (%zu > %zu bytes left): "

@@ -57,11 +57,13 @@ coll_status_t coll_shm_cma_probe(coll_comm *comm);
 int coll_shm_cma_ok(const coll_comm *comm);
 /* Publish a raw pointer of mine under slot for this call (read by peers via CMA). */
 void coll_shm_publish_addr(coll_comm *comm, int slot, const void *ptr);
-/* Copy len bytes at offset off of local rank lr's published pointer into dst. */
-/* Status for a failed process_vm_readv from local rank lr (errno set). */
-coll_status_t coll_shm_cma_error(coll_comm *comm, int lr, size_t len);
+/* Status for a failed process_vm_readv (writing: _writev) with local rank lr (errno set). */
+coll_status_t coll_shm_cma_error(coll_comm *comm, int lr, size_t len, int writing);
 /* Copy len bytes at remote (local rank lr's address space) into dst. */
 coll_status_t coll_shm_cma_copy(coll_comm *comm, int lr, const void *remote, void *dst, size_t len);
+/* Copy len bytes of src into remote (local rank lr's address space). */
+coll_status_t coll_shm_cma_put(coll_comm *comm, int lr, void *remote, const void *src, size_t len);
+/* Copy len bytes at offset off of local rank lr's published pointer into dst. */
 coll_status_t coll_shm_cma_read(coll_comm *comm, int lr, int slot, size_t off, void *dst, size_t len);
 
 /* Abort: flag in the segment, every local peer woken. */

@@ -25,6 +25,12 @@ static ssize_t cma_read(pid_t pid, void *dst, const void *remote, size_t len)
     return process_vm_readv(pid, &l, 1, &r, 1, 0);
 }
 
+static ssize_t cma_write(pid_t pid, void *remote, const void *src, size_t len)
+{
+    struct iovec l = {(void *)src, len}, r = {remote, len};
+    return process_vm_writev(pid, &l, 1, &r, 1, 0);
+}
+
 coll_status_t coll_shm_cma_probe(coll_comm *comm)
 {
     struct coll_shm *s = comm->shm;
@@ -34,6 +40,7 @@ coll_status_t coll_shm_cma_probe(coll_comm *comm)
     }
     s->probe_word = 0x636f6c6c636d6131ull;   /* "collcma1" */
     s->ranks[s->me].probe_addr = (uint64_t)(uintptr_t)&s->probe_word;
+    s->ranks[s->me].probe_sink = (uint64_t)(uintptr_t)&s->probe_sink;
     COLL_CHECK(coll_bootstrap_barrier(&comm->bs));
     int ok = coll_cfg_bool(COLL_CFG_CMA);
     for (int i = 0; ok && i < s->nlocal; i++) {
@@ -41,9 +48,13 @@ coll_status_t coll_shm_cma_probe(coll_comm *comm)
             continue;
         uint64_t w = 0;
         ssize_t n = cma_read(s->ranks[i].pid, &w, (const void *)(uintptr_t)s->ranks[i].probe_addr, sizeof w);
-        if (n != (ssize_t)sizeof w || w != 0x636f6c6c636d6131ull) {
+        if (n == (ssize_t)sizeof w && w == 0x636f6c6c636d6131ull)
+            n = cma_write(s->ranks[i].pid, (void *)(uintptr_t)s->ranks[i].probe_sink, &w, sizeof w);
+        else if (n >= 0)
+            n = -2;
+        if (n != (ssize_t)sizeof w) {
             COLL_INFO(COLL_SUB_SHM, "cross-memory attach to local rank %d unavailable (%s): staging copies instead",
-                      i, n < 0 ? strerror(errno) : "short read");
+                      i, n == -1 ? strerror(errno) : "short or wrong read");
             ok = 0;
         }
     }
@@ -55,6 +66,10 @@ coll_status_t coll_shm_cma_probe(coll_comm *comm)
     COLL_CHECK(coll_store_add(comm->bs.store, key, 0, &bad));
     s->cma_ok = bad == 0;
     s->cma_min = coll_cfg_size(COLL_CFG_CMA_MIN);
+    s->cma_coop = coll_cfg_bool(COLL_CFG_CMA_COOP);
+    s->cma_piece = coll_cfg_size(COLL_CFG_CMA_PIECE);
+    if (s->cma_piece < 4096)
+        s->cma_piece = 4096;
     s->cma_posted = calloc((size_t)s->nlocal, sizeof(uint64_t));
     s->cma_tmp = aligned_alloc(64, SHM_CMA_TMP);
     if (!s->cma_posted || !s->cma_tmp)
@@ -76,7 +91,7 @@ void coll_shm_publish_addr(coll_comm *comm, int slot, const void *ptr)
 
 /* A failed process_vm_readv: the peer died (ESRCH) or aborted and went away
  * (its memory with it) is a peer failure, not a system error. */
-coll_status_t coll_shm_cma_error(coll_comm *comm, int lr, size_t len)
+coll_status_t coll_shm_cma_error(coll_comm *comm, int lr, size_t len, int writing)
 {
     int err = errno;
     char d[128];
@@ -94,7 +109,8 @@ coll_status_t coll_shm_cma_error(coll_comm *comm, int lr, size_t len)
                           coll_peer_desc(comm, peer, d, sizeof d), coll_kind_name(comm->cur_kind), comm->cur_bytes);
     }
     errno = err;
-    return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_SHM, "process_vm_readv from %s (%zu bytes)",
+    return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_SHM, "process_vm_%s %s %s (%zu bytes)",
+                            writing ? "writev" : "readv", writing ? "to" : "from",
                             coll_peer_desc(comm, peer, d, sizeof d), len);
 }
 
@@ -107,7 +123,23 @@ coll_status_t coll_shm_cma_copy(coll_comm *comm, int lr, const void *remote, voi
         if (n <= 0) {
             if (n < 0 && errno == EINTR)
                 continue;
-            return coll_shm_cma_error(comm, lr, len - done);
+            return coll_shm_cma_error(comm, lr, len - done, 0);
+        }
+        done += (size_t)n;
+    }
+    return COLL_SUCCESS;
+}
+
+coll_status_t coll_shm_cma_put(coll_comm *comm, int lr, void *remote, const void *src, size_t len)
+{
+    pid_t pid = comm->shm->ranks[lr].pid;
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = cma_write(pid, (char *)remote + done, (const char *)src + done, len - done);
+        if (n <= 0) {
+            if (n < 0 && errno == EINTR)
+                continue;
+            return coll_shm_cma_error(comm, lr, len - done, 1);
         }
         done += (size_t)n;
     }

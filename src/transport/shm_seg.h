@@ -20,10 +20,21 @@
 #define SHM_SLOT_CMA 0xffffffffu
 #define SHM_CMA_TMP (64 * 1024)   /* slot holds a shm_cma_desc_t, not data */
 
-/* A large message the receiver copies straight out of the sender's memory. */
+/* A large message copied straight from the sender's memory into the receiver's,
+ * living in the FIFO slot. The receiver either copies it alone (reducing sink)
+ * or publishes its destination and state SHM_CMA_SHARED: then both sides claim
+ * pieces from `next`, the receiver reading (process_vm_readv) and the sender
+ * writing (process_vm_writev), and `copied` counts what has landed. The
+ * receiver frees the slot when copied == len; the sender's send then ends. */
+enum { SHM_CMA_POSTED = 0, SHM_CMA_SHARED = 1, SHM_CMA_ALONE = 2 };
 typedef struct {
-    uint64_t addr;     /* in the sender's address space */
+    uint64_t addr;             /* in the sender's address space */
     uint64_t len;
+    uint64_t piece;            /* claim granularity (set by the sender) */
+    uint64_t dst;              /* in the receiver's space, valid once SHARED */
+    atomic_uint state;
+    _Alignas(SHM_LINE) atomic_ulong next;    /* first unclaimed byte */
+    _Alignas(SHM_LINE) atomic_ulong copied;  /* bytes landed */
 } shm_cma_desc_t;
 
 typedef struct {
@@ -37,6 +48,7 @@ typedef struct {
     uint64_t pub_off[COLL_SHM_PUB_SLOTS];
     uint64_t pub_addr[COLL_SHM_PUB_SLOTS];    /* raw address in the owner's space (CMA) */
     uint64_t probe_addr;                      /* a readable word of the owner (CMA probe) */
+    uint64_t probe_sink;                      /* a writable word of the owner (CMA probe) */
 } shm_rank_t;
 
 typedef struct {
@@ -77,11 +89,13 @@ struct coll_shm {
     double next_liveness;    /* coll_now() of the next dead-peer check */
     int nregions;            /* coll_mem_alloc calls so far */
     uint64_t small_seq;      /* small exchanges so far (same on every local rank) */
-    int cma_ok;              /* every local rank can process_vm_readv every other */
-    uint64_t probe_word;
+    int cma_ok;              /* every local rank can process_vm_readv/writev every other */
+    int cma_coop;            /* senders help copy large messages (COLL_CMA_COOP) */
+    uint64_t probe_word, probe_sink;
     size_t cma_min;          /* point-to-point messages this large go by CMA */
-    uint64_t *cma_posted;
-    char *cma_tmp;           /* SHM_CMA_TMP bytes: pieces of CMA messages for reducing sinks */    /* [nlocal] 1 + FIFO index of my posted CMA descriptor, 0 = none */
+    size_t cma_piece;        /* cooperative copy granularity */
+    uint64_t *cma_posted;    /* [nlocal] 1 + FIFO index of my posted CMA descriptor, 0 = none */
+    char *cma_tmp;           /* SHM_CMA_TMP bytes: pieces of CMA messages for reducing sinks */
     char *small;
 };
 

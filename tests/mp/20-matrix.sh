@@ -20,10 +20,13 @@ for n in 1 2 3 4 5 7 8; do
     fi
 done
 # Zero-copy buffers (coll_mem_alloc) and the single-copy (CMA) large-message
-# path forced down to small messages; and everything with CMA off.
-for variant in "-n 3 -z" "-n 4 -z -q" "CMA_MIN -n 3" "CMA_OFF -n 4 -q"; do
+# path forced down to small messages, with the cooperative copy (sender writes
+# pieces while the receiver reads others) down to 4 KiB pieces too; and
+# everything with CMA off.
+for variant in "-n 3 -z" "-n 4 -z -q" "CMA_MIN -n 3" "CMA_COOP -n 2" "CMA_COOP -n 5 -q" "CMA_OFF -n 4 -q"; do
     envs=()
-    case $variant in CMA_MIN*) envs=(COLL_CMA_MIN=1K); variant=${variant#CMA_MIN } ;;
+    case $variant in CMA_MIN*) envs=(COLL_CMA_MIN=1K COLL_CMA_COOP=0); variant=${variant#CMA_MIN } ;;
+                     CMA_COOP*) envs=(COLL_CMA_MIN=1K COLL_CMA_PIECE=4K); variant=${variant#CMA_COOP } ;;
                      CMA_OFF*) envs=(COLL_CMA=0); variant=${variant#CMA_OFF } ;; esac
     out=$(env "${envs[@]}" timeout 240 "$M" $variant 2>&1)
     r=$?

@@ -20,13 +20,16 @@ const coll_tuning_rule_t coll_tuning_rules[] = {
     /* kind, scope, pmin, pmax, bytes_min, bytes_max, algorithm */
     {COLL_ALLREDUCE, COLL_RULE_HOST, 2, 1024, 0, KB(32), "direct"},
     {COLL_ALLREDUCE, COLL_RULE_HOST, 2, 1024, KB(32) + 1, ANY_SIZE, "cma"},
-    /* bench/results/tune-20261202.md (2 and 4 ranks; kept to the rank counts measured) */
-    {COLL_BROADCAST, COLL_RULE_HOST, 2, 4, 0, MB(4), "binomial"},        /* 4 ranks 1M: 161 vs direct 249 us */
-    {COLL_BROADCAST, COLL_RULE_HOST, 2, 4, MB(8), ANY_SIZE, "direct"},   /* 2 ranks 64M: 7.7 vs binomial 14.0 ms */
-    {COLL_SCATTER, COLL_RULE_HOST, 2, 4, 0, MB(4), "binomial"},          /* 4 ranks 1M: 54 vs direct 98 us */
-    {COLL_SCATTER, COLL_RULE_HOST, 2, 2, MB(8), ANY_SIZE, "direct"},     /* 2 ranks 64M: 8.0 vs binomial 12.6 ms */
-    {COLL_SCATTER, COLL_RULE_HOST, 3, 4, MB(8), ANY_SIZE, "linear"},     /* 4 ranks 64M: 6.7 vs direct 9.2 ms */
-    {COLL_REDUCE, COLL_RULE_HOST, 2, 4, 0, KB(64), "binomial"},          /* 4 ranks 8K: 3.9 vs rs_gather 21.7 us */
-    {COLL_ALLTOALL, COLL_RULE_HOST, 2, 4, KB(64), MB(4), "pairwise"},    /* 4 ranks 1M: 232 vs direct 289 us */
+    /* bench/results/tune-20261202.md, second table (after the cooperative CMA
+     * copy: a root's sends now use two cores), 2 and 4 ranks; kept to the rank
+     * counts measured */
+    {COLL_BROADCAST, COLL_RULE_HOST, 2, 4, 0, ANY_SIZE, "binomial"},     /* 2 ranks 64M: 3.2 vs direct 5.3 ms */
+    {COLL_SCATTER, COLL_RULE_HOST, 2, 2, 0, ANY_SIZE, "binomial"},       /* 2 ranks 8M: 214 vs direct 895 us */
+    {COLL_SCATTER, COLL_RULE_HOST, 3, 4, 0, ANY_SIZE, "linear"},         /* 4 ranks 1M: 50 vs binomial 66 us */
+    {COLL_REDUCE, COLL_RULE_HOST, 2, 4, 0, KB(64), "binomial"},          /* 4 ranks 8K: 9.0 vs rs_gather 36.8 us */
+    {COLL_ALLTOALL, COLL_RULE_HOST, 2, 2, KB(64), ANY_SIZE, "pairwise"}, /* 2 ranks 8M: 453 vs direct 686 us */
+    {COLL_ALLTOALL, COLL_RULE_HOST, 3, 4, 0, ANY_SIZE, "direct"},        /* 4 ranks 64K: 16 vs pairwise 31 us */
+    {COLL_ALLGATHER, COLL_RULE_HOST, 2, 2, 0, MB(16), "direct"},         /* 2 ranks 1M: 44 vs ring 64 us */
+    {COLL_ALLGATHER, COLL_RULE_HOST, 2, 2, MB(16) + 1, ANY_SIZE, "ring"}, /* 2 ranks 64M: 6.7 vs direct 7.1 ms */
     {COLL_KIND_COUNT, 0, 0, 0, 0, 0, NULL},
 };

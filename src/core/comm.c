@@ -78,7 +78,7 @@ void coll_comm_set_aborted(coll_comm *comm, coll_status_t why, const char *fmt, 
     if (comm->shm)
         coll_shm_abort(comm, msg);
     if (comm->tcp)
-        coll_tcp_send_abort(comm);
+        coll_tcp_send_abort(comm, msg);
 }
 
 static void read_host_identity(coll_peer_info_t *me)

@@ -39,6 +39,8 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
     X(PORT_RANGE, "COLL_PORT_RANGE", INT, "1000", "ports", "ports tried from COLL_IF_BASE_PORT upwards")  \
     X(NSOCKS, "COLL_NSOCKS", INT, "2", "", "TCP sockets per peer; large messages are striped across them") \
     X(SOCK_BUF, "COLL_SOCK_BUF", SIZE, "4M", "bytes", "SO_SNDBUF/SO_RCVBUF of data sockets (0 = kernel default)") \
+    X(SOCK_CHUNK, "COLL_SOCK_CHUNK", SIZE, "128K", "bytes", "large messages go over a peer's sockets in chunks of this size, each to whichever socket takes data first") \
+    X(SOCK_NOTSENT, "COLL_SOCK_NOTSENT", SIZE, "0", "bytes", "TCP_NOTSENT_LOWAT of data sockets: unsent bytes a socket queues before it reports full (0 = kernel default)") \
     X(CHUNK, "COLL_CHUNK", SIZE, "256K", "bytes", "pipelining chunk of ring / chain algorithms")    \
     X(HOST_ID, "COLL_HOST_ID", STR, "", "", "override this process's host identity (tests; default hostname + boot id)") \
     X(TUNING_RULES_OFF, "COLL_TUNING_RULES_OFF", BOOL, "0", "", "ignore the measured selection rules (src/coll/tuning_rules.c): cost model only") \

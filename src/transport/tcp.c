@@ -5,10 +5,12 @@
  *
  * Semantics of the progress calls (one send and one recv in flight per peer):
  *   - the first call for a message (no message in flight to / from that peer)
- *     starts it: the stripes are computed from len and the socket count;
+ *     starts it (framing in tcp_internal.h: raw on socket 0, or chunks dealt
+ *     to whichever socket takes data, closed by an end header per socket);
  *   - later calls must pass the same buf / len until *done == len (anything
- *     else is COLL_ERR_INTERNAL); *done = bytes completed over all stripes
- *     (sent to the kernel, or handed to the sink), not a contiguous prefix;
+ *     else is COLL_ERR_INTERNAL); *done = bytes completed over all chunks
+ *     (sent to the kernel, or handed to the sink), not a contiguous prefix,
+ *     and reaches len only when every socket's end header has gone through;
  *   - each call moves what the kernel takes / has now, never blocks, never
  *     reads past the end of the current message on any socket;
  *   - a reducing sink gets whole elements only: bytes go through a 256 KiB
@@ -27,43 +29,79 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "core/log.h"
 
-void coll_tcp_partition(size_t len, int nsocks, size_t off[], size_t slen[])
+void coll_tcp_chunk_encode(uint64_t off, uint64_t len, uint8_t out[COLL_TCP_CHUNK_HDR])
 {
-    if (nsocks < 1)
-        nsocks = 1;
-    if (len < COLL_TCP_STRIPE_MIN || nsocks == 1) {
-        for (int i = 0; i < nsocks; i++) {
-            off[i] = i ? len : 0;   /* empty stripes sit at the end */
-            slen[i] = i ? 0 : len;
-        }
-        return;
-    }
-    size_t per = len / (size_t)nsocks + (len % (size_t)nsocks != 0);
-    per = (per + COLL_TCP_STRIPE_ALIGN - 1) & ~(COLL_TCP_STRIPE_ALIGN - 1);
-    for (int i = 0; i < nsocks; i++) {
-        size_t o = (size_t)i * per;
-        off[i] = o < len ? o : len;
-        slen[i] = len - off[i] < per ? len - off[i] : per;
+    for (int i = 0; i < 8; i++) {
+        out[i] = (uint8_t)(off >> (8 * i));
+        out[8 + i] = (uint8_t)(len >> (8 * i));
     }
 }
 
-static void xfer_start(coll_tcp_xfer_t *x, int nsocks, size_t len)
+void coll_tcp_chunk_decode(const uint8_t in[COLL_TCP_CHUNK_HDR], uint64_t *off, uint64_t *len)
 {
-    size_t off[COLL_TCP_MAX_SOCKS], sl[COLL_TCP_MAX_SOCKS];
-    coll_tcp_partition(len, nsocks, off, sl);
+    uint64_t o = 0, l = 0;
+    for (int i = 7; i >= 0; i--) {
+        o = o << 8 | in[i];
+        l = l << 8 | in[8 + i];
+    }
+    *off = o;
+    *len = l;
+}
+
+int coll_tcp_chunked(size_t len, int nsocks)
+{
+    return nsocks > 1 && len >= COLL_TCP_STRIPE_MIN;
+}
+
+size_t coll_tcp_chunk_size(size_t len, int nsocks, size_t cfg)
+{
+    size_t per = len / (size_t)(nsocks > 0 ? nsocks : 1);
+    size_t c = cfg && cfg < per ? cfg : per;
+    c = (c + COLL_TCP_STRIPE_ALIGN - 1) & ~(COLL_TCP_STRIPE_ALIGN - 1);
+    return c ? c : COLL_TCP_STRIPE_ALIGN;
+}
+
+static void xfer_start(coll_tcp_xfer_t *x, int nsocks, size_t len, size_t chunk_cfg)
+{
+    x->chunked = coll_tcp_chunked(len, nsocks);
     for (int i = 0; i < nsocks; i++)
-        x->st[i] = (coll_tcp_stripe_t){off[i], sl[i], 0, 0};
+        x->st[i] = (coll_tcp_stripe_t){.state = x->chunked ? COLL_TCP_SX_IDLE : COLL_TCP_SX_ENDED};
+    if (!x->chunked)   /* raw on socket 0: one headerless chunk */
+        x->st[0] = (coll_tcp_stripe_t){.state = COLL_TCP_SX_CHUNK, .len = len, .hdr_pos = COLL_TCP_CHUNK_HDR};
     x->len = len;
     x->done = 0;
+    x->next = 0;
+    x->chunk = x->chunked ? coll_tcp_chunk_size(len, nsocks, chunk_cfg) : len;
     x->active = 1;
 }
 
-/* Abort byte on the control socket? wait_ms > 0: give it that long to arrive
- * (a data-socket EOF may overtake it). Marks ctrl_closed on EOF. */
+/* All sockets through their end: the message is complete. */
+static int xfer_ended(const coll_tcp_xfer_t *x, int nsocks)
+{
+    for (int i = 0; i < nsocks; i++)
+        if (x->st[i].state != COLL_TCP_SX_ENDED)
+            return 0;
+    return 1;
+}
+
+/* What the caller sees: len only once complete. */
+static size_t xfer_report(coll_tcp_xfer_t *x, int nsocks)
+{
+    if (x->done == x->len && xfer_ended(x, nsocks)) {
+        x->active = 0;
+        return x->len;
+    }
+    return x->done < x->len ? x->done : x->len - 1;
+}
+
+/* Abort notice on the control socket? wait_ms > 0: give it that long to arrive
+ * (a data-socket EOF may overtake it). Marks ctrl_closed on EOF. The reason
+ * that follows the abort byte is read when it is there (best effort). */
 static int ctrl_aborted(coll_tcp_peer_t *pc, int wait_ms)
 {
     if (pc->aborted)
@@ -73,12 +111,33 @@ static int ctrl_aborted(coll_tcp_peer_t *pc, int wait_ms)
     struct pollfd pf = {pc->ctrl, POLLIN, 0};
     if (poll(&pf, 1, wait_ms) <= 0)
         return 0;
-    char c;
-    ssize_t n = recv(pc->ctrl, &c, 1, MSG_DONTWAIT);
-    if (n == 1 && c == COLL_TCP_ABORT_BYTE)
+    unsigned char b[2 + sizeof pc->abort_why];
+    ssize_t n = recv(pc->ctrl, b, 1, MSG_DONTWAIT);
+    if (n == 1 && b[0] == COLL_TCP_ABORT_BYTE) {
         pc->aborted = 1;
-    else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+        /* length byte and reason: sent in one piece right behind the byte */
+        size_t got = 0, want = 1;
+        for (int tries = 0; got < want && tries < 20; tries++) {
+            ssize_t k = recv(pc->ctrl, b + 1 + got, want - got, MSG_DONTWAIT);
+            if (k > 0) {
+                got += (size_t)k;
+                if (got == 1)
+                    want = 1 + (size_t)b[1];
+                continue;
+            }
+            if (k == 0 || (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+                break;
+            struct pollfd q = {pc->ctrl, POLLIN, 0};
+            if (poll(&q, 1, 5) <= 0)
+                break;
+        }
+        if (got == want && got > 1) {
+            memcpy(pc->abort_why, b + 2, got - 1);
+            pc->abort_why[got - 1] = '\0';
+        }
+    } else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
         pc->ctrl_closed = 1;
+    }
     return pc->aborted;
 }
 
@@ -96,13 +155,14 @@ static coll_status_t tcp_fail(coll_comm *comm, int peer, coll_tcp_peer_t *pc, in
                                 is_send ? "to" : "from", d);
     else if (ctrl_aborted(pc, 200))
         pc->failed = coll_error(COLL_ERR_ABORTED, COLL_SUB_TCP,
-                                "%s aborted during a %zu-byte %s (%zu bytes done)", d, x->len,
-                                what, x->done);
+                                "%s aborted during %s of %zu bytes (a %zu-byte tcp %s, %zu bytes done)%s%s", d,
+                                coll_kind_name(comm->cur_kind), comm->cur_bytes, x->len, what, x->done,
+                                *pc->abort_why ? ": " : "", pc->abort_why);
     else
         pc->failed = coll_error(COLL_ERR_NETWORK, COLL_SUB_TCP,
-                                "connection to %s lost during a %zu-byte %s after %zu bytes "
-                                "(socket %d of %d): %s", d, x->len, what, x->done, sock + 1,
-                                pc->nsocks,
+                                "connection to %s lost during %s of %zu bytes (a %zu-byte tcp %s, after %zu "
+                                "bytes, socket %d of %d): %s", d, coll_kind_name(comm->cur_kind),
+                                comm->cur_bytes, x->len, what, x->done, sock + 1, pc->nsocks,
                                 err ? strerror(err) : "closed by the peer (it exited or crashed)");
     return pc->failed;
 }
@@ -128,11 +188,11 @@ static int peer_hung_up(const coll_tcp_peer_t *pc, const coll_tcp_xfer_t *x, int
     struct pollfd pf[COLL_TCP_MAX_SOCKS];
     int idx[COLL_TCP_MAX_SOCKS], n = 0;
     for (int i = 0; i < pc->nsocks; i++)
-        if (x->st[i].pos < x->st[i].len) {
+        if (x->st[i].state != COLL_TCP_SX_ENDED) {
             pf[n] = (struct pollfd){pc->fd[i], POLLRDHUP, 0};
             idx[n++] = i;
         }
-    if (poll(pf, (nfds_t)n, 0) <= 0)
+    if (n == 0 || poll(pf, (nfds_t)n, 0) <= 0)
         return 0;
     for (int i = 0; i < n; i++)
         if (pf[i].revents & (POLLRDHUP | POLLHUP | POLLERR)) {
@@ -140,6 +200,72 @@ static int peer_hung_up(const coll_tcp_peer_t *pc, const coll_tcp_xfer_t *x, int
             return 1;
         }
     return 0;
+}
+
+/* Deal the next chunk (or, the message all dealt, the end header) to socket s. */
+static void send_next(coll_tcp_xfer_t *x, coll_tcp_stripe_t *s)
+{
+    size_t k = 0;
+    if (x->next < x->len) {
+        k = x->len - x->next < x->chunk ? x->len - x->next : x->chunk;
+        coll_tcp_chunk_encode(x->next, k, s->hdr);
+        s->off = x->next;
+        s->is_end = 0;
+        x->next += k;
+    } else {
+        coll_tcp_chunk_encode(COLL_TCP_CHUNK_END, 0, s->hdr);
+        s->off = 0;
+        s->is_end = 1;
+    }
+    s->len = k;
+    s->pos = 0;
+    s->hdr_pos = 0;
+    s->state = COLL_TCP_SX_CHUNK;
+}
+
+/* Push what socket i takes now: header and chunk bytes in one sendmsg. */
+static coll_status_t send_sock(coll_comm *comm, int peer, coll_tcp_peer_t *pc, int i)
+{
+    coll_tcp_xfer_t *x = &pc->tx;
+    coll_tcp_stripe_t *s = &x->st[i];
+    for (;;) {
+        if (s->state == COLL_TCP_SX_ENDED)
+            return COLL_SUCCESS;
+        if (s->state == COLL_TCP_SX_IDLE)
+            send_next(x, s);
+        struct iovec iov[2];
+        int k = 0;
+        if (s->hdr_pos < COLL_TCP_CHUNK_HDR)
+            iov[k++] = (struct iovec){s->hdr + s->hdr_pos, COLL_TCP_CHUNK_HDR - s->hdr_pos};
+        if (s->pos < s->len)
+            iov[k++] = (struct iovec){(char *)x->buf + s->off + s->pos, s->len - s->pos};
+        if (k == 0) {   /* chunk through */
+            s->state = !x->chunked || s->is_end ? COLL_TCP_SX_ENDED : COLL_TCP_SX_IDLE;
+            continue;
+        }
+        struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)k};
+        ssize_t n = sendmsg(pc->fd[i], &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+            size_t h = COLL_TCP_CHUNK_HDR - s->hdr_pos;
+            if (h > (size_t)n)
+                h = (size_t)n;
+            s->hdr_pos += h;
+            s->pos += (size_t)n - h;
+            x->done += (size_t)n - h;
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else if (n < 0 && would_block()) {
+            /* a chunk just dealt to a full socket goes back to the pool: the
+             * next socket with room takes it */
+            if (x->chunked && !s->is_end && s->hdr_pos == 0 && s->off + s->len == x->next) {
+                x->next = s->off;
+                s->state = COLL_TCP_SX_IDLE;
+            }
+            return COLL_SUCCESS;
+        } else {
+            return tcp_fail(comm, peer, pc, 1, i, n < 0 ? errno : 0);
+        }
+    }
 }
 
 static coll_status_t tcp_send(coll_comm *comm, int peer, const void *buf, size_t len, size_t *done)
@@ -150,49 +276,75 @@ static coll_status_t tcp_send(coll_comm *comm, int peer, const void *buf, size_t
     if (!x->active) {
         if (*done >= len)
             return COLL_SUCCESS;
-        xfer_start(x, pc->nsocks, len);
+        xfer_start(x, pc->nsocks, len, comm->tcp->chunk);
         x->buf = buf;
     } else if (x->buf != buf || x->len != len) {
         return coll_error(COLL_ERR_INTERNAL, COLL_SUB_TCP,
                           "tcp send of %zu bytes to rank %d posted while one of %zu bytes is in "
                           "flight", len, peer, x->len);
     }
-    size_t before = x->done;
-    for (int i = 0; i < pc->nsocks; i++) {
-        coll_tcp_stripe_t *s = &x->st[i];
-        while (s->pos < s->len) {
-            ssize_t n = send(pc->fd[i], (const char *)buf + s->off + s->pos, s->len - s->pos,
-                             MSG_NOSIGNAL | MSG_DONTWAIT);
-            if (n > 0) {
-                s->pos += (size_t)n;
-                x->done += (size_t)n;
-            } else if (n < 0 && errno == EINTR) {
-                continue;
-            } else if (n < 0 && would_block()) {
-                break;
-            } else {
-                return tcp_fail(comm, peer, pc, 1, i, n < 0 ? errno : 0);
-            }
-        }
-    }
+    size_t before = *done;
+    for (int i = 0; i < pc->nsocks; i++)
+        COLL_CHECK(send_sock(comm, peer, pc, i));
+    *done = xfer_report(x, pc->nsocks);
     int sock;
-    if (x->done == before && x->done < len && peer_hung_up(pc, x, &sock))
+    if (*done == before && *done < len && peer_hung_up(pc, x, &sock))
         return tcp_fail(comm, peer, pc, 1, sock, 0);
-    *done = x->done;
-    if (x->done == len)
-        x->active = 0;
     return COLL_SUCCESS;
 }
 
-/* Read what socket i has of its stripe; hand whole elements to the sink. */
-static coll_status_t recv_stripe(coll_comm *comm, int peer, coll_tcp_peer_t *pc, int i)
+/* A chunk header from socket i is complete: check it and start the chunk. */
+static coll_status_t recv_header(coll_comm *comm, int peer, coll_tcp_peer_t *pc, int i)
+{
+    coll_tcp_xfer_t *x = &pc->rx;
+    coll_tcp_stripe_t *s = &x->st[i];
+    uint64_t off, len;
+    coll_tcp_chunk_decode(s->hdr, &off, &len);
+    if (off == COLL_TCP_CHUNK_END && len == 0) {
+        s->state = COLL_TCP_SX_ENDED;
+        if (xfer_ended(x, pc->nsocks) && x->done != x->len)
+            return coll_error(COLL_ERR_INTERNAL, COLL_SUB_TCP,
+                              "message from rank %d ended after %zu of %zu bytes: ranks called "
+                              "different collectives or counts", peer, x->done, x->len);
+        return COLL_SUCCESS;
+    }
+    size_t es = x->sink.fn ? x->sink.esize : 1;
+    if (len == 0 || off >= x->len || len > x->len - off || off % COLL_TCP_STRIPE_ALIGN ||
+        len % es || x->done + len > x->len)
+        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_TCP,
+                          "bad chunk [%llu, +%llu) from rank %d in a %zu-byte message: ranks called "
+                          "different collectives or counts", (unsigned long long)off,
+                          (unsigned long long)len, peer, x->len);
+    s->off = (size_t)off;
+    s->len = (size_t)len;
+    s->pos = s->given = 0;
+    s->state = COLL_TCP_SX_CHUNK;
+    return COLL_SUCCESS;
+}
+
+/* Read what socket i has of the message; hand whole elements to the sink. */
+static coll_status_t recv_sock(coll_comm *comm, int peer, coll_tcp_peer_t *pc, int i)
 {
     coll_tcp_xfer_t *x = &pc->rx;
     coll_tcp_stripe_t *s = &x->st[i];
     const coll_sink_t *sk = &x->sink;
-    while (s->given < s->len) {
+    for (;;) {
         ssize_t n;
-        if (!sk->fn) {
+        if (s->state == COLL_TCP_SX_ENDED)
+            return COLL_SUCCESS;
+        if (s->state == COLL_TCP_SX_IDLE) {
+            n = recv(pc->fd[i], s->hdr + s->hdr_pos, COLL_TCP_CHUNK_HDR - s->hdr_pos, MSG_DONTWAIT);
+            if (n > 0) {
+                s->hdr_pos += (size_t)n;
+                if (s->hdr_pos == COLL_TCP_CHUNK_HDR)
+                    COLL_CHECK(recv_header(comm, peer, pc, i));
+                continue;
+            }
+        } else if (s->given >= s->len) {   /* chunk through */
+            s->state = x->chunked ? COLL_TCP_SX_IDLE : COLL_TCP_SX_ENDED;
+            s->hdr_pos = 0;
+            continue;
+        } else if (!sk->fn) {
             n = recv(pc->fd[i], (char *)sk->dst + s->off + s->pos, s->len - s->pos, MSG_DONTWAIT);
             if (n > 0) {
                 s->pos += (size_t)n;
@@ -230,7 +382,6 @@ static coll_status_t recv_stripe(coll_comm *comm, int peer, coll_tcp_peer_t *pc,
             return COLL_SUCCESS;
         return tcp_fail(comm, peer, pc, 0, i, n < 0 ? errno : 0);
     }
-    return COLL_SUCCESS;
 }
 
 static coll_status_t tcp_recv(coll_comm *comm, int peer, const coll_sink_t *sink, size_t len,
@@ -246,7 +397,7 @@ static coll_status_t tcp_recv(coll_comm *comm, int peer, const coll_sink_t *sink
             return coll_error(COLL_ERR_INTERNAL, COLL_SUB_TCP,
                               "tcp recv-reduce of %zu bytes from rank %d: not whole %zu-byte "
                               "elements", len, peer, sink->esize);
-        xfer_start(x, pc->nsocks, len);
+        xfer_start(x, pc->nsocks, len, 0);
         x->sink = *sink;
         for (int i = 0; i < pc->nsocks; i++)
             pc->fill[i] = 0;
@@ -256,10 +407,8 @@ static coll_status_t tcp_recv(coll_comm *comm, int peer, const coll_sink_t *sink
                           "in flight", len, peer, x->len);
     }
     for (int i = 0; i < pc->nsocks; i++)
-        COLL_CHECK(recv_stripe(comm, peer, pc, i));
-    *done = x->done;
-    if (x->done == len)
-        x->active = 0;
+        COLL_CHECK(recv_sock(comm, peer, pc, i));
+    *done = xfer_report(x, pc->nsocks);
     return COLL_SUCCESS;
 }
 
@@ -272,7 +421,7 @@ static int tcp_pollfds(coll_comm *comm, int peer, int for_send, struct pollfd *f
     short ev = for_send ? (short)(POLLOUT | POLLRDHUP) : (short)POLLIN;
     int n = 0;
     for (int i = 0; i < pc->nsocks && n < max; i++) {
-        if (x->active && (for_send ? x->st[i].pos >= x->st[i].len : x->st[i].given >= x->st[i].len))
+        if (x->active && x->st[i].state == COLL_TCP_SX_ENDED)
             continue;
         fds[n++] = (struct pollfd){pc->fd[i], ev, 0};
     }
@@ -281,18 +430,27 @@ static int tcp_pollfds(coll_comm *comm, int peer, int for_send, struct pollfd *f
 
 const coll_transport_ops_t coll_tcp_ops = {"tcp", tcp_send, tcp_recv, tcp_pollfds};
 
-void coll_tcp_send_abort(coll_comm *comm)
+void coll_tcp_send_abort(coll_comm *comm, const char *why)
 {
     struct coll_tcp *t = comm->tcp;
     if (!t || !t->peers || atomic_exchange(&t->abort_sent, 1))
         return;
-    char a = COLL_TCP_ABORT_BYTE;
+    unsigned char msg[2 + 255];
+    size_t wl = why ? strlen(why) : 0;
+    if (wl > 255)
+        wl = 255;
+    msg[0] = COLL_TCP_ABORT_BYTE;
+    msg[1] = (unsigned char)wl;
+    if (wl)
+        memcpy(msg + 2, why, wl);
     for (int p = 0; p < comm->nranks; p++) {
         coll_tcp_peer_t *pc = &t->peers[p];
         if (!pc->nsocks)
             continue;
         if (pc->ctrl >= 0) {
-            ssize_t n = send(pc->ctrl, &a, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+            /* one small write into an idle socket: whole, or the peer sees the
+             * byte and no reason */
+            ssize_t n = send(pc->ctrl, msg, 2 + wl, MSG_NOSIGNAL | MSG_DONTWAIT);
             (void)n;
             shutdown(pc->ctrl, SHUT_WR);
         }
@@ -326,8 +484,14 @@ coll_status_t coll_tcp_poll_abort(coll_comm *comm)
     }
     if (t->aborted_by) {
         char d[160];
-        return coll_error(COLL_ERR_ABORTED, COLL_SUB_TCP, "%s aborted",
-                          coll_tcp_peer_desc(comm, t->aborted_by - 1, d, sizeof d));
+        const coll_tcp_peer_t *pc = &t->peers[t->aborted_by - 1];
+        coll_tcp_peer_desc(comm, t->aborted_by - 1, d, sizeof d);
+        /* pass it on: local peers (shm) and other tcp peers stop too */
+        coll_comm_set_aborted(comm, COLL_ERR_ABORTED, "%s aborted%s%s", d, *pc->abort_why ? ": " : "",
+                              pc->abort_why);
+        return coll_error(COLL_ERR_ABORTED, COLL_SUB_TCP, "%s aborted during %s of %zu bytes%s%s", d,
+                          coll_kind_name(comm->cur_kind), comm->cur_bytes, *pc->abort_why ? ": " : "",
+                          pc->abort_why);
     }
     return COLL_SUCCESS;
 }

@@ -4,20 +4,25 @@
  * tcp.c: data path, aborts.
  *
  * Per remote peer: nsocks data sockets plus one control socket. Socket index
- * nsocks of the handshake is the control socket; the only byte ever sent on it
- * is COLL_TCP_ABORT_BYTE (coll_tcp_send_abort), so a peer's EOF on a data
- * socket can be told apart from an abort.
+ * nsocks of the handshake is the control socket; the only thing ever sent on it
+ * is an abort notice (coll_tcp_send_abort): COLL_TCP_ABORT_BYTE, one length
+ * byte and that many bytes of the reason, so a peer's EOF on a data socket can
+ * be told apart from an abort, and the abort explained.
  *
- * Message striping (both sides compute it; no per-message header):
- *   len <  COLL_TCP_STRIPE_MIN: the whole message on socket 0;
- *   len >= COLL_TCP_STRIPE_MIN: k contiguous stripes of ceil(len/k) rounded up
- *   to COLL_TCP_STRIPE_ALIGN bytes, stripe i on socket i (the last one shorter,
- *   possibly empty). Every stripe boundary is a multiple of 64, so of any
- *   element size, and a reducing sink can be fed whole elements per stripe.
+ * Message framing. Both sides know every message's length, so:
+ *   len <  COLL_TCP_STRIPE_MIN, or one socket: the raw bytes on socket 0;
+ *   len >= COLL_TCP_STRIPE_MIN: chunks dealt to whichever socket takes data
+ *   (TCP streams of one link are not fair: with fixed stripes one socket
+ *   often finished in half the time of the other and idled). A chunk is a
+ *   16-byte header {u64 offset, u64 length, little-endian} and its bytes;
+ *   chunk offsets and lengths are multiples of COLL_TCP_STRIPE_ALIGN (but the
+ *   last), so a reducing sink is fed whole elements. When the message is all
+ *   dealt, every socket gets an end header {COLL_TCP_CHUNK_END, 0}; a receive
+ *   completes when each socket delivered its end header and the bytes add up.
  * Only one send and one receive per peer are in flight at a time (the executor
- * posts the next message to a peer only after the previous one completed), so
- * every socket carries the stripes of consecutive messages in the same order on
- * both ends, and a receive never reads past the end of its own stripe.
+ * posts the next message to a peer only after the previous one completed), and
+ * the end headers keep consecutive messages apart on every socket, so a
+ * receive never reads into the next message.
  */
 #ifndef COLL_TCP_INTERNAL_H
 #define COLL_TCP_INTERNAL_H
@@ -34,11 +39,13 @@
 #define COLL_TCP_STRIPE_ALIGN ((size_t)64)
 #define COLL_TCP_BOUNCE ((size_t)256 << 10)    /* recv-reduce staging per socket */
 #define COLL_TCP_ABORT_BYTE 'A'
+#define COLL_TCP_CHUNK_HDR 16
+#define COLL_TCP_CHUNK_END UINT64_MAX
 
 /* Handshake: every connection starts with one header from each side
  * (connector: hello, acceptor: ack), all integers little-endian. */
 #define COLL_TCP_MAGIC 0x31544243u             /* "CBT1" */
-#define COLL_TCP_VERSION 1u
+#define COLL_TCP_VERSION 2u                    /* 2: chunk headers in striped messages */
 #define COLL_TCP_HDR_BYTES 64
 #define COLL_TCP_HELLO_TIMEOUT_S 10.0          /* silence allowed to an accepted connection */
 
@@ -54,21 +61,34 @@ typedef struct {
 void coll_tcp_hdr_encode(const coll_tcp_hdr_t *h, uint8_t out[COLL_TCP_HDR_BYTES]);
 void coll_tcp_hdr_decode(const uint8_t in[COLL_TCP_HDR_BYTES], coll_tcp_hdr_t *h);
 
-/* Stripe i of a message: [off, off + len) of it goes over socket i. */
+/* Per socket state of the message in flight: the current chunk and its header. */
+enum { COLL_TCP_SX_IDLE, COLL_TCP_SX_CHUNK, COLL_TCP_SX_ENDED };
 typedef struct {
-    size_t off, len;
-    size_t pos;                 /* bytes through the socket */
-    size_t given;               /* recv: bytes handed to the sink (<= pos) */
+    int state;                  /* IDLE: next header due; CHUNK: header/bytes moving; ENDED */
+    int is_end;                 /* send: the header in hdr is the end header */
+    size_t off, len;            /* current chunk: [off, off + len) of the message */
+    size_t pos;                 /* chunk bytes through the socket */
+    size_t given;               /* recv: chunk bytes handed to the sink (<= pos) */
+    size_t hdr_pos;             /* header bytes through the socket (COLL_TCP_CHUNK_HDR: all) */
+    uint8_t hdr[COLL_TCP_CHUNK_HDR];
 } coll_tcp_stripe_t;
 
-/* Deterministic split of len bytes over nsocks sockets (pure; unit-tested). */
-void coll_tcp_partition(size_t len, int nsocks, size_t off[], size_t slen[]);
+/* Chunk headers (pure; unit-tested). */
+void coll_tcp_chunk_encode(uint64_t off, uint64_t len, uint8_t out[COLL_TCP_CHUNK_HDR]);
+void coll_tcp_chunk_decode(const uint8_t in[COLL_TCP_CHUNK_HDR], uint64_t *off, uint64_t *len);
+/* Whether a message of len bytes is chunked over nsocks sockets, and the
+ * chunk size then: min(cfg, len / nsocks) rounded up to COLL_TCP_STRIPE_ALIGN. */
+int coll_tcp_chunked(size_t len, int nsocks);
+size_t coll_tcp_chunk_size(size_t len, int nsocks, size_t cfg);
 
 typedef struct {
     int active;
+    int chunked;
     const void *buf;            /* send */
     coll_sink_t sink;           /* recv */
-    size_t len, done;
+    size_t len, done;           /* done: message bytes through (send) / handed to the sink (recv) */
+    size_t next;                /* send: first byte not yet dealt to a socket */
+    size_t chunk;               /* send: chunk size */
     coll_tcp_stripe_t st[COLL_TCP_MAX_SOCKS];
 } coll_tcp_xfer_t;
 
@@ -78,6 +98,7 @@ typedef struct {
     int ctrl;                   /* control socket (abort notices) */
     int ctrl_closed;            /* EOF seen on ctrl: peer closed (not an error by itself) */
     int aborted;                /* peer sent the abort byte */
+    char abort_why[256];        /* the reason it sent with it ("" if none arrived) */
     coll_status_t failed;       /* sticky error of this peer's connection */
     coll_tcp_xfer_t tx, rx;
     uint8_t *bounce[COLL_TCP_MAX_SOCKS];   /* recv-reduce staging, allocated on first use */
@@ -90,6 +111,8 @@ struct coll_tcp {
     char ifname[32];
     int nsocks;                             /* COLL_NSOCKS of this rank */
     int sockbuf;                            /* COLL_SOCK_BUF (0 = kernel default) */
+    int notsent;                            /* COLL_SOCK_NOTSENT (TCP_NOTSENT_LOWAT, 0 = unset) */
+    size_t chunk;                           /* COLL_SOCK_CHUNK */
     coll_tcp_peer_t *peers;                 /* [nranks], NULL before setup */
     int npeers;                             /* tcp peers */
     struct pollfd *ctrl_pfd;                /* [npeers] for coll_tcp_poll_abort */
@@ -107,6 +130,6 @@ void coll_tcp_peer_sockaddr(const coll_comm *comm, int p, struct sockaddr_storag
 /* "rank 3 (host node2, 10.0.0.2:40123)" */
 const char *coll_tcp_peer_desc(const coll_comm *comm, int p, char *buf, size_t len);
 /* Socket options of data/control sockets: non-blocking is set by the caller. */
-void coll_tcp_sockopts(int fd, int sockbuf);
+void coll_tcp_sockopts(int fd, int sockbuf, int notsent);
 
 #endif

@@ -94,15 +94,19 @@ const char *coll_tcp_peer_desc(const coll_comm *comm, int p, char *buf, size_t l
     return buf;
 }
 
-void coll_tcp_sockopts(int fd, int sockbuf)
+/* Best effort: a kernel without an option still carries the data. */
+void coll_tcp_sockopts(int fd, int sockbuf, int notsent)
 {
     int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
-    if (sockbuf > 0) {
-        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sockbuf, sizeof sockbuf);
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sockbuf, sizeof sockbuf);
-    }
+    if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) < 0)
+        COLL_DEBUG(COLL_SUB_TCP, "TCP_NODELAY: %s", strerror(errno));
+    if (setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one) < 0)
+        COLL_DEBUG(COLL_SUB_TCP, "SO_KEEPALIVE: %s", strerror(errno));
+    if (sockbuf > 0 && (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sockbuf, sizeof sockbuf) < 0 ||
+                        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sockbuf, sizeof sockbuf) < 0))
+        COLL_DEBUG(COLL_SUB_TCP, "SO_SNDBUF/SO_RCVBUF %d: %s", sockbuf, strerror(errno));
+    if (notsent > 0 && setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &notsent, sizeof notsent) < 0)
+        COLL_DEBUG(COLL_SUB_TCP, "TCP_NOTSENT_LOWAT %d: %s", notsent, strerror(errno));
 }
 
 /* Which peers this rank reaches over tcp: those shm did not take. */
@@ -135,6 +139,11 @@ coll_status_t coll_tcp_state(coll_comm *comm)
     t->nsocks = (int)ns;
     size_t sb = coll_cfg_size(COLL_CFG_SOCK_BUF);
     t->sockbuf = sb > INT_MAX ? INT_MAX : (int)sb;
+    size_t ns2 = coll_cfg_size(COLL_CFG_SOCK_NOTSENT);
+    t->notsent = ns2 > INT_MAX ? INT_MAX : (int)ns2;
+    t->chunk = coll_cfg_size(COLL_CFG_SOCK_CHUNK);
+    if (t->chunk < COLL_TCP_STRIPE_ALIGN)
+        t->chunk = COLL_TCP_STRIPE_ALIGN;
     comm->tcp = t;
     return COLL_SUCCESS;
 }
@@ -162,7 +171,7 @@ coll_status_t coll_tcp_listen(coll_comm *comm, coll_peer_info_t *me)
         return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_TCP, "cannot create the tcp listener");
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    coll_tcp_sockopts(fd, t->sockbuf);   /* inherited by accepted sockets (window scale) */
+    coll_tcp_sockopts(fd, t->sockbuf, t->notsent);   /* inherited by accepted sockets (window scale) */
     int err = 0;
     for (long long i = 0; i < range; i++) {
         coll_sockaddr_set_port(&t->addr, (int)(base + i));
@@ -207,8 +216,8 @@ coll_status_t coll_tcp_listen(coll_comm *comm, coll_peer_info_t *me)
         memcpy(me->addr, &((struct sockaddr_in *)&t->addr)->sin_addr, 4);
     snprintf(me->ifname, sizeof me->ifname, "%s", t->ifname);
     COLL_INFO(COLL_SUB_TCP, "data listener on %s (interface %s), %d socket(s) per peer, "
-              "socket buffers %d", coll_sockaddr_str(&t->addr, s, sizeof s), t->ifname,
-              t->nsocks, t->sockbuf);
+              "socket buffers %d, chunks %zu, notsent lowat %d", coll_sockaddr_str(&t->addr, s, sizeof s),
+              t->ifname, t->nsocks, t->sockbuf, t->chunk, t->notsent);
     return COLL_SUCCESS;
 }
 

@@ -123,7 +123,7 @@ static void hs_connect(hs_t *h, hs_conn_t *c, double now)
         hs_retry(c, errno, now);
         return;
     }
-    coll_tcp_sockopts(c->fd, t->sockbuf);   /* before connect: window scale */
+    coll_tcp_sockopts(c->fd, t->sockbuf, t->notsent);   /* before connect: window scale */
     hs_header(h, c->peer, c->idx, t->nsocks, 0, c->out);
     c->out_pos = c->in_pos = 0;
     if (connect(c->fd, (struct sockaddr *)&ss, coll_sockaddr_len(&ss)) == 0)
@@ -331,7 +331,7 @@ static void hs_accept(hs_t *h, double now)
             close(fd);
             return;
         }
-        coll_tcp_sockopts(fd, 0);
+        coll_tcp_sockopts(fd, 0, t->notsent);   /* buffers: inherited from the listener */
         c->fd = fd;
         c->state = HS_RECV;
         double hto = COLL_TCP_HELLO_TIMEOUT_S;

@@ -49,8 +49,8 @@ coll_status_t coll_shm_setup(coll_comm *comm);
 void coll_shm_teardown(coll_comm *comm);
 coll_status_t coll_tcp_setup(coll_comm *comm);
 void coll_tcp_teardown(coll_comm *comm);
-/* Tell peers over tcp that this rank aborts. */
-void coll_tcp_send_abort(coll_comm *comm);
+/* Tell peers over tcp that this rank aborts, and why (may be NULL). */
+void coll_tcp_send_abort(coll_comm *comm, const char *why);
 /* Check tcp peers for an abort message / closed connections without blocking. */
 coll_status_t coll_tcp_poll_abort(coll_comm *comm);
 /* Prepare the tcp listener before the init allgather (fills peers[rank] addr/port). */

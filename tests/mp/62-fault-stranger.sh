@@ -44,7 +44,7 @@ done
 rcs=()
 for p in "${pids[@]}"; do wait $p; rcs+=($?); done
 wait $spam
-cat "$tmp/r0.out" "$tmp/spam.log"; tail -3 "$tmp/r1.out" "$tmp/r2.out"
+cat "$tmp/r0.out" "$tmp/spam.log"; tail -n 3 "$tmp/r1.out" "$tmp/r2.out"
 check "all ranks exit 0 (${rcs[*]})" test "${rcs[*]}" = "0 0 0"
 check "the stranger did connect" grep -qE 'stranger connections: [1-9]' "$tmp/spam.log"
 rows=$(grep -cE '^[0-9]+ +\| .*\| success' "$tmp/r0.out")

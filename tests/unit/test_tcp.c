@@ -265,23 +265,41 @@ static const size_t k_sizes[] = {0, 1, 7, (64u << 10) - 1, 64u << 10, (64u << 10
 
 /* ---- tests ---- */
 
-static void test_partition(void **state)
+static void test_chunk_plan(void **state)
 {
     (void)state;
+    const uint64_t vals[] = {0, 1, 64, 0x0102030405060708ull, COLL_TCP_CHUNK_END};
+    for (size_t a = 0; a < 5; a++)
+        for (size_t b = 0; b < 5; b++) {
+            uint8_t h[COLL_TCP_CHUNK_HDR];
+            uint64_t o, l;
+            coll_tcp_chunk_encode(vals[a], vals[b], h);
+            coll_tcp_chunk_decode(h, &o, &l);
+            assert_int_equal(o, vals[a]);
+            assert_int_equal(l, vals[b]);
+        }
+    uint8_t h[COLL_TCP_CHUNK_HDR];
+    coll_tcp_chunk_encode(0x0102030405060708ull, 9, h);
+    assert_int_equal(h[0], 0x08);   /* little-endian on the wire */
+    assert_int_equal(h[8], 9);
     const size_t lens[] = {0, 1, 63, 65535, 65536, 65537, 100000, (1u << 20) + 7, 33u << 20};
     for (int k = 1; k <= COLL_TCP_MAX_SOCKS; k++)
         for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
-            size_t len = lens[li], off[COLL_TCP_MAX_SOCKS], sl[COLL_TCP_MAX_SOCKS];
-            coll_tcp_partition(len, k, off, sl);
-            size_t pos = 0;
-            for (int i = 0; i < k; i++) {
-                assert_int_equal(off[i], pos);
-                assert_int_equal(off[i] % 64, pos == len ? off[i] % 64 : 0);
-                if (len < COLL_TCP_STRIPE_MIN && i > 0)
-                    assert_int_equal(sl[i], 0);
-                pos += sl[i];
+            size_t len = lens[li];
+            assert_int_equal(coll_tcp_chunked(len, k), k > 1 && len >= COLL_TCP_STRIPE_MIN);
+            if (!coll_tcp_chunked(len, k))
+                continue;
+            const size_t cfgs[] = {64, 100, 512u << 10, 0};
+            for (size_t ci = 0; ci < 4; ci++) {
+                size_t c = coll_tcp_chunk_size(len, k, cfgs[ci]);
+                assert_int_equal(c % COLL_TCP_STRIPE_ALIGN, 0);
+                assert_true(c > 0);
+                /* every socket can get a share: no chunk above len / k (rounded up) */
+                assert_true(c <= (len / (size_t)k + COLL_TCP_STRIPE_ALIGN - 1) / COLL_TCP_STRIPE_ALIGN *
+                                     COLL_TCP_STRIPE_ALIGN);
+                if (cfgs[ci])
+                    assert_true(c <= (cfgs[ci] + 63) / 64 * 64);
             }
-            assert_int_equal(pos, len);
         }
 }
 
@@ -339,24 +357,40 @@ static void test_reduce_partial_elements(void **state)
     fill_pattern(s2, len, 2, 5);
     for (size_t i = 0; i < n; i++)
         exp[i] = (int64_t)((uint64_t)in[i] + (uint64_t)s2[i]);
-    size_t off[COLL_TCP_MAX_SOCKS], sl[COLL_TCP_MAX_SOCKS], sent[2] = {0, 0};
-    coll_tcp_partition(len, 2, off, sl);
-    assert_true(sl[1] > 0);
+    /* the wire of each socket: 24 KiB chunks dealt alternately (a real sender
+     * deals them to whichever socket takes data), then an end header each */
+    size_t chunk = 24u << 10, wlen[2] = {0, 0}, sent[2] = {0, 0};
+    uint8_t *wire[2] = {malloc(len + 64 * COLL_TCP_CHUNK_HDR), malloc(len + 64 * COLL_TCP_CHUNK_HDR)};
+    assert_true(wire[0] && wire[1]);
+    for (size_t o = 0, k = 0; o < len; o += chunk, k++) {
+        size_t l = len - o < chunk ? len - o : chunk;
+        int i = (int)(k % 2);
+        coll_tcp_chunk_encode(o, l, wire[i] + wlen[i]);
+        memcpy(wire[i] + wlen[i] + COLL_TCP_CHUNK_HDR, (char *)in + o, l);
+        wlen[i] += COLL_TCP_CHUNK_HDR + l;
+    }
+    for (int i = 0; i < 2; i++) {
+        coll_tcp_chunk_encode(COLL_TCP_CHUNK_END, 0, wire[i] + wlen[i]);
+        wlen[i] += COLL_TCP_CHUNK_HDR;
+    }
     coll_sink_t sink = {out, s2, coll_reduce_kernel(COLL_SUM, COLL_INT64), 8};
     size_t done = 0;
     while (done < len) {
         for (int i = 0; i < 2; i++) {
-            size_t k = sl[i] - sent[i] < 3 ? sl[i] - sent[i] : 3;
+            size_t k = wlen[i] - sent[i] < 3 ? wlen[i] - sent[i] : 3;
             if (k) {
-                assert_int_equal(write(far[i], (char *)in + off[i] + sent[i], k), (ssize_t)k);
+                assert_int_equal(write(far[i], wire[i] + sent[i], k), (ssize_t)k);
                 sent[i] += k;
             }
         }
         size_t before = done;
         assert_int_equal(coll_tcp_ops.recv(&c, 1, &sink, len, &done), COLL_SUCCESS);
-        assert_int_equal(done % 8, 0);   /* only whole elements delivered */
+        assert_true(done % 8 == 0 || done == len - 1);   /* only whole elements delivered */
         assert_true(done >= before);
+        assert_true(done < len || (sent[0] == wlen[0] && sent[1] == wlen[1]));   /* complete only after both ends */
     }
+    free(wire[0]);
+    free(wire[1]);
     assert_memory_equal(out, exp, len);
     /* the peer closing mid-message: COLL_ERR_NETWORK naming rank 1 */
     done = 0;
@@ -582,7 +616,7 @@ static void rank_fail(coll_comm *c, void *arg)
         CHECK(o.done > 0 && o.done < len);
         if (mode == ABORT_SENDER) {
             atomic_store(&c->aborted, 1);
-            coll_tcp_send_abort(c);
+            coll_tcp_send_abort(c, "test reason: disk on fire");
             /* our own view: the interrupted send now fails as aborted */
             CHECK(drive(c, &o, 1, 0) == COLL_ERR_ABORTED);
             usleep(500 * 1000);
@@ -602,8 +636,10 @@ static void rank_fail(coll_comm *c, void *arg)
     CHECK(strstr(msg, want) != NULL);
     /* the error sticks */
     CHECK(drive(c, &o, 1, 0) == st);
-    if (mode == ABORT_SENDER)
+    if (mode == ABORT_SENDER) {
+        CHECK(strstr(msg, ": test reason: disk on fire") != NULL);   /* the aborting rank's reason */
         CHECK(coll_tcp_poll_abort(c) == COLL_ERR_ABORTED);
+    }
     free(buf);
 }
 
@@ -728,7 +764,7 @@ static void test_throughput(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_partition),
+        cmocka_unit_test(test_chunk_plan),
         cmocka_unit_test(test_header_roundtrip),
         cmocka_unit_test(test_reduce_partial_elements),
         cmocka_unit_test(test_exchange_1sock),

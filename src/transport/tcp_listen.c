@@ -166,43 +166,48 @@ coll_status_t coll_tcp_listen(coll_comm *comm, coll_peer_info_t *me)
         range = 1;
     if (base + range - 1 > 65535)
         range = 65536 - base;
-    int fd = socket(t->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_TCP, "cannot create the tcp listener");
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    coll_tcp_sockopts(fd, t->sockbuf, t->notsent);   /* inherited by accepted sockets (window scale) */
-    int err = 0;
+    /* Two sockets with SO_REUSEADDR may both bind a port nobody listens on
+     * yet; the second listen() then fails with EADDRINUSE: a port taken by
+     * another rank between our bind and listen. Either failure moves on to the
+     * next port of the range with a fresh socket. */
+    int fd = -1, err = 0;
+    const char *what = "bind";
     for (long long i = 0; i < range; i++) {
+        fd = socket(t->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_TCP, "cannot create the tcp listener");
+        int one = 1;
+        if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
+            COLL_DEBUG(COLL_SUB_TCP, "SO_REUSEADDR: %s", strerror(errno));
+        coll_tcp_sockopts(fd, t->sockbuf, t->notsent);   /* inherited by accepted sockets (window scale) */
         coll_sockaddr_set_port(&t->addr, (int)(base + i));
+        what = "bind";
         if (bind(fd, (struct sockaddr *)&t->addr, coll_sockaddr_len(&t->addr)) == 0) {
-            err = 0;
-            break;
+            what = "listen";
+            if (listen(fd, 1024) == 0) {
+                err = 0;
+                break;
+            }
         }
         err = errno;
+        close(fd);
+        fd = -1;
         if (err != EADDRINUSE)
             break;
+        COLL_DEBUG(COLL_SUB_TCP, "%s on port %lld: address in use, trying the next", what, base + i);
     }
     if (err) {
-        close(fd);
         errno = err;
-        coll_sockaddr_set_port(&t->addr, 0);
+        if (!base)
+            coll_sockaddr_set_port(&t->addr, 0);
         if (base && range > 1)
             return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_TCP,
-                                    "cannot bind the tcp listener to %s (%s) on ports %lld..%lld "
-                                    "(COLL_IF_BASE_PORT, COLL_PORT_RANGE)",
+                                    "cannot %s the tcp listener on %s (%s) on ports %lld..%lld "
+                                    "(COLL_IF_BASE_PORT, COLL_PORT_RANGE)", what,
                                     coll_sockaddr_str(&t->addr, s, sizeof s), t->ifname, base,
                                     base + range - 1);
-        return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_TCP,
-                                "cannot bind the tcp listener to %s (%s) port %lld",
-                                coll_sockaddr_str(&t->addr, s, sizeof s), t->ifname, base);
-    }
-    if (listen(fd, 1024) != 0) {
-        err = errno;
-        close(fd);
-        errno = err;
-        return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_TCP, "listen on %s failed",
-                                coll_sockaddr_str(&t->addr, s, sizeof s));
+        return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_TCP, "cannot %s the tcp listener on %s (%s)", what,
+                                coll_sockaddr_str(&t->addr, s, sizeof s), t->ifname);
     }
     socklen_t sl = sizeof t->addr;
     getsockname(fd, (struct sockaddr *)&t->addr, &sl);

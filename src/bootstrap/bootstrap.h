@@ -42,7 +42,13 @@
 #define COLL_STORE_HELLO_TIMEOUT_S 5.0       /* a client must say hello within this */
 #define COLL_STORE_STALL_TIMEOUT_S 60.0      /* a half-sent frame must progress within this */
 enum { COLL_STORE_SET = 1, COLL_STORE_GET, COLL_STORE_ADD, COLL_STORE_DEL, COLL_STORE_BARRIER,
-       COLL_STORE_OP_END };
+       COLL_STORE_FAIL, COLL_STORE_OP_END };
+/* FAIL (key = a job, the text before the first '/' of its keys; value = why):
+ * the job failed. Every GET / BARRIER of that job's keys parked now, and any
+ * later one whose key does not exist yet, is answered COLL_ERR_ABORTED with the
+ * reason as value, so ranks waiting for a rank that failed during setup stop at
+ * once instead of at their timeout. Kept as key "<job>/!failed". */
+#define COLL_STORE_FAILED_SUFFIX "/!failed"
 
 /* SHA-256 (used to turn a secret string into the 32-byte secret). */
 void coll_sha256(const void *data, size_t len, uint8_t out[32]);
@@ -92,6 +98,8 @@ coll_status_t coll_store_add(coll_store_t *st, const char *key, int64_t delta, i
 coll_status_t coll_store_del(coll_store_t *st, const char *key);
 /* Counting barrier of n clients on an i64 key (see BARRIER above). */
 coll_status_t coll_store_barrier(coll_store_t *st, const char *key, int n, double timeout_s);
+/* Mark job (a key prefix without '/') failed, with the reason (see FAIL). */
+coll_status_t coll_store_fail(coll_store_t *st, const char *job, const char *why);
 /* Calls then fail with COLL_ERR_ABORTED soon after *flag becomes non-zero. */
 void coll_store_set_abort_flag(coll_store_t *st, const atomic_int *flag);
 /* "10.0.0.1:29500" of the store this client talks to. */

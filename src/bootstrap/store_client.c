@@ -274,7 +274,7 @@ const char *coll_store_addr(const coll_store_t *st)
 
 static const char *op_name(uint32_t op)
 {
-    static const char *const n[] = {"?", "SET", "GET", "ADD", "DEL", "BARRIER"};
+    static const char *const n[] = {"?", "SET", "GET", "ADD", "DEL", "BARRIER", "FAIL"};
     return op < COLL_STORE_OP_END ? n[op] : "?";
 }
 
@@ -357,6 +357,9 @@ static coll_status_t request(coll_store_t *st, uint32_t op, const char *key, con
         goto out;
     }
     s = (coll_status_t)status;
+    if (s == COLL_ERR_ABORTED && vlen)   /* the job failed: the reason its rank gave */
+        coll_error(s, COLL_SUB_BOOTSTRAP, "%.*s (while waiting for '%s' in rendezvous store %s)", (int)vlen,
+                   (const char *)val, key, st->addr);
     if (s == COLL_SUCCESS && rval) {
         *rval = val;
         *rlen = vlen;
@@ -457,4 +460,12 @@ coll_status_t coll_store_barrier(coll_store_t *st, const char *key, int n, doubl
                           "%.1f s (a rank missing or late?)",
                           key, n, st->addr, timeout_s);
     return s;
+}
+
+coll_status_t coll_store_fail(coll_store_t *st, const char *job, const char *why)
+{
+    size_t wl = why ? strlen(why) : 0;
+    if (wl > 1024)
+        wl = 1024;
+    return request(st, COLL_STORE_FAIL, job, why, wl, NULL, 0, 2.0, NULL, NULL);
 }

@@ -117,7 +117,7 @@ static coll_status_t check_header(const uint8_t *h, uint32_t *op, uint32_t *klen
     int ok = *op == COLL_STORE_SET ||
              (*op == COLL_STORE_GET && (*vlen == 0 || *vlen == 4)) ||
              (*op == COLL_STORE_ADD && *vlen == 8) || (*op == COLL_STORE_DEL && *vlen == 0) ||
-             (*op == COLL_STORE_BARRIER && *vlen == 8);
+             (*op == COLL_STORE_BARRIER && *vlen == 8) || *op == COLL_STORE_FAIL;
     if (!ok)
         return *why = "bad value length for op", COLL_ERR_INVALID_ARG;
     return COLL_SUCCESS;
@@ -295,6 +295,34 @@ static void wake_waiters(coll_store_server_t *s, const uint8_t *key, uint32_t kl
     }
 }
 
+/* The "<job>/!failed" entry of the job of key (its text before the first
+ * '/'), or NULL when that job has not failed. */
+static kv_t *job_failed(coll_store_server_t *s, const uint8_t *key, uint32_t klen)
+{
+    uint32_t j = 0;
+    while (j < klen && key[j] != '/')
+        j++;
+    size_t sl = sizeof COLL_STORE_FAILED_SUFFIX - 1;
+    if (j + sl > COLL_STORE_MAX_KEY)
+        return NULL;
+    uint8_t k[COLL_STORE_MAX_KEY];
+    memcpy(k, key, j);
+    memcpy(k + j, COLL_STORE_FAILED_SUFFIX, sl);
+    return *kv_find(s, k, j + (uint32_t)sl);
+}
+
+/* Answer every parked request of the job that just failed. */
+static void wake_failed(coll_store_server_t *s, const uint8_t *job, uint32_t jlen, const kv_t *e)
+{
+    for (int i = 0; i < s->nconns; i++) {
+        conn_t *c = s->conns[i];
+        if (c->dead || c->state != C_PARKED || c->klen <= jlen || memcmp(c->body, job, jlen) ||
+            c->body[jlen] != '/')
+            continue;
+        conn_reply(c, COLL_ERR_ABORTED, e->buf + e->klen, e->vlen);
+    }
+}
+
 static void park(conn_t *c, uint32_t wait_ms)
 {
     c->state = C_PARKED;
@@ -346,15 +374,49 @@ static void process(coll_store_server_t *s, conn_t *c)
             conn_reply(c, st, NULL, 0);
         }
         return;
-    case COLL_STORE_GET:
+    case COLL_STORE_GET: {
+        kv_t *f;
         pp = kv_find(s, c->body, c->klen);
         if (*pp)
             conn_reply(c, COLL_SUCCESS, (*pp)->buf + (*pp)->klen, (*pp)->vlen);
+        else if ((f = job_failed(s, c->body, c->klen)) != NULL)
+            conn_reply(c, COLL_ERR_ABORTED, f->buf + f->klen, f->vlen);
         else if (c->vlen == 4 && rd32(val) == 0)
             conn_reply(c, COLL_ERR_TIMEOUT, NULL, 0);
         else
             park(c, c->vlen == 4 ? rd32(val) : COLL_STORE_WAIT_FOREVER);
         return;
+    }
+    case COLL_STORE_FAIL: {
+        if (memchr(c->body, '/', c->klen) || c->klen + sizeof COLL_STORE_FAILED_SUFFIX - 1 > COLL_STORE_MAX_KEY) {
+            conn_reply(c, COLL_ERR_INVALID_ARG, NULL, 0);
+            return;
+        }
+        uint32_t jlen = c->klen, sl = (uint32_t)sizeof COLL_STORE_FAILED_SUFFIX - 1;
+        uint8_t *buf = malloc((size_t)jlen + sl + c->vlen);
+        if (!buf) {
+            conn_reply(c, COLL_ERR_NO_MEMORY, NULL, 0);
+            return;
+        }
+        memcpy(buf, c->body, jlen);
+        memcpy(buf + jlen, COLL_STORE_FAILED_SUFFIX, sl);
+        memcpy(buf + jlen + sl, val, c->vlen);
+        kv_t **old = kv_find(s, buf, jlen + sl);
+        if (*old) {   /* the first reason stays */
+            free(buf);
+            conn_reply(c, COLL_SUCCESS, NULL, 0);
+            return;
+        }
+        st = kv_put(s, buf, jlen + sl, c->vlen);
+        if (st != COLL_SUCCESS) {
+            free(buf);
+            conn_reply(c, st, NULL, 0);
+            return;
+        }
+        conn_reply(c, COLL_SUCCESS, NULL, 0);
+        wake_failed(s, buf, jlen, *kv_find(s, buf, jlen + sl));
+        return;
+    }
     case COLL_STORE_ADD: {
         uint8_t key[COLL_STORE_MAX_KEY];
         uint32_t klen = c->klen;
@@ -374,6 +436,11 @@ static void process(coll_store_server_t *s, conn_t *c)
         return;
     case COLL_STORE_BARRIER: {
         uint32_t n = rd32(val), wait_ms = rd32(val + 4);
+        kv_t *f = job_failed(s, c->body, c->klen);
+        if (f) {
+            conn_reply(c, COLL_ERR_ABORTED, f->buf + f->klen, f->vlen);
+            return;
+        }
         st = counter_add(s, c, 1, &v);
         if (st != COLL_SUCCESS) {
             conn_reply(c, st, NULL, 0);

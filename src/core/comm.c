@@ -297,6 +297,19 @@ coll_status_t coll_comm_init_rank(coll_comm_t *out, int nranks, coll_unique_id_t
     return COLL_SUCCESS;
 fail:
     COLL_INFO(COLL_SUB_INIT, "communicator init failed: %s", coll_last_error());
+    if (comm->bs.store && st != COLL_ERR_ABORTED) {
+        /* tell the ranks waiting for us in the store, so they stop now rather
+         * than at COLL_CONNECT_TIMEOUT (best effort: our own error stays) */
+        char saved[1024], why[1200], host[64] = "?";
+        snprintf(saved, sizeof saved, "%s", coll_last_error());
+        gethostname(host, sizeof host - 1);
+        host[sizeof host - 1] = '\0';
+        snprintf(why, sizeof why, "rank %d (host %s, pid %d) failed during communicator setup: %s", rank, host,
+                 (int)getpid(), saved);
+        if (coll_store_fail(comm->bs.store, comm->bs.prefix, why) != COLL_SUCCESS)
+            COLL_DEBUG(COLL_SUB_INIT, "could not mark the job failed in the store: %s", coll_last_error());
+        coll_error(st, COLL_SUB_INIT, "%s", saved);
+    }
     comm_free(comm);
     return st;
 }

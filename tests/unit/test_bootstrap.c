@@ -220,6 +220,7 @@ typedef struct {
     size_t len;
     char val[16];
     double waited;
+    char err[512];
 } getter_t;
 
 static void *getter(void *arg)
@@ -233,6 +234,7 @@ static void *getter(void *arg)
     void *v = NULL;
     g->st = coll_store_get(c, g->key, g->timeout, &v, &g->len);
     g->waited = now_s() - t0;
+    snprintf(g->err, sizeof g->err, "%s", coll_last_error());
     if (g->st == COLL_SUCCESS) {
         memcpy(g->val, v, g->len < sizeof g->val ? g->len : sizeof g->val);
         free(v);
@@ -262,6 +264,46 @@ static void test_get_waits_for_set(void **state)
         assert_memory_equal(g[i].val, "value", 5);
         assert_true(g[i].waited > 0.1);
     }
+    coll_store_close(c);
+    coll_store_server_stop(s);
+}
+
+/* A job marked failed answers its parked and later waits at once, with the
+ * reason; other jobs on the same store are not touched. */
+static void test_job_failed(void **state)
+{
+    (void)state;
+    coll_id_info_t info;
+    coll_store_server_t *s = start_server("127.0.0.1", &info);
+    getter_t g[2];
+    pthread_t t[2];
+    g[0] = (getter_t){.info = &info, .key = "jobA/7/all", .timeout = 30.0};
+    g[1] = (getter_t){.info = &info, .key = "jobB/1", .timeout = 1.0};
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, getter, &g[i]), 0);
+    usleep(300000);
+    coll_store_t *c = connect_ok(&info);
+    assert_int_equal(coll_store_fail(c, "jobA", "rank 2 failed: no port"), COLL_SUCCESS);
+    assert_int_equal(coll_store_fail(c, "jobA", "second reason"), COLL_SUCCESS);   /* first one stays */
+    assert_int_equal(coll_store_fail(c, "job/A", "x"), COLL_ERR_INVALID_ARG);      /* a job has no '/' */
+    pthread_join(t[0], NULL);
+    assert_int_equal(g[0].st, COLL_ERR_ABORTED);
+    assert_true(g[0].waited < 5.0);   /* woken by the failure, not by its 30 s timeout */
+    assert_non_null(strstr(g[0].err, "rank 2 failed: no port"));
+    assert_non_null(strstr(g[0].err, "jobA/7/all"));
+    pthread_join(t[1], NULL);
+    assert_int_equal(g[1].st, COLL_ERR_TIMEOUT);   /* another job: untouched */
+    /* later waits of the failed job: at once; existing keys still readable */
+    void *v = NULL;
+    size_t l = 0;
+    double t0 = now_s();
+    assert_int_equal(coll_store_get(c, "jobA/8/all", 30.0, &v, &l), COLL_ERR_ABORTED);
+    assert_non_null(strstr(coll_last_error(), "rank 2 failed: no port"));
+    assert_int_equal(coll_store_barrier(c, "jobA/bar", 3, 30.0), COLL_ERR_ABORTED);
+    assert_true(now_s() - t0 < 5.0);
+    assert_int_equal(coll_store_set(c, "jobA/k", "v", 1), COLL_SUCCESS);
+    assert_int_equal(coll_store_get(c, "jobA/k", 1.0, &v, &l), COLL_SUCCESS);
+    free(v);
     coll_store_close(c);
     coll_store_server_stop(s);
 }
@@ -776,6 +818,7 @@ int main(void)
         cmocka_unit_test(test_unique_id_api),
         cmocka_unit_test(test_store_ops),
         cmocka_unit_test(test_get_waits_for_set),
+        cmocka_unit_test(test_job_failed),
         cmocka_unit_test(test_wrong_secret),
         cmocka_unit_test(test_connect_refused_then_retry),
         cmocka_unit_test(test_ipv6),

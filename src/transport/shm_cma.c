@@ -9,6 +9,7 @@
  * store so that all ranks choose the same algorithms.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,36 +115,33 @@ coll_status_t coll_shm_cma_error(coll_comm *comm, int lr, size_t len, int writin
                             coll_peer_desc(comm, peer, d, sizeof d), len);
 }
 
-coll_status_t coll_shm_cma_copy(coll_comm *comm, int lr, const void *remote, void *dst, size_t len)
+/* len bytes between local and local rank lr's remote, whole (partial
+ * transfers and EINTR resumed): writing = local -> remote. */
+static coll_status_t cma_xfer(coll_comm *comm, int lr, char *remote, char *local, size_t len, int writing)
 {
     pid_t pid = comm->shm->ranks[lr].pid;
     size_t done = 0;
     while (done < len) {
-        ssize_t n = cma_read(pid, (char *)dst + done, (const char *)remote + done, len - done);
+        ssize_t n = writing ? cma_write(pid, remote + done, local + done, len - done)
+                            : cma_read(pid, local + done, remote + done, len - done);
         if (n <= 0) {
             if (n < 0 && errno == EINTR)
                 continue;
-            return coll_shm_cma_error(comm, lr, len - done, 0);
+            return coll_shm_cma_error(comm, lr, len - done, writing);
         }
         done += (size_t)n;
     }
     return COLL_SUCCESS;
 }
 
+coll_status_t coll_shm_cma_copy(coll_comm *comm, int lr, const void *remote, void *dst, size_t len)
+{
+    return cma_xfer(comm, lr, (char *)(uintptr_t)remote, dst, len, 0);
+}
+
 coll_status_t coll_shm_cma_put(coll_comm *comm, int lr, void *remote, const void *src, size_t len)
 {
-    pid_t pid = comm->shm->ranks[lr].pid;
-    size_t done = 0;
-    while (done < len) {
-        ssize_t n = cma_write(pid, (char *)remote + done, (const char *)src + done, len - done);
-        if (n <= 0) {
-            if (n < 0 && errno == EINTR)
-                continue;
-            return coll_shm_cma_error(comm, lr, len - done, 1);
-        }
-        done += (size_t)n;
-    }
-    return COLL_SUCCESS;
+    return cma_xfer(comm, lr, remote, (char *)(uintptr_t)src, len, 1);
 }
 
 coll_status_t coll_shm_cma_read(coll_comm *comm, int lr, int slot, size_t off, void *dst, size_t len)

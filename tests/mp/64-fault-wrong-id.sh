@@ -2,7 +2,8 @@
 # timeout: 60
 # A rank launched with the wrong unique id (here: another secret) is refused
 # by the rendezvous store with a clear message; the genuine ranks give up
-# after COLL_CONNECT_TIMEOUT instead of hanging; all exit non-zero; nothing left.
+# after COLL_CONNECT_TIMEOUT instead of hanging (the first to time out marks
+# the job failed, the other may stop on that); all exit non-zero; nothing left.
 . "$(dirname "$0")/../lib/common.sh"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 port=$(free_port)
@@ -19,7 +20,12 @@ dt=$(( $(now_ms) - t0 ))
 for r in 0 1 2; do echo "--- rank $r exit ${rcs[$r]}"; cat "$tmp/r$r.out"; done
 check "intruder exits 3 (setup failed)" test "${rcs[2]}" -eq 3
 check "intruder told its secret was refused" grep -q "refused our secret" "$tmp/r2.out"
-check "genuine ranks exit 3 or 4 (${rcs[0]} ${rcs[1]})" bash -c "[[ '${rcs[0]}' =~ ^[34]$ && '${rcs[1]}' =~ ^[34]$ ]]"
+# 4 (timeout), 3 (setup failed), or 5 when the other genuine rank timed out
+# first and marked the job failed in the store (its reason is passed on)
+check "genuine ranks exit 3, 4 or 5 (${rcs[0]} ${rcs[1]})" bash -c "[[ '${rcs[0]}' =~ ^[345]$ && '${rcs[1]}' =~ ^[345]$ ]]"
+for r in 0 1; do
+    check "rank $r says a rank is missing (its own timeout or the other's)" grep -q "did not appear in rendezvous store\|not complete after" "$tmp/r$r.out"
+done
 check "genuine ranks give up within the timeout (+slack): ${dt} ms" test $dt -lt 15000
 check "no process left" no_procs "$BIN/all_reduce_test"
 check "no /dev/shm segment left" no_shm_leftovers

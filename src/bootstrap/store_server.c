@@ -392,6 +392,10 @@ static void process(coll_store_server_t *s, conn_t *c)
             conn_reply(c, COLL_ERR_INVALID_ARG, NULL, 0);
             return;
         }
+        if (job_failed(s, c->body, c->klen)) {   /* the first reason stays */
+            conn_reply(c, COLL_SUCCESS, NULL, 0);
+            return;
+        }
         uint32_t jlen = c->klen, sl = (uint32_t)sizeof COLL_STORE_FAILED_SUFFIX - 1;
         uint8_t *buf = malloc((size_t)jlen + sl + c->vlen);
         if (!buf) {
@@ -401,12 +405,6 @@ static void process(coll_store_server_t *s, conn_t *c)
         memcpy(buf, c->body, jlen);
         memcpy(buf + jlen, COLL_STORE_FAILED_SUFFIX, sl);
         memcpy(buf + jlen + sl, val, c->vlen);
-        kv_t **old = kv_find(s, buf, jlen + sl);
-        if (*old) {   /* the first reason stays */
-            free(buf);
-            conn_reply(c, COLL_SUCCESS, NULL, 0);
-            return;
-        }
         st = kv_put(s, buf, jlen + sl, c->vlen);
         if (st != COLL_SUCCESS) {
             free(buf);
@@ -414,7 +412,7 @@ static void process(coll_store_server_t *s, conn_t *c)
             return;
         }
         conn_reply(c, COLL_SUCCESS, NULL, 0);
-        wake_failed(s, buf, jlen, *kv_find(s, buf, jlen + sl));
+        wake_failed(s, buf, jlen, job_failed(s, buf, jlen));
         return;
     }
     case COLL_STORE_ADD: {

@@ -257,7 +257,7 @@ coll_status_t coll_comm_init_rank(coll_comm_t *out, int nranks, coll_unique_id_t
             comm->oversub = r;
     }
     comm->yields = (int)coll_cfg_int(COLL_CFG_YIELD);
-    if (comm->local_size > online_cpus()) {
+    if (comm->local_size > me.ncpus) {
         if (comm->spin > 50)
             comm->spin = 50;   /* oversubscribed: a spinning waiter steals the core of a working rank */
         if (comm->yields < 0)

@@ -617,8 +617,7 @@ static int shm_cma_recv(coll_comm *comm, int from, shm_cma_desc_t *d, const coll
     struct coll_shm *s = comm->shm;
     unsigned state = atomic_load_explicit(&d->state, memory_order_relaxed);
     if (state == SHM_CMA_POSTED) {
-        if (sink->fn || !s->cma_coop || d->len < 2 * d->piece) {
-            atomic_store_explicit(&d->state, SHM_CMA_ALONE, memory_order_relaxed);
+        if (sink->fn || !s->cma_coop || d->len < 2 * d->piece) {   /* alone, at once: the sender never helps */
             *st = shm_cma_consume(comm, from, d, sink);
             return *st == COLL_SUCCESS;
         }

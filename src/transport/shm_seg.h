@@ -17,8 +17,8 @@
 
 #define SHM_MAGIC 0x434f4c4c53484d31ull /* "COLLSHM1" */
 #define SHM_LINE 64
-#define SHM_SLOT_CMA 0xffffffffu
-#define SHM_CMA_TMP (64 * 1024)   /* slot holds a shm_cma_desc_t, not data */
+#define SHM_SLOT_CMA 0xffffffffu  /* slot holds a shm_cma_desc_t, not data */
+#define SHM_CMA_TMP (64 * 1024)   /* receiver's piece buffer for reducing sinks */
 
 /* A large message copied straight from the sender's memory into the receiver's,
  * living in the FIFO slot. The receiver either copies it alone (reducing sink)
@@ -26,7 +26,7 @@
  * pieces from `next`, the receiver reading (process_vm_readv) and the sender
  * writing (process_vm_writev), and `copied` counts what has landed. The
  * receiver frees the slot when copied == len; the sender's send then ends. */
-enum { SHM_CMA_POSTED = 0, SHM_CMA_SHARED = 1, SHM_CMA_ALONE = 2 };
+enum { SHM_CMA_POSTED = 0, SHM_CMA_SHARED = 1 };
 typedef struct {
     uint64_t addr;             /* in the sender's address space */
     uint64_t len;

@@ -34,25 +34,6 @@
 
 #include "core/log.h"
 
-void coll_tcp_chunk_encode(uint64_t off, uint64_t len, uint8_t out[COLL_TCP_CHUNK_HDR])
-{
-    for (int i = 0; i < 8; i++) {
-        out[i] = (uint8_t)(off >> (8 * i));
-        out[8 + i] = (uint8_t)(len >> (8 * i));
-    }
-}
-
-void coll_tcp_chunk_decode(const uint8_t in[COLL_TCP_CHUNK_HDR], uint64_t *off, uint64_t *len)
-{
-    uint64_t o = 0, l = 0;
-    for (int i = 7; i >= 0; i--) {
-        o = o << 8 | in[i];
-        l = l << 8 | in[8 + i];
-    }
-    *off = o;
-    *len = l;
-}
-
 int coll_tcp_chunked(size_t len, int nsocks)
 {
     return nsocks > 1 && len >= COLL_TCP_STRIPE_MIN;

@@ -61,6 +61,20 @@ void coll_tcp_hdr_decode(const uint8_t in[COLL_TCP_HDR_BYTES], coll_tcp_hdr_t *h
     h->ack = get32(in + 60);
 }
 
+void coll_tcp_chunk_encode(uint64_t off, uint64_t len, uint8_t out[COLL_TCP_CHUNK_HDR])
+{
+    put32(out + 0, (uint32_t)off);
+    put32(out + 4, (uint32_t)(off >> 32));
+    put32(out + 8, (uint32_t)len);
+    put32(out + 12, (uint32_t)(len >> 32));
+}
+
+void coll_tcp_chunk_decode(const uint8_t in[COLL_TCP_CHUNK_HDR], uint64_t *off, uint64_t *len)
+{
+    *off = (uint64_t)get32(in) | (uint64_t)get32(in + 4) << 32;
+    *len = (uint64_t)get32(in + 8) | (uint64_t)get32(in + 12) << 32;
+}
+
 void coll_tcp_peer_sockaddr(const coll_comm *comm, int p, struct sockaddr_storage *ss)
 {
     const coll_peer_info_t *pi = &comm->peers[p];

@@ -72,23 +72,21 @@ cmd "cbh2: collbench net -p 18515 --timeout 30"
 cmd "cbh1: collbench net 10.77.0.2 -p 18515 -q 4 -s 64M -D $T --retry 5"
 cmd "cbh1+cbh2: RANK=0/1 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=10.77.0.1 MASTER_PORT=<port> collbench bw -t p2p -s 64M -et 40 --ds 0 --dd 1 -fmt json"
 cmd "  (the same with COLL_NSOCKS=4 COLL_SOCK_BUF=16M: four sockets like iperf3 -P 4)"
+# iperf3_run STREAMS KEY FILE: one iperf3 run cbh1 -> cbh2, GB/s recorded under KEY
+iperf3_run() {
+    local srv v
+    netns_exec 2 iperf3 -s -1 -p 5201 >"$RAW/iperf3-srv.$rep" 2>&1 &
+    srv=$!
+    sleep 0.5
+    netns_exec 1 iperf3 -c 10.77.0.2 -p 5201 -P "$1" -t "$T" -J >"$3" 2>&1
+    wait $srv
+    v=$(/usr/bin/python3 -c 'import json,sys; print("%.3f" % (json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 8e9))' "$3" 2>/dev/null)
+    echo "  iperf3 -P $1: ${v:-failed} GB/s"
+    [ -n "$v" ] && val "$2" "$v"
+}
 for rep in $(seq 1 "$REPS"); do
-    netns_exec 2 iperf3 -s -1 -p 5201 >"$RAW/iperf3-srv.$rep" 2>&1 &
-    srv=$!
-    sleep 0.5
-    netns_exec 1 iperf3 -c 10.77.0.2 -p 5201 -P 4 -t "$T" -J >"$RAW/iperf3.$rep.json" 2>&1
-    wait $srv
-    v=$(/usr/bin/python3 -c 'import json,sys; print("%.3f" % (json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 8e9))' "$RAW/iperf3.$rep.json" 2>/dev/null)
-    echo "  iperf3 -P 4: ${v:-failed} GB/s"
-    [ -n "$v" ] && val iperf3 "$v"
-    netns_exec 2 iperf3 -s -1 -p 5201 >"$RAW/iperf3-srv.$rep" 2>&1 &
-    srv=$!
-    sleep 0.5
-    netns_exec 1 iperf3 -c 10.77.0.2 -p 5201 -P 2 -t "$T" -J >"$RAW/iperf3-P2.$rep.json" 2>&1
-    wait $srv
-    v=$(/usr/bin/python3 -c 'import json,sys; print("%.3f" % (json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 8e9))' "$RAW/iperf3-P2.$rep.json" 2>/dev/null)
-    echo "  iperf3 -P 2: ${v:-failed} GB/s"
-    [ -n "$v" ] && val iperf3_p2 "$v"
+    iperf3_run 4 iperf3 "$RAW/iperf3.$rep.json"
+    iperf3_run 2 iperf3_p2 "$RAW/iperf3-P2.$rep.json"
 
     netns_exec 2 "$B/collbench" net -p 18515 --timeout 30 >"$RAW/net-srv.$rep" 2>&1 &
     srv=$!

@@ -42,4 +42,22 @@ wait_for() {
 # Children (ranks) of a standalone launcher pid.
 children_of() { pgrep -P "$1" 2>/dev/null; }
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
-free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# free_port: a port nobody listens on, below the kernel's ephemeral range, so
+# that no connect() or port-0 listener of another process can take it between
+# this check and its use (an ephemeral port could be: a CI failure of 13 showed it).
+free_port() {
+    /usr/bin/python3 - <<'PY'
+import random, socket
+lo = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+for _ in range(200):
+    p = random.randrange(10000, max(lo, 10002) - 1)
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        s.bind(("127.0.0.1", p)); s.listen(1); s.close(); print(p); break
+    except OSError:
+        s.close()
+else:
+    raise SystemExit("free_port: no free port below the ephemeral range")
+PY
+}

@@ -4,6 +4,7 @@
 # ranks started as background processes; rank 0 hosts the rendezvous.
 # Also Slurm-style variables (SLURM_PROCID / SLURM_NTASKS / SLURM_JOB_NODELIST).
 set -u
+. "$(dirname "$0")/../lib/common.sh"
 B=${CB_O:?}/bin
 fail=0
 tmp=$(mktemp -d)
@@ -11,7 +12,8 @@ trap 'rm -rf "$tmp"' EXIT
 
 launch3() {   # launch3 KIND TEST ARGS...: 3 ranks, all must exit 0
     local kind=$1 t=$2; shift 2
-    local port=$((20000 + RANDOM % 30000)) pids=() r
+    local port pids=() r
+    port=$(free_port)
     for r in 0 1 2; do
         if [ "$kind" = env ]; then
             env RANK=$r WORLD_SIZE=3 LOCAL_RANK=$r MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
@@ -26,7 +28,7 @@ launch3() {   # launch3 KIND TEST ARGS...: 3 ranks, all must exit 0
     for r in 0 1 2; do
         wait ${pids[$i]}; local rc=$?
         i=$((i + 1))
-        if [ $rc -ne 0 ]; then echo "FAIL: $kind $t rank $r: exit $rc"; tail -3 "$tmp/$kind-$t-$r.out"; fail=1; fi
+        if [ $rc -ne 0 ]; then echo "FAIL: $kind $t rank $r: exit $rc"; tail -n 3 "$tmp/$kind-$t-$r.out"; fail=1; fi
     done
     local rows ok
     rows=$(grep -cE '^[0-9]+ +\|' "$tmp/$kind-$t-0.out")
@@ -42,7 +44,7 @@ launch3 env alltoallv -b 6K -e 6K -n 3 -w 1 -d int16
 launch3 slurm all_reduce -b 4K -e 16K -f 2 -n 2 -w 1
 
 # A rank that never comes: the others give up (connect timeout), never hang.
-port=$((20000 + RANDOM % 30000))
+port=$(free_port)
 out=$(COLL_CONNECT_TIMEOUT=3 RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
       timeout 60 "$B/all_reduce_test" -b 1K -e 1K 2>&1); rc=$?
 case $rc in 3|4) ;; *) echo "FAIL: missing peer: exit $rc (want 3 or 4): $out"; fail=1 ;; esac

@@ -5,13 +5,13 @@
 # values (exit 2), refused connection (exit 3, quickly), server with no client
 # (--timeout, exit 4).
 set -u
+. "$(dirname "$0")/../lib/common.sh"   # free_port (its fail() is redefined below)
 CB=${CB_O:-.}/bin/collbench
 fail() { echo "FAIL: $*"; exit 1; }
 [ -x "$CB" ] || fail "no $CB"
 TMP=$(mktemp -d); SPID=
 trap '[ -n "$SPID" ] && kill $SPID 2>/dev/null; rm -rf "$TMP"' EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 # run_pair "server args" "client args": runs both, leaves outputs in $TMP/srv $TMP/cli
 run_pair() {

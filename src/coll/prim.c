@@ -33,6 +33,7 @@ void coll_waiter_init(coll_waiter_t *w, const coll_comm *comm)
     w->spins = 0;
     w->yields = 0;
     w->suspect = -1;
+    w->tcp_idle_since = 0;
 }
 
 static inline void cpu_relax(void)
@@ -200,6 +201,7 @@ coll_status_t coll_prim_run(coll_comm *comm, coll_prim_t *ops, int nops, coll_dt
             break;
         if (progressed) {
             w.spins = 0;
+            w.tcp_idle_since = 0;
             continue;
         }
         struct pollfd fds[PRIM_MAX_FDS];
@@ -229,6 +231,23 @@ coll_status_t coll_prim_run(coll_comm *comm, coll_prim_t *ops, int nops, coll_dt
          * AllReduce 64 MiB of two such ranks on one core 0.09 -> 0.45 GB/s;
          * the matrix on simulated hosts (4-5 ranks on 2 cores over tcp) 100 s
          * -> 13 s; 8 KiB AllReduce between two hosts unchanged (~30 us). */
+        if (nshm == 0 && nfds > 0 && comm->tcp_spin_s > 0) {
+            /* ... unless every rank of this machine has a core: then keep
+             * progressing for COLL_TCP_SPIN_US before sleeping. A sleeping
+             * rank is woken by an interrupt to its idle core, which costs tens
+             * of microseconds in a VM; while the other side streams, data is
+             * there again sooner. AllReduce 64 MiB between two namespace hosts:
+             * see bench/results/multihost-20261202-spin.md. */
+            double now = coll_now();
+            if (w.tcp_idle_since == 0)
+                w.tcp_idle_since = now;
+            if (now - w.tcp_idle_since < comm->tcp_spin_s) {
+                if ((++w.spins & 63) == 0 && (st = check_fatal(&w, comm, waiting, nwait)) != COLL_SUCCESS)
+                    goto out;
+                cpu_relax();
+                continue;
+            }
+        }
         if (nshm == 0 && nfds > 0) {
             unsigned left = tcp_large ? 0 : PRIM_TCP_SPINS;
             if (w.spins + left < (unsigned)comm->spin)

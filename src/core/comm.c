@@ -4,6 +4,7 @@
  */
 #include "core/comm.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,14 +82,23 @@ void coll_comm_set_aborted(coll_comm *comm, coll_status_t why, const char *fmt, 
         coll_tcp_send_abort(comm, msg);
 }
 
+int coll_comm_tcp_spin_us(const coll_peer_info_t *peers, int nranks, const coll_peer_info_t *me,
+                          int local_size, long long cfg_us, int *machine_ranks)
+{
+    int same = 0;
+    for (int r = 0; r < nranks; r++)
+        same += *me->boot_id && !strcmp(peers[r].boot_id, me->boot_id);
+    if (same < local_size)
+        same = local_size;
+    *machine_ranks = same;
+    if (cfg_us >= 0)
+        return cfg_us > INT_MAX ? INT_MAX : (int)cfg_us;
+    return me->ncpus > 0 && same <= me->ncpus ? COLL_TCP_SPIN_AUTO_US : 0;
+}
+
 static void read_host_identity(coll_peer_info_t *me)
 {
     gethostname(me->hostname, sizeof me->hostname - 1);
-    const char *over = coll_cfg_str(COLL_CFG_HOST_ID);
-    if (*over) {
-        snprintf(me->host_id, sizeof me->host_id, "%s", over);
-        return;
-    }
     char boot[64] = "";
     FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
     if (f) {
@@ -97,7 +107,12 @@ static void read_host_identity(coll_peer_info_t *me)
         fclose(f);
         boot[strcspn(boot, "\n")] = '\0';
     }
-    snprintf(me->host_id, sizeof me->host_id, "%s/%s", me->hostname, boot);
+    snprintf(me->boot_id, sizeof me->boot_id, "%s", boot);
+    const char *over = coll_cfg_str(COLL_CFG_HOST_ID);
+    if (*over)
+        snprintf(me->host_id, sizeof me->host_id, "%s", over);
+    else
+        snprintf(me->host_id, sizeof me->host_id, "%s/%s", me->hostname, boot);
 }
 
 static coll_status_t build_topology(coll_comm *comm)
@@ -265,6 +280,12 @@ coll_status_t coll_comm_init_rank(coll_comm_t *out, int nranks, coll_unique_id_t
     } else if (comm->yields < 0) {
         comm->yields = 4;
     }
+    int machine_ranks;
+    int spin_us = coll_comm_tcp_spin_us(comm->peers, nranks, &me, comm->local_size,
+                                        coll_cfg_int(COLL_CFG_TCP_SPIN_US), &machine_ranks);
+    comm->tcp_spin_s = spin_us * 1e-6;
+    COLL_INFO(COLL_SUB_INIT, "waits on sockets alone spin %d us before sleeping (COLL_TCP_SPIN_US; %d rank(s) "
+              "on this machine, %d core(s))", spin_us, machine_ranks, me.ncpus);
 
     COLL_CHECK_GOTO(coll_shm_setup(comm), st, fail);
     /* peers not served by shm (other hosts, or COLL_SHM_DISABLE) use tcp */

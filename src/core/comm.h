@@ -24,6 +24,8 @@ typedef struct {
     uint8_t addr[16];
     char ifname[32];
     int32_t ncpus;              /* online CPUs of this rank's host */
+    char boot_id[40];           /* the kernel this rank runs on, even with COLL_HOST_ID: "hosts"
+                                   that are containers or namespaces of one machine share it */
 } coll_peer_info_t;
 
 /* An ordered subset of the ranks (the world, one host's ranks, the same local
@@ -76,6 +78,8 @@ struct coll_comm {
     double exec_timeout_s, connect_timeout_s;
     int spin;
     int yields;                          /* sched_yield rounds before blocking */
+    double tcp_spin_s;                   /* a wait on sockets alone keeps progressing this long
+                                            before sleeping in poll (COLL_TCP_SPIN_US) */
 
     /* scratch, grown on demand and reused (never freed per call) */
     void *scratch;
@@ -96,6 +100,14 @@ void coll_comm_set_aborted(coll_comm *comm, coll_status_t why, const char *fmt, 
 /* "rank 3 (host node2, pid 1234)" into buf. */
 const char *coll_peer_desc(const coll_comm *comm, int rank, char *buf, size_t len);
 int coll_group_index(const coll_group_t *g, int global_rank);
+
+/* COLL_TCP_SPIN_US (cfg_us; -1 = auto) for rank 'me': auto spins
+ * COLL_TCP_SPIN_AUTO_US while the ranks on this machine fit its cores. "Hosts"
+ * that are namespaces or containers of one kernel (same boot id) share its
+ * cores, so they count together; *machine_ranks gets that count. */
+#define COLL_TCP_SPIN_AUTO_US 2000
+int coll_comm_tcp_spin_us(const coll_peer_info_t *peers, int nranks, const coll_peer_info_t *me,
+                          int local_size, long long cfg_us, int *machine_ranks);
 
 /* Monotonic clock. */
 double coll_now(void);

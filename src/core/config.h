@@ -29,6 +29,7 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
     X(CMA_PIECE, "COLL_CMA_PIECE", SIZE, "1M", "bytes", "piece size of a cooperative CMA copy (each side claims pieces until none is left)") \
     X(SHM_DISABLE, "COLL_SHM_DISABLE", BOOL, "0", "", "use TCP even between ranks of one host")          \
     X(SPIN, "COLL_SPIN", INT, "2000", "iterations", "busy-wait iterations before a waiting rank blocks (0 = block at once)") \
+    X(TCP_SPIN_US, "COLL_TCP_SPIN_US", INT, "-1", "us", "a rank waiting on sockets alone keeps progressing them this long before it sleeps in poll (-1 = auto: 2000 while the ranks on this machine, namespaces and containers included, fit its cores; else 0)") \
     X(YIELD, "COLL_YIELD", INT, "-1", "", "sched_yield rounds after spinning, before blocking (-1 = auto: 64 when ranks outnumber cores, else 4)") \
     X(CONNECT_TIMEOUT, "COLL_CONNECT_TIMEOUT", DOUBLE, "120", "s", "bootstrap and transport setup timeout (0 = never)") \
     X(EXEC_TIMEOUT, "COLL_EXEC_TIMEOUT", DOUBLE, "300", "s", "a collective waiting for a peer longer than this fails (0 = never)") \
@@ -37,7 +38,7 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
     X(SOCKET_FAMILY, "COLL_SOCKET_FAMILY", STR, "", "", "AF_INET or AF_INET6 (default: whatever the interface has, IPv4 first)") \
     X(IF_BASE_PORT, "COLL_IF_BASE_PORT", INT, "0", "", "first port for data listeners (0 = any free port)") \
     X(PORT_RANGE, "COLL_PORT_RANGE", INT, "1000", "ports", "ports tried from COLL_IF_BASE_PORT upwards")  \
-    X(NSOCKS, "COLL_NSOCKS", INT, "2", "", "TCP sockets per peer; large messages are striped across them") \
+    X(NSOCKS, "COLL_NSOCKS", INT, "2", "", "TCP connections per peer and direction (each carries data one way); large messages are dealt across them in COLL_SOCK_CHUNK chunks") \
     X(SOCK_BUF, "COLL_SOCK_BUF", SIZE, "4M", "bytes", "SO_SNDBUF/SO_RCVBUF of data sockets (0 = kernel default)") \
     X(SOCK_CHUNK, "COLL_SOCK_CHUNK", SIZE, "128K", "bytes", "large messages go over a peer's sockets in chunks of this size, each to whichever socket takes data first") \
     X(SOCK_NOTSENT, "COLL_SOCK_NOTSENT", SIZE, "0", "bytes", "TCP_NOTSENT_LOWAT of data sockets: unsent bytes a socket queues before it reports full (0 = kernel default)") \

@@ -47,18 +47,33 @@ size_t coll_tcp_chunk_size(size_t len, int nsocks, size_t cfg)
     return c ? c : COLL_TCP_STRIPE_ALIGN;
 }
 
-static void xfer_start(coll_tcp_xfer_t *x, int nsocks, size_t len, size_t chunk_cfg)
+static void xfer_start(coll_tcp_xfer_t *x, int nsocks, int lo, int n, size_t len, size_t chunk_cfg)
 {
-    x->chunked = coll_tcp_chunked(len, nsocks);
+    x->chunked = coll_tcp_chunked(len, n);
     for (int i = 0; i < nsocks; i++)
-        x->st[i] = (coll_tcp_stripe_t){.state = x->chunked ? COLL_TCP_SX_IDLE : COLL_TCP_SX_ENDED};
-    if (!x->chunked)   /* raw on socket 0: one headerless chunk */
-        x->st[0] = (coll_tcp_stripe_t){.state = COLL_TCP_SX_CHUNK, .len = len, .hdr_pos = COLL_TCP_CHUNK_HDR};
+        x->st[i] = (coll_tcp_stripe_t){.state = x->chunked && i >= lo && i < lo + n ? COLL_TCP_SX_IDLE
+                                                                                    : COLL_TCP_SX_ENDED};
+    if (!x->chunked)   /* raw on socket lo: one headerless chunk */
+        x->st[lo] = (coll_tcp_stripe_t){.state = COLL_TCP_SX_CHUNK, .len = len, .hdr_pos = COLL_TCP_CHUNK_HDR};
     x->len = len;
     x->done = 0;
     x->next = 0;
-    x->chunk = x->chunked ? coll_tcp_chunk_size(len, nsocks, chunk_cfg) : len;
+    x->chunk = x->chunked ? coll_tcp_chunk_size(len, n, chunk_cfg) : len;
     x->active = 1;
+}
+
+/* The sockets of a message from rank 'from' to rank 'to': the lower rank sends
+ * on the first half, the higher on the second (tcp_internal.h). */
+static void dir_socks(const coll_tcp_peer_t *pc, int from, int to, int *lo, int *n)
+{
+    int half = pc->nsocks / 2;
+    if (half < 1) {   /* not from a handshake of ours (unit tests build peers by hand) */
+        *lo = 0;
+        *n = pc->nsocks;
+        return;
+    }
+    *lo = from < to ? 0 : half;
+    *n = from < to ? half : pc->nsocks - half;
 }
 
 /* All sockets through their end: the message is complete. */
@@ -257,7 +272,9 @@ static coll_status_t tcp_send(coll_comm *comm, int peer, const void *buf, size_t
     if (!x->active) {
         if (*done >= len)
             return COLL_SUCCESS;
-        xfer_start(x, pc->nsocks, len, comm->tcp->chunk);
+        int lo, n;
+        dir_socks(pc, comm->rank, peer, &lo, &n);
+        xfer_start(x, pc->nsocks, lo, n, len, comm->tcp->chunk);
         x->buf = buf;
     } else if (x->buf != buf || x->len != len) {
         return coll_error(COLL_ERR_INTERNAL, COLL_SUB_TCP,
@@ -378,7 +395,9 @@ static coll_status_t tcp_recv(coll_comm *comm, int peer, const coll_sink_t *sink
             return coll_error(COLL_ERR_INTERNAL, COLL_SUB_TCP,
                               "tcp recv-reduce of %zu bytes from rank %d: not whole %zu-byte "
                               "elements", len, peer, sink->esize);
-        xfer_start(x, pc->nsocks, len, 0);
+        int lo, n;
+        dir_socks(pc, peer, comm->rank, &lo, &n);
+        xfer_start(x, pc->nsocks, lo, n, len, 0);
         x->sink = *sink;
         for (int i = 0; i < pc->nsocks; i++)
             pc->fill[i] = 0;

@@ -3,14 +3,21 @@
  * listener, teardown, helpers; tcp_setup.c: connections and handshakes;
  * tcp.c: data path, aborts.
  *
- * Per remote peer: nsocks data sockets plus one control socket. Socket index
+ * Per remote peer: nsocks data sockets plus one control socket. nsocks is
+ * twice COLL_NSOCKS: each connection carries data one way only, the lower
+ * rank's messages on sockets [0, nsocks/2), the higher rank's on the rest.
+ * With both directions on one connection, the receiving side's kernel work
+ * (run on the other rank's core) and the sending rank's system calls contend
+ * for the same socket lock: AllReduce 64 MiB between two namespace hosts
+ * 1.3-1.5 -> 1.9-2.3 GB/s (bench/results/multihost-20261202-spin.md). Socket index
  * nsocks of the handshake is the control socket; the only thing ever sent on it
  * is an abort notice (coll_tcp_send_abort): COLL_TCP_ABORT_BYTE, one length
  * byte and that many bytes of the reason, so a peer's EOF on a data socket can
  * be told apart from an abort, and the abort explained.
  *
  * Message framing. Both sides know every message's length, so:
- *   len <  COLL_TCP_STRIPE_MIN, or one socket: the raw bytes on socket 0;
+ *   len <  COLL_TCP_STRIPE_MIN, or one socket: the raw bytes on the
+ *   direction's first socket;
  *   len >= COLL_TCP_STRIPE_MIN: chunks dealt to whichever socket takes data
  *   (TCP streams of one link are not fair: with fixed stripes one socket
  *   often finished in half the time of the other and idled). A chunk is a
@@ -45,7 +52,7 @@
 /* Handshake: every connection starts with one header from each side
  * (connector: hello, acceptor: ack), all integers little-endian. */
 #define COLL_TCP_MAGIC 0x31544243u             /* "CBT1" */
-#define COLL_TCP_VERSION 2u                    /* 2: chunk headers in striped messages */
+#define COLL_TCP_VERSION 3u                    /* 2: chunk headers in striped messages; 3: a connection per direction */
 #define COLL_TCP_HDR_BYTES 64
 #define COLL_TCP_HELLO_TIMEOUT_S 10.0          /* silence allowed to an accepted connection */
 
@@ -109,7 +116,7 @@ struct coll_tcp {
     int listen_fd;
     struct sockaddr_storage addr;           /* where we listen (published) */
     char ifname[32];
-    int nsocks;                             /* COLL_NSOCKS of this rank */
+    int nsocks;                             /* data sockets per peer: 2 x COLL_NSOCKS of this rank */
     int sockbuf;                            /* COLL_SOCK_BUF (0 = kernel default) */
     int notsent;                            /* COLL_SOCK_NOTSENT (TCP_NOTSENT_LOWAT, 0 = unset) */
     size_t chunk;                           /* COLL_SOCK_CHUNK */

@@ -145,12 +145,12 @@ coll_status_t coll_tcp_state(coll_comm *comm)
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_TCP, "out of memory");
     t->listen_fd = -1;
     long long ns = coll_cfg_int(COLL_CFG_NSOCKS);
-    if (ns < 1 || ns > COLL_TCP_MAX_SOCKS) {
+    if (ns < 1 || ns > COLL_TCP_MAX_SOCKS / 2) {
         COLL_WARN(COLL_SUB_TCP, "COLL_NSOCKS=%lld out of range 1..%d, using %d", ns,
-                  COLL_TCP_MAX_SOCKS, ns < 1 ? 1 : COLL_TCP_MAX_SOCKS);
-        ns = ns < 1 ? 1 : COLL_TCP_MAX_SOCKS;
+                  COLL_TCP_MAX_SOCKS / 2, ns < 1 ? 1 : COLL_TCP_MAX_SOCKS / 2);
+        ns = ns < 1 ? 1 : COLL_TCP_MAX_SOCKS / 2;
     }
-    t->nsocks = (int)ns;
+    t->nsocks = 2 * (int)ns;   /* one set per direction (tcp_internal.h) */
     size_t sb = coll_cfg_size(COLL_CFG_SOCK_BUF);
     t->sockbuf = sb > INT_MAX ? INT_MAX : (int)sb;
     size_t ns2 = coll_cfg_size(COLL_CFG_SOCK_NOTSENT);
@@ -234,9 +234,9 @@ coll_status_t coll_tcp_listen(coll_comm *comm, coll_peer_info_t *me)
     else
         memcpy(me->addr, &((struct sockaddr_in *)&t->addr)->sin_addr, 4);
     snprintf(me->ifname, sizeof me->ifname, "%s", t->ifname);
-    COLL_INFO(COLL_SUB_TCP, "data listener on %s (interface %s), %d socket(s) per peer, "
+    COLL_INFO(COLL_SUB_TCP, "data listener on %s (interface %s), %d socket(s) per peer and direction, "
               "socket buffers %d, chunks %zu, notsent lowat %d", coll_sockaddr_str(&t->addr, s, sizeof s),
-              t->ifname, t->nsocks, t->sockbuf, t->chunk, t->notsent);
+              t->ifname, t->nsocks / 2, t->sockbuf, t->chunk, t->notsent);
     return COLL_SUCCESS;
 }
 

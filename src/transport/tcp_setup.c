@@ -2,7 +2,7 @@
  * tcp_setup.c - TCP transport: connection setup (coll_tcp_setup).
  *
  * Setup, for every tcp peer p (comm->tp[p] not taken by shm, or tp[p] == tcp):
- * the lower rank connects COLL_NSOCKS data sockets plus one control socket to
+ * the lower rank connects 2 x COLL_NSOCKS data sockets (one set per direction) plus one control socket to
  * the higher rank's listener; the higher rank accepts. Each connection starts
  * with a 64-byte hello {magic, version, secret, id nonce, from, to, socket
  * index, nsocks} answered by an ack of the same shape. The connector's nsocks
@@ -217,8 +217,8 @@ static void hs_check_header(hs_t *h, hs_conn_t *c, double now)
         pc->nsocks = hd.nsocks;
         h->want[p] = hd.nsocks + 1;
         if (hd.nsocks != comm->tcp->nsocks)
-            COLL_INFO(COLL_SUB_TCP, "rank %d uses COLL_NSOCKS=%d (mine %d): %d socket(s) with it",
-                      p, hd.nsocks, comm->tcp->nsocks, hd.nsocks);
+            COLL_INFO(COLL_SUB_TCP, "rank %d uses COLL_NSOCKS=%d (mine %d): %d socket(s) each way with it",
+                      p, hd.nsocks / 2, comm->tcp->nsocks / 2, hd.nsocks / 2);
     }
     c->peer = p;
     c->idx = hd.idx;
@@ -512,8 +512,8 @@ coll_status_t coll_tcp_setup(coll_comm *comm)
             getsockopt(t->peers[p].fd[0], SOL_SOCKET, SO_RCVBUF, &rb, &sl);
         }
     if (t->npeers)
-        COLL_INFO(COLL_SUB_TCP, "connected to %d tcp peer(s) in %.3f s (%d data socket(s) + 1 control "
-              "each; kernel socket buffers snd %d rcv %d)", t->npeers, tcp_now() - h.start, t->nsocks,
+        COLL_INFO(COLL_SUB_TCP, "connected to %d tcp peer(s) in %.3f s (%d data socket(s) each way + 1 "
+              "control each; kernel socket buffers snd %d rcv %d)", t->npeers, tcp_now() - h.start, t->nsocks / 2,
               sb, rb);
 out:
     for (int i = 0; i < h.n; i++) {

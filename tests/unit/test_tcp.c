@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <linux/tcp.h>   /* struct tcp_info with tcpi_bytes_acked / _received */
 #include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -303,6 +304,36 @@ static void test_chunk_plan(void **state)
         }
 }
 
+/* COLL_TCP_SPIN_US auto: spin only while the ranks sharing this kernel (same
+ * boot id, whatever host identity they were given) fit its cores. */
+static void test_spin_policy(void **state)
+{
+    (void)state;
+    coll_peer_info_t p[6];
+    memset(p, 0, sizeof p);
+    for (int r = 0; r < 6; r++) {
+        snprintf(p[r].boot_id, sizeof p[r].boot_id, "%s", r < 4 ? "boot-a" : "boot-b");
+        p[r].ncpus = 2;
+    }
+    int mr = 0;
+    /* two "hosts" of one rank each on one 2-core kernel: spin */
+    assert_int_equal(coll_comm_tcp_spin_us(p, 2, &p[0], 1, -1, &mr), COLL_TCP_SPIN_AUTO_US);
+    assert_int_equal(mr, 2);
+    /* four ranks on that kernel (2 hosts x 2, namespaces): no spin */
+    assert_int_equal(coll_comm_tcp_spin_us(p, 4, &p[0], 2, -1, &mr), 0);
+    assert_int_equal(mr, 4);
+    /* ranks 4-5 run on another machine: they fit its 2 cores */
+    assert_int_equal(coll_comm_tcp_spin_us(p, 6, &p[4], 2, -1, &mr), COLL_TCP_SPIN_AUTO_US);
+    assert_int_equal(mr, 2);
+    /* a set value wins, in both directions */
+    assert_int_equal(coll_comm_tcp_spin_us(p, 4, &p[0], 2, 300, &mr), 300);
+    assert_int_equal(coll_comm_tcp_spin_us(p, 2, &p[0], 1, 0, &mr), 0);
+    /* no boot id readable: the host's own ranks still count */
+    p[0].boot_id[0] = '\0';
+    assert_int_equal(coll_comm_tcp_spin_us(p, 4, &p[0], 3, -1, &mr), 0);
+    assert_int_equal(mr, 3);
+}
+
 static void test_header_roundtrip(void **state)
 {
     (void)state;
@@ -343,11 +374,13 @@ static void test_reduce_partial_elements(void **state)
             c.tcp->peers[p].fd[i] = -1;
     }
     coll_tcp_peer_t *pc = &c.tcp->peers[1];
-    pc->nsocks = 2;
+    /* 2 sockets each way; messages from rank 1 (the higher) come on sockets 2-3,
+     * sockets 0-1 (rank 0's sending direction) are never touched by a receive */
+    pc->nsocks = 4;
     for (int i = 0; i < 2; i++) {
         int sp[2];
         assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sp), 0);
-        pc->fd[i] = sp[0];
+        pc->fd[2 + i] = sp[0];
         far[i] = sp[1];
     }
     size_t n = 40000, len = n * 8;   /* >= 64 KiB: two stripes */
@@ -453,6 +486,25 @@ static void rank_exchange(coll_comm *c, void *arg)
                         coll_dtype_name(dts[di]), len, inplace ? "in place" : "out of place");
                 CHECK(0);
             }
+        }
+    }
+    /* each connection carried one direction: the lower rank's data on the
+     * first half of the sockets, the higher rank's on the second; beyond the
+     * 64-byte handshake nothing went the other way */
+    const coll_tcp_peer_t *pc = &c->tcp->peers[other];
+    CHECK(pc->nsocks == 2 * g_nsocks);
+    for (int i = 0; i < pc->nsocks; i++) {
+        struct tcp_info ti;
+        socklen_t tl = sizeof ti;
+        memset(&ti, 0, sizeof ti);
+        CHECK(getsockopt(pc->fd[i], IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0);
+        int mine = (i < pc->nsocks / 2) == (c->rank < other);
+        uint64_t out_b = ti.tcpi_bytes_acked, in_b = ti.tcpi_bytes_received;
+        if (mine ? (in_b > 64 || out_b < (1u << 20)) : (out_b > 64 + 1 || in_b < (1u << 20))) {
+            fprintf(stderr, "rank %d socket %d of %d (%s): sent %llu, received %llu bytes\n", c->rank, i,
+                    pc->nsocks, mine ? "sending" : "receiving", (unsigned long long)out_b,
+                    (unsigned long long)in_b);
+            CHECK(0);
         }
     }
     free(sb);
@@ -767,6 +819,7 @@ int main(void)
         cmocka_unit_test(test_chunk_plan),
         cmocka_unit_test(test_header_roundtrip),
         cmocka_unit_test(test_reduce_partial_elements),
+        cmocka_unit_test(test_spin_policy),
         cmocka_unit_test(test_exchange_1sock),
         cmocka_unit_test(test_exchange_3socks),
         cmocka_unit_test(test_three_ranks_series),

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -445,6 +446,31 @@ static coll_status_t hs_run(hs_t *h)
     return st;
 }
 
+/* Every tcp peer takes nsocks data sockets and a control socket. Raise the
+ * soft descriptor limit towards the hard one when that is not enough (as MPI
+ * launchers do); fail with the numbers when even the hard limit is short. */
+static coll_status_t fd_budget(int npeers, int nsocks)
+{
+    struct rlimit rl;
+    rlim_t need = (rlim_t)npeers * (rlim_t)(nsocks + 1) + 64;   /* + store, shm, listener, stdio */
+    if (npeers == 0 || getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+        rl.rlim_cur >= need)
+        return COLL_SUCCESS;
+    rlim_t old = rl.rlim_cur;
+    rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > need ? need : rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur >= need) {
+        COLL_INFO(COLL_SUB_TCP, "raised the open-file limit from %llu to %llu for %d tcp peer(s)",
+                  (unsigned long long)old, (unsigned long long)need, npeers);
+        return COLL_SUCCESS;
+    }
+    return coll_error(COLL_ERR_SYSTEM, COLL_SUB_TCP,
+                      "%d tcp peers need about %llu file descriptors (%d sockets each: 2 x COLL_NSOCKS=%d "
+                      "data + 1 control) but the limit is %llu (hard %llu): raise `ulimit -n` or lower "
+                      "COLL_NSOCKS", npeers, (unsigned long long)need, nsocks + 1, nsocks / 2,
+                      (unsigned long long)old,
+                      rl.rlim_max == RLIM_INFINITY ? 0ull : (unsigned long long)rl.rlim_max);
+}
+
 coll_status_t coll_tcp_setup(coll_comm *comm)
 {
     COLL_CHECK(coll_tcp_state(comm));
@@ -487,6 +513,7 @@ coll_status_t coll_tcp_setup(coll_comm *comm)
             c->timer = 0;
         }
     }
+    COLL_CHECK_GOTO(fd_budget(t->npeers, t->nsocks), st, out);   /* before any socket is opened */
     COLL_CHECK_GOTO(hs_run(&h), st, out);
     /* control-socket poll set for coll_tcp_poll_abort */
     t->ctrl_pfd = calloc((size_t)t->npeers + 1, sizeof *t->ctrl_pfd);

@@ -276,6 +276,19 @@ static void test_launch_helpers(void **state)
     assert_string_equal(h, "b10");
     assert_int_equal(cb_nodelist_host("single", 0, h, sizeof(h)), 0);
     assert_string_equal(h, "single");
+    /* several bracket groups: their product, the last varying fastest */
+    const char *multi = "rack[1-2]-n[01-03],gpu[7]x,c[9-10]s[2,4]";
+    const char *want[] = {"rack1-n01", "rack1-n02", "rack1-n03", "rack2-n01", "rack2-n02",
+                          "rack2-n03", "gpu7x", "c9s2", "c9s4", "c10s2", "c10s4"};
+    for (int i = 0; i < 11; i++) {
+        assert_int_equal(cb_nodelist_host(multi, i, h, sizeof(h)), 0);
+        assert_string_equal(h, want[i]);
+    }
+    assert_int_equal(cb_nodelist_host(multi, 11, h, sizeof(h)), -1);
+    const char *bad[] = {"a[1-2", "a]1", "a[[1]]", "a[2-1]", "a[x]", "a[1,]", ",a", "a[]", "a[1-1234567890]"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        assert_int_equal(cb_nodelist_host(bad[i], 0, h, sizeof(h)), -1);
+    assert_int_equal(cb_nodelist_host("averyveryverylonghostname[1-2]", 0, h, 8), -1);   /* does not fit */
     int c1[] = {0, 5, 0}, c2[] = {0, 0}, c3[] = {5, 1, 5}, c4[] = {137, 0}, c5[] = {4, 3};
     assert_int_equal(cb_worst_code(c1, 3), 5);
     assert_int_equal(cb_worst_code(c2, 2), 0);

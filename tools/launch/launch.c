@@ -97,57 +97,96 @@ void cb_pin_local_rank(const char *prog, int local_rank)
                 cpu, strerror(errno));
 }
 
+/* One bracket group "[01-03,07]" starting at lb: the number of values, and
+ * with want >= 0 the want-th one and its zero-padded width. Returns the
+ * count, -1 when malformed; *rb_out = its ']'. Plain digits only (strtol would
+ * take blanks and signs), at most 9 per number, so nothing overflows. */
+static long bracket_group(const char *lb, long want, long *val, int *width, const char **rb_out)
+{
+    const char *q = lb + 1;
+    long count = 0;
+    for (;;) {
+        const char *ns = q;
+        long a = 0, b;
+        for (; *q >= '0' && *q <= '9' && q - ns < 10; q++) a = a * 10 + (*q - '0');
+        if (q == ns || q - ns > 9) return -1;
+        int w = (int)(q - ns);
+        b = a;
+        if (*q == '-') {
+            const char *bs = ++q;
+            for (b = 0; *q >= '0' && *q <= '9' && q - bs < 10; q++) b = b * 10 + (*q - '0');
+            if (q == bs || q - bs > 9 || b < a) return -1;
+        }
+        if (want >= count && want <= count + (b - a)) {
+            *val = a + (want - count);
+            *width = w;
+        }
+        count += b - a + 1;
+        if (count > INT_MAX) return -1;
+        if (*q == ']') break;
+        if (*q != ',') return -1;
+        q++;
+    }
+    *rb_out = q;
+    return count;
+}
+
 int cb_nodelist_host(const char *list, int idx, char *out, size_t outlen)
 {
-    /* Entries separated by commas outside brackets; "pre[01-03,07]suf" expands. */
+    /* Slurm hostlists: entries separated by commas outside brackets; an entry
+     * may have several bracket groups ("rack[1-2]-n[01-04]"), expanded as
+     * their product with the last group varying fastest, as Slurm does. */
+    enum { MAX_GROUPS = 8 };
     const char *p = list;
-    int n = 0;
+    long n = 0;
     while (p && *p) {
-        const char *e = p;
-        int depth = 0;
-        while (*e && (depth || *e != ',')) {
-            if (*e == '[') depth++;
-            else if (*e == ']') depth--;
-            e++;
-        }
-        const char *lb = memchr(p, '[', (size_t)(e - p));
-        if (!lb) {
-            if (n == idx) {
-                if ((size_t)(e - p) >= outlen) return -1;
-                memcpy(out, p, (size_t)(e - p));
-                out[e - p] = '\0';
-                return 0;
-            }
-            n++;
-        } else {
-            const char *rb = memchr(lb, ']', (size_t)(e - lb));
-            if (!rb) return -1;
-            const char *q = lb + 1;
-            while (q < rb) {
-                /* plain digits only (strtol would take blanks, signs and values
-                 * whose range overflows the count below), at most 9 of them */
-                const char *numstart = q;
-                long a = 0, b;
-                for (; *q >= '0' && *q <= '9' && q - numstart < 10; q++) a = a * 10 + (*q - '0');
-                if (q == numstart || q - numstart > 9) return -1;
-                int width = (int)(q - numstart);
-                b = a;
-                if (*q == '-') {
-                    const char *bs = ++q;
-                    for (b = 0; *q >= '0' && *q <= '9' && q - bs < 10; q++) b = b * 10 + (*q - '0');
-                    if (q == bs || q - bs > 9) return -1;
-                }
-                if (b < a || b - a >= INT_MAX - n) return -1;
-                if (idx >= n && idx <= n + (b - a)) {
-                    int len = snprintf(out, outlen, "%.*s%0*ld%.*s", (int)(lb - p), p, width,
-                                       a + (idx - n), (int)(e - rb - 1), rb + 1);
-                    return len < 0 || (size_t)len >= outlen ? -1 : 0;
-                }
-                n += (int)(b - a + 1);
-                if (*q == ',') q++;
-                else if (q != rb) return -1;
+        const char *e = p, *lbs[MAX_GROUPS];
+        long counts[MAX_GROUPS], total = 1;
+        int ng = 0, depth = 0;
+        for (; *e && (depth || *e != ','); e++) {
+            if (*e == '[') {
+                if (depth++ || ng == MAX_GROUPS) return -1;
+                lbs[ng++] = e;
+            } else if (*e == ']' && --depth < 0) {
+                return -1;
             }
         }
+        if (depth || e == p) return -1;
+        for (int g = 0; g < ng; g++) {
+            long v;
+            int w;
+            const char *rb;
+            if ((counts[g] = bracket_group(lbs[g], -1, &v, &w, &rb)) < 0 || total > INT_MAX / counts[g])
+                return -1;
+            total *= counts[g];
+        }
+        if (idx >= n && idx < n + total) {
+            long rem = idx - n, pick[MAX_GROUPS];
+            for (int g = ng - 1; g >= 0; g--) {
+                pick[g] = rem % counts[g];
+                rem /= counts[g];
+            }
+            size_t o = 0;
+            const char *lit = p;
+            for (int g = 0; g <= ng; g++) {
+                const char *stop = g < ng ? lbs[g] : e;
+                int len = snprintf(out + o, outlen - o, "%.*s", (int)(stop - lit), lit);
+                if (len < 0 || (size_t)len >= outlen - o) return -1;
+                o += (size_t)len;
+                if (g == ng) break;
+                long v = 0;
+                int w = 0;
+                const char *rb;
+                bracket_group(lbs[g], pick[g], &v, &w, &rb);
+                len = snprintf(out + o, outlen - o, "%0*ld", w, v);
+                if (len < 0 || (size_t)len >= outlen - o) return -1;
+                o += (size_t)len;
+                lit = rb + 1;
+            }
+            return 0;
+        }
+        if (total > INT_MAX - n) return -1;
+        n += total;
         p = *e ? e + 1 : e;
     }
     return -1;

@@ -171,6 +171,10 @@ coll_status_t coll_prim_run(coll_comm *comm, coll_prim_t *ops, int nops, coll_dt
         sk[i].fn = ops[i].type == COLL_PRIM_RECV_REDUCE ? fn : NULL;
         sk[i].esize = coll_dtype_size(dt);
     }
+    int sends = 0;
+    for (int i = 0; i < nops; i++)
+        sends += ops[i].type == COLL_PRIM_SEND;
+    int both_ways = sends > 0 && sends < nops;   /* the step sends and receives (tcp spin) */
     coll_waiter_t w;
     coll_waiter_init(&w, comm);
     coll_status_t st = COLL_SUCCESS;
@@ -231,20 +235,27 @@ coll_status_t coll_prim_run(coll_comm *comm, coll_prim_t *ops, int nops, coll_dt
          * AllReduce 64 MiB of two such ranks on one core 0.09 -> 0.45 GB/s;
          * the matrix on simulated hosts (4-5 ranks on 2 cores over tcp) 100 s
          * -> 13 s; 8 KiB AllReduce between two hosts unchanged (~30 us). */
-        if (nshm == 0 && nfds > 0 && comm->tcp_spin_s > 0) {
-            /* ... unless every rank of this machine has a core: then keep
-             * progressing for COLL_TCP_SPIN_US before sleeping. A sleeping
-             * rank is woken by an interrupt to its idle core, which costs tens
-             * of microseconds in a VM; while the other side streams, data is
-             * there again sooner. AllReduce 64 MiB between two namespace hosts:
-             * see bench/results/multihost-20261202-spin.md. */
+        if (nshm == 0 && nfds > 0 && comm->tcp_spin_s > 0 && both_ways) {
+            /* ... unless every rank of this machine has a core and the step
+             * both sends and receives: then wait up to COLL_TCP_SPIN_US for a
+             * ready socket before sleeping. A sleeping rank is woken by an
+             * interrupt to its idle core, tens of microseconds in a VM, and
+             * with traffic both ways the next data is there sooner: AllReduce
+             * 64 MiB between two namespace hosts median 1.16x -> 1.82x MPICH's
+             * (bench/results/allreduce-hosts-ab-20261202.md). A one-way
+             * stream does not gain: p2p 64 MiB lost 10-20% spinning. */
             double now = coll_now();
             if (w.tcp_idle_since == 0)
                 w.tcp_idle_since = now;
             if (now - w.tcp_idle_since < comm->tcp_spin_s) {
-                if ((++w.spins & 63) == 0 && (st = check_fatal(&w, comm, waiting, nwait)) != COLL_SUCCESS)
-                    goto out;
-                cpu_relax();
+                /* non-blocking polls until a socket is ready: poll takes no
+                 * socket lock, whereas re-trying recv / send would, against
+                 * the kernel's processing of the arriving data */
+                while (poll(fds, (nfds_t)nfds, 0) == 0 && coll_now() - w.tcp_idle_since < comm->tcp_spin_s) {
+                    if ((++w.spins & 63) == 0 && (st = check_fatal(&w, comm, waiting, nwait)) != COLL_SUCCESS)
+                        goto out;
+                    cpu_relax();
+                }
                 continue;
             }
         }

@@ -29,7 +29,7 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
     X(CMA_PIECE, "COLL_CMA_PIECE", SIZE, "1M", "bytes", "piece size of a cooperative CMA copy (each side claims pieces until none is left)") \
     X(SHM_DISABLE, "COLL_SHM_DISABLE", BOOL, "0", "", "use TCP even between ranks of one host")          \
     X(SPIN, "COLL_SPIN", INT, "2000", "iterations", "busy-wait iterations before a waiting rank blocks (0 = block at once)") \
-    X(TCP_SPIN_US, "COLL_TCP_SPIN_US", INT, "-1", "us", "a rank waiting on sockets alone keeps progressing them this long before it sleeps in poll (-1 = auto: 2000 while the ranks on this machine, namespaces and containers included, fit its cores; else 0)") \
+    X(TCP_SPIN_US, "COLL_TCP_SPIN_US", INT, "-1", "us", "a rank in a step that sends and receives, waiting on sockets alone, polls them without sleeping this long before it sleeps (-1 = auto: 2000 while the ranks on this machine, namespaces and containers included, fit its cores; else 0)") \
     X(YIELD, "COLL_YIELD", INT, "-1", "", "sched_yield rounds after spinning, before blocking (-1 = auto: 64 when ranks outnumber cores, else 4)") \
     X(CONNECT_TIMEOUT, "COLL_CONNECT_TIMEOUT", DOUBLE, "120", "s", "bootstrap and transport setup timeout (0 = never)") \
     X(EXEC_TIMEOUT, "COLL_EXEC_TIMEOUT", DOUBLE, "300", "s", "a collective waiting for a peer longer than this fails (0 = never)") \

@@ -18,7 +18,7 @@
 #     -o  results file (default bench/results/multihost-<date>.md)
 #     -t  seconds of each iperf3 / collbench net run (default 5)
 #     -r  repetitions of (a) and (b), best kept (default 3)
-#     -n  timed iterations per size in (c) (default 20)
+#     -n  timed iterations per size in (c) from 2 MiB (default 20; 10x that below)
 # Needs root (namespaces), iperf3, tc, mpicc.openmpi/mpicc.mpich for (b).
 # All traffic stays inside the namespaces (10.77.0.0/24). Raw outputs are
 # kept in build/bench/multihost-raw/.
@@ -177,7 +177,7 @@ for i in 1 2; do netns_exec $i tc qdisc add dev cbeth0 root tbf rate 2gbit burst
 cmd ""
 cmd "# (c) both hosts: tc qdisc add dev cbeth0 root tbf rate 2gbit burst 1mb latency 50ms"
 cmd "cbh1: iperf3 -c 10.77.0.2 -P 4 -t $T -J   (the limited link)"
-cmd "cbh1,cbh1,cbh2,cbh2: RANK=0..3 WORLD_SIZE=4 LOCAL_RANK=0/1 LOCAL_WORLD_SIZE=2 MASTER_ADDR=10.77.0.1 [COLL_ALGO=allreduce=ring | allreduce=hier | unset] all_reduce_test -b 8K -e 64M -f 2 -n $NC -w 2 -c 0 --json <f>   (rank 0 also COLL_DEBUG=INFO COLL_DEBUG_SUBSYS=TUNING)"
+cmd "cbh1,cbh1,cbh2,cbh2: RANK=0..3 WORLD_SIZE=4 LOCAL_RANK=0/1 LOCAL_WORLD_SIZE=2 MASTER_ADDR=10.77.0.1 [COLL_ALGO=allreduce=ring | allreduce=hier | unset] all_reduce_test -b 8K -e 1M -f 2 -n $((NC * 10)) -w 2 -c 0 --json <f>, then -b 2M -e 64M -n $NC   (rank 0 also COLL_DEBUG=INFO COLL_DEBUG_SUBSYS=TUNING)"
 netns_exec 2 iperf3 -s -1 -p 5201 >"$RAW/iperf3-tbf-srv" 2>&1 &
 srv=$!
 sleep 0.5
@@ -186,15 +186,20 @@ wait $srv
 v=$(/usr/bin/python3 -c 'import json,sys; print("%.3f" % (json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 8e9))' "$RAW/iperf3-tbf.json" 2>/dev/null)
 echo "  iperf3 -P 4 over the limited link: ${v:-failed} GB/s"
 val iperf3_tbf "${v:-0}"
+# two sweeps per algorithm: up to 1 MiB an iteration takes ~1-4 ms here and
+# $NC of them left single runs of one algorithm 2x apart; 10 x $NC there
 for algo in ring hier auto; do
-    nextport
-    (
-        [ $algo != auto ] && export COLL_ALGO=allreduce=$algo
-        NETNS_MASTER_PORT=$port NETNS_RANK0_ENV="COLL_DEBUG=INFO COLL_DEBUG_SUBSYS=INIT,TUNING" \
-            netns_env_launch "$RAW/c-$algo" "2 2" "$B/all_reduce_test" -b 8K -e 64M -f 2 -n "$NC" -w 2 -c 0 \
-            --json "$RAW/c-$algo.json"
-    ) >"$RAW/c-$algo.launch" 2>&1
-    echo "  $algo: exit $? $(grep -c '"bytes"' "$RAW/c-$algo.json" 2>/dev/null) rows"
+    for part in small large; do
+        nextport
+        [ $part = small ] && range="-b 8K -e 1M -n $((NC * 10))" || range="-b 2M -e 64M -n $NC"
+        (
+            [ $algo != auto ] && export COLL_ALGO=allreduce=$algo
+            NETNS_MASTER_PORT=$port NETNS_RANK0_ENV="COLL_DEBUG=INFO COLL_DEBUG_SUBSYS=INIT,TUNING" \
+                netns_env_launch "$RAW/c-$algo-$part" "2 2" "$B/all_reduce_test" $range -f 2 -w 2 -c 0 \
+                --json "$RAW/c-$algo-$part.json"
+        ) >"$RAW/c-$algo-$part.launch" 2>&1
+        echo "  $algo $part: exit $? $(grep -c '"bytes"' "$RAW/c-$algo-$part.json" 2>/dev/null) rows"
+    done
 done
 for i in 1 2; do netns_exec $i tc qdisc del dev cbeth0 root; done
 netns_down
@@ -269,11 +274,14 @@ L.append("Better MPI whose data crossed the link: %s, %.3f GB/s." % (names.get(m
 L.append("")
 L.append("## (c) 2 hosts x 2 ranks, link limited by tbf rate 2gbit (iperf3 -P 4 over it: %s GB/s)\n" % allv("iperf3_tbf"))
 def load_json(a):
-    try:
-        d = json.load(open(os.path.join(raw, "c-%s.json" % a)))
-        return {r["bytes"]: r for r in d["results"]}
-    except Exception as e:
-        return {}
+    rows = {}
+    for part in ("small", "large"):
+        try:
+            d = json.load(open(os.path.join(raw, "c-%s-%s.json" % (a, part))))
+            rows.update({r["bytes"]: r for r in d["results"]})
+        except Exception:
+            pass
+    return rows
 R = {a: load_json(a) for a in ("ring", "hier", "auto")}
 sizes = sorted(set().union(*[set(r) for r in R.values()]))
 def h(b):

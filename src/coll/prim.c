@@ -241,7 +241,7 @@ coll_status_t coll_prim_run(coll_comm *comm, coll_prim_t *ops, int nops, coll_dt
              * ready socket before sleeping. A sleeping rank is woken by an
              * interrupt to its idle core, tens of microseconds in a VM, and
              * with traffic both ways the next data is there sooner: AllReduce
-             * 64 MiB between two namespace hosts median 1.16x -> 1.82x MPICH's
+             * 64 MiB between two namespace hosts median 0.83x -> 1.85x MPICH's
              * (bench/results/allreduce-hosts-ab-20261202.md). A one-way
              * stream does not gain: p2p 64 MiB lost 10-20% spinning. */
             double now = coll_now();

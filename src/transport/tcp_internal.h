@@ -9,7 +9,7 @@
  * With both directions on one connection, the receiving side's kernel work
  * (run on the other rank's core) and the sending rank's system calls contend
  * for the same socket lock: AllReduce 64 MiB between two namespace hosts
- * 1.3-1.5 -> 1.9-2.3 GB/s (bench/results/multihost-20261202-spin.md). Socket index
+ * median 1.3x -> 1.85x MPICH's (bench/results/allreduce-hosts-ab-20261202.md). Socket index
  * nsocks of the handshake is the control socket; the only thing ever sent on it
  * is an abort notice (coll_tcp_send_abort): COLL_TCP_ABORT_BYTE, one length
  * byte and that many bytes of the reason, so a peer's EOF on a data socket can

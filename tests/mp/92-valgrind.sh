@@ -44,7 +44,8 @@ done
 run collbench-flops 120 "$B/collbench" flops -t fp32 -et 0.02 -c 1
 run collbench-d2d 120 "$B/collbench" bw -t d2d -s 64K -et 2
 # net: server and client, both under valgrind, on a free loopback port
-port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+. "$ROOT/tests/lib/common.sh"   # free_port: below the ephemeral range (a port-0 pick could be taken again)
+port=$(free_port)
 t0=$(date +%s)
 timeout -k 5 120 "${VG[@]}" "$B/collbench" net -p "$port" --bind 127.0.0.1 --timeout 60 >"$LOG/net-server.log" 2>&1 &
 spid=$!

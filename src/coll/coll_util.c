@@ -9,6 +9,7 @@
 #include "core/log.h"
 #include "core/reduce.h"
 #include "coll/tuning.h"
+#include "transport/shm.h"
 
 #define REDUCE_BLOCK_BYTES (32 * 1024)
 
@@ -46,6 +47,18 @@ int coll_group_is_host(const coll_comm *comm, const coll_group_t *g)
     if (g->size == 1)
         return 1;
     return comm->shm && g->size == comm->local_size && coll_group_is_local(comm, g);
+}
+
+int coll_group_peer_ptrs(coll_comm *comm, const coll_group_t *g, int slot, const size_t *counts,
+                         const char **out)
+{
+    int all = 1;
+    for (int j = 0; j < g->size; j++) {
+        out[j] = coll_shm_peer_ptr(comm, coll_group_lr(comm, g, j), slot);
+        if (!out[j] && (!counts || counts[j]))
+            all = 0;
+    }
+    return all;
 }
 
 coll_status_t coll_tmp_get(coll_comm *comm, const coll_group_t *g, size_t bytes, void **out)

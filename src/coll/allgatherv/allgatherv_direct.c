@@ -29,19 +29,6 @@
 
 enum { PUB_SEND = 0 };
 
-/* After the first barrier: peers' published send buffers (NULL = staged);
- * returns 1 when every member with data published (same answer everywhere). */
-static int peer_sendbufs(coll_comm *comm, const coll_group_t *g, const size_t *counts, const char **zc)
-{
-    int all = 1;
-    for (int j = 0; j < g->size; j++) {
-        zc[j] = coll_shm_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND);
-        if (!zc[j] && counts[j])
-            all = 0;
-    }
-    return all;
-}
-
 static size_t piece(size_t cnt, size_t off, size_t chunk)
 {
     return off < cnt ? coll_min_sz(chunk, cnt - off) : 0;
@@ -89,7 +76,7 @@ coll_status_t coll_allgatherv_direct_run(coll_comm *comm, const coll_group_t *g,
         if (!reg && cnt)
             memcpy(mine + h, sb + off * es, cnt * es);
         COLL_CHECK(coll_shm_barrier(comm));
-        if (k == 0 && peer_sendbufs(comm, g, counts, zc)) {
+        if (k == 0 && coll_group_peer_ptrs(comm, g, PUB_SEND, counts, zc)) {
             for (int j = 0; j < p; j++)
                 if (j != me && counts[j])
                     memcpy(rb + displs[j] * es, zc[j], counts[j] * es);

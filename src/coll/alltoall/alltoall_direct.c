@@ -33,17 +33,6 @@
 
 enum { PUB_SEND = 0 };
 
-static int peer_sendbufs(coll_comm *comm, const coll_group_t *g, const char **zc)
-{
-    int all = 1;
-    for (int j = 0; j < g->size; j++) {
-        zc[j] = coll_shm_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND);
-        if (!zc[j])
-            all = 0;
-    }
-    return all;
-}
-
 /* Whole send buffer up to COLL_SHM_SMALL_MAX: one synchronisation. Every rank
  * posts its send buffer to its small slot and copies its block out of each. */
 static coll_status_t small(coll_comm *comm, const coll_group_t *g, const char *sb, char *rb, size_t blk)
@@ -90,7 +79,7 @@ coll_status_t coll_alltoall_direct_run(coll_comm *comm, const coll_group_t *g, c
                 if (i != me)
                     memcpy(mine + h + (size_t)i * c * es, sb + ((size_t)i * n + off) * es, cnt * es);
         COLL_CHECK(coll_shm_barrier(comm));
-        if (k == 0 && peer_sendbufs(comm, g, zc)) {
+        if (k == 0 && coll_group_peer_ptrs(comm, g, PUB_SEND, NULL, zc)) {
             for (int j = 0; j < p; j++)
                 if (j != me)
                     memcpy(rb + (size_t)j * blk, zc[j] + (size_t)me * blk, blk);

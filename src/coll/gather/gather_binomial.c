@@ -27,8 +27,8 @@
 #include "coll/coll_util.h"
 #include "coll/gather/gather.h"
 #include "coll/prim.h"
+#include "coll/rooted.h"
 #include "coll/tree.h"
-#include "coll/tuning.h"
 
 static coll_status_t root_gather(coll_comm *comm, const coll_group_t *g, char *rb, size_t blk, int ri,
                                  const int *kids, int nk)
@@ -109,13 +109,7 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    const coll_link_cost_t *l = coll_tuning_link(comm, g);
-    double p = g->size, n = (double)a->bytes;
-    /* shm: copy in + out, every rank copying at once (ov ranks per core share a core) */
-    int shm = coll_group_is_local(comm, g);
-    double ov = shm ? coll_tuning_oversub(comm) : 1.0;
-    double alpha = l->alpha_us * ov, beta = l->beta_us_per_b * (shm ? 2.0 * ov : 1.0);
-    return coll_tree_binomial_depth(g->size) * alpha + (p - 1) / p * n * beta;
+    return coll_rooted_cost(comm, g, a, coll_tree_binomial_depth(g->size));
 }
 
 const coll_algo_t coll_algo_gather_binomial = {

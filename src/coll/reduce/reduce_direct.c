@@ -67,11 +67,7 @@ coll_status_t coll_reduce_direct_run(coll_comm *comm, const coll_group_t *g, con
             memcpy(mine, sb + off * es, cnt * es);
         COLL_CHECK(coll_shm_barrier(comm));
         if (off == 0) {
-            int all = 1;
-            for (int j = 0; j < p; j++) {
-                zc[j] = coll_shm_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND);
-                all &= zc[j] != NULL;
-            }
+            int all = coll_group_peer_ptrs(comm, g, PUB_SEND, NULL, zc);
             char *out = coll_shm_peer_ptr(comm, coll_group_lr(comm, g, ri), PUB_RECV);
             if (all && out) {
                 size_t so = coll_block_offset(n, p, me), sc = coll_block_count(n, p, me);

@@ -40,17 +40,6 @@
 
 enum { PUB_SEND = 0 };
 
-static int peer_sendbufs(coll_comm *comm, const coll_group_t *g, const char **zc)
-{
-    int all = 1;
-    for (int j = 0; j < g->size; j++) {
-        zc[j] = coll_shm_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND);
-        if (!zc[j])
-            all = 0;
-    }
-    return all;
-}
-
 /* Whole input up to COLL_SHM_SMALL_MAX: one synchronisation. Every rank posts
  * its input to its small slot and reduces its block out of all the slots
  * (copies, so in place needs no care). */
@@ -102,7 +91,7 @@ coll_status_t coll_reduce_scatter_direct_run(coll_comm *comm, const coll_group_t
                 if (i != me) /* my own block is read from sendbuf */
                     memcpy(mine + h + (size_t)i * c * es, sb + ((size_t)i * n + off) * es, cnt * es);
         COLL_CHECK(coll_shm_barrier(comm));
-        if (k == 0 && peer_sendbufs(comm, g, zc)) {
+        if (k == 0 && coll_group_peer_ptrs(comm, g, PUB_SEND, NULL, zc)) {
             for (int j = 0; j < p; j++)
                 src[j] = zc[j] + (size_t)me * n * es;
             coll_reduce_multi(rb, (const void *const *)src, p, n, dt, op);

@@ -40,17 +40,6 @@
 
 enum { PUB_SEND = 0 };
 
-static int peer_sendbufs(coll_comm *comm, const coll_group_t *g, const char **zc)
-{
-    int all = 1;
-    for (int j = 0; j < g->size; j++) {
-        zc[j] = coll_shm_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND);
-        if (!zc[j])
-            all = 0;
-    }
-    return all;
-}
-
 static size_t piece(size_t cnt, size_t off, size_t chunk)
 {
     return off < cnt ? coll_min_sz(chunk, cnt - off) : 0;
@@ -119,7 +108,7 @@ coll_status_t coll_reduce_scatterv_direct_run(coll_comm *comm, const coll_group_
                 o += ci;
             }
         COLL_CHECK(coll_shm_barrier(comm));
-        if (k == 0 && peer_sendbufs(comm, g, zc)) {
+        if (k == 0 && coll_group_peer_ptrs(comm, g, PUB_SEND, NULL, zc)) {
             for (int j = 0; j < p; j++)
                 src[j] = zc[j] + displs[me] * es;
             if (counts[me])

@@ -25,9 +25,9 @@
 #include "coll/algo.h"
 #include "coll/coll_util.h"
 #include "coll/prim.h"
+#include "coll/rooted.h"
 #include "coll/scatter/scatter.h"
 #include "coll/tree.h"
-#include "coll/tuning.h"
 
 static coll_status_t send_to(coll_comm *comm, int peer, const void *buf, size_t bytes)
 {
@@ -100,13 +100,7 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    const coll_link_cost_t *l = coll_tuning_link(comm, g);
-    double p = g->size, n = (double)a->bytes;
-    /* shm: copy in + out, every rank copying at once (ov ranks per core share a core) */
-    int shm = coll_group_is_local(comm, g);
-    double ov = shm ? coll_tuning_oversub(comm) : 1.0;
-    double alpha = l->alpha_us * ov, beta = l->beta_us_per_b * (shm ? 2.0 * ov : 1.0);
-    return coll_tree_binomial_depth(g->size) * alpha + (p - 1) / p * n * beta;
+    return coll_rooted_cost(comm, g, a, coll_tree_binomial_depth(g->size));
 }
 
 const coll_algo_t coll_algo_scatter_binomial = {

@@ -7,41 +7,19 @@
  * Simple and bandwidth-optimal at the root; the binomial tree has less latency
  * for many ranks. Any p, any root, any transport.
  */
-#include <string.h>
-
 #include "coll/algo.h"
 #include "coll/coll_util.h"
-#include "coll/prim.h"
+#include "coll/rooted.h"
 #include "coll/scatter/scatter.h"
-#include "coll/tuning.h"
-
-#define BATCH 64
 
 coll_status_t coll_scatter_linear_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                       void *recvbuf, size_t n, coll_dtype_t dt, int root)
 {
-    int p = g->size, me = g->me, ri = coll_group_index(g, root);
-    size_t blk = n * coll_dtype_size(dt);
-    const char *sb = sendbuf;
+    int ri = coll_group_index(g, root);
     if (ri < 0)
         return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "scatter: root %d is not in the group", root);
-    if (blk == 0)
-        return COLL_SUCCESS;
-    if (me != ri)
-        return coll_prim_sendrecv(comm, NULL, 0, -1, recvbuf, blk, root);
-    if (recvbuf != sb + (size_t)me * blk)
-        memcpy(recvbuf, sb + (size_t)me * blk, blk);
-    coll_prim_t ops[BATCH];
-    int nops = 0;
-    for (int j = 0; j < p; j++) {
-        if (j != me)
-            ops[nops++] = coll_prim_send(g->ranks[j], sb + (size_t)j * blk, blk);
-        if (nops == BATCH || (j == p - 1 && nops)) {
-            COLL_CHECK(coll_prim_run(comm, ops, nops, dt, COLL_SUM));
-            nops = 0;
-        }
-    }
-    return COLL_SUCCESS;
+    /* blocks are only read in this direction (rooted.h) */
+    return coll_rooted_linear(comm, g, ri, COLL_FROM_ROOT, (char *)sendbuf, recvbuf, n * coll_dtype_size(dt));
 }
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
@@ -51,13 +29,7 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    const coll_link_cost_t *l = coll_tuning_link(comm, g);
-    double p = g->size, n = (double)a->bytes;
-    /* shm: copy in + out, every rank copying at once (ov ranks per core share a core) */
-    int shm = coll_group_is_local(comm, g);
-    double ov = shm ? coll_tuning_oversub(comm) : 1.0;
-    double alpha = l->alpha_us * ov, beta = l->beta_us_per_b * (shm ? 2.0 * ov : 1.0);
-    return (p - 1) * alpha + (p - 1) / p * n * beta;
+    return coll_rooted_cost(comm, g, a, g->size - 1);
 }
 
 const coll_algo_t coll_algo_scatter_linear = {

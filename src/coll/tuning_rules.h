@@ -7,7 +7,11 @@
 #include <stddef.h>
 #include "coll.h"
 
-enum { COLL_RULE_HOST = 1, COLL_RULE_ANY = 2 };   /* group on one host (shm) / any group */
+/* Scope: a group on one host (shm); any group; a group on one host while some
+ * host runs more than COLL_RULE_CROWDED_RATIO ranks per core (coll_tuning_oversub):
+ * there, single-copy paths that want a core per rank lose to staged ones. */
+enum { COLL_RULE_HOST = 1, COLL_RULE_ANY = 2, COLL_RULE_CROWDED = 3 };
+#define COLL_RULE_CROWDED_RATIO 2.0
 
 typedef struct {
     coll_kind_t kind;

@@ -30,7 +30,7 @@ if [ $crowded -eq 1 ]; then
     expect direct all_reduce 8 128K
     expect direct all_reduce 8 16M
     expect binomial broadcast 8 8K
-    expect pipeline reduce 8 32K
+    expect binomial reduce 8 32K
     expect binomial scatter 8 8K
     expect linear scatter 8 1M
 else

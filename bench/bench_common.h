@@ -19,9 +19,9 @@ static inline double bench_now_us(void)
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
 }
 
-typedef enum { B_ALLREDUCE, B_ALLGATHER, B_REDUCE_SCATTER, B_BCAST, B_REDUCE, B_ALLTOALL, B_SCATTER, B_NCOLL } bench_coll_t;
+typedef enum { B_ALLREDUCE, B_ALLGATHER, B_REDUCE_SCATTER, B_BCAST, B_REDUCE, B_ALLTOALL, B_SCATTER, B_GATHER, B_NCOLL } bench_coll_t;
 static const char *bench_coll_names[B_NCOLL] = {"allreduce", "allgather", "reduce_scatter", "broadcast",
-                                                "reduce", "alltoall", "scatter"};
+                                                "reduce", "alltoall", "scatter", "gather"};
 
 static inline int bench_coll_from_name(const char *s)
 {

@@ -26,6 +26,7 @@ static coll_status_t run_one(int c, void *s, void *r, size_t bytes, int p, coll_
     case B_REDUCE: return coll_reduce(s, r, cnt, COLL_FP32, COLL_SUM, 0, comm);
     case B_ALLTOALL: return coll_all_to_all(s, r, cnt / (size_t)p, COLL_FP32, comm);
     case B_SCATTER: return coll_scatter(s, r, cnt / (size_t)p, COLL_FP32, 0, comm);
+    case B_GATHER: return coll_gather(s, r, cnt / (size_t)p, COLL_FP32, 0, comm);
     }
     return COLL_ERR_INVALID_ARG;
 }

@@ -21,6 +21,7 @@ static void run_one(int c, void *s, void *r, size_t bytes, int p)
     case B_REDUCE: MPI_Reduce(s, r, cnt, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD); break;
     case B_ALLTOALL: MPI_Alltoall(s, cnt / p, MPI_FLOAT, r, cnt / p, MPI_FLOAT, MPI_COMM_WORLD); break;
     case B_SCATTER: MPI_Scatter(s, cnt / p, MPI_FLOAT, r, cnt / p, MPI_FLOAT, 0, MPI_COMM_WORLD); break;
+    case B_GATHER: MPI_Gather(s, cnt / p, MPI_FLOAT, r, cnt / p, MPI_FLOAT, 0, MPI_COMM_WORLD); break;
     }
 }
 

@@ -6,7 +6,7 @@
 #   bench/tune.sh [-c allreduce,broadcast,...] [-p 2,4] [-s 8K,64K,1M,8M,64M] [-r REPS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-COLLS=allreduce,allgather,reduce_scatter,broadcast,reduce,alltoall,scatter
+COLLS=allreduce,allgather,reduce_scatter,broadcast,reduce,alltoall,scatter,gather
 RANKS=2,4; SIZES=8K,64K,256K,1M,8M,64M; REPS=3
 while getopts "c:p:s:r:" o; do
     case $o in c) COLLS=$OPTARG ;; p) RANKS=$OPTARG ;; s) SIZES=$OPTARG ;; r) REPS=$OPTARG ;; *) exit 2 ;; esac

@@ -29,6 +29,7 @@ const coll_tuning_rule_t coll_tuning_rules[] = {
     {COLL_REDUCE, COLL_RULE_CROWDED, 5, 1024, 0, KB(128), "binomial"},       /* 16 ranks 8K: 28 vs direct 311 us */
     {COLL_SCATTER, COLL_RULE_CROWDED, 5, 1024, 0, KB(16), "binomial"},       /* 8 ranks 8K: 11.9 vs direct 65.6 us */
     {COLL_SCATTER, COLL_RULE_CROWDED, 5, 1024, KB(16) + 1, MB(8), "linear"}, /* 8 ranks 1M: 46 vs direct 114 us */
+    {COLL_GATHER, COLL_RULE_CROWDED, 5, 1024, 0, MB(8), "linear"},       /* 8 ranks 1M: 49 vs direct 121 us */
     {COLL_ALLREDUCE, COLL_RULE_HOST, 2, 1024, 0, KB(32), "direct"},
     {COLL_ALLREDUCE, COLL_RULE_HOST, 2, 1024, KB(32) + 1, ANY_SIZE, "cma"},
     /* bench/results/tune-20261202.md, second table (after the cooperative CMA
@@ -40,6 +41,7 @@ const coll_tuning_rule_t coll_tuning_rules[] = {
     {COLL_REDUCE, COLL_RULE_HOST, 2, 4, 0, KB(64), "binomial"},          /* 4 ranks 8K: 9.0 vs rs_gather 36.8 us */
     {COLL_ALLTOALL, COLL_RULE_HOST, 2, 2, KB(64), ANY_SIZE, "pairwise"}, /* 2 ranks 8M: 453 vs direct 686 us */
     {COLL_ALLTOALL, COLL_RULE_HOST, 3, 4, 0, ANY_SIZE, "direct"},        /* 4 ranks 64K: 16 vs pairwise 31 us */
+    {COLL_GATHER, COLL_RULE_HOST, 3, 4, 0, ANY_SIZE, "linear"}, /* tune-20261203.md: 4 ranks 4M: 147 vs direct 417 us */
     {COLL_ALLGATHER, COLL_RULE_HOST, 2, 2, 0, MB(16), "direct"},         /* 2 ranks 1M: 44 vs ring 64 us */
     {COLL_ALLGATHER, COLL_RULE_HOST, 2, 2, MB(16) + 1, ANY_SIZE, "ring"}, /* 2 ranks 64M: 6.7 vs direct 7.1 ms */
     {COLL_KIND_COUNT, 0, 0, 0, 0, 0, NULL},

@@ -15,29 +15,10 @@ mkdir -p "$LOG"
 export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export COLL_SOCKET_IFNAME="${COLL_SOCKET_IFNAME-=lo}"
-s=$(date +%s)
-if ! make -q O=$A SAN=address,undefined >/dev/null 2>&1; then
-    make O=$A SAN=address,undefined -j2 >"$LOG/build.log" 2>&1 || { tail -n 30 "$LOG/build.log"; echo "FAIL: asan build"; exit 1; }
-fi
-echo "build: $(( $(date +%s) - s )) s"
-fails=0
 REPORT='ERROR: (Address|Leak)Sanitizer|runtime error:|SUMMARY: (Address|UndefinedBehavior|Leak)Sanitizer|AddressSanitizer:DEADLYSIGNAL'
-# run NAME TIMEOUT CMD...: fails on exit != 0 or any sanitizer report in its output
-run() {
-    local name=$1 to=$2; shift 2
-    local f=$LOG/$name.log t0; t0=$(date +%s.%N)
-    timeout -k 5 "$to" "$@" >"$f" 2>&1
-    local rc=$?
-    local el; el=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
-    if [ $rc -ne 0 ] || grep -qE "$REPORT" "$f"; then
-        fails=$((fails + 1))
-        echo "FAIL: $name (exit $rc, ${el}s, log ${f#$ROOT/})"
-        grep -E -A12 "$REPORT" "$f" | head -n 40
-        [ $rc -ne 0 ] && tail -n 5 "$f"
-    else
-        echo "ok: $name (${el}s)"
-    fi
-}
+SAN_CONTEXT=12
+. "$ROOT/tests/lib/sanitize.sh"
+san_build $A address,undefined asan
 for t in $A/build/tests/test_*; do
     [ -x "$t" ] && run "unit-${t##*/}" 120 "$t"
 done
@@ -52,6 +33,5 @@ run broadcast-root2-zero-copy 60 $A/bin/broadcast_test -p 3 -b 1 -e 64K -f 16 -r
 run collbench-flops 60 $A/bin/collbench flops -t fp32 -et 0.05 -c 2
 run collbench-flops-int8 60 $A/bin/collbench flops -t int8 -et 0.05 -c 1 -fmt json
 run collbench-d2d 60 $A/bin/collbench bw -t d2d -s 1M -et 2
-echo "total: $(( $(date +%s) - s )) s"
-[ $fails -eq 0 ] || { echo "$fails sanitizer run(s) failed"; exit 1; }
+san_finish "sanitizer"
 echo "no sanitizer report"

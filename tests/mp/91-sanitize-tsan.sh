@@ -14,34 +14,15 @@ LOG=$ROOT/build/test-logs/tsan
 mkdir -p "$LOG"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$ROOT/tests/tsan.supp"
 export COLL_SOCKET_IFNAME="${COLL_SOCKET_IFNAME-=lo}"
-s=$(date +%s)
-if ! make -q O=$T SAN=thread >/dev/null 2>&1; then
-    make O=$T SAN=thread -j2 >"$LOG/build.log" 2>&1 || { tail -n 30 "$LOG/build.log"; echo "FAIL: tsan build"; exit 1; }
-fi
-echo "build: $(( $(date +%s) - s )) s"
-fails=0
 REPORT='WARNING: ThreadSanitizer|ERROR: ThreadSanitizer|SUMMARY: ThreadSanitizer|FATAL: ThreadSanitizer'
-run() {
-    local name=$1 to=$2; shift 2
-    local f=$LOG/$name.log t0; t0=$(date +%s.%N)
-    timeout -k 5 "$to" "$@" >"$f" 2>&1
-    local rc=$?
-    local el; el=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
-    if [ $rc -ne 0 ] || grep -qE "$REPORT" "$f"; then
-        fails=$((fails + 1))
-        echo "FAIL: $name (exit $rc, ${el}s, log ${f#$ROOT/})"
-        grep -E -A25 "$REPORT" "$f" | head -n 50
-        [ $rc -ne 0 ] && tail -n 5 "$f"
-    else
-        echo "ok: $name (${el}s)"
-    fi
-}
+SAN_CONTEXT=25
+. "$ROOT/tests/lib/sanitize.sh"
+san_build $T thread tsan
 run unit-test_bootstrap 180 $T/build/tests/test_bootstrap
 run matrix-n3-allreduce 180 $T/build/tests/matrix -q -n 3 -k allreduce
 run all_reduce-p2 60 $T/bin/all_reduce_test -p 2 -b 1K -e 64K -f 8 -n 3 -w 1
 run broadcast-p3 60 $T/bin/broadcast_test -p 3 -b 1K -e 16K -f 4 -n 2 -w 1
 run collbench-d2d 60 $T/bin/collbench bw -t d2d -s 1M -et 2
 run collbench-flops 60 $T/bin/collbench flops -t fp32 -et 0.05 -c 2
-echo "total: $(( $(date +%s) - s )) s"
-[ $fails -eq 0 ] || { echo "$fails tsan run(s) failed"; exit 1; }
+san_finish "tsan"
 echo "no ThreadSanitizer report"

@@ -12,6 +12,10 @@
 /* "self", "shm", "tcp" (the transport's name), or "none" when unset. */
 const char *coll_comm_transport_name(coll_comm_t comm, int peer);
 
+/* Ranks per core on the busiest host (>= 1.0), as selection sees it; *crowded
+ * is set when the crowded-host rules apply (more than COLL_RULE_CROWDED_RATIO). */
+double coll_comm_ranks_per_core(coll_comm_t comm, int *crowded);
+
 typedef struct {
     const char *algo;   /* registry name */
     double cost_us;     /* the cost model's estimate; < 0 when the algorithm has none */

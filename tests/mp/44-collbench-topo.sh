@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # timeout: 180
-# collbench topo: hosts / ranks / transports / algorithm tables for standalone
+# collbench topo: hosts / ranks / load / transports / algorithm tables for standalone
 # ranks, what COLL_ALGO and COLL_SHM_DISABLE change, JSON, mpirun, and the
 # command-line errors (exit 2).
 set -u
@@ -21,6 +21,12 @@ awk '/^Hosts$/ {getline; getline; print; exit}' "$TMP/t" | awk -v h="$(hostname)
 pus=$(awk '/^Hosts$/ {getline; getline; print $6; exit}' "$TMP/t")
 [ "$pus" -ge "$(nproc)" ] || fail "PUs $pus < nproc $(nproc)"
 if pkg-config --exists hwloc 2>/dev/null; then grep -q 'hwloc (API' "$TMP/t" || fail "built with hwloc but not used"; fi
+# load: ranks per core on the busiest host, from the online CPU count as libcoll reads it
+ncpu=$(getconf _NPROCESSORS_ONLN)
+rpc=$(awk -v c="$ncpu" 'BEGIN { r = 3 / c; if (r < 1) r = 1; printf "%.1f", r }')
+grep -q "^Load: $rpc ranks\? per core on the busiest host" "$TMP/t" || fail "load line (want $rpc per core)"
+if [ $((3 * 10 / ncpu)) -gt 20 ]; then grep -q "^Load: .*crowded-host rules" "$TMP/t" || fail "crowded not said"
+else ! grep -q "crowded" "$TMP/t" || fail "crowded said with $rpc per core"; fi
 # ranks: 0..2, local r/3, interface chosen by netif (run.sh: COLL_SOCKET_IFNAME==lo)
 for r in 0 1 2; do
     awk -v r=$r '/^Ranks$/ {f=1; next} f && $1 == r && $3 == r "/3" && $4 > 0 {ok=1} END {exit !ok}' "$TMP/t" || fail "rank $r line"
@@ -56,6 +62,9 @@ python3 - "$TMP/j" <<'PY' || fail "JSON content"
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["schema"] == "collbench-topo/1" and d["nranks"] == 2 and d["nhosts"] == 1 and d["dtype"] in ("bf16", "bfp16"), d
+import os
+rpc = max(1.0, 2 / os.sysconf("SC_NPROCESSORS_ONLN"))
+assert abs(d["ranks_per_core"] - rpc) < 0.01 and d["crowded"] == (rpc > 2), (d["ranks_per_core"], d["crowded"], rpc)
 assert d["hosts"][0]["ranks"] == 2 and d["hosts"][0]["cores"] >= 1 and d["hosts"][0]["numa_nodes"] >= 1, d
 assert [r["transports"] for r in d["ranks"]] == [["self", "shm"], ["shm", "self"]], d
 assert len(d["algorithms"]) == 11 * 2 + 1, len(d["algorithms"])

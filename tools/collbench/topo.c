@@ -192,6 +192,12 @@ static void print_text(const topo_opts_t *o, coll_comm_t comm, const rank_info_t
             printf("%6s", ri[i].tp[j]);
         printf("\n");
     }
+    int crowded;
+    double rpc = coll_comm_ranks_per_core(comm, &crowded);
+    printf("\nLoad: %.1f rank%s per core on the busiest host%s\n", rpc, rpc == 1.0 ? "" : "s",
+           crowded    ? " (more than 2: selection uses the crowded-host rules)"
+           : rpc > 1.0 ? " (ranks share cores: waiting ranks spin briefly, then yield and sleep)"
+                       : "");
     printf("\nAlgorithms (%s, sum, root 0; size = nccl-tests/hccl_test convention)\n%-16s", coll_dtype_name(o->dt),
            "collective");
     for (int s = 0; s < o->nsizes; s++) {
@@ -228,7 +234,10 @@ static void print_json(const topo_opts_t *o, coll_comm_t comm, const rank_info_t
 {
     printf("{\"schema\": \"collbench-topo/1\", \"launch\": ");
     cbt_json_str(stdout, o->launch);
-    printf(", \"nranks\": %d, \"nhosts\": %d,\n \"hosts\": [", n, nhosts);
+    int crowded;
+    double rpc = coll_comm_ranks_per_core(comm, &crowded);
+    printf(", \"nranks\": %d, \"nhosts\": %d, \"ranks_per_core\": %.2f, \"crowded\": %s,\n \"hosts\": [", n,
+           nhosts, rpc, crowded ? "true" : "false");
     int nh = 0;
     for (int r0 = 0; r0 < n; r0++) {
         int first = 1;

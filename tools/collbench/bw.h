@@ -26,6 +26,14 @@ typedef struct {
 #define CBT_BW_ET_MAX 1000
 #define CBT_BW_ET_DEFAULT 40
 
+/* Warm-up of every mode: a process's first few hundred milliseconds of copying
+ * run at about half the steady rate on the development VM (64 MiB p2p between
+ * local ranks ~10 GB/s in the first measurement, 25-28 GB/s after 0.5 s; d2d
+ * memcpy 9-11 GB/s at -et 20, 12-15 at -et 200; bench/results/p2p-local-20261203.md),
+ * so, as iperf3 --omit does, each process copies for this long before its
+ * first timed execution and reports the steady state. */
+#define CBT_BW_WARMUP_S 0.5
+
 /* Modes: return a CBT_EXIT_* code. */
 int cbt_bw_d2d(const cbt_bw_opts_t *o);
 

@@ -10,7 +10,8 @@
  *
  * Buffers are mmap'ed (transparent huge pages requested), touched in parallel
  * before timing, the destination cleared before each run and compared with the
- * source after it. Sizes that do not fit MemAvailable are refused up front.
+ * source after it. Untimed copies come before each run: at least one, and
+ * CBT_BW_WARMUP_S (bw.h) of them in all before the first. Sizes that do not fit MemAvailable are refused up front.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -78,6 +79,7 @@ struct run_s {
     job_t job;
     int nthreads;
     pthread_barrier_t bar;
+    double warm_until; /* copy untimed until then (at least once) */
     double t0, t1;
     worker_t w[];
 };
@@ -101,6 +103,11 @@ static void *worker(void *arg)
         w->bad = memcmp(d, s, w->len) != 0;
         break;
     case JOB_COPY:
+        do {
+            if (w->len)
+                r->copy(d, s, w->len);
+            __asm__ volatile("" : : : "memory");
+        } while (cbt_now() < r->warm_until);
         pthread_barrier_wait(&r->bar);
         if (w->idx == 0)
             r->t0 = cbt_now();
@@ -233,6 +240,7 @@ int cbt_bw_d2d(const cbt_bw_opts_t *o)
         int on;
     } methods[2] = {{"memcpy", copy_memcpy, do_memcpy}, {"nt", copy_nt, do_nt}};
     int counts[2] = {1, all};
+    double busy = 0; /* seconds spent copying so far (warm-up, bw.h) */
     for (int m = 0; m < 2; m++) {
         if (!methods[m].on)
             continue;
@@ -247,7 +255,10 @@ int cbt_bw_d2d(const cbt_bw_opts_t *o)
             }
             r->copy = methods[m].fn;
             r->times = o->exec_times;
+            double tc = cbt_now();
+            r->warm_until = tc + (busy < CBT_BW_WARMUP_S ? CBT_BW_WARMUP_S - busy : 0.0);
             run_job(r, JOB_COPY);
+            busy += cbt_now() - tc;
             run_job(r, JOB_CHECK);
             int bad = 0;
             for (int i = 0; i < r->nthreads; i++)

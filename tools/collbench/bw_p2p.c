@@ -18,8 +18,9 @@
  * bytes (unidirectional: coll_send / coll_recv and a 1-byte ack at the end;
  * bidirectional: coll_sendrecv), timed by the sender (bidirectional: the slower
  * end). Elapsed Time = that time / -et; Bandwidth = Size / Elapsed (decimal GB/s),
- * 2 x Size / Elapsed for bidirectional. One warm-up execution (at most 16 MiB)
- * comes first; the receiver's buffer is cleared before and verified after.
+ * 2 x Size / Elapsed for bidirectional. Warm-up executions come first (at
+ * least one; 0.5 s of them before a rank's first measurement, see WARMUP_S);
+ * the receiver's buffer is cleared before and verified after.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -34,7 +35,10 @@
 
 static const char *TOOL = "bw";
 
-#define WARMUP_MAX (16ULL << 20)
+/* Warm-up (bw.h, CBT_BW_WARMUP_S): each rank moves data for that long before
+ * its first timed execution, in executions of at most WARMUP_MAX bytes. */
+#define WARMUP_MAX (256ULL << 20)
+#define WARMUP_S CBT_BW_WARMUP_S
 
 /* ------------------------------------------------------------ data pattern */
 
@@ -73,6 +77,7 @@ typedef struct {
     unsigned char *src, *dst;
     size_t size;
     long long times;
+    double busy_s; /* seconds this rank has spent moving data so far (warm-up) */
 } ctx_t;
 
 static int st_code(coll_status_t st)
@@ -111,8 +116,17 @@ static int measure(ctx_t *c, int s, int d, int bidi, cbt_p2p_result_t *out)
         unsigned char b1 = 1, b2 = 0;
         if (receiver)
             memset(c->dst, 0, c->size);
+        /* warm-up: executions of up to WARMUP_MAX bytes, at least one, until
+         * both ends have moved data for WARMUP_S in this process (the first
+         * measurement of a rank warms up, the later ones run one execution) */
         size_t w = c->size < WARMUP_MAX ? c->size : (size_t)WARMUP_MAX;
-        TRY(exec_once(c, s, d, bidi, w));
+        for (unsigned char more = 1; more;) {
+            double tw = cbt_now();
+            TRY(exec_once(c, s, d, bidi, w));
+            unsigned char mine = (c->busy_s += cbt_now() - tw) < WARMUP_S, theirs = 0;
+            TRY(coll_sendrecv(&mine, 1, peer, &theirs, 1, peer, COLL_UINT8, c->comm));
+            more = mine || theirs;
+        }
         TRY(coll_sendrecv(&b1, 1, peer, &b2, 1, peer, COLL_UINT8, c->comm));
         double t0 = cbt_now();
         for (long long t = 0; t < c->times; t++)
@@ -124,6 +138,7 @@ static int measure(ctx_t *c, int s, int d, int bidi, cbt_p2p_result_t *out)
         else
             TRY(coll_recv(&b2, 1, COLL_UINT8, d, c->comm));
         double t1 = cbt_now();
+        c->busy_s += t1 - t0;
         if (bidi || c->rank == s)
             v[0] = t1 - t0;
         if (receiver && !pattern_ok(c->dst, c->size, peer))

@@ -8,7 +8,6 @@
 
 #include "coll/algo.h"
 #include "coll/tuning.h"
-#include "coll/tuning_rules.h"
 #include "core/log.h"
 #include "transport/transport.h"
 
@@ -23,10 +22,9 @@ const char *coll_comm_transport_name(coll_comm_t comm, int peer)
 
 double coll_comm_ranks_per_core(coll_comm_t comm, int *crowded)
 {
-    double r = comm ? coll_tuning_oversub(comm) : 1.0;
     if (crowded)
-        *crowded = r > COLL_RULE_CROWDED_RATIO;
-    return r;
+        *crowded = comm && coll_tuning_crowded(comm);
+    return comm ? coll_tuning_oversub(comm) : 1.0;
 }
 
 coll_status_t coll_comm_explain(coll_comm_t comm, coll_kind_t kind, size_t bytes, coll_dtype_t dt,

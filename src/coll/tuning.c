@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "coll/tuning_rules.h"
 #include "core/config.h"
 #include "core/log.h"
 
@@ -135,4 +136,9 @@ double coll_tuning_oversub(const coll_comm *comm)
     /* computed once at init from every host's CPU count, so that every rank
      * gets the same answer (and no sysfs read on the hot path) */
     return comm->oversub >= 1.0 ? comm->oversub : 1.0;
+}
+
+int coll_tuning_crowded(const coll_comm *comm)
+{
+    return coll_tuning_oversub(comm) > COLL_RULE_CROWDED_RATIO;
 }

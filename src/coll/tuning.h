@@ -33,5 +33,8 @@ int coll_group_is_local(const coll_comm *comm, const coll_group_t *g);
  * largest host's rank count, so every rank computes the same costs (and so
  * selects the same algorithm) even when hosts hold different numbers of ranks. */
 double coll_tuning_oversub(const coll_comm *comm);
+/* Is some host crowded: more than COLL_RULE_CROWDED_RATIO ranks per core, where
+ * the COLL_RULE_CROWDED selection rules apply (tuning_rules.h)? */
+int coll_tuning_crowded(const coll_comm *comm);
 
 #endif

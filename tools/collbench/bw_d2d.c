@@ -11,7 +11,8 @@
  * Buffers are mmap'ed (transparent huge pages requested), touched in parallel
  * before timing, the destination cleared before each run and compared with the
  * source after it. Untimed copies come before each run: at least one, and
- * CBT_BW_WARMUP_S (bw.h) of them in all before the first. Sizes that do not fit MemAvailable are refused up front.
+ * CBT_BW_WARMUP_S (bw.h) of them in all before the first. Sizes that do not
+ * fit MemAvailable are refused up front.
  */
 #include <pthread.h>
 #include <stdint.h>

@@ -195,3 +195,20 @@ coll_status_t coll_bootstrap_barrier(coll_bootstrap_t *bs)
     snprintf(k, sizeof k, "%s/bar", bs->prefix);
     return coll_store_barrier(bs->store, k, bs->nranks, bs->timeout_s);
 }
+
+coll_status_t coll_bootstrap_allreduce_max(coll_bootstrap_t *bs, int64_t *v, int n)
+{
+    if (!bs || !v || n < 1)
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP, "bootstrap allreduce: invalid arguments");
+    size_t len = (size_t)n * sizeof *v;
+    int64_t *all = malloc(len * (size_t)bs->nranks);
+    if (!all)
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_BOOTSTRAP, "out of memory");
+    coll_status_t st = coll_bootstrap_allgather(bs, v, len, all);
+    for (int r = 0; st == COLL_SUCCESS && r < bs->nranks; r++)
+        for (int i = 0; i < n; i++)
+            if (all[(size_t)r * (size_t)n + (size_t)i] > v[i])
+                v[i] = all[(size_t)r * (size_t)n + (size_t)i];
+    free(all);
+    return st;
+}

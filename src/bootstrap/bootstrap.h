@@ -127,6 +127,9 @@ coll_status_t coll_bootstrap_allgather(coll_bootstrap_t *bs, const void *mine, s
 coll_status_t coll_bootstrap_barrier(coll_bootstrap_t *bs);
 /* root's len bytes to every rank */
 coll_status_t coll_bootstrap_bcast(coll_bootstrap_t *bs, void *buf, size_t len, int root);
+/* Element-wise maximum of n int64 values over every rank, result on every rank
+ * (agreement on set-up outcomes: v[host] = failing rank + 1, 0 = none). */
+coll_status_t coll_bootstrap_allreduce_max(coll_bootstrap_t *bs, int64_t *v, int n);
 
 /* Fuzzing / hostile-input tests: decode one request frame from a byte buffer
  * exactly as the server does (returns COLL_SUCCESS, or the reason it is dropped).

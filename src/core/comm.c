@@ -293,26 +293,14 @@ coll_status_t coll_comm_init_rank(coll_comm_t *out, int nranks, coll_unique_id_t
     for (int r = 0; r < nranks; r++)
         if (r != rank && !comm->tp[r])
             need_tcp = 1;
-    int64_t any_tcp = 0;
-    char key[96];
-    snprintf(key, sizeof key, "%s/needtcp", comm->bs.prefix);
-    COLL_CHECK_GOTO(coll_store_add(comm->bs.store, key, need_tcp, &any_tcp), st, fail);
-    COLL_CHECK_GOTO(coll_bootstrap_barrier(&comm->bs), st, fail);
-    COLL_CHECK_GOTO(coll_store_add(comm->bs.store, key, 0, &any_tcp), st, fail);
-    COLL_CHECK_GOTO(coll_bootstrap_barrier(&comm->bs), st, fail);
-    if (rank == 0)
-        coll_store_del(comm->bs.store, key);
+    int64_t any_tcp = need_tcp;
+    COLL_CHECK_GOTO(coll_bootstrap_allreduce_max(&comm->bs, &any_tcp, 1), st, fail);
     if (any_tcp) {
         COLL_CHECK_GOTO(coll_tcp_listen(comm, &me), st, fail);
         COLL_CHECK_GOTO(coll_bootstrap_allgather(&comm->bs, &me, sizeof me, comm->peers), st, fail);
         COLL_CHECK_GOTO(coll_tcp_setup(comm), st, fail);
     }
     COLL_CHECK_GOTO(coll_bootstrap_barrier(&comm->bs), st, fail);
-    if (rank == 0)   /* setup keys are read by now: keep the store from growing */
-        for (int h = 0; h < comm->nhosts; h++) {
-            snprintf(key, sizeof key, "%s/shmfail/%d", comm->bs.prefix, h);
-            coll_store_del(comm->bs.store, key);
-        }
     log_topology(comm);
     *out = comm;
     return COLL_SUCCESS;

@@ -163,8 +163,14 @@ coll_status_t coll_shm_setup(coll_comm *comm)
     if (comm->local_size <= 1 || coll_cfg_bool(COLL_CFG_SHM_DISABLE)) {
         /* keep the barrier count identical on every rank (hosts with one rank
          * and hosts with several go through the same bootstrap barriers) */
-        COLL_CHECK(coll_bootstrap_barrier(&comm->bs));
-        COLL_CHECK(coll_bootstrap_barrier(&comm->bs));
+        int64_t *none = calloc((size_t)comm->nhosts, sizeof *none);
+        if (!none)
+            return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "out of memory");
+        coll_status_t st = coll_bootstrap_allreduce_max(&comm->bs, none, comm->nhosts);
+        if (st == COLL_SUCCESS)
+            st = coll_bootstrap_allreduce_max(&comm->bs, none, comm->nhosts);
+        free(none);
+        COLL_CHECK(st);
         return coll_shm_cma_probe(comm);
     }
     struct coll_shm *s = calloc(1, sizeof *s);
@@ -174,45 +180,47 @@ coll_status_t coll_shm_setup(coll_comm *comm)
     s->me = comm->local_rank;
     shm_name(comm, s->name, sizeof s->name);
     /* Phase 1: local rank 0 creates; phase 2: the others map; phase 3: unlink.
-     * Failures are counted in the store so that every rank stops together. */
-    char key[128];
-    snprintf(key, sizeof key, "%s/shmfail/%d", comm->bs.prefix, comm->host);
+     * Failures are agreed on through the bootstrap (fail[host] = failing rank
+     * + 1; nhosts values per round) so that every rank of a host stops together. */
     coll_status_t st = COLL_SUCCESS, st2;
-    int64_t nfail = 0;
+    int64_t *fail = calloc((size_t)comm->nhosts, sizeof *fail);
+    if (!fail) {
+        free(s);
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "out of memory");
+    }
     if (s->me == 0)
         st = create_segment(comm, s);
     if (st != COLL_SUCCESS)
-        coll_store_add(comm->bs.store, key, 1, &nfail);
-    st2 = coll_bootstrap_barrier(&comm->bs);
-    if (st2 == COLL_SUCCESS && st == COLL_SUCCESS)
-        st2 = coll_store_add(comm->bs.store, key, 0, &nfail);
+        fail[comm->host] = comm->rank + 1;
+    st2 = coll_bootstrap_allreduce_max(&comm->bs, fail, comm->nhosts);
     if (st2 != COLL_SUCCESS) {
         if (s->me == 0 && s->hdr)
             shm_unlink(s->name);
         st = st2;
         goto fail;
     }
-    if (st == COLL_SUCCESS && nfail > 0)
+    if (st == COLL_SUCCESS && fail[comm->host] > 0)
         st = coll_error(COLL_ERR_SYSTEM, COLL_SUB_SHM, "local rank 0 (rank %d) could not create the "
                         "shared-memory segment (see its error)", comm->local_ranks[0]);
     else if (st == COLL_SUCCESS && s->me != 0) {
         st = open_segment(s);
         if (st != COLL_SUCCESS)
-            coll_store_add(comm->bs.store, key, 1, &nfail);
+            fail[comm->host] = comm->rank + 1;
     }
-    st2 = coll_bootstrap_barrier(&comm->bs);
+    int64_t failed_before = fail[comm->host];
+    st2 = coll_bootstrap_allreduce_max(&comm->bs, fail, comm->nhosts);
     if (s->me == 0 && s->hdr)
         shm_unlink(s->name);
-    if (st2 == COLL_SUCCESS && st == COLL_SUCCESS)
-        st2 = coll_store_add(comm->bs.store, key, 0, &nfail);
     if (st == COLL_SUCCESS && st2 != COLL_SUCCESS)
         st = st2;
-    if (st == COLL_SUCCESS && nfail > 0)
+    if (st == COLL_SUCCESS && failed_before == 0 && fail[comm->host] > 0)
         st = coll_error(COLL_ERR_SYSTEM, COLL_SUB_SHM,
-                        "%lld local rank(s) could not map the shared-memory segment %s",
-                        (long long)nfail, s->name);
+                        "local rank(s) could not map the shared-memory segment %s (rank %lld among them)",
+                        s->name, (long long)fail[comm->host] - 1);
     if (st != COLL_SUCCESS)
         goto fail;
+    free(fail);
+    fail = NULL;
     s->ranks[s->me].pid = (int32_t)getpid();
     comm->shm = s;
     st = coll_shm_cma_probe(comm);
@@ -228,6 +236,7 @@ fail:
     if (s->hdr)
         munmap(s->hdr, s->map_bytes);
     free(s);
+    free(fail);
     return st;
 }
 

@@ -35,9 +35,14 @@ static ssize_t cma_write(pid_t pid, void *remote, const void *src, size_t len)
 coll_status_t coll_shm_cma_probe(coll_comm *comm)
 {
     struct coll_shm *s = comm->shm;
-    if (!s) {   /* no local peers: only take part in the barriers */
+    if (!s) {   /* no local peers: only take part in the agreement */
         COLL_CHECK(coll_bootstrap_barrier(&comm->bs));
-        return coll_bootstrap_barrier(&comm->bs);
+        int64_t *none = calloc((size_t)comm->nhosts, sizeof *none);
+        if (!none)
+            return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "out of memory");
+        coll_status_t st = coll_bootstrap_allreduce_max(&comm->bs, none, comm->nhosts);
+        free(none);
+        return st;
     }
     s->probe_word = 0x636f6c6c636d6131ull;   /* "collcma1" */
     s->ranks[s->me].probe_addr = (uint64_t)(uintptr_t)&s->probe_word;
@@ -59,13 +64,14 @@ coll_status_t coll_shm_cma_probe(coll_comm *comm)
             ok = 0;
         }
     }
-    char key[128];
-    int64_t bad = 0;
-    snprintf(key, sizeof key, "%s/cmafail/%d", comm->bs.prefix, comm->host);
-    COLL_CHECK(coll_store_add(comm->bs.store, key, ok ? 0 : 1, &bad));
-    COLL_CHECK(coll_bootstrap_barrier(&comm->bs));
-    COLL_CHECK(coll_store_add(comm->bs.store, key, 0, &bad));
-    s->cma_ok = bad == 0;
+    int64_t *bad = calloc((size_t)comm->nhosts, sizeof *bad);   /* per host: some rank cannot */
+    if (!bad)
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "out of memory");
+    bad[comm->host] = !ok;
+    coll_status_t st = coll_bootstrap_allreduce_max(&comm->bs, bad, comm->nhosts);
+    s->cma_ok = bad[comm->host] == 0;
+    free(bad);
+    COLL_CHECK(st);
     s->cma_min = coll_cfg_size(COLL_CFG_CMA_MIN);
     s->cma_coop = coll_cfg_bool(COLL_CFG_CMA_COOP);
     s->cma_piece = coll_cfg_size(COLL_CFG_CMA_PIECE);

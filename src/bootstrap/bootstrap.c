@@ -212,3 +212,19 @@ coll_status_t coll_bootstrap_allreduce_max(coll_bootstrap_t *bs, int64_t *v, int
     free(all);
     return st;
 }
+
+/* Interim (store-based) abort notices: replaced by the tree's in the scale work. */
+void coll_bootstrap_abort(coll_bootstrap_t *bs, const char *why)
+{
+    if (bs && bs->store)
+        coll_store_fail(bs->store, bs->prefix, why ? why : "");
+}
+
+int coll_bootstrap_check_abort(coll_bootstrap_t *bs, int wait_ms, char *why, size_t len)
+{
+    (void)bs;
+    (void)wait_ms;
+    if (why && len)
+        why[0] = '\0';
+    return -1;
+}

@@ -131,6 +131,14 @@ coll_status_t coll_bootstrap_bcast(coll_bootstrap_t *bs, void *buf, size_t len, 
  * (agreement on set-up outcomes: v[host] = failing rank + 1, 0 = none). */
 coll_status_t coll_bootstrap_allreduce_max(coll_bootstrap_t *bs, int64_t *v, int n);
 
+/* Abort notices between ranks (there is no control socket per peer): tell
+ * every rank that this one aborts, and why (best effort, never blocks long). */
+void coll_bootstrap_abort(coll_bootstrap_t *bs, const char *why);
+/* Has another rank aborted or died? Returns its rank and copies its reason into
+ * why ("" when none arrived), or -1. wait_ms > 0 waits up to that long for a
+ * notice (a data socket's EOF can overtake it). O(1) per call whatever N is. */
+int coll_bootstrap_check_abort(coll_bootstrap_t *bs, int wait_ms, char *why, size_t len);
+
 /* Fuzzing / hostile-input tests: decode one request frame from a byte buffer
  * exactly as the server does (returns COLL_SUCCESS, or the reason it is dropped).
  * An incomplete but so far valid frame gives COLL_SUCCESS with *consumed = 0. */

@@ -1,230 +1,317 @@
 /*
- * bootstrap.c - allgather, bcast and barrier over the rendezvous store, for
- * one communicator (keys under its prefix; each call has its own epoch).
+ * bootstrap.c - join a communicator's bootstrap tree and run the set-up
+ * helpers (allgather, barrier, bcast, allreduce-max) over it. The layout, the
+ * costs and the wire are in bootstrap.h and boot_internal.h.
  *
- * Keys of call e (all deleted once read, so the store does not grow with the
- * number of calls; the barrier uses one reusable counter per communicator):
- *   allgather  <p>/<e>/r<k>  rank k's piece, read and deleted by rank 0;
- *              <p>/<e>/all   everything, set by rank 0, read by the others;
- *              <p>/<e>/n     readers so far; the last reader deletes all + n.
- *              (n * len over 16 MiB: every rank reads every piece; the last of
- *              n to finish deletes the pieces.)   cost: 2 round trips + O(n)
- *              requests, all through rank 0 for the gather half.
- *   bcast      <p>/<e>/bc    root's bytes; <p>/<e>/bn readers so far, last deletes.
- *   barrier    <p>/bar       a counting barrier (BARRIER op, one round trip).
+ * Store keys of one join (prefix p, all deleted by the root once read):
+ *   p/join   the GATHER table: slot r = rank r's address and record.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <unistd.h>
 
-#include "bootstrap/bootstrap.h"
+#include "bootstrap/boot_internal.h"
 #include "core/log.h"
+#include "core/netif.h"
 
-static double now_s(void)
+void coll_bootstrap_tree(int nranks, int k, int rank, int *parent, int *hi, int *nchild, int *child,
+                         int *child_hi)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    int lo = 0, h = nranks, par = -1;
+    while (lo != rank) {   /* descend: log_k(nranks) levels, k parts each */
+        int rest = h - lo - 1, m = rest < k ? rest : k, start = lo + 1;
+        for (int i = 0; i < m; i++) {
+            int sz = rest / m + (i < rest % m);
+            if (rank < start + sz) {
+                par = lo;
+                lo = start;
+                h = start + sz;
+                break;
+            }
+            start += sz;
+        }
+    }
+    *parent = par;
+    *hi = h;
+    int rest = h - lo - 1, m = rest < k ? rest : k, start = lo + 1;
+    for (int i = 0; i < m; i++) {
+        int sz = rest / m + (i < rest % m);
+        child[i] = start;
+        child_hi[i] = start + sz;
+        start += sz;
+    }
+    *nchild = m;
 }
 
-/* Seconds left before deadline for a store wait (<= 0 = none: wait forever). */
-static double left(double deadline)
+static double deadline_of(const coll_bootstrap_t *bs)
 {
-    if (deadline <= 0)
-        return 0;
-    double l = deadline - now_s();
-    return l > 0.001 ? l : 0.001;
+    return bs->timeout_s > 0 ? boot_now() + bs->timeout_s : 0;
 }
 
-static void key_of(const coll_bootstrap_t *bs, char *k, size_t len, uint64_t e, const char *what,
-                   int idx)
+/* Rank r's slot in the store table: address, then the caller's record. */
+static coll_status_t join_store(coll_bootstrap_t *bs, const uint8_t *slot, size_t slot_len, uint8_t *table)
 {
-    if (idx >= 0)
-        snprintf(k, len, "%s/%llu/%s%d", bs->prefix, (unsigned long long)e, what, idx);
-    else
-        snprintf(k, len, "%s/%llu/%s", bs->prefix, (unsigned long long)e, what);
+    coll_store_t *st = NULL;
+    COLL_CHECK(coll_store_connect(&bs->id, bs->timeout_s, &st));
+    coll_store_set_abort_flag(st, bs->abort_flag);
+    char key[COLL_STORE_MAX_KEY];
+    snprintf(key, sizeof key, "%s/join", bs->prefix);
+    /* INTERIM until the store's GATHER op lands: SET per rank, GET per rank at the root */
+    char k2[COLL_STORE_MAX_KEY];
+    snprintf(k2, sizeof k2, "%s/%d", key, bs->rank);
+    coll_status_t s = coll_store_set(st, k2, slot, slot_len);
+    for (int r = 0; s == COLL_SUCCESS && bs->rank == 0 && r < bs->nranks; r++) {
+        void *v = NULL;
+        size_t l = 0;
+        snprintf(k2, sizeof k2, "%s/%d", key, r);
+        s = coll_store_get(st, k2, bs->timeout_s, &v, &l);
+        if (s == COLL_SUCCESS && l != slot_len)
+            s = coll_error(COLL_ERR_INTERNAL, COLL_SUB_BOOTSTRAP, "bad join slot");
+        if (s == COLL_SUCCESS) {
+            memcpy(table + (size_t)r * slot_len, v, l);
+            s = coll_store_del(st, k2);
+        }
+        free(v);
+    }
+    coll_store_close(st);
+    return s;
 }
 
-coll_status_t coll_bootstrap_init(coll_bootstrap_t *bs, coll_store_t *store, const char *prefix,
-                                  int rank, int nranks, double timeout_s)
+/* Non-root: wait for the parent's connection and its TABLE frame. */
+static coll_status_t join_wait_parent(coll_bootstrap_t *bs, uint8_t *table, size_t table_len, double deadline)
 {
-    if (!bs || !store || !prefix || !prefix[0] || strlen(prefix) >= sizeof bs->prefix ||
-        nranks < 1 || rank < 0 || rank >= nranks)
+    /* a failure probe per rank every probe_s: ~1,000 short connections a
+     * second at the store whatever N is */
+    double probe_s = bs->nranks / 1000.0 < 1.0 ? 1.0 : bs->nranks / 1000.0;
+    double next_probe = boot_now() + probe_s;
+    for (;;) {
+        coll_status_t s = boot_accept_from(bs, bs->parent, deadline, &bs->parent_fd);
+        if (s == COLL_SUCCESS)
+            break;
+        if (s != BOOT_AGAIN)
+            return s;
+        if (boot_now() >= next_probe) {
+            COLL_CHECK(boot_store_probe(bs));
+            next_probe = boot_now() + probe_s;
+        }
+    }
+    return boot_recv_frame(bs, bs->parent_fd, bs->parent, BOOT_T_TABLE, table, table_len, NULL, deadline);
+}
+
+static coll_status_t join_push_children(coll_bootstrap_t *bs, const uint8_t *table, size_t table_len,
+                                        size_t slot_len, double deadline)
+{
+    for (int i = 0; i < bs->nchild; i++) {
+        struct sockaddr_storage ss;
+        boot_addr_decode(table + (size_t)bs->child[i] * slot_len, &ss);
+        COLL_CHECK(boot_connect(bs, bs->child[i], &ss, deadline, &bs->child_fd[i]));
+    }
+    for (int i = 0; i < bs->nchild; i++)
+        COLL_CHECK(boot_send_frame(bs, bs->child_fd[i], bs->child[i], BOOT_T_TABLE, table, table_len, deadline));
+    return COLL_SUCCESS;
+}
+
+coll_status_t coll_bootstrap_init(coll_bootstrap_t *bs, const coll_id_info_t *id, const char *prefix, int rank,
+                                  int nranks, double timeout_s, const atomic_int *abort_flag, const void *rec,
+                                  size_t rec_len, void *all_recs)
+{
+    if (!bs || !id || !prefix || !prefix[0] || strlen(prefix) >= sizeof bs->prefix || nranks < 1 || rank < 0 ||
+        rank >= nranks || (rec_len && (!rec || !all_recs)))
         return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP,
-                          "coll_bootstrap_init: invalid arguments (rank %d of %d, prefix '%s')",
-                          rank, nranks, prefix ? prefix : "(null)");
+                          "coll_bootstrap_init: invalid arguments (rank %d of %d, prefix '%s')", rank, nranks,
+                          prefix ? prefix : "(null)");
+    size_t slot_len = BOOT_ADDR_BYTES + rec_len;
+    if (slot_len > COLL_STORE_MAX_VALUE / (size_t)nranks)
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP,
+                          "bootstrap: %d ranks x %zu bytes exceed the store's %u-byte values", nranks, slot_len,
+                          COLL_STORE_MAX_VALUE);
     memset(bs, 0, sizeof *bs);
-    bs->store = store;
+    bs->id = *id;
     snprintf(bs->prefix, sizeof bs->prefix, "%s", prefix);
     bs->rank = rank;
     bs->nranks = nranks;
     bs->timeout_s = timeout_s;
-    return COLL_SUCCESS;
-}
-
-/* GET exactly want bytes into dst. */
-static coll_status_t get_exact(coll_bootstrap_t *bs, const char *key, double deadline, void *dst,
-                               size_t want, const char *what)
-{
-    void *v = NULL;
-    size_t l = 0;
-    COLL_CHECK(coll_store_get(bs->store, key, left(deadline), &v, &l));
-    if (l != want) {
-        free(v);
-        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_BOOTSTRAP,
-                          "bootstrap %s: '%s' holds %zu bytes, expected %zu (do all ranks make "
-                          "the same calls with the same sizes?)",
-                          what, key, l, want);
+    bs->abort_flag = abort_flag;
+    bs->listen_fd = bs->parent_fd = -1;
+    bs->aborted_by = -1;
+    for (int i = 0; i < COLL_BOOT_K; i++)
+        bs->child_fd[i] = -1;
+    coll_bootstrap_tree(nranks, COLL_BOOT_K, rank, &bs->parent, &bs->hi, &bs->nchild, bs->child, bs->child_hi);
+    size_t table_len = slot_len * (size_t)nranks;
+    uint8_t *table = malloc(table_len);
+    if (!table)
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_BOOTSTRAP, "out of memory (%zu bytes)", table_len);
+    double t0 = boot_now(), deadline = deadline_of(bs);
+    coll_status_t s = boot_listen(bs);
+    if (s == COLL_SUCCESS) {
+        uint8_t *mine = table + (size_t)rank * slot_len;
+        boot_addr_encode(&bs->addr, mine);
+        if (rec_len)
+            memcpy(mine + BOOT_ADDR_BYTES, rec, rec_len);
+        s = join_store(bs, mine, slot_len, table);
     }
-    memcpy(dst, v, want);
-    free(v);
-    return COLL_SUCCESS;
+    if (s == COLL_SUCCESS && bs->parent >= 0)
+        s = join_wait_parent(bs, table, table_len, deadline);
+    if (s == COLL_SUCCESS)
+        s = join_push_children(bs, table, table_len, slot_len, deadline);
+    if (s == COLL_SUCCESS) {
+        for (int r = 0; r < nranks && rec_len; r++)
+            memcpy((uint8_t *)all_recs + (size_t)r * rec_len, table + (size_t)r * slot_len + BOOT_ADDR_BYTES,
+                   rec_len);
+        bs->ready = 1;
+        if (rank == 0)
+            COLL_INFO(COLL_SUB_BOOTSTRAP, "bootstrap: %d ranks joined in %.3f s (tree of degree %d, %zu-byte table)",
+                      nranks, boot_now() - t0, COLL_BOOT_K, table_len);
+    }
+    free(table);
+    if (s != COLL_SUCCESS) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", coll_last_error());
+        coll_bootstrap_close(bs);
+        coll_error(s, COLL_SUB_BOOTSTRAP, "%s", why);
+    }
+    return s;
 }
 
-/* Count myself as a reader of epoch e's shared key; the last of nreaders
- * deletes it and the counter. */
-static coll_status_t done_reading(coll_bootstrap_t *bs, uint64_t e, const char *shared,
-                                  const char *counter, int nreaders)
+void coll_bootstrap_close(coll_bootstrap_t *bs)
 {
-    char k[COLL_STORE_MAX_KEY + 1], kn[COLL_STORE_MAX_KEY + 1];
-    key_of(bs, kn, sizeof kn, e, counter, -1);
-    int64_t v;
-    COLL_CHECK(coll_store_add(bs->store, kn, 1, &v));
-    if (v < nreaders)
-        return COLL_SUCCESS;
-    key_of(bs, k, sizeof k, e, shared, -1);
-    COLL_CHECK(coll_store_del(bs->store, k));
-    COLL_CHECK(coll_store_del(bs->store, kn));
-    return COLL_SUCCESS;
-}
-
-/* n * len too large for one value: everyone reads everyone. */
-static coll_status_t allgather_direct(coll_bootstrap_t *bs, uint64_t e, double deadline,
-                                      const void *mine, size_t len, void *out)
-{
-    char k[COLL_STORE_MAX_KEY + 1];
-    uint8_t *o = out;
-    key_of(bs, k, sizeof k, e, "r", bs->rank);
-    COLL_CHECK(coll_store_set(bs->store, k, mine, len));
-    memmove(o + (size_t)bs->rank * len, mine, len);
-    for (int r = 0; r < bs->nranks; r++) {
-        if (r == bs->rank)
+    if (!bs)
+        return;
+    uint8_t bye[BOOT_FRAME_HDR];
+    int fds[COLL_BOOT_K + 1], n = 0;
+    fds[n++] = bs->parent_fd;
+    for (int i = 0; i < bs->nchild; i++)
+        fds[n++] = bs->child_fd[i];
+    for (int i = 0; i < n; i++) {
+        if (fds[i] < 0)
             continue;
-        key_of(bs, k, sizeof k, e, "r", r);
-        COLL_CHECK(get_exact(bs, k, deadline, o + (size_t)r * len, len, "allgather"));
+        if (bs->ready) {   /* a goodbye, so that the EOF that follows is no death */
+            memset(bye, 0, sizeof bye);
+            uint32_t w[4] = {BOOT_FRAME_MAGIC, BOOT_T_BYE, 0, (uint32_t)bs->rank};
+            for (int j = 0; j < 4; j++)
+                for (int b = 0; b < 4; b++)
+                    bye[4 * j + b] = (uint8_t)(w[j] >> (8 * b));
+            (void)!send(fds[i], bye, sizeof bye, MSG_NOSIGNAL | MSG_DONTWAIT);
+        }
+        close(fds[i]);
     }
-    key_of(bs, k, sizeof k, e, "n", -1);
-    int64_t v;
-    COLL_CHECK(coll_store_add(bs->store, k, 1, &v));
-    if (v < bs->nranks)
-        return COLL_SUCCESS;
-    for (int r = 0; r < bs->nranks; r++) {
-        key_of(bs, k, sizeof k, e, "r", r);
-        COLL_CHECK(coll_store_del(bs->store, k));
-    }
-    key_of(bs, k, sizeof k, e, "n", -1);
-    return coll_store_del(bs->store, k);
+    bs->parent_fd = -1;
+    for (int i = 0; i < bs->nchild; i++)
+        bs->child_fd[i] = -1;
+    if (bs->listen_fd >= 0)
+        close(bs->listen_fd);
+    bs->listen_fd = -1;
+    bs->ready = 0;
 }
 
-coll_status_t coll_bootstrap_allgather(coll_bootstrap_t *bs, const void *mine, size_t len,
-                                       void *out)
+coll_status_t coll_bootstrap_fail(coll_bootstrap_t *bs, const char *why)
 {
-    if (!bs || !bs->store || (len && (!mine || !out)) || len > COLL_STORE_MAX_VALUE)
-        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP,
-                          "bootstrap allgather: invalid arguments (%zu bytes per rank, limit %u)",
-                          len, COLL_STORE_MAX_VALUE);
-    uint64_t e = bs->epoch++;
-    int n = bs->nranks;
+    if (!bs || !bs->prefix[0])
+        return COLL_ERR_INVALID_ARG;
+    if (bs->ready)
+        coll_bootstrap_abort(bs, why);
+    coll_store_t *st = NULL;
+    COLL_CHECK(coll_store_connect(&bs->id, 5.0, &st));
+    coll_status_t s = coll_store_fail(st, bs->prefix, why);
+    coll_store_close(st);
+    return s;
+}
+
+/* ---- helpers: up the tree (children first), then down ---- */
+
+static coll_status_t not_ready(const coll_bootstrap_t *bs, const char *what)
+{
+    if (bs && bs->ready && bs->aborted_by >= 0)   /* the tree may be broken: fail like the others */
+        return coll_error(COLL_ERR_ABORTED, COLL_SUB_BOOTSTRAP, "bootstrap %s: rank %d aborted%s%s", what,
+                          bs->aborted_by, *bs->abort_why ? ": " : "", bs->abort_why);
+    if (bs && bs->ready)
+        return COLL_SUCCESS;
+    return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP, "bootstrap %s: not joined", what);
+}
+
+/* The DOWN phase: buf (len bytes) from the parent, then to every child. */
+static coll_status_t down(coll_bootstrap_t *bs, void *buf, size_t len, double deadline)
+{
+    if (bs->parent >= 0)
+        COLL_CHECK(boot_recv_frame(bs, bs->parent_fd, bs->parent, BOOT_T_DOWN, buf, len, NULL, deadline));
+    for (int i = 0; i < bs->nchild; i++)
+        COLL_CHECK(boot_send_frame(bs, bs->child_fd[i], bs->child[i], BOOT_T_DOWN, buf, len, deadline));
+    return COLL_SUCCESS;
+}
+
+coll_status_t coll_bootstrap_allgather(coll_bootstrap_t *bs, const void *mine, size_t len, void *out)
+{
+    COLL_CHECK(not_ready(bs, "allgather"));
+    if (len && (!mine || !out))
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP, "bootstrap allgather: NULL buffer");
+    bs->epoch++;
     uint8_t *o = out;
-    if (len == 0)
-        return COLL_SUCCESS;
-    if (n == 1) {
-        memmove(o, mine, len);
-        return COLL_SUCCESS;
-    }
-    double deadline = bs->timeout_s > 0 ? now_s() + bs->timeout_s : 0;
-    if ((size_t)n > COLL_STORE_MAX_VALUE / len)
-        return allgather_direct(bs, e, deadline, mine, len, out);
-    char k[COLL_STORE_MAX_KEY + 1];
-    if (bs->rank != 0) {
-        key_of(bs, k, sizeof k, e, "r", bs->rank);
-        COLL_CHECK(coll_store_set(bs->store, k, mine, len));
-        key_of(bs, k, sizeof k, e, "all", -1);
-        COLL_CHECK(get_exact(bs, k, deadline, o, (size_t)n * len, "allgather"));
-        return done_reading(bs, e, "all", "n", n - 1);
-    }
-    memmove(o, mine, len);
-    for (int r = 1; r < n; r++) {
-        key_of(bs, k, sizeof k, e, "r", r);
-        COLL_CHECK(get_exact(bs, k, deadline, o + (size_t)r * len, len, "allgather"));
-        COLL_CHECK(coll_store_del(bs->store, k));
-    }
-    key_of(bs, k, sizeof k, e, "all", -1);
-    return coll_store_set(bs->store, k, o, (size_t)n * len);
-}
-
-coll_status_t coll_bootstrap_bcast(coll_bootstrap_t *bs, void *buf, size_t len, int root)
-{
-    if (!bs || !bs->store || (len && !buf) || len > COLL_STORE_MAX_VALUE || root < 0 ||
-        root >= bs->nranks)
-        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP,
-                          "bootstrap bcast: invalid arguments (%zu bytes, root %d of %d)", len,
-                          root, bs ? bs->nranks : 0);
-    uint64_t e = bs->epoch++;
-    if (bs->nranks == 1 || len == 0)
-        return COLL_SUCCESS;
-    char k[COLL_STORE_MAX_KEY + 1];
-    key_of(bs, k, sizeof k, e, "bc", -1);
-    if (bs->rank == root)
-        return coll_store_set(bs->store, k, buf, len);
-    double deadline = bs->timeout_s > 0 ? now_s() + bs->timeout_s : 0;
-    COLL_CHECK(get_exact(bs, k, deadline, buf, len, "bcast"));
-    return done_reading(bs, e, "bc", "bn", bs->nranks - 1);
+    double deadline = deadline_of(bs);
+    if (len)
+        memmove(o + (size_t)bs->rank * len, mine, len);
+    for (int i = 0; i < bs->nchild; i++)   /* a child's subtree is a contiguous range */
+        COLL_CHECK(boot_recv_frame(bs, bs->child_fd[i], bs->child[i], BOOT_T_UP, o + (size_t)bs->child[i] * len,
+                                   (size_t)(bs->child_hi[i] - bs->child[i]) * len, NULL, deadline));
+    if (bs->parent >= 0)
+        COLL_CHECK(boot_send_frame(bs, bs->parent_fd, bs->parent, BOOT_T_UP, o + (size_t)bs->rank * len,
+                                   (size_t)(bs->hi - bs->rank) * len, deadline));
+    return down(bs, o, (size_t)bs->nranks * len, deadline);
 }
 
 coll_status_t coll_bootstrap_barrier(coll_bootstrap_t *bs)
 {
-    if (!bs || !bs->store)
-        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP,
-                          "bootstrap barrier: not initialised");
+    COLL_CHECK(not_ready(bs, "barrier"));
     bs->epoch++;
-    if (bs->nranks == 1)
-        return COLL_SUCCESS;
-    char k[COLL_STORE_MAX_KEY + 1];
-    snprintf(k, sizeof k, "%s/bar", bs->prefix);
-    return coll_store_barrier(bs->store, k, bs->nranks, bs->timeout_s);
+    double deadline = deadline_of(bs);
+    for (int i = 0; i < bs->nchild; i++)
+        COLL_CHECK(boot_recv_frame(bs, bs->child_fd[i], bs->child[i], BOOT_T_UP, NULL, 0, NULL, deadline));
+    if (bs->parent >= 0)
+        COLL_CHECK(boot_send_frame(bs, bs->parent_fd, bs->parent, BOOT_T_UP, NULL, 0, deadline));
+    return down(bs, NULL, 0, deadline);
+}
+
+coll_status_t coll_bootstrap_bcast(coll_bootstrap_t *bs, void *buf, size_t len, int root)
+{
+    COLL_CHECK(not_ready(bs, "bcast"));
+    if ((len && !buf) || root < 0 || root >= bs->nranks)
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP,
+                          "bootstrap bcast: invalid arguments (%zu bytes, root %d of %d)", len, root, bs->nranks);
+    bs->epoch++;
+    double deadline = deadline_of(bs);
+    /* up: the data climbs from the root to rank 0; the other subtrees send nothing */
+    for (int i = 0; i < bs->nchild; i++) {
+        int has = root >= bs->child[i] && root < bs->child_hi[i];
+        COLL_CHECK(boot_recv_frame(bs, bs->child_fd[i], bs->child[i], BOOT_T_UP, buf, has ? len : 0, NULL,
+                                   deadline));
+    }
+    int mine = root >= bs->rank && root < bs->hi;
+    if (bs->parent >= 0)
+        COLL_CHECK(boot_send_frame(bs, bs->parent_fd, bs->parent, BOOT_T_UP, buf, mine ? len : 0, deadline));
+    return down(bs, buf, len, deadline);
 }
 
 coll_status_t coll_bootstrap_allreduce_max(coll_bootstrap_t *bs, int64_t *v, int n)
 {
-    if (!bs || !v || n < 1)
+    COLL_CHECK(not_ready(bs, "allreduce"));
+    if (!v || n < 1)
         return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP, "bootstrap allreduce: invalid arguments");
+    bs->epoch++;
+    double deadline = deadline_of(bs);
     size_t len = (size_t)n * sizeof *v;
-    int64_t *all = malloc(len * (size_t)bs->nranks);
-    if (!all)
+    int64_t *tmp = malloc(len);
+    if (!tmp)
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_BOOTSTRAP, "out of memory");
-    coll_status_t st = coll_bootstrap_allgather(bs, v, len, all);
-    for (int r = 0; st == COLL_SUCCESS && r < bs->nranks; r++)
-        for (int i = 0; i < n; i++)
-            if (all[(size_t)r * (size_t)n + (size_t)i] > v[i])
-                v[i] = all[(size_t)r * (size_t)n + (size_t)i];
-    free(all);
-    return st;
-}
-
-/* Interim (store-based) abort notices: replaced by the tree's in the scale work. */
-void coll_bootstrap_abort(coll_bootstrap_t *bs, const char *why)
-{
-    if (bs && bs->store)
-        coll_store_fail(bs->store, bs->prefix, why ? why : "");
-}
-
-int coll_bootstrap_check_abort(coll_bootstrap_t *bs, int wait_ms, char *why, size_t len)
-{
-    (void)bs;
-    (void)wait_ms;
-    if (why && len)
-        why[0] = '\0';
-    return -1;
+    coll_status_t s = COLL_SUCCESS;
+    for (int i = 0; s == COLL_SUCCESS && i < bs->nchild; i++) {
+        s = boot_recv_frame(bs, bs->child_fd[i], bs->child[i], BOOT_T_UP, tmp, len, NULL, deadline);
+        for (int j = 0; s == COLL_SUCCESS && j < n; j++)
+            if (tmp[j] > v[j])
+                v[j] = tmp[j];
+    }
+    free(tmp);
+    COLL_CHECK(s);
+    if (bs->parent >= 0)
+        COLL_CHECK(boot_send_frame(bs, bs->parent_fd, bs->parent, BOOT_T_UP, v, len, deadline));
+    return down(bs, v, len, deadline);
 }

@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdatomic.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include "coll.h"
 
@@ -105,23 +106,66 @@ void coll_store_set_abort_flag(coll_store_t *st, const atomic_int *flag);
 /* "10.0.0.1:29500" of the store this client talks to. */
 const char *coll_store_addr(const coll_store_t *st);
 
-/* Collective helpers over the store for one communicator (prefix isolates keys).
- * allgather: every rank contributes len bytes; out holds nranks*len bytes (mine
- * may be out + rank*len). Every rank must make the same calls in the same order
- * (the epoch names each call's keys); keys are deleted once read, and barrier
- * uses one counter "<prefix>/bar", so the store does not grow with the number
- * of calls. Waits honour timeout_s (<= 0: forever). */
+/* The bootstrap network of one communicator (issue: thousands of ranks).
+ *
+ * Join (coll_bootstrap_init): every rank opens a listener, makes ONE short
+ * connection to the store and GATHERs its address and its record (rec_len
+ * bytes) into the table "<prefix>/join" (slot = rank); the root (rank 0) GETs
+ * the whole table once, deletes it, and pushes it down a tree of ranks: the
+ * tree is a K-ary split of [0, N) into contiguous ranges (a node's subtree is
+ * the range [rank, hi), its children the first ranks of up to K equal parts of
+ * [rank + 1, hi)), so it is log_K N deep; each parent connects to its children
+ * and sends them the table. Store work and bytes on rank 0: O(N) (N requests
+ * of one record, one reply of N records); no store connection is kept.
+ * Ranks waiting for their parent ask the store every few seconds whether the
+ * job failed (a short connection each), so a rank that failed before the tree
+ * exists is named at once, not at the timeout.
+ *
+ * After the join the tree connections stay open (at most K + 1 descriptors per
+ * rank) and carry the helpers below (gather up the tree, then down: 2 log_K N
+ * hops) and abort notices, flooded along the tree; a neighbour's EOF without a
+ * goodbye is a death, passed on the same way.
+ *
+ * Helpers: every rank must make the same calls in the same order. allgather:
+ * out holds nranks*len bytes (mine may be out + rank*len); bytes per rank
+ * O(N len), K + 1 messages. Waits honour timeout_s (<= 0: forever). */
+#define COLL_BOOT_K 8
 typedef struct {
-    coll_store_t *store;
+    coll_id_info_t id;                       /* the store: short connections only */
     char prefix[64];
     int rank, nranks;
-    uint64_t epoch;                          /* bumps every barrier / allgather */
+    uint64_t epoch;                          /* bumps every helper call */
     double timeout_s;
+    const atomic_int *abort_flag;            /* may be NULL */
+    int listen_fd;
+    struct sockaddr_storage addr;            /* where listen_fd listens */
+    int hi;                                  /* my subtree is [rank, hi) */
+    int parent, parent_fd;                   /* -1 at the root */
+    int nchild;
+    int child[COLL_BOOT_K], child_hi[COLL_BOOT_K], child_fd[COLL_BOOT_K];
+    int aborted_by;                          /* rank whose abort / death was heard, -1 */
+    char abort_why[320];
+    int abort_fwd;                           /* passed on already */
+    int ready;                               /* joined */
 } coll_bootstrap_t;
 
-/* Fills bs (prefix: unique per communicator, e.g. "c<nonce hex>/<tag>"). */
-coll_status_t coll_bootstrap_init(coll_bootstrap_t *bs, coll_store_t *store, const char *prefix,
-                                  int rank, int nranks, double timeout_s);
+/* Join (see above). rec / all_recs may be NULL with rec_len 0; all_recs gets
+ * nranks * rec_len bytes, rank r's record at r * rec_len. abort_flag: set by
+ * another thread to stop waiting (may be NULL). */
+coll_status_t coll_bootstrap_init(coll_bootstrap_t *bs, const coll_id_info_t *id, const char *prefix,
+                                  int rank, int nranks, double timeout_s, const atomic_int *abort_flag,
+                                  const void *rec, size_t rec_len, void *all_recs);
+/* Say goodbye to the tree neighbours and close everything (idempotent). */
+void coll_bootstrap_close(coll_bootstrap_t *bs);
+/* Mark the job failed in the store, with why (a short connection; best effort
+ * before the tree exists, then also an abort notice through the tree). */
+coll_status_t coll_bootstrap_fail(coll_bootstrap_t *bs, const char *why);
+/* The tree's descriptors (for a poll set that should wake on an abort notice). */
+int coll_bootstrap_pollfds(const coll_bootstrap_t *bs, struct pollfd *fds, int max);
+/* Subtree layout (pure, unit-tested): parent of rank, end of its range, children. */
+void coll_bootstrap_tree(int nranks, int k, int rank, int *parent, int *hi, int *nchild, int *child,
+                         int *child_hi);
+
 coll_status_t coll_bootstrap_allgather(coll_bootstrap_t *bs, const void *mine, size_t len,
                                        void *out);
 coll_status_t coll_bootstrap_barrier(coll_bootstrap_t *bs);
@@ -136,9 +180,8 @@ coll_status_t coll_bootstrap_allreduce_max(coll_bootstrap_t *bs, int64_t *v, int
 void coll_bootstrap_abort(coll_bootstrap_t *bs, const char *why);
 /* Has another rank aborted or died? Returns its rank and copies its reason into
  * why ("" when none arrived), or -1. wait_ms > 0 waits up to that long for a
- * notice (a data socket's EOF can overtake it). O(1) per call whatever N is. */
+ * notice (a data socket's EOF can overtake it). O(K) per call whatever N is. */
 int coll_bootstrap_check_abort(coll_bootstrap_t *bs, int wait_ms, char *why, size_t len);
-
 /* Fuzzing / hostile-input tests: decode one request frame from a byte buffer
  * exactly as the server does (returns COLL_SUCCESS, or the reason it is dropped).
  * An incomplete but so far valid frame gives COLL_SUCCESS with *consumed = 0. */

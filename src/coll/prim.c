@@ -17,6 +17,7 @@
 
 #define PRIM_MAX_FDS 64
 #define PRIM_TCP_NOSPIN ((size_t)64 << 10)   /* tcp transfers this large wait in poll, not spinning */
+#define PRIM_ABORT_CHECK_S 0.01             /* bootstrap-tree abort notices are looked at this often */
 #define PRIM_TCP_SPINS 32u                   /* progress rounds before a smaller tcp wait polls */
 
 void coll_sink_apply(const coll_sink_t *s, size_t off, const void *piece, size_t len)
@@ -93,6 +94,24 @@ static coll_status_t check_fatal(coll_waiter_t *w, coll_comm *comm, const int *w
             } else {
                 w->suspect = -1;
             }
+        }
+    }
+    double t = coll_now();
+    if (t >= comm->next_abort_check) {
+        /* abort notices and deaths heard on the bootstrap tree: K + 1 sockets,
+         * looked at every PRIM_ABORT_CHECK_S at most, whatever N is */
+        comm->next_abort_check = t + PRIM_ABORT_CHECK_S;
+        char why[320];
+        int a = coll_bootstrap_check_abort(&comm->bs, 0, why, sizeof why);
+        if (a >= 0) {
+            atomic_store(&comm->aborted, 1);
+            char relay[400];
+            snprintf(relay, sizeof relay, "passing on the abort of %s%s%s", coll_peer_desc(comm, a, d, sizeof d),
+                     *why ? ": " : "", why);
+            coll_shm_abort(comm, relay);   /* wake this host's sleepers at once */
+            return coll_error(COLL_ERR_ABORTED, COLL_SUB_COLL, "%s aborted during %s of %zu bytes%s%s",
+                              coll_peer_desc(comm, a, d, sizeof d), coll_kind_name(comm->cur_kind), comm->cur_bytes,
+                              *why ? ": " : "", why);
         }
     }
     if (comm->tcp) {

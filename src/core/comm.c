@@ -80,6 +80,7 @@ void coll_comm_set_aborted(coll_comm *comm, coll_status_t why, const char *fmt, 
         coll_shm_abort(comm, msg);
     if (comm->tcp)
         coll_tcp_send_abort(comm, msg);
+    coll_bootstrap_abort(&comm->bs, msg);
 }
 
 int coll_comm_tcp_spin_us(const coll_peer_info_t *peers, int nranks, const coll_peer_info_t *me,
@@ -189,8 +190,7 @@ static void comm_free(coll_comm *comm)
     coll_shm_teardown(comm);
     if (comm->tcp)
         coll_tcp_teardown(comm);
-    if (comm->bs.store)
-        coll_store_close(comm->bs.store);
+    coll_bootstrap_close(&comm->bs);
     if (comm->held_store)
         coll_id_server_drop(&comm->id);
     free(comm->peers);
@@ -234,18 +234,11 @@ coll_status_t coll_comm_init_rank(coll_comm_t *out, int nranks, coll_unique_id_t
     coll_log_set_rank(rank);
     COLL_CHECK_GOTO(coll_id_decode(&id, &comm->id), st, fail);
     comm->held_store = coll_id_server_hold(&comm->id);
-    coll_store_t *store = NULL;
-    COLL_CHECK_GOTO(coll_store_connect(&comm->id, comm->connect_timeout_s, &store), st, fail);
-    coll_store_set_abort_flag(store, &comm->aborted);
     char prefix[64];
     snprintf(prefix, sizeof prefix, "c%016llx", (unsigned long long)comm->id.nonce);
-    st = coll_bootstrap_init(&comm->bs, store, prefix, rank, nranks, comm->connect_timeout_s);
-    if (st != COLL_SUCCESS) {
-        coll_store_close(store);
-        goto fail;
-    }
 
-    /* who is where */
+    /* who is where: one exchange (the bootstrap join) carries every rank's
+     * record, its tcp listener included, so the listener exists first */
     coll_peer_info_t me;
     memset(&me, 0, sizeof me);
     read_host_identity(&me);
@@ -257,10 +250,14 @@ coll_status_t coll_comm_init_rank(coll_comm_t *out, int nranks, coll_unique_id_t
         st = coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "out of memory");
         goto fail;
     }
-    COLL_CHECK_GOTO(coll_bootstrap_allgather(&comm->bs, &me, sizeof me, comm->peers), st, fail);
+    if (nranks > 1)
+        COLL_CHECK_GOTO(coll_tcp_listen(comm, &me), st, fail);
+    COLL_CHECK_GOTO(coll_bootstrap_init(&comm->bs, &comm->id, prefix, rank, nranks, comm->connect_timeout_s,
+                                        &comm->aborted, &me, sizeof me, comm->peers),
+                    st, fail);
     for (int r = 0; r < nranks; r++)
         if (comm->peers[r].rank != r) {
-            st = coll_error(COLL_ERR_INTERNAL, COLL_SUB_INIT, "bootstrap allgather mixed up ranks");
+            st = coll_error(COLL_ERR_INTERNAL, COLL_SUB_INIT, "bootstrap join mixed up ranks");
             goto fail;
         }
     COLL_CHECK_GOTO(build_topology(comm), st, fail);
@@ -295,18 +292,17 @@ coll_status_t coll_comm_init_rank(coll_comm_t *out, int nranks, coll_unique_id_t
             need_tcp = 1;
     int64_t any_tcp = need_tcp;
     COLL_CHECK_GOTO(coll_bootstrap_allreduce_max(&comm->bs, &any_tcp, 1), st, fail);
-    if (any_tcp) {
-        COLL_CHECK_GOTO(coll_tcp_listen(comm, &me), st, fail);
-        COLL_CHECK_GOTO(coll_bootstrap_allgather(&comm->bs, &me, sizeof me, comm->peers), st, fail);
+    if (any_tcp)
         COLL_CHECK_GOTO(coll_tcp_setup(comm), st, fail);
-    }
+    else if (comm->tcp)
+        coll_tcp_teardown(comm);   /* every peer is local: no listener kept */
     COLL_CHECK_GOTO(coll_bootstrap_barrier(&comm->bs), st, fail);
     log_topology(comm);
     *out = comm;
     return COLL_SUCCESS;
 fail:
     COLL_INFO(COLL_SUB_INIT, "communicator init failed: %s", coll_last_error());
-    if (comm->bs.store && st != COLL_ERR_ABORTED) {
+    if (comm->bs.prefix[0] && st != COLL_ERR_ABORTED) {
         /* tell the ranks waiting for us in the store, so they stop now rather
          * than at COLL_CONNECT_TIMEOUT (best effort: our own error stays) */
         char saved[1024], why[1200], host[64] = "?";
@@ -315,7 +311,7 @@ fail:
         host[sizeof host - 1] = '\0';
         snprintf(why, sizeof why, "rank %d (host %s, pid %d) failed during communicator setup: %s", rank, host,
                  (int)getpid(), saved);
-        if (coll_store_fail(comm->bs.store, comm->bs.prefix, why) != COLL_SUCCESS)
+        if (coll_bootstrap_fail(&comm->bs, why) != COLL_SUCCESS)
             COLL_DEBUG(COLL_SUB_INIT, "could not mark the job failed in the store: %s", coll_last_error());
         coll_error(st, COLL_SUB_INIT, "%s", saved);
     }

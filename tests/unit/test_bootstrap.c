@@ -606,14 +606,17 @@ static void test_decode_frame(void **state)
 
 static int child_run(const coll_id_info_t *info, int rank, int n, atomic_int *arrived)
 {
-    coll_store_t *c = NULL;
-    if (coll_store_connect(info, 20.0, &c) != COLL_SUCCESS)
-        return 10;
     coll_bootstrap_t bs;
     char prefix[32];
     snprintf(prefix, sizeof prefix, "t%d", n);
-    if (coll_bootstrap_init(&bs, c, prefix, rank, n, 20.0) != COLL_SUCCESS)
+    /* the join carries a record per rank */
+    int rec = rank * 7 + 1, *recs = calloc((size_t)n, sizeof *recs);
+    if (coll_bootstrap_init(&bs, info, prefix, rank, n, 20.0, NULL, &rec, sizeof rec, recs) != COLL_SUCCESS)
         return 11;
+    for (int r = 0; r < n; r++)
+        if (recs[r] != r * 7 + 1)
+            return 19;
+    free(recs);
     for (int round = 0; round < 5; round++) {
         /* allgather of len bytes per rank, in place on odd rounds */
         size_t len = (size_t)(round * 97 + 1);
@@ -649,9 +652,15 @@ static int child_run(const coll_id_info_t *info, int rank, int n, atomic_int *ar
             if (buf[i] != 'A' + round)
                 return 17;
     }
+    /* max of a per-rank vector */
+    int64_t v[3] = {rank, -rank, rank == n - 1 ? 42 : 0};
+    if (coll_bootstrap_allreduce_max(&bs, v, 3) != COLL_SUCCESS)
+        return 20;
+    if (v[0] != n - 1 || v[1] != 0 || v[2] != 42)
+        return 21;
     if (coll_bootstrap_barrier(&bs) != COLL_SUCCESS)
         return 18;
-    coll_store_close(c);
+    coll_bootstrap_close(&bs);
     return 0;
 }
 
@@ -697,13 +706,8 @@ static void test_collectives_procs(void **state)
         run_procs(&info, n);
     /* keys of finished calls were deleted */
     coll_store_t *c = connect_ok(&info);
-    assert_absent(c, "t4/0/all");
-    assert_absent(c, "t4/0/n");
-    assert_absent(c, "t4/0/r1");
-    assert_absent(c, "t4/2/bc");
-    assert_absent(c, "t4/2/bn");
-    assert_absent(c, "t8/12/all");
-    assert_absent(c, "t8/14/bc");
+    assert_absent(c, "t4/join");
+    assert_absent(c, "t8/join");
     coll_store_close(c);
     coll_store_server_stop(s);
 }
@@ -721,12 +725,8 @@ typedef struct {
 static void *thr_main(void *arg)
 {
     thr_arg_t *a = arg;
-    coll_store_t *c = NULL;
-    a->st = coll_store_connect(&a->info, 20.0, &c);
-    if (a->st != COLL_SUCCESS)
-        return NULL;
     coll_bootstrap_t bs;
-    a->st = coll_bootstrap_init(&bs, c, "thr", a->rank, a->n, 30.0);
+    a->st = coll_bootstrap_init(&bs, &a->info, "thr", a->rank, a->n, 30.0, NULL, NULL, 0, NULL);
     uint8_t *mine = malloc(a->len), *out = malloc(a->len * (size_t)a->n);
     for (size_t i = 0; i < a->len; i++)
         mine[i] = (uint8_t)(a->rank + i);
@@ -740,7 +740,7 @@ static void *thr_main(void *arg)
         a->st = coll_bootstrap_barrier(&bs);
     free(mine);
     free(out);
-    coll_store_close(c);
+    coll_bootstrap_close(&bs);
     return NULL;
 }
 
@@ -764,9 +764,7 @@ static void test_collectives_threads_big(void **state)
         assert_int_equal(a[r].bad, 0);
     }
     coll_store_t *c = connect_ok(&info);
-    assert_absent(c, "thr/0/r0");
-    assert_absent(c, "thr/0/r2");
-    assert_absent(c, "thr/0/n");
+    assert_absent(c, "thr/join");
     coll_store_close(c);
     coll_unique_id_release(&id);
 }
@@ -778,14 +776,18 @@ static void test_barrier_timeout(void **state)
     coll_store_server_t *s = start_server("127.0.0.1", &info);
     coll_store_t *c = connect_ok(&info);
     coll_bootstrap_t bs;
-    assert_int_equal(coll_bootstrap_init(&bs, c, "lonely", 0, 2, 0.3), COLL_SUCCESS);
     double t0 = now_s();
-    assert_int_equal(coll_bootstrap_barrier(&bs), COLL_ERR_TIMEOUT);
+    /* rank 1 never joins: rank 0 stops at its timeout, naming the join */
+    assert_int_equal(coll_bootstrap_init(&bs, &info, "lonely", 0, 2, 0.3, NULL, NULL, 0, NULL), COLL_ERR_TIMEOUT);
     assert_true(now_s() - t0 < 2.0);
-    assert_non_null(strstr(coll_last_error(), "lonely/bar"));
-    uint8_t buf[4];
-    assert_int_equal(coll_bootstrap_bcast(&bs, buf, 4, 1), COLL_ERR_TIMEOUT);
-    assert_int_equal(coll_bootstrap_init(&bs, c, "x", 2, 2, 1.0), COLL_ERR_INVALID_ARG);
+    assert_non_null(strstr(coll_last_error(), "join"));
+    /* so does a rank whose parent never connects */
+    t0 = now_s();
+    assert_int_equal(coll_bootstrap_init(&bs, &info, "lonely2", 1, 2, 0.3, NULL, NULL, 0, NULL), COLL_ERR_TIMEOUT);
+    assert_true(now_s() - t0 < 2.0);
+    assert_non_null(strstr(coll_last_error(), "rank 0"));
+    assert_int_equal(coll_bootstrap_init(&bs, &info, "x", 2, 2, 1.0, NULL, NULL, 0, NULL), COLL_ERR_INVALID_ARG);
+    assert_int_equal(coll_bootstrap_barrier(&bs), COLL_ERR_INVALID_ARG);   /* not joined */
     coll_store_close(c);
     coll_store_server_stop(s);
 }

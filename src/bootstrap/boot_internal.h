@@ -1,0 +1,81 @@
+/*
+ * boot_internal.h - private to src/bootstrap: the tree of bootstrap
+ * connections (boot_net.c: wire, frames, aborts; bootstrap.c: join and the
+ * collective helpers).
+ *
+ * Wire. A tree connection starts with a hello from the parent (the connector):
+ *   u32 magic "CBBH", u32 version, 32-byte secret, u64 nonce, u32 from, u32 to
+ * (56 bytes, little-endian); the child checks it and answers nothing. Then
+ * frames in both directions:
+ *   u32 magic "CBBF", u32 type, u32 epoch, u32 from, u64 len, len bytes.
+ * Types: TABLE (parent -> child, once: every rank's address and record),
+ * UP / DOWN (one per collective helper call, epoch = that call's number),
+ * ABORT (u32 origin rank, then the reason text; flooded through the tree),
+ * BYE (the sender closes its communicator: its EOF that follows is no death).
+ */
+#ifndef COLL_BOOT_INTERNAL_H
+#define COLL_BOOT_INTERNAL_H
+
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "bootstrap/bootstrap.h"
+
+#define BOOT_HELLO_MAGIC 0x48424243u   /* "CBBH" */
+#define BOOT_FRAME_MAGIC 0x46424243u   /* "CBBF" */
+#define BOOT_VERSION 1u
+#define BOOT_HELLO_BYTES 56
+#define BOOT_FRAME_HDR 24
+#define BOOT_ADDR_BYTES 20             /* u16 family, u16 port, 16 address bytes */
+#define BOOT_HELLO_WAIT_S 2.0          /* an accepted connection must say hello within this */
+#define BOOT_MAX_FRAME ((uint64_t)1 << 34)
+
+#define BOOT_AGAIN ((coll_status_t)1000)   /* internal: nothing yet, ask again */
+
+enum { BOOT_T_TABLE = 1, BOOT_T_UP, BOOT_T_DOWN, BOOT_T_ABORT, BOOT_T_BYE };
+
+typedef struct {
+    uint32_t type, epoch, from;
+    uint64_t len;
+} boot_frame_t;
+
+double boot_now(void);
+/* Seconds until deadline for a poll, in ms (deadline 0 = none: slice_ms). */
+int boot_wait_ms(double deadline, int slice_ms);
+
+void boot_addr_encode(const struct sockaddr_storage *ss, uint8_t out[BOOT_ADDR_BYTES]);
+void boot_addr_decode(const uint8_t in[BOOT_ADDR_BYTES], struct sockaddr_storage *ss);
+
+/* The listener on the interface the store and the tcp transport use. */
+coll_status_t boot_listen(coll_bootstrap_t *bs);
+/* Connect to rank 'to' at ss and send the hello (blocking, with deadline). */
+coll_status_t boot_connect(coll_bootstrap_t *bs, int to, const struct sockaddr_storage *ss,
+                           double deadline, int *fd_out);
+/* Accept the hello of rank 'from' on the listener (others are dropped). */
+coll_status_t boot_accept_from(coll_bootstrap_t *bs, int from, double deadline, int *fd_out);
+
+/* Whole buffers with a deadline; EOF / errors say which rank. */
+coll_status_t boot_send_all(coll_bootstrap_t *bs, int fd, int peer, const void *buf, size_t len,
+                            double deadline);
+coll_status_t boot_send_frame(coll_bootstrap_t *bs, int fd, int peer, uint32_t type,
+                              const void *buf, size_t len, double deadline);
+/* Receive the next frame of 'type' / epoch bs->epoch from neighbour fd (rank
+ * peer) into buf (exactly len bytes, or any length up to len with *got),
+ * watching the other neighbours for ABORT / EOF meanwhile. */
+coll_status_t boot_recv_frame(coll_bootstrap_t *bs, int fd, int peer, uint32_t type, void *buf,
+                              size_t len, size_t *got, double deadline);
+
+/* An ABORT or a death heard: remember it (first one wins) and pass it on to
+ * the other neighbours (not back to via_fd). */
+void boot_heard_abort(coll_bootstrap_t *bs, int origin, const char *why, int via_fd);
+/* COLL_ERR_ABORTED with the message of what was heard. */
+coll_status_t boot_abort_error(const coll_bootstrap_t *bs);
+/* The neighbour on fd closed without BYE or failed: it died (heard as an abort). */
+void boot_neighbour_gone(coll_bootstrap_t *bs, int fd);
+
+/* Ask the store whether the job failed (a short connection; SUCCESS = not failed). */
+coll_status_t boot_store_probe(coll_bootstrap_t *bs);
+
+#endif

@@ -396,9 +396,7 @@ void boot_neighbour_gone(coll_bootstrap_t *bs, int fd)
 {
     int r = neighbour_rank(bs, fd);
     forget_fd(bs, fd);
-    char why[128];
-    snprintf(why, sizeof why, "rank %d exited or died (its bootstrap connection closed)", r);
-    boot_heard_abort(bs, r, why, -1);
+    boot_heard_abort(bs, r, COLL_BOOT_DIED, -1);
 }
 
 /* A frame header waits on neighbour fd: consume it when it is an ABORT or a
@@ -507,7 +505,13 @@ coll_status_t boot_recv_frame(coll_bootstrap_t *bs, int fd, int peer, uint32_t t
 coll_status_t boot_store_probe(coll_bootstrap_t *bs)
 {
     coll_store_t *st = NULL;
-    COLL_CHECK(coll_store_connect(&bs->id, 5.0, &st));
+    if (coll_store_connect(&bs->id, 2.0, &st) != COLL_SUCCESS) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", coll_last_error());
+        return coll_error(COLL_ERR_NETWORK, COLL_SUB_BOOTSTRAP,
+                          "lost the connection to rendezvous store while waiting to join (its host has exited, so the job "
+                          "failed): %s", why);
+    }
     char key[COLL_STORE_MAX_KEY];
     snprintf(key, sizeof key, "%s/!probe", bs->prefix);
     void *v = NULL;

@@ -126,17 +126,11 @@ coll_status_t coll_bootstrap_init(coll_bootstrap_t *bs, const coll_id_info_t *id
         return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP,
                           "bootstrap: %d ranks x %zu bytes exceed the store's %u-byte values", nranks, slot_len,
                           COLL_STORE_MAX_VALUE);
-    memset(bs, 0, sizeof *bs);
-    bs->id = *id;
-    snprintf(bs->prefix, sizeof bs->prefix, "%s", prefix);
+    coll_bootstrap_prepare(bs, id, prefix);
     bs->rank = rank;
     bs->nranks = nranks;
     bs->timeout_s = timeout_s;
     bs->abort_flag = abort_flag;
-    bs->listen_fd = bs->parent_fd = -1;
-    bs->aborted_by = -1;
-    for (int i = 0; i < COLL_BOOT_K; i++)
-        bs->child_fd[i] = -1;
     coll_bootstrap_tree(nranks, COLL_BOOT_K, rank, &bs->parent, &bs->hi, &bs->nchild, bs->child, bs->child_hi);
     size_t table_len = slot_len * (size_t)nranks;
     uint8_t *table = malloc(table_len);
@@ -172,6 +166,17 @@ coll_status_t coll_bootstrap_init(coll_bootstrap_t *bs, const coll_id_info_t *id
         coll_error(s, COLL_SUB_BOOTSTRAP, "%s", why);
     }
     return s;
+}
+
+void coll_bootstrap_prepare(coll_bootstrap_t *bs, const coll_id_info_t *id, const char *prefix)
+{
+    memset(bs, 0, sizeof *bs);
+    bs->id = *id;
+    snprintf(bs->prefix, sizeof bs->prefix, "%s", prefix);
+    bs->listen_fd = bs->parent_fd = -1;
+    bs->aborted_by = -1;
+    for (int i = 0; i < COLL_BOOT_K; i++)
+        bs->child_fd[i] = -1;
 }
 
 void coll_bootstrap_close(coll_bootstrap_t *bs)

@@ -182,6 +182,11 @@ void coll_bootstrap_abort(coll_bootstrap_t *bs, const char *why);
  * why ("" when none arrived), or -1. wait_ms > 0 waits up to that long for a
  * notice (a data socket's EOF can overtake it). O(K) per call whatever N is. */
 int coll_bootstrap_check_abort(coll_bootstrap_t *bs, int wait_ms, char *why, size_t len);
+/* The reason passed on for a rank whose tree connection closed without goodbye. */
+#define COLL_BOOT_DIED "died (its bootstrap connection closed)"
+/* Fills bs with the store, prefix and no descriptors, so that fail / close
+ * work before (or without) a join. coll_bootstrap_init does it too. */
+void coll_bootstrap_prepare(coll_bootstrap_t *bs, const coll_id_info_t *id, const char *prefix);
 /* Fuzzing / hostile-input tests: decode one request frame from a byte buffer
  * exactly as the server does (returns COLL_SUCCESS, or the reason it is dropped).
  * An incomplete but so far valid frame gives COLL_SUCCESS with *consumed = 0. */

@@ -109,6 +109,10 @@ static coll_status_t check_fatal(coll_waiter_t *w, coll_comm *comm, const int *w
             snprintf(relay, sizeof relay, "passing on the abort of %s%s%s", coll_peer_desc(comm, a, d, sizeof d),
                      *why ? ": " : "", why);
             coll_shm_abort(comm, relay);   /* wake this host's sleepers at once */
+            if (!strcmp(why, COLL_BOOT_DIED))
+                return coll_error(COLL_ERR_ABORTED, COLL_SUB_COLL, "%s died during %s of %zu bytes (its bootstrap "
+                                  "connection closed)", coll_peer_desc(comm, a, d, sizeof d),
+                                  coll_kind_name(comm->cur_kind), comm->cur_bytes);
             return coll_error(COLL_ERR_ABORTED, COLL_SUB_COLL, "%s aborted during %s of %zu bytes%s%s",
                               coll_peer_desc(comm, a, d, sizeof d), coll_kind_name(comm->cur_kind), comm->cur_bytes,
                               *why ? ": " : "", why);

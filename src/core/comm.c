@@ -190,7 +190,8 @@ static void comm_free(coll_comm *comm)
     coll_shm_teardown(comm);
     if (comm->tcp)
         coll_tcp_teardown(comm);
-    coll_bootstrap_close(&comm->bs);
+    if (comm->bs.prefix[0])
+        coll_bootstrap_close(&comm->bs);
     if (comm->held_store)
         coll_id_server_drop(&comm->id);
     free(comm->peers);
@@ -236,6 +237,7 @@ coll_status_t coll_comm_init_rank(coll_comm_t *out, int nranks, coll_unique_id_t
     comm->held_store = coll_id_server_hold(&comm->id);
     char prefix[64];
     snprintf(prefix, sizeof prefix, "c%016llx", (unsigned long long)comm->id.nonce);
+    coll_bootstrap_prepare(&comm->bs, &comm->id, prefix);   /* a failure from here on is told to the others */
 
     /* who is where: one exchange (the bootstrap join) carries every rank's
      * record, its tcp listener included, so the listener exists first */

@@ -119,7 +119,7 @@ static int notice_child(const coll_id_info_t *info, int rank, int n, int who, in
         return 13;
     if (how == 0 && !strstr(why, "planted abort"))
         return 14;
-    if (how == 1 && !strstr(why, "exited or died"))
+    if (how == 1 && strcmp(why, COLL_BOOT_DIED))
         return 15;
     if (el > 1.0)
         return 16;

@@ -205,6 +205,12 @@ coll_status_t coll_algo_select(coll_comm *comm, const coll_group_t *g, const col
     }
     const coll_algo_t *best = NULL, *any = NULL;
     double best_cost = 0;
+    /* AllToAllV: a rank knows only its own counts, and every member must pick
+     * the same algorithm, so the costs are compared at 0 bytes (their per-step
+     * terms), the same on every member, as MPI libraries choose by group size. */
+    coll_args_t agreed = *a;
+    if (a->kind == COLL_ALLTOALLV)
+        agreed.bytes = 0;
     for (int i = 0; coll_algo_table[i]; i++) {
         const coll_algo_t *al = coll_algo_table[i];
         if (al->kind != a->kind || !coll_algo_is_usable(al, comm, g, a))
@@ -213,7 +219,7 @@ coll_status_t coll_algo_select(coll_comm *comm, const coll_group_t *g, const col
             any = al;
         if (!al->cost_us)
             continue;
-        double c = al->cost_us(comm, g, a);
+        double c = al->cost_us(comm, g, &agreed);
         COLL_DEBUG(COLL_SUB_TUNING, "  candidate %s/%s: %.2f us", coll_kind_name(a->kind), al->name, c);
         if (!best || c < best_cost) {
             best = al;

@@ -2,3 +2,4 @@
 ALGO(alltoall_direct)
 ALGO(alltoall_pairwise)
 ALGO(alltoall_bruck)
+ALGO(alltoall_hier)

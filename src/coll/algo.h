@@ -6,7 +6,10 @@
  *
  * Selection order (logged under COLL_DEBUG=INFO, subsystem TUNING):
  *   1. forced (COLL_ALGO or coll_algo_force) if usable for this call;
- *   2. the cheapest usable algorithm by its alpha-beta cost model (tuning.h).
+ *   2. the measured rules (tuning_rules.c);
+ *   3. the cheapest usable algorithm by its alpha-beta cost model (tuning.h).
+ * Steps 2 and 3 skip COLL_ALGO_F_ALL_PEERS algorithms on groups that span hosts
+ * and have more than COLL_PEERS_MAX members, unless nothing else can run.
  */
 #ifndef COLL_ALGO_H
 #define COLL_ALGO_H
@@ -43,6 +46,8 @@ typedef struct {
 #define COLL_ALGO_F_SINGLE_HOST  (1u << 0)   /* needs every member of the group on one host (shm) */
 #define COLL_ALGO_F_HIER         (1u << 1)   /* hierarchical: needs >1 host and >1 rank on some host */
 #define COLL_ALGO_F_POW2         (1u << 2)   /* group size must be a power of two */
+#define COLL_ALGO_F_ALL_PEERS    (1u << 3)   /* a rank talks to every member (O(p) connections): automatic
+                                                selection avoids it across hosts past COLL_PEERS_MAX members */
 
 typedef struct coll_algo {
     coll_kind_t kind;

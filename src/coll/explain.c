@@ -27,6 +27,16 @@ double coll_comm_ranks_per_core(coll_comm_t comm, int *crowded)
     return comm ? coll_tuning_oversub(comm) : 1.0;
 }
 
+void coll_comm_net_cost(coll_comm_t comm, coll_net_cost_t *out)
+{
+    (void)comm;   /* the constants are per process (tuning.c); every rank of a communicator agrees */
+    const coll_link_cost_t *t = coll_tuning_tcp();
+    out->lat_us = t->lat_us;
+    out->step_us = t->step_us;
+    out->gbps = 1.0 / t->beta_us_per_b / 1000.0;
+    out->source = coll_tuning_tcp_source();
+}
+
 coll_status_t coll_comm_explain(coll_comm_t comm, coll_kind_t kind, size_t bytes, coll_dtype_t dt,
                                 coll_explain_t *out)
 {

@@ -16,6 +16,16 @@ const char *coll_comm_transport_name(coll_comm_t comm, int peer);
  * is set when the crowded-host rules apply (more than COLL_RULE_CROWDED_RATIO). */
 double coll_comm_ranks_per_core(coll_comm_t comm, int *crowded);
 
+/* The network constants selection uses between hosts: latency (us, half an
+ * idle round trip), per-step overhead (us), bandwidth (GB/s) and where they
+ * come from: "built-in", "file" (COLL_TUNING_FILE) or "probe" (measured at
+ * init between the leaders of hosts 0 and 1, COLL_NET_PROBE). */
+typedef struct {
+    double lat_us, step_us, gbps;
+    const char *source;
+} coll_net_cost_t;
+void coll_comm_net_cost(coll_comm_t comm, coll_net_cost_t *out);
+
 typedef struct {
     const char *algo;   /* registry name */
     double cost_us;     /* the cost model's estimate; < 0 when the algorithm has none */

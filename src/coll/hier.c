@@ -92,6 +92,33 @@ coll_status_t coll_sub_scatter(coll_comm *comm, const coll_group_t *g, const voi
     return sub_run(comm, g, &a);
 }
 
+coll_status_t coll_sub_gather(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                              size_t count, coll_dtype_t dt, int root)
+{
+    size_t es = coll_dtype_size(dt);
+    int ri = coll_group_index(g, root);
+    coll_args_t a = {.kind = COLL_GATHER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dt = dt,
+                     .root = root,
+                     .inplace = comm->rank == root && (const char *)sendbuf == (char *)recvbuf + (size_t)ri * count * es};
+    a.bytes = count * es * (size_t)g->size;
+    return sub_run(comm, g, &a);
+}
+
+coll_status_t coll_sub_alltoallv(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                 const size_t *scounts, const size_t *sdispls, void *recvbuf,
+                                 const size_t *rcounts, const size_t *rdispls, coll_dtype_t dt)
+{
+    size_t stot = 0, rtot = 0;
+    for (int i = 0; i < g->size; i++) {
+        stot += scounts[i];
+        rtot += rcounts[i];
+    }
+    coll_args_t a = {.kind = COLL_ALLTOALLV, .sendbuf = sendbuf, .recvbuf = recvbuf, .scounts = scounts,
+                     .sdispls = sdispls, .rcounts = rcounts, .rdispls = rdispls, .dt = dt};
+    a.bytes = (stot > rtot ? stot : rtot) * coll_dtype_size(dt);
+    return sub_run(comm, g, &a);
+}
+
 int coll_hier_min_local(const coll_comm *comm)
 {
     int m = comm->host_nranks[0];

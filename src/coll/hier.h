@@ -35,6 +35,11 @@ coll_status_t coll_sub_reduce_scatterv(coll_comm *comm, const coll_group_t *g, c
                                        coll_dtype_t dt, coll_op_t op);
 coll_status_t coll_sub_allgatherv(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
                                   const size_t *counts, const size_t *displs, coll_dtype_t dt);
+coll_status_t coll_sub_gather(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                              size_t count, coll_dtype_t dt, int root);
+coll_status_t coll_sub_alltoallv(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                 const size_t *scounts, const size_t *sdispls, void *recvbuf,
+                                 const size_t *rcounts, const size_t *rdispls, coll_dtype_t dt);
 coll_status_t coll_sub_scatter(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
                                size_t count, coll_dtype_t dt, int root);
 

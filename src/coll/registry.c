@@ -187,6 +187,14 @@ coll_status_t coll_algo_select(coll_comm *comm, const coll_group_t *g, const col
             COLL_WARN(COLL_SUB_TUNING, "forced %s algorithm '%s' cannot run here (%s); choosing automatically",
                       coll_kind_name(a->kind), f->name, f->desc);
     }
+    /* many members across hosts: one socket per peer would not scale (a
+     * pairwise AllToAll at 512 ranks opens 511 per rank), so the O(p)-peer
+     * algorithms leave the automatic choice when another one can run */
+    int skip_all_peers = 0;
+    if (coll_tuning_too_many_peers(comm, g))
+        for (int i = 0; coll_algo_table[i] && !skip_all_peers; i++)
+            skip_all_peers = coll_algo_table[i]->kind == a->kind && !(coll_algo_table[i]->flags & COLL_ALGO_F_ALL_PEERS) &&
+                             coll_algo_is_usable(coll_algo_table[i], comm, g, a);
     if (!coll_cfg_bool(COLL_CFG_TUNING_RULES_OFF)) {
         int host = coll_group_is_local(comm, g);
         for (int i = 0; coll_tuning_rules[i].algo; i++) {
@@ -196,7 +204,7 @@ coll_status_t coll_algo_select(coll_comm *comm, const coll_group_t *g, const col
                 (r->scope == COLL_RULE_CROWDED && !(host && coll_tuning_crowded(comm))))
                 continue;
             const coll_algo_t *al = coll_algo_find(a->kind, r->algo);
-            if (al && coll_algo_is_usable(al, comm, g, a)) {
+            if (al && !(skip_all_peers && (al->flags & COLL_ALGO_F_ALL_PEERS)) && coll_algo_is_usable(al, comm, g, a)) {
                 COLL_DEBUG(COLL_SUB_TUNING, "  rule %d: %s/%s", i, coll_kind_name(a->kind), al->name);
                 *out = al;
                 return COLL_SUCCESS;
@@ -205,15 +213,22 @@ coll_status_t coll_algo_select(coll_comm *comm, const coll_group_t *g, const col
     }
     const coll_algo_t *best = NULL, *any = NULL;
     double best_cost = 0;
+    /* AllToAllV: a rank knows only its own counts, and every member must pick
+     * the same algorithm, so the costs are compared at 0 bytes (their per-step
+     * terms), the same on every member, as MPI libraries choose by group size. */
+    coll_args_t agreed = *a;
+    if (a->kind == COLL_ALLTOALLV)
+        agreed.bytes = 0;
     for (int i = 0; coll_algo_table[i]; i++) {
         const coll_algo_t *al = coll_algo_table[i];
-        if (al->kind != a->kind || !coll_algo_is_usable(al, comm, g, a))
+        if (al->kind != a->kind || (skip_all_peers && (al->flags & COLL_ALGO_F_ALL_PEERS)) ||
+            !coll_algo_is_usable(al, comm, g, a))
             continue;
         if (!any)
             any = al;
         if (!al->cost_us)
             continue;
-        double c = al->cost_us(comm, g, a);
+        double c = al->cost_us(comm, g, &agreed);
         COLL_DEBUG(COLL_SUB_TUNING, "  candidate %s/%s: %.2f us", coll_kind_name(a->kind), al->name, c);
         if (!best || c < best_cost) {
             best = al;

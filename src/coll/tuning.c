@@ -16,7 +16,19 @@
  *      is slower; set COLL_TUNING_FILE on a real cluster.
  * gamma and barrier: bench/run-bench.sh on the same VM: barrier ~1.5 us
  *      between 2 ranks, reduce ~12 GB/s fp32 in cache.
- * Override with COLL_TUNING_FILE: lines "shm|tcp alpha_us beta_GBps gamma_GBps bar_us".
+ * per-step overhead (step_us, added to the latency in every model's alpha):
+ *      what a step of a collective costs beyond an idle ping-pong's half round
+ *      trip: posting, polling each peer's socket, waking a sleeping rank, a
+ *      peer that is not yet waiting. Ring AllReduce 8 KiB at N = 1,024 over
+ *      tcp took 12-51 ms for 2,046 steps, 6-25 us a step, where the loopback
+ *      latency alone modelled 3.3 (docs: scale-review, "Algorithms at
+ *      scale"); tcp gets 3 us, the low end of that gap. shm: 0 (its alpha is
+ *      already measured through the executor, and shm steps never poll).
+ * Network probe: with more than one host, coll_net_probe (net_probe.c)
+ *      replaces the tcp latency and bandwidth at init by a measurement between
+ *      the leaders of hosts 0 and 1 (COLL_NET_PROBE=0: off).
+ * Override with COLL_TUNING_FILE: lines "shm|tcp alpha_us beta_GBps gamma_GBps bar_us [step_us]"
+ *      (alpha_us there is the latency; the probe is skipped when the file is set).
  */
 #include "coll/tuning.h"
 
@@ -28,8 +40,9 @@
 #include "core/config.h"
 #include "core/log.h"
 
-static coll_link_cost_t shm_cost = {0.5, 1.0 / 11200.0, 1.0 / 12000.0, 1.5};
-static coll_link_cost_t tcp_cost = {3.3, 1.0 / 5100.0, 1.0 / 12000.0, 0.0};
+static coll_link_cost_t shm_cost = {0.5, 1.0 / 11200.0, 1.0 / 12000.0, 1.5, 0.5, 0.0};
+static coll_link_cost_t tcp_cost = {3.3 + 3.0, 1.0 / 5100.0, 1.0 / 12000.0, 0.0, 3.3, 3.0};
+static const char *tcp_source = "built-in";
 static int loaded;
 
 static void load_file(void)
@@ -44,19 +57,47 @@ static void load_file(void)
         return;
     }
     char line[256], kind[16];
-    double a, b, g, bar;
+    double a, b, g, bar, step;
     while (fgets(line, sizeof line, f)) {
-        if (line[0] == '#' || sscanf(line, "%15s %lf %lf %lf %lf", kind, &a, &b, &g, &bar) != 5 || b <= 0 || g <= 0)
+        int nf = line[0] == '#' ? 0 : sscanf(line, "%15s %lf %lf %lf %lf %lf", kind, &a, &b, &g, &bar, &step);
+        if (nf < 5 || b <= 0 || g <= 0)
             continue;
-        coll_link_cost_t c = {a, 1.0 / (b * 1000.0), 1.0 / (g * 1000.0), bar};
-        if (!strcmp(kind, "shm"))
-            shm_cost = c;
-        else if (!strcmp(kind, "tcp"))
-            tcp_cost = c;
-        COLL_INFO(COLL_SUB_TUNING, "tuning file: %s alpha %.2f us, %.2f GB/s, reduce %.2f GB/s, barrier %.2f us",
-                  kind, a, b, g, bar);
+        coll_link_cost_t *dst = !strcmp(kind, "shm") ? &shm_cost : !strcmp(kind, "tcp") ? &tcp_cost : NULL;
+        if (!dst)
+            continue;
+        if (nf < 6)
+            step = dst->step_us;   /* the built-in per-step overhead */
+        coll_link_cost_t c = {a + step, 1.0 / (b * 1000.0), 1.0 / (g * 1000.0), bar, a, step};
+        *dst = c;
+        if (dst == &tcp_cost)
+            tcp_source = "file";
+        COLL_INFO(COLL_SUB_TUNING,
+                  "tuning file: %s latency %.2f us + %.2f us a step, %.2f GB/s, reduce %.2f GB/s, barrier %.2f us",
+                  kind, a, step, b, g, bar);
     }
     fclose(f);
+}
+
+const char *coll_tuning_tcp_source(void)
+{
+    if (!loaded)
+        load_file();
+    return tcp_source;
+}
+
+void coll_tuning_set_tcp(double lat_us, double gbps)
+{
+    if (!loaded)
+        load_file();
+    tcp_cost.lat_us = lat_us;
+    tcp_cost.alpha_us = lat_us + tcp_cost.step_us;
+    tcp_cost.beta_us_per_b = 1.0 / (gbps * 1000.0);
+    tcp_source = "probe";
+}
+
+int coll_tuning_too_many_peers(const coll_comm *comm, const coll_group_t *g)
+{
+    return comm->nhosts > 1 && g->size > (int)coll_cfg_int(COLL_CFG_PEERS_MAX) && !coll_group_is_local(comm, g);
 }
 
 int coll_group_is_local(const coll_comm *comm, const coll_group_t *g)

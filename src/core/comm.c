@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "coll/tuning.h"
 #include "core/config.h"
 #include "core/log.h"
 #include "transport/shm.h"
@@ -300,6 +301,7 @@ coll_status_t coll_comm_init_rank(coll_comm_t *out, int nranks, coll_unique_id_t
         coll_tcp_teardown(comm);   /* every peer is local: no listener kept */
     COLL_CHECK_GOTO(coll_bootstrap_barrier(&comm->bs), st, fail);
     log_topology(comm);
+    COLL_CHECK_GOTO(coll_net_probe(comm), st, fail);   /* tcp latency/bandwidth for selection (tuning.h) */
     *out = comm;
     return COLL_SUCCESS;
 fail:

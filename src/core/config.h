@@ -46,6 +46,8 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
     X(HOST_ID, "COLL_HOST_ID", STR, "", "", "override this process's host identity (tests; default hostname + boot id)") \
     X(TUNING_RULES_OFF, "COLL_TUNING_RULES_OFF", BOOL, "0", "", "ignore the measured selection rules (src/coll/tuning_rules.c): cost model only") \
     X(TUNING_FILE, "COLL_TUNING_FILE", STR, "", "", "alpha-beta constants file overriding the built-in measured ones") \
+    X(NET_PROBE, "COLL_NET_PROBE", BOOL, "1", "", "with more than one host, measure the network at init (the leaders of hosts 0 and 1 ping-pong 8 B and 1 MiB, a few ms) and use its latency and bandwidth in algorithm selection; skipped when COLL_TUNING_FILE is set") \
+    X(PEERS_MAX, "COLL_PEERS_MAX", INT, "64", "ranks", "across hosts, automatic selection avoids algorithms in which a rank talks to every member (pairwise alltoall, linear gather/scatter) on groups larger than this, when a log-peer one can run (one socket per peer)") \
     X(TEST_CPUS, "COLL_TEST_CPUS", STR, "", "", "test tools: pin local rank i to the i-th CPU of this list (e.g. 0-7)") \
     X(TEST_OUTPUT, "COLL_TEST_OUTPUT", STR, "", "", "test tools: also write results to this .json or .csv file") \
     X(SECRET, "COLL_SECRET", STR, "", "", "shared secret for environment launches (default: derived from the job's ids)") \

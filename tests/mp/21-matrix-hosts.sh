@@ -6,13 +6,14 @@
 # turn: flat ones (ring, hd, binomial...) now run over tcp + shm, hierarchical
 # ones (hier) run for real. Layouts: uniform (2,2), uneven (2,1,2 and 3,1),
 # one rank per host (1,1,1), and ranks dealt round-robin (-I) so a host's ranks
-# are not contiguous. Only single-host (shm-only) algorithms may be n/a here,
+# are not contiguous; 4 and 9 hosts of uneven sizes for the log-step and
+# hierarchical alltoall(v) / allgatherv / reduce_scatterv (Bruck, halving, hier). Only single-host (shm-only) algorithms may be n/a here,
 # and hierarchical ones when every host has one rank.
 set -u
 M=$CB_O/build/tests/matrix
 [ -x "$M" ] || { echo "missing $M (run make)"; exit 1; }
 rc=0
-for layout in "2,2" "2,1,2 -q" "2,1,2 -I -q" "1,1,1 -q" "3,1 -q" "2,2 -I -q"; do
+for layout in "2,2" "2,1,2 -q" "2,1,2 -I -q" "1,1,1 -q" "3,1 -q" "2,2 -I -q" "1,2,1,3 -I -q" "1,1,1,1,2,1,1,1,1 -q"; do
     out=$(timeout 240 "$M" -H $layout 2>&1)
     r=$?
     echo "$out" | grep -E 'FAILED|matrix:|failed|expected' | head -40

@@ -198,6 +198,14 @@ static void print_text(const topo_opts_t *o, coll_comm_t comm, const rank_info_t
            crowded    ? " (more than 2: selection uses the crowded-host rules)"
            : rpc > 1.0 ? " (ranks share cores: waiting ranks spin briefly, then yield and sleep)"
                        : "");
+    coll_net_cost_t net;
+    coll_comm_net_cost(comm, &net);
+    printf("\nNetwork (between hosts, as selection sees it): latency %.1f us + %.1f us a step, %.2f GB/s (%s)\n",
+           net.lat_us, net.step_us, net.gbps,
+           !strcmp(net.source, "probe") ? "measured at init between the leaders of hosts 0 and 1"
+           : !strcmp(net.source, "file") ? "COLL_TUNING_FILE"
+           : nhosts > 1                  ? "built-in: COLL_NET_PROBE=0"
+                                         : "built-in; one host, not measured");
     printf("\nAlgorithms (%s, sum, root 0; size = nccl-tests/hccl_test convention)\n%-16s", coll_dtype_name(o->dt),
            "collective");
     for (int s = 0; s < o->nsizes; s++) {
@@ -236,8 +244,11 @@ static void print_json(const topo_opts_t *o, coll_comm_t comm, const rank_info_t
     cbt_json_str(stdout, o->launch);
     int crowded;
     double rpc = coll_comm_ranks_per_core(comm, &crowded);
-    printf(", \"nranks\": %d, \"nhosts\": %d, \"ranks_per_core\": %.2f, \"crowded\": %s,\n \"hosts\": [", n,
-           nhosts, rpc, crowded ? "true" : "false");
+    coll_net_cost_t net;
+    coll_comm_net_cost(comm, &net);
+    printf(", \"nranks\": %d, \"nhosts\": %d, \"ranks_per_core\": %.2f, \"crowded\": %s,\n \"network\": "
+           "{\"latency_us\": %.2f, \"step_us\": %.2f, \"gbps\": %.3f, \"source\": \"%s\"},\n \"hosts\": [",
+           n, nhosts, rpc, crowded ? "true" : "false", net.lat_us, net.step_us, net.gbps, net.source);
     int nh = 0;
     for (int r0 = 0; r0 < n; r0++) {
         int first = 1;

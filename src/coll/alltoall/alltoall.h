@@ -16,4 +16,8 @@ coll_status_t coll_alltoall_pairwise_run(coll_comm *comm, const coll_group_t *g,
 coll_status_t coll_alltoall_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                        void *recvbuf, size_t count, coll_dtype_t dt);
 
+/* Bruck: ceil(log2 p) steps to 2 log2 p peers. Any group. */
+coll_status_t coll_alltoall_bruck_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                      void *recvbuf, size_t count, coll_dtype_t dt);
+
 #endif

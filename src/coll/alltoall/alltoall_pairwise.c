@@ -63,6 +63,7 @@ const coll_algo_t coll_algo_alltoall_pairwise = {
     .kind = COLL_ALLTOALL,
     .name = "pairwise",
     .desc = "pairwise exchange: p-1 steps, step s sends to me+s and receives from me-s",
+    .flags = COLL_ALGO_F_ALL_PEERS,
     .cost_us = cost,
     .run = run,
 };

@@ -21,4 +21,13 @@ coll_status_t coll_alltoallv_direct_run(coll_comm *comm, const coll_group_t *g, 
                                         const size_t *scounts, const size_t *sdispls, void *recvbuf,
                                         const size_t *rcounts, const size_t *rdispls, coll_dtype_t dt);
 
+/* Bruck engine (alltoallv_bruck.c): ceil(log2 p) steps to 2 log2 p peers, any
+ * group. es = element size. uniform = every block has the same size on every
+ * member (AllToAll): no size headers. */
+coll_status_t coll_bruck_a2a(coll_comm *comm, const coll_group_t *g, const char *sb, const size_t *scounts,
+                             const size_t *sdispls, char *rb, const size_t *rcounts, const size_t *rdispls,
+                             size_t es, int uniform);
+/* Bytes a Bruck AllToAll moves per rank, relative to n (~ log2(p)/2), and its steps. */
+double coll_bruck_a2a_factor(int p, int *steps);
+
 #endif

@@ -64,6 +64,7 @@ const coll_algo_t coll_algo_alltoallv_pairwise = {
     .kind = COLL_ALLTOALLV,
     .name = "pairwise",
     .desc = "pairwise exchange with per-peer counts: p-1 steps, step s sends to me+s and receives from me-s",
+    .flags = COLL_ALGO_F_ALL_PEERS,
     .cost_us = cost,
     .run = run,
 };

@@ -36,6 +36,7 @@ const coll_algo_t coll_algo_gather_linear = {
     .kind = COLL_GATHER,
     .name = "linear",
     .desc = "every member sends its block to the root, received all at once; (p-1) alpha + (p-1)/p n beta",
+    .flags = COLL_ALGO_F_ALL_PEERS,
     .cost_us = cost,
     .run = run,
 };

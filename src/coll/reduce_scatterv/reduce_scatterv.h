@@ -20,4 +20,9 @@ coll_status_t coll_reduce_scatterv_direct_run(coll_comm *comm, const coll_group_
                                               void *recvbuf, const size_t *counts, const size_t *displs,
                                               coll_dtype_t dt, coll_op_t op);
 
+/* Recursive halving (hd.h) over packed blocks: log2 p steps, T bytes private. Any group. */
+coll_status_t coll_reduce_scatterv_halving_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                               void *recvbuf, const size_t *counts, const size_t *displs,
+                                               coll_dtype_t dt, coll_op_t op);
+
 #endif

@@ -36,6 +36,7 @@ const coll_algo_t coll_algo_scatter_linear = {
     .kind = COLL_SCATTER,
     .name = "linear",
     .desc = "the root sends every block directly, all at once; (p-1) alpha + (p-1)/p n beta",
+    .flags = COLL_ALGO_F_ALL_PEERS,
     .cost_us = cost,
     .run = run,
 };

@@ -5,8 +5,9 @@
 # a simulated host. Hosts get blocks of ranks: rank r runs on host
 # floor(r * H / N), named "scale<h>" (N=512, H=128: ranks 0-3 on scale0, 4-7 on
 # scale1, ...). Each rank is started by a subshell that sets `ulimit -n`
-# (SCALE_NOFILE, soft and hard) and then execs the tool, so the pid recorded is
-# the rank's own pid (for /proc/PID/fd) and the limit applies to it alone.
+# (SCALE_NOFILE: soft and hard, or SOFT:HARD; exit 126 if it cannot) and then
+# execs the tool, so the pid recorded is the rank's own pid (for /proc/PID/fd)
+# and the limit applies to it alone.
 #
 #   scale_launch DIR N H TOOL ARGS...   start N ranks; logs DIR/rank<r>.log
 #   scale_wait TIMEOUT                  wait for all; kills everything on timeout
@@ -68,7 +69,8 @@ scale_launch() {   # scale_launch DIR N H TOOL ARGS...
     SCALE_T0=$(now_ms)
     for ((r = 0; r < SCALE_N; r++)); do
         # shellcheck disable=SC2046
-        ( ulimit -Sn "$SCALE_NOFILE" -Hn "$SCALE_NOFILE" 2>/dev/null || ulimit -n "$SCALE_NOFILE"
+        ( s=${SCALE_NOFILE%%:*} h=${SCALE_NOFILE#*:}
+          { ulimit -Sn "$s" && ulimit -Hn "$h"; } 2>/dev/null || { ulimit -Hn "$h" && ulimit -Sn "$s"; } || exit 126
           exec env $(scale_env $r "$SCALE_N" "$h") "$tool" "$@" ) \
             >"$SCALE_DIR/rank$r.log" 2>&1 </dev/null &
         SCALE_PIDS[r]=$!

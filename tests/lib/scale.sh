@@ -29,7 +29,7 @@
 #   COLL_SPIN=0 COLL_YIELD=0 COLL_TCP_SPIN_US=0   waiting ranks block at once:
 #                        hundreds of ranks on 2 cores must not spin
 #   COLL_CONNECT_TIMEOUT=SCALE_CONNECT_TIMEOUT (default 240 s)
-# With these a rank of a 512-rank run over 128 hosts stays near 10 MiB RSS
+# With these a rank holds 5-6 MiB RSS at 64-256 ranks over up to 128 hosts
 # (measured: see bench/results/scale-before-20261203.md for today's figures).
 # /dev/shm segments are named with COLL_SHM_PREFIX=SCALE_SHM_PREFIX so the
 # clean-up removes ours only (other people's runs share the machine).

@@ -55,6 +55,7 @@ static void test_defaults(void **state)
     assert_null(o.json);
     assert_null(o.csv);
     assert_true(o.timeout < 0);
+    assert_true(o.hold_after < 0);
     assert_int_equal(o.equal_counts, 0);
 }
 
@@ -105,6 +106,8 @@ static void test_long_flags(void **state)
     assert_int_equal(parse(&cb_desc_all_reduce, &o, "--stepfactor 4 --time-agg min"), 0);
     assert_true(o.stepfactor == 4);
     assert_int_equal(o.agg, CB_AGG_MIN);
+    assert_int_equal(parse(&cb_desc_all_reduce, &o, "--hold-after 2.5"), 0);
+    assert_true(o.hold_after == 2.5);
     assert_int_equal(parse(&cb_desc_all_reduce, &o, "--time-agg avg"), 0);
     assert_int_equal(o.agg, CB_AGG_AVG);
 }
@@ -180,6 +183,7 @@ static void test_invalid(void **state)
     expect_error(d, "--time-agg median", "invalid --time-agg 'median': allowed max avg min all");
     expect_error(d, "--timeout -1", "invalid --timeout '-1'");
     expect_error(d, "--timeout abc", "invalid --timeout 'abc'");
+    expect_error(d, "--hold-after -1", "invalid --hold-after '-1': allowed seconds 0..3600");
     expect_error(d, "--algo no_such_algo_xyz", "invalid --algo 'no_such_algo_xyz'");
     expect_error(d, "--bogus", "unknown option '--bogus'");
     expect_error(d, "-x", "unknown option -x");

@@ -29,7 +29,7 @@ static const char OPS[] = "sum prod max min";
 
 enum {
     OPT_ALGO = 256, OPT_JSON, OPT_CSV, OPT_PRINT_CONFIG, OPT_LIST_ALGOS, OPT_TIMEOUT,
-    OPT_TIME_AGG, OPT_EQUAL_COUNTS, OPT_VERSION
+    OPT_TIME_AGG, OPT_EQUAL_COUNTS, OPT_VERSION, OPT_HOLD_AFTER
 };
 
 static const struct option long_opts[] = {
@@ -55,6 +55,7 @@ static const struct option long_opts[] = {
     {"time-agg", required_argument, NULL, OPT_TIME_AGG},
     {"equal-counts", no_argument, NULL, OPT_EQUAL_COUNTS},
     {"version", no_argument, NULL, OPT_VERSION},
+    {"hold-after", required_argument, NULL, OPT_HOLD_AFTER},
     {NULL, 0, NULL, 0},
 };
 
@@ -113,6 +114,7 @@ static void set_defaults(const cb_desc_t *d, cb_opts_t *o)
     o->check = 1;
     o->npus = cb_default_npus();
     o->timeout = -1;
+    o->hold_after = -1;
     o->agg = CB_AGG_MAX;
 }
 
@@ -239,6 +241,15 @@ int cb_cli_parse(const cb_desc_t *d, int argc, char **argv, cb_opts_t *o, char *
             o->timeout = t;
             break;
         }
+        case OPT_HOLD_AFTER: {
+            char *end;
+            errno = 0;
+            double t = strtod(arg, &end);
+            if (!*arg || *end || errno || !(t >= 0) || t > 3600)
+                return fail(err, errlen, "invalid --hold-after '%s': allowed seconds 0..3600", arg);
+            o->hold_after = t;
+            break;
+        }
         case OPT_TIME_AGG:
             if (!strcmp(arg, "max")) o->agg = CB_AGG_MAX;
             else if (!strcmp(arg, "avg")) o->agg = CB_AGG_AVG;
@@ -352,6 +363,8 @@ void cb_cli_usage(const cb_desc_t *d, FILE *out)
         "                         all adds min/avg/max columns)\n"
         "  --timeout SEC          a collective waiting longer fails (COLL_EXEC_TIMEOUT)\n"
         "  --equal-counts         v tests: equal counts like the original\n"
+        "  --hold-after SEC       tests: after the sweep every rank prints its init time\n"
+        "                         on stderr, then sleeps SEC before destroy (fds sampled)\n"
         "  --print-config         print every COLL_* setting and exit\n"
         "  --version              print the version and exit\n\n"
         "Columns: data_size(Bytes) | aveg_time(us) | alg_bandwidth(GB/s) | check_result |\n"

@@ -14,6 +14,7 @@
  * Wrong elements are summed over all ranks; any > 0 marks the row `failed` and
  * makes the exit code 1 (the sweep goes on).
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -233,7 +234,11 @@ static int run_rank(void *arg, const cb_launch_t *l, int rank, int nranks,
     gmtime_r(&now, &tmv);
     strftime(res.start_time, sizeof(res.start_time), "%Y-%m-%dT%H:%M:%SZ", &tmv);
 
+    struct timespec t_init0, t_init1;
+    clock_gettime(CLOCK_MONOTONIC, &t_init0);
     coll_status_t st = coll_comm_init_rank(&c.comm, nranks, *id, rank);
+    clock_gettime(CLOCK_MONOTONIC, &t_init1);
+    double init_s = (double)(t_init1.tv_sec - t_init0.tv_sec) + (t_init1.tv_nsec - t_init0.tv_nsec) * 1e-9;
     if (st != COLL_SUCCESS) {
         fprintf(stderr, "%s: rank %d: communicator setup failed: %s: %s\n", o->prog, rank,
                 coll_strerror(st), coll_last_error());
@@ -292,6 +297,16 @@ static int run_rank(void *arg, const cb_launch_t *l, int rank, int nranks,
         if ((rc = run_size(&c, &res, (size_t)s, &any_failed)) != 0) goto out;
     } while (cb_next_size(o, s, &s));
     rc = any_failed ? CB_EXIT_CHECK : CB_EXIT_OK;
+    if (o->hold_after >= 0) {
+        /* Tests (tests/lib/scale.sh): one line per rank once its sweep is done,
+         * then the communicator stays up SEC seconds for /proc/PID/fd sampling. */
+        fprintf(stderr, "%s: rank %d pid %d: init_s %.3f, sweep done, holding %g s before destroy\n",
+                o->prog, rank, (int)getpid(), init_s, o->hold_after);
+        fflush(stderr);
+        struct timespec hold = {(time_t)o->hold_after,
+                                (long)((o->hold_after - (double)(time_t)o->hold_after) * 1e9)};
+        while (nanosleep(&hold, &hold) != 0 && errno == EINTR) {}
+    }
 
 out:
     if (rank == 0 && (o->json || o->csv)) {

@@ -57,6 +57,7 @@ typedef struct {
     const char *algo;                 /* --algo, NULL = not given */
     const char *json, *csv;           /* output files (also from COLL_TEST_OUTPUT) */
     double timeout;                   /* --timeout seconds, < 0 = not given */
+    double hold_after;                /* --hold-after seconds, < 0 = not given (tests) */
     cb_agg_t agg;
     int equal_counts;
     char command[1024];               /* argv joined, for result headers */

@@ -131,7 +131,10 @@ void conn_kill(coll_store_server_t *s, conn_t *c, const char *why)
         COLL_DEBUG(COLL_SUB_BOOTSTRAP, "rendezvous store: dropping client %s: %s", c->peer, why);
     store_unpark(s, c);
     timer_set(s, c, T_NONE, 0);
-    close(c->fd); /* also leaves the epoll set */
+    /* Leave the epoll set first: close() alone does not when a forked child
+     * still holds a copy of the socket, and its events would name a freed c. */
+    (void)epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    close(c->fd);
     c->fd = -1;
     c->dead = 1;
     clist_del(&s->all, c, lk_all);

@@ -11,12 +11,23 @@
  * wait forever, 0 = do not wait; a wait that expires answers COLL_ERR_TIMEOUT);
  * ADD i64 delta (the key holds an i64; reply: the new i64); DEL nothing;
  * BARRIER u32 n, u32 wait_ms (adds 1 to the i64 key, answers once it reaches the
- * next multiple of n: a reusable counting barrier, one key per communicator).
+ * next multiple of n: a reusable counting barrier, one key per communicator);
+ * GATHER u32 n, u32 idx, then len payload bytes: the key holds a table of n
+ * slots of len bytes (the first GATHER fixes n and len; another n or len,
+ * idx >= n or a slot filled twice answers COLL_ERR_INVALID_ARG with a text
+ * value saying why; n * len is at most 16 MiB). Once all n slots are filled the
+ * key is an ordinary value of n * len bytes (slot i at i * len). A GET of an
+ * incomplete table waits like a GET of a missing key; when its wait runs out it
+ * answers COLL_ERR_TIMEOUT with the text "<k> of <n> joined; missing: i, j, ..."
+ * (the first 16 missing slots) as value. DEL removes a table too; tables count
+ * against COLL_STORE_MAX_TOTAL.
  * A client has one request in flight; the server reads nothing else from it
  * until the reply is sent, so per-connection memory is bounded by one frame.
  * A connection that fails the hello, sends a bad magic, an oversized length or
  * stays silent past the handshake timeout is dropped and logged at DEBUG; the
- * server keeps serving the others.
+ * server keeps serving the others. Clients are bounded by file descriptors only
+ * (the soft RLIMIT_NOFILE is raised to the hard one when they run out; past
+ * that, new clients wait in the listen backlog).
  */
 #ifndef COLL_BOOTSTRAP_H
 #define COLL_BOOTSTRAP_H
@@ -38,12 +49,11 @@
 #define COLL_STORE_REQ_HDR 16
 #define COLL_STORE_REP_HDR 12
 #define COLL_STORE_WAIT_FOREVER 0xffffffffu
-#define COLL_STORE_MAX_CLIENTS 4096          /* connections served at once */
 #define COLL_STORE_MAX_TOTAL (1ull << 30)    /* bytes of values held */
 #define COLL_STORE_HELLO_TIMEOUT_S 5.0       /* a client must say hello within this */
 #define COLL_STORE_STALL_TIMEOUT_S 60.0      /* a half-sent frame must progress within this */
 enum { COLL_STORE_SET = 1, COLL_STORE_GET, COLL_STORE_ADD, COLL_STORE_DEL, COLL_STORE_BARRIER,
-       COLL_STORE_FAIL, COLL_STORE_OP_END };
+       COLL_STORE_FAIL, COLL_STORE_GATHER, COLL_STORE_OP_END };
 /* FAIL (key = a job, the text before the first '/' of its keys; value = why):
  * the job failed. Every GET / BARRIER of that job's keys parked now, and any
  * later one whose key does not exist yet, is answered COLL_ERR_ABORTED with the
@@ -82,6 +92,12 @@ coll_status_t coll_store_server_start(const char *addr, int port,
                                       const uint8_t secret[COLL_SECRET_BYTES],
                                       coll_store_server_t **out, coll_id_info_t *info);
 void coll_store_server_stop(coll_store_server_t *s);
+/* Counters of the server thread (any output may be NULL; safe while it runs):
+ * bytes received and sent, most clients connected at once, most bytes of
+ * values alive at once (held by keys or being sent; a value shared by many
+ * replies counts once). */
+void coll_store_server_stats(coll_store_server_t *s, uint64_t *bytes_in, uint64_t *bytes_out,
+                             uint64_t *peak_conns, uint64_t *peak_value_bytes);
 
 /* A client connection to the store. All calls honour a deadline (seconds from
  * now; <= 0 = wait forever) and an abort flag (may be NULL). */
@@ -90,9 +106,20 @@ coll_status_t coll_store_connect(const coll_id_info_t *info, double timeout_s,
                                  coll_store_t **out);
 void coll_store_close(coll_store_t *st);
 coll_status_t coll_store_set(coll_store_t *st, const char *key, const void *val, size_t len);
-/* Waits until key exists; *val malloc'ed, caller frees. */
+/* Waits until key exists; *val malloc'ed, caller frees. On COLL_ERR_TIMEOUT
+ * (the store's wait ran out) coll_last_error() ends with the store's text, for a
+ * gather table "<k> of <n> joined; missing: i, j, ...", so callers can name the
+ * missing ranks. */
 coll_status_t coll_store_get(coll_store_t *st, const char *key, double timeout_s,
                              void **val, size_t *len);
+/* GET with wait 0: SUCCESS with the value, COLL_ERR_TIMEOUT at once when the
+ * key is absent (nothing logged), COLL_ERR_ABORTED + reason when its job was
+ * FAILed. A cheap probe for job failure while waiting elsewhere. */
+coll_status_t coll_store_try_get(coll_store_t *st, const char *key, void **val, size_t *len);
+/* Fill slot idx of the n-slot gather table under key with len bytes (see
+ * GATHER); read the whole table with coll_store_get. */
+coll_status_t coll_store_gather(coll_store_t *st, const char *key, uint32_t n, uint32_t idx,
+                                const void *val, size_t len);
 /* Atomic add to an integer counter key; returns the new value. */
 coll_status_t coll_store_add(coll_store_t *st, const char *key, int64_t delta, int64_t *newval);
 /* Deletes a key (no error if absent). */

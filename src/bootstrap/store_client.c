@@ -274,7 +274,7 @@ const char *coll_store_addr(const coll_store_t *st)
 
 static const char *op_name(uint32_t op)
 {
-    static const char *const n[] = {"?", "SET", "GET", "ADD", "DEL", "BARRIER", "FAIL"};
+    static const char *const n[] = {"?", "SET", "GET", "ADD", "DEL", "BARRIER", "FAIL", "GATHER"};
     return op < COLL_STORE_OP_END ? n[op] : "?";
 }
 
@@ -301,7 +301,9 @@ static coll_status_t broken_error(coll_store_t *st, coll_status_t s, uint32_t op
     return coll_error(s, COLL_SUB_BOOTSTRAP, "%s", st->why);
 }
 
-/* One request/reply. rval (may be NULL) receives a malloc'ed reply value. */
+/* One request/reply. rval (may be NULL) receives the malloc'ed reply value
+ * (NUL-terminated, so a text can be printed) whenever a reply came, whatever
+ * its status: the caller frees it. */
 static coll_status_t request(coll_store_t *st, uint32_t op, const char *key, const void *v1,
                              size_t l1, const void *v2, size_t l2, double timeout_s,
                              void **rval, size_t *rlen)
@@ -345,7 +347,7 @@ static coll_status_t request(coll_store_t *st, uint32_t op, const char *key, con
         s = broken_error(st, COLL_ERR_NETWORK, op, key, EPROTO, timeout_s);
         goto out;
     }
-    void *val = malloc(vlen ? vlen : 1);
+    char *val = malloc((size_t)vlen + 1);
     if (!val) {
         s = broken_error(st, COLL_ERR_NO_MEMORY, op, key, ENOMEM, timeout_s);
         goto out;
@@ -356,11 +358,12 @@ static coll_status_t request(coll_store_t *st, uint32_t op, const char *key, con
         s = broken_error(st, s, op, key, err, timeout_s);
         goto out;
     }
+    val[vlen] = '\0';
     s = (coll_status_t)status;
     if (s == COLL_ERR_ABORTED && vlen)   /* the job failed: the reason its rank gave */
         coll_error(s, COLL_SUB_BOOTSTRAP, "%.*s (while waiting for '%s' in rendezvous store %s)", (int)vlen,
                    (const char *)val, key, st->addr);
-    if (s == COLL_SUCCESS && rval) {
+    if (rval) {
         *rval = val;
         *rlen = vlen;
     } else {
@@ -397,15 +400,57 @@ coll_status_t coll_store_get(coll_store_t *st, const char *key, double timeout_s
     size_t l = 0;
     coll_status_t s = request(st, COLL_STORE_GET, key, w, 4, NULL, 0,
                               timeout_s > 0 ? timeout_s + GET_GRACE_S : 0, &v, &l);
-    if (s == COLL_ERR_TIMEOUT && st && !st->broken)
-        return coll_error(s, COLL_SUB_BOOTSTRAP,
-                          "key '%s' did not appear in rendezvous store %s within %.1f s "
-                          "(a rank missing or late?)",
-                          key, st->addr, timeout_s);
+    if (s == COLL_ERR_TIMEOUT && v) /* the store's wait ran out: its text says who is missing */
+        coll_error(s, COLL_SUB_BOOTSTRAP,
+                   "key '%s' did not appear in rendezvous store %s within %.1f s "
+                   "(a rank missing or late?)%s%s",
+                   key, st->addr, timeout_s, l ? ": " : "", l ? (const char *)v : "");
     if (s == COLL_SUCCESS) {
         *val = v;
         *len = l;
+    } else {
+        free(v);
     }
+    return s;
+}
+
+coll_status_t coll_store_try_get(coll_store_t *st, const char *key, void **val, size_t *len)
+{
+    if (!val || !len)
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP,
+                          "coll_store_try_get: NULL output");
+    uint8_t w[4] = {0, 0, 0, 0}; /* wait 0: answered at once */
+    void *v = NULL;
+    size_t l = 0;
+    coll_status_t s = request(st, COLL_STORE_GET, key, w, 4, NULL, 0, st ? st->op_timeout_s : 0,
+                              &v, &l);
+    if (s == COLL_SUCCESS) {
+        *val = v;
+        *len = l;
+    } else {
+        free(v);
+    }
+    return s;
+}
+
+coll_status_t coll_store_gather(coll_store_t *st, const char *key, uint32_t n, uint32_t idx,
+                                const void *val, size_t len)
+{
+    if (len && !val)
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP,
+                          "coll_store_gather: NULL value");
+    uint8_t h[8];
+    wr32(h, n);
+    wr32(h + 4, idx);
+    void *v = NULL;
+    size_t l = 0;
+    coll_status_t s = request(st, COLL_STORE_GATHER, key, h, 8, val, len,
+                              st ? st->op_timeout_s : 0, &v, &l);
+    if (v && (s == COLL_ERR_INVALID_ARG || s == COLL_ERR_NO_MEMORY))
+        coll_error(s, COLL_SUB_BOOTSTRAP,
+                   "rendezvous store %s refused GATHER '%s' (slot %u of %u, %zu bytes): %s",
+                   st->addr, key, idx, n, len, l ? (const char *)v : "no reason given");
+    free(v);
     return s;
 }
 
@@ -418,6 +463,8 @@ coll_status_t coll_store_add(coll_store_t *st, const char *key, int64_t delta, i
     size_t l = 0;
     coll_status_t s = request(st, COLL_STORE_ADD, key, d, 8, NULL, 0, st ? st->op_timeout_s : 0,
                               &v, &l);
+    if (s != COLL_SUCCESS)
+        free(v);
     if (s == COLL_ERR_INVALID_ARG)
         return coll_error(s, COLL_SUB_BOOTSTRAP,
                           "rendezvous store %s: ADD on key '%s' that does not hold a counter",

@@ -1,466 +1,235 @@
 /*
  * store_server.c - the rendezvous key-value store: one background thread, one
- * poll() loop, non-blocking sockets with a per-connection state machine, so no
- * client can block the others.
+ * epoll loop, non-blocking sockets with a per-connection state machine, so no
+ * client can block the others. The ops themselves are in store_ops.c, keys
+ * and values in store_kv.c.
  *
  * Connection life: HELLO (40 bytes within COLL_STORE_HELLO_TIMEOUT_S, secret
  * compared in constant time) -> HDR (16-byte request header, validated before
- * anything is allocated) -> BODY (key + value, at most 256 B + 16 MiB) ->
- * request processed -> PARKED (GET of a missing key, BARRIER not yet complete)
- * or WRITE (reply) -> HDR ... A client has one request in flight: nothing more
- * is read from it until its reply is out, which bounds its memory to one frame.
- * Anything hostile (bad magic, bad op or length, wrong secret, silence during
- * the hello, a half-sent frame that stalls) drops that connection only, logged
- * at DEBUG. Connections are capped at COLL_STORE_MAX_CLIENTS; when full, the
- * oldest one still in its hello is evicted to make room.
+ * anything is allocated) -> KEY (<= 256 B) -> VAL (<= 16 MiB) -> request
+ * processed -> PARKED (GET of a missing key or an incomplete gather table,
+ * BARRIER not yet complete) or WRITE (reply: a 12-byte header and a shared
+ * reference to the value) -> HDR ... A client has one request in flight:
+ * nothing more is read from it until its reply is out, which bounds its memory
+ * to one frame. Anything hostile (bad magic, bad op or length, wrong secret,
+ * silence during the hello, a half-sent frame that stalls) drops that
+ * connection only, logged at DEBUG.
+ *
+ * Scale: clients are bounded by file descriptors only. An event costs O(1)
+ * plus the work of its request (see store_ops.c); no step walks all clients.
+ * Timeouts: the hello and stall timeouts are constants, so a list in the order
+ * the deadlines were set is sorted: the loop looks at the list heads, O(1) per
+ * turn; parked waits sit in a heap. When accept runs out of descriptors the
+ * store raises its soft RLIMIT_NOFILE to the hard limit once (INFO), then, at
+ * the hard limit, stops accepting for 10 ms at a time (WARN once) while the
+ * clients connected are served and new ones wait in the listen backlog.
  */
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "bootstrap/bootstrap.h"
+#include "bootstrap/store_internal.h"
 #include "core/log.h"
-#include "core/netif.h"
 
-#define NBUCKETS 4096
 #define ACCEPT_BURST 64
+#define EPOLL_BATCH 256
+#define LISTEN_BACKLOG 4096        /* the kernel caps it at net.core.somaxconn */
+#define ACCEPT_PAUSE_S 0.010
 
-typedef enum { C_HELLO, C_HDR, C_BODY, C_PARKED, C_WRITE } cstate_t;
+static char listener_tag, wake_tag; /* epoll data of the listener and the stop eventfd */
 
-typedef struct {
-    int fd;
-    int dead;
-    cstate_t state;
-    const char *close_after;              /* set: close after the reply, logging this */
-    char peer[COLL_SOCKADDR_STRLEN];
-    uint8_t hdr[COLL_STORE_HELLO_BYTES];  /* hello, then each request header */
-    size_t got;                           /* bytes of hdr / body received */
-    uint32_t op, klen, vlen;
-    uint8_t *body;                        /* key then value of the current request */
-    uint8_t *out;
-    size_t out_len, out_done;
-    double deadline;                      /* 0 = none */
-    int64_t target;                       /* BARRIER: answer when counter >= target */
-} conn_t;
-
-typedef struct kv {
-    struct kv *next;
-    uint32_t hash, klen, vlen;
-    uint8_t *buf;                         /* key then value (the request body, kept) */
-} kv_t;
-
-struct coll_store_server {
-    int lfd, efd;
-    pthread_t thr;
-    uint8_t secret[COLL_SECRET_BYTES];
-    char addr[COLL_SOCKADDR_STRLEN];
-    conn_t *conns[COLL_STORE_MAX_CLIENTS];
-    int nconns;
-    struct pollfd pfds[COLL_STORE_MAX_CLIENTS + 2];
-    kv_t *buckets[NBUCKETS];
-    uint64_t total;                       /* bytes of values held */
-    double accept_pause_until;
-    int started;                          /* the thread runs (under fork_lock) */
-};
-
-static double now_s(void)
+double coll_store_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static uint32_t rd32(const uint8_t *p)
+uint32_t coll_store_rd32(const uint8_t *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-static void wr32(uint8_t *p, uint32_t v)
+void coll_store_wr32(uint8_t *p, uint32_t v)
 {
     for (int i = 0; i < 4; i++)
         p[i] = (uint8_t)(v >> (8 * i));
 }
 
-static int64_t rd64(const uint8_t *p)
+#define rd32 coll_store_rd32
+#define wr32 coll_store_wr32
+#define now_s coll_store_now
+
+static void add_stat(_Atomic uint64_t *c, uint64_t v)
 {
-    return (int64_t)((uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32);
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
+                          memory_order_relaxed);
 }
 
-static void wr64(uint8_t *p, int64_t v)
+/* ---- timers and epoll interest ------------------------------------------ */
+
+static clist_t *timer_list(coll_store_server_t *s, int which)
 {
-    wr32(p, (uint32_t)(uint64_t)v);
-    wr32(p + 4, (uint32_t)((uint64_t)v >> 32));
+    return which == T_HELLO ? &s->hello_list : &s->stall_list;
 }
 
-/* ---- frame validation (shared with coll_store_decode_frame) ------------ */
-
-static coll_status_t check_header(const uint8_t *h, uint32_t *op, uint32_t *klen,
-                                  uint32_t *vlen, const char **why)
+/* Put c on timer list which (T_NONE: none) with that deadline, at the tail:
+ * the lists stay sorted since each list's timeout is one constant. */
+static void timer_set(coll_store_server_t *s, conn_t *c, int which, double deadline)
 {
-    *op = rd32(h + 4), *klen = rd32(h + 8), *vlen = rd32(h + 12);
-    if (rd32(h) != COLL_STORE_MAGIC)
-        return *why = "bad magic", COLL_ERR_INVALID_ARG;
-    if (*op < COLL_STORE_SET || *op >= COLL_STORE_OP_END)
-        return *why = "unknown op", COLL_ERR_INVALID_ARG;
-    if (*klen == 0 || *klen > COLL_STORE_MAX_KEY)
-        return *why = "bad key length", COLL_ERR_INVALID_ARG;
-    if (*vlen > COLL_STORE_MAX_VALUE)
-        return *why = "value too large", COLL_ERR_INVALID_ARG;
-    int ok = *op == COLL_STORE_SET ||
-             (*op == COLL_STORE_GET && (*vlen == 0 || *vlen == 4)) ||
-             (*op == COLL_STORE_ADD && *vlen == 8) || (*op == COLL_STORE_DEL && *vlen == 0) ||
-             (*op == COLL_STORE_BARRIER && *vlen == 8) || *op == COLL_STORE_FAIL;
-    if (!ok)
-        return *why = "bad value length for op", COLL_ERR_INVALID_ARG;
-    return COLL_SUCCESS;
+    if (c->tlist != T_NONE)
+        clist_del(timer_list(s, c->tlist), c, lk_timer);
+    c->tlist = which;
+    if (which == T_NONE)
+        return;
+    c->deadline = deadline;
+    clist_push(timer_list(s, which), c, lk_timer);
 }
 
-static coll_status_t check_payload(uint32_t op, const uint8_t *val, const char **why)
+static uint32_t events_of(const conn_t *c)
 {
-    if (op == COLL_STORE_BARRIER && rd32(val) == 0)
-        return *why = "barrier of 0 clients", COLL_ERR_INVALID_ARG;
-    return COLL_SUCCESS;
-}
-
-coll_status_t coll_store_decode_frame(const uint8_t *buf, size_t len, size_t *consumed)
-{
-    const char *why = "";
-    uint32_t op, klen, vlen;
-    *consumed = 0;
-    if (len < COLL_STORE_REQ_HDR)
-        return COLL_SUCCESS;
-    coll_status_t st = check_header(buf, &op, &klen, &vlen, &why);
-    if (st != COLL_SUCCESS)
-        return st;
-    size_t need = COLL_STORE_REQ_HDR + (size_t)klen + vlen;
-    if (len < need)
-        return COLL_SUCCESS;
-    st = check_payload(op, buf + COLL_STORE_REQ_HDR + klen, &why);
-    if (st != COLL_SUCCESS)
-        return st;
-    *consumed = need;
-    return COLL_SUCCESS;
-}
-
-/* ---- key-value table --------------------------------------------------- */
-
-static uint32_t hash_key(const uint8_t *k, uint32_t len)
-{
-    uint32_t h = 2166136261u;
-    for (uint32_t i = 0; i < len; i++)
-        h = (h ^ k[i]) * 16777619u;
-    return h;
-}
-
-static kv_t **kv_find(coll_store_server_t *s, const uint8_t *key, uint32_t klen)
-{
-    uint32_t h = hash_key(key, klen);
-    kv_t **pp = &s->buckets[h % NBUCKETS];
-    for (; *pp; pp = &(*pp)->next)
-        if ((*pp)->hash == h && (*pp)->klen == klen && !memcmp((*pp)->buf, key, klen))
-            return pp;
-    return pp; /* points at the NULL tail */
-}
-
-static void kv_free(coll_store_server_t *s, kv_t **pp)
-{
-    kv_t *e = *pp;
-    *pp = e->next;
-    s->total -= e->vlen;
-    free(e->buf);
-    free(e);
-}
-
-/* Takes ownership of buf (key then value) on success. */
-static coll_status_t kv_put(coll_store_server_t *s, uint8_t *buf, uint32_t klen, uint32_t vlen)
-{
-    kv_t **pp = kv_find(s, buf, klen);
-    uint64_t old = *pp ? (*pp)->vlen : 0;
-    if (s->total - old + vlen > COLL_STORE_MAX_TOTAL)
-        return COLL_ERR_NO_MEMORY;
-    if (*pp) {
-        free((*pp)->buf);
-    } else {
-        kv_t *e = calloc(1, sizeof *e);
-        if (!e)
-            return COLL_ERR_NO_MEMORY;
-        e->hash = hash_key(buf, klen);
-        e->klen = klen;
-        *pp = e;
+    switch (c->state) {
+    case C_PARKED:
+        return EPOLLRDHUP;
+    case C_WRITE:
+        return EPOLLOUT;
+    default:
+        return EPOLLIN;
     }
-    (*pp)->buf = buf;
-    (*pp)->vlen = vlen;
-    s->total = s->total - old + vlen;
-    return COLL_SUCCESS;
+}
+
+static void set_events(coll_store_server_t *s, conn_t *c)
+{
+    uint32_t ev = events_of(c);
+    if (c->dead || ev == c->events)
+        return;
+    struct epoll_event e = {.events = ev, .data.ptr = c};
+    if (epoll_ctl(s->epfd, EPOLL_CTL_MOD, c->fd, &e) != 0) {
+        conn_kill(s, c, "epoll_ctl failed");
+        return;
+    }
+    c->events = ev;
 }
 
 /* ---- connections -------------------------------------------------------- */
 
-static void conn_kill(conn_t *c, const char *why)
+void conn_kill(coll_store_server_t *s, conn_t *c, const char *why)
 {
     if (c->dead)
         return;
-    COLL_DEBUG(COLL_SUB_BOOTSTRAP, "rendezvous store: dropping client %s: %s", c->peer, why);
+    if (why)
+        COLL_DEBUG(COLL_SUB_BOOTSTRAP, "rendezvous store: dropping client %s: %s", c->peer, why);
+    store_unpark(s, c);
+    timer_set(s, c, T_NONE, 0);
+    /* Leave the epoll set first: close() alone does not when a forked child
+     * still holds a copy of the socket, and its events would name a freed c. */
+    (void)epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
     c->fd = -1;
     c->dead = 1;
+    clist_del(&s->all, c, lk_all);
+    s->nconns--;
+    c->next_dead = s->dead; /* freed at the end of the loop turn: events may name it */
+    s->dead = c;
 }
 
-static void conn_reset(conn_t *c)
+static void free_dead(coll_store_server_t *s)
 {
-    free(c->body);
-    free(c->out);
-    c->body = c->out = NULL;
-    c->got = c->out_len = c->out_done = 0;
-    c->deadline = 0;
+    while (s->dead) {
+        conn_t *c = s->dead;
+        s->dead = c->next_dead;
+        sval_put(s, c->val);
+        sval_put(s, c->rval);
+        free(c);
+    }
+}
+
+static void conn_reset(coll_store_server_t *s, conn_t *c)
+{
+    sval_put(s, c->val);
+    sval_put(s, c->rval);
+    c->val = c->rval = NULL;
+    c->got = c->out_done = 0;
     c->state = C_HDR;
+    timer_set(s, c, T_NONE, 0);
+    set_events(s, c);
 }
 
-static void conn_flush(conn_t *c)
+static void conn_flush(coll_store_server_t *s, conn_t *c)
 {
-    while (c->out_done < c->out_len) {
-        ssize_t n = send(c->fd, c->out + c->out_done, c->out_len - c->out_done, MSG_NOSIGNAL);
+    size_t vlen = c->rval ? c->rval->len : 0, total = COLL_STORE_REP_HDR + vlen;
+    while (c->out_done < total) {
+        struct iovec iov[2];
+        int niov = 0;
+        if (c->out_done < COLL_STORE_REP_HDR)
+            iov[niov++] = (struct iovec){c->rhdr + c->out_done, COLL_STORE_REP_HDR - c->out_done};
+        size_t voff = c->out_done > COLL_STORE_REP_HDR ? c->out_done - COLL_STORE_REP_HDR : 0;
+        if (vlen > voff)
+            iov[niov++] = (struct iovec){c->rval->data + voff, vlen - voff};
+        struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)niov};
+        ssize_t n = sendmsg(c->fd, &m, MSG_NOSIGNAL);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
             if (errno != EAGAIN && errno != EWOULDBLOCK)
-                conn_kill(c, strerror(errno));
+                conn_kill(s, c, strerror(errno));
+            else
+                set_events(s, c);
             return;
         }
         c->out_done += (size_t)n;
-        c->deadline = now_s() + COLL_STORE_STALL_TIMEOUT_S;
+        add_stat(&s->bytes_out, (uint64_t)n);
+        if (c->out_done < total)
+            timer_set(s, c, T_STALL, now_s() + COLL_STORE_STALL_TIMEOUT_S);
     }
     if (c->close_after) {
-        conn_kill(c, c->close_after);
+        conn_kill(s, c, c->close_after);
         return;
     }
-    conn_reset(c);
+    conn_reset(s, c);
 }
 
-/* Queue a reply (value may be NULL when vlen is 0) and start sending it. */
-static void conn_reply(conn_t *c, coll_status_t st, const void *val, uint32_t vlen)
+void conn_reply(coll_store_server_t *s, conn_t *c, coll_status_t st, sval_t *val)
 {
-    free(c->out);
-    c->out = malloc(COLL_STORE_REP_HDR + (size_t)vlen);
-    if (!c->out) {
-        conn_kill(c, "out of memory for a reply");
+    if (c->dead) {
+        sval_put(s, val);
         return;
     }
-    wr32(c->out, COLL_STORE_MAGIC);
-    wr32(c->out + 4, (uint32_t)st);
-    wr32(c->out + 8, vlen);
-    if (vlen)
-        memcpy(c->out + COLL_STORE_REP_HDR, val, vlen);
-    c->out_len = COLL_STORE_REP_HDR + (size_t)vlen;
+    wr32(c->rhdr, COLL_STORE_MAGIC);
+    wr32(c->rhdr + 4, (uint32_t)st);
+    wr32(c->rhdr + 8, val ? val->len : 0);
+    sval_put(s, c->rval);
+    c->rval = val;
     c->out_done = 0;
     c->state = C_WRITE;
-    c->deadline = now_s() + COLL_STORE_STALL_TIMEOUT_S;
-    conn_flush(c);
+    timer_set(s, c, T_STALL, now_s() + COLL_STORE_STALL_TIMEOUT_S);
+    conn_flush(s, c);
 }
 
-static int kv_counter(const kv_t *e, int64_t *v)
+void conn_reply_text(coll_store_server_t *s, conn_t *c, coll_status_t st, const char *text)
 {
-    if (!e || e->vlen != 8)
-        return 0;
-    *v = rd64(e->buf + e->klen);
-    return 1;
+    size_t l = text ? strlen(text) : 0;
+    sval_t *v = l ? sval_new(s, (uint32_t)l) : NULL;
+    if (v)
+        memcpy(v->data, text, l);
+    conn_reply(s, c, st, v);
 }
 
-/* Answer the parked requests that key now satisfies. */
-static void wake_waiters(coll_store_server_t *s, const uint8_t *key, uint32_t klen)
-{
-    kv_t *e = *kv_find(s, key, klen);
-    if (!e)
-        return;
-    for (int i = 0; i < s->nconns; i++) {
-        conn_t *c = s->conns[i];
-        if (c->dead || c->state != C_PARKED || c->klen != klen || memcmp(c->body, key, klen))
-            continue;
-        int64_t v;
-        if (c->op == COLL_STORE_GET)
-            conn_reply(c, COLL_SUCCESS, e->buf + e->klen, e->vlen);
-        else if (kv_counter(e, &v) && v >= c->target) {
-            uint8_t b[8];
-            wr64(b, v);
-            conn_reply(c, COLL_SUCCESS, b, 8);
-        }
-    }
-}
-
-/* The "<job>/!failed" entry of the job of key (its text before the first
- * '/'), or NULL when that job has not failed. */
-static kv_t *job_failed(coll_store_server_t *s, const uint8_t *key, uint32_t klen)
-{
-    uint32_t j = 0;
-    while (j < klen && key[j] != '/')
-        j++;
-    size_t sl = sizeof COLL_STORE_FAILED_SUFFIX - 1;
-    if (j + sl > COLL_STORE_MAX_KEY)
-        return NULL;
-    uint8_t k[COLL_STORE_MAX_KEY];
-    memcpy(k, key, j);
-    memcpy(k + j, COLL_STORE_FAILED_SUFFIX, sl);
-    return *kv_find(s, k, j + (uint32_t)sl);
-}
-
-/* Answer every parked request of the job that just failed. */
-static void wake_failed(coll_store_server_t *s, const uint8_t *job, uint32_t jlen, const kv_t *e)
-{
-    for (int i = 0; i < s->nconns; i++) {
-        conn_t *c = s->conns[i];
-        if (c->dead || c->state != C_PARKED || c->klen <= jlen || memcmp(c->body, job, jlen) ||
-            c->body[jlen] != '/')
-            continue;
-        conn_reply(c, COLL_ERR_ABORTED, e->buf + e->klen, e->vlen);
-    }
-}
-
-static void park(conn_t *c, uint32_t wait_ms)
+void conn_park(coll_store_server_t *s, conn_t *c)
 {
     c->state = C_PARKED;
-    c->deadline = wait_ms == COLL_STORE_WAIT_FOREVER ? 0 : now_s() + wait_ms / 1000.0;
-}
-
-/* i64 add with wrap-around (no signed-overflow UB). */
-static coll_status_t counter_add(coll_store_server_t *s, conn_t *c, int64_t delta, int64_t *out)
-{
-    kv_t **pp = kv_find(s, c->body, c->klen);
-    int64_t v = 0;
-    if (*pp && !kv_counter(*pp, &v))
-        return COLL_ERR_INVALID_ARG;
-    v = (int64_t)((uint64_t)v + (uint64_t)delta);
-    if (*pp) {
-        wr64((*pp)->buf + (*pp)->klen, v);
-    } else {
-        uint8_t *buf = malloc((size_t)c->klen + 8);
-        if (!buf)
-            return COLL_ERR_NO_MEMORY;
-        memcpy(buf, c->body, c->klen);
-        wr64(buf + c->klen, v);
-        coll_status_t st = kv_put(s, buf, c->klen, 8);
-        if (st != COLL_SUCCESS) {
-            free(buf);
-            return st;
-        }
-    }
-    *out = v;
-    return COLL_SUCCESS;
-}
-
-static void process(coll_store_server_t *s, conn_t *c)
-{
-    const uint8_t *val = c->body + c->klen;
-    uint8_t b[8];
-    int64_t v;
-    coll_status_t st;
-    kv_t **pp;
-    switch (c->op) {
-    case COLL_STORE_SET:
-        st = kv_put(s, c->body, c->klen, c->vlen);
-        if (st == COLL_SUCCESS) {
-            uint8_t *key = c->body;
-            c->body = NULL; /* now owned by the table */
-            conn_reply(c, st, NULL, 0);
-            wake_waiters(s, key, c->klen);
-        } else {
-            conn_reply(c, st, NULL, 0);
-        }
-        return;
-    case COLL_STORE_GET: {
-        kv_t *f;
-        pp = kv_find(s, c->body, c->klen);
-        if (*pp)
-            conn_reply(c, COLL_SUCCESS, (*pp)->buf + (*pp)->klen, (*pp)->vlen);
-        else if ((f = job_failed(s, c->body, c->klen)) != NULL)
-            conn_reply(c, COLL_ERR_ABORTED, f->buf + f->klen, f->vlen);
-        else if (c->vlen == 4 && rd32(val) == 0)
-            conn_reply(c, COLL_ERR_TIMEOUT, NULL, 0);
-        else
-            park(c, c->vlen == 4 ? rd32(val) : COLL_STORE_WAIT_FOREVER);
-        return;
-    }
-    case COLL_STORE_FAIL: {
-        if (memchr(c->body, '/', c->klen) || c->klen + sizeof COLL_STORE_FAILED_SUFFIX - 1 > COLL_STORE_MAX_KEY) {
-            conn_reply(c, COLL_ERR_INVALID_ARG, NULL, 0);
-            return;
-        }
-        if (job_failed(s, c->body, c->klen)) {   /* the first reason stays */
-            conn_reply(c, COLL_SUCCESS, NULL, 0);
-            return;
-        }
-        uint32_t jlen = c->klen, sl = (uint32_t)sizeof COLL_STORE_FAILED_SUFFIX - 1;
-        uint8_t *buf = malloc((size_t)jlen + sl + c->vlen);
-        if (!buf) {
-            conn_reply(c, COLL_ERR_NO_MEMORY, NULL, 0);
-            return;
-        }
-        memcpy(buf, c->body, jlen);
-        memcpy(buf + jlen, COLL_STORE_FAILED_SUFFIX, sl);
-        memcpy(buf + jlen + sl, val, c->vlen);
-        st = kv_put(s, buf, jlen + sl, c->vlen);
-        if (st != COLL_SUCCESS) {
-            free(buf);
-            conn_reply(c, st, NULL, 0);
-            return;
-        }
-        conn_reply(c, COLL_SUCCESS, NULL, 0);
-        wake_failed(s, buf, jlen, job_failed(s, buf, jlen));
-        return;
-    }
-    case COLL_STORE_ADD: {
-        uint8_t key[COLL_STORE_MAX_KEY];
-        uint32_t klen = c->klen;
-        memcpy(key, c->body, klen); /* the reply may free the body */
-        st = counter_add(s, c, rd64(val), &v);
-        wr64(b, v);
-        conn_reply(c, st, st == COLL_SUCCESS ? b : NULL, st == COLL_SUCCESS ? 8 : 0);
-        if (st == COLL_SUCCESS)
-            wake_waiters(s, key, klen);
-        return;
-    }
-    case COLL_STORE_DEL:
-        pp = kv_find(s, c->body, c->klen);
-        if (*pp)
-            kv_free(s, pp);
-        conn_reply(c, COLL_SUCCESS, NULL, 0);
-        return;
-    case COLL_STORE_BARRIER: {
-        uint32_t n = rd32(val), wait_ms = rd32(val + 4);
-        kv_t *f = job_failed(s, c->body, c->klen);
-        if (f) {
-            conn_reply(c, COLL_ERR_ABORTED, f->buf + f->klen, f->vlen);
-            return;
-        }
-        st = counter_add(s, c, 1, &v);
-        if (st != COLL_SUCCESS) {
-            conn_reply(c, st, NULL, 0);
-            return;
-        }
-        /* the next multiple of n at or above v */
-        c->target = (int64_t)(((uint64_t)v + n - 1) / n * n);
-        uint8_t key[COLL_STORE_MAX_KEY];
-        uint32_t klen = c->klen;
-        memcpy(key, c->body, klen);
-        if (v >= c->target) {
-            wr64(b, v);
-            conn_reply(c, COLL_SUCCESS, b, 8);
-        } else {
-            park(c, wait_ms);
-        }
-        wake_waiters(s, key, klen);
-        return;
-    }
-    default:
-        conn_kill(c, "unknown op");
-    }
+    timer_set(s, c, T_NONE, 0);
+    set_events(s, c);
 }
 
 /* ---- reading ------------------------------------------------------------ */
@@ -476,37 +245,45 @@ static int secret_ok(const uint8_t *a, const uint8_t *b)
 static void on_hello(coll_store_server_t *s, conn_t *c)
 {
     if (rd32(c->hdr) != COLL_STORE_MAGIC) {
-        conn_kill(c, "bad magic in hello (not a collbench client)");
+        conn_kill(s, c, "bad magic in hello (not a collbench client)");
         return;
     }
     if (rd32(c->hdr + 4) != COLL_STORE_VERSION) {
         c->close_after = "speaks another protocol version";
-        conn_reply(c, COLL_ERR_UNSUPPORTED, NULL, 0);
+        conn_reply(s, c, COLL_ERR_UNSUPPORTED, NULL);
         return;
     }
     if (!secret_ok(c->hdr + 8, s->secret)) {
         c->close_after = "wrong secret (a stranger, or a rank with another unique id)";
-        conn_reply(c, COLL_ERR_AUTH, NULL, 0);
+        conn_reply(s, c, COLL_ERR_AUTH, NULL);
         return;
     }
     COLL_DEBUG(COLL_SUB_BOOTSTRAP, "rendezvous store: client %s joined", c->peer);
-    conn_reply(c, COLL_SUCCESS, NULL, 0);
+    conn_reply(s, c, COLL_SUCCESS, NULL);
 }
 
-static void on_header(conn_t *c)
+static void on_header(coll_store_server_t *s, conn_t *c)
 {
     const char *why = "";
-    if (check_header(c->hdr, &c->op, &c->klen, &c->vlen, &why) != COLL_SUCCESS) {
-        conn_kill(c, why);
+    if (store_check_header(c->hdr, &c->op, &c->klen, &c->vlen, &why) != COLL_SUCCESS) {
+        conn_kill(s, c, why);
         return;
     }
-    c->body = malloc((size_t)c->klen + c->vlen); /* both bounded by check_header */
-    if (!c->body) {
-        conn_kill(c, "out of memory for a request");
+    if (c->vlen && !(c->val = sval_new(s, c->vlen))) { /* bounded by the header check */
+        conn_kill(s, c, "out of memory for a request");
         return;
     }
     c->got = 0;
-    c->state = C_BODY;
+    c->state = C_KEY;
+}
+
+static void on_request(coll_store_server_t *s, conn_t *c)
+{
+    const char *why = "";
+    if (store_check_payload(c->op, c->val ? c->val->data : NULL, c->vlen, &why) != COLL_SUCCESS)
+        conn_kill(s, c, why);
+    else
+        store_process(s, c);
 }
 
 static void conn_read(coll_store_server_t *s, conn_t *c)
@@ -518,79 +295,90 @@ static void conn_read(coll_store_server_t *s, conn_t *c)
             dst = c->hdr, total = COLL_STORE_HELLO_BYTES;
         else if (c->state == C_HDR)
             dst = c->hdr, total = COLL_STORE_REQ_HDR;
-        else if (c->state == C_BODY)
-            dst = c->body, total = (size_t)c->klen + c->vlen;
+        else if (c->state == C_KEY)
+            dst = c->key, total = c->klen;
+        else if (c->state == C_VAL)
+            dst = c->val->data, total = c->vlen;
         else
             return;
         ssize_t n = recv(c->fd, dst + c->got, total - c->got, 0);
         if (n == 0 && c->state == C_HDR && c->got == 0) {
             COLL_DEBUG(COLL_SUB_BOOTSTRAP, "rendezvous store: client %s left", c->peer);
-            close(c->fd);
-            c->fd = -1;
-            c->dead = 1;
+            conn_kill(s, c, NULL);
             return;
         }
         if (n == 0) {
-            conn_kill(c, c->state == C_HELLO ? "closed the connection during the hello"
-                                             : "closed the connection in the middle of a request");
+            conn_kill(s, c, c->state == C_HELLO ? "closed the connection during the hello"
+                                                : "closed the connection in the middle of a request");
             return;
         }
         if (n < 0) {
             if (errno == EINTR)
                 continue;
             if (errno != EAGAIN && errno != EWOULDBLOCK)
-                conn_kill(c, strerror(errno));
+                conn_kill(s, c, strerror(errno));
             return;
         }
+        add_stat(&s->bytes_in, (uint64_t)n);
         c->got += (size_t)n;
         if (c->state != C_HELLO) /* the hello deadline is fixed: no slow-drip extension */
-            c->deadline = now_s() + COLL_STORE_STALL_TIMEOUT_S;
+            timer_set(s, c, T_STALL, now_s() + COLL_STORE_STALL_TIMEOUT_S);
         if (c->got < total)
             continue;
         if (c->state == C_HELLO) {
             on_hello(s, c);
         } else if (c->state == C_HDR) {
-            on_header(c);
+            on_header(s, c);
+        } else if (c->state == C_KEY && c->vlen) {
+            c->got = 0;
+            c->state = C_VAL;
         } else {
-            const char *why = "";
-            if (check_payload(c->op, c->body + c->klen, &why) != COLL_SUCCESS)
-                conn_kill(c, why);
-            else
-                process(s, c);
+            on_request(s, c);
         }
     }
 }
 
 /* ---- accepting ---------------------------------------------------------- */
 
-static void compact(coll_store_server_t *s)
+/* The first time descriptors run out: soft RLIMIT_NOFILE up to the hard one. */
+static int raise_nofile(coll_store_server_t *s)
 {
-    int j = 0;
-    for (int i = 0; i < s->nconns; i++) {
-        conn_t *c = s->conns[i];
-        if (c->dead) {
-            free(c->body);
-            free(c->out);
-            free(c);
-        } else {
-            s->conns[j++] = c;
-        }
-    }
-    s->nconns = j;
+    struct rlimit rl;
+    if (s->fd_raised || getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= rl.rlim_max)
+        return 0;
+    s->fd_raised = 1;
+    rlim_t old = rl.rlim_cur;
+    rl.rlim_cur = rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return 0;
+    COLL_INFO(COLL_SUB_BOOTSTRAP,
+              "rendezvous store: raised the open-file limit from %llu to %llu at %zu clients",
+              (unsigned long long)old, (unsigned long long)rl.rlim_max, s->nconns);
+    return 1;
 }
 
-/* Make room by dropping the oldest connection still in its hello. */
-static int evict_one(coll_store_server_t *s)
+static void pause_accepting(coll_store_server_t *s, int err)
 {
-    conn_t *old = NULL;
-    for (int i = 0; i < s->nconns; i++)
-        if (s->conns[i]->state == C_HELLO && (!old || s->conns[i]->deadline < old->deadline))
-            old = s->conns[i];
-    if (!old)
-        return 0;
-    conn_kill(old, "evicted: too many connections, and this one has not said hello");
-    compact(s);
-    return 1;
+    struct epoll_event e = {.events = 0, .data.ptr = &listener_tag};
+    (void)epoll_ctl(s->epfd, EPOLL_CTL_MOD, s->lfd, &e); /* level-triggered: mute it */
+    s->accept_pause_until = now_s() + ACCEPT_PAUSE_S;
+    if (s->fd_warned)
+        return;
+    s->fd_warned = 1;
+    struct rlimit rl = {0, 0};
+    (void)getrlimit(RLIMIT_NOFILE, &rl);
+    COLL_WARN(COLL_SUB_BOOTSTRAP,
+              "rendezvous store: accept: %s with %zu clients connected (open-file limit %llu, "
+              "hard %llu): new clients wait in the listen backlog until some leave",
+              strerror(err), s->nconns, (unsigned long long)rl.rlim_cur,
+              (unsigned long long)rl.rlim_max);
+}
+
+static void resume_accepting(coll_store_server_t *s)
+{
+    struct epoll_event e = {.events = EPOLLIN, .data.ptr = &listener_tag};
+    (void)epoll_ctl(s->epfd, EPOLL_CTL_MOD, s->lfd, &e);
+    s->accept_pause_until = 0;
 }
 
 static void accept_burst(coll_store_server_t *s)
@@ -600,26 +388,19 @@ static void accept_burst(coll_store_server_t *s)
         socklen_t sl = sizeof ss;
         int fd = accept4(s->lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
-            if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
+            int err = errno;
+            if (err == EINTR || err == ECONNABORTED || err == EPROTO)
                 continue;
-            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-                COLL_DEBUG(COLL_SUB_BOOTSTRAP, "rendezvous store: accept: %s (pausing 100 ms)",
-                           strerror(errno));
-                s->accept_pause_until = now_s() + 0.1;
-            }
+            if (err == EMFILE && raise_nofile(s))
+                continue;
+            if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM)
+                pause_accepting(s, err);
             return;
         }
-        char peer[COLL_SOCKADDR_STRLEN];
-        coll_sockaddr_str(&ss, peer, sizeof peer);
-        if (s->nconns >= COLL_STORE_MAX_CLIENTS && !evict_one(s)) {
-            COLL_DEBUG(COLL_SUB_BOOTSTRAP,
-                       "rendezvous store: refusing %s: %d clients connected already", peer,
-                       s->nconns);
-            close(fd);
-            continue;
-        }
         conn_t *c = calloc(1, sizeof *c);
-        if (!c) {
+        struct epoll_event e = {.events = EPOLLIN, .data.ptr = c};
+        if (!c || epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &e) != 0) {
+            free(c);
             close(fd);
             continue;
         }
@@ -627,56 +408,44 @@ static void accept_burst(coll_store_server_t *s)
         (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one); /* best effort */
         c->fd = fd;
         c->state = C_HELLO;
-        c->deadline = now_s() + COLL_STORE_HELLO_TIMEOUT_S;
-        memcpy(c->peer, peer, sizeof peer);
-        s->conns[s->nconns++] = c;
+        c->events = EPOLLIN;
+        coll_sockaddr_str(&ss, c->peer, sizeof c->peer);
+        timer_set(s, c, T_HELLO, now_s() + COLL_STORE_HELLO_TIMEOUT_S);
+        clist_push(&s->all, c, lk_all);
+        if (++s->nconns > atomic_load_explicit(&s->peak_conns, memory_order_relaxed))
+            atomic_store_explicit(&s->peak_conns, s->nconns, memory_order_relaxed);
     }
 }
 
 /* ---- the loop ----------------------------------------------------------- */
 
-static void expire(coll_store_server_t *s)
+static void run_timers(coll_store_server_t *s)
 {
     double now = now_s();
-    for (int i = 0; i < s->nconns; i++) {
-        conn_t *c = s->conns[i];
-        if (c->dead || c->deadline == 0 || now < c->deadline)
-            continue;
-        if (c->state == C_PARKED)
-            conn_reply(c, COLL_ERR_TIMEOUT, NULL, 0);
-        else if (c->state == C_HELLO)
-            conn_kill(c, "no valid hello within the handshake timeout");
-        else if (c->state == C_WRITE)
-            conn_kill(c, "does not read its reply");
-        else
-            conn_kill(c, "stalled in the middle of a request");
-    }
+    conn_t *c;
+    while ((c = s->hello_list.head) && c->deadline <= now)
+        conn_kill(s, c, "no valid hello within the handshake timeout");
+    while ((c = s->stall_list.head) && c->deadline <= now)
+        conn_kill(s, c, c->state == C_WRITE ? "does not read its reply"
+                                            : "stalled in the middle of a request");
+    while ((c = heap_top(s)) && c->deadline <= now)
+        store_expire_parked(s, c);
+    if (s->accept_pause_until > 0 && now >= s->accept_pause_until)
+        resume_accepting(s);
 }
 
-static int poll_timeout_ms(const coll_store_server_t *s, int accepting)
+/* Milliseconds to the next deadline (-1: none): list heads, heap top, pause. */
+static int next_timeout_ms(coll_store_server_t *s)
 {
-    double now = now_s(), next = accepting ? 0 : s->accept_pause_until;
-    for (int i = 0; i < s->nconns; i++) {
-        double d = s->conns[i]->deadline;
-        if (d > 0 && (next == 0 || d < next))
-            next = d;
-    }
+    double next = s->accept_pause_until;
+    conn_t *c[3] = {s->hello_list.head, s->stall_list.head, heap_top(s)};
+    for (int i = 0; i < 3; i++)
+        if (c[i] && (next == 0 || c[i]->deadline < next))
+            next = c[i]->deadline;
     if (next == 0)
         return -1;
-    double ms = (next - now) * 1000.0 + 1.0;
+    double ms = (next - now_s()) * 1000.0 + 1.0;
     return ms < 0 ? 0 : ms > 60000 ? 60000 : (int)ms;
-}
-
-static short conn_events(const conn_t *c)
-{
-    switch (c->state) {
-    case C_PARKED:
-        return POLLRDHUP;
-    case C_WRITE:
-        return POLLOUT;
-    default:
-        return POLLIN;
-    }
 }
 
 /* fork() while a store thread is inside malloc (or holds any other lock) would
@@ -706,51 +475,65 @@ static void fork_register(void)
     pthread_atfork(fork_prepare, fork_release, fork_release);
 }
 
+
 static void *server_main(void *arg)
 {
     coll_store_server_t *s = arg;
+    struct epoll_event evs[EPOLL_BATCH];
     pthread_mutex_lock(&fork_lock);
     s->started = 1;
     pthread_cond_broadcast(&started_cond);
-    for (;;) {
-        int accepting = now_s() >= s->accept_pause_until;
-        s->pfds[0] = (struct pollfd){.fd = s->efd, .events = POLLIN};
-        s->pfds[1] = (struct pollfd){.fd = accepting ? s->lfd : -1, .events = POLLIN};
-        int ncur = s->nconns;
-        for (int i = 0; i < ncur; i++)
-            s->pfds[2 + i] = (struct pollfd){.fd = s->conns[i]->fd,
-                                             .events = conn_events(s->conns[i])};
-        int timeout_ms = poll_timeout_ms(s, accepting);
+    for (int stop = 0; !stop;) {
+        int timeout_ms = next_timeout_ms(s);
         pthread_mutex_unlock(&fork_lock);
-        int n = poll(s->pfds, (nfds_t)ncur + 2, timeout_ms);
+        int n = epoll_wait(s->epfd, evs, EPOLL_BATCH, timeout_ms);
         pthread_mutex_lock(&fork_lock);
         if (n < 0) {
             if (errno != EINTR) {
-                COLL_WARN(COLL_SUB_BOOTSTRAP, "rendezvous store: poll: %s", strerror(errno));
+                COLL_WARN(COLL_SUB_BOOTSTRAP, "rendezvous store: epoll_wait: %s", strerror(errno));
                 usleep(10000);
             }
             continue;
         }
-        if (s->pfds[0].revents)
-            break;
-        for (int i = 0; i < ncur; i++) {
-            conn_t *c = s->conns[i];
-            if (c->dead || !s->pfds[2 + i].revents)
-                continue;
-            if (c->state == C_PARKED)
-                conn_kill(c, "closed the connection while waiting");
-            else if (c->state == C_WRITE)
-                conn_flush(c);
-            else
-                conn_read(s, c);
+        for (int i = 0; i < n; i++) {
+            void *p = evs[i].data.ptr;
+            if (p == &wake_tag) {
+                stop = 1;
+            } else if (p == &listener_tag) {
+                if (s->accept_pause_until == 0)
+                    accept_burst(s);
+            } else {
+                conn_t *c = p;
+                if (c->dead)
+                    continue;
+                if (c->state == C_PARKED)
+                    conn_kill(s, c, "closed the connection while waiting");
+                else if (c->state == C_WRITE)
+                    conn_flush(s, c);
+                else
+                    conn_read(s, c);
+            }
         }
-        expire(s);
-        compact(s);
-        if (s->pfds[1].revents & POLLIN)
-            accept_burst(s);
+        run_timers(s);
+        free_dead(s);
     }
     pthread_mutex_unlock(&fork_lock);
     return NULL;
+}
+
+void coll_store_server_stats(coll_store_server_t *s, uint64_t *bytes_in, uint64_t *bytes_out,
+                             uint64_t *peak_conns, uint64_t *peak_value_bytes)
+{
+    if (!s)
+        return;
+    if (bytes_in)
+        *bytes_in = atomic_load_explicit(&s->bytes_in, memory_order_relaxed);
+    if (bytes_out)
+        *bytes_out = atomic_load_explicit(&s->bytes_out, memory_order_relaxed);
+    if (peak_conns)
+        *peak_conns = atomic_load_explicit(&s->peak_conns, memory_order_relaxed);
+    if (peak_value_bytes)
+        *peak_value_bytes = atomic_load_explicit(&s->peak_live, memory_order_relaxed);
 }
 
 /* ---- start / stop -------------------------------------------------------- */
@@ -808,7 +591,7 @@ static coll_status_t open_listener(const struct sockaddr_storage *ss, int *out)
     int one = 1;
     if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
         bind(fd, (const struct sockaddr *)ss, coll_sockaddr_len(ss)) != 0 ||
-        listen(fd, SOMAXCONN) != 0) {
+        listen(fd, LISTEN_BACKLOG > SOMAXCONN ? LISTEN_BACKLOG : SOMAXCONN) != 0) {
         coll_status_t st = coll_error_errno(
             errno == EADDRINUSE ? COLL_ERR_NETWORK : COLL_ERR_SYSTEM, COLL_SUB_BOOTSTRAP,
             "cannot listen for the rendezvous store on %s", a);
@@ -821,20 +604,35 @@ static coll_status_t open_listener(const struct sockaddr_storage *ss, int *out)
 
 static void server_free(coll_store_server_t *s)
 {
-    for (int i = 0; i < s->nconns; i++) {
-        if (!s->conns[i]->dead)
-            close(s->conns[i]->fd);
-        s->conns[i]->dead = 1;
-    }
-    compact(s);
-    for (int b = 0; b < NBUCKETS; b++)
-        while (s->buckets[b])
-            kv_free(s, &s->buckets[b]);
+    while (s->all.head)
+        conn_kill(s, s->all.head, NULL);
+    free_dead(s);
+    kv_free_all(s);
+    free(s->heap);
     if (s->lfd >= 0)
         close(s->lfd);
     if (s->efd >= 0)
         close(s->efd);
+    if (s->epfd >= 0)
+        close(s->epfd);
     free(s);
+}
+
+/* The epoll set: the stop eventfd and the listener, then every client. */
+static coll_status_t open_epoll(coll_store_server_t *s)
+{
+    s->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (s->efd < 0)
+        return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_BOOTSTRAP, "eventfd for the store");
+    s->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (s->epfd < 0)
+        return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_BOOTSTRAP, "epoll_create1 for the store");
+    struct epoll_event w = {.events = EPOLLIN, .data.ptr = &wake_tag};
+    struct epoll_event l = {.events = EPOLLIN, .data.ptr = &listener_tag};
+    if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->efd, &w) != 0 ||
+        epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->lfd, &l) != 0)
+        return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_BOOTSTRAP, "epoll_ctl for the store");
+    return COLL_SUCCESS;
 }
 
 coll_status_t coll_store_server_start(const char *addr, int port,
@@ -851,7 +649,7 @@ coll_status_t coll_store_server_start(const char *addr, int port,
     if (!s)
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_BOOTSTRAP,
                           "out of memory for the rendezvous store");
-    s->lfd = s->efd = -1;
+    s->lfd = s->efd = s->epfd = -1;
     memcpy(s->secret, secret, COLL_SECRET_BYTES);
     coll_status_t st = open_listener(&bind_ss, &s->lfd);
     if (st != COLL_SUCCESS) {
@@ -867,9 +665,8 @@ coll_status_t coll_store_server_start(const char *addr, int port,
     }
     coll_sockaddr_set_port(&adv, coll_sockaddr_port(&got));
     coll_sockaddr_str(&adv, s->addr, sizeof s->addr);
-    s->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (s->efd < 0) {
-        st = coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_BOOTSTRAP, "eventfd for the store");
+    st = open_epoll(s);
+    if (st != COLL_SUCCESS) {
         server_free(s);
         return st;
     }

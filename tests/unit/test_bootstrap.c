@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -553,6 +554,224 @@ static void test_many_connections(void **state)
     coll_store_server_stop(s);
 }
 
+/* ---- gather tables -------------------------------------------------------- */
+
+static void test_gather_complete(void **state)
+{
+    (void)state;
+    coll_id_info_t info;
+    coll_store_server_t *s = start_server("127.0.0.1", &info);
+    enum { N = 5, LEN = 7 };
+    getter_t g[2];
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) { /* parked readers, answered with one shared value */
+        g[i] = (getter_t){.info = &info, .key = "jobT/peers", .timeout = 10.0};
+        assert_int_equal(pthread_create(&t[i], NULL, getter, &g[i]), 0);
+    }
+    usleep(300000); /* both parked */
+    coll_store_t *c = connect_ok(&info);
+    const int order[N] = {3, 0, 4, 1, 2};
+    for (int k = 0; k < N; k++) {
+        char rec[LEN];
+        memset(rec, 'a' + order[k], LEN);
+        assert_int_equal(coll_store_gather(c, "jobT/peers", N, (uint32_t)order[k], rec, LEN),
+                         COLL_SUCCESS);
+    }
+    void *v = NULL;
+    size_t l = 0;
+    assert_int_equal(coll_store_get(c, "jobT/peers", 1.0, &v, &l), COLL_SUCCESS);
+    assert_int_equal(l, N * LEN);
+    for (int i = 0; i < N * LEN; i++)
+        assert_int_equal(((char *)v)[i], 'a' + i / LEN);
+    free(v);
+    for (int i = 0; i < 2; i++) {
+        pthread_join(t[i], NULL);
+        assert_int_equal(g[i].st, COLL_SUCCESS);
+        assert_int_equal(g[i].len, N * LEN);
+        assert_memory_equal(g[i].val, "aaaaaaabbbbbbbcc", sizeof g[i].val);
+        assert_true(g[i].waited > 0.1);
+    }
+    /* complete: a further GATHER is refused; DEL removes it, a new table may start */
+    assert_int_equal(coll_store_gather(c, "jobT/peers", N, 0, "xxxxxxx", LEN),
+                     COLL_ERR_INVALID_ARG);
+    assert_non_null(strstr(coll_last_error(), "holds a value"));
+    assert_int_equal(coll_store_del(c, "jobT/peers"), COLL_SUCCESS);
+    assert_int_equal(coll_store_try_get(c, "jobT/peers", &v, &l), COLL_ERR_TIMEOUT);
+    assert_int_equal(coll_store_gather(c, "jobT/peers", 2, 1, "z", 1), COLL_SUCCESS);
+    assert_int_equal(coll_store_del(c, "jobT/peers"), COLL_SUCCESS); /* an incomplete table */
+    assert_int_equal(coll_store_gather(c, "jobT/peers", 3, 1, "zz", 2), COLL_SUCCESS);
+    /* a 1-slot table of 0 bytes is complete at once */
+    assert_int_equal(coll_store_gather(c, "jobT/one", 1, 0, NULL, 0), COLL_SUCCESS);
+    assert_int_equal(coll_store_try_get(c, "jobT/one", &v, &l), COLL_SUCCESS);
+    assert_int_equal(l, 0);
+    free(v);
+    uint64_t in = 0, out = 0, conns = 0, peak = 0;
+    coll_store_server_stats(s, &in, &out, &conns, &peak);
+    assert_true(in > 0 && out > 0 && conns >= 3 && peak >= N * LEN);
+    coll_store_close(c);
+    coll_store_server_stop(s);
+}
+
+static void test_gather_bad(void **state)
+{
+    (void)state;
+    coll_id_info_t info;
+    coll_store_server_t *s = start_server("127.0.0.1", &info);
+    coll_store_t *c = connect_ok(&info);
+    assert_int_equal(coll_store_gather(c, "g", 4, 1, "abcd", 4), COLL_SUCCESS);
+    /* the same slot twice */
+    assert_int_equal(coll_store_gather(c, "g", 4, 1, "abcd", 4), COLL_ERR_INVALID_ARG);
+    assert_non_null(strstr(coll_last_error(), "slot 1 filled twice"));
+    /* another length, another n, an index out of range */
+    assert_int_equal(coll_store_gather(c, "g", 4, 2, "abc", 3), COLL_ERR_INVALID_ARG);
+    assert_non_null(strstr(coll_last_error(), "4 slots of 3 bytes differ from the table's 4 "
+                                              "slots of 4 bytes"));
+    assert_int_equal(coll_store_gather(c, "g", 5, 2, "abcd", 4), COLL_ERR_INVALID_ARG);
+    assert_non_null(strstr(coll_last_error(), "differ"));
+    assert_int_equal(coll_store_gather(c, "g", 4, 4, "abcd", 4), COLL_ERR_INVALID_ARG);
+    assert_non_null(strstr(coll_last_error(), "slot 4 out of range (4 slots)"));
+    assert_int_equal(coll_store_gather(c, "h", 0, 0, "abcd", 4), COLL_ERR_INVALID_ARG);
+    /* over the value limit; a counter key is not a table, nor a table a counter */
+    assert_int_equal(coll_store_gather(c, "h", 1u << 20, 0, "abcdefghijklmnopq", 17),
+                     COLL_ERR_INVALID_ARG);
+    assert_non_null(strstr(coll_last_error(), "value limit"));
+    int64_t n;
+    assert_int_equal(coll_store_add(c, "g", 1, &n), COLL_ERR_INVALID_ARG);
+    assert_int_equal(coll_store_add(c, "ctr", 1, &n), COLL_SUCCESS);
+    assert_int_equal(coll_store_gather(c, "ctr", 2, 0, "x", 1), COLL_ERR_INVALID_ARG);
+    /* the connection and the table are fine after all that */
+    for (uint32_t i = 0; i < 4; i++)
+        if (i != 1)
+            assert_int_equal(coll_store_gather(c, "g", 4, i, "wxyz", 4), COLL_SUCCESS);
+    void *v = NULL;
+    size_t l = 0;
+    assert_int_equal(coll_store_get(c, "g", 1.0, &v, &l), COLL_SUCCESS);
+    assert_int_equal(l, 16);
+    assert_memory_equal(v, "wxyzabcdwxyzwxyz", 16);
+    free(v);
+    coll_store_close(c);
+    coll_store_server_stop(s);
+}
+
+/* A GET of an incomplete table that times out names the missing slots. */
+static void test_gather_timeout_text(void **state)
+{
+    (void)state;
+    coll_id_info_t info;
+    coll_store_server_t *s = start_server("127.0.0.1", &info);
+    coll_store_t *c = connect_ok(&info);
+    const uint32_t have[] = {0, 1, 3};
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(coll_store_gather(c, "j/peers", 40, have[i], "r", 1), COLL_SUCCESS);
+    void *v = NULL;
+    size_t l = 0;
+    double t0 = now_s();
+    assert_int_equal(coll_store_get(c, "j/peers", 0.3, &v, &l), COLL_ERR_TIMEOUT);
+    assert_true(now_s() - t0 >= 0.25 && now_s() - t0 < 2.0);
+    assert_non_null(strstr(coll_last_error(), "'j/peers'"));
+    assert_non_null(strstr(coll_last_error(), "3 of 40 joined; missing: 2, 4, 5, 6, 7, 8, 9, 10, "
+                                              "11, 12, 13, 14, 15, 16, 17, 18, ..."));
+    assert_null(strstr(coll_last_error(), "19"));
+    assert_int_equal(coll_store_try_get(c, "j/peers", &v, &l), COLL_ERR_TIMEOUT);
+    /* the connection is still usable; a short list has no "..." */
+    for (uint32_t i = 4; i < 40; i++)
+        if (i != 9 && i != 33)
+            assert_int_equal(coll_store_gather(c, "j/peers", 40, i, "r", 1), COLL_SUCCESS);
+    assert_int_equal(coll_store_get(c, "j/peers", 0.05, &v, &l), COLL_ERR_TIMEOUT);
+    assert_non_null(strstr(coll_last_error(), "37 of 40 joined; missing: 2, 9, 33"));
+    assert_null(strstr(coll_last_error(), "..."));
+    coll_store_close(c);
+    coll_store_server_stop(s);
+}
+
+/* FAIL of the job answers a GET parked on an incomplete gather table. */
+static void test_gather_fail(void **state)
+{
+    (void)state;
+    coll_id_info_t info;
+    coll_store_server_t *s = start_server("127.0.0.1", &info);
+    coll_store_t *c = connect_ok(&info);
+    assert_int_equal(coll_store_gather(c, "jobF/peers", 3, 0, "a", 1), COLL_SUCCESS);
+    getter_t g = {.info = &info, .key = "jobF/peers", .timeout = 30.0};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, getter, &g), 0);
+    usleep(300000);
+    assert_int_equal(coll_store_fail(c, "jobF", "rank 2 failed: no GPU"), COLL_SUCCESS);
+    pthread_join(t, NULL);
+    assert_int_equal(g.st, COLL_ERR_ABORTED);
+    assert_true(g.waited < 5.0);
+    assert_non_null(strstr(g.err, "rank 2 failed: no GPU"));
+    /* the probe of a waiting rank: ABORTED + reason at once */
+    void *v = NULL;
+    size_t l = 0;
+    assert_int_equal(coll_store_try_get(c, "jobF/!probe", &v, &l), COLL_ERR_ABORTED);
+    assert_non_null(strstr(coll_last_error(), "rank 2 failed: no GPU"));
+    coll_store_close(c);
+    coll_store_server_stop(s);
+}
+
+/* 2,000 clients connected at once (more than the old cap of half of that
+ * times two), all parked on one key, all answered by one SET. */
+static void raw_request(int fd, uint32_t op, const char *key, const void *val, uint32_t vlen)
+{
+    uint8_t f[COLL_STORE_REQ_HDR + 64];
+    size_t kl = strlen(key);
+    put32(f, COLL_STORE_MAGIC);
+    put32(f + 4, op);
+    put32(f + 8, (uint32_t)kl);
+    put32(f + 12, vlen);
+    memcpy(f + COLL_STORE_REQ_HDR, key, kl);
+    memcpy(f + COLL_STORE_REQ_HDR + kl, val, vlen);
+    size_t n = COLL_STORE_REQ_HDR + kl + vlen;
+    assert_int_equal(send(fd, f, n, MSG_NOSIGNAL), (ssize_t)n);
+}
+
+static void test_2000_clients(void **state)
+{
+    (void)state;
+    enum { N = 2000 };
+    struct rlimit rl;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < 2 * N + 100) {
+        print_message("hard open-file limit %llu < %d: skipped\n",
+                      (unsigned long long)rl.rlim_max, 2 * N + 100);
+        skip();
+    }
+    struct rlimit old = rl;
+    rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > 2 * N + 100 ? 2 * N + 100
+                                                                            : rl.rlim_max;
+    if (rl.rlim_cur < old.rlim_cur)
+        rl.rlim_cur = old.rlim_cur;
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+    coll_id_info_t info;
+    coll_store_server_t *s = start_server("127.0.0.1", &info);
+    int *fds = malloc(N * sizeof *fds);
+    assert_non_null(fds);
+    for (int i = 0; i < N; i++) { /* all connected and parked at once */
+        fds[i] = raw_connect(&info);
+        raw_hello(fds[i]);
+        raw_request(fds[i], COLL_STORE_GET, "wide", NULL, 0);
+    }
+    coll_store_t *c = connect_ok(&info);
+    assert_int_equal(coll_store_set(c, "wide", "0123456789", 10), COLL_SUCCESS);
+    for (int i = 0; i < N; i++) {
+        uint8_t r[COLL_STORE_REP_HDR + 10];
+        assert_int_equal(recv(fds[i], r, sizeof r, MSG_WAITALL), (ssize_t)sizeof r);
+        assert_int_equal(r[4], COLL_SUCCESS);
+        assert_int_equal(r[8], 10);
+        assert_memory_equal(r + COLL_STORE_REP_HDR, "0123456789", 10);
+        close(fds[i]);
+    }
+    free(fds);
+    uint64_t conns = 0, peak = 0;
+    coll_store_server_stats(s, NULL, NULL, &conns, &peak);
+    assert_true(conns >= N + 1);
+    assert_true(peak < 4096); /* one value shared by the 2,000 replies */
+    coll_store_close(c);
+    coll_store_server_stop(s);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+}
+
 static void test_decode_frame(void **state)
 {
     (void)state;
@@ -587,6 +806,23 @@ static void test_decode_frame(void **state)
     assert_int_equal(coll_store_decode_frame(f, 27, &used), COLL_ERR_INVALID_ARG);
     put32(f, 0);
     assert_int_equal(coll_store_decode_frame(f, 21, &used), COLL_ERR_INVALID_ARG);
+    /* GATHER: u32 n, u32 idx, then the payload: at least 8 bytes; n and idx are
+     * the table's business (answered, not dropped) */
+    put32(f, COLL_STORE_MAGIC);
+    put32(f + 4, COLL_STORE_GATHER);
+    put32(f + 8, 3);
+    put32(f + 12, 7);
+    assert_int_equal(coll_store_decode_frame(f, 26, &used), COLL_ERR_INVALID_ARG);
+    put32(f + 12, 8);
+    put32(f + 19, 0);
+    put32(f + 23, 5);
+    assert_int_equal(coll_store_decode_frame(f, 27, &used), COLL_SUCCESS);
+    assert_int_equal(used, 27);
+    put32(f + 12, 11);
+    assert_int_equal(coll_store_decode_frame(f, 29, &used), COLL_SUCCESS);
+    assert_int_equal(used, 0);
+    assert_int_equal(coll_store_decode_frame(f, 30, &used), COLL_SUCCESS);
+    assert_int_equal(used, 30);
     /* random input never reads out of bounds (run under ASan in the sanitizer build) */
     srand(11);
     for (int it = 0; it < 200000; it++) {
@@ -638,8 +874,10 @@ static int child_run(const coll_id_info_t *info, int rank, int n, atomic_int *ar
         free(mine);
         /* barrier: nobody leaves before everybody arrived */
         atomic_fetch_add(arrived, 1);
-        if (coll_bootstrap_barrier(&bs) != COLL_SUCCESS)
+        if (coll_bootstrap_barrier(&bs) != COLL_SUCCESS) {
+            fprintf(stderr, "rank %d of %d: %s\n", rank, n, coll_last_error());
             return 14;
+        }
         if (atomic_load(arrived) < n * (round + 1))
             return 15;
         /* bcast from a rotating root */
@@ -826,6 +1064,11 @@ int main(void)
         cmocka_unit_test(test_ipv6),
         cmocka_unit_test(test_hostile_clients),
         cmocka_unit_test(test_many_connections),
+        cmocka_unit_test(test_gather_complete),
+        cmocka_unit_test(test_gather_bad),
+        cmocka_unit_test(test_gather_timeout_text),
+        cmocka_unit_test(test_gather_fail),
+        cmocka_unit_test(test_2000_clients),
         cmocka_unit_test(test_decode_frame),
         cmocka_unit_test(test_collectives_procs),
         cmocka_unit_test(test_collectives_threads_big),

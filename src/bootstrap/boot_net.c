@@ -516,7 +516,7 @@ coll_status_t boot_store_probe(coll_bootstrap_t *bs)
     snprintf(key, sizeof key, "%s/!probe", bs->prefix);
     void *v = NULL;
     size_t l = 0;
-    coll_status_t s = coll_store_get(st, key, 0, &v, &l);
+    coll_status_t s = coll_store_try_get(st, key, &v, &l);
     free(v);
     coll_store_close(st);
     if (s == COLL_ERR_ABORTED)

@@ -57,20 +57,25 @@ static coll_status_t join_store(coll_bootstrap_t *bs, const uint8_t *slot, size_
     coll_store_set_abort_flag(st, bs->abort_flag);
     char key[COLL_STORE_MAX_KEY];
     snprintf(key, sizeof key, "%s/join", bs->prefix);
-    /* INTERIM until the store's GATHER op lands: SET per rank, GET per rank at the root */
-    char k2[COLL_STORE_MAX_KEY];
-    snprintf(k2, sizeof k2, "%s/%d", key, bs->rank);
-    coll_status_t s = coll_store_set(st, k2, slot, slot_len);
-    for (int r = 0; s == COLL_SUCCESS && bs->rank == 0 && r < bs->nranks; r++) {
+    coll_status_t s = coll_store_gather(st, key, (uint32_t)bs->nranks, (uint32_t)bs->rank, slot, slot_len);
+    if (s == COLL_SUCCESS && bs->rank == 0) {
+        /* one reply of N slots: the only O(N) transfer of the store */
         void *v = NULL;
         size_t l = 0;
-        snprintf(k2, sizeof k2, "%s/%d", key, r);
-        s = coll_store_get(st, k2, bs->timeout_s, &v, &l);
-        if (s == COLL_SUCCESS && l != slot_len)
-            s = coll_error(COLL_ERR_INTERNAL, COLL_SUB_BOOTSTRAP, "bad join slot");
+        s = coll_store_get(st, key, bs->timeout_s, &v, &l);
+        if (s == COLL_ERR_TIMEOUT) {
+            char why[768];
+            snprintf(why, sizeof why, "%s", coll_last_error());
+            s = coll_error(COLL_ERR_TIMEOUT, COLL_SUB_BOOTSTRAP,
+                           "timed out after %.1f s (COLL_CONNECT_TIMEOUT) waiting for all %d ranks to join: %s",
+                           bs->timeout_s, bs->nranks, why);
+        } else if (s == COLL_SUCCESS && l != slot_len * (size_t)bs->nranks) {
+            s = coll_error(COLL_ERR_INTERNAL, COLL_SUB_BOOTSTRAP,
+                           "bootstrap: the join table holds %zu bytes, expected %d x %zu", l, bs->nranks, slot_len);
+        }
         if (s == COLL_SUCCESS) {
-            memcpy(table + (size_t)r * slot_len, v, l);
-            s = coll_store_del(st, k2);
+            memcpy(table, v, l);
+            s = coll_store_del(st, key);
         }
         free(v);
     }

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # timeout: 120
+# (69-shm-64m checks the 64 MiB and 1 MiB cases; this one the warning's exact
+# form, outbox reuse and no shrink with room.)
 # The shared-memory segment fits the /dev/shm it finds (private mount
 # namespaces with a small tmpfs stand in for a container's): 8 ranks at the
 # default sizes in Docker's default 64 MiB shrink their staging with ONE

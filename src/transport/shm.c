@@ -1,17 +1,22 @@
 /*
  * shm.c - shared-memory transport for ranks of one host.
  *
- * One segment per communicator and host, created by local rank 0 with mode 0600,
- * sized with posix_fallocate (a too-small /dev/shm fails here with a clear
- * error, not later with SIGBUS), mapped by every local rank with MAP_POPULATE
- * (pages are faulted once, at init, never per call) and unlinked as soon as all
+ * One segment per communicator and host (layout: shm_seg.h), O(L) in the L
+ * local ranks, created by local rank 0 with mode 0600. Before creating it,
+ * local rank 0 compares its size with the free space of /dev/shm (statvfs,
+ * 1/8 kept free) and shrinks staging, then slots, with one warning when the
+ * configured sizes do not fit (shm_size.c); when not even the minimum fits it
+ * fails at once naming the sizes and the fix, leaving nothing in /dev/shm.
+ * posix_fallocate then reserves every page (no SIGBUS later). Every local rank
+ * maps it: a segment up to SHM_POPULATE_ALL (8 ranks at the defaults: 81 MiB)
+ * with MAP_POPULATE, so pages are faulted once at init, never per call; a
+ * larger one is prefaulted only where this rank works (control, its outboxes,
+ * stage and small slots), peers' pages fault in once, on first use, so page
+ * tables do not grow as L^2 per host. The segment is unlinked as soon as all
  * local ranks have mapped it, so a crash leaves nothing in /dev/shm.
  *
- * Point to point: one FIFO of nslots slots per directed pair. The producer
- * copies into a free slot and publishes it (release store of tail); the
- * consumer hands the slot to the sink (copy or reduce straight out of shared
- * memory) and frees it. Both ring the other's doorbell; a rank that has nothing
- * to do spins briefly, then sleeps on its own doorbell futex.
+ * Point to point: outboxes lent on first use (shm_fifo.c). A rank that has
+ * nothing to do spins briefly, then sleeps on its own doorbell futex.
  */
 #include "transport/shm_seg.h"
 
@@ -25,6 +30,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,6 +38,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "coll/prim.h"
+#include "transport/shm_size.h"
 #include "transport/transport.h"
 
 void shm_futex_wait(atomic_uint *addr, uint32_t val, int timeout_ms)
@@ -45,11 +52,6 @@ void shm_futex_wake(atomic_uint *addr)
     syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE, 1 << 30, NULL, NULL, 0);
 }
 
-static size_t align_up(size_t v, size_t a)
-{
-    return (v + a - 1) / a * a;
-}
-
 /* Segment name: identical on every local rank, unique per id and host. */
 static void shm_name(const coll_comm *comm, char *buf, size_t len)
 {
@@ -57,38 +59,9 @@ static void shm_name(const coll_comm *comm, char *buf, size_t len)
              (unsigned long long)comm->id.nonce, comm->host);
 }
 
-static void layout(shm_hdr_t *h, int nlocal)
-{
-    size_t nslots = (size_t)coll_cfg_int(COLL_CFG_SHM_NSLOTS);
-    if (nslots < 2)
-        nslots = 2;
-    if (nslots > 64)
-        nslots = 64;
-    size_t slot = align_up(coll_cfg_size(COLL_CFG_SHM_SLOT), 4096);
-    if (slot < 4096)
-        slot = 4096;
-    /* keep all FIFOs together under 256 MiB however many local ranks */
-    size_t pairs = (size_t)nlocal * (size_t)nlocal;
-    while (slot > 4096 && pairs * nslots * slot > (256u << 20))
-        slot /= 2;
-    size_t stage = align_up(coll_cfg_size(COLL_CFG_BUFFSIZE), 4096);
-    if (stage < 64 * 1024)
-        stage = 64 * 1024;
-    h->magic = SHM_MAGIC;
-    h->nlocal = (uint32_t)nlocal;
-    h->nslots = (uint32_t)nslots;
-    h->slot_bytes = slot;
-    h->stage_bytes = stage;
-    h->off_ranks = align_up(sizeof(shm_hdr_t), 4096);
-    h->off_fifos = align_up(h->off_ranks + (size_t)nlocal * sizeof(shm_rank_t), 4096);
-    h->off_slots = align_up(h->off_fifos + pairs * sizeof(shm_fifo_t), 4096);
-    h->off_stages = align_up(h->off_slots + pairs * nslots * slot, 4096);
-    h->small_bytes = COLL_SHM_SMALL_MAX;
-    h->off_small = h->off_stages + (size_t)nlocal * stage;
-    h->total = h->off_small + (size_t)nlocal * 2 * h->small_bytes;
-}
-
-static void attach(struct coll_shm *s, void *map)
+/* Point the private view at a mapped segment and allocate the private,
+ * O(L) per rank, arrays of the outboxes and waits. */
+static coll_status_t attach(struct coll_shm *s, void *map)
 {
     s->hdr = map;
     s->ranks = (shm_rank_t *)((char *)map + s->hdr->off_ranks);
@@ -97,13 +70,110 @@ static void attach(struct coll_shm *s, void *map)
     s->stages = (char *)map + s->hdr->off_stages;
     s->small = (char *)map + s->hdr->off_small;
     s->map_bytes = s->hdr->total;
+    size_t n = (size_t)s->nlocal;
+    s->out_of = malloc(n * sizeof *s->out_of);
+    s->in_hint = calloc(n, sizeof *s->in_hint);
+    s->out_used = calloc(s->hdr->nout, sizeof *s->out_used);
+    s->missing = malloc(n * sizeof *s->missing);
+    s->who = malloc(n * sizeof *s->who);
+    if (!s->out_of || !s->in_hint || !s->out_used || !s->missing || !s->who)
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "out of memory (%d local ranks)", s->nlocal);
+    for (size_t i = 0; i < n; i++)
+        s->out_of[i] = -1;
+    return COLL_SUCCESS;
+}
+
+static void free_private(struct coll_shm *s)
+{
+    free(s->out_of);
+    free(s->in_hint);
+    free(s->out_used);
+    free(s->missing);
+    free(s->who);
+    free(s->cma_posted);
+    free(s->cma_tmp);
+}
+
+/* Fault in [off, off + len) of the mapping (a large segment: only what this rank uses). */
+static void prefault(struct coll_shm *s, size_t off, size_t len)
+{
+    char *p = (char *)s->hdr + off;
+    if (len == 0)
+        return;
+#ifdef MADV_POPULATE_WRITE
+    if (madvise(p, len, MADV_POPULATE_WRITE) == 0)
+        return;
+#endif
+    for (size_t o = 0; o < len; o += 4096)     /* older kernels: one read per page */
+        (void)*(volatile char *)(p + o);
+}
+
+static void prefault_mine(struct coll_shm *s)
+{
+    const shm_hdr_t *h = s->hdr;
+    size_t box = (size_t)h->nout * h->nslots * h->slot_bytes;
+    prefault(s, 0, h->off_slots);    /* header, rank and outbox control */
+    prefault(s, h->off_slots + (size_t)s->me * box, box);
+    prefault(s, h->off_stages + (size_t)s->me * h->stage_bytes, h->stage_bytes);
+    prefault(s, h->off_small + (size_t)s->me * 2 * h->small_bytes, 2 * h->small_bytes);
+}
+
+/* Bytes free in /dev/shm for us, or 0 when unknown. */
+static uint64_t devshm_free(void)
+{
+    struct statvfs v;
+    if (statvfs("/dev/shm", &v) != 0)
+        return 0;
+    return (uint64_t)v.f_bavail * (uint64_t)v.f_frsize;
+}
+
+/* The sizes to create: the configured ones, shrunk (one warning) when they do
+ * not fit the free space of /dev/shm; an error when not even the minimum does. */
+static coll_status_t choose_sizes(coll_comm *comm, shm_sizes_t *z)
+{
+    int L = comm->local_size;
+    if (L > SHM_MAX_LOCAL)
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_SHM,
+                          "%d ranks on host %d exceed the %d local ranks one shared-memory segment serves: "
+                          "run fewer ranks per host, or COLL_SHM_DISABLE=1 (TCP between them)",
+                          L, comm->host, SHM_MAX_LOCAL);
+    *z = shm_sizes_config(L, coll_cfg_size(COLL_CFG_BUFFSIZE), coll_cfg_size(COLL_CFG_SHM_SLOT),
+                          coll_cfg_int(COLL_CFG_SHM_NSLOTS));
+    uint64_t avail = devshm_free();
+    if (avail == 0)
+        return COLL_SUCCESS;     /* unknown: posix_fallocate will tell */
+    const double MiB = 1048576.0;
+    uint64_t want = shm_layout_total(L, z);
+    shm_fit_t fit = shm_fit(L, avail, z);
+    uint64_t got = shm_layout_total(L, z);
+    if (fit == SHM_FIT_SHRUNK)
+        COLL_WARN(COLL_SUB_SHM, "shm: /dev/shm has %.0f MiB free, the segment for %d local ranks needs %.1f MiB "
+                  "at the configured sizes: shrinking to %.1f MiB (staging %llu KiB per rank, slots %llu KiB; "
+                  "set COLL_BUFFSIZE / COLL_SHM_SLOT or enlarge /dev/shm)", (double)avail / MiB, L,
+                  (double)want / MiB, (double)got / MiB, (unsigned long long)z->stage >> 10,
+                  (unsigned long long)z->slot >> 10);
+    if (fit == SHM_FIT_NONE) {
+        uint64_t need = want + want / 7 > want + (1u << 20) ? want + want / 7 : want + (1u << 20);
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_SHM,
+                          "cannot allocate %.1f MiB of shared memory for %d local ranks in /dev/shm (the "
+                          "minimum: staging %llu KiB per rank, %u x %llu KiB slots in %u outboxes per rank; "
+                          "%.1f MiB at the configured sizes): %.1f MiB free, of which %.1f MiB stay free for "
+                          "others; enlarge /dev/shm (docker run --shm-size=%lluM, or mount -o remount,size=%lluM "
+                          "/dev/shm) or run fewer ranks per host", (double)got / MiB, L,
+                          (unsigned long long)z->stage >> 10, z->nslots, (unsigned long long)z->slot >> 10,
+                          z->nout, (double)want / MiB, (double)avail / MiB, (double)shm_headroom(avail) / MiB,
+                          (unsigned long long)(need >> 20) + 1, (unsigned long long)(need >> 20) + 1);
+    }
+    return COLL_SUCCESS;
 }
 
 static coll_status_t create_segment(coll_comm *comm, struct coll_shm *s)
 {
+    shm_sizes_t z;
+    COLL_CHECK(choose_sizes(comm, &z));
     shm_hdr_t tmp;
     memset(&tmp, 0, sizeof tmp);
-    layout(&tmp, comm->local_size);
+    shm_layout(&tmp, comm->local_size, &z);
     int fd = shm_open(s->name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
     if (fd < 0)
         return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_SHM, "shm_open(%s) failed", s->name);
@@ -118,7 +188,8 @@ static coll_status_t create_segment(coll_comm *comm, struct coll_shm *s)
                                 (double)tmp.total / 1048576.0, comm->local_size, s->name,
                                 coll_cfg_size(COLL_CFG_BUFFSIZE));
     }
-    void *map = mmap(NULL, tmp.total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+    int whole = tmp.total <= SHM_POPULATE_ALL;
+    void *map = mmap(NULL, tmp.total, PROT_READ | PROT_WRITE, MAP_SHARED | (whole ? MAP_POPULATE : 0), fd, 0);
     close(fd);
     if (map == MAP_FAILED) {
         shm_unlink(s->name);
@@ -126,13 +197,20 @@ static coll_status_t create_segment(coll_comm *comm, struct coll_shm *s)
                                 s->name, (size_t)tmp.total);
     }
     memcpy(map, &tmp, sizeof tmp);
-    attach(s, map);
+    coll_status_t st = attach(s, map);
+    if (st != COLL_SUCCESS) {
+        shm_unlink(s->name);
+        return st;
+    }
+    if (!whole)
+        prefault_mine(s);
     for (int i = 0; i < comm->local_size; i++)
         for (int k = 0; k < COLL_SHM_PUB_SLOTS; k++)
             s->ranks[i].pub_region[k] = -1;
-    COLL_INFO(COLL_SUB_SHM, "segment %s: %d local ranks, %u x %zu KiB slots per pair, %zu KiB "
-              "stage per rank, %.1f MiB in all", s->name, comm->local_size, tmp.nslots,
-              (size_t)tmp.slot_bytes >> 10, (size_t)tmp.stage_bytes >> 10, (double)tmp.total / 1048576.0);
+    COLL_INFO(COLL_SUB_SHM, "segment %s: %d local ranks, %u outboxes per rank of %u x %zu KiB slots, %zu KiB "
+              "stage per rank, %.1f MiB in all (%s)", s->name, comm->local_size, tmp.nout, tmp.nslots,
+              (size_t)tmp.slot_bytes >> 10, (size_t)tmp.stage_bytes >> 10, (double)tmp.total / 1048576.0,
+              whole ? "prefaulted by every rank" : "each rank prefaults its own part");
     return COLL_SUCCESS;
 }
 
@@ -146,15 +224,21 @@ static coll_status_t open_segment(struct coll_shm *s)
         close(fd);
         return coll_error(COLL_ERR_SYSTEM, COLL_SUB_SHM, "shared segment %s is truncated", s->name);
     }
-    void *map = mmap(NULL, (size_t)stt.st_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+    int whole = (uint64_t)stt.st_size <= SHM_POPULATE_ALL;
+    void *map = mmap(NULL, (size_t)stt.st_size, PROT_READ | PROT_WRITE, MAP_SHARED | (whole ? MAP_POPULATE : 0),
+                     fd, 0);
     close(fd);
     if (map == MAP_FAILED)
         return coll_error_errno(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "mmap of %s failed", s->name);
-    if (((shm_hdr_t *)map)->magic != SHM_MAGIC || ((shm_hdr_t *)map)->total != (uint64_t)stt.st_size) {
+    const shm_hdr_t *h = map;
+    if (h->magic != SHM_MAGIC || h->total != (uint64_t)stt.st_size || h->nlocal != (uint32_t)s->nlocal) {
         munmap(map, (size_t)stt.st_size);
         return coll_error(COLL_ERR_SYSTEM, COLL_SUB_SHM, "shared segment %s has a bad header", s->name);
     }
-    attach(s, map);
+    s->map_bytes = (size_t)stt.st_size;
+    COLL_CHECK(attach(s, map));
+    if (!whole)
+        prefault_mine(s);
     return COLL_SUCCESS;
 }
 
@@ -235,6 +319,7 @@ coll_status_t coll_shm_setup(coll_comm *comm)
 fail:
     if (s->hdr)
         munmap(s->hdr, s->map_bytes);
+    free_private(s);
     free(s);
     free(fail);
     return st;
@@ -246,8 +331,7 @@ void coll_shm_teardown(coll_comm *comm)
     if (!s)
         return;
     munmap(s->hdr, s->map_bytes);
-    free(s->cma_posted);
-    free(s->cma_tmp);
+    free_private(s);
     free(s);
     comm->shm = NULL;
 }
@@ -307,7 +391,7 @@ coll_status_t coll_shm_barrier(coll_comm *comm)
         return COLL_SUCCESS;
     uint32_t target = ++s->bar_epoch;
     atomic_store(&s->ranks[s->me].bar_epoch, target);
-    int missing[1024], who[1024];
+    int *missing = s->missing, *who = s->who;   /* [nlocal] */
     if (barrier_missing(s, target, missing) == 0) {
         for (int i = 0; i < s->nlocal; i++)
             if (i != s->me)
@@ -350,7 +434,7 @@ static int small_all_at_least(struct coll_shm *s, size_t field_off, uint64_t v, 
 static coll_status_t small_wait(coll_comm *comm, size_t field_off, uint64_t v)
 {
     struct coll_shm *s = comm->shm;
-    int missing[1024], who[1024];
+    int *missing = s->missing, *who = s->who;   /* [nlocal] */
     if (small_all_at_least(s, field_off, v, missing) == 0)
         return COLL_SUCCESS;
     coll_waiter_t w;
@@ -379,8 +463,7 @@ coll_status_t coll_shm_small_post(coll_comm *comm, const void *src, size_t len, 
     if (len)
         memcpy(small_slot(s, s->me, q), src, len);
     atomic_store_explicit(&s->ranks[s->me].small_arrive, q, memory_order_release);
-    int missing[1024];
-    if (small_all_at_least(s, offsetof(shm_rank_t, small_arrive), q, missing) == 0)
+    if (small_all_at_least(s, offsetof(shm_rank_t, small_arrive), q, s->missing) == 0)
         for (int i = 0; i < s->nlocal; i++)
             if (i != s->me)
                 coll_shm_ring(comm, i);
@@ -506,190 +589,3 @@ const char *coll_shm_abort_reason(coll_comm *comm)
 {
     return comm->shm && coll_shm_aborted_by(comm) >= 0 ? comm->shm->hdr->abort_msg : "";
 }
-
-/* ---------------------------------------------------------------- p2p FIFOs */
-
-/* Claim pieces of a shared CMA message until none is left: the receiver reads
- * them out of the sender, the sender (writer) writes them into the receiver.
- * A writer that lands the last byte wakes the receiver, which frees the slot. */
-static coll_status_t shm_cma_claim(coll_comm *comm, int lr, shm_cma_desc_t *d, int writer)
-{
-    const uint64_t len = d->len, piece = d->piece;
-    char *src = (char *)(uintptr_t)d->addr, *dst = (char *)(uintptr_t)d->dst;
-    for (;;) {
-        uint64_t off = atomic_fetch_add(&d->next, piece);
-        if (off >= len)
-            return COLL_SUCCESS;
-        size_t k = (size_t)(len - off < piece ? len - off : piece);
-        if (writer)
-            COLL_CHECK(coll_shm_cma_put(comm, lr, dst + off, src + off, k));
-        else
-            COLL_CHECK(coll_shm_cma_copy(comm, lr, src + off, dst + off, k));
-        if (atomic_fetch_add(&d->copied, k) + k == len && writer)
-            coll_shm_ring(comm, lr);
-    }
-}
-
-/* Large message by CMA: post one descriptor slot; the send completes when the
- * receiver frees it (all bytes copied straight out of buf, partly by us when
- * the receiver shares the copy). */
-static coll_status_t shm_send_cma(coll_comm *comm, int to, const void *buf, size_t len, size_t *done)
-{
-    struct coll_shm *s = comm->shm;
-    shm_fifo_t *f = shm_fifo(s, s->me, to);
-    uint64_t posted = s->cma_posted[to];
-    if (!posted) {
-        uint64_t tail = atomic_load_explicit(&f->tail, memory_order_relaxed);
-        uint64_t head = atomic_load_explicit(&f->head, memory_order_acquire);
-        if (tail - head >= s->hdr->nslots)
-            return COLL_SUCCESS;                       /* FIFO full: try later */
-        shm_cma_desc_t *d = (shm_cma_desc_t *)shm_slot(s, s->me, to, tail);
-        d->addr = (uint64_t)(uintptr_t)buf;
-        d->len = len;
-        d->piece = s->cma_piece;
-        d->dst = 0;
-        atomic_store_explicit(&d->state, SHM_CMA_POSTED, memory_order_relaxed);
-        atomic_store_explicit(&d->next, 0, memory_order_relaxed);
-        atomic_store_explicit(&d->copied, 0, memory_order_relaxed);
-        f->sizes[tail % s->hdr->nslots] = SHM_SLOT_CMA;
-        atomic_store_explicit(&f->tail, tail + 1, memory_order_release);
-        s->cma_posted[to] = tail + 1;
-        coll_shm_ring(comm, to);
-        return COLL_SUCCESS;
-    }
-    if (atomic_load_explicit(&f->head, memory_order_acquire) < posted) {
-        shm_cma_desc_t *d = (shm_cma_desc_t *)shm_slot(s, s->me, to, posted - 1);
-        /* help only when this rank has no receive of its own to work on: with
-         * both directions busy, each side copying its own message is faster */
-        if (comm->recvs_pending || atomic_load_explicit(&d->state, memory_order_acquire) != SHM_CMA_SHARED)
-            return COLL_SUCCESS;
-        COLL_CHECK(shm_cma_claim(comm, to, d, 1));
-        if (atomic_load_explicit(&f->head, memory_order_acquire) < posted)
-            return COLL_SUCCESS;
-    }
-    s->cma_posted[to] = 0;
-    *done = len;
-    return COLL_SUCCESS;
-}
-
-static coll_status_t shm_send(coll_comm *comm, int peer, const void *buf, size_t len, size_t *done)
-{
-    struct coll_shm *s = comm->shm;
-    int to = comm->rank_local[peer];
-    if (s->cma_ok && (*done == 0 || s->cma_posted[to]) && len >= s->cma_min)
-        return shm_send_cma(comm, to, buf, len, done);
-    shm_fifo_t *f = shm_fifo(s, s->me, to);
-    uint64_t tail = atomic_load_explicit(&f->tail, memory_order_relaxed);
-    uint64_t head = atomic_load_explicit(&f->head, memory_order_acquire);
-    uint32_t nslots = s->hdr->nslots;
-    size_t slot = s->hdr->slot_bytes;
-    int moved = 0;
-    while (*done < len && tail - head < nslots) {
-        size_t n = len - *done < slot ? len - *done : slot;
-        memcpy(shm_slot(s, s->me, to, tail), (const char *)buf + *done, n);
-        f->sizes[tail % nslots] = (uint32_t)n;
-        tail++;
-        atomic_store_explicit(&f->tail, tail, memory_order_release);
-        *done += n;
-        moved = 1;
-        if (*done < len && tail - head >= nslots)
-            head = atomic_load_explicit(&f->head, memory_order_acquire);
-    }
-    if (moved)
-        coll_shm_ring(comm, to);
-    return COLL_SUCCESS;
-}
-
-/* Copy a CMA-posted message out of the sender alone: straight into the
- * destination for a copying sink, through a cache-sized scratch piece for a
- * reducing one (comm->scratch belongs to algorithms). */
-static coll_status_t shm_cma_consume(coll_comm *comm, int from, const shm_cma_desc_t *d, const coll_sink_t *sink)
-{
-    const char *remote = (const char *)(uintptr_t)d->addr;
-    size_t len = (size_t)d->len;
-    if (!sink->fn)
-        return coll_shm_cma_copy(comm, from, remote, sink->dst, len);
-    size_t piece = SHM_CMA_TMP / sink->esize * sink->esize;
-    for (size_t off = 0; off < len; off += piece) {
-        size_t k = len - off < piece ? len - off : piece;
-        COLL_CHECK(coll_shm_cma_copy(comm, from, remote + off, comm->shm->cma_tmp, k));
-        coll_sink_apply(sink, off, comm->shm->cma_tmp, k);
-    }
-    return COLL_SUCCESS;
-}
-
-/* Receive the CMA message at the head of the FIFO from local rank `from`.
- * Returns 1 when all of it has landed, 0 while the sender's pieces are in
- * flight (it wakes us when they land). */
-static int shm_cma_recv(coll_comm *comm, int from, shm_cma_desc_t *d, const coll_sink_t *sink, coll_status_t *st)
-{
-    struct coll_shm *s = comm->shm;
-    unsigned state = atomic_load_explicit(&d->state, memory_order_relaxed);
-    if (state == SHM_CMA_POSTED) {
-        if (sink->fn || !s->cma_coop || d->len < 2 * d->piece) {   /* alone, at once: the sender never helps */
-            *st = shm_cma_consume(comm, from, d, sink);
-            return *st == COLL_SUCCESS;
-        }
-        d->dst = (uint64_t)(uintptr_t)sink->dst;
-        atomic_store_explicit(&d->state, SHM_CMA_SHARED, memory_order_release);
-        coll_shm_ring(comm, from);
-    }
-    *st = shm_cma_claim(comm, from, d, 0);
-    return *st == COLL_SUCCESS && atomic_load_explicit(&d->copied, memory_order_acquire) >= d->len;
-}
-
-static coll_status_t shm_recv(coll_comm *comm, int peer, const coll_sink_t *sink, size_t len,
-                              size_t *done)
-{
-    struct coll_shm *s = comm->shm;
-    int from = comm->rank_local[peer];
-    shm_fifo_t *f = shm_fifo(s, from, s->me);
-    uint64_t head = atomic_load_explicit(&f->head, memory_order_relaxed);
-    uint64_t tail = atomic_load_explicit(&f->tail, memory_order_acquire);
-    uint32_t nslots = s->hdr->nslots;
-    int moved = 0;
-    while (*done < len && head != tail) {
-        size_t n = f->sizes[head % nslots];
-        if (n == SHM_SLOT_CMA) {
-            shm_cma_desc_t *d = (shm_cma_desc_t *)shm_slot(s, from, s->me, head);
-            if (*done != 0 || d->len != len - *done)
-                return coll_error(COLL_ERR_INTERNAL, COLL_SUB_SHM,
-                                  "message from rank %d has %llu bytes, %zu expected: ranks called different "
-                                  "collectives or counts", peer, (unsigned long long)d->len, len - *done);
-            coll_status_t st;
-            if (!shm_cma_recv(comm, from, d, sink, &st)) {
-                if (st != COLL_SUCCESS)
-                    return st;
-                break;                 /* the sender's pieces are still landing */
-            }
-            n = (size_t)d->len;
-        } else if (n > len - *done) {
-            return coll_error(COLL_ERR_INTERNAL, COLL_SUB_SHM,
-                              "message from rank %d longer than expected (%zu > %zu bytes left): "
-                              "ranks called different collectives or counts", peer, n, len - *done);
-        } else {
-            coll_sink_apply(sink, *done, shm_slot(s, from, s->me, head), n);
-        }
-        head++;
-        atomic_store_explicit(&f->head, head, memory_order_release);
-        *done += n;
-        moved = 1;
-        if (*done < len && head == tail)
-            tail = atomic_load_explicit(&f->tail, memory_order_acquire);
-    }
-    if (moved)
-        coll_shm_ring(comm, from);
-    return COLL_SUCCESS;
-}
-
-static int shm_pollfds(coll_comm *comm, int peer, int for_send, struct pollfd *fds, int max)
-{
-    return 0;
-}
-
-const coll_transport_ops_t coll_shm_ops = {
-    .name = "shm",
-    .send = shm_send,
-    .recv = shm_recv,
-    .pollfds = shm_pollfds,
-};

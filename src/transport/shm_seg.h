@@ -1,9 +1,17 @@
 /*
  * shm_seg.h - layout of the per-host shared-memory segment (internal to shm*.c).
  *
- *   header | rank control [nlocal] | fifo control [nlocal*nlocal] | fifo slots | stages
- * Every counter lives on its own cache line. Offsets are computed by the creator
- * and stored in the header, so all ranks agree whatever their environment says.
+ *   header | rank control [L] | outbox control [L * nout] | outbox slots
+ *          [L * nout * nslots * slot] | stages [L * stage] | small slots [L * 2 * 64 KiB]
+ *
+ * Everything grows as O(L) in the L local ranks: no per-pair table at all.
+ * Point to point goes through outboxes: each rank owns nout = min(L-1,
+ * SHM_OUTBOXES) FIFOs and lends one to a receiver on the first send to it
+ * (shm_fifo.c). An outbox's owner word names its receiver; receivers find
+ * their FIFO from a sender by looking at that sender's nout owner words.
+ * Every counter lives on its own cache line. Offsets and sizes are chosen by
+ * the creator (shm_size.c, shrunk to fit /dev/shm) and stored in the header, so
+ * all ranks agree whatever their environment says.
  */
 #ifndef COLL_SHM_SEG_H
 #define COLL_SHM_SEG_H
@@ -51,7 +59,13 @@ typedef struct {
     uint64_t probe_sink;                      /* a writable word of the owner (CMA probe) */
 } shm_rank_t;
 
+/* One outbox. owner = (generation << 32) | (receiver's local rank + 1), 0 =
+ * never lent; the owning sender rewrites it (generation + 1) only while the
+ * FIFO is empty (head == tail), then writes data. A receiver reads owner,
+ * head, tail, then owner again (acquire loads): an unchanged owner means the
+ * counters it read belong to its own lease. head and tail run on across leases. */
 typedef struct {
+    _Alignas(SHM_LINE) atomic_ulong owner;    /* written by the sender, only while empty */
     _Alignas(SHM_LINE) atomic_ulong tail;     /* written by the producer */
     _Alignas(SHM_LINE) atomic_ulong head;     /* written by the consumer */
     _Alignas(SHM_LINE) uint32_t sizes[64];    /* bytes in each slot, or SHM_SLOT_CMA */
@@ -60,6 +74,7 @@ typedef struct {
 typedef struct {
     uint64_t magic;
     uint32_t nlocal, nslots;
+    uint32_t nout, pad;                         /* outboxes per rank */
     uint64_t slot_bytes, stage_bytes, total;
     uint64_t off_ranks, off_fifos, off_slots, off_stages, off_small;
     uint64_t small_bytes;                       /* one of the two small slots per rank */
@@ -95,20 +110,34 @@ struct coll_shm {
     size_t cma_min;          /* point-to-point messages this large go by CMA */
     size_t cma_piece;        /* cooperative copy granularity */
     uint64_t *cma_posted;    /* [nlocal] 1 + FIFO index of my posted CMA descriptor, 0 = none */
+    /* private, O(L) ints per rank: */
+    int *out_of;             /* [nlocal] my outbox lent to each receiver, -1 = none */
+    uint8_t *in_hint;        /* [nlocal] outbox of each sender last found lent to me */
+    uint64_t *out_used;      /* [nout] tick of each outbox's last use (least recently used goes) */
+    uint64_t tick;
+    int *missing, *who;      /* [nlocal] scratch of barrier and small-exchange waits */
     char *cma_tmp;           /* SHM_CMA_TMP bytes: pieces of CMA messages for reducing sinks */
     char *small;
 };
 
-static inline shm_fifo_t *shm_fifo(struct coll_shm *s, int from, int to)
+/* Outbox k of local rank owner, and its slot for counter value i. */
+static inline shm_fifo_t *shm_outbox(struct coll_shm *s, int owner, int k)
 {
-    return &s->fifos[(size_t)from * (size_t)s->nlocal + (size_t)to];
+    return &s->fifos[(size_t)owner * s->hdr->nout + (size_t)k];
 }
 
-static inline char *shm_slot(struct coll_shm *s, int from, int to, uint64_t i)
+static inline char *shm_slot(struct coll_shm *s, int owner, int k, uint64_t i)
 {
-    size_t fifo = (size_t)from * (size_t)s->nlocal + (size_t)to;
+    size_t fifo = (size_t)owner * s->hdr->nout + (size_t)k;
     return s->slots + (fifo * s->hdr->nslots + (size_t)(i % s->hdr->nslots)) * s->hdr->slot_bytes;
 }
+
+/* Sender: my outbox for local rank to, lending a free or idle one on first use;
+ * -1 when all are busy (each holds data its receiver has not read yet). */
+int shm_out_claim(struct coll_shm *s, int to);
+/* Receiver: the outbox local rank from has lent to me (its owner word in
+ * *owner), or NULL when it has none. */
+shm_fifo_t *shm_in_fifo(struct coll_shm *s, int from, uint64_t *owner, int *k);
 
 /* futex helpers (shared, not private: the word lives in a shared mapping) */
 void shm_futex_wait(atomic_uint *addr, uint32_t val, int timeout_ms);

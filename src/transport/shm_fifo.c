@@ -1,0 +1,294 @@
+/*
+ * shm_fifo.c - point to point between ranks of one host: outboxes lent on
+ * first use.
+ *
+ * Each rank owns nout = min(L-1, SHM_OUTBOXES) FIFOs of nslots slots (its
+ * outboxes; memory O(L) per host, no table per pair). The first send to a
+ * receiver lends it a free outbox, or the least recently used idle one (empty:
+ * head == tail, and no CMA descriptor of ours in flight): the sender rewrites
+ * the owner word (receiver, generation + 1) while the FIFO is empty, then
+ * copies into free slots and publishes them (release store of tail). The
+ * receiver finds the outbox by the owner words of that sender (a private hint
+ * first), hands each slot to the sink (copy or reduce straight out of shared
+ * memory) and frees it; both ring the other's doorbell. A message may move to
+ * another outbox between its pieces: the old one was empty, so order holds.
+ *
+ * Why outboxes lent on first use and not per-pair FIFOs or per-receiver queues:
+ * per-pair FIFOs cost L^2 (97 MiB at 8 ranks, 3 GiB at 256); a queue per
+ * receiver can fill with messages of other senders for later steps while the
+ * receiver waits for one sender, and then nothing moves. Ring, tree and hier
+ * use 1-3 outboxes per rank, so they claim once and keep them; pairwise and
+ * linear algorithms, which reach all L-1 peers, reuse idle outboxes.
+ *
+ * Never a deadlock when outboxes run short: the algorithms already complete
+ * with no buffering at all (a message larger than a FIFO, or one sent by CMA,
+ * waits for its receiver), so take any rank blocked in a step because all its
+ * outboxes hold unread data. Each of those messages was sent in an earlier
+ * step; with no buffering, that send could only have completed once its
+ * receiver was in the matching step, so that receiver has reached that step
+ * here as well (no rank is behind where the unbuffered run would put it).
+ * There it progresses every receive of the step together and empties the
+ * outbox, and rings us: an outbox becomes idle and the blocked send moves on.
+ */
+#include "transport/shm_seg.h"
+
+#include <string.h>
+
+#include "coll/prim.h"
+#include "core/log.h"
+#include "transport/transport.h"
+
+int shm_out_claim(struct coll_shm *s, int to)
+{
+    int k = s->out_of[to];
+    if (k >= 0) {
+        s->out_used[k] = ++s->tick;
+        return k;
+    }
+    int best = -1;
+    for (int j = 0; j < (int)s->hdr->nout; j++) {
+        shm_fifo_t *f = shm_outbox(s, s->me, j);
+        uint64_t own = atomic_load_explicit(&f->owner, memory_order_relaxed);
+        if ((uint32_t)own == 0) {      /* never lent */
+            best = j;
+            break;
+        }
+        int rcv = (int)(uint32_t)own - 1;
+        int idle = s->cma_posted[rcv] == 0 &&
+                   atomic_load_explicit(&f->head, memory_order_acquire) ==
+                       atomic_load_explicit(&f->tail, memory_order_relaxed);
+        if (idle && (best < 0 || s->out_used[j] < s->out_used[best]))
+            best = j;
+    }
+    if (best < 0)
+        return -1;
+    shm_fifo_t *f = shm_outbox(s, s->me, best);
+    uint64_t own = atomic_load_explicit(&f->owner, memory_order_relaxed);
+    if ((uint32_t)own)
+        s->out_of[(uint32_t)own - 1] = -1;
+    uint64_t gen = (own >> 32) + 1;
+    /* ordered before our next tail store (release), which publishes new data */
+    atomic_store_explicit(&f->owner, gen << 32 | (uint64_t)(to + 1), memory_order_release);
+    s->out_of[to] = best;
+    s->out_used[best] = ++s->tick;
+    return best;
+}
+
+shm_fifo_t *shm_in_fifo(struct coll_shm *s, int from, uint64_t *owner, int *kout)
+{
+    uint32_t me1 = (uint32_t)s->me + 1;
+    int k = s->in_hint[from];
+    shm_fifo_t *f = shm_outbox(s, from, k);
+    uint64_t own = atomic_load_explicit(&f->owner, memory_order_acquire);
+    if ((uint32_t)own != me1) {
+        for (k = 0; k < (int)s->hdr->nout; k++) {
+            f = shm_outbox(s, from, k);
+            own = atomic_load_explicit(&f->owner, memory_order_acquire);
+            if ((uint32_t)own == me1)
+                break;
+        }
+        if (k == (int)s->hdr->nout)
+            return NULL;
+        s->in_hint[from] = (uint8_t)k;
+    }
+    *owner = own;
+    *kout = k;
+    return f;
+}
+
+/* Claim pieces of a shared CMA message until none is left: the receiver reads
+ * them out of the sender, the sender (writer) writes them into the receiver.
+ * A writer that lands the last byte wakes the receiver, which frees the slot. */
+static coll_status_t shm_cma_claim(coll_comm *comm, int lr, shm_cma_desc_t *d, int writer)
+{
+    const uint64_t len = d->len, piece = d->piece;
+    char *src = (char *)(uintptr_t)d->addr, *dst = (char *)(uintptr_t)d->dst;
+    for (;;) {
+        uint64_t off = atomic_fetch_add(&d->next, piece);
+        if (off >= len)
+            return COLL_SUCCESS;
+        size_t k = (size_t)(len - off < piece ? len - off : piece);
+        if (writer)
+            COLL_CHECK(coll_shm_cma_put(comm, lr, dst + off, src + off, k));
+        else
+            COLL_CHECK(coll_shm_cma_copy(comm, lr, src + off, dst + off, k));
+        if (atomic_fetch_add(&d->copied, k) + k == len && writer)
+            coll_shm_ring(comm, lr);
+    }
+}
+
+/* Large message by CMA: post one descriptor slot; the send completes when the
+ * receiver frees it (all bytes copied straight out of buf, partly by us when
+ * the receiver shares the copy). */
+static coll_status_t shm_send_cma(coll_comm *comm, int to, int k, const void *buf, size_t len, size_t *done)
+{
+    struct coll_shm *s = comm->shm;
+    shm_fifo_t *f = shm_outbox(s, s->me, k);   /* kept while our descriptor is posted */
+    uint64_t posted = s->cma_posted[to];
+    if (!posted) {
+        uint64_t tail = atomic_load_explicit(&f->tail, memory_order_relaxed);
+        uint64_t head = atomic_load_explicit(&f->head, memory_order_acquire);
+        if (tail - head >= s->hdr->nslots)
+            return COLL_SUCCESS;                       /* FIFO full: try later */
+        shm_cma_desc_t *d = (shm_cma_desc_t *)shm_slot(s, s->me, k, tail);
+        d->addr = (uint64_t)(uintptr_t)buf;
+        d->len = len;
+        d->piece = s->cma_piece;
+        d->dst = 0;
+        atomic_store_explicit(&d->state, SHM_CMA_POSTED, memory_order_relaxed);
+        atomic_store_explicit(&d->next, 0, memory_order_relaxed);
+        atomic_store_explicit(&d->copied, 0, memory_order_relaxed);
+        f->sizes[tail % s->hdr->nslots] = SHM_SLOT_CMA;
+        atomic_store_explicit(&f->tail, tail + 1, memory_order_release);
+        s->cma_posted[to] = tail + 1;
+        coll_shm_ring(comm, to);
+        return COLL_SUCCESS;
+    }
+    if (atomic_load_explicit(&f->head, memory_order_acquire) < posted) {
+        shm_cma_desc_t *d = (shm_cma_desc_t *)shm_slot(s, s->me, k, posted - 1);
+        /* help only when this rank has no receive of its own to work on: with
+         * both directions busy, each side copying its own message is faster */
+        if (comm->recvs_pending || atomic_load_explicit(&d->state, memory_order_acquire) != SHM_CMA_SHARED)
+            return COLL_SUCCESS;
+        COLL_CHECK(shm_cma_claim(comm, to, d, 1));
+        if (atomic_load_explicit(&f->head, memory_order_acquire) < posted)
+            return COLL_SUCCESS;
+    }
+    s->cma_posted[to] = 0;
+    *done = len;
+    return COLL_SUCCESS;
+}
+
+static coll_status_t shm_send(coll_comm *comm, int peer, const void *buf, size_t len, size_t *done)
+{
+    struct coll_shm *s = comm->shm;
+    int to = comm->rank_local[peer];
+    int k = shm_out_claim(s, to);
+    if (k < 0)
+        return COLL_SUCCESS;    /* every outbox holds unread data: a receiver's ring wakes us */
+    if (s->cma_ok && (*done == 0 || s->cma_posted[to]) && len >= s->cma_min)
+        return shm_send_cma(comm, to, k, buf, len, done);
+    shm_fifo_t *f = shm_outbox(s, s->me, k);
+    uint64_t tail = atomic_load_explicit(&f->tail, memory_order_relaxed);
+    uint64_t head = atomic_load_explicit(&f->head, memory_order_acquire);
+    uint32_t nslots = s->hdr->nslots;
+    size_t slot = s->hdr->slot_bytes;
+    int moved = 0;
+    while (*done < len && tail - head < nslots) {
+        size_t n = len - *done < slot ? len - *done : slot;
+        memcpy(shm_slot(s, s->me, k, tail), (const char *)buf + *done, n);
+        f->sizes[tail % nslots] = (uint32_t)n;
+        tail++;
+        atomic_store_explicit(&f->tail, tail, memory_order_release);
+        *done += n;
+        moved = 1;
+        if (*done < len && tail - head >= nslots)
+            head = atomic_load_explicit(&f->head, memory_order_acquire);
+    }
+    if (moved)
+        coll_shm_ring(comm, to);
+    return COLL_SUCCESS;
+}
+
+/* Copy a CMA-posted message out of the sender alone: straight into the
+ * destination for a copying sink, through a cache-sized scratch piece for a
+ * reducing one (comm->scratch belongs to algorithms). */
+static coll_status_t shm_cma_consume(coll_comm *comm, int from, const shm_cma_desc_t *d, const coll_sink_t *sink)
+{
+    const char *remote = (const char *)(uintptr_t)d->addr;
+    size_t len = (size_t)d->len;
+    if (!sink->fn)
+        return coll_shm_cma_copy(comm, from, remote, sink->dst, len);
+    size_t piece = SHM_CMA_TMP / sink->esize * sink->esize;
+    for (size_t off = 0; off < len; off += piece) {
+        size_t k = len - off < piece ? len - off : piece;
+        COLL_CHECK(coll_shm_cma_copy(comm, from, remote + off, comm->shm->cma_tmp, k));
+        coll_sink_apply(sink, off, comm->shm->cma_tmp, k);
+    }
+    return COLL_SUCCESS;
+}
+
+/* Receive the CMA message at the head of the FIFO from local rank `from`.
+ * Returns 1 when all of it has landed, 0 while the sender's pieces are in
+ * flight (it wakes us when they land). */
+static int shm_cma_recv(coll_comm *comm, int from, shm_cma_desc_t *d, const coll_sink_t *sink, coll_status_t *st)
+{
+    struct coll_shm *s = comm->shm;
+    unsigned state = atomic_load_explicit(&d->state, memory_order_relaxed);
+    if (state == SHM_CMA_POSTED) {
+        if (sink->fn || !s->cma_coop || d->len < 2 * d->piece) {   /* alone, at once: the sender never helps */
+            *st = shm_cma_consume(comm, from, d, sink);
+            return *st == COLL_SUCCESS;
+        }
+        d->dst = (uint64_t)(uintptr_t)sink->dst;
+        atomic_store_explicit(&d->state, SHM_CMA_SHARED, memory_order_release);
+        coll_shm_ring(comm, from);
+    }
+    *st = shm_cma_claim(comm, from, d, 0);
+    return *st == COLL_SUCCESS && atomic_load_explicit(&d->copied, memory_order_acquire) >= d->len;
+}
+
+static coll_status_t shm_recv(coll_comm *comm, int peer, const coll_sink_t *sink, size_t len,
+                              size_t *done)
+{
+    struct coll_shm *s = comm->shm;
+    int from = comm->rank_local[peer], k;
+    uint64_t own;
+    shm_fifo_t *f = shm_in_fifo(s, from, &own, &k);
+    if (!f)
+        return COLL_SUCCESS;    /* nothing lent to us yet */
+    uint64_t head = atomic_load_explicit(&f->head, memory_order_acquire);
+    uint64_t tail = atomic_load_explicit(&f->tail, memory_order_acquire);
+    if (atomic_load_explicit(&f->owner, memory_order_acquire) != own)
+        return COLL_SUCCESS;    /* lent to another receiver meanwhile: ours comes in another outbox */
+    uint32_t nslots = s->hdr->nslots;
+    int moved = 0;
+    while (*done < len && head != tail) {
+        size_t n = f->sizes[head % nslots];
+        if (n == SHM_SLOT_CMA) {
+            shm_cma_desc_t *d = (shm_cma_desc_t *)shm_slot(s, from, k, head);
+            if (*done != 0 || d->len != len - *done)
+                return coll_error(COLL_ERR_INTERNAL, COLL_SUB_SHM,
+                                  "message from rank %d has %llu bytes, %zu expected: ranks called different "
+                                  "collectives or counts", peer, (unsigned long long)d->len, len - *done);
+            coll_status_t st;
+            if (!shm_cma_recv(comm, from, d, sink, &st)) {
+                if (st != COLL_SUCCESS)
+                    return st;
+                break;                 /* the sender's pieces are still landing */
+            }
+            n = (size_t)d->len;
+        } else if (n > len - *done) {
+            return coll_error(COLL_ERR_INTERNAL, COLL_SUB_SHM,
+                              "message from rank %d longer than expected (%zu > %zu bytes left): "
+                              "ranks called different collectives or counts", peer, n, len - *done);
+        } else {
+            coll_sink_apply(sink, *done, shm_slot(s, from, k, head), n);
+        }
+        head++;
+        atomic_store_explicit(&f->head, head, memory_order_release);
+        *done += n;
+        moved = 1;
+        if (*done < len && head == tail) {
+            /* empty: the sender may lend this outbox to another receiver now */
+            tail = atomic_load_explicit(&f->tail, memory_order_acquire);
+            if (atomic_load_explicit(&f->owner, memory_order_acquire) != own)
+                break;
+        }
+    }
+    if (moved)
+        coll_shm_ring(comm, from);
+    return COLL_SUCCESS;
+}
+
+static int shm_pollfds(coll_comm *comm, int peer, int for_send, struct pollfd *fds, int max)
+{
+    return 0;
+}
+
+const coll_transport_ops_t coll_shm_ops = {
+    .name = "shm",
+    .send = shm_send,
+    .recv = shm_recv,
+    .pollfds = shm_pollfds,
+};

@@ -1,0 +1,76 @@
+/*
+ * shm_size.c - segment layout and the shrink-to-fit decision (see shm_size.h).
+ * Worked example, 8 local ranks, defaults (stage 8 MiB, 4 x 128 KiB slots,
+ * 4 outboxes): 8 * (8 + 2 + 0.125) MiB = 81 MiB. In a 64 MiB /dev/shm, 56 MiB
+ * are usable (1/8 kept free): the stage halves to 4 MiB -> 49 MiB.
+ */
+#include "transport/shm_size.h"
+
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+    return (v + a - 1) / a * a;
+}
+
+shm_sizes_t shm_sizes_config(int nlocal, size_t buffsize, size_t slot, long long nslots)
+{
+    shm_sizes_t z;
+    z.nslots = (uint32_t)(nslots < 2 ? 2 : nslots > 64 ? 64 : nslots);
+    z.slot = align_up(slot, 4096);
+    if (z.slot < SHM_SLOT_MIN)
+        z.slot = SHM_SLOT_MIN;
+    if (z.slot > (1u << 30))            /* sizes[] are 32-bit */
+        z.slot = 1u << 30;
+    z.stage = align_up(buffsize, 4096);
+    if (z.stage < SHM_STAGE_MIN)
+        z.stage = SHM_STAGE_MIN;
+    z.nout = (uint32_t)(nlocal - 1 < SHM_OUTBOXES ? (nlocal > 1 ? nlocal - 1 : 1) : SHM_OUTBOXES);
+    return z;
+}
+
+void shm_layout(shm_hdr_t *h, int nlocal, const shm_sizes_t *z)
+{
+    size_t nfifo = (size_t)nlocal * z->nout;
+    h->magic = SHM_MAGIC;
+    h->nlocal = (uint32_t)nlocal;
+    h->nslots = z->nslots;
+    h->nout = z->nout;
+    h->slot_bytes = z->slot;
+    h->stage_bytes = z->stage;
+    h->off_ranks = align_up(sizeof(shm_hdr_t), 4096);
+    h->off_fifos = align_up(h->off_ranks + (size_t)nlocal * sizeof(shm_rank_t), 4096);
+    h->off_slots = align_up(h->off_fifos + nfifo * sizeof(shm_fifo_t), 4096);
+    h->off_stages = align_up(h->off_slots + nfifo * z->nslots * z->slot, 4096);
+    h->small_bytes = COLL_SHM_SMALL_MAX;
+    h->off_small = h->off_stages + (size_t)nlocal * z->stage;
+    h->total = h->off_small + (size_t)nlocal * 2 * h->small_bytes;
+}
+
+uint64_t shm_layout_total(int nlocal, const shm_sizes_t *z)
+{
+    shm_hdr_t h;
+    shm_layout(&h, nlocal, z);
+    return h.total;
+}
+
+uint64_t shm_headroom(uint64_t free_bytes)
+{
+    uint64_t h = free_bytes / 8;
+    return h < (1u << 20) ? 1u << 20 : h;
+}
+
+shm_fit_t shm_fit(int nlocal, uint64_t free_bytes, shm_sizes_t *z)
+{
+    uint64_t room = free_bytes > shm_headroom(free_bytes) ? free_bytes - shm_headroom(free_bytes) : 0;
+    if (shm_layout_total(nlocal, z) <= room)
+        return SHM_FIT_AS_IS;
+    while (shm_layout_total(nlocal, z) > room) {
+        uint64_t stages = z->stage, fifos = (uint64_t)z->nout * z->nslots * z->slot;
+        if (z->stage > SHM_STAGE_MIN && (stages >= fifos || z->slot <= SHM_SLOT_MIN))
+            z->stage = z->stage / 2 < SHM_STAGE_MIN ? SHM_STAGE_MIN : align_up(z->stage / 2, 4096);
+        else if (z->slot > SHM_SLOT_MIN)
+            z->slot = z->slot / 2 < SHM_SLOT_MIN ? SHM_SLOT_MIN : align_up(z->slot / 2, 4096);
+        else
+            return SHM_FIT_NONE;
+    }
+    return SHM_FIT_SHRUNK;
+}

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# timeout: 200
+# Failures at scale without a control socket per peer (issue 12): 64 real
+# ranks over 16 simulated hosts (env launch, tests/lib/scale.sh) run an
+# AllReduce loop at 1M; then one rank (37, not a host leader) is
+#   1. killed (SIGKILL): every other rank stops within 5 s (60-fault-kill's
+#      bound) with exit 5, and the output names "rank 37 (host ..., pid P) died";
+#   2. stopped (SIGSTOP) with COLL_EXEC_TIMEOUT=3: every other rank stops 3 to
+#      8 s later (61-fault-sigstop's bound plus the spread of 63 waiters) with
+#      exit 4 or 5, and the output names rank 37 and its pid.
+# Abort notices travel along the bootstrap tree and a host's shm flag; no rank
+# holds a connection to every other.
+set -u
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/scale.sh"
+N=64 H=16 VICTIM=37
+export SCALE_NOFILE=1024 SCALE_CONNECT_TIMEOUT=60 SCALE_GRACE=30
+tmp=$(mktemp -d)
+trap 'scale_cleanup; rm -rf "$tmp"' EXIT
+
+run_fault() {   # run_fault NAME SIGNAL MAX_MS MIN_MS CODES_REGEX
+    local name=$1 sig=$2 max_ms=$3 min_ms=$4 codes=$5
+    scale_launch "$tmp/$name" $N $H "$BIN/all_reduce_test" -b 1M -e 1M -n 1000000 -w 1
+    if ! wait_for 60 grep -q 'data_size' "$SCALE_DIR/rank0.log"; then
+        fail "$name: the run did not start"
+        for ((r = 0; r < N; r++)); do _scale_alive "${SCALE_PIDS[r]}" || tail -n 2 "$SCALE_DIR/rank$r.log"; done | sort | uniq -c | head
+        scale_cleanup
+        return
+    fi
+    sleep 1
+    local pid=${SCALE_PIDS[$VICTIM]} t0
+    t0=$(now_ms)
+    kill -"$sig" "$pid"
+    # every rank but the victim must end by itself
+    local r left end=$(( t0 + 20000 ))
+    while :; do
+        left=0
+        for ((r = 0; r < N; r++)); do
+            [ $r -eq $VICTIM ] && continue
+            _scale_alive "${SCALE_PIDS[r]}" && left=$((left + 1))
+        done
+        [ $left -eq 0 ] || [ "$(now_ms)" -ge $end ] && break
+        sleep 0.05
+    done
+    local dt=$(( $(now_ms) - t0 ))
+    echo "$name: $left rank(s) still running $dt ms after the signal"
+    [ "$sig" = STOP ] && kill -CONT "$pid" 2>/dev/null
+    scale_wait 10 >/dev/null 2>&1
+    echo "$name: exit codes (code:ranks) $(scale_rc_summary)"
+    check "$name: every other rank stopped by itself within $max_ms ms (took $dt ms, $left left)" \
+        test $left -eq 0 -a $dt -lt "$max_ms"
+    check "$name: not before $min_ms ms ($dt ms)" test $dt -ge "$min_ms"
+    local bad=0
+    for ((r = 0; r < N; r++)); do
+        [ $r -eq $VICTIM ] && continue
+        [[ "${SCALE_RC[r]}" =~ ^($codes)$ ]] || { bad=$((bad + 1)); echo "  rank $r exit ${SCALE_RC[r]}: $(tail -n 1 "$SCALE_DIR/rank$r.log")"; }
+    done
+    check "$name: every other rank exits with $codes ($bad did not)" test $bad -eq 0
+    cat "$SCALE_DIR"/rank*.log | grep -v "^ *[0-9]* *|" | sort | uniq -c | sort -rn | head -5
+    if [ "$sig" = KILL ]; then
+        check "$name: the output names rank $VICTIM as died" \
+            grep -q "rank $VICTIM (host [^,]*, pid $pid) died" "$SCALE_DIR"/rank*.log
+    else
+        check "$name: the output names rank $VICTIM and its pid" \
+            grep -q "rank $VICTIM (host [^,]*, pid $pid)" "$SCALE_DIR"/rank*.log
+    fi
+    local silent=0
+    for ((r = 0; r < N; r++)); do
+        [ $r -eq $VICTIM ] && continue
+        grep -q "rank $VICTIM\b" "$SCALE_DIR/rank$r.log" || silent=$((silent + 1))
+    done
+    echo "$name: $silent survivor(s) without rank $VICTIM in their message"
+    scale_cleanup
+}
+
+run_fault kill KILL 5000 0 "5"
+export COLL_EXEC_TIMEOUT=3
+run_fault stop STOP 8000 2900 "4|5"
+check "no process left" no_procs "$BIN/"
+check "no /dev/shm segment left" no_shm_leftovers
+finish

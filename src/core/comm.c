@@ -78,8 +78,9 @@ void coll_comm_set_aborted(coll_comm *comm, coll_status_t why, const char *fmt, 
     COLL_INFO(COLL_SUB_INIT, "aborting communicator (%s): %s", coll_strerror(why), msg);
     if (comm->shm)
         coll_shm_abort(comm, msg);
+    coll_bootstrap_abort(&comm->bs, msg);   /* every rank, whatever transport reaches it */
     if (comm->tcp)
-        coll_tcp_send_abort(comm, msg);
+        coll_tcp_abort(comm);   /* after the notice: peers blocked on our sockets see EOF */
 }
 
 int coll_comm_tcp_spin_us(const coll_peer_info_t *peers, int nranks, const coll_peer_info_t *me,
@@ -257,6 +258,8 @@ coll_status_t coll_comm_init_rank(coll_comm_t *out, int nranks, coll_unique_id_t
         st = coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "out of memory");
         goto fail;
     }
+    /* every rank listens before the exchange: tcp peers connect lazily to it */
+    COLL_CHECK_GOTO(coll_tcp_listen(comm, &me), st, fail);
     COLL_CHECK_GOTO(coll_bootstrap_allgather(&comm->bs, &me, sizeof me, comm->peers), st, fail);
     for (int r = 0; r < nranks; r++)
         if (comm->peers[r].rank != r) {
@@ -288,18 +291,8 @@ coll_status_t coll_comm_init_rank(coll_comm_t *out, int nranks, coll_unique_id_t
               "on this machine, %d core(s))", spin_us, machine_ranks, me.ncpus);
 
     COLL_CHECK_GOTO(coll_shm_setup(comm), st, fail);
-    /* peers not served by shm (other hosts, or COLL_SHM_DISABLE) use tcp */
-    int need_tcp = 0;
-    for (int r = 0; r < nranks; r++)
-        if (r != rank && !comm->tp[r])
-            need_tcp = 1;
-    int64_t any_tcp = need_tcp;
-    COLL_CHECK_GOTO(coll_bootstrap_allreduce_max(&comm->bs, &any_tcp, 1), st, fail);
-    if (any_tcp) {
-        COLL_CHECK_GOTO(coll_tcp_listen(comm, &me), st, fail);
-        COLL_CHECK_GOTO(coll_bootstrap_allgather(&comm->bs, &me, sizeof me, comm->peers), st, fail);
-        COLL_CHECK_GOTO(coll_tcp_setup(comm), st, fail);
-    }
+    /* peers not served by shm (other hosts, or COLL_SHM_DISABLE) use tcp, connected on first use */
+    COLL_CHECK_GOTO(coll_tcp_setup(comm), st, fail);
     COLL_CHECK_GOTO(coll_bootstrap_barrier(&comm->bs), st, fail);
     log_topology(comm);
     *out = comm;

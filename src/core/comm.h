@@ -68,6 +68,7 @@ struct coll_comm {
 
     /* state */
     atomic_int aborted;                  /* set by abort, peer abort, fatal error */
+    double next_abort_check;             /* executor: next coll_bootstrap_check_abort (time-based) */
     uint64_t seq;                        /* collective calls so far */
     const char *last_algo;
     coll_kind_t last_algo_kind;

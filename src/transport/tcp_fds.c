@@ -8,11 +8,12 @@
  *   need(k) = 3 stdio + 1 store connection
  *             (+ N + 1 when this process hosts the store: its listener and
  *              one connection per rank)
- *             + 1 tcp listener + COLL_FD_SHM (shm segments while mapped)
+ *             + 1 tcp listener + COLL_TCP_MAX_PENDING (accepted connections
+ *               owing their hello: strangers included)
+ *             + COLL_FD_SHM (shm segments while mapped)
  *             + k x 2 x COLL_NSOCKS (this rank's sockets to each peer in use
  *               and the peer's to it, taken to use the same COLL_NSOCKS)
- *             + COLL_FD_SLACK (log files, launcher pipes, libraries, hellos
- *               being read).
+ *             + COLL_FD_SLACK (log files, launcher pipes, libraries).
  * Grows with the peers used (k), not with N, except on the store's host.
  */
 #include "transport/tcp_internal.h"
@@ -29,7 +30,7 @@
 
 static unsigned long long fd_base(const coll_comm *comm)
 {
-    unsigned long long n = 3 + 1 + 1 + COLL_FD_SHM + COLL_FD_SLACK;
+    unsigned long long n = 3 + 1 + 1 + COLL_TCP_MAX_PENDING + COLL_FD_SHM + COLL_FD_SLACK;
     if (comm->held_store)
         n += (unsigned long long)comm->nranks + 1;
     return n;
@@ -85,7 +86,8 @@ coll_status_t coll_tcp_fd_error(coll_comm *comm, int err, const char *what)
         snprintf(hard, sizeof hard, "%llu", (unsigned long long)rl.rlim_max);
     return coll_error(COLL_ERR_SYSTEM, COLL_SUB_TCP,
                       "%s: %s: this rank needs about %llu file descriptors (%d tcp peer(s) in use x "
-                      "2 x COLL_NSOCKS=%d sockets + %llu for the store, listener, shm and stdio) but the "
+                      "2 x COLL_NSOCKS=%d sockets + %llu for the store, listener, pending handshakes, shm and "
+                      "stdio) but the "
                       "limit is %llu (hard %s): raise `ulimit -n` or lower COLL_NSOCKS",
                       what, strerror(err), fd_need(comm, npeers), npeers, ns, fd_base(comm),
                       (unsigned long long)rl.rlim_cur, hard);

@@ -59,6 +59,8 @@
 #define COLL_TCP_CHUNK_HDR 16
 #define COLL_TCP_CHUNK_END UINT64_MAX
 #define COLL_TCP_MAX_PENDING 256               /* accepted connections still owing a hello */
+#define COLL_TCP_BACKLOG 4096                  /* listen backlog (the kernel caps it at somaxconn):
+                                                  lazy connects may arrive from many ranks at once */
 #define COLL_TCP_ACCEPT_EVERY_S 0.01           /* hot-path accept check at most this often */
 
 /* Handshake: the connector's hello opens every connection, all integers

@@ -200,7 +200,7 @@ coll_status_t coll_tcp_listen(coll_comm *comm, coll_peer_info_t *me)
         what = "bind";
         if (bind(fd, (struct sockaddr *)&t->addr, coll_sockaddr_len(&t->addr)) == 0) {
             what = "listen";
-            if (listen(fd, 1024) == 0) {
+            if (listen(fd, COLL_TCP_BACKLOG) == 0) {
                 err = 0;
                 break;
             }

@@ -20,10 +20,11 @@
  * (bench/results/allreduce-hosts-ab-20261202.md).
  *
  * Growth with N ranks: a pointer table of N entries (8 bytes each); a peer
- * record (~1.3 KB) and its sockets (COLL_NSOCKS each way) only for peers this
- * rank actually sent to or received from; accepted connections waiting for
- * their hello: at most COLL_TCP_MAX_PENDING. Aborts travel through the
- * bootstrap (coll_bootstrap_abort / check_abort), not through the sockets.
+ * record (1.7 KB) and its sockets (COLL_NSOCKS each way) only for peers this
+ * rank actually sent to or received from; a fixed 39 KB per communicator
+ * (accepted connections waiting for their hello: at most COLL_TCP_MAX_PENDING).
+ * Aborts travel through the bootstrap (coll_bootstrap_abort / check_abort),
+ * not through the sockets.
  *
  * Message framing. Both sides know every message's length, so:
  *   len <  COLL_TCP_STRIPE_MIN, or one socket: the raw bytes on the

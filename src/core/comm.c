@@ -78,7 +78,15 @@ void coll_comm_set_aborted(coll_comm *comm, coll_status_t why, const char *fmt, 
     COLL_INFO(COLL_SUB_INIT, "aborting communicator (%s): %s", coll_strerror(why), msg);
     if (comm->shm)
         coll_shm_abort(comm, msg);
-    coll_bootstrap_abort(&comm->bs, msg);   /* every rank, whatever transport reaches it */
+    /* every rank, whatever transport reaches it; best effort: a notice that
+     * fails must not replace the error the caller is about to return */
+    char saved[1024];
+    snprintf(saved, sizeof saved, "%s", coll_last_error());
+    coll_bootstrap_abort(&comm->bs, msg);
+    if (!*saved)
+        coll_error_clear();
+    else if (strcmp(saved, coll_last_error()) != 0)
+        coll_error(why, COLL_SUB_INIT, "%s", saved);
     if (comm->tcp)
         coll_tcp_abort(comm);   /* after the notice: peers blocked on our sockets see EOF */
 }

@@ -266,8 +266,12 @@ coll_status_t coll_comm_init_rank(coll_comm_t *out, int nranks, coll_unique_id_t
         st = coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "out of memory");
         goto fail;
     }
-    /* every rank listens before the exchange: tcp peers connect lazily to it */
-    COLL_CHECK_GOTO(coll_tcp_listen(comm, &me), st, fail);
+    /* every rank listens before the exchange: tcp peers connect lazily to it
+     * (a failure matters only if this rank has tcp peers: coll_tcp_setup) */
+    if (coll_tcp_listen(comm, &me) != COLL_SUCCESS) {
+        COLL_INFO(COLL_SUB_INIT, "no tcp listener: %s", coll_last_error());
+        coll_error_clear();
+    }
     COLL_CHECK_GOTO(coll_bootstrap_allgather(&comm->bs, &me, sizeof me, comm->peers), st, fail);
     for (int r = 0; r < nranks; r++)
         if (comm->peers[r].rank != r) {
@@ -275,6 +279,7 @@ coll_status_t coll_comm_init_rank(coll_comm_t *out, int nranks, coll_unique_id_t
             goto fail;
         }
     COLL_CHECK_GOTO(build_topology(comm), st, fail);
+    COLL_CHECK_GOTO(coll_tcp_check_listener(comm), st, fail);
     comm->oversub = 1.0;
     for (int h = 0; h < comm->nhosts; h++) {
         int c = comm->peers[comm->leader_ranks[h]].ncpus;

@@ -151,6 +151,8 @@ typedef struct {
 
 struct coll_tcp {
     int listen_fd;              /* open for the communicator's life */
+    coll_status_t listen_st;    /* why there is no listener (coll_tcp_setup reports it) */
+    char listen_err[512];
     struct sockaddr_storage addr;           /* where we listen (published) */
     char ifname[32];
     int nsocks;                             /* sockets per direction: COLL_NSOCKS of this rank */

@@ -164,9 +164,8 @@ coll_status_t coll_tcp_state(coll_comm *comm)
     return COLL_SUCCESS;
 }
 
-coll_status_t coll_tcp_listen(coll_comm *comm, coll_peer_info_t *me)
+static coll_status_t listen_open(coll_comm *comm, coll_peer_info_t *me)
 {
-    COLL_CHECK(coll_tcp_state(comm));
     struct coll_tcp *t = comm->tcp;
     char s[COLL_SOCKADDR_STRLEN];
     if (t->listen_fd >= 0)
@@ -240,6 +239,21 @@ coll_status_t coll_tcp_listen(coll_comm *comm, coll_peer_info_t *me)
               "socket buffers %d, chunks %zu, notsent lowat %d", coll_sockaddr_str(&t->addr, s, sizeof s),
               t->ifname, t->nsocks, t->sockbuf, t->chunk, t->notsent);
     return COLL_SUCCESS;
+}
+
+coll_status_t coll_tcp_listen(coll_comm *comm, coll_peer_info_t *me)
+{
+    COLL_CHECK(coll_tcp_state(comm));
+    struct coll_tcp *t = comm->tcp;
+    coll_status_t st = listen_open(comm, me);
+    t->listen_st = st;
+    snprintf(t->listen_err, sizeof t->listen_err, "%s", st == COLL_SUCCESS ? "" : coll_last_error());
+    if (st != COLL_SUCCESS) {   /* publish "no listener": peers fail at once if they need it */
+        me->family = 0;
+        me->port = 0;
+        memset(me->addr, 0, sizeof me->addr);
+    }
+    return st;
 }
 
 void coll_tcp_teardown(coll_comm *comm)

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/config.h"
 #include "core/log.h"
 
 /* Monotonic seconds (local, so the transport links without comm.c in tests). */
@@ -51,8 +52,6 @@ coll_status_t coll_tcp_setup(coll_comm *comm)
 {
     COLL_CHECK(coll_tcp_state(comm));
     struct coll_tcp *t = comm->tcp;
-    if (t->listen_fd < 0)
-        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_TCP, "coll_tcp_setup before coll_tcp_listen");
     t->ntcp = 0;
     for (int p = 0; p < comm->nranks; p++)
         t->ntcp += coll_tcp_is_peer(comm, p);
@@ -60,6 +59,9 @@ coll_status_t coll_tcp_setup(coll_comm *comm)
         coll_tcp_teardown(comm);   /* every peer is local: comm->tcp = NULL, listener closed */
         return COLL_SUCCESS;
     }
+    if (t->listen_fd < 0)   /* a listener failure matters only now that tcp is used */
+        return coll_error(t->listen_st != COLL_SUCCESS ? t->listen_st : COLL_ERR_INTERNAL, COLL_SUB_TCP, "%s",
+                          *t->listen_err ? t->listen_err : "coll_tcp_setup before coll_tcp_listen");
     t->peers = calloc((size_t)comm->nranks, sizeof *t->peers);
     if (!t->peers)
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_TCP, "out of memory");
@@ -69,6 +71,19 @@ coll_status_t coll_tcp_setup(coll_comm *comm)
     coll_tcp_fd_reserve(comm, 0);
     COLL_INFO(COLL_SUB_TCP, "%d rank(s) reached over tcp, connected on first use (%d socket(s) each way)",
               t->ntcp, t->nsocks);
+    return COLL_SUCCESS;
+}
+
+coll_status_t coll_tcp_check_listener(coll_comm *comm)
+{
+    struct coll_tcp *t = comm->tcp;
+    if (!t || t->listen_fd >= 0 || !comm->rank_host)
+        return COLL_SUCCESS;
+    int shm_off = coll_cfg_bool(COLL_CFG_SHM_DISABLE);
+    for (int p = 0; p < comm->nranks; p++)
+        if (p != comm->rank && (shm_off || comm->rank_host[p] != comm->host))
+            return coll_error(t->listen_st != COLL_SUCCESS ? t->listen_st : COLL_ERR_INTERNAL, COLL_SUB_TCP,
+                              "%s", t->listen_err);
     return COLL_SUCCESS;
 }
 
@@ -121,6 +136,12 @@ static coll_status_t conn_open(coll_comm *comm, int p, coll_tcp_peer_t *pc, int 
     struct coll_tcp *t = comm->tcp;
     coll_tcp_conn_t *c = &pc->conn[i];
     struct sockaddr_storage ss;
+    if (comm->peers[p].port == 0) {
+        char d[160];
+        pc->failed = coll_error(COLL_ERR_NETWORK, COLL_SUB_TCP, "cannot connect to %s: it has no tcp listener "
+                                "(it could not open one: see its log)", coll_tcp_peer_desc(comm, p, d, sizeof d));
+        return pc->failed;
+    }
     coll_tcp_peer_sockaddr(comm, p, &ss);
     int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {

@@ -56,5 +56,9 @@ void coll_tcp_abort(coll_comm *comm);
 /* Create the tcp listener before the init allgather (fills me's addr/port);
  * every rank does, so every peer record carries an address. */
 coll_status_t coll_tcp_listen(coll_comm *comm, coll_peer_info_t *me);
+/* Right after the exchange: fail with the listener's error if this rank
+ * could not listen and has peers on other hosts (or shm is off), so every such
+ * rank fails at the same point, with its own reason, before using the store again. */
+coll_status_t coll_tcp_check_listener(coll_comm *comm);
 
 #endif

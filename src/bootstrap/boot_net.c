@@ -538,6 +538,10 @@ int coll_bootstrap_pollfds(const coll_bootstrap_t *bs, struct pollfd *fds, int m
 
 int coll_bootstrap_check_abort(coll_bootstrap_t *bs, int wait_ms, char *why, size_t len)
 {
+    if (why && len)
+        why[0] = '\0';
+    if (!bs || !bs->ready)   /* not joined (or a communicator built by hand in tests) */
+        return -1;
     if (bs->aborted_by < 0 && bs->ready) {
         double until = boot_now() + wait_ms * 1e-3;
         for (;;) {

@@ -15,7 +15,7 @@
 #include "transport/shm_seg.h"
 #include "transport/transport.h"
 
-#define PRIM_MAX_FDS 64
+#define PRIM_MAX_FDS 64                      /* per wait; peers beyond it make the wait poll 1 ms */
 #define PRIM_TCP_NOSPIN ((size_t)64 << 10)   /* tcp transfers this large wait in poll, not spinning */
 #define PRIM_ABORT_CHECK_S 0.01             /* bootstrap-tree abort notices are looked at this often */
 #define PRIM_TCP_SPINS 32u                   /* progress rounds before a smaller tcp wait polls */
@@ -35,6 +35,7 @@ void coll_waiter_init(coll_waiter_t *w, const coll_comm *comm)
     w->yields = 0;
     w->suspect = -1;
     w->tcp_idle_since = 0;
+    w->short_poll = 0;
 }
 
 static inline void cpu_relax(void)
@@ -96,11 +97,11 @@ static coll_status_t check_fatal(coll_waiter_t *w, coll_comm *comm, const int *w
             }
         }
     }
-    double t = coll_now();
-    if (t >= comm->next_abort_check) {
+    double now = coll_now();
+    if (comm->nranks > 1 && now >= comm->next_abort_check) {
         /* abort notices and deaths heard on the bootstrap tree: K + 1 sockets,
          * looked at every PRIM_ABORT_CHECK_S at most, whatever N is */
-        comm->next_abort_check = t + PRIM_ABORT_CHECK_S;
+        comm->next_abort_check = now + PRIM_ABORT_CHECK_S;
         char why[320];
         int a = coll_bootstrap_check_abort(&comm->bs, 0, why, sizeof why);
         if (a >= 0) {
@@ -118,14 +119,7 @@ static coll_status_t check_fatal(coll_waiter_t *w, coll_comm *comm, const int *w
                               *why ? ": " : "", why);
         }
     }
-    if (comm->tcp) {
-        coll_status_t st = coll_tcp_poll_abort(comm);
-        if (st != COLL_SUCCESS) {
-            atomic_store(&comm->aborted, 1);
-            return st;
-        }
-    }
-    if (w->deadline > 0 && coll_now() > w->deadline) {
+    if (w->deadline > 0 && now > w->deadline) {
         describe_ranks(comm, waiting_for, n, who, sizeof who);
         coll_status_t st = coll_error(COLL_ERR_TIMEOUT, COLL_SUB_COLL,
                                       "timeout after %.1f s (COLL_EXEC_TIMEOUT) in %s of %zu bytes waiting for %s",
@@ -160,7 +154,7 @@ coll_status_t coll_waiter_idle(coll_waiter_t *w, coll_comm *comm, uint32_t seen,
     COLL_CHECK(check_fatal(w, comm, waiting_for, n));
     if (nfds > 0) {
         /* tcp pending: poll the sockets; with shm also pending, come back soon */
-        int r = poll(fds, (nfds_t)nfds, comm->shm ? 1 : 100);
+        int r = poll(fds, (nfds_t)nfds, comm->shm || w->short_poll ? 1 : 100);
         (void)r;
     } else if (comm->shm) {
         coll_shm_doorbell_wait(comm, seen, 100);
@@ -170,6 +164,25 @@ coll_status_t coll_waiter_idle(coll_waiter_t *w, coll_comm *comm, uint32_t seen,
     w->spins = comm->spin / 2u;   /* after a wake-up, spin a little before sleeping again */
     w->yields = 0;
     return COLL_SUCCESS;
+}
+
+/* fds[nfds, nfds + k) were just added: drop those already in fds[0, nfds)
+ * (the tcp listener is shared by every receive still waiting for its
+ * connections), merging their events. Returns the new count. */
+static int merge_fds(struct pollfd *fds, int nfds, int k)
+{
+    int n = nfds;
+    for (int j = nfds; j < nfds + k; j++) {
+        int dup = 0;
+        for (int i = 0; i < nfds && !dup; i++)
+            if (fds[i].fd == fds[j].fd) {
+                fds[i].events |= fds[j].events;
+                dup = 1;
+            }
+        if (!dup)
+            fds[n++] = fds[j];
+    }
+    return n;
 }
 
 coll_status_t coll_prim_run(coll_comm *comm, coll_prim_t *ops, int nops, coll_dtype_t dt, coll_op_t op)
@@ -234,17 +247,20 @@ coll_status_t coll_prim_run(coll_comm *comm, coll_prim_t *ops, int nops, coll_dt
         struct pollfd fds[PRIM_MAX_FDS];
         int nfds = 0, waiting[PRIM_MAX_FDS];
         int nwait = 0, nshm = 0, tcp_large = 0;
+        w.short_poll = 0;
         for (int i = 0; i < nops; i++) {
             coll_prim_t *p = &ops[i];
             if (p->done >= p->bytes)
                 continue;
             if (nwait < PRIM_MAX_FDS)
                 waiting[nwait++] = p->peer;
-            int k = 0;
-            if (nfds < PRIM_MAX_FDS)
-                k = comm->tp[p->peer]->pollfds(comm, p->peer, p->type == COLL_PRIM_SEND, fds + nfds,
-                                               PRIM_MAX_FDS - nfds);
-            nfds += k;
+            if (nfds < PRIM_MAX_FDS) {
+                int k = comm->tp[p->peer]->pollfds(comm, p->peer, p->type == COLL_PRIM_SEND, fds + nfds,
+                                                   PRIM_MAX_FDS - nfds);
+                nfds = merge_fds(fds, nfds, k);
+            } else {
+                w.short_poll = 1;   /* this peer is not in the poll set */
+            }
             if (comm->tp[p->peer] != &coll_tcp_ops)
                 nshm++;
             else if (p->bytes - p->done >= PRIM_TCP_NOSPIN)

@@ -65,6 +65,7 @@ typedef struct {
     unsigned yields;
     int suspect;              /* local peer seen dead once, confirmed on the next idle call */
     double tcp_idle_since;    /* sockets-only wait: when progress stopped (0 = progressing) */
+    int short_poll;           /* the poll set misses some pending peer: poll 1 ms, not 100 */
 } coll_waiter_t;
 void coll_waiter_init(coll_waiter_t *w, const coll_comm *comm);
 /* Called when nothing progressed. 'waiting_for' (global ranks, n) is used in

@@ -79,9 +79,17 @@ void coll_comm_set_aborted(coll_comm *comm, coll_status_t why, const char *fmt, 
     COLL_INFO(COLL_SUB_INIT, "aborting communicator (%s): %s", coll_strerror(why), msg);
     if (comm->shm)
         coll_shm_abort(comm, msg);
-    if (comm->tcp)
-        coll_tcp_send_abort(comm, msg);
+    /* every rank, whatever transport reaches it; best effort: a notice that
+     * fails must not replace the error the caller is about to return */
+    char saved[1024];
+    snprintf(saved, sizeof saved, "%s", coll_last_error());
     coll_bootstrap_abort(&comm->bs, msg);
+    if (!*saved)
+        coll_error_clear();
+    else if (strcmp(saved, coll_last_error()) != 0)
+        coll_error(why, COLL_SUB_INIT, "%s", saved);
+    if (comm->tcp)
+        coll_tcp_abort(comm);   /* after the notice: peers blocked on our sockets see EOF */
 }
 
 int coll_comm_tcp_spin_us(const coll_peer_info_t *peers, int nranks, const coll_peer_info_t *me,
@@ -253,8 +261,12 @@ coll_status_t coll_comm_init_rank(coll_comm_t *out, int nranks, coll_unique_id_t
         st = coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "out of memory");
         goto fail;
     }
-    if (nranks > 1)
-        COLL_CHECK_GOTO(coll_tcp_listen(comm, &me), st, fail);
+    /* every rank listens before the exchange: tcp peers connect lazily to it
+     * (a failure matters only if this rank has tcp peers: coll_tcp_setup) */
+    if (coll_tcp_listen(comm, &me) != COLL_SUCCESS) {
+        COLL_INFO(COLL_SUB_INIT, "no tcp listener: %s", coll_last_error());
+        coll_error_clear();
+    }
     COLL_CHECK_GOTO(coll_bootstrap_init(&comm->bs, &comm->id, prefix, rank, nranks, comm->connect_timeout_s,
                                         &comm->aborted, &me, sizeof me, comm->peers),
                     st, fail);
@@ -264,6 +276,7 @@ coll_status_t coll_comm_init_rank(coll_comm_t *out, int nranks, coll_unique_id_t
             goto fail;
         }
     COLL_CHECK_GOTO(build_topology(comm), st, fail);
+    COLL_CHECK_GOTO(coll_tcp_check_listener(comm), st, fail);
     comm->oversub = 1.0;
     for (int h = 0; h < comm->nhosts; h++) {
         int c = comm->peers[comm->leader_ranks[h]].ncpus;
@@ -288,17 +301,8 @@ coll_status_t coll_comm_init_rank(coll_comm_t *out, int nranks, coll_unique_id_t
               "on this machine, %d core(s))", spin_us, machine_ranks, me.ncpus);
 
     COLL_CHECK_GOTO(coll_shm_setup(comm), st, fail);
-    /* peers not served by shm (other hosts, or COLL_SHM_DISABLE) use tcp */
-    int need_tcp = 0;
-    for (int r = 0; r < nranks; r++)
-        if (r != rank && !comm->tp[r])
-            need_tcp = 1;
-    int64_t any_tcp = need_tcp;
-    COLL_CHECK_GOTO(coll_bootstrap_allreduce_max(&comm->bs, &any_tcp, 1), st, fail);
-    if (any_tcp)
-        COLL_CHECK_GOTO(coll_tcp_setup(comm), st, fail);
-    else if (comm->tcp)
-        coll_tcp_teardown(comm);   /* every peer is local: no listener kept */
+    /* peers not served by shm (other hosts, or COLL_SHM_DISABLE) use tcp, connected on first use */
+    COLL_CHECK_GOTO(coll_tcp_setup(comm), st, fail);
     COLL_CHECK_GOTO(coll_bootstrap_barrier(&comm->bs), st, fail);
     log_topology(comm);
     COLL_CHECK_GOTO(coll_net_probe(comm), st, fail);   /* tcp latency/bandwidth for selection (tuning.h) */

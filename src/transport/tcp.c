@@ -1,7 +1,9 @@
 /*
  * tcp.c - TCP transport data path: non-blocking send / recv progress over the
- * striped sockets of a peer, poll descriptors, aborts. Setup is in tcp_setup.c,
- * the wire layout and striping rule in tcp_internal.h.
+ * striped sockets of a peer's direction, poll descriptors. Lazy connections are
+ * in tcp_setup.c (a send first opens this rank's sockets to the peer, a receive
+ * first waits for the peer's on the listener), the wire layout and striping
+ * rule in tcp_internal.h.
  *
  * Semantics of the progress calls (one send and one recv in flight per peer):
  *   - the first call for a message (no message in flight to / from that peer)
@@ -17,10 +19,10 @@
  *     bounce buffer per socket and a partial element waits there for its rest;
  *     a copying sink is read straight into the destination;
  *   - EOF, ECONNRESET, EPIPE (MSG_NOSIGNAL: never SIGPIPE) or the peer's FIN
- *     while sending -> COLL_ERR_ABORTED if the peer sent the abort byte on the
- *     control socket (or this communicator is aborted), else COLL_ERR_NETWORK,
- *     with a message naming the peer, its host and address; the error sticks
- *     to that peer.
+ *     while sending -> COLL_ERR_ABORTED if a rank's abort notice arrives
+ *     through the bootstrap within 200 ms (coll_bootstrap_check_abort), or this
+ *     communicator is aborted, else COLL_ERR_NETWORK, with a message naming the
+ *     peer, its host and address; the error sticks to that peer.
  */
 #include "transport/tcp_internal.h"
 
@@ -47,33 +49,19 @@ size_t coll_tcp_chunk_size(size_t len, int nsocks, size_t cfg)
     return c ? c : COLL_TCP_STRIPE_ALIGN;
 }
 
-static void xfer_start(coll_tcp_xfer_t *x, int nsocks, int lo, int n, size_t len, size_t chunk_cfg)
+/* A message over the n sockets of one direction. */
+static void xfer_start(coll_tcp_xfer_t *x, int n, size_t len, size_t chunk_cfg)
 {
     x->chunked = coll_tcp_chunked(len, n);
-    for (int i = 0; i < nsocks; i++)
-        x->st[i] = (coll_tcp_stripe_t){.state = x->chunked && i >= lo && i < lo + n ? COLL_TCP_SX_IDLE
-                                                                                    : COLL_TCP_SX_ENDED};
-    if (!x->chunked)   /* raw on socket lo: one headerless chunk */
-        x->st[lo] = (coll_tcp_stripe_t){.state = COLL_TCP_SX_CHUNK, .len = len, .hdr_pos = COLL_TCP_CHUNK_HDR};
+    for (int i = 0; i < n; i++)
+        x->st[i] = (coll_tcp_stripe_t){.state = x->chunked ? COLL_TCP_SX_IDLE : COLL_TCP_SX_ENDED};
+    if (!x->chunked)   /* raw on socket 0: one headerless chunk */
+        x->st[0] = (coll_tcp_stripe_t){.state = COLL_TCP_SX_CHUNK, .len = len, .hdr_pos = COLL_TCP_CHUNK_HDR};
     x->len = len;
     x->done = 0;
     x->next = 0;
     x->chunk = x->chunked ? coll_tcp_chunk_size(len, n, chunk_cfg) : len;
     x->active = 1;
-}
-
-/* The sockets of a message from rank 'from' to rank 'to': the lower rank sends
- * on the first half, the higher on the second (tcp_internal.h). */
-static void dir_socks(const coll_tcp_peer_t *pc, int from, int to, int *lo, int *n)
-{
-    int half = pc->nsocks / 2;
-    if (half < 1) {   /* not from a handshake of ours (unit tests build peers by hand) */
-        *lo = 0;
-        *n = pc->nsocks;
-        return;
-    }
-    *lo = from < to ? 0 : half;
-    *n = from < to ? half : pc->nsocks - half;
 }
 
 /* All sockets through their end: the message is complete. */
@@ -95,81 +83,43 @@ static size_t xfer_report(coll_tcp_xfer_t *x, int nsocks)
     return x->done < x->len ? x->done : x->len - 1;
 }
 
-/* Abort notice on the control socket? wait_ms > 0: give it that long to arrive
- * (a data-socket EOF may overtake it). Marks ctrl_closed on EOF. The reason
- * that follows the abort byte is read when it is there (best effort). */
-static int ctrl_aborted(coll_tcp_peer_t *pc, int wait_ms)
-{
-    if (pc->aborted)
-        return 1;
-    if (pc->ctrl < 0 || pc->ctrl_closed)
-        return 0;
-    struct pollfd pf = {pc->ctrl, POLLIN, 0};
-    if (poll(&pf, 1, wait_ms) <= 0)
-        return 0;
-    unsigned char b[2 + sizeof pc->abort_why];
-    ssize_t n = recv(pc->ctrl, b, 1, MSG_DONTWAIT);
-    if (n == 1 && b[0] == COLL_TCP_ABORT_BYTE) {
-        pc->aborted = 1;
-        /* length byte and reason: sent in one piece right behind the byte */
-        size_t got = 0, want = 1;
-        for (int tries = 0; got < want && tries < 20; tries++) {
-            ssize_t k = recv(pc->ctrl, b + 1 + got, want - got, MSG_DONTWAIT);
-            if (k > 0) {
-                got += (size_t)k;
-                if (got == 1)
-                    want = 1 + (size_t)b[1];
-                continue;
-            }
-            if (k == 0 || (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
-                break;
-            struct pollfd q = {pc->ctrl, POLLIN, 0};
-            if (poll(&q, 1, 5) <= 0)
-                break;
-        }
-        if (got == want && got > 1) {
-            memcpy(pc->abort_why, b + 2, got - 1);
-            pc->abort_why[got - 1] = '\0';
-        }
-    } else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-        pc->ctrl_closed = 1;
-    }
-    return pc->aborted;
-}
-
 /* The connection to peer broke (err: errno, 0 = EOF / peer closed). */
 static coll_status_t tcp_fail(coll_comm *comm, int peer, coll_tcp_peer_t *pc, int is_send, int sock,
                               int err)
 {
-    char d[160];
+    char d[160], why[256];
     const coll_tcp_xfer_t *x = is_send ? &pc->tx : &pc->rx;
     const char *what = is_send ? "send" : "receive";
+    int a;
     coll_tcp_peer_desc(comm, peer, d, sizeof d);
     if (atomic_load(&comm->aborted))
         pc->failed = coll_error(COLL_ERR_ABORTED, COLL_SUB_TCP,
                                 "communicator aborted during a %zu-byte tcp %s %s %s", x->len, what,
                                 is_send ? "to" : "from", d);
-    else if (ctrl_aborted(pc, 200))
+    else if ((a = coll_bootstrap_check_abort(&comm->bs, 200, why, sizeof why)) >= 0)
         pc->failed = coll_error(COLL_ERR_ABORTED, COLL_SUB_TCP,
-                                "%s aborted during %s of %zu bytes (a %zu-byte tcp %s, %zu bytes done)%s%s", d,
-                                coll_kind_name(comm->cur_kind), comm->cur_bytes, x->len, what, x->done,
-                                *pc->abort_why ? ": " : "", pc->abort_why);
+                                "%s aborted during %s of %zu bytes (a %zu-byte tcp %s %s %d, %zu bytes done)%s%s",
+                                coll_tcp_peer_desc(comm, a, d, sizeof d), coll_kind_name(comm->cur_kind),
+                                comm->cur_bytes, x->len, what, is_send ? "to rank" : "from rank", peer, x->done,
+                                *why ? ": " : "", why);
     else
         pc->failed = coll_error(COLL_ERR_NETWORK, COLL_SUB_TCP,
                                 "connection to %s lost during %s of %zu bytes (a %zu-byte tcp %s, after %zu "
                                 "bytes, socket %d of %d): %s", d, coll_kind_name(comm->cur_kind),
-                                comm->cur_bytes, x->len, what, x->done, sock + 1, pc->nsocks,
+                                comm->cur_bytes, x->len, what, x->done, sock + 1, is_send ? pc->nsend : pc->nrecv,
                                 err ? strerror(err) : "closed by the peer (it exited or crashed)");
     return pc->failed;
 }
 
+/* Peer record (allocated on first use); its sticky error, if any. */
 static coll_status_t tcp_peer(coll_comm *comm, int peer, coll_tcp_peer_t **out)
 {
-    if (!comm->tcp || !comm->tcp->peers || peer < 0 || peer >= comm->nranks ||
-        !comm->tcp->peers[peer].nsocks)
-        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_TCP, "no tcp connection to rank %d", peer);
-    *out = &comm->tcp->peers[peer];
-    return comm->tcp->peers[peer].failed;
+    struct coll_tcp *t = comm->tcp;
+    if (t && t->peers && peer >= 0 && peer < comm->nranks && t->peers[peer])
+        *out = t->peers[peer];
+    else
+        COLL_CHECK(coll_tcp_peer(comm, peer, out));
+    return (*out)->failed;
 }
 
 static int would_block(void)
@@ -183,9 +133,9 @@ static int peer_hung_up(const coll_tcp_peer_t *pc, const coll_tcp_xfer_t *x, int
 {
     struct pollfd pf[COLL_TCP_MAX_SOCKS];
     int idx[COLL_TCP_MAX_SOCKS], n = 0;
-    for (int i = 0; i < pc->nsocks; i++)
+    for (int i = 0; i < pc->nsend; i++)
         if (x->st[i].state != COLL_TCP_SX_ENDED) {
-            pf[n] = (struct pollfd){pc->fd[i], POLLRDHUP, 0};
+            pf[n] = (struct pollfd){pc->sfd[i], POLLRDHUP, 0};
             idx[n++] = i;
         }
     if (n == 0 || poll(pf, (nfds_t)n, 0) <= 0)
@@ -240,7 +190,7 @@ static coll_status_t send_sock(coll_comm *comm, int peer, coll_tcp_peer_t *pc, i
             continue;
         }
         struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)k};
-        ssize_t n = sendmsg(pc->fd[i], &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+        ssize_t n = sendmsg(pc->sfd[i], &m, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n > 0) {
             size_t h = COLL_TCP_CHUNK_HDR - s->hdr_pos;
             if (h > (size_t)n)
@@ -269,12 +219,17 @@ static coll_status_t tcp_send(coll_comm *comm, int peer, const void *buf, size_t
     coll_tcp_peer_t *pc;
     COLL_CHECK(tcp_peer(comm, peer, &pc));
     coll_tcp_xfer_t *x = &pc->tx;
-    if (!x->active) {
-        if (*done >= len)
+    if (!x->active && *done >= len)
+        return COLL_SUCCESS;
+    COLL_CHECK(coll_tcp_accept(comm, 0));   /* peers connecting to us wait in the backlog */
+    if (!pc->nsend || pc->sready < pc->nsend) {
+        int ready;
+        COLL_CHECK(coll_tcp_connect(comm, peer, pc, &ready));
+        if (!ready)
             return COLL_SUCCESS;
-        int lo, n;
-        dir_socks(pc, comm->rank, peer, &lo, &n);
-        xfer_start(x, pc->nsocks, lo, n, len, comm->tcp->chunk);
+    }
+    if (!x->active) {
+        xfer_start(x, pc->nsend, len, comm->tcp->chunk);
         x->buf = buf;
     } else if (x->buf != buf || x->len != len) {
         return coll_error(COLL_ERR_INTERNAL, COLL_SUB_TCP,
@@ -282,9 +237,9 @@ static coll_status_t tcp_send(coll_comm *comm, int peer, const void *buf, size_t
                           "flight", len, peer, x->len);
     }
     size_t before = *done;
-    for (int i = 0; i < pc->nsocks; i++)
+    for (int i = 0; i < pc->nsend; i++)
         COLL_CHECK(send_sock(comm, peer, pc, i));
-    *done = xfer_report(x, pc->nsocks);
+    *done = xfer_report(x, pc->nsend);
     int sock;
     if (*done == before && *done < len && peer_hung_up(pc, x, &sock))
         return tcp_fail(comm, peer, pc, 1, sock, 0);
@@ -300,7 +255,7 @@ static coll_status_t recv_header(coll_comm *comm, int peer, coll_tcp_peer_t *pc,
     coll_tcp_chunk_decode(s->hdr, &off, &len);
     if (off == COLL_TCP_CHUNK_END && len == 0) {
         s->state = COLL_TCP_SX_ENDED;
-        if (xfer_ended(x, pc->nsocks) && x->done != x->len)
+        if (xfer_ended(x, pc->nrecv) && x->done != x->len)
             return coll_error(COLL_ERR_INTERNAL, COLL_SUB_TCP,
                               "message from rank %d ended after %zu of %zu bytes: ranks called "
                               "different collectives or counts", peer, x->done, x->len);
@@ -331,7 +286,7 @@ static coll_status_t recv_sock(coll_comm *comm, int peer, coll_tcp_peer_t *pc, i
         if (s->state == COLL_TCP_SX_ENDED)
             return COLL_SUCCESS;
         if (s->state == COLL_TCP_SX_IDLE) {
-            n = recv(pc->fd[i], s->hdr + s->hdr_pos, COLL_TCP_CHUNK_HDR - s->hdr_pos, MSG_DONTWAIT);
+            n = recv(pc->rfd[i], s->hdr + s->hdr_pos, COLL_TCP_CHUNK_HDR - s->hdr_pos, MSG_DONTWAIT);
             if (n > 0) {
                 s->hdr_pos += (size_t)n;
                 if (s->hdr_pos == COLL_TCP_CHUNK_HDR)
@@ -343,7 +298,7 @@ static coll_status_t recv_sock(coll_comm *comm, int peer, coll_tcp_peer_t *pc, i
             s->hdr_pos = 0;
             continue;
         } else if (!sk->fn) {
-            n = recv(pc->fd[i], (char *)sk->dst + s->off + s->pos, s->len - s->pos, MSG_DONTWAIT);
+            n = recv(pc->rfd[i], (char *)sk->dst + s->off + s->pos, s->len - s->pos, MSG_DONTWAIT);
             if (n > 0) {
                 s->pos += (size_t)n;
                 s->given = s->pos;
@@ -356,7 +311,7 @@ static coll_status_t recv_sock(coll_comm *comm, int peer, coll_tcp_peer_t *pc, i
             size_t want = COLL_TCP_BOUNCE - pc->fill[i];
             if (want > s->len - s->pos)
                 want = s->len - s->pos;
-            n = recv(pc->fd[i], pc->bounce[i] + pc->fill[i], want, MSG_DONTWAIT);
+            n = recv(pc->rfd[i], pc->bounce[i] + pc->fill[i], want, MSG_DONTWAIT);
             if (n > 0) {
                 s->pos += (size_t)n;
                 pc->fill[i] += (size_t)n;
@@ -388,110 +343,60 @@ static coll_status_t tcp_recv(coll_comm *comm, int peer, const coll_sink_t *sink
     coll_tcp_peer_t *pc;
     COLL_CHECK(tcp_peer(comm, peer, &pc));
     coll_tcp_xfer_t *x = &pc->rx;
+    if (!x->active && *done >= len)
+        return COLL_SUCCESS;
+    int missing = !pc->nrecv || pc->rgot < pc->nrecv;
+    COLL_CHECK(coll_tcp_accept(comm, missing));   /* the peer's sockets: accept and file them */
+    if (!pc->nrecv || pc->rgot < pc->nrecv)
+        return COLL_SUCCESS;
     if (!x->active) {
-        if (*done >= len)
-            return COLL_SUCCESS;
         if (sink->fn && (sink->esize == 0 || len % sink->esize || COLL_TCP_STRIPE_ALIGN % sink->esize))
             return coll_error(COLL_ERR_INTERNAL, COLL_SUB_TCP,
                               "tcp recv-reduce of %zu bytes from rank %d: not whole %zu-byte "
                               "elements", len, peer, sink->esize);
-        int lo, n;
-        dir_socks(pc, peer, comm->rank, &lo, &n);
-        xfer_start(x, pc->nsocks, lo, n, len, 0);
+        xfer_start(x, pc->nrecv, len, 0);
         x->sink = *sink;
-        for (int i = 0; i < pc->nsocks; i++)
+        for (int i = 0; i < pc->nrecv; i++)
             pc->fill[i] = 0;
     } else if (x->len != len || x->sink.dst != sink->dst || x->sink.fn != sink->fn) {
         return coll_error(COLL_ERR_INTERNAL, COLL_SUB_TCP,
                           "tcp recv of %zu bytes from rank %d posted while one of %zu bytes is "
                           "in flight", len, peer, x->len);
     }
-    for (int i = 0; i < pc->nsocks; i++)
+    for (int i = 0; i < pc->nrecv; i++)
         COLL_CHECK(recv_sock(comm, peer, pc, i));
-    *done = xfer_report(x, pc->nsocks);
+    *done = xfer_report(x, pc->nrecv);
     return COLL_SUCCESS;
 }
 
+/* Pending send: this rank's sockets to the peer (POLLOUT, or those still
+ * connecting; the listener as a timed sleep while all wait to retry). Pending
+ * receive: the peer's sockets, or, before they are all in, the listener and a
+ * few connections owing their hello. */
 static int tcp_pollfds(coll_comm *comm, int peer, int for_send, struct pollfd *fds, int max)
 {
-    if (!comm->tcp || !comm->tcp->peers || peer < 0 || peer >= comm->nranks)
+    if (!comm->tcp || !comm->tcp->peers || peer < 0 || peer >= comm->nranks || max < 1)
         return 0;
-    const coll_tcp_peer_t *pc = &comm->tcp->peers[peer];
-    const coll_tcp_xfer_t *x = for_send ? &pc->tx : &pc->rx;
-    short ev = for_send ? (short)(POLLOUT | POLLRDHUP) : (short)POLLIN;
+    const coll_tcp_peer_t *pc = comm->tcp->peers[peer];
     int n = 0;
-    for (int i = 0; i < pc->nsocks && n < max; i++) {
+    if (for_send && (!pc || !pc->nsend || pc->sready < pc->nsend)) {
+        for (int i = 0; pc && i < pc->nsend && n < max; i++)
+            if (pc->conn[i].state == COLL_TCP_C_CONNECTING || pc->conn[i].state == COLL_TCP_C_HELLO)
+                fds[n++] = (struct pollfd){pc->sfd[i], POLLOUT, 0};
+        return n ? n : coll_tcp_accept_pollfds(comm, fds, 1);
+    }
+    if (!for_send && (!pc || !pc->nrecv || pc->rgot < pc->nrecv))
+        return coll_tcp_accept_pollfds(comm, fds, max < 9 ? max : 9);
+    const coll_tcp_xfer_t *x = for_send ? &pc->tx : &pc->rx;
+    const int *fd = for_send ? pc->sfd : pc->rfd;
+    int ns = for_send ? pc->nsend : pc->nrecv;
+    short ev = for_send ? (short)(POLLOUT | POLLRDHUP) : (short)POLLIN;
+    for (int i = 0; i < ns && n < max; i++) {
         if (x->active && x->st[i].state == COLL_TCP_SX_ENDED)
             continue;
-        fds[n++] = (struct pollfd){pc->fd[i], ev, 0};
+        fds[n++] = (struct pollfd){fd[i], ev, 0};
     }
     return n;
 }
 
 const coll_transport_ops_t coll_tcp_ops = {"tcp", tcp_send, tcp_recv, tcp_pollfds};
-
-void coll_tcp_send_abort(coll_comm *comm, const char *why)
-{
-    struct coll_tcp *t = comm->tcp;
-    if (!t || !t->peers || atomic_exchange(&t->abort_sent, 1))
-        return;
-    unsigned char msg[2 + 255];
-    size_t wl = why ? strlen(why) : 0;
-    if (wl > 255)
-        wl = 255;
-    msg[0] = COLL_TCP_ABORT_BYTE;
-    msg[1] = (unsigned char)wl;
-    if (wl)
-        memcpy(msg + 2, why, wl);
-    for (int p = 0; p < comm->nranks; p++) {
-        coll_tcp_peer_t *pc = &t->peers[p];
-        if (!pc->nsocks)
-            continue;
-        if (pc->ctrl >= 0) {
-            /* one small write into an idle socket: whole, or the peer sees the
-             * byte and no reason */
-            ssize_t n = send(pc->ctrl, msg, 2 + wl, MSG_NOSIGNAL | MSG_DONTWAIT);
-            (void)n;
-            shutdown(pc->ctrl, SHUT_WR);
-        }
-    }
-    /* after every abort byte is out: data sockets EOF at the peers */
-    for (int p = 0; p < comm->nranks; p++)
-        for (int i = 0; i < t->peers[p].nsocks; i++)
-            if (t->peers[p].fd[i] >= 0)
-                shutdown(t->peers[p].fd[i], SHUT_RDWR);
-    COLL_INFO(COLL_SUB_TCP, "sent abort to %d tcp peer(s)", t->npeers);
-}
-
-coll_status_t coll_tcp_poll_abort(coll_comm *comm)
-{
-    struct coll_tcp *t = comm->tcp;
-    if (!t || !t->ctrl_pfd || t->npeers == 0)
-        return COLL_SUCCESS;
-    int n = poll(t->ctrl_pfd, (nfds_t)t->npeers, 0);
-    for (int k = 0; k < t->npeers && n > 0; k++) {
-        if (!t->ctrl_pfd[k].revents)
-            continue;
-        int p = t->ctrl_rank[k];
-        coll_tcp_peer_t *pc = &t->peers[p];
-        ctrl_aborted(pc, 0);
-        if (pc->ctrl_closed || pc->aborted)
-            t->ctrl_pfd[k].fd = -1;   /* poll ignores it from now on */
-        if (pc->aborted && !t->aborted_by)
-            t->aborted_by = p + 1;
-        else if (pc->ctrl_closed)
-            COLL_DEBUG(COLL_SUB_TCP, "rank %d closed its tcp connections", p);
-    }
-    if (t->aborted_by) {
-        char d[160];
-        const coll_tcp_peer_t *pc = &t->peers[t->aborted_by - 1];
-        coll_tcp_peer_desc(comm, t->aborted_by - 1, d, sizeof d);
-        /* pass it on: local peers (shm) and other tcp peers stop too */
-        coll_comm_set_aborted(comm, COLL_ERR_ABORTED, "%s aborted%s%s", d, *pc->abort_why ? ": " : "",
-                              pc->abort_why);
-        return coll_error(COLL_ERR_ABORTED, COLL_SUB_TCP, "%s aborted during %s of %zu bytes%s%s", d,
-                          coll_kind_name(comm->cur_kind), comm->cur_bytes, *pc->abort_why ? ": " : "",
-                          pc->abort_why);
-    }
-    return COLL_SUCCESS;
-}

@@ -1,19 +1,30 @@
 /*
  * tcp_internal.h - private state of the TCP transport. tcp_listen.c: state,
- * listener, teardown, helpers; tcp_setup.c: connections and handshakes;
- * tcp.c: data path, aborts.
+ * listener, teardown, helpers; tcp_setup.c: lazy connections and handshakes;
+ * tcp_fds.c: the descriptor budget; tcp.c: data path.
  *
- * Per remote peer: nsocks data sockets plus one control socket. nsocks is
- * twice COLL_NSOCKS: each connection carries data one way only, the lower
- * rank's messages on sockets [0, nsocks/2), the higher rank's on the rest.
- * With both directions on one connection, the receiving side's kernel work
- * (run on the other rank's core) and the sending rank's system calls contend
- * for the same socket lock: AllReduce 64 MiB between two namespace hosts
- * median 1.3x -> 1.85x MPICH's (bench/results/allreduce-hosts-ab-20261202.md). Socket index
- * nsocks of the handshake is the control socket; the only thing ever sent on it
- * is an abort notice (coll_tcp_send_abort): COLL_TCP_ABORT_BYTE, one length
- * byte and that many bytes of the reason, so a peer's EOF on a data socket can
- * be told apart from an abort, and the abort explained.
+ * Connections are opened lazily, one set per direction (NCCL p2p / UCX wire-up
+ * style): no socket exists after init but each rank's data listener, whose
+ * address every peer record carries. On its first send to peer p, rank r opens
+ * its COLL_NSOCKS sockets to p's listener (non-blocking connect, then a 64-byte
+ * hello {magic, version, secret, nonce, from, to, socket index, nsocks}, then
+ * data; no reply). p accepts on its listener while a receive from a peer
+ * without sockets is pending, and (rate-limited) whenever it progresses; it
+ * authenticates the hello and files the socket under r. Deterministic rule:
+ * the SENDER of a direction always connects it, so the two ends of a pair never
+ * open the same connection and simultaneous first sends need no tie-break.
+ * Each connection carries data one way only: with both directions on one
+ * connection, the receiving side's kernel work (run on the other rank's core)
+ * and the sending rank's system calls contend for the same socket lock:
+ * AllReduce 64 MiB between two namespace hosts median 1.3x -> 1.85x MPICH's
+ * (bench/results/allreduce-hosts-ab-20261202.md).
+ *
+ * Growth with N ranks: a pointer table of N entries (8 bytes each); a peer
+ * record (1.7 KB) and its sockets (COLL_NSOCKS each way) only for peers this
+ * rank actually sent to or received from; a fixed 39 KB per communicator
+ * (accepted connections waiting for their hello: at most COLL_TCP_MAX_PENDING).
+ * Aborts travel through the bootstrap (coll_bootstrap_abort / check_abort),
+ * not through the sockets.
  *
  * Message framing. Both sides know every message's length, so:
  *   len <  COLL_TCP_STRIPE_MIN, or one socket: the raw bytes on the
@@ -39,20 +50,24 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include "core/netif.h"
 #include "transport/transport.h"
 
-#define COLL_TCP_MAX_SOCKS 16
+#define COLL_TCP_MAX_SOCKS 8                   /* per direction: COLL_NSOCKS <= 8 */
 #define COLL_TCP_STRIPE_MIN ((size_t)64 << 10)
 #define COLL_TCP_STRIPE_ALIGN ((size_t)64)
 #define COLL_TCP_BOUNCE ((size_t)256 << 10)    /* recv-reduce staging per socket */
-#define COLL_TCP_ABORT_BYTE 'A'
 #define COLL_TCP_CHUNK_HDR 16
 #define COLL_TCP_CHUNK_END UINT64_MAX
+#define COLL_TCP_MAX_PENDING 256               /* accepted connections still owing a hello */
+#define COLL_TCP_BACKLOG 4096                  /* listen backlog (the kernel caps it at somaxconn):
+                                                  lazy connects may arrive from many ranks at once */
+#define COLL_TCP_ACCEPT_EVERY_S 0.01           /* hot-path accept check at most this often */
 
-/* Handshake: every connection starts with one header from each side
- * (connector: hello, acceptor: ack), all integers little-endian. */
+/* Handshake: the connector's hello opens every connection, all integers
+ * little-endian; the acceptor answers nothing (data follows the hello). */
 #define COLL_TCP_MAGIC 0x31544243u             /* "CBT1" */
-#define COLL_TCP_VERSION 3u                    /* 2: chunk headers in striped messages; 3: a connection per direction */
+#define COLL_TCP_VERSION 4u                    /* 2: chunk headers; 3: a connection per direction; 4: lazy, no ack */
 #define COLL_TCP_HDR_BYTES 64
 #define COLL_TCP_HELLO_TIMEOUT_S 10.0          /* silence allowed to an accepted connection */
 
@@ -61,8 +76,8 @@ typedef struct {
     uint8_t secret[32];
     uint64_t nonce;
     uint32_t from, to;          /* sender / intended receiver rank */
-    uint16_t idx, nsocks;       /* socket index (nsocks = control socket), data sockets */
-    uint32_t ack;               /* 0 hello, 1 ack */
+    uint16_t idx, nsocks;       /* socket index, the sender's sockets in this direction */
+    uint32_t ack;               /* always 0 (3 had an ack) */
 } coll_tcp_hdr_t;
 
 void coll_tcp_hdr_encode(const coll_tcp_hdr_t *h, uint8_t out[COLL_TCP_HDR_BYTES]);
@@ -99,34 +114,75 @@ typedef struct {
     coll_tcp_stripe_t st[COLL_TCP_MAX_SOCKS];
 } coll_tcp_xfer_t;
 
+/* One outgoing connection being opened (tcp_setup.c). */
+enum { COLL_TCP_C_RETRY, COLL_TCP_C_CONNECTING, COLL_TCP_C_HELLO, COLL_TCP_C_READY };
 typedef struct {
-    int nsocks;                 /* 0: not a tcp peer */
-    int fd[COLL_TCP_MAX_SOCKS];
-    int ctrl;                   /* control socket (abort notices) */
-    int ctrl_closed;            /* EOF seen on ctrl: peer closed (not an error by itself) */
-    int aborted;                /* peer sent the abort byte */
-    char abort_why[256];        /* the reason it sent with it ("" if none arrived) */
-    coll_status_t failed;       /* sticky error of this peer's connection */
+    int state;
+    size_t pos;                 /* hello bytes sent */
+    double timer, backoff;      /* C_RETRY: when to try again */
+    int last_err;
+} coll_tcp_conn_t;
+
+typedef struct {
+    /* this rank -> peer: sockets this rank connected (sfd), sending only */
+    int nsend;                  /* 0 until the first send */
+    int sready;                 /* of nsend, connected with the hello out */
+    int sfd[COLL_TCP_MAX_SOCKS];
+    coll_tcp_conn_t conn[COLL_TCP_MAX_SOCKS];
+    double connect_start;
+    /* peer -> this rank: sockets it connected to our listener (rfd), receiving only */
+    int nrecv;                  /* the peer's COLL_NSOCKS from its hello, 0 before */
+    int rgot;                   /* of nrecv, filed */
+    int rfd[COLL_TCP_MAX_SOCKS];
+    coll_status_t failed;       /* sticky error of this peer's connections */
     coll_tcp_xfer_t tx, rx;
     uint8_t *bounce[COLL_TCP_MAX_SOCKS];   /* recv-reduce staging, allocated on first use */
     size_t fill[COLL_TCP_MAX_SOCKS];       /* bytes waiting in bounce (a partial element) */
 } coll_tcp_peer_t;
 
+/* An accepted connection whose hello has not all arrived. */
+typedef struct {
+    int fd;
+    size_t pos;
+    double deadline;
+    uint8_t in[COLL_TCP_HDR_BYTES];
+    char addr[COLL_SOCKADDR_STRLEN];   /* who connected (for logs) */
+} coll_tcp_pending_t;
+
 struct coll_tcp {
-    int listen_fd;
+    int listen_fd;              /* open for the communicator's life */
+    coll_status_t listen_st;    /* why there is no listener (coll_tcp_setup reports it) */
+    char listen_err[512];
     struct sockaddr_storage addr;           /* where we listen (published) */
     char ifname[32];
-    int nsocks;                             /* data sockets per peer: 2 x COLL_NSOCKS of this rank */
+    int nsocks;                             /* sockets per direction: COLL_NSOCKS of this rank */
     int sockbuf;                            /* COLL_SOCK_BUF (0 = kernel default) */
     int notsent;                            /* COLL_SOCK_NOTSENT (TCP_NOTSENT_LOWAT, 0 = unset) */
     size_t chunk;                           /* COLL_SOCK_CHUNK */
-    coll_tcp_peer_t *peers;                 /* [nranks], NULL before setup */
-    int npeers;                             /* tcp peers */
-    struct pollfd *ctrl_pfd;                /* [npeers] for coll_tcp_poll_abort */
-    int *ctrl_rank;                         /* [npeers] */
-    int aborted_by;                         /* rank + 1 of the first peer that aborted */
-    atomic_int abort_sent;
+    coll_tcp_peer_t **peers;                /* [nranks], NULL entries until first use */
+    int ntcp;                               /* ranks reached over tcp (potential peers) */
+    int npeers;                             /* peer records allocated (peers in use) */
+    coll_tcp_pending_t pend[COLL_TCP_MAX_PENDING];
+    int npend;
+    double next_accept;                     /* hot-path accept rate limit (coll_tcp_accept) */
+    unsigned long long fd_soft;             /* soft RLIMIT_NOFILE as last raised / read */
 };
+
+/* Peer p's record, allocated on first use (budgeting its descriptors). */
+coll_status_t coll_tcp_peer(coll_comm *comm, int p, coll_tcp_peer_t **out);
+/* Open / progress this rank's sockets to p (non-blocking); *ready = 1 when all
+ * are connected with their hello out. Refused (peer gone), out of descriptors
+ * and COLL_CONNECT_TIMEOUT fail naming the peer; other errors retry. */
+coll_status_t coll_tcp_connect(coll_comm *comm, int p, coll_tcp_peer_t *pc, int *ready);
+/* Accept what waits on the listener and read hellos (non-blocking); force = 0:
+ * at most every COLL_TCP_ACCEPT_EVERY_S. */
+coll_status_t coll_tcp_accept(coll_comm *comm, int force);
+/* The listener and connections owing a hello, for a receive without sockets. */
+int coll_tcp_accept_pollfds(coll_comm *comm, struct pollfd *fds, int max);
+/* Descriptors: raise the soft limit for npeers peers in use (never fails);
+ * the error for an EMFILE / ENFILE (err) while doing 'what'. */
+void coll_tcp_fd_reserve(coll_comm *comm, int npeers);
+coll_status_t coll_tcp_fd_error(coll_comm *comm, int err, const char *what);
 
 /* comm->tcp allocated with this rank's knobs (idempotent). */
 coll_status_t coll_tcp_state(coll_comm *comm);
@@ -136,7 +192,7 @@ int coll_tcp_is_peer(const coll_comm *comm, int p);
 void coll_tcp_peer_sockaddr(const coll_comm *comm, int p, struct sockaddr_storage *ss);
 /* "rank 3 (host node2, 10.0.0.2:40123)" */
 const char *coll_tcp_peer_desc(const coll_comm *comm, int p, char *buf, size_t len);
-/* Socket options of data/control sockets: non-blocking is set by the caller. */
+/* Socket options of data sockets: non-blocking is set by the caller. */
 void coll_tcp_sockopts(int fd, int sockbuf, int notsent);
 
 #endif

@@ -1,6 +1,8 @@
 /*
  * tcp_listen.c - TCP transport: per-communicator state, the data listener
- * (coll_tcp_listen), teardown, and helpers shared with tcp_setup.c / tcp.c
+ * (coll_tcp_listen, before the peer-information exchange on every rank; open
+ * for the communicator's life: peers connect lazily), teardown, and helpers
+ * shared with tcp_setup.c / tcp.c
  * (handshake header encoding, peer descriptions, socket options).
  */
 #include "transport/tcp_internal.h"
@@ -145,12 +147,12 @@ coll_status_t coll_tcp_state(coll_comm *comm)
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_TCP, "out of memory");
     t->listen_fd = -1;
     long long ns = coll_cfg_int(COLL_CFG_NSOCKS);
-    if (ns < 1 || ns > COLL_TCP_MAX_SOCKS / 2) {
+    if (ns < 1 || ns > COLL_TCP_MAX_SOCKS) {
         COLL_WARN(COLL_SUB_TCP, "COLL_NSOCKS=%lld out of range 1..%d, using %d", ns,
-                  COLL_TCP_MAX_SOCKS / 2, ns < 1 ? 1 : COLL_TCP_MAX_SOCKS / 2);
-        ns = ns < 1 ? 1 : COLL_TCP_MAX_SOCKS / 2;
+                  COLL_TCP_MAX_SOCKS, ns < 1 ? 1 : COLL_TCP_MAX_SOCKS);
+        ns = ns < 1 ? 1 : COLL_TCP_MAX_SOCKS;
     }
-    t->nsocks = 2 * (int)ns;   /* one set per direction (tcp_internal.h) */
+    t->nsocks = (int)ns;   /* this rank's sending direction to each peer (tcp_internal.h) */
     size_t sb = coll_cfg_size(COLL_CFG_SOCK_BUF);
     t->sockbuf = sb > INT_MAX ? INT_MAX : (int)sb;
     size_t ns2 = coll_cfg_size(COLL_CFG_SOCK_NOTSENT);
@@ -162,9 +164,8 @@ coll_status_t coll_tcp_state(coll_comm *comm)
     return COLL_SUCCESS;
 }
 
-coll_status_t coll_tcp_listen(coll_comm *comm, coll_peer_info_t *me)
+static coll_status_t listen_open(coll_comm *comm, coll_peer_info_t *me)
 {
-    COLL_CHECK(coll_tcp_state(comm));
     struct coll_tcp *t = comm->tcp;
     char s[COLL_SOCKADDR_STRLEN];
     if (t->listen_fd >= 0)
@@ -198,7 +199,7 @@ coll_status_t coll_tcp_listen(coll_comm *comm, coll_peer_info_t *me)
         what = "bind";
         if (bind(fd, (struct sockaddr *)&t->addr, coll_sockaddr_len(&t->addr)) == 0) {
             what = "listen";
-            if (listen(fd, 1024) == 0) {
+            if (listen(fd, COLL_TCP_BACKLOG) == 0) {
                 err = 0;
                 break;
             }
@@ -236,8 +237,23 @@ coll_status_t coll_tcp_listen(coll_comm *comm, coll_peer_info_t *me)
     snprintf(me->ifname, sizeof me->ifname, "%s", t->ifname);
     COLL_INFO(COLL_SUB_TCP, "data listener on %s (interface %s), %d socket(s) per peer and direction, "
               "socket buffers %d, chunks %zu, notsent lowat %d", coll_sockaddr_str(&t->addr, s, sizeof s),
-              t->ifname, t->nsocks / 2, t->sockbuf, t->chunk, t->notsent);
+              t->ifname, t->nsocks, t->sockbuf, t->chunk, t->notsent);
     return COLL_SUCCESS;
+}
+
+coll_status_t coll_tcp_listen(coll_comm *comm, coll_peer_info_t *me)
+{
+    COLL_CHECK(coll_tcp_state(comm));
+    struct coll_tcp *t = comm->tcp;
+    coll_status_t st = listen_open(comm, me);
+    t->listen_st = st;
+    snprintf(t->listen_err, sizeof t->listen_err, "%s", st == COLL_SUCCESS ? "" : coll_last_error());
+    if (st != COLL_SUCCESS) {   /* publish "no listener": peers fail at once if they need it */
+        me->family = 0;
+        me->port = 0;
+        memset(me->addr, 0, sizeof me->addr);
+    }
+    return st;
 }
 
 void coll_tcp_teardown(coll_comm *comm)
@@ -247,20 +263,42 @@ void coll_tcp_teardown(coll_comm *comm)
         return;
     if (t->listen_fd >= 0)
         close(t->listen_fd);
+    for (int i = 0; i < t->npend; i++)
+        close(t->pend[i].fd);
     if (t->peers)
         for (int p = 0; p < comm->nranks; p++) {
-            coll_tcp_peer_t *pc = &t->peers[p];
+            coll_tcp_peer_t *pc = t->peers[p];
+            if (!pc)
+                continue;
             for (int i = 0; i < COLL_TCP_MAX_SOCKS; i++) {
-                if (pc->fd[i] >= 0)
-                    close(pc->fd[i]);
+                if (pc->sfd[i] >= 0)
+                    close(pc->sfd[i]);
+                if (pc->rfd[i] >= 0)
+                    close(pc->rfd[i]);
                 free(pc->bounce[i]);
             }
-            if (pc->ctrl >= 0)
-                close(pc->ctrl);
+            free(pc);
         }
     free(t->peers);
-    free(t->ctrl_pfd);
-    free(t->ctrl_rank);
     free(t);
     comm->tcp = NULL;
+}
+
+void coll_tcp_abort(coll_comm *comm)
+{
+    struct coll_tcp *t = comm->tcp;
+    int n = 0;
+    if (!t || !t->peers)
+        return;
+    for (int p = 0; p < comm->nranks; p++) {
+        coll_tcp_peer_t *pc = t->peers[p];
+        for (int i = 0; pc && i < COLL_TCP_MAX_SOCKS; i++) {
+            if (pc->sfd[i] >= 0)
+                shutdown(pc->sfd[i], SHUT_RDWR);
+            if (pc->rfd[i] >= 0)
+                shutdown(pc->rfd[i], SHUT_RDWR);
+        }
+        n += pc != NULL;
+    }
+    COLL_INFO(COLL_SUB_TCP, "aborting: shut the sockets to %d tcp peer(s)", n);
 }

@@ -44,16 +44,21 @@ typedef struct coll_transport_ops {
 extern const coll_transport_ops_t coll_shm_ops;
 extern const coll_transport_ops_t coll_tcp_ops;
 
-/* Setup and teardown, called by comm init/destroy. */
+/* Setup and teardown, called by comm init/destroy. coll_tcp_setup opens no
+ * connection: tcp peers connect lazily on their first send (tcp_internal.h). */
 coll_status_t coll_shm_setup(coll_comm *comm);
 void coll_shm_teardown(coll_comm *comm);
 coll_status_t coll_tcp_setup(coll_comm *comm);
 void coll_tcp_teardown(coll_comm *comm);
-/* Tell peers over tcp that this rank aborts, and why (may be NULL). */
-void coll_tcp_send_abort(coll_comm *comm, const char *why);
-/* Check tcp peers for an abort message / closed connections without blocking. */
-coll_status_t coll_tcp_poll_abort(coll_comm *comm);
-/* Prepare the tcp listener before the init allgather (fills peers[rank] addr/port). */
+/* This rank aborts: shut its tcp sockets so peers blocked on it see EOF now
+ * (the reason travels through the bootstrap: coll_bootstrap_abort). */
+void coll_tcp_abort(coll_comm *comm);
+/* Create the tcp listener before the init allgather (fills me's addr/port);
+ * every rank does, so every peer record carries an address. */
 coll_status_t coll_tcp_listen(coll_comm *comm, coll_peer_info_t *me);
+/* Right after the exchange: fail with the listener's error if this rank
+ * could not listen and has peers on other hosts (or shm is off), so every such
+ * rank fails at the same point, with its own reason, before using the store again. */
+coll_status_t coll_tcp_check_listener(coll_comm *comm);
 
 #endif

@@ -33,6 +33,12 @@ coll_status_t coll_sub_reduce(coll_comm *comm, const coll_group_t *g, const void
     return sub_run(comm, g, &a);
 }
 
+coll_status_t coll_sub_barrier(coll_comm *comm, const coll_group_t *g)
+{
+    coll_args_t a = {.kind = COLL_BARRIER, .dt = COLL_UINT8};
+    return sub_run(comm, g, &a);
+}
+
 coll_status_t coll_sub_broadcast(coll_comm *comm, const coll_group_t *g, void *buf, size_t n,
                                  coll_dtype_t dt, int root)
 {

@@ -26,6 +26,7 @@ coll_status_t coll_sub_allreduce(coll_comm *comm, const coll_group_t *g, const v
                                  size_t n, coll_dtype_t dt, coll_op_t op);
 coll_status_t coll_sub_reduce(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
                               size_t n, coll_dtype_t dt, coll_op_t op, int root);
+coll_status_t coll_sub_barrier(coll_comm *comm, const coll_group_t *g);
 coll_status_t coll_sub_broadcast(coll_comm *comm, const coll_group_t *g, void *buf, size_t n,
                                  coll_dtype_t dt, int root);
 coll_status_t coll_sub_reduce_scatter(coll_comm *comm, const coll_group_t *g, const void *sendbuf,

@@ -7,12 +7,12 @@
  * and 20 timed round trips of 8 bytes, then 1 warm-up and 3 of 1 MiB. The
  * latency is half the fastest small round trip; the bandwidth is 1 MiB over
  * (half the fastest large round trip - latency). Leader 0 then broadcasts
- * {latency, bandwidth} to every rank with the library's binomial broadcast
- * (called directly: not logged as a user call, not subject to COLL_ALGO), so
- * every rank selects with the same constants.
+ * {latency, bandwidth} to every rank through the bootstrap tree (bootstrap.h:
+ * its existing connections, no new socket), so every rank selects with the
+ * same constants.
  *
  * Cost: ~25 small and 4 large round trips on two ranks (a few ms on a
- * 10 Gb/s network) + one broadcast of 24 bytes: ceil(log2 N) steps. Memory:
+ * 10 Gb/s network) + one bootstrap broadcast of 24 bytes: 2 log_8 N hops. Memory:
  * 2 MiB on the two leaders only. The other N - 2 ranks only wait in the
  * broadcast; nothing grows with N but its depth. Two ranks' view of one link:
  * the hier models scale beta by the flows sharing a host's link (tuning.c).
@@ -77,12 +77,10 @@ coll_status_t coll_net_probe(coll_comm *comm)
         res[1] = (double)PROBE_LARGE / xfer / 1e3;                  /* bytes/us -> GB/s */
         res[2] = 1;
     }
-    const coll_algo_t *bc = coll_algo_find(COLL_BROADCAST, "binomial");
-    if (!bc)
-        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_TUNING, "network probe: no binomial broadcast");
-    coll_args_t args = {.kind = COLL_BROADCAST, .sendbuf = res, .recvbuf = res, .count = 3, .dt = COLL_FP64,
-                        .root = a, .esize = sizeof(double), .bytes = sizeof res, .inplace = 1};
-    COLL_CHECK(bc->run(comm, &comm->world, &args));
+    /* the result goes down the bootstrap tree: no data connection is opened
+     * for it (a binomial broadcast over the world would connect every rank
+     * to up to log2 N others across hosts) */
+    COLL_CHECK(coll_bootstrap_bcast(&comm->bs, res, sizeof res, a));
     if (res[2] == 1 && res[1] > 0) {
         coll_tuning_set_tcp(res[0], res[1]);
         if (comm->rank == 0)

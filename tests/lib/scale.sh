@@ -69,8 +69,8 @@ scale_launch() {   # scale_launch DIR N H TOOL ARGS...
     SCALE_T0=$(now_ms)
     for ((r = 0; r < SCALE_N; r++)); do
         # shellcheck disable=SC2046
-        ( s=${SCALE_NOFILE%%:*} h=${SCALE_NOFILE#*:}
-          { ulimit -Sn "$s" && ulimit -Hn "$h"; } 2>/dev/null || { ulimit -Hn "$h" && ulimit -Sn "$s"; } || exit 126
+        ( s=${SCALE_NOFILE%%:*} hl=${SCALE_NOFILE#*:}
+          { ulimit -Sn "$s" && ulimit -Hn "$hl"; } 2>/dev/null || { ulimit -Hn "$hl" && ulimit -Sn "$s"; } || exit 126
           exec env $(scale_env $r "$SCALE_N" "$h") "$tool" "$@" ) \
             >"$SCALE_DIR/rank$r.log" 2>&1 </dev/null &
         SCALE_PIDS[r]=$!

@@ -82,9 +82,11 @@ static coll_status_t gather_hosts(cb_ctx_t *c, cb_results_t *res)
 {
     char me[64] = "";
     gethostname(me, sizeof(me) - 1);
+    /* only rank 0 prints them: a gather (log-peer tree), not an allgather that
+     * would connect every rank to log2 N others across hosts */
     char (*all)[64] = calloc((size_t)c->nranks, 64);
     if (!all) return COLL_ERR_NO_MEMORY;
-    coll_status_t st = coll_all_gather(me, all, 64, COLL_UINT8, c->comm);
+    coll_status_t st = coll_gather(me, all, 64, COLL_UINT8, 0, c->comm);
     if (st != COLL_SUCCESS) {
         free(all);
         return st;

@@ -31,6 +31,7 @@
 #define BOOT_ADDR_BYTES 20             /* u16 family, u16 port, 16 address bytes */
 #define BOOT_HELLO_WAIT_S 2.0          /* an accepted connection must say hello within this */
 #define BOOT_MAX_FRAME ((uint64_t)1 << 34)
+#define BOOT_CHILD_GRACE_S 1.0         /* a rank waiting for its parent gives the root this head start */
 
 #define BOOT_AGAIN ((coll_status_t)1000)   /* internal: nothing yet, ask again */
 
@@ -75,6 +76,8 @@ coll_status_t boot_abort_error(const coll_bootstrap_t *bs);
 /* The neighbour on fd closed without BYE or failed: it died (heard as an abort). */
 void boot_neighbour_gone(coll_bootstrap_t *bs, int fd);
 
+/* The store's word on the join ("2 of 3 joined; missing: 2"), "" if none. */
+void boot_store_join_status(coll_bootstrap_t *bs, char *out, size_t len);
 /* Ask the store whether the job failed (a short connection; SUCCESS = not failed). */
 coll_status_t boot_store_probe(coll_bootstrap_t *bs);
 

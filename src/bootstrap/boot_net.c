@@ -392,11 +392,34 @@ coll_status_t boot_abort_error(const coll_bootstrap_t *bs)
                       *bs->abort_why ? ": " : "", bs->abort_why);
 }
 
-void boot_neighbour_gone(coll_bootstrap_t *bs, int fd)
+/* The neighbour on fd is gone without a word. */
+static void died(coll_bootstrap_t *bs, int fd)
 {
     int r = neighbour_rank(bs, fd);
     forget_fd(bs, fd);
     boot_heard_abort(bs, r, COLL_BOOT_DIED, -1);
+}
+
+static int handle_control(coll_bootstrap_t *bs, int fd);
+
+void boot_neighbour_gone(coll_bootstrap_t *bs, int fd)
+{
+    /* A send failed or a read saw EOF: an abort notice or a goodbye may still
+     * wait in the receive buffer (the neighbour aborted, then closed). */
+    int r = neighbour_rank(bs, fd);
+    for (int i = 0; i < 4 && bs->aborted_by < 0 && neighbour_rank(bs, fd) >= 0; i++)
+        if (!handle_control(bs, fd))
+            break;
+    if (bs->aborted_by >= 0) {
+        if (neighbour_rank(bs, fd) >= 0)
+            forget_fd(bs, fd);
+        return;
+    }
+    if (neighbour_rank(bs, fd) < 0) {   /* it said goodbye: it left before this call ended */
+        boot_heard_abort(bs, r, "left (closed its communicator) before the others finished", -1);
+        return;
+    }
+    died(bs, fd);
 }
 
 /* A frame header waits on neighbour fd: consume it when it is an ABORT or a
@@ -407,7 +430,7 @@ static int handle_control(coll_bootstrap_t *bs, int fd)
     uint8_t h[BOOT_FRAME_HDR];
     ssize_t n = recv(fd, h, sizeof h, MSG_PEEK | MSG_DONTWAIT);
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-        boot_neighbour_gone(bs, fd);
+        died(bs, fd);
         return 1;
     }
     if (n < (ssize_t)sizeof h)
@@ -415,7 +438,7 @@ static int handle_control(coll_bootstrap_t *bs, int fd)
     uint32_t type = get32(h + 4);
     uint64_t len = get64(h + 16);
     if (get32(h) != BOOT_FRAME_MAGIC) {
-        boot_neighbour_gone(bs, fd);
+        died(bs, fd);
         return 1;
     }
     if (type == BOOT_T_BYE) {
@@ -427,7 +450,7 @@ static int handle_control(coll_bootstrap_t *bs, int fd)
         return 0;
     uint8_t body[BOOT_FRAME_HDR + 4 + 320];
     if (len < 4 || len > sizeof body - BOOT_FRAME_HDR - 1) {
-        boot_neighbour_gone(bs, fd);
+        died(bs, fd);
         return 1;
     }
     /* the frame was sent in one piece: wait briefly for all of it */
@@ -441,7 +464,7 @@ static int handle_control(coll_bootstrap_t *bs, int fd)
         poll(&pf, 1, 10);
     }
     if (n != (ssize_t)want) {
-        boot_neighbour_gone(bs, fd);
+        died(bs, fd);
         return 1;
     }
     (void)!recv(fd, body, want, MSG_DONTWAIT);
@@ -506,6 +529,7 @@ coll_status_t boot_store_probe(coll_bootstrap_t *bs)
 {
     coll_store_t *st = NULL;
     if (coll_store_connect(&bs->id, 2.0, &st) != COLL_SUCCESS) {
+        bs->store_lost = 1;
         char why[512];
         snprintf(why, sizeof why, "%s", coll_last_error());
         return coll_error(COLL_ERR_NETWORK, COLL_SUB_BOOTSTRAP,
@@ -523,6 +547,28 @@ coll_status_t boot_store_probe(coll_bootstrap_t *bs)
         return s;   /* the job failed: coll_store_get said why */
     coll_error_clear();
     return COLL_SUCCESS;
+}
+
+void boot_store_join_status(coll_bootstrap_t *bs, char *out, size_t len)
+{
+    out[0] = '\0';
+    coll_store_t *st = NULL;
+    if (bs->store_lost || coll_store_connect(&bs->id, 1.0, &st) != COLL_SUCCESS) {
+        coll_error_clear();
+        return;
+    }
+    char key[COLL_STORE_MAX_KEY];
+    snprintf(key, sizeof key, "%s/join", bs->prefix);
+    void *v = NULL;
+    size_t l = 0;
+    coll_status_t s = coll_store_try_get(st, key, &v, &l);
+    if (s == COLL_SUCCESS)
+        snprintf(out, len, "every rank joined");
+    else if (s == COLL_ERR_TIMEOUT && v)
+        snprintf(out, len, "%s", (const char *)v);
+    free(v);
+    coll_store_close(st);
+    coll_error_clear();
 }
 
 int coll_bootstrap_pollfds(const coll_bootstrap_t *bs, struct pollfd *fds, int max)

@@ -44,6 +44,11 @@ void coll_bootstrap_tree(int nranks, int k, int rank, int *parent, int *hi, int 
     *nchild = m;
 }
 
+double coll_bootstrap_probe_interval(int nranks)
+{
+    return nranks / 1000.0 < 1.0 ? 1.0 : nranks / 1000.0;
+}
+
 static double deadline_of(const coll_bootstrap_t *bs)
 {
     return bs->timeout_s > 0 ? boot_now() + bs->timeout_s : 0;
@@ -53,7 +58,11 @@ static double deadline_of(const coll_bootstrap_t *bs)
 static coll_status_t join_store(coll_bootstrap_t *bs, const uint8_t *slot, size_t slot_len, uint8_t *table)
 {
     coll_store_t *st = NULL;
-    COLL_CHECK(coll_store_connect(&bs->id, bs->timeout_s, &st));
+    coll_status_t cs = coll_store_connect(&bs->id, bs->timeout_s, &st);
+    if (cs != COLL_SUCCESS) {
+        bs->store_lost = 1;
+        return cs;
+    }
     coll_store_set_abort_flag(st, bs->abort_flag);
     char key[COLL_STORE_MAX_KEY];
     snprintf(key, sizeof key, "%s/join", bs->prefix);
@@ -88,12 +97,22 @@ static coll_status_t join_wait_parent(coll_bootstrap_t *bs, uint8_t *table, size
 {
     /* a failure probe per rank every probe_s: ~1,000 short connections a
      * second at the store whatever N is */
-    double probe_s = bs->nranks / 1000.0 < 1.0 ? 1.0 : bs->nranks / 1000.0;
+    double probe_s = coll_bootstrap_probe_interval(bs->nranks);
     double next_probe = boot_now() + probe_s;
+    /* the root, which knows who is missing, times out first and says so in
+     * the store; this rank then hears it at its next probe */
+    double wait_until = deadline > 0 ? deadline + probe_s + BOOT_CHILD_GRACE_S : 0;
     for (;;) {
-        coll_status_t s = boot_accept_from(bs, bs->parent, deadline, &bs->parent_fd);
+        coll_status_t s = boot_accept_from(bs, bs->parent, wait_until, &bs->parent_fd);
         if (s == COLL_SUCCESS)
             break;
+        if (s == COLL_ERR_TIMEOUT) {
+            char why[512], status[512];
+            snprintf(why, sizeof why, "%s", coll_last_error());
+            boot_store_join_status(bs, status, sizeof status);
+            return coll_error(COLL_ERR_TIMEOUT, COLL_SUB_BOOTSTRAP, "%s%s%s", why, *status ? "; the store says: " : "",
+                              status);
+        }
         if (s != BOOT_AGAIN)
             return s;
         if (boot_now() >= next_probe) {
@@ -221,8 +240,10 @@ coll_status_t coll_bootstrap_fail(coll_bootstrap_t *bs, const char *why)
         return COLL_ERR_INVALID_ARG;
     if (bs->ready)
         coll_bootstrap_abort(bs, why);
+    if (bs->store_lost)
+        return COLL_ERR_NETWORK;
     coll_store_t *st = NULL;
-    COLL_CHECK(coll_store_connect(&bs->id, 5.0, &st));
+    COLL_CHECK(coll_store_connect(&bs->id, 2.0, &st));
     coll_status_t s = coll_store_fail(st, bs->prefix, why);
     coll_store_close(st);
     return s;

@@ -113,8 +113,10 @@ coll_status_t coll_store_set(coll_store_t *st, const char *key, const void *val,
 coll_status_t coll_store_get(coll_store_t *st, const char *key, double timeout_s,
                              void **val, size_t *len);
 /* GET with wait 0: SUCCESS with the value, COLL_ERR_TIMEOUT at once when the
- * key is absent (nothing logged), COLL_ERR_ABORTED + reason when its job was
- * FAILed. A cheap probe for job failure while waiting elsewhere. */
+ * key is absent (nothing logged; for an incomplete gather table *val then
+ * holds the store's text "<k> of <n> joined; missing: ...", NUL-terminated,
+ * caller frees), COLL_ERR_ABORTED + reason when its job was FAILed. A cheap
+ * probe for job failure while waiting elsewhere. */
 coll_status_t coll_store_try_get(coll_store_t *st, const char *key, void **val, size_t *len);
 /* Fill slot idx of the n-slot gather table under key with len bytes (see
  * GATHER); read the whole table with coll_store_get. */
@@ -174,6 +176,7 @@ typedef struct {
     char abort_why[320];
     int abort_fwd;                           /* passed on already */
     int ready;                               /* joined */
+    int store_lost;                          /* the store could not be reached: no point telling it */
 } coll_bootstrap_t;
 
 /* Join (see above). rec / all_recs may be NULL with rec_len 0; all_recs gets
@@ -187,6 +190,11 @@ void coll_bootstrap_close(coll_bootstrap_t *bs);
 /* Mark the job failed in the store, with why (a short connection; best effort
  * before the tree exists, then also an abort notice through the tree). */
 coll_status_t coll_bootstrap_fail(coll_bootstrap_t *bs, const char *why);
+/* How often a rank waiting for its parent asks the store whether the job
+ * failed: 1 s, or N / 1,000 s (about 1,000 short connections a second at the
+ * store whatever N is). A process that hosts the store and fails before the
+ * join completes keeps it this long more, so that the waiting ranks hear why. */
+double coll_bootstrap_probe_interval(int nranks);
 /* The tree's descriptors (for a poll set that should wake on an abort notice). */
 int coll_bootstrap_pollfds(const coll_bootstrap_t *bs, struct pollfd *fds, int max);
 /* Subtree layout (pure, unit-tested): parent of rank, end of its range, children. */

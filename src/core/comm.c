@@ -321,6 +321,13 @@ fail:
                  (int)getpid(), saved);
         if (coll_bootstrap_fail(&comm->bs, why) != COLL_SUCCESS)
             COLL_DEBUG(COLL_SUB_INIT, "could not mark the job failed in the store: %s", coll_last_error());
+        else if (comm->held_store && !comm->bs.ready && nranks > 1) {
+            /* ranks waiting for the tree learn of failures by asking this
+             * process's store now and then: keep it up until they have */
+            double linger = coll_bootstrap_probe_interval(nranks) + 0.3;
+            struct timespec ts = {(time_t)linger, (long)((linger - (double)(time_t)linger) * 1e9)};
+            nanosleep(&ts, NULL);
+        }
         coll_error(st, COLL_SUB_INIT, "%s", saved);
     }
     comm_free(comm);

@@ -15,7 +15,6 @@
 #include "coll/tuning.h"
 #include "core/config.h"
 #include "core/log.h"
-#include "transport/shm.h"
 #include "transport/transport.h"
 
 double coll_now(void)
@@ -77,8 +76,7 @@ void coll_comm_set_aborted(coll_comm *comm, coll_status_t why, const char *fmt, 
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     COLL_INFO(COLL_SUB_INIT, "aborting communicator (%s): %s", coll_strerror(why), msg);
-    if (comm->shm)
-        coll_shm_abort(comm, msg);
+    coll_transports_abort(comm, msg, 0);   /* shm: flag in the segment, local peers woken */
     /* every rank, whatever transport reaches it; best effort: a notice that
      * fails must not replace the error the caller is about to return */
     char saved[1024];
@@ -88,8 +86,7 @@ void coll_comm_set_aborted(coll_comm *comm, coll_status_t why, const char *fmt, 
         coll_error_clear();
     else if (strcmp(saved, coll_last_error()) != 0)
         coll_error(why, COLL_SUB_INIT, "%s", saved);
-    if (comm->tcp)
-        coll_tcp_abort(comm);   /* after the notice: peers blocked on our sockets see EOF */
+    coll_transports_abort(comm, msg, 1);   /* tcp, after the notice: peers blocked on our sockets see EOF */
 }
 
 int coll_comm_tcp_spin_us(const coll_peer_info_t *peers, int nranks, const coll_peer_info_t *me,
@@ -195,10 +192,7 @@ static void comm_free(coll_comm *comm)
 {
     if (!comm)
         return;
-    coll_shm_mem_release_all(comm);
-    coll_shm_teardown(comm);
-    if (comm->tcp)
-        coll_tcp_teardown(comm);
+    coll_transports_teardown(comm);
     if (comm->bs.prefix[0])
         coll_bootstrap_close(&comm->bs);
     if (comm->held_store)
@@ -262,11 +256,8 @@ coll_status_t coll_comm_init_rank(coll_comm_t *out, int nranks, coll_unique_id_t
         goto fail;
     }
     /* every rank listens before the exchange: tcp peers connect lazily to it
-     * (a failure matters only if this rank has tcp peers: coll_tcp_setup) */
-    if (coll_tcp_listen(comm, &me) != COLL_SUCCESS) {
-        COLL_INFO(COLL_SUB_INIT, "no tcp listener: %s", coll_last_error());
-        coll_error_clear();
-    }
+     * (a failure matters only if this rank has tcp peers: the tcp .agree) */
+    coll_transports_prepare(comm, &me);
     COLL_CHECK_GOTO(coll_bootstrap_init(&comm->bs, &comm->id, prefix, rank, nranks, comm->connect_timeout_s,
                                         &comm->aborted, &me, sizeof me, comm->peers),
                     st, fail);
@@ -276,7 +267,7 @@ coll_status_t coll_comm_init_rank(coll_comm_t *out, int nranks, coll_unique_id_t
             goto fail;
         }
     COLL_CHECK_GOTO(build_topology(comm), st, fail);
-    COLL_CHECK_GOTO(coll_tcp_check_listener(comm), st, fail);
+    COLL_CHECK_GOTO(coll_transports_agree(comm), st, fail);
     comm->oversub = 1.0;
     for (int h = 0; h < comm->nhosts; h++) {
         int c = comm->peers[comm->leader_ranks[h]].ncpus;
@@ -300,9 +291,9 @@ coll_status_t coll_comm_init_rank(coll_comm_t *out, int nranks, coll_unique_id_t
     COLL_INFO(COLL_SUB_INIT, "waits on sockets alone spin %d us before sleeping (COLL_TCP_SPIN_US; %d rank(s) "
               "on this machine, %d core(s))", spin_us, machine_ranks, me.ncpus);
 
-    COLL_CHECK_GOTO(coll_shm_setup(comm), st, fail);
-    /* peers not served by shm (other hosts, or COLL_SHM_DISABLE) use tcp, connected on first use */
-    COLL_CHECK_GOTO(coll_tcp_setup(comm), st, fail);
+    /* shm claims this host's peers, tcp the others (other hosts, or
+     * COLL_SHM_DISABLE), connected on first use */
+    COLL_CHECK_GOTO(coll_transports_setup(comm), st, fail);
     COLL_CHECK_GOTO(coll_bootstrap_barrier(&comm->bs), st, fail);
     log_topology(comm);
     COLL_CHECK_GOTO(coll_net_probe(comm), st, fail);   /* tcp latency/bandwidth for selection (tuning.h) */

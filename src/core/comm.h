@@ -38,6 +38,7 @@ typedef struct {
 } coll_group_t;
 
 struct coll_transport_ops;
+struct coll_direct_ops;
 struct coll_shm;
 struct coll_tcp;
 
@@ -61,6 +62,7 @@ struct coll_comm {
     const struct coll_transport_ops **tp;   /* [nranks] */
     struct coll_shm *shm;                /* NULL when local_size == 1 or disabled */
     struct coll_tcp *tcp;                /* NULL when every peer is local */
+    const struct coll_direct_ops *direct;       /* NULL when no local peer's memory is readable */
 
     coll_bootstrap_t bs;
     coll_id_info_t id;
@@ -69,6 +71,7 @@ struct coll_comm {
     /* state */
     atomic_int aborted;                  /* set by abort, peer abort, fatal error */
     double next_abort_check;             /* coll_now() of the next look at the bootstrap tree */
+    double next_liveness;                /* coll_now() of the next transport dead_peer check */
     uint64_t seq;                        /* collective calls so far */
     const char *last_algo;
     coll_kind_t last_algo_kind;

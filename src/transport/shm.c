@@ -37,9 +37,10 @@
 
 #include "core/config.h"
 #include "core/log.h"
-#include "coll/prim.h"
 #include "transport/shm_size.h"
+#include "transport/shm.h"
 #include "transport/transport.h"
+#include "transport/wait.h"
 
 void shm_futex_wait(atomic_uint *addr, uint32_t val, int timeout_ms)
 {

@@ -9,7 +9,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "coll.h"
-#include "bootstrap/bootstrap.h"
 
 #define COLL_HOSTNAME_MAX 64
 
@@ -38,6 +37,8 @@ typedef struct {
 } coll_group_t;
 
 struct coll_transport_ops;
+struct coll_bootstrap;
+struct coll_id_info;
 struct coll_direct_ops;
 struct coll_shm;
 struct coll_tcp;
@@ -64,8 +65,8 @@ struct coll_comm {
     struct coll_tcp *tcp;                /* NULL when every peer is local */
     const struct coll_direct_ops *direct;       /* NULL when no local peer's memory is readable */
 
-    coll_bootstrap_t bs;
-    coll_id_info_t id;
+    struct coll_bootstrap *bs;           /* bootstrap/bootstrap.h, allocated with the comm */
+    struct coll_id_info *id;
     int held_store;                      /* this process hosts the id's store: hold/drop it */
 
     /* state */
@@ -98,9 +99,6 @@ typedef struct coll_comm coll_comm;
  * to the outermost algorithm of a call: transports and algorithms composed by
  * another must not use it (growing it frees the old block). */
 coll_status_t coll_comm_scratch(coll_comm *comm, size_t bytes, void **out);
-/* Mark aborted with a reason (logged once) and propagate to peers. */
-void coll_comm_set_aborted(coll_comm *comm, coll_status_t why, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 /* "rank 3 (host node2, pid 1234)" into buf. */
 const char *coll_peer_desc(const coll_comm *comm, int rank, char *buf, size_t len);
 int coll_group_index(const coll_group_t *g, int global_rank);

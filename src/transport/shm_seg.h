@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bootstrap/bootstrap.h"
 #include "core/comm.h"
 #include "transport/shm.h"
 

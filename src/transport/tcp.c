@@ -96,7 +96,7 @@ static coll_status_t tcp_fail(coll_comm *comm, int peer, coll_tcp_peer_t *pc, in
         pc->failed = coll_error(COLL_ERR_ABORTED, COLL_SUB_TCP,
                                 "communicator aborted during a %zu-byte tcp %s %s %s", x->len, what,
                                 is_send ? "to" : "from", d);
-    else if ((a = coll_bootstrap_check_abort(&comm->bs, 200, why, sizeof why)) >= 0 && !strcmp(why, COLL_BOOT_DIED))
+    else if ((a = coll_bootstrap_check_abort(comm->bs, 200, why, sizeof why)) >= 0 && !strcmp(why, COLL_BOOT_DIED))
         pc->failed = coll_error(COLL_ERR_ABORTED, COLL_SUB_TCP,
                                 "%s died during %s of %zu bytes (a %zu-byte tcp %s %s %d, %zu bytes done; its "
                                 "bootstrap connection closed)", coll_peer_desc(comm, a, d, sizeof d),

@@ -50,6 +50,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include "bootstrap/bootstrap.h"
 #include "core/netif.h"
 #include "transport/transport.h"
 

@@ -4,6 +4,11 @@
  */
 #include "transport/transport.h"
 
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bootstrap/bootstrap.h"
 #include "core/log.h"
 
 const coll_transport_ops_t *const coll_transports[] = {&coll_shm_ops, &coll_tcp_ops, NULL};
@@ -56,4 +61,27 @@ void coll_transports_abort(coll_comm *comm, const char *why, int after_notice)
         if (t->abort && !!(t->caps & COLL_TP_ABORT_AFTER_NOTICE) == !!after_notice && t->in_use && t->in_use(comm))
             t->abort(comm, why);
     }
+}
+
+void coll_comm_set_aborted(coll_comm *comm, coll_status_t why, const char *fmt, ...)
+{
+    if (atomic_exchange(&comm->aborted, 1))
+        return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    COLL_INFO(COLL_SUB_INIT, "aborting communicator (%s): %s", coll_strerror(why), msg);
+    coll_transports_abort(comm, msg, 0);   /* shm: flag in the segment, local peers woken */
+    /* every rank, whatever transport reaches it; best effort: a notice that
+     * fails must not replace the error the caller is about to return */
+    char saved[1024];
+    snprintf(saved, sizeof saved, "%s", coll_last_error());
+    coll_bootstrap_abort(comm->bs, msg);
+    if (!*saved)
+        coll_error_clear();
+    else if (strcmp(saved, coll_last_error()) != 0)
+        coll_error(why, COLL_SUB_INIT, "%s", saved);
+    coll_transports_abort(comm, msg, 1);   /* tcp, after the notice: peers blocked on our sockets see EOF */
 }

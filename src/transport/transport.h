@@ -155,4 +155,10 @@ void coll_transports_teardown(coll_comm *comm);
 /* after_notice: 0 before the bootstrap abort notice, 1 after it. */
 void coll_transports_abort(coll_comm *comm, const char *why, int after_notice);
 
+/* transport.c: mark the communicator aborted with a reason (logged once) and
+ * tell every peer: transports' .abort (shm), the bootstrap notice, then the
+ * transports that abort after it (tcp). Any layer from here up calls it. */
+void coll_comm_set_aborted(coll_comm *comm, coll_status_t why, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 #endif

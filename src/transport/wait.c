@@ -110,7 +110,7 @@ coll_status_t coll_waiter_check(coll_waiter_t *w, coll_comm *comm, const int *wa
          * looked at every WAIT_ABORT_CHECK_S at most, whatever N is */
         comm->next_abort_check = now + WAIT_ABORT_CHECK_S;
         char why[320];
-        int a = coll_bootstrap_check_abort(&comm->bs, 0, why, sizeof why);
+        int a = coll_bootstrap_check_abort(comm->bs, 0, why, sizeof why);
         if (a >= 0) {
             atomic_store(&comm->aborted, 1);
             char relay[400];

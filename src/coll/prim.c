@@ -100,7 +100,7 @@ coll_status_t coll_prim_run(coll_comm *comm, coll_prim_t *ops, int nops, coll_dt
         }
         struct pollfd fds[PRIM_MAX_FDS];
         int nfds = 0, waiting[PRIM_MAX_FDS];
-        int nwait = 0, nshm = 0, tcp_large = 0;
+        int nwait = 0, nbell = 0, tcp_large = 0;
         w.short_poll = 0;
         for (int i = 0; i < nops; i++) {
             coll_prim_t *p = &ops[i];
@@ -116,7 +116,7 @@ coll_status_t coll_prim_run(coll_comm *comm, coll_prim_t *ops, int nops, coll_dt
                 w.short_poll = 1;   /* this peer is not in the poll set */
             }
             if (!(comm->tp[p->peer]->caps & COLL_TP_WAITS_ON_FDS))
-                nshm++;
+                nbell++;
             else if (p->bytes - p->done >= PRIM_TCP_NOSPIN)
                 tcp_large = 1;
         }
@@ -128,7 +128,7 @@ coll_status_t coll_prim_run(coll_comm *comm, coll_prim_t *ops, int nops, coll_dt
          * AllReduce 64 MiB of two such ranks on one core 0.09 -> 0.45 GB/s;
          * the matrix on simulated hosts (4-5 ranks on 2 cores over tcp) 100 s
          * -> 13 s; 8 KiB AllReduce between two hosts unchanged (~30 us). */
-        if (nshm == 0 && nfds > 0 && comm->tcp_spin_s > 0 && both_ways) {
+        if (nbell == 0 && nfds > 0 && comm->tcp_spin_s > 0 && both_ways) {
             /* ... unless every rank of this machine has a core and the step
              * both sends and receives: then wait up to COLL_TCP_SPIN_US for a
              * ready socket before sleeping. A sleeping rank is woken by an
@@ -152,7 +152,7 @@ coll_status_t coll_prim_run(coll_comm *comm, coll_prim_t *ops, int nops, coll_dt
                 continue;
             }
         }
-        if (nshm == 0 && nfds > 0) {
+        if (nbell == 0 && nfds > 0) {
             unsigned left = tcp_large ? 0 : PRIM_TCP_SPINS;
             if (w.spins + left < (unsigned)comm->spin)
                 w.spins = (unsigned)comm->spin - left;

@@ -10,6 +10,12 @@
  * through the wrappers of transport/direct.h. The communicator sets transports
  * up, tears them down and aborts them through coll_transports[] (transport.c).
  *
+ * Every hook but send/recv/pollfds may be NULL. Set-up hooks (prepare,
+ * agree, setup, teardown) are called for every transport in coll_transports[];
+ * the others (abort, aborted_by, dead_peer, wait_token, wait) only while its
+ * in_use() says it serves someone on this comm. A new transport joins by
+ * adding its table to coll_transports[] (transport.c).
+ *
  * Growth: nothing here allocates per call; each transport states its own
  * growth (shm: O(L) per host; tcp: O(peers actually used)).
  */
@@ -66,8 +72,8 @@ typedef struct coll_transport_ops {
     unsigned caps;                          /* COLL_TP_* */
     const struct coll_direct_ops *direct;   /* with COLL_TP_DIRECT, else NULL */
 
-    /* --- set-up and teardown: the communicator (core/comm.c), once each, in
-     * coll_transports[] order (teardown: reverse). NULL = nothing to do. */
+    /* --- set-up and teardown: the communicator (comm/communicator.c), once
+     * each per comm, in coll_transports[] order. NULL = nothing to do. */
     /* Before the init exchange: fill this rank's record (tcp: open the
      * listener, publish its address). A failure is logged and cleared by the
      * caller; it matters only if .agree says so. O(1), no peer traffic. */
@@ -101,12 +107,16 @@ typedef struct coll_transport_ops {
      * every 0.1 s. O(n). NULL: cannot tell (tcp peers' deaths show as EOF). */
     int (*dead_peer)(coll_comm *comm, const int *ranks, int n);
 
-    /* --- the wait: the waiter (wait.c), when nothing progressed and no fds
-     * are pending. NULL for transports that wait on fds. */
-    /* Token to read before a progress attempt (shm: my doorbell). O(1). */
+    /* --- the wait: the waiter (wait.c) of the executor and of the direct
+     * services' own waits, once spinning is over. The first transport in use
+     * with these hooks is the "doorbell": without pending fds the waiter
+     * sleeps in .wait (100 ms at most per call); with fds pending too, it
+     * polls them 1 ms at a time instead of 100, not to miss a ring. NULL for
+     * transports that wait on fds (COLL_TP_WAITS_ON_FDS). */
+    /* Token read before each progress attempt (shm: my doorbell). O(1). */
     uint32_t (*wait_token)(coll_comm *comm);
-    /* Block until the token differs from seen, an abort, or ~timeout_ms
-     * (shm: futex on my doorbell). O(1). */
+    /* Block until the token differs from seen, this comm's transport is
+     * aborted, or ~timeout_ms (shm: futex on my doorbell). O(1). */
     void (*wait)(coll_comm *comm, uint32_t seen, int timeout_ms);
 } coll_transport_ops_t;
 

@@ -65,7 +65,7 @@ enum { COLL_STORE_SET = 1, COLL_STORE_GET, COLL_STORE_ADD, COLL_STORE_DEL, COLL_
 void coll_sha256(const void *data, size_t len, uint8_t out[32]);
 
 /* Decoded unique id (the opaque 128 bytes of coll_unique_id_t). */
-typedef struct {
+typedef struct coll_id_info {
     uint32_t magic;                          /* 'CBID' */
     uint16_t family;                         /* AF_INET / AF_INET6 */
     uint16_t port;                           /* host order */
@@ -159,7 +159,7 @@ const char *coll_store_addr(const coll_store_t *st);
  * out holds nranks*len bytes (mine may be out + rank*len); bytes per rank
  * O(N len), K + 1 messages. Waits honour timeout_s (<= 0: forever). */
 #define COLL_BOOT_K 8
-typedef struct {
+typedef struct coll_bootstrap {
     coll_id_info_t id;                       /* the store: short connections only */
     char prefix[64];
     int rank, nranks;

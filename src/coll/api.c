@@ -8,6 +8,7 @@
 #include "coll/algo.h"
 #include "coll/prim.h"
 #include "core/log.h"
+#include "transport/transport.h"
 
 #define BAD(...) coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_COLL, __VA_ARGS__)
 

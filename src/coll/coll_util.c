@@ -9,7 +9,7 @@
 #include "core/log.h"
 #include "core/reduce.h"
 #include "coll/tuning.h"
-#include "transport/shm.h"
+#include "transport/direct.h"
 
 #define REDUCE_BLOCK_BYTES (32 * 1024)
 
@@ -46,7 +46,7 @@ int coll_group_is_host(const coll_comm *comm, const coll_group_t *g)
 {
     if (g->size == 1)
         return 1;
-    return comm->shm && g->size == comm->local_size && coll_group_is_local(comm, g);
+    return comm->direct && g->size == comm->local_size && coll_group_is_local(comm, g);
 }
 
 int coll_group_peer_ptrs(coll_comm *comm, const coll_group_t *g, int slot, const size_t *counts,
@@ -54,7 +54,7 @@ int coll_group_peer_ptrs(coll_comm *comm, const coll_group_t *g, int slot, const
 {
     int all = 1;
     for (int j = 0; j < g->size; j++) {
-        out[j] = coll_shm_peer_ptr(comm, coll_group_lr(comm, g, j), slot);
+        out[j] = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, j), slot);
         if (!out[j] && (!counts || counts[j]))
             all = 0;
     }

@@ -37,7 +37,7 @@ static inline int coll_group_lr(const coll_comm *comm, const coll_group_t *g, in
     return comm->rank_local[g->ranks[i]];
 }
 
-/* After the barrier that follows coll_shm_publish: every member's pointer
+/* After the barrier that follows coll_direct_publish: every member's pointer
  * published in shm slot `slot` into out[i] (NULL where it staged instead).
  * Returns 1 when every member published one, or, with counts, every member
  * whose counts[i] is non-zero: the same answer on every rank. g: the host group. */

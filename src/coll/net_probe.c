@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bootstrap/bootstrap.h"
 #include "coll/algo.h"
 #include "coll/prim.h"
 #include "coll/tuning.h"
@@ -80,7 +81,7 @@ coll_status_t coll_net_probe(coll_comm *comm)
     /* the result goes down the bootstrap tree: no data connection is opened
      * for it (a binomial broadcast over the world would connect every rank
      * to up to log2 N others across hosts) */
-    COLL_CHECK(coll_bootstrap_bcast(&comm->bs, res, sizeof res, a));
+    COLL_CHECK(coll_bootstrap_bcast(comm->bs, res, sizeof res, a));
     if (res[2] == 1 && res[1] > 0) {
         coll_tuning_set_tcp(res[0], res[1]);
         if (comm->rank == 0)

@@ -1,7 +1,8 @@
 /*
  * prim.c - the executor: progresses a step of send / recv / recv-reduce
- * primitives over whichever transport serves each peer, and the waiting policy
- * (spin briefly, then block; timeouts; aborts; dead peers).
+ * primitives over whichever transport serves each peer; when nothing
+ * progresses it waits through transport/wait.h (spin, then block; timeouts;
+ * aborts; dead peers).
  */
 #include "coll/prim.h"
 
@@ -12,159 +13,12 @@
 #include <string.h>
 
 #include "core/log.h"
-#include "transport/shm_seg.h"
 #include "transport/transport.h"
+#include "transport/wait.h"
 
 #define PRIM_MAX_FDS 64                      /* per wait; peers beyond it make the wait poll 1 ms */
 #define PRIM_TCP_NOSPIN ((size_t)64 << 10)   /* tcp transfers this large wait in poll, not spinning */
-#define PRIM_ABORT_CHECK_S 0.01             /* bootstrap-tree abort notices are looked at this often */
 #define PRIM_TCP_SPINS 32u                   /* progress rounds before a smaller tcp wait polls */
-
-void coll_sink_apply(const coll_sink_t *s, size_t off, const void *piece, size_t len)
-{
-    if (!s->fn)
-        memcpy((char *)s->dst + off, piece, len);
-    else
-        s->fn((char *)s->dst + off, (const char *)s->src2 + off, piece, len / s->esize);
-}
-
-void coll_waiter_init(coll_waiter_t *w, const coll_comm *comm)
-{
-    w->deadline = comm->exec_timeout_s > 0 ? coll_now() + comm->exec_timeout_s : 0;
-    w->spins = 0;
-    w->yields = 0;
-    w->suspect = -1;
-    w->tcp_idle_since = 0;
-    w->short_poll = 0;
-}
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
-static void describe_ranks(const coll_comm *comm, const int *ranks, int n, char *buf, size_t len)
-{
-    size_t o = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < n && o + 64 < len; i++) {
-        if (ranks[i] == comm->rank)
-            continue;
-        char d[128];
-        o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? ", " : "",
-                              coll_peer_desc(comm, ranks[i], d, sizeof d));
-    }
-}
-
-/* Checks that end a wait: abort flags, dead local peers, tcp peers gone, deadline. */
-static coll_status_t check_fatal(coll_waiter_t *w, coll_comm *comm, const int *waiting_for, int n)
-{
-    char who[512], d[128];
-    if (atomic_load(&comm->aborted))
-        return coll_error(COLL_ERR_ABORTED, COLL_SUB_COLL, "communicator aborted during %s of %zu bytes",
-                          coll_kind_name(comm->cur_kind), comm->cur_bytes);
-    if (comm->shm) {
-        int a = coll_shm_aborted_by(comm);
-        if (a >= 0) {
-            atomic_store(&comm->aborted, 1);
-            const char *why = coll_shm_abort_reason(comm);
-            return coll_error(COLL_ERR_ABORTED, COLL_SUB_COLL, "%s aborted during %s of %zu bytes%s%s",
-                              coll_peer_desc(comm, a, d, sizeof d), coll_kind_name(comm->cur_kind),
-                              comm->cur_bytes, *why ? ": " : "", why);
-        }
-        double now = coll_now();
-        if (now >= comm->shm->next_liveness) {
-            comm->shm->next_liveness = now + 0.1;
-            int dead = coll_shm_dead_peer(comm, waiting_for, n);
-            /* A peer that finished its part and exited looks dead too: report it
-             * only if it is still dead after the caller has re-checked its
-             * condition once more (a second idle call). */
-            if (dead >= 0 && w->suspect != dead) {
-                w->suspect = dead;
-                comm->shm->next_liveness = 0;
-            } else if (dead >= 0) {
-                coll_comm_set_aborted(comm, COLL_ERR_ABORTED, "%s died", coll_peer_desc(comm, dead, d, sizeof d));
-                atomic_store(&comm->aborted, 1);
-                return coll_error(COLL_ERR_ABORTED, COLL_SUB_COLL, "%s died during %s of %zu bytes",
-                                  coll_peer_desc(comm, dead, d, sizeof d), coll_kind_name(comm->cur_kind),
-                                  comm->cur_bytes);
-            } else {
-                w->suspect = -1;
-            }
-        }
-    }
-    double now = coll_now();
-    if (comm->nranks > 1 && now >= comm->next_abort_check) {
-        /* abort notices and deaths heard on the bootstrap tree: K + 1 sockets,
-         * looked at every PRIM_ABORT_CHECK_S at most, whatever N is */
-        comm->next_abort_check = now + PRIM_ABORT_CHECK_S;
-        char why[320];
-        int a = coll_bootstrap_check_abort(&comm->bs, 0, why, sizeof why);
-        if (a >= 0) {
-            atomic_store(&comm->aborted, 1);
-            char relay[400];
-            snprintf(relay, sizeof relay, "passing on the abort of %s%s%s", coll_peer_desc(comm, a, d, sizeof d),
-                     *why ? ": " : "", why);
-            coll_shm_abort(comm, relay);   /* wake this host's sleepers at once */
-            if (!strcmp(why, COLL_BOOT_DIED))
-                return coll_error(COLL_ERR_ABORTED, COLL_SUB_COLL, "%s died during %s of %zu bytes (its bootstrap "
-                                  "connection closed)", coll_peer_desc(comm, a, d, sizeof d),
-                                  coll_kind_name(comm->cur_kind), comm->cur_bytes);
-            return coll_error(COLL_ERR_ABORTED, COLL_SUB_COLL, "%s aborted during %s of %zu bytes%s%s",
-                              coll_peer_desc(comm, a, d, sizeof d), coll_kind_name(comm->cur_kind), comm->cur_bytes,
-                              *why ? ": " : "", why);
-        }
-    }
-    if (w->deadline > 0 && now > w->deadline) {
-        describe_ranks(comm, waiting_for, n, who, sizeof who);
-        coll_status_t st = coll_error(COLL_ERR_TIMEOUT, COLL_SUB_COLL,
-                                      "timeout after %.1f s (COLL_EXEC_TIMEOUT) in %s of %zu bytes waiting for %s",
-                                      comm->exec_timeout_s, coll_kind_name(comm->cur_kind), comm->cur_bytes,
-                                      *who ? who : "peers");
-        coll_comm_set_aborted(comm, COLL_ERR_TIMEOUT, "rank %d timed out in %s waiting for %s", comm->rank,
-                              coll_kind_name(comm->cur_kind), *who ? who : "peers");
-        return st;
-    }
-    return COLL_SUCCESS;
-}
-
-coll_status_t coll_waiter_idle(coll_waiter_t *w, coll_comm *comm, uint32_t seen,
-                               const int *waiting_for, int n, struct pollfd *fds, int nfds)
-{
-    if (w->spins < (unsigned)comm->spin) {
-        w->spins++;
-        cpu_relax();
-        if ((w->spins & 63) == 0)
-            return check_fatal(w, comm, waiting_for, n);
-        return COLL_SUCCESS;
-    }
-    if (w->yields < (unsigned)comm->yields) {
-        /* oversubscribed: hand the core to a rank that has work, cheaper than a
-         * futex sleep and wake-up; bounded, then block */
-        w->yields++;
-        if ((w->yields & 15) == 0)
-            COLL_CHECK(check_fatal(w, comm, waiting_for, n));
-        sched_yield();
-        return COLL_SUCCESS;
-    }
-    COLL_CHECK(check_fatal(w, comm, waiting_for, n));
-    if (nfds > 0) {
-        /* tcp pending: poll the sockets; with shm also pending, come back soon */
-        int r = poll(fds, (nfds_t)nfds, comm->shm || w->short_poll ? 1 : 100);
-        (void)r;
-    } else if (comm->shm) {
-        coll_shm_doorbell_wait(comm, seen, 100);
-    } else {
-        sched_yield();
-    }
-    w->spins = comm->spin / 2u;   /* after a wake-up, spin a little before sleeping again */
-    w->yields = 0;
-    return COLL_SUCCESS;
-}
 
 /* fds[nfds, nfds + k) were just added: drop those already in fds[0, nfds)
  * (the tcp listener is shared by every receive still waiting for its
@@ -215,7 +69,7 @@ coll_status_t coll_prim_run(coll_comm *comm, coll_prim_t *ops, int nops, coll_dt
     coll_waiter_init(&w, comm);
     coll_status_t st = COLL_SUCCESS;
     for (;;) {
-        uint32_t seen = coll_shm_doorbell_read(comm);
+        uint32_t seen = coll_wait_token(comm);
         int pending = 0, progressed = 0;
         comm->recvs_pending = 0;
         for (int i = 0; i < nops; i++)
@@ -246,7 +100,7 @@ coll_status_t coll_prim_run(coll_comm *comm, coll_prim_t *ops, int nops, coll_dt
         }
         struct pollfd fds[PRIM_MAX_FDS];
         int nfds = 0, waiting[PRIM_MAX_FDS];
-        int nwait = 0, nshm = 0, tcp_large = 0;
+        int nwait = 0, nbell = 0, tcp_large = 0;
         w.short_poll = 0;
         for (int i = 0; i < nops; i++) {
             coll_prim_t *p = &ops[i];
@@ -261,8 +115,8 @@ coll_status_t coll_prim_run(coll_comm *comm, coll_prim_t *ops, int nops, coll_dt
             } else {
                 w.short_poll = 1;   /* this peer is not in the poll set */
             }
-            if (comm->tp[p->peer] != &coll_tcp_ops)
-                nshm++;
+            if (!(comm->tp[p->peer]->caps & COLL_TP_WAITS_ON_FDS))
+                nbell++;
             else if (p->bytes - p->done >= PRIM_TCP_NOSPIN)
                 tcp_large = 1;
         }
@@ -274,7 +128,7 @@ coll_status_t coll_prim_run(coll_comm *comm, coll_prim_t *ops, int nops, coll_dt
          * AllReduce 64 MiB of two such ranks on one core 0.09 -> 0.45 GB/s;
          * the matrix on simulated hosts (4-5 ranks on 2 cores over tcp) 100 s
          * -> 13 s; 8 KiB AllReduce between two hosts unchanged (~30 us). */
-        if (nshm == 0 && nfds > 0 && comm->tcp_spin_s > 0 && both_ways) {
+        if (nbell == 0 && nfds > 0 && comm->tcp_spin_s > 0 && both_ways) {
             /* ... unless every rank of this machine has a core and the step
              * both sends and receives: then wait up to COLL_TCP_SPIN_US for a
              * ready socket before sleeping. A sleeping rank is woken by an
@@ -291,14 +145,14 @@ coll_status_t coll_prim_run(coll_comm *comm, coll_prim_t *ops, int nops, coll_dt
                  * socket lock, whereas re-trying recv / send would, against
                  * the kernel's processing of the arriving data */
                 while (poll(fds, (nfds_t)nfds, 0) == 0 && coll_now() - w.tcp_idle_since < comm->tcp_spin_s) {
-                    if ((++w.spins & 63) == 0 && (st = check_fatal(&w, comm, waiting, nwait)) != COLL_SUCCESS)
+                    if ((++w.spins & 63) == 0 && (st = coll_waiter_check(&w, comm, waiting, nwait)) != COLL_SUCCESS)
                         goto out;
-                    cpu_relax();
+                    coll_cpu_relax();
                 }
                 continue;
             }
         }
-        if (nshm == 0 && nfds > 0) {
+        if (nbell == 0 && nfds > 0) {
             unsigned left = tcp_large ? 0 : PRIM_TCP_SPINS;
             if (w.spins + left < (unsigned)comm->spin)
                 w.spins = (unsigned)comm->spin - left;

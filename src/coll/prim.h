@@ -57,20 +57,4 @@ coll_status_t coll_prim_send_recv_reduce(coll_comm *comm, const void *sbuf, size
                                          int dst, void *rdst, const void *rsrc2,
                                          size_t rbytes, int src, coll_dtype_t dt, coll_op_t op);
 
-/* Wait helper used by the executor and by shm barriers: returns non-success
- * when the communicator is aborted, a local peer died or the deadline passed. */
-typedef struct {
-    double deadline;          /* coll_now() value, 0 = none */
-    unsigned spins;
-    unsigned yields;
-    int suspect;              /* local peer seen dead once, confirmed on the next idle call */
-    double tcp_idle_since;    /* sockets-only wait: when progress stopped (0 = progressing) */
-    int short_poll;           /* the poll set misses some pending peer: poll 1 ms, not 100 */
-} coll_waiter_t;
-void coll_waiter_init(coll_waiter_t *w, const coll_comm *comm);
-/* Called when nothing progressed. 'waiting_for' (global ranks, n) is used in
- * the timeout message. seen = doorbell value read before the progress attempt. */
-coll_status_t coll_waiter_idle(coll_waiter_t *w, coll_comm *comm, uint32_t seen,
-                               const int *waiting_for, int n, struct pollfd *fds, int nfds);
-
 #endif

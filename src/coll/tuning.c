@@ -102,7 +102,7 @@ int coll_tuning_too_many_peers(const coll_comm *comm, const coll_group_t *g)
 
 int coll_group_is_local(const coll_comm *comm, const coll_group_t *g)
 {
-    if (!comm->shm)
+    if (!comm->direct)
         return g->size <= 1;
     for (int i = 0; i < g->size; i++)
         if (comm->rank_host[g->ranks[i]] != comm->host)

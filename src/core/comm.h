@@ -9,7 +9,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "coll.h"
-#include "bootstrap/bootstrap.h"
 
 #define COLL_HOSTNAME_MAX 64
 
@@ -38,6 +37,9 @@ typedef struct {
 } coll_group_t;
 
 struct coll_transport_ops;
+struct coll_bootstrap;
+struct coll_id_info;
+struct coll_direct_ops;
 struct coll_shm;
 struct coll_tcp;
 
@@ -61,14 +63,16 @@ struct coll_comm {
     const struct coll_transport_ops **tp;   /* [nranks] */
     struct coll_shm *shm;                /* NULL when local_size == 1 or disabled */
     struct coll_tcp *tcp;                /* NULL when every peer is local */
+    const struct coll_direct_ops *direct;       /* NULL when no local peer's memory is readable */
 
-    coll_bootstrap_t bs;
-    coll_id_info_t id;
+    struct coll_bootstrap *bs;           /* bootstrap/bootstrap.h, allocated with the comm */
+    struct coll_id_info *id;
     int held_store;                      /* this process hosts the id's store: hold/drop it */
 
     /* state */
     atomic_int aborted;                  /* set by abort, peer abort, fatal error */
     double next_abort_check;             /* coll_now() of the next look at the bootstrap tree */
+    double next_liveness;                /* coll_now() of the next transport dead_peer check */
     uint64_t seq;                        /* collective calls so far */
     const char *last_algo;
     coll_kind_t last_algo_kind;
@@ -95,9 +99,6 @@ typedef struct coll_comm coll_comm;
  * to the outermost algorithm of a call: transports and algorithms composed by
  * another must not use it (growing it frees the old block). */
 coll_status_t coll_comm_scratch(coll_comm *comm, size_t bytes, void **out);
-/* Mark aborted with a reason (logged once) and propagate to peers. */
-void coll_comm_set_aborted(coll_comm *comm, coll_status_t why, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 /* "rank 3 (host node2, pid 1234)" into buf. */
 const char *coll_peer_desc(const coll_comm *comm, int rank, char *buf, size_t len);
 int coll_group_index(const coll_group_t *g, int global_rank);

@@ -37,9 +37,10 @@
 
 #include "core/config.h"
 #include "core/log.h"
-#include "coll/prim.h"
 #include "transport/shm_size.h"
+#include "transport/shm.h"
 #include "transport/transport.h"
+#include "transport/wait.h"
 
 void shm_futex_wait(atomic_uint *addr, uint32_t val, int timeout_ms)
 {
@@ -56,7 +57,7 @@ void shm_futex_wake(atomic_uint *addr)
 static void shm_name(const coll_comm *comm, char *buf, size_t len)
 {
     snprintf(buf, len, "/%scollbench-%016llx-h%d", coll_cfg_str(COLL_CFG_SHM_PREFIX),
-             (unsigned long long)comm->id.nonce, comm->host);
+             (unsigned long long)comm->id->nonce, comm->host);
 }
 
 /* Point the private view at a mapped segment and allocate the private,
@@ -250,9 +251,9 @@ coll_status_t coll_shm_setup(coll_comm *comm)
         int64_t *none = calloc((size_t)comm->nhosts, sizeof *none);
         if (!none)
             return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "out of memory");
-        coll_status_t st = coll_bootstrap_allreduce_max(&comm->bs, none, comm->nhosts);
+        coll_status_t st = coll_bootstrap_allreduce_max(comm->bs, none, comm->nhosts);
         if (st == COLL_SUCCESS)
-            st = coll_bootstrap_allreduce_max(&comm->bs, none, comm->nhosts);
+            st = coll_bootstrap_allreduce_max(comm->bs, none, comm->nhosts);
         free(none);
         COLL_CHECK(st);
         return coll_shm_cma_probe(comm);
@@ -276,7 +277,7 @@ coll_status_t coll_shm_setup(coll_comm *comm)
         st = create_segment(comm, s);
     if (st != COLL_SUCCESS)
         fail[comm->host] = comm->rank + 1;
-    st2 = coll_bootstrap_allreduce_max(&comm->bs, fail, comm->nhosts);
+    st2 = coll_bootstrap_allreduce_max(comm->bs, fail, comm->nhosts);
     if (st2 != COLL_SUCCESS) {
         if (s->me == 0 && s->hdr)
             shm_unlink(s->name);
@@ -292,7 +293,7 @@ coll_status_t coll_shm_setup(coll_comm *comm)
             fail[comm->host] = comm->rank + 1;
     }
     int64_t failed_before = fail[comm->host];
-    st2 = coll_bootstrap_allreduce_max(&comm->bs, fail, comm->nhosts);
+    st2 = coll_bootstrap_allreduce_max(comm->bs, fail, comm->nhosts);
     if (s->me == 0 && s->hdr)
         shm_unlink(s->name);
     if (st == COLL_SUCCESS && st2 != COLL_SUCCESS)

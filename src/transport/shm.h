@@ -9,6 +9,10 @@
 #include <stdint.h>
 #include "core/comm.h"
 
+/* The table's set-up and teardown (transport.h: coll_shm_ops). */
+coll_status_t coll_shm_setup(coll_comm *comm);
+void coll_shm_teardown(coll_comm *comm);
+
 /* Staging buffer of local rank lr (COLL_BUFFSIZE bytes, mapped in every local rank). */
 void *coll_shm_stage(coll_comm *comm, int lr);
 size_t coll_shm_stage_bytes(const coll_comm *comm);

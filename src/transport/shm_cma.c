@@ -19,6 +19,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "transport/shm_seg.h"
+#include "transport/transport.h"
 
 static ssize_t cma_read(pid_t pid, void *dst, const void *remote, size_t len)
 {
@@ -36,18 +37,18 @@ coll_status_t coll_shm_cma_probe(coll_comm *comm)
 {
     struct coll_shm *s = comm->shm;
     if (!s) {   /* no local peers: only take part in the agreement */
-        COLL_CHECK(coll_bootstrap_barrier(&comm->bs));
+        COLL_CHECK(coll_bootstrap_barrier(comm->bs));
         int64_t *none = calloc((size_t)comm->nhosts, sizeof *none);
         if (!none)
             return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "out of memory");
-        coll_status_t st = coll_bootstrap_allreduce_max(&comm->bs, none, comm->nhosts);
+        coll_status_t st = coll_bootstrap_allreduce_max(comm->bs, none, comm->nhosts);
         free(none);
         return st;
     }
     s->probe_word = 0x636f6c6c636d6131ull;   /* "collcma1" */
     s->ranks[s->me].probe_addr = (uint64_t)(uintptr_t)&s->probe_word;
     s->ranks[s->me].probe_sink = (uint64_t)(uintptr_t)&s->probe_sink;
-    COLL_CHECK(coll_bootstrap_barrier(&comm->bs));
+    COLL_CHECK(coll_bootstrap_barrier(comm->bs));
     int ok = coll_cfg_bool(COLL_CFG_CMA);
     for (int i = 0; ok && i < s->nlocal; i++) {
         if (i == s->me)
@@ -68,7 +69,7 @@ coll_status_t coll_shm_cma_probe(coll_comm *comm)
     if (!bad)
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "out of memory");
     bad[comm->host] = !ok;
-    coll_status_t st = coll_bootstrap_allreduce_max(&comm->bs, bad, comm->nhosts);
+    coll_status_t st = coll_bootstrap_allreduce_max(comm->bs, bad, comm->nhosts);
     s->cma_ok = bad[comm->host] == 0;
     free(bad);
     COLL_CHECK(st);

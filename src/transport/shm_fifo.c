@@ -34,8 +34,8 @@
 
 #include <string.h>
 
-#include "coll/prim.h"
 #include "core/log.h"
+#include "transport/shm.h"
 #include "transport/transport.h"
 
 int shm_out_claim(struct coll_shm *s, int to)
@@ -286,9 +286,54 @@ static int shm_pollfds(coll_comm *comm, int peer, int for_send, struct pollfd *f
     return 0;
 }
 
+static int shm_in_use(const coll_comm *comm)
+{
+    return comm->shm != NULL;
+}
+
+static void shm_teardown(coll_comm *comm)
+{
+    coll_shm_mem_release_all(comm);
+    coll_shm_teardown(comm);
+}
+
+static int shm_aborted_by(coll_comm *comm, const char **why)
+{
+    int a = coll_shm_aborted_by(comm);
+    *why = a >= 0 ? coll_shm_abort_reason(comm) : "";
+    return a;
+}
+
+static const coll_direct_ops_t shm_direct = {
+    .stage = coll_shm_stage,
+    .stage_bytes = coll_shm_stage_bytes,
+    .barrier = coll_shm_barrier,
+    .publish = coll_shm_publish,
+    .peer_ptr = coll_shm_peer_ptr,
+    .is_registered = coll_shm_is_registered,
+    .small_post = coll_shm_small_post,
+    .small_wait_all = coll_shm_small_wait_all,
+    .small_peer = coll_shm_small_peer,
+    .small_done = coll_shm_small_done,
+    .small_max = coll_shm_small_max,
+    .cma_ok = coll_shm_cma_ok,
+    .publish_addr = coll_shm_publish_addr,
+    .cma_read = coll_shm_cma_read,
+};
+
 const coll_transport_ops_t coll_shm_ops = {
     .name = "shm",
     .send = shm_send,
     .recv = shm_recv,
     .pollfds = shm_pollfds,
+    .caps = COLL_TP_DIRECT,
+    .direct = &shm_direct,
+    .setup = coll_shm_setup,
+    .in_use = shm_in_use,
+    .teardown = shm_teardown,
+    .abort = coll_shm_abort,
+    .aborted_by = shm_aborted_by,
+    .dead_peer = coll_shm_dead_peer,
+    .wait_token = coll_shm_doorbell_read,
+    .wait = coll_shm_doorbell_wait,
 };

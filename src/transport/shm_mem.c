@@ -19,7 +19,7 @@
 static void region_name(const coll_comm *comm, int rank, int index, char *buf, size_t len)
 {
     snprintf(buf, len, "/%scollbench-%016llx-r%d-m%d", coll_cfg_str(COLL_CFG_SHM_PREFIX),
-             (unsigned long long)comm->id.nonce, rank, index);
+             (unsigned long long)comm->id->nonce, rank, index);
 }
 
 static void region_free(coll_comm *comm, coll_mem_region_t *m)
@@ -59,7 +59,7 @@ coll_status_t coll_mem_alloc(coll_comm_t comm, size_t bytes, void **ptr)
         *ptr = m->base;
         m->next = comm->regions;
         comm->regions = m;
-        return coll_bootstrap_barrier(&comm->bs);
+        return coll_bootstrap_barrier(comm->bs);
     }
     int nl = comm->local_size;
     m->peer_base = calloc((size_t)nl, sizeof(void *));
@@ -94,7 +94,7 @@ coll_status_t coll_mem_alloc(coll_comm_t comm, size_t bytes, void **ptr)
         st = coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "out of memory");
         mine = 0;
     }
-    coll_status_t st2 = all ? coll_bootstrap_allgather(&comm->bs, &mine, sizeof mine, all) : st;
+    coll_status_t st2 = all ? coll_bootstrap_allgather(comm->bs, &mine, sizeof mine, all) : st;
     if (st == COLL_SUCCESS && st2 != COLL_SUCCESS)
         st = st2;
     for (int i = 0; st == COLL_SUCCESS && i < nl; i++) {
@@ -126,7 +126,7 @@ coll_status_t coll_mem_alloc(coll_comm_t comm, size_t bytes, void **ptr)
     }
     free(all);
     /* everyone mapped (or failed): unlink, then agree on the outcome */
-    st2 = coll_bootstrap_barrier(&comm->bs);
+    st2 = coll_bootstrap_barrier(comm->bs);
     if (fd >= 0)
         shm_unlink(name);
     if (st == COLL_SUCCESS && st2 != COLL_SUCCESS)
@@ -148,7 +148,7 @@ coll_status_t coll_mem_free(coll_comm_t comm, void *ptr)
     if (!ptr)
         return COLL_SUCCESS;
     /* peers may still be reading: free only when everyone is done */
-    COLL_CHECK(coll_bootstrap_barrier(&comm->bs));
+    COLL_CHECK(coll_bootstrap_barrier(comm->bs));
     for (coll_mem_region_t **pp = &comm->regions; *pp; pp = &(*pp)->next)
         if ((*pp)->base == ptr) {
             coll_mem_region_t *m = *pp;

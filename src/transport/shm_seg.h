@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bootstrap/bootstrap.h"
 #include "core/comm.h"
 #include "transport/shm.h"
 
@@ -101,7 +102,6 @@ struct coll_shm {
     shm_fifo_t *fifos;
     char *slots;
     char *stages;
-    double next_liveness;    /* coll_now() of the next dead-peer check */
     int nregions;            /* coll_mem_alloc calls so far */
     uint64_t small_seq;      /* small exchanges so far (same on every local rank) */
     int cma_ok;              /* every local rank can process_vm_readv/writev every other */

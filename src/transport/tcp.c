@@ -96,7 +96,7 @@ static coll_status_t tcp_fail(coll_comm *comm, int peer, coll_tcp_peer_t *pc, in
         pc->failed = coll_error(COLL_ERR_ABORTED, COLL_SUB_TCP,
                                 "communicator aborted during a %zu-byte tcp %s %s %s", x->len, what,
                                 is_send ? "to" : "from", d);
-    else if ((a = coll_bootstrap_check_abort(&comm->bs, 200, why, sizeof why)) >= 0 && !strcmp(why, COLL_BOOT_DIED))
+    else if ((a = coll_bootstrap_check_abort(comm->bs, 200, why, sizeof why)) >= 0 && !strcmp(why, COLL_BOOT_DIED))
         pc->failed = coll_error(COLL_ERR_ABORTED, COLL_SUB_TCP,
                                 "%s died during %s of %zu bytes (a %zu-byte tcp %s %s %d, %zu bytes done; its "
                                 "bootstrap connection closed)", coll_peer_desc(comm, a, d, sizeof d),
@@ -405,4 +405,26 @@ static int tcp_pollfds(coll_comm *comm, int peer, int for_send, struct pollfd *f
     return n;
 }
 
-const coll_transport_ops_t coll_tcp_ops = {"tcp", tcp_send, tcp_recv, tcp_pollfds};
+static int tcp_in_use(const coll_comm *comm)
+{
+    return comm->tcp != NULL;
+}
+
+static void tcp_abort(coll_comm *comm, const char *why)
+{
+    coll_tcp_abort(comm);   /* the reason travels through the bootstrap notice, sent first */
+}
+
+const coll_transport_ops_t coll_tcp_ops = {
+    .name = "tcp",
+    .send = tcp_send,
+    .recv = tcp_recv,
+    .pollfds = tcp_pollfds,
+    .caps = COLL_TP_WAITS_ON_FDS | COLL_TP_ABORT_AFTER_NOTICE,
+    .prepare = coll_tcp_listen,
+    .agree = coll_tcp_check_listener,
+    .setup = coll_tcp_setup,
+    .in_use = tcp_in_use,
+    .teardown = coll_tcp_teardown,
+    .abort = tcp_abort,
+};

@@ -50,6 +50,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include "bootstrap/bootstrap.h"
 #include "core/netif.h"
 #include "transport/transport.h"
 
@@ -183,6 +184,15 @@ int coll_tcp_accept_pollfds(coll_comm *comm, struct pollfd *fds, int max);
  * the error for an EMFILE / ENFILE (err) while doing 'what'. */
 void coll_tcp_fd_reserve(coll_comm *comm, int npeers);
 coll_status_t coll_tcp_fd_error(coll_comm *comm, int err, const char *what);
+
+/* The table's entries (transport.h: prepare, agree, setup, teardown, abort).
+ * coll_tcp_setup opens no connection: peers connect lazily on their first send. */
+coll_status_t coll_tcp_listen(coll_comm *comm, coll_peer_info_t *me);
+coll_status_t coll_tcp_check_listener(coll_comm *comm);
+coll_status_t coll_tcp_setup(coll_comm *comm);
+void coll_tcp_teardown(coll_comm *comm);
+/* This rank aborts: shut its sockets so peers blocked on it see EOF now. */
+void coll_tcp_abort(coll_comm *comm);
 
 /* comm->tcp allocated with this rank's knobs (idempotent). */
 coll_status_t coll_tcp_state(coll_comm *comm);

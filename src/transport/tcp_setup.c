@@ -192,10 +192,10 @@ static coll_status_t conn_step(coll_comm *comm, int p, coll_tcp_peer_t *pc, int 
             continue;
         }
         case COLL_TCP_C_HELLO: {
-            coll_tcp_hdr_t hd = {COLL_TCP_MAGIC, COLL_TCP_VERSION, {0}, comm->id.nonce,
+            coll_tcp_hdr_t hd = {COLL_TCP_MAGIC, COLL_TCP_VERSION, {0}, comm->id->nonce,
                                  (uint32_t)comm->rank, (uint32_t)p, (uint16_t)i, (uint16_t)pc->nsend, 0};
             uint8_t h[COLL_TCP_HDR_BYTES];
-            memcpy(hd.secret, comm->id.secret, 32);
+            memcpy(hd.secret, comm->id->secret, 32);
             coll_tcp_hdr_encode(&hd, h);
             ssize_t n = send(pc->sfd[i], h + c->pos, COLL_TCP_HDR_BYTES - c->pos, MSG_NOSIGNAL | MSG_DONTWAIT);
             if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
@@ -272,7 +272,7 @@ static coll_status_t pend_file(coll_comm *comm, int i)
         why = "not a collbench handshake (bad magic)";
     else if (hd.version != COLL_TCP_VERSION)
         why = "handshake version mismatch";
-    else if (!secret_eq(hd.secret, comm->id.secret) || hd.nonce != comm->id.nonce)
+    else if (!secret_eq(hd.secret, comm->id->secret) || hd.nonce != comm->id->nonce)
         why = "wrong communicator secret";
     else if (hd.ack || hd.to != (uint32_t)comm->rank || hd.from >= (uint32_t)comm->nranks ||
              !coll_tcp_is_peer(comm, p))

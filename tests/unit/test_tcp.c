@@ -34,6 +34,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "core/reduce.h"
+#include "bootstrap/bootstrap.h"
 #include "transport/tcp_internal.h"
 #include "transport/transport.h"
 
@@ -91,8 +92,11 @@ static void comm_build(coll_comm *c, int rank, int n, double timeout_s)
         c->rank_host[i] = i;   /* every rank its own host */
     c->host = rank;
     c->nhosts = n;
-    memcpy(c->id.secret, k_secret, 32);
-    c->id.nonce = 0x1234abcdull;
+    c->id = calloc(1, sizeof *c->id);
+    c->bs = calloc(1, sizeof *c->bs);
+    CHECK(c->id && c->bs);
+    memcpy(c->id->secret, k_secret, 32);
+    c->id->nonce = 0x1234abcdull;
     c->connect_timeout_s = timeout_s;
     for (int i = 0; i < n; i++) {
         snprintf(c->peers[i].hostname, sizeof c->peers[i].hostname, "node%d", i);
@@ -106,6 +110,8 @@ static void comm_free(coll_comm *c)
     free(c->peers);
     free(c->rank_host);
     free(c->tp);
+    free(c->id);
+    free(c->bs);
 }
 
 /* ---- N ranks in forked processes ---- */

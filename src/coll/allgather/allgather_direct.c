@@ -13,7 +13,7 @@
  * (coll_mem_alloc on every rank) there is no staging: after one barrier every
  * rank copies the blocks from the peers' send buffers.
  *
- * Blocks up to COLL_SHM_SMALL_MAX bytes take the small-exchange path instead:
+ * Blocks up to coll_direct_small_max bytes take the small-exchange path instead:
  * every rank posts its block to its double-buffered small slot, waits until
  * all have posted and copies the blocks out: one synchronisation in all.
  *
@@ -36,23 +36,23 @@
 #include "coll/allgather/allgather.h"
 #include "coll/coll_util.h"
 #include "coll/tuning.h"
-#include "transport/shm.h"
+#include "transport/direct.h"
 
 #define MAX_LOCAL 1024
 
 enum { PUB_SEND = 0 };
 
-/* Blocks up to COLL_SHM_SMALL_MAX: one synchronisation. Every rank posts its
+/* Blocks up to coll_direct_small_max: one synchronisation. Every rank posts its
  * block to its double-buffered small slot and copies the others' out. */
 static coll_status_t small(coll_comm *comm, const coll_group_t *g, const char *sb, char *rb, size_t blk)
 {
     uint64_t seq;
-    COLL_CHECK(coll_shm_small_post(comm, sb, blk, &seq));
-    COLL_CHECK(coll_shm_small_wait_all(comm, seq));
+    COLL_CHECK(coll_direct_small_post(comm, sb, blk, &seq));
+    COLL_CHECK(coll_direct_small_wait_all(comm, seq));
     for (int j = 0; j < g->size; j++)
         if (j != g->me)
-            memcpy(rb + (size_t)j * blk, coll_shm_small_peer(comm, coll_group_lr(comm, g, j), seq), blk);
-    coll_shm_small_done(comm, seq);
+            memcpy(rb + (size_t)j * blk, coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq), blk);
+    coll_direct_small_done(comm, seq);
     return COLL_SUCCESS;
 }
 
@@ -69,18 +69,18 @@ coll_status_t coll_allgather_direct_run(coll_comm *comm, const coll_group_t *g, 
         memcpy(rb + (size_t)me * blk, sb, blk);
     if (p == 1)
         return COLL_SUCCESS;
-    if (blk <= coll_shm_small_max(comm))
+    if (blk <= coll_direct_small_max(comm))
         return small(comm, g, sb, rb, blk);
-    size_t half = coll_shm_stage_bytes(comm) / 2, chunk = half / es;
-    int reg = coll_shm_is_registered(comm, sb, blk);
-    coll_shm_publish(comm, PUB_SEND, reg ? sb : NULL);
-    char *mine = coll_shm_stage(comm, coll_group_lr(comm, g, me));
+    size_t half = coll_direct_stage_bytes(comm) / 2, chunk = half / es;
+    int reg = coll_direct_is_registered(comm, sb, blk);
+    coll_direct_publish(comm, PUB_SEND, reg ? sb : NULL);
+    char *mine = coll_direct_stage(comm, coll_group_lr(comm, g, me));
     const char *zc[MAX_LOCAL];
     for (size_t k = 0, off = 0; off < n; k++, off += chunk) {
         size_t cnt = coll_min_sz(chunk, n - off), h = (k % 2) * half;
         if (!reg)
             memcpy(mine + h, sb + off * es, cnt * es);
-        COLL_CHECK(coll_shm_barrier(comm));
+        COLL_CHECK(coll_direct_barrier(comm));
         if (k == 0 && coll_group_peer_ptrs(comm, g, PUB_SEND, NULL, zc)) {
             for (int j = 0; j < p; j++)
                 if (j != me)
@@ -91,11 +91,11 @@ coll_status_t coll_allgather_direct_run(coll_comm *comm, const coll_group_t *g, 
             if (j == me)
                 continue;
             const char *src =
-                zc[j] ? zc[j] + off * es : (const char *)coll_shm_stage(comm, coll_group_lr(comm, g, j)) + h;
+                zc[j] ? zc[j] + off * es : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + h;
             memcpy(rb + ((size_t)j * n + off) * es, src, cnt * es);
         }
     }
-    return coll_shm_barrier(comm); /* peers are done reading my stage and buffers */
+    return coll_direct_barrier(comm); /* peers are done reading my stage and buffers */
 }
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
@@ -112,9 +112,9 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes;
-    double half = (double)coll_shm_stage_bytes(comm) / 2.0;
+    double half = (double)coll_direct_stage_bytes(comm) / 2.0;
     double chunks = half > 0 ? 1.0 + floor(n / p / half) : 1.0;
-    double syncs = n / p <= (double)coll_shm_small_max(comm) ? 1.0 : chunks + 1;
+    double syncs = n / p <= (double)coll_direct_small_max(comm) ? 1.0 : chunks + 1;
     return syncs * l->bar_us * coll_tuning_oversub(comm) + n * l->beta_us_per_b;
 }
 

@@ -6,7 +6,7 @@
  * alternating between the stage halves (one barrier per chunk); the number of
  * chunks follows the largest block, so every rank runs the same barriers.
  * Zero-copy buffers on every rank: one barrier, then copies straight from the
- * peers' send buffers. When every block fits a small slot (COLL_SHM_SMALL_MAX)
+ * peers' send buffers. When every block fits a small slot (coll_direct_small_max)
  * the blocks go through the double-buffered small exchange instead: one
  * synchronisation in all. Stage protocol as in allgather_direct.c: only the
  * first half is written before the first barrier, and a final barrier ends
@@ -23,7 +23,7 @@
 #include "coll/allgatherv/allgatherv.h"
 #include "coll/coll_util.h"
 #include "coll/tuning.h"
-#include "transport/shm.h"
+#include "transport/direct.h"
 
 #define MAX_LOCAL 1024
 
@@ -34,19 +34,19 @@ static size_t piece(size_t cnt, size_t off, size_t chunk)
     return off < cnt ? coll_min_sz(chunk, cnt - off) : 0;
 }
 
-/* Every block up to COLL_SHM_SMALL_MAX: one synchronisation through the
+/* Every block up to coll_direct_small_max: one synchronisation through the
  * double-buffered small slots. */
 static coll_status_t small(coll_comm *comm, const coll_group_t *g, const char *sb, char *rb,
                            const size_t *counts, const size_t *displs, size_t es)
 {
     uint64_t seq;
-    COLL_CHECK(coll_shm_small_post(comm, sb, counts[g->me] * es, &seq));
-    COLL_CHECK(coll_shm_small_wait_all(comm, seq));
+    COLL_CHECK(coll_direct_small_post(comm, sb, counts[g->me] * es, &seq));
+    COLL_CHECK(coll_direct_small_wait_all(comm, seq));
     for (int j = 0; j < g->size; j++)
         if (j != g->me && counts[j])
-            memcpy(rb + displs[j] * es, coll_shm_small_peer(comm, coll_group_lr(comm, g, j), seq),
+            memcpy(rb + displs[j] * es, coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq),
                    counts[j] * es);
-    coll_shm_small_done(comm, seq);
+    coll_direct_small_done(comm, seq);
     return COLL_SUCCESS;
 }
 
@@ -64,18 +64,18 @@ coll_status_t coll_allgatherv_direct_run(coll_comm *comm, const coll_group_t *g,
         maxc = counts[i] > maxc ? counts[i] : maxc;
     if (p == 1 || maxc == 0)
         return COLL_SUCCESS;
-    if (maxc * es <= coll_shm_small_max(comm))
+    if (maxc * es <= coll_direct_small_max(comm))
         return small(comm, g, sb, rb, counts, displs, es);
-    size_t half = coll_shm_stage_bytes(comm) / 2, chunk = half / es;
-    int reg = counts[me] && coll_shm_is_registered(comm, sb, counts[me] * es);
-    coll_shm_publish(comm, PUB_SEND, reg ? sb : NULL);
-    char *mine = coll_shm_stage(comm, coll_group_lr(comm, g, me));
+    size_t half = coll_direct_stage_bytes(comm) / 2, chunk = half / es;
+    int reg = counts[me] && coll_direct_is_registered(comm, sb, counts[me] * es);
+    coll_direct_publish(comm, PUB_SEND, reg ? sb : NULL);
+    char *mine = coll_direct_stage(comm, coll_group_lr(comm, g, me));
     const char *zc[MAX_LOCAL];
     for (size_t k = 0, off = 0; off < maxc; k++, off += chunk) {
         size_t h = (k % 2) * half, cnt = piece(counts[me], off, chunk);
         if (!reg && cnt)
             memcpy(mine + h, sb + off * es, cnt * es);
-        COLL_CHECK(coll_shm_barrier(comm));
+        COLL_CHECK(coll_direct_barrier(comm));
         if (k == 0 && coll_group_peer_ptrs(comm, g, PUB_SEND, counts, zc)) {
             for (int j = 0; j < p; j++)
                 if (j != me && counts[j])
@@ -87,11 +87,11 @@ coll_status_t coll_allgatherv_direct_run(coll_comm *comm, const coll_group_t *g,
             if (j == me || !jc)
                 continue;
             const char *src =
-                zc[j] ? zc[j] + off * es : (const char *)coll_shm_stage(comm, coll_group_lr(comm, g, j)) + h;
+                zc[j] ? zc[j] + off * es : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + h;
             memcpy(rb + (displs[j] + off) * es, src, jc * es);
         }
     }
-    return coll_shm_barrier(comm); /* peers are done reading my stage and buffers */
+    return coll_direct_barrier(comm); /* peers are done reading my stage and buffers */
 }
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
@@ -111,9 +111,9 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     double es = (double)coll_dtype_size(a->dt), m = 0;
     for (int i = 0; i < g->size; i++)
         m = (double)a->counts[i] * es > m ? (double)a->counts[i] * es : m;
-    double half = (double)coll_shm_stage_bytes(comm) / 2.0;
+    double half = (double)coll_direct_stage_bytes(comm) / 2.0;
     double chunks = half > 0 ? 1.0 + floor(m / half) : 1.0;
-    double syncs = m <= (double)coll_shm_small_max(comm) ? 1.0 : chunks + 1;
+    double syncs = m <= (double)coll_direct_small_max(comm) ? 1.0 : chunks + 1;
     return syncs * l->bar_us * coll_tuning_oversub(comm) + (double)a->bytes * l->beta_us_per_b;
 }
 

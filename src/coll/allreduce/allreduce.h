@@ -17,7 +17,7 @@ coll_status_t coll_allreduce_ring_run(coll_comm *comm, const coll_group_t *g, co
 coll_status_t coll_allreduce_hd_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                     void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op);
 /* Shared memory: g must be exactly the ranks of this host (coll_group_is_host). */
-/* Zero-copy publication slots shared by direct and cma (after coll_shm_publish
+/* Zero-copy publication slots shared by direct and cma (after coll_direct_publish
  * of the send and receive buffers and a barrier): are every member's buffers
  * coll_mem_alloc memory? Then coll_allreduce_zero_copy finishes the call. */
 enum { COLL_AR_PUB_SEND = 0, COLL_AR_PUB_RECV = 1 };

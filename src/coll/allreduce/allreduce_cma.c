@@ -22,7 +22,7 @@
 #include "coll/coll_util.h"
 #include "coll/tuning.h"
 #include "core/reduce.h"
-#include "transport/shm.h"
+#include "transport/direct.h"
 
 #define MAX_LOCAL 1024
 #define PIECE_BYTES (64 * 1024)
@@ -36,16 +36,16 @@ coll_status_t coll_allreduce_cma_run(coll_comm *comm, const coll_group_t *g, con
     if (p == 1 || n == 0) {
         if (sendbuf != recvbuf && n)
             memcpy(recvbuf, sendbuf, n * es);
-        return p == 1 ? COLL_SUCCESS : coll_shm_barrier(comm);
+        return p == 1 ? COLL_SUCCESS : coll_direct_barrier(comm);
     }
-    coll_shm_publish_addr(comm, PUB_SEND, sendbuf);
-    coll_shm_publish_addr(comm, PUB_RECV, recvbuf);
-    coll_shm_publish(comm, COLL_AR_PUB_SEND, sendbuf);
-    coll_shm_publish(comm, COLL_AR_PUB_RECV, recvbuf);
+    coll_direct_publish_addr(comm, PUB_SEND, sendbuf);
+    coll_direct_publish_addr(comm, PUB_RECV, recvbuf);
+    coll_direct_publish(comm, COLL_AR_PUB_SEND, sendbuf);
+    coll_direct_publish(comm, COLL_AR_PUB_RECV, recvbuf);
     char *tmp, *acc;
     COLL_CHECK(coll_comm_scratch(comm, 2 * PIECE_BYTES, (void **)&tmp));
     acc = tmp + PIECE_BYTES;
-    COLL_CHECK(coll_shm_barrier(comm));
+    COLL_CHECK(coll_direct_barrier(comm));
     if (coll_allreduce_all_zero_copy(comm, g))   /* coll_mem_alloc buffers everywhere: no copy at all */
         return coll_allreduce_zero_copy(comm, g, recvbuf, n, dt, op);
     size_t so = coll_block_offset(n, p, me), sc = coll_block_count(n, p, me);
@@ -62,7 +62,7 @@ coll_status_t coll_allreduce_cma_run(coll_comm *comm, const coll_group_t *g, con
             if (j == me) {
                 src = mine + off * es;
             } else {
-                COLL_CHECK(coll_shm_cma_read(comm, coll_group_lr(comm, g, j), PUB_SEND, (so + off) * es,
+                COLL_CHECK(coll_direct_cma_read(comm, coll_group_lr(comm, g, j), PUB_SEND, (so + off) * es,
                                              j == 0 ? acc : tmp, k * es));
                 src = j == 0 ? acc : tmp;
             }
@@ -75,21 +75,21 @@ coll_status_t coll_allreduce_cma_run(coll_comm *comm, const coll_group_t *g, con
         }
         memcpy(out + off * es, acc, k * es);
     }
-    COLL_CHECK(coll_shm_barrier(comm));
+    COLL_CHECK(coll_direct_barrier(comm));
     for (int j = 0; j < p; j++) {
         if (j == me)
             continue;
         size_t jo = coll_block_offset(n, p, j), jc = coll_block_count(n, p, j);
         if (jc)
-            COLL_CHECK(coll_shm_cma_read(comm, coll_group_lr(comm, g, j), PUB_RECV, jo * es,
+            COLL_CHECK(coll_direct_cma_read(comm, coll_group_lr(comm, g, j), PUB_RECV, jo * es,
                                          (char *)recvbuf + jo * es, jc * es));
     }
-    return coll_shm_barrier(comm);
+    return coll_direct_barrier(comm);
 }
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL && (g->size == 1 || coll_shm_cma_ok(comm));
+    return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL && (g->size == 1 || coll_direct_cma_ok(comm));
 }
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)

@@ -23,7 +23,7 @@
 #include "coll/allreduce/allreduce.h"
 #include "coll/coll_util.h"
 #include "coll/tuning.h"
-#include "transport/shm.h"
+#include "transport/direct.h"
 
 #define MAX_LOCAL 1024
 
@@ -37,7 +37,7 @@ int coll_allreduce_all_zero_copy(coll_comm *comm, const coll_group_t *g)
 {
     for (int i = 0; i < g->size; i++) {
         int lr = coll_group_lr(comm, g, i);
-        if (!coll_shm_peer_ptr(comm, lr, PUB_SEND) || !coll_shm_peer_ptr(comm, lr, PUB_RECV))
+        if (!coll_direct_peer_ptr(comm, lr, PUB_SEND) || !coll_direct_peer_ptr(comm, lr, PUB_RECV))
             return 0;
     }
     return 1;
@@ -51,18 +51,18 @@ coll_status_t coll_allreduce_zero_copy(coll_comm *comm, const coll_group_t *g, v
     const void *src[MAX_LOCAL];
     size_t so = coll_block_offset(n, p, me), sc = coll_block_count(n, p, me);
     for (int j = 0; j < p; j++)
-        src[j] = (const char *)coll_shm_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND) + so * es;
+        src[j] = (const char *)coll_direct_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND) + so * es;
     if (sc)
         coll_reduce_multi((char *)recvbuf + so * es, src, p, sc, dt, op);
-    COLL_CHECK(coll_shm_barrier(comm));
+    COLL_CHECK(coll_direct_barrier(comm));
     for (int j = 0; j < p; j++) {
         if (j == me)
             continue;
         size_t jo = coll_block_offset(n, p, j), jc = coll_block_count(n, p, j);
-        const char *peer = coll_shm_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_RECV);
+        const char *peer = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_RECV);
         memcpy((char *)recvbuf + jo * es, peer + jo * es, jc * es);
     }
-    return coll_shm_barrier(comm);   /* peers are done reading my buffers */
+    return coll_direct_barrier(comm);   /* peers are done reading my buffers */
 }
 
 /* Small messages: one synchronisation. Every rank posts its whole input to
@@ -74,12 +74,12 @@ static coll_status_t small(coll_comm *comm, const coll_group_t *g, const void *s
     int p = g->size;
     uint64_t seq;
     const void *src[MAX_LOCAL];
-    COLL_CHECK(coll_shm_small_post(comm, sendbuf, n * coll_dtype_size(dt), &seq));
-    COLL_CHECK(coll_shm_small_wait_all(comm, seq));
+    COLL_CHECK(coll_direct_small_post(comm, sendbuf, n * coll_dtype_size(dt), &seq));
+    COLL_CHECK(coll_direct_small_wait_all(comm, seq));
     for (int j = 0; j < p; j++)
-        src[j] = coll_shm_small_peer(comm, coll_group_lr(comm, g, j), seq);
+        src[j] = coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq);
     coll_reduce_multi(recvbuf, src, p, n, dt, op);
-    coll_shm_small_done(comm, seq);
+    coll_direct_small_done(comm, seq);
     return COLL_SUCCESS;
 }
 
@@ -91,44 +91,44 @@ coll_status_t coll_allreduce_direct_run(coll_comm *comm, const coll_group_t *g, 
     if (p == 1 || n == 0) {
         if (sendbuf != recvbuf && n)
             memcpy(recvbuf, sendbuf, n * es);
-        return p == 1 ? COLL_SUCCESS : coll_shm_barrier(comm);
+        return p == 1 ? COLL_SUCCESS : coll_direct_barrier(comm);
     }
-    if (n * es <= coll_shm_small_max(comm) && n * es <= COLL_ALLREDUCE_SMALL_BYTES)
+    if (n * es <= coll_direct_small_max(comm) && n * es <= COLL_ALLREDUCE_SMALL_BYTES)
         return small(comm, g, sendbuf, recvbuf, n, dt, op);
     int mylr = coll_group_lr(comm, g, me);
-    size_t half = coll_shm_stage_bytes(comm) / 2;
+    size_t half = coll_direct_stage_bytes(comm) / 2;
     size_t chunk = half / es;
-    int send_reg = coll_shm_is_registered(comm, sendbuf, n * es);
-    coll_shm_publish(comm, PUB_SEND, sendbuf);
-    coll_shm_publish(comm, PUB_RECV, recvbuf);
+    int send_reg = coll_direct_is_registered(comm, sendbuf, n * es);
+    coll_direct_publish(comm, PUB_SEND, sendbuf);
+    coll_direct_publish(comm, PUB_RECV, recvbuf);
     const void *src[MAX_LOCAL];
     int zc_send[MAX_LOCAL];
     for (size_t off = 0; off < n; off += chunk) {
         size_t cnt = coll_min_sz(chunk, n - off);
-        char *in_me = coll_shm_stage(comm, mylr);
+        char *in_me = coll_direct_stage(comm, mylr);
         if (!send_reg)
             memcpy(in_me, (const char *)sendbuf + off * es, cnt * es);
-        COLL_CHECK(coll_shm_barrier(comm));
+        COLL_CHECK(coll_direct_barrier(comm));
         if (off == 0) {
             if (coll_allreduce_all_zero_copy(comm, g))
                 return coll_allreduce_zero_copy(comm, g, recvbuf, n, dt, op);
             for (int j = 0; j < p; j++)
-                zc_send[j] = coll_shm_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND) != NULL;
+                zc_send[j] = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND) != NULL;
         }
         size_t so = coll_block_offset(cnt, p, me), sc = coll_block_count(cnt, p, me);
         for (int j = 0; j < p; j++) {
             int lr = coll_group_lr(comm, g, j);
-            const char *base = zc_send[j] ? (const char *)coll_shm_peer_ptr(comm, lr, PUB_SEND) + off * es
-                                          : (const char *)coll_shm_stage(comm, lr);
+            const char *base = zc_send[j] ? (const char *)coll_direct_peer_ptr(comm, lr, PUB_SEND) + off * es
+                                          : (const char *)coll_direct_stage(comm, lr);
             src[j] = base + so * es;
         }
-        char *out_me = (char *)coll_shm_stage(comm, mylr) + half;
+        char *out_me = (char *)coll_direct_stage(comm, mylr) + half;
         if (sc)
             coll_reduce_multi(out_me + so * es, src, p, sc, dt, op);
-        COLL_CHECK(coll_shm_barrier(comm));
+        COLL_CHECK(coll_direct_barrier(comm));
         for (int j = 0; j < p; j++) {
             size_t jo = coll_block_offset(cnt, p, j), jc = coll_block_count(cnt, p, j);
-            const char *out_j = (const char *)coll_shm_stage(comm, coll_group_lr(comm, g, j)) + half;
+            const char *out_j = (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + half;
             memcpy((char *)recvbuf + (off + jo) * es, out_j + jo * es, jc * es);
         }
     }
@@ -149,9 +149,9 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes;
-    double chunks = 1.0 + n / ((double)coll_shm_stage_bytes(comm) / 2.0);
+    double chunks = 1.0 + n / ((double)coll_direct_stage_bytes(comm) / 2.0);
     double ov = coll_tuning_oversub(comm);
-    if (n <= COLL_ALLREDUCE_SMALL_BYTES && n <= (double)coll_shm_small_max(comm))
+    if (n <= COLL_ALLREDUCE_SMALL_BYTES && n <= (double)coll_direct_small_max(comm))
         return l->bar_us * ov + 2 * n * l->beta_us_per_b + (p - 1) * n * l->gamma_us_per_b * ov;
     return 2 * chunks * l->bar_us * ov + 2 * n * l->beta_us_per_b + (p - 1) / p * n * l->gamma_us_per_b * ov;
 }

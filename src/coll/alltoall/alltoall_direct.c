@@ -12,7 +12,7 @@
  * its blocks straight from the peers' send buffers.
  * Stage protocol as in allgather_direct.c: only the first half of the stage is
  * written before the first barrier, and a final barrier ends the call.
- * A send buffer that fits a small slot (COLL_SHM_SMALL_MAX) goes through the
+ * A send buffer that fits a small slot (coll_direct_small_max) goes through the
  * double-buffered small exchange instead: one synchronisation in all.
  *
  * Cost (p ranks, n = bytes each rank sends in all, c = ceil(n / (COLL_BUFFSIZE/2)) chunks):
@@ -27,26 +27,26 @@
 #include "coll/alltoall/alltoall.h"
 #include "coll/coll_util.h"
 #include "coll/tuning.h"
-#include "transport/shm.h"
+#include "transport/direct.h"
 
 #define MAX_LOCAL 1024
 
 enum { PUB_SEND = 0 };
 
-/* Whole send buffer up to COLL_SHM_SMALL_MAX: one synchronisation. Every rank
+/* Whole send buffer up to coll_direct_small_max: one synchronisation. Every rank
  * posts its send buffer to its small slot and copies its block out of each. */
 static coll_status_t small(coll_comm *comm, const coll_group_t *g, const char *sb, char *rb, size_t blk)
 {
     int p = g->size, me = g->me;
     uint64_t seq;
-    COLL_CHECK(coll_shm_small_post(comm, sb, (size_t)p * blk, &seq));
-    COLL_CHECK(coll_shm_small_wait_all(comm, seq));
+    COLL_CHECK(coll_direct_small_post(comm, sb, (size_t)p * blk, &seq));
+    COLL_CHECK(coll_direct_small_wait_all(comm, seq));
     for (int j = 0; j < p; j++)
         if (j != me)
             memcpy(rb + (size_t)j * blk,
-                   (const char *)coll_shm_small_peer(comm, coll_group_lr(comm, g, j), seq) + (size_t)me * blk,
+                   (const char *)coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq) + (size_t)me * blk,
                    blk);
-    coll_shm_small_done(comm, seq);
+    coll_direct_small_done(comm, seq);
     return COLL_SUCCESS;
 }
 
@@ -62,15 +62,15 @@ coll_status_t coll_alltoall_direct_run(coll_comm *comm, const coll_group_t *g, c
     memcpy(rb + (size_t)me * blk, sb + (size_t)me * blk, blk);
     if (p == 1)
         return COLL_SUCCESS;
-    if ((size_t)p * blk <= coll_shm_small_max(comm))
+    if ((size_t)p * blk <= coll_direct_small_max(comm))
         return small(comm, g, sb, rb, blk);
-    size_t half = coll_shm_stage_bytes(comm) / 2, c = half / es / (size_t)p;
+    size_t half = coll_direct_stage_bytes(comm) / 2, c = half / es / (size_t)p;
     if (c == 0)
         return coll_error(COLL_ERR_UNSUPPORTED, COLL_SUB_COLL,
                           "alltoall direct: stage of %zu bytes too small for %d ranks", half * 2, p);
-    int reg = coll_shm_is_registered(comm, sb, (size_t)p * blk);
-    coll_shm_publish(comm, PUB_SEND, reg ? sb : NULL);
-    char *mine = coll_shm_stage(comm, coll_group_lr(comm, g, me));
+    int reg = coll_direct_is_registered(comm, sb, (size_t)p * blk);
+    coll_direct_publish(comm, PUB_SEND, reg ? sb : NULL);
+    char *mine = coll_direct_stage(comm, coll_group_lr(comm, g, me));
     const char *zc[MAX_LOCAL];
     for (size_t k = 0, off = 0; off < n; k++, off += c) {
         size_t cnt = coll_min_sz(c, n - off), h = (k % 2) * half;
@@ -78,7 +78,7 @@ coll_status_t coll_alltoall_direct_run(coll_comm *comm, const coll_group_t *g, c
             for (int i = 0; i < p; i++)
                 if (i != me)
                     memcpy(mine + h + (size_t)i * c * es, sb + ((size_t)i * n + off) * es, cnt * es);
-        COLL_CHECK(coll_shm_barrier(comm));
+        COLL_CHECK(coll_direct_barrier(comm));
         if (k == 0 && coll_group_peer_ptrs(comm, g, PUB_SEND, NULL, zc)) {
             for (int j = 0; j < p; j++)
                 if (j != me)
@@ -89,18 +89,18 @@ coll_status_t coll_alltoall_direct_run(coll_comm *comm, const coll_group_t *g, c
             if (j == me)
                 continue;
             const char *src = zc[j] ? zc[j] + ((size_t)me * n + off) * es
-                                    : (const char *)coll_shm_stage(comm, coll_group_lr(comm, g, j)) + h +
+                                    : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + h +
                                           (size_t)me * c * es;
             memcpy(rb + ((size_t)j * n + off) * es, src, cnt * es);
         }
     }
-    return coll_shm_barrier(comm); /* peers are done reading my stage and buffers */
+    return coll_direct_barrier(comm); /* peers are done reading my stage and buffers */
 }
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL &&
-           (g->size == 1 || coll_shm_stage_bytes(comm) / 2 / coll_dtype_size(a->dt) >= (size_t)g->size);
+           (g->size == 1 || coll_direct_stage_bytes(comm) / 2 / coll_dtype_size(a->dt) >= (size_t)g->size);
 }
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
@@ -112,9 +112,9 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes;
-    double half = (double)coll_shm_stage_bytes(comm) / 2.0;
+    double half = (double)coll_direct_stage_bytes(comm) / 2.0;
     double chunks = half > 0 ? 1.0 + floor(n / half) : 1.0;
-    double syncs = n <= (double)coll_shm_small_max(comm) ? 1.0 : chunks + 1;
+    double syncs = n <= (double)coll_direct_small_max(comm) ? 1.0 : chunks + 1;
     return syncs * l->bar_us * coll_tuning_oversub(comm) + 2 * (p - 1) / p * n * l->beta_us_per_b;
 }
 

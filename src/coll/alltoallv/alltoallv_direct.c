@@ -35,7 +35,7 @@
 #include "coll/alltoallv/alltoallv.h"
 #include "coll/coll_util.h"
 #include "coll/tuning.h"
-#include "transport/shm.h"
+#include "transport/direct.h"
 
 #define MAX_LOCAL 1024
 
@@ -87,8 +87,8 @@ coll_status_t coll_alltoallv_direct_run(coll_comm *comm, const coll_group_t *g, 
         memcpy(rb + rdispls[me] * es, sb + sdispls[me] * es, scounts[me] * es);
     if (p == 1)
         return COLL_SUCCESS;
-    size_t hb = hdr_bytes(p), smax = coll_shm_small_max(comm);
-    size_t half = coll_shm_stage_bytes(comm) / 2, c = half / es / (size_t)p;
+    size_t hb = hdr_bytes(p), smax = coll_direct_small_max(comm);
+    size_t half = coll_direct_stage_bytes(comm) / 2, c = half / es / (size_t)p;
     if (hb > smax || c == 0)
         return coll_error(COLL_ERR_UNSUPPORTED, COLL_SUB_COLL,
                           "alltoallv direct: shared buffers too small for %d ranks", p);
@@ -104,8 +104,8 @@ coll_status_t coll_alltoallv_direct_run(coll_comm *comm, const coll_group_t *g, 
             extent = sdispls[i] + scounts[i];
         packed += scounts[i];
     }
-    int reg = extent && coll_shm_is_registered(comm, sb, extent * es);
-    coll_shm_publish(comm, PUB_SEND, reg ? sb : NULL);
+    int reg = extent && coll_direct_is_registered(comm, sb, extent * es);
+    coll_direct_publish(comm, PUB_SEND, reg ? sb : NULL);
     int fits = hb + packed * es <= smax;
     char *post;
     COLL_CHECK(coll_comm_scratch(comm, fits ? hb + packed * es : hb, (void **)&post));
@@ -122,62 +122,62 @@ coll_status_t coll_alltoallv_direct_run(coll_comm *comm, const coll_group_t *g, 
         }
     }
     uint64_t seq;
-    COLL_CHECK(coll_shm_small_post(comm, post, fits ? hb + packed * es : hb, &seq));
-    COLL_CHECK(coll_shm_small_wait_all(comm, seq));
+    COLL_CHECK(coll_direct_small_post(comm, post, fits ? hb + packed * es : hb, &seq));
+    COLL_CHECK(coll_direct_small_wait_all(comm, seq));
     const char *zc[MAX_LOCAL];
     size_t zoff[MAX_LOCAL], gmax = 0;
     int all_fit = 1, all_zc = 1;
     for (int j = 0; j < p; j++) {
-        const hdr_t *hj = coll_shm_small_peer(comm, coll_group_lr(comm, g, j), seq);
+        const hdr_t *hj = coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq);
         gmax = hj->maxcnt > gmax ? (size_t)hj->maxcnt : gmax;
         all_fit &= hj->fits != 0;
         all_zc &= hj->zc_ok != 0;
         zoff[j] = (size_t)hj->words[me];
-        zc[j] = coll_shm_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND);
+        zc[j] = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND);
     }
     if (all_fit) {
         for (int j = 0; j < p; j++) {
-            const char *slot = coll_shm_small_peer(comm, coll_group_lr(comm, g, j), seq);
+            const char *slot = coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq);
             if (j != me && rcounts[j])
                 memcpy(rb + rdispls[j] * es,
                        slot + hb + ((const hdr_t *)slot)->words[(size_t)p + (size_t)me] * es,
                        rcounts[j] * es);
         }
-        coll_shm_small_done(comm, seq);
+        coll_direct_small_done(comm, seq);
         return COLL_SUCCESS;
     }
-    coll_shm_small_done(comm, seq);
+    coll_direct_small_done(comm, seq);
     if (all_zc) {
         for (int j = 0; j < p; j++)
             if (j != me && rcounts[j])
                 memcpy(rb + rdispls[j] * es, zc[j] + zoff[j] * es, rcounts[j] * es);
-        return coll_shm_barrier(comm); /* peers are done reading my send buffer */
+        return coll_direct_barrier(comm); /* peers are done reading my send buffer */
     }
-    char *mine = coll_shm_stage(comm, coll_group_lr(comm, g, me));
+    char *mine = coll_direct_stage(comm, coll_group_lr(comm, g, me));
     size_t nk = (gmax + c - 1) / c;
     for (size_t k = 0; k < nk; k++) {
         size_t hoff = (k % 2) * half;
         if (!reg)
             stage_chunk(mine + hoff, p, me, sb, scounts, sdispls, k, c, es);
-        COLL_CHECK(coll_shm_barrier(comm));
+        COLL_CHECK(coll_direct_barrier(comm));
         for (int j = 0; j < p; j++) {
             size_t cnt = piece(rcounts[j], k * c, c);
             if (j == me || !cnt)
                 continue;
             const char *src = zc[j] ? zc[j] + (zoff[j] + k * c) * es
-                                    : (const char *)coll_shm_stage(comm, coll_group_lr(comm, g, j)) + hoff +
+                                    : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + hoff +
                                           (size_t)me * c * es;
             memcpy(rb + (rdispls[j] + k * c) * es, src, cnt * es);
         }
     }
-    return coll_shm_barrier(comm); /* peers are done reading my stage and buffers */
+    return coll_direct_barrier(comm); /* peers are done reading my stage and buffers */
 }
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL &&
-           (g->size == 1 || (hdr_bytes(g->size) <= coll_shm_small_max(comm) &&
-                             coll_shm_stage_bytes(comm) / 2 / coll_dtype_size(a->dt) >= (size_t)g->size));
+           (g->size == 1 || (hdr_bytes(g->size) <= coll_direct_small_max(comm) &&
+                             coll_direct_stage_bytes(comm) / 2 / coll_dtype_size(a->dt) >= (size_t)g->size));
 }
 
 /* a->scounts etc. are indexed by member of g (global rank on the world). */
@@ -192,9 +192,9 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double n = (double)a->bytes, ov = coll_tuning_oversub(comm);
     /* the path depends on every rank's counts; estimate it from mine */
-    if (n + (double)hdr_bytes(g->size) <= (double)coll_shm_small_max(comm))
+    if (n + (double)hdr_bytes(g->size) <= (double)coll_direct_small_max(comm))
         return l->bar_us * ov + 2 * n * l->beta_us_per_b;
-    double half = (double)coll_shm_stage_bytes(comm) / 2.0;
+    double half = (double)coll_direct_stage_bytes(comm) / 2.0;
     double chunks = half > 0 ? 1.0 + floor(n / half) : 1.0;
     return (chunks + 2) * l->bar_us * ov + 2 * n * l->beta_us_per_b;
 }

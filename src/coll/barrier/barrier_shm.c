@@ -6,7 +6,7 @@
 #include "coll/algo.h"
 #include "coll/coll_util.h"
 #include "coll/tuning.h"
-#include "transport/shm.h"
+#include "transport/direct.h"
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
@@ -15,7 +15,7 @@ static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    return coll_shm_barrier(comm);
+    return coll_direct_barrier(comm);
 }
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)

@@ -25,7 +25,7 @@
 #include "coll/broadcast/broadcast.h"
 #include "coll/coll_util.h"
 #include "coll/tuning.h"
-#include "transport/shm.h"
+#include "transport/direct.h"
 
 #define MAX_LOCAL 1024
 
@@ -42,18 +42,18 @@ coll_status_t coll_broadcast_direct_run(coll_comm *comm, const coll_group_t *g, 
     if (p == 1 || n == 0)
         return COLL_SUCCESS;
     int is_root = me == ri;
-    size_t half = coll_shm_stage_bytes(comm) / 2, chunk = half / es;
-    char *stage = coll_shm_stage(comm, coll_group_lr(comm, g, ri));
-    int reg = is_root && coll_shm_is_registered(comm, b, bytes);
-    coll_shm_publish(comm, PUB_BUF, reg ? b : NULL);
+    size_t half = coll_direct_stage_bytes(comm) / 2, chunk = half / es;
+    char *stage = coll_direct_stage(comm, coll_group_lr(comm, g, ri));
+    int reg = is_root && coll_direct_is_registered(comm, b, bytes);
+    coll_direct_publish(comm, PUB_BUF, reg ? b : NULL);
     if (is_root && !reg)
         memcpy(stage, b, coll_min_sz(chunk, n) * es);
-    COLL_CHECK(coll_shm_barrier(comm));
-    const char *zc = coll_shm_peer_ptr(comm, coll_group_lr(comm, g, ri), PUB_BUF);
+    COLL_CHECK(coll_direct_barrier(comm));
+    const char *zc = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, ri), PUB_BUF);
     if (zc) {
         if (!is_root)
             memcpy(b, zc, bytes);
-        return coll_shm_barrier(comm); /* the root's buffer is read until here */
+        return coll_direct_barrier(comm); /* the root's buffer is read until here */
     }
     for (size_t k = 0, off = 0; off < n; k++, off += chunk) {
         if (is_root) {
@@ -63,7 +63,7 @@ coll_status_t coll_broadcast_direct_run(coll_comm *comm, const coll_group_t *g, 
         } else {
             memcpy(b + off * es, stage + (k % 2) * half, coll_min_sz(chunk, n - off) * es);
         }
-        COLL_CHECK(coll_shm_barrier(comm));
+        COLL_CHECK(coll_direct_barrier(comm));
     }
     return COLL_SUCCESS;
 }
@@ -72,7 +72,7 @@ static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_
 {
     /* p = 1 never touches shared memory */
     return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL &&
-           (g->size == 1 || coll_shm_stage_bytes(comm) >= 64);
+           (g->size == 1 || coll_direct_stage_bytes(comm) >= 64);
 }
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
@@ -86,7 +86,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
         return 0; /* nothing to move (and no stage to divide by) */
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double n = (double)a->bytes, ov = coll_tuning_oversub(comm);
-    double chunks = 1.0 + (double)(size_t)(n / ((double)coll_shm_stage_bytes(comm) / 2.0));
+    double chunks = 1.0 + (double)(size_t)(n / ((double)coll_direct_stage_bytes(comm) / 2.0));
     return (chunks + 1) * l->bar_us * ov + n * l->beta_us_per_b + n * l->beta_us_per_b * ov;
 }
 

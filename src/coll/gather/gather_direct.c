@@ -27,7 +27,7 @@
 #include "coll/coll_util.h"
 #include "coll/gather/gather.h"
 #include "coll/tuning.h"
-#include "transport/shm.h"
+#include "transport/direct.h"
 
 #define MAX_LOCAL 1024
 
@@ -49,25 +49,25 @@ coll_status_t coll_gather_direct_run(coll_comm *comm, const coll_group_t *g, con
         memcpy(rb + (size_t)me * blk, sb, blk);
     if (p == 1)
         return COLL_SUCCESS;
-    size_t half = coll_shm_stage_bytes(comm) / 2, cs = half / es;
-    char *mine = coll_shm_stage(comm, coll_group_lr(comm, g, me));
-    int reg = !is_root && coll_shm_is_registered(comm, sb, blk);
-    coll_shm_publish(comm, PUB_SEND, reg ? sb : NULL);
+    size_t half = coll_direct_stage_bytes(comm) / 2, cs = half / es;
+    char *mine = coll_direct_stage(comm, coll_group_lr(comm, g, me));
+    int reg = !is_root && coll_direct_is_registered(comm, sb, blk);
+    coll_direct_publish(comm, PUB_SEND, reg ? sb : NULL);
     int stage = !is_root && !reg;
     if (stage)
         memcpy(mine, sb, coll_min_sz(cs, n) * es);
-    COLL_CHECK(coll_shm_barrier(comm));
+    COLL_CHECK(coll_direct_barrier(comm));
     const char *zc[MAX_LOCAL];
     int all = 1;
     for (int j = 0; j < p; j++) {
-        zc[j] = coll_shm_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND); /* NULL for the root */
+        zc[j] = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND); /* NULL for the root */
         all &= j == ri || zc[j] != NULL; /* the same answer on every rank */
     }
     if (all) { /* every member published: the root copies whole blocks */
         for (int j = 0; is_root && j < p; j++)
             if (j != me)
                 memcpy(rb + (size_t)j * blk, zc[j], blk);
-        return coll_shm_barrier(comm); /* the members' sendbufs are read until here */
+        return coll_direct_barrier(comm); /* the members' sendbufs are read until here */
     }
     for (size_t k = 0, off = 0; off < n; k++, off += cs) {
         if (stage && off + cs < n)
@@ -77,10 +77,10 @@ coll_status_t coll_gather_direct_run(coll_comm *comm, const coll_group_t *g, con
                 continue;
             const char *src =
                 zc[j] ? zc[j] + off * es
-                      : (const char *)coll_shm_stage(comm, coll_group_lr(comm, g, j)) + (k % 2) * half;
+                      : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + (k % 2) * half;
             memcpy(rb + ((size_t)j * n + off) * es, src, coll_min_sz(cs, n - off) * es);
         }
-        COLL_CHECK(coll_shm_barrier(comm));
+        COLL_CHECK(coll_direct_barrier(comm));
     }
     return COLL_SUCCESS;
 }
@@ -89,7 +89,7 @@ static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_
 {
     /* p = 1 never touches shared memory */
     return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL &&
-           (g->size == 1 || coll_shm_stage_bytes(comm) >= 64);
+           (g->size == 1 || coll_direct_stage_bytes(comm) >= 64);
 }
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
@@ -103,7 +103,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
         return 0; /* nothing to move (and no stage to divide by) */
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes, ov = coll_tuning_oversub(comm);
-    double rounds = 1.0 + (double)(size_t)(n / p / ((double)coll_shm_stage_bytes(comm) / 2.0));
+    double rounds = 1.0 + (double)(size_t)(n / p / ((double)coll_direct_stage_bytes(comm) / 2.0));
     return (rounds + 1) * l->bar_us * ov + n / p * l->beta_us_per_b * ov + (p - 1) / p * n * l->beta_us_per_b;
 }
 

@@ -9,8 +9,8 @@
  * communicator scratch, on any other group a private allocation, so these can
  * be composed by algorithms that hold the scratch (comm.h).
  */
-#ifndef COLL_REDUCE_H
-#define COLL_REDUCE_H
+#ifndef COLL_COLL_REDUCE_REDUCE_H
+#define COLL_COLL_REDUCE_REDUCE_H
 
 #include "coll.h"
 #include "core/comm.h"

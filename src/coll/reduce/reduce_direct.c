@@ -30,7 +30,7 @@
 #include "coll/coll_util.h"
 #include "coll/reduce/reduce.h"
 #include "coll/tuning.h"
-#include "transport/shm.h"
+#include "transport/direct.h"
 
 #define MAX_LOCAL 1024
 
@@ -51,56 +51,56 @@ coll_status_t coll_reduce_direct_run(coll_comm *comm, const coll_group_t *g, con
         return COLL_SUCCESS;
     }
     int is_root = me == ri;
-    size_t half = coll_shm_stage_bytes(comm) / 2, chunk = half / es;
-    char *mine = coll_shm_stage(comm, coll_group_lr(comm, g, me));
+    size_t half = coll_direct_stage_bytes(comm) / 2, chunk = half / es;
+    char *mine = coll_direct_stage(comm, coll_group_lr(comm, g, me));
     const char *sb = sendbuf;
     char *rb = recvbuf;
-    int send_reg = coll_shm_is_registered(comm, sb, n * es);
-    int recv_reg = is_root && coll_shm_is_registered(comm, rb, n * es);
-    coll_shm_publish(comm, PUB_SEND, send_reg ? sb : NULL);
-    coll_shm_publish(comm, PUB_RECV, recv_reg ? rb : NULL);
+    int send_reg = coll_direct_is_registered(comm, sb, n * es);
+    int recv_reg = is_root && coll_direct_is_registered(comm, rb, n * es);
+    coll_direct_publish(comm, PUB_SEND, send_reg ? sb : NULL);
+    coll_direct_publish(comm, PUB_RECV, recv_reg ? rb : NULL);
     const void *src[MAX_LOCAL];
     const char *zc[MAX_LOCAL];
     for (size_t off = 0; off < n; off += chunk) {
         size_t cnt = coll_min_sz(chunk, n - off);
         if (!send_reg)
             memcpy(mine, sb + off * es, cnt * es);
-        COLL_CHECK(coll_shm_barrier(comm));
+        COLL_CHECK(coll_direct_barrier(comm));
         if (off == 0) {
             int all = coll_group_peer_ptrs(comm, g, PUB_SEND, NULL, zc);
-            char *out = coll_shm_peer_ptr(comm, coll_group_lr(comm, g, ri), PUB_RECV);
+            char *out = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, ri), PUB_RECV);
             if (all && out) {
                 size_t so = coll_block_offset(n, p, me), sc = coll_block_count(n, p, me);
                 for (int j = 0; j < p; j++)
                     src[j] = zc[j] + so * es;
                 if (sc)
                     coll_reduce_multi(out + so * es, src, p, sc, dt, op);
-                return coll_shm_barrier(comm); /* the root's recvbuf is complete */
+                return coll_direct_barrier(comm); /* the root's recvbuf is complete */
             }
         }
         size_t so = coll_block_offset(cnt, p, me), sc = coll_block_count(cnt, p, me);
         for (int j = 0; j < p; j++)
             src[j] =
-                (zc[j] ? zc[j] + off * es : (const char *)coll_shm_stage(comm, coll_group_lr(comm, g, j))) +
+                (zc[j] ? zc[j] + off * es : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j))) +
                 so * es;
         if (sc)
             coll_reduce_multi(mine + half + so * es, src, p, sc, dt, op);
-        COLL_CHECK(coll_shm_barrier(comm));
+        COLL_CHECK(coll_direct_barrier(comm));
         if (is_root)
             for (int j = 0; j < p; j++) {
                 size_t jo = coll_block_offset(cnt, p, j), jc = coll_block_count(cnt, p, j);
-                const char *out_j = (const char *)coll_shm_stage(comm, coll_group_lr(comm, g, j)) + half;
+                const char *out_j = (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + half;
                 memcpy(rb + (off + jo) * es, out_j + jo * es, jc * es);
             }
     }
-    return coll_shm_barrier(comm); /* the root is done reading the stages */
+    return coll_direct_barrier(comm); /* the root is done reading the stages */
 }
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     /* p = 1 never touches shared memory */
     return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL &&
-           (g->size == 1 || coll_shm_stage_bytes(comm) >= 64);
+           (g->size == 1 || coll_direct_stage_bytes(comm) >= 64);
 }
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
@@ -114,7 +114,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
         return 0; /* nothing to move (and no stage to divide by) */
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes, ov = coll_tuning_oversub(comm);
-    double chunks = 1.0 + (double)(size_t)(n / ((double)coll_shm_stage_bytes(comm) / 2.0));
+    double chunks = 1.0 + (double)(size_t)(n / ((double)coll_direct_stage_bytes(comm) / 2.0));
     return (2 * chunks + 1) * l->bar_us * ov + n * l->beta_us_per_b * ov +
            (p - 1) / p * n * l->gamma_us_per_b * ov + n * l->beta_us_per_b;
 }

@@ -14,7 +14,7 @@
  * one barrier, then each rank reduces its block from the peers' send buffers.
  * Stage protocol as in allgather_direct.c: only the first half of the stage is
  * written before the first barrier, and a final barrier ends the call.
- * When the whole input fits a small slot (COLL_SHM_SMALL_MAX) it goes through
+ * When the whole input fits a small slot (coll_direct_small_max) it goes through
  * the double-buffered small exchange instead: one synchronisation in all.
  *
  * In place (recvbuf == sendbuf + me*count) the result overwrites my own
@@ -34,13 +34,13 @@
 #include "coll/coll_util.h"
 #include "coll/reduce_scatter/reduce_scatter.h"
 #include "coll/tuning.h"
-#include "transport/shm.h"
+#include "transport/direct.h"
 
 #define MAX_LOCAL 1024
 
 enum { PUB_SEND = 0 };
 
-/* Whole input up to COLL_SHM_SMALL_MAX: one synchronisation. Every rank posts
+/* Whole input up to coll_direct_small_max: one synchronisation. Every rank posts
  * its input to its small slot and reduces its block out of all the slots
  * (copies, so in place needs no care). */
 static coll_status_t small(coll_comm *comm, const coll_group_t *g, const char *sb, char *rb, size_t n,
@@ -50,13 +50,13 @@ static coll_status_t small(coll_comm *comm, const coll_group_t *g, const char *s
     size_t es = coll_dtype_size(dt);
     uint64_t seq;
     const void *src[MAX_LOCAL];
-    COLL_CHECK(coll_shm_small_post(comm, sb, (size_t)p * n * es, &seq));
-    COLL_CHECK(coll_shm_small_wait_all(comm, seq));
+    COLL_CHECK(coll_direct_small_post(comm, sb, (size_t)p * n * es, &seq));
+    COLL_CHECK(coll_direct_small_wait_all(comm, seq));
     for (int j = 0; j < p; j++)
         src[j] =
-            (const char *)coll_shm_small_peer(comm, coll_group_lr(comm, g, j), seq) + (size_t)g->me * n * es;
+            (const char *)coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq) + (size_t)g->me * n * es;
     coll_reduce_multi(rb, src, p, n, dt, op);
-    coll_shm_small_done(comm, seq);
+    coll_direct_small_done(comm, seq);
     return COLL_SUCCESS;
 }
 
@@ -74,15 +74,15 @@ coll_status_t coll_reduce_scatter_direct_run(coll_comm *comm, const coll_group_t
             memcpy(rb, sb, n * es);
         return COLL_SUCCESS;
     }
-    if ((size_t)p * n * es <= coll_shm_small_max(comm))
+    if ((size_t)p * n * es <= coll_direct_small_max(comm))
         return small(comm, g, sb, rb, n, dt, op);
-    size_t half = coll_shm_stage_bytes(comm) / 2, c = half / es / (size_t)p;
+    size_t half = coll_direct_stage_bytes(comm) / 2, c = half / es / (size_t)p;
     if (c == 0)
         return coll_error(COLL_ERR_UNSUPPORTED, COLL_SUB_COLL,
                           "reduce_scatter direct: stage of %zu bytes too small for %d ranks", half * 2, p);
-    int reg = coll_shm_is_registered(comm, sb, (size_t)p * n * es);
-    coll_shm_publish(comm, PUB_SEND, reg ? sb : NULL);
-    char *mine = coll_shm_stage(comm, coll_group_lr(comm, g, me));
+    int reg = coll_direct_is_registered(comm, sb, (size_t)p * n * es);
+    coll_direct_publish(comm, PUB_SEND, reg ? sb : NULL);
+    char *mine = coll_direct_stage(comm, coll_group_lr(comm, g, me));
     const char *zc[MAX_LOCAL], *src[MAX_LOCAL];
     for (size_t k = 0, off = 0; off < n; k++, off += c) {
         size_t cnt = coll_min_sz(c, n - off), h = (k % 2) * half;
@@ -90,7 +90,7 @@ coll_status_t coll_reduce_scatter_direct_run(coll_comm *comm, const coll_group_t
             for (int i = 0; i < p; i++)
                 if (i != me) /* my own block is read from sendbuf */
                     memcpy(mine + h + (size_t)i * c * es, sb + ((size_t)i * n + off) * es, cnt * es);
-        COLL_CHECK(coll_shm_barrier(comm));
+        COLL_CHECK(coll_direct_barrier(comm));
         if (k == 0 && coll_group_peer_ptrs(comm, g, PUB_SEND, NULL, zc)) {
             for (int j = 0; j < p; j++)
                 src[j] = zc[j] + (size_t)me * n * es;
@@ -100,17 +100,17 @@ coll_status_t coll_reduce_scatter_direct_run(coll_comm *comm, const coll_group_t
         for (int j = 0; j < p; j++)
             src[j] = zc[j]     ? zc[j] + ((size_t)me * n + off) * es
                      : j == me ? sb + ((size_t)me * n + off) * es
-                               : (const char *)coll_shm_stage(comm, coll_group_lr(comm, g, j)) + h +
+                               : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + h +
                                      (size_t)me * c * es;
         coll_reduce_multi(rb + off * es, (const void *const *)src, p, cnt, dt, op);
     }
-    return coll_shm_barrier(comm); /* peers are done reading my stage and buffers */
+    return coll_direct_barrier(comm); /* peers are done reading my stage and buffers */
 }
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL &&
-           (g->size == 1 || coll_shm_stage_bytes(comm) / 2 / coll_dtype_size(a->dt) >= (size_t)g->size);
+           (g->size == 1 || coll_direct_stage_bytes(comm) / 2 / coll_dtype_size(a->dt) >= (size_t)g->size);
 }
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
@@ -122,9 +122,9 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes, ov = coll_tuning_oversub(comm);
-    double half = (double)coll_shm_stage_bytes(comm) / 2.0;
+    double half = (double)coll_direct_stage_bytes(comm) / 2.0;
     double chunks = half > 0 ? 1.0 + floor(n / half) : 1.0;
-    if (n <= (double)coll_shm_small_max(comm)) /* small exchange: everything copied in, 1 sync */
+    if (n <= (double)coll_direct_small_max(comm)) /* small exchange: everything copied in, 1 sync */
         return l->bar_us * ov + n * l->beta_us_per_b + (p - 1) / p * n * l->gamma_us_per_b * ov;
     return (chunks + 1) * l->bar_us * ov + (p - 1) / p * n * (l->beta_us_per_b + l->gamma_us_per_b * ov);
 }

@@ -16,7 +16,7 @@
  * per chunk); zero-copy send buffers on every rank: one barrier, then each
  * rank reduces its block from the peers' send buffers. Stage protocol as in
  * allgather_direct.c (first half only before the first barrier, final barrier).
- * When the whole input fits a small slot (COLL_SHM_SMALL_MAX) it goes through
+ * When the whole input fits a small slot (coll_direct_small_max) it goes through
  * the double-buffered small exchange instead: one synchronisation in all.
  *
  * Example: counts {6, 0, 2}, H = 7 elements: K = ceil(8 / 4) = 2, c = {3, 0, 1};
@@ -34,7 +34,7 @@
 #include "coll/coll_util.h"
 #include "coll/reduce_scatterv/reduce_scatterv.h"
 #include "coll/tuning.h"
-#include "transport/shm.h"
+#include "transport/direct.h"
 
 #define MAX_LOCAL 1024
 
@@ -45,7 +45,7 @@ static size_t piece(size_t cnt, size_t off, size_t chunk)
     return off < cnt ? coll_min_sz(chunk, cnt - off) : 0;
 }
 
-/* Input extent up to COLL_SHM_SMALL_MAX: one synchronisation. Every rank
+/* Input extent up to coll_direct_small_max: one synchronisation. Every rank
  * posts its input to its small slot and reduces its block out of the slots. */
 static coll_status_t small(coll_comm *comm, const coll_group_t *g, const char *sb, char *rb, size_t extent,
                            const size_t *counts, const size_t *displs, coll_dtype_t dt, coll_op_t op)
@@ -54,13 +54,13 @@ static coll_status_t small(coll_comm *comm, const coll_group_t *g, const char *s
     size_t es = coll_dtype_size(dt);
     uint64_t seq;
     const void *src[MAX_LOCAL];
-    COLL_CHECK(coll_shm_small_post(comm, sb, extent * es, &seq));
-    COLL_CHECK(coll_shm_small_wait_all(comm, seq));
+    COLL_CHECK(coll_direct_small_post(comm, sb, extent * es, &seq));
+    COLL_CHECK(coll_direct_small_wait_all(comm, seq));
     for (int j = 0; j < p; j++)
-        src[j] = (const char *)coll_shm_small_peer(comm, coll_group_lr(comm, g, j), seq) + displs[me] * es;
+        src[j] = (const char *)coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq) + displs[me] * es;
     if (counts[me])
         coll_reduce_multi(rb, src, p, counts[me], dt, op);
-    coll_shm_small_done(comm, seq);
+    coll_direct_small_done(comm, seq);
     return COLL_SUCCESS;
 }
 
@@ -84,9 +84,9 @@ coll_status_t coll_reduce_scatterv_direct_run(coll_comm *comm, const coll_group_
     }
     if (total == 0)
         return COLL_SUCCESS;
-    if (extent * es <= coll_shm_small_max(comm))
+    if (extent * es <= coll_direct_small_max(comm))
         return small(comm, g, sb, rb, extent, counts, displs, dt, op);
-    size_t half = coll_shm_stage_bytes(comm) / 2, cap = half / es;
+    size_t half = coll_direct_stage_bytes(comm) / 2, cap = half / es;
     if (cap <= (size_t)p)
         return coll_error(COLL_ERR_UNSUPPORTED, COLL_SUB_COLL,
                           "reduce_scatterv direct: stage of %zu bytes too small for %d ranks", half * 2, p);
@@ -94,9 +94,9 @@ coll_status_t coll_reduce_scatterv_direct_run(coll_comm *comm, const coll_group_
     size_t myc = (counts[me] + nk - 1) / nk, myslot = 0;
     for (int j = 0; j < me; j++)
         myslot += (counts[j] + nk - 1) / nk;
-    int reg = coll_shm_is_registered(comm, sb, extent * es);
-    coll_shm_publish(comm, PUB_SEND, reg ? sb : NULL);
-    char *mine = coll_shm_stage(comm, coll_group_lr(comm, g, me));
+    int reg = coll_direct_is_registered(comm, sb, extent * es);
+    coll_direct_publish(comm, PUB_SEND, reg ? sb : NULL);
+    char *mine = coll_direct_stage(comm, coll_group_lr(comm, g, me));
     const char *zc[MAX_LOCAL], *src[MAX_LOCAL];
     for (size_t k = 0; k < nk; k++) {
         size_t h = (k % 2) * half;
@@ -107,7 +107,7 @@ coll_status_t coll_reduce_scatterv_direct_run(coll_comm *comm, const coll_group_
                     memcpy(mine + h + o * es, sb + (displs[i] + k * ci) * es, cnt * es);
                 o += ci;
             }
-        COLL_CHECK(coll_shm_barrier(comm));
+        COLL_CHECK(coll_direct_barrier(comm));
         if (k == 0 && coll_group_peer_ptrs(comm, g, PUB_SEND, NULL, zc)) {
             for (int j = 0; j < p; j++)
                 src[j] = zc[j] + displs[me] * es;
@@ -122,16 +122,16 @@ coll_status_t coll_reduce_scatterv_direct_run(coll_comm *comm, const coll_group_
             src[j] = zc[j] ? zc[j] + (displs[me] + k * myc) * es
                      : j == me
                          ? sb + (displs[me] + k * myc) * es
-                         : (const char *)coll_shm_stage(comm, coll_group_lr(comm, g, j)) + h + myslot * es;
+                         : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + h + myslot * es;
         coll_reduce_multi(rb + k * myc * es, (const void *const *)src, p, cnt, dt, op);
     }
-    return coll_shm_barrier(comm); /* peers are done reading my stage and buffers */
+    return coll_direct_barrier(comm); /* peers are done reading my stage and buffers */
 }
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL &&
-           (g->size == 1 || coll_shm_stage_bytes(comm) / 2 / coll_dtype_size(a->dt) > (size_t)g->size);
+           (g->size == 1 || coll_direct_stage_bytes(comm) / 2 / coll_dtype_size(a->dt) > (size_t)g->size);
 }
 
 /* a->counts / a->displs are indexed by member of g (global rank on the world). */
@@ -148,9 +148,9 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     double ov = coll_tuning_oversub(comm);
     for (int i = 0; i < g->size; i++)
         m = (double)a->counts[i] * es > m ? (double)a->counts[i] * es : m;
-    double half = (double)coll_shm_stage_bytes(comm) / 2.0;
+    double half = (double)coll_direct_stage_bytes(comm) / 2.0;
     double chunks = half > 0 ? 1.0 + floor(n / half) : 1.0;
-    if (n <= (double)coll_shm_small_max(comm)) /* small exchange: everything copied in, 1 sync */
+    if (n <= (double)coll_direct_small_max(comm)) /* small exchange: everything copied in, 1 sync */
         return l->bar_us * ov + n * l->beta_us_per_b + (p - 1) * m * l->gamma_us_per_b * ov;
     return (chunks + 1) * l->bar_us * ov + (p - 1) / p * n * l->beta_us_per_b +
            (p - 1) * m * l->gamma_us_per_b * ov;

@@ -26,7 +26,7 @@
 #include "coll/coll_util.h"
 #include "coll/scatter/scatter.h"
 #include "coll/tuning.h"
-#include "transport/shm.h"
+#include "transport/direct.h"
 
 #define MAX_LOCAL 1024
 
@@ -57,18 +57,18 @@ coll_status_t coll_scatter_direct_run(coll_comm *comm, const coll_group_t *g, co
         memcpy(rb, sb + (size_t)me * blk, blk);
     if (p == 1)
         return COLL_SUCCESS;
-    size_t half = coll_shm_stage_bytes(comm) / 2, cs = half / (size_t)p / es;
-    char *stage = coll_shm_stage(comm, coll_group_lr(comm, g, ri));
-    int reg = is_root && coll_shm_is_registered(comm, sb, (size_t)p * blk);
-    coll_shm_publish(comm, PUB_BUF, reg ? sb : NULL);
+    size_t half = coll_direct_stage_bytes(comm) / 2, cs = half / (size_t)p / es;
+    char *stage = coll_direct_stage(comm, coll_group_lr(comm, g, ri));
+    int reg = is_root && coll_direct_is_registered(comm, sb, (size_t)p * blk);
+    coll_direct_publish(comm, PUB_BUF, reg ? sb : NULL);
     if (is_root && !reg)
         stage_round(stage, sb, p, me, n, cs, 0, es);
-    COLL_CHECK(coll_shm_barrier(comm));
-    const char *zc = coll_shm_peer_ptr(comm, coll_group_lr(comm, g, ri), PUB_BUF);
+    COLL_CHECK(coll_direct_barrier(comm));
+    const char *zc = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, ri), PUB_BUF);
     if (zc) {
         if (!is_root)
             memcpy(rb, zc + (size_t)me * blk, blk);
-        return coll_shm_barrier(comm); /* the root's sendbuf is read until here */
+        return coll_direct_barrier(comm); /* the root's sendbuf is read until here */
     }
     for (size_t k = 0, off = 0; off < n; k++, off += cs) {
         if (is_root) {
@@ -78,7 +78,7 @@ coll_status_t coll_scatter_direct_run(coll_comm *comm, const coll_group_t *g, co
             memcpy(rb + off * es, stage + (k % 2) * half + (size_t)me * cs * es,
                    coll_min_sz(cs, n - off) * es);
         }
-        COLL_CHECK(coll_shm_barrier(comm));
+        COLL_CHECK(coll_direct_barrier(comm));
     }
     return COLL_SUCCESS;
 }
@@ -87,7 +87,7 @@ static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_
 {
     /* a round carries at least 8 bytes per member; p = 1 never touches shared memory */
     return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL &&
-           (g->size == 1 || coll_shm_stage_bytes(comm) / 2 / (size_t)g->size >= 8);
+           (g->size == 1 || coll_direct_stage_bytes(comm) / 2 / (size_t)g->size >= 8);
 }
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
@@ -101,7 +101,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
         return 0; /* nothing to move (and no stage to divide by) */
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes, ov = coll_tuning_oversub(comm);
-    double rounds = 1.0 + (double)(size_t)(n / ((double)coll_shm_stage_bytes(comm) / 2.0));
+    double rounds = 1.0 + (double)(size_t)(n / ((double)coll_direct_stage_bytes(comm) / 2.0));
     return (rounds + 1) * l->bar_us * ov + (p - 1) / p * n * l->beta_us_per_b + n / p * l->beta_us_per_b * ov;
 }
 

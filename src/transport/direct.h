@@ -1,0 +1,72 @@
+/*
+ * direct.h - what algorithms include to use peers' memory directly (the
+ * direct-memory capability of the transport serving this host's ranks:
+ * transport.h, coll_direct_ops_t). Thin wrappers over comm->direct, which is
+ * NULL when no local peer's memory is readable (one rank per host, shm off):
+ * sizes then read 0, cma is off and the barrier is a no-op; the other calls
+ * are only made by algorithms whose group is the host (coll_group_is_host).
+ */
+#ifndef COLL_DIRECT_H
+#define COLL_DIRECT_H
+
+#include "transport/transport.h"
+
+static inline void *coll_direct_stage(coll_comm *comm, int lr)
+{
+    return comm->direct->stage(comm, lr);
+}
+static inline size_t coll_direct_stage_bytes(const coll_comm *comm)
+{
+    return comm->direct ? comm->direct->stage_bytes(comm) : 0;
+}
+static inline coll_status_t coll_direct_barrier(coll_comm *comm)
+{
+    return comm->direct ? comm->direct->barrier(comm) : COLL_SUCCESS;
+}
+static inline void coll_direct_publish(coll_comm *comm, int slot, const void *ptr)
+{
+    comm->direct->publish(comm, slot, ptr);
+}
+static inline void *coll_direct_peer_ptr(coll_comm *comm, int lr, int slot)
+{
+    return comm->direct->peer_ptr(comm, lr, slot);
+}
+static inline int coll_direct_is_registered(coll_comm *comm, const void *ptr, size_t len)
+{
+    return comm->direct ? comm->direct->is_registered(comm, ptr, len) : 0;
+}
+static inline coll_status_t coll_direct_small_post(coll_comm *comm, const void *src, size_t len, uint64_t *seq)
+{
+    return comm->direct->small_post(comm, src, len, seq);
+}
+static inline coll_status_t coll_direct_small_wait_all(coll_comm *comm, uint64_t seq)
+{
+    return comm->direct->small_wait_all(comm, seq);
+}
+static inline const void *coll_direct_small_peer(coll_comm *comm, int lr, uint64_t seq)
+{
+    return comm->direct->small_peer(comm, lr, seq);
+}
+static inline void coll_direct_small_done(coll_comm *comm, uint64_t seq)
+{
+    comm->direct->small_done(comm, seq);
+}
+static inline size_t coll_direct_small_max(const coll_comm *comm)
+{
+    return comm->direct ? comm->direct->small_max(comm) : 0;
+}
+static inline int coll_direct_cma_ok(const coll_comm *comm)
+{
+    return comm->direct ? comm->direct->cma_ok(comm) : 0;
+}
+static inline void coll_direct_publish_addr(coll_comm *comm, int slot, const void *ptr)
+{
+    comm->direct->publish_addr(comm, slot, ptr);
+}
+static inline coll_status_t coll_direct_cma_read(coll_comm *comm, int lr, int slot, size_t off, void *dst,
+                                                 size_t len)
+{
+    return comm->direct->cma_read(comm, lr, slot, off, dst, len);
+}
+
+#endif

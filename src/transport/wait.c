@@ -1,0 +1,176 @@
+/*
+ * wait.c - the waiting policy (wait.h): spin, yield, block on fds or on the
+ * doorbell of the transport in use that has one; aborts, dead peers, timeout.
+ */
+#include "transport/wait.h"
+
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bootstrap/bootstrap.h"
+#include "core/log.h"
+#include "transport/transport.h"
+
+#define WAIT_ABORT_CHECK_S 0.01             /* bootstrap-tree abort notices are looked at this often */
+
+/* The transport in use that has a .wait hook (shm), or NULL. */
+static const coll_transport_ops_t *doorbell(const coll_comm *comm)
+{
+    for (int i = 0; coll_transports[i]; i++) {
+        const coll_transport_ops_t *t = coll_transports[i];
+        if (t->wait && t->in_use && t->in_use(comm))
+            return t;
+    }
+    return NULL;
+}
+
+uint32_t coll_wait_token(coll_comm *comm)
+{
+    const coll_transport_ops_t *t = doorbell(comm);
+    return t ? t->wait_token(comm) : 0;
+}
+
+void coll_waiter_init(coll_waiter_t *w, const coll_comm *comm)
+{
+    w->deadline = comm->exec_timeout_s > 0 ? coll_now() + comm->exec_timeout_s : 0;
+    w->spins = 0;
+    w->yields = 0;
+    w->suspect = -1;
+    w->tcp_idle_since = 0;
+    w->short_poll = 0;
+}
+
+static void describe_ranks(const coll_comm *comm, const int *ranks, int n, char *buf, size_t len)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && o + 64 < len; i++) {
+        if (ranks[i] == comm->rank)
+            continue;
+        char d[128];
+        o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? ", " : "",
+                              coll_peer_desc(comm, ranks[i], d, sizeof d));
+    }
+}
+
+/* Checks that end a wait: abort flags, dead local peers, tcp peers gone, deadline. */
+coll_status_t coll_waiter_check(coll_waiter_t *w, coll_comm *comm, const int *waiting_for, int n)
+{
+    char who[512], d[128];
+    if (atomic_load(&comm->aborted))
+        return coll_error(COLL_ERR_ABORTED, COLL_SUB_COLL, "communicator aborted during %s of %zu bytes",
+                          coll_kind_name(comm->cur_kind), comm->cur_bytes);
+    int watch = 0;   /* some transport in use can see peers die */
+    for (int i = 0; coll_transports[i]; i++) {
+        const coll_transport_ops_t *t = coll_transports[i];
+        if (!t->in_use || !t->in_use(comm))
+            continue;
+        watch |= t->dead_peer != NULL;
+        const char *why = "";
+        int a = t->aborted_by ? t->aborted_by(comm, &why) : -1;
+        if (a >= 0) {
+            atomic_store(&comm->aborted, 1);
+            return coll_error(COLL_ERR_ABORTED, COLL_SUB_COLL, "%s aborted during %s of %zu bytes%s%s",
+                              coll_peer_desc(comm, a, d, sizeof d), coll_kind_name(comm->cur_kind),
+                              comm->cur_bytes, *why ? ": " : "", why);
+        }
+    }
+    if (watch) {
+        double now = coll_now();
+        if (now >= comm->next_liveness) {
+            comm->next_liveness = now + 0.1;
+            int dead = -1;
+            for (int i = 0; coll_transports[i] && dead < 0; i++) {
+                const coll_transport_ops_t *t = coll_transports[i];
+                if (t->dead_peer && t->in_use && t->in_use(comm))
+                    dead = t->dead_peer(comm, waiting_for, n);
+            }
+            /* A peer that finished its part and exited looks dead too: report it
+             * only if it is still dead after the caller has re-checked its
+             * condition once more (a second idle call). */
+            if (dead >= 0 && w->suspect != dead) {
+                w->suspect = dead;
+                comm->next_liveness = 0;
+            } else if (dead >= 0) {
+                coll_comm_set_aborted(comm, COLL_ERR_ABORTED, "%s died", coll_peer_desc(comm, dead, d, sizeof d));
+                atomic_store(&comm->aborted, 1);
+                return coll_error(COLL_ERR_ABORTED, COLL_SUB_COLL, "%s died during %s of %zu bytes",
+                                  coll_peer_desc(comm, dead, d, sizeof d), coll_kind_name(comm->cur_kind),
+                                  comm->cur_bytes);
+            } else {
+                w->suspect = -1;
+            }
+        }
+    }
+    double now = coll_now();
+    if (comm->nranks > 1 && now >= comm->next_abort_check) {
+        /* abort notices and deaths heard on the bootstrap tree: K + 1 sockets,
+         * looked at every WAIT_ABORT_CHECK_S at most, whatever N is */
+        comm->next_abort_check = now + WAIT_ABORT_CHECK_S;
+        char why[320];
+        int a = coll_bootstrap_check_abort(comm->bs, 0, why, sizeof why);
+        if (a >= 0) {
+            atomic_store(&comm->aborted, 1);
+            char relay[400];
+            snprintf(relay, sizeof relay, "passing on the abort of %s%s%s", coll_peer_desc(comm, a, d, sizeof d),
+                     *why ? ": " : "", why);
+            coll_transports_abort(comm, relay, 0);   /* wake this host's sleepers at once (shm) */
+            if (!strcmp(why, COLL_BOOT_DIED))
+                return coll_error(COLL_ERR_ABORTED, COLL_SUB_COLL, "%s died during %s of %zu bytes (its bootstrap "
+                                  "connection closed)", coll_peer_desc(comm, a, d, sizeof d),
+                                  coll_kind_name(comm->cur_kind), comm->cur_bytes);
+            return coll_error(COLL_ERR_ABORTED, COLL_SUB_COLL, "%s aborted during %s of %zu bytes%s%s",
+                              coll_peer_desc(comm, a, d, sizeof d), coll_kind_name(comm->cur_kind), comm->cur_bytes,
+                              *why ? ": " : "", why);
+        }
+    }
+    if (w->deadline > 0 && now > w->deadline) {
+        describe_ranks(comm, waiting_for, n, who, sizeof who);
+        coll_status_t st = coll_error(COLL_ERR_TIMEOUT, COLL_SUB_COLL,
+                                      "timeout after %.1f s (COLL_EXEC_TIMEOUT) in %s of %zu bytes waiting for %s",
+                                      comm->exec_timeout_s, coll_kind_name(comm->cur_kind), comm->cur_bytes,
+                                      *who ? who : "peers");
+        coll_comm_set_aborted(comm, COLL_ERR_TIMEOUT, "rank %d timed out in %s waiting for %s", comm->rank,
+                              coll_kind_name(comm->cur_kind), *who ? who : "peers");
+        return st;
+    }
+    return COLL_SUCCESS;
+}
+
+coll_status_t coll_waiter_idle(coll_waiter_t *w, coll_comm *comm, uint32_t seen,
+                               const int *waiting_for, int n, struct pollfd *fds, int nfds)
+{
+    if (w->spins < (unsigned)comm->spin) {
+        w->spins++;
+        coll_cpu_relax();
+        if ((w->spins & 63) == 0)
+            return coll_waiter_check(w, comm, waiting_for, n);
+        return COLL_SUCCESS;
+    }
+    if (w->yields < (unsigned)comm->yields) {
+        /* oversubscribed: hand the core to a rank that has work, cheaper than a
+         * futex sleep and wake-up; bounded, then block */
+        w->yields++;
+        if ((w->yields & 15) == 0)
+            COLL_CHECK(coll_waiter_check(w, comm, waiting_for, n));
+        sched_yield();
+        return COLL_SUCCESS;
+    }
+    COLL_CHECK(coll_waiter_check(w, comm, waiting_for, n));
+    const coll_transport_ops_t *bell = doorbell(comm);
+    if (nfds > 0) {
+        /* tcp pending: poll the sockets; with shm also pending, come back soon */
+        int r = poll(fds, (nfds_t)nfds, bell || w->short_poll ? 1 : 100);
+        (void)r;
+    } else if (bell) {
+        bell->wait(comm, seen, 100);
+    } else {
+        sched_yield();
+    }
+    w->spins = comm->spin / 2u;   /* after a wake-up, spin a little before sleeping again */
+    w->yields = 0;
+    return COLL_SUCCESS;
+}
+

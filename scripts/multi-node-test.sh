@@ -18,7 +18,13 @@
 #   --skip-check     do not run pre-test-check.sh first
 #   --extra "ARGS"   extra arguments for every test binary (e.g. "-d fp16 -n 50")
 # Every COLL_* variable set here is forwarded to all ranks, except the per-host
-# ones (COLL_HOST_ID, COLL_IF_IP, COLL_SHM_PREFIX: dropped, with a note). Exit 0 when every
+# ones (COLL_HOST_ID, COLL_IF_IP, COLL_SHM_PREFIX: dropped, with a note).
+# Every process of this run's launches (mpirun and the ranks) carries
+# CB_MNT_JOB=<job id> in its environment (id printed and written to OUT/job-id).
+# When an operator fails, and on INT/TERM/HUP, the script kills the processes
+# of its own job that are left, on this host and on every --nodes host (by that
+# environment entry, never by name: other users' and other runs' ranks of the
+# same binaries are untouched). Exit 0 when every
 # operator passed, 1 when one failed (check or run), 2 on a bad command line,
 # 3 when the pre-test check failed.
 set -u
@@ -68,6 +74,9 @@ mkdir -p "$OUT" || die "cannot create $OUT"
 OUT=$(cd "$OUT" && pwd)   # absolute: rank 0 may start in another directory (mpirun's -wdir rules)
 NR=$(( ${#HOSTS[@]} * NPUS ))
 echo "multi-node-test: ${#HOSTS[@]} hosts x $NPUS ranks = $NR ranks, $MPI ($MPIRUN), mode $MODE, output $OUT"
+JOB=mnt-$(hostname 2>/dev/null | tr -c 'A-Za-z0-9\n' - | head -c 40)-$$-$(date +%s%N)
+echo "$JOB" >"$OUT/job-id"
+echo "multi-node-test: job id $JOB (its processes carry CB_MNT_JOB=$JOB)"
 
 if [ $SKIP -eq 0 ]; then
     "$here/pre-test-check.sh" --bin "$BIN" --ssh "$SSH" --mpirun "$MPIRUN" "${HOSTS[@]}" | tee "$OUT/pre-test-check.log"
@@ -85,18 +94,34 @@ PERHOST="COLL_HOST_ID COLL_IF_IP COLL_SHM_PREFIX"
 for v in $PERHOST; do
     [ -n "${!v+x}" ] && echo "multi-node-test: $v is set here ('${!v}'): not passed to the ranks (it is per host)"
 done
-envs=$(env | sed -n 's/^\(COLL_[A-Z_0-9]*\)=.*/\1/p' | grep -vxE "$(echo $PERHOST | tr ' ' '|')" | tr '\n' ' ')
+envs="CB_MNT_JOB $(env | sed -n 's/^\(COLL_[A-Z_0-9]*\)=.*/\1/p' | grep -vxE "$(echo $PERHOST | tr ' ' '|')" | tr '\n' ' ')"
 sshw=$OUT/ssh-wrapper.sh
 printf '#!/bin/sh\nexec %s "$@"\n' "$SSH" >"$sshw"; chmod +x "$sshw"
+
+# Leftovers of this job: processes whose environment holds CB_MNT_JOB=$JOB
+# (TERM, then KILL a second later); prints how many it found.
+KILLJOB="ps=; for d in /proc/[0-9]*; do tr '\\0' '\\n' 2>/dev/null <\$d/environ | grep -qx 'CB_MNT_JOB=$JOB' && ps=\"\$ps \${d#/proc/}\"; done
+[ -n \"\$ps\" ] && { kill \$ps 2>/dev/null; sleep 1; kill -9 \$ps 2>/dev/null; }; echo \$ps | wc -w"
+cleanup_job() {
+    local h n
+    n=$(sh -c "$KILLJOB" 2>/dev/null)
+    [ "${n:-0}" -gt 0 ] 2>/dev/null && echo "multi-node-test: cleanup: stopped $n process(es) of job $JOB here"
+    for h in "${HOSTS[@]}"; do
+        n=$(timeout -k 2 20 "$sshw" "$h" "$KILLJOB" </dev/null 2>/dev/null)
+        if [ -z "$n" ]; then echo "multi-node-test: cleanup: could not reach $h to stop job $JOB's processes"
+        elif [ "$n" -gt 0 ] 2>/dev/null; then echo "multi-node-test: cleanup: stopped $n process(es) of job $JOB on $h"; fi
+    done
+}
+trap 'trap "" INT TERM HUP; echo "multi-node-test: interrupted: cleaning up job $JOB"; cleanup_job; exit 130' INT TERM HUP
 if [ "$MPI" = openmpi ]; then
     for h in "${HOSTS[@]}"; do echo "$h slots=$NPUS" >>"$HF"; done
-    LAUNCH=(env $(printf -- '-u %s ' $PERHOST) "$MPIRUN" --hostfile "$HF" -n "$NR" --mca plm_rsh_agent "$sshw")
+    LAUNCH=(env $(printf -- '-u %s ' $PERHOST) CB_MNT_JOB="$JOB" "$MPIRUN" --hostfile "$HF" -n "$NR" --mca plm_rsh_agent "$sshw")
     [ "$(id -u)" -eq 0 ] && LAUNCH+=(--allow-run-as-root)
     for e in $envs; do LAUNCH+=(-x "$e"); done
 else
     for h in "${HOSTS[@]}"; do echo "$h:$NPUS" >>"$HF"; done
-    LAUNCH=(env $(printf -- '-u %s ' $PERHOST) "$MPIRUN" -f "$HF" -n "$NR" -launcher ssh -launcher-exec "$sshw")
-    [ -n "$envs" ] && LAUNCH+=(-genvlist "$(echo $envs | tr ' ' ',')")
+    LAUNCH=(env $(printf -- '-u %s ' $PERHOST) CB_MNT_JOB="$JOB" "$MPIRUN" -f "$HF" -n "$NR" -launcher ssh -launcher-exec "$sshw")
+    LAUNCH+=(-genvlist "$(echo $envs | tr ' ' ',')")
 fi
 
 fails=0 inputs=()
@@ -104,7 +129,10 @@ for op in "${OPLIST[@]}"; do
     echo "== $op"
     "${LAUNCH[@]}" "$BIN/${op}_test" -p "$NPUS" $SIZES $EXTRA --json "$OUT/$op.json" 2>&1 | tee "$OUT/$op.log"
     rc=${PIPESTATUS[0]}
-    if [ "$rc" -ne 0 ]; then echo "multi-node-test: $op FAILED (exit $rc)"; fails=$((fails + 1)); fi
+    if [ "$rc" -ne 0 ]; then
+        echo "multi-node-test: $op FAILED (exit $rc)"; fails=$((fails + 1))
+        cleanup_job     # ranks a dead launcher left behind, on every host
+    fi
     # rank 0 writes the JSON on its host: the first of --nodes. Run from a host
     # outside the list without a shared $OUT, it is not here: report from the log.
     if [ -s "$OUT/$op.json" ]; then inputs+=("$OUT/$op.json")

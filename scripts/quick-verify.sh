@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # quick-verify.sh - run the collective tests on local ranks and print a summary.
 #
-#   scripts/quick-verify.sh NPUS [quick|full] [--report DIR]
+#   scripts/quick-verify.sh NPUS [quick|full] [-b SIZE] [-e SIZE] [-n ITERS] [--report DIR]
 #
 #   NPUS      ranks on this node; each test binary forks them itself
 #             (standalone launch: ./bin/<op>_test -p NPUS).
 #   quick     (default) the core operators AllReduce, AllGather, Broadcast,
 #             AlltoAll, sizes 8K..64M (-f 2)
 #   full      all ten operators, sizes 8K..1G (-f 2)
+#   -b SIZE   smallest size (default 8K), -e SIZE largest (default 64M quick,
+#             1G full): bytes with an optional K/M/G suffix (powers of 1024), as
+#             the test binaries take them; -e must be >= -b. Sizes step by -f 2.
+#   -n ITERS  timed iterations per size (a positive integer; default the
+#             binaries' own, 20)
 #   --report DIR  also write report.md, results.csv, plots and index.html
 #             there (scripts/collbench-report)
 #
@@ -27,12 +32,28 @@ set -u
 ME=quick-verify.sh
 HERE=$(cd "$(dirname "$0")" && pwd)
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
-die2() { echo "$ME: $*" >&2; echo "usage: $ME NPUS [quick|full] [--report DIR]  (-h for help)" >&2; exit 2; }
+die2() { echo "$ME: $*" >&2; echo "usage: $ME NPUS [quick|full] [-b SIZE] [-e SIZE] [-n ITERS] [--report DIR]  (-h for help)" >&2; exit 2; }
+size_bytes() { # 8K / 64m / 1G / 8192 -> bytes, or fail
+    [[ "$1" =~ ^([0-9]+)([KkMmGg]?)$ ]] || return 1
+    local n=$((10#${BASH_REMATCH[1]})) sh=0
+    case "${BASH_REMATCH[2]}" in [Kk]) sh=10 ;; [Mm]) sh=20 ;; [Gg]) sh=30 ;; esac
+    [ ${#BASH_REMATCH[1]} -le 13 ] && [ "$n" -ge 1 ] && [ "$n" -le $(((1 << 40) >> sh)) ] || return 1   # at most 1T
+    echo $((n << sh))
+}
 
-NPUS='' MODE='' REPORT=''
+NPUS='' MODE='' REPORT='' OPT_B='' OPT_E='' ITERS=''
 while [ $# -gt 0 ]; do
     case "$1" in
         -h|--help) usage; exit 0 ;;
+        -b|-e|-n)
+            [ $# -ge 2 ] && [ -n "$2" ] || die2 "$1 needs a value"
+            case "$1" in
+                -b) OPT_B=$(size_bytes "$2") || die2 "-b: invalid size '$2' (bytes with an optional K/M/G suffix, 1..1T, e.g. 8K)" ;;
+                -e) OPT_E=$(size_bytes "$2") || die2 "-e: invalid size '$2' (bytes with an optional K/M/G suffix, 1..1T, e.g. 64M)" ;;
+                -n) [[ "$2" =~ ^[0-9]{1,9}$ ]] && [ "$((10#$2))" -ge 1 ] || die2 "-n: iterations must be a positive integer, got '$2'"
+                    ITERS=$((10#$2)) ;;
+            esac
+            shift 2 ;;
         --report) [ $# -ge 2 ] && [ -n "$2" ] || die2 "--report needs a directory"; REPORT=$2; shift 2 ;;
         --report=*) REPORT=${1#--report=}; [ -n "$REPORT" ] || die2 "--report needs a directory"; shift ;;
         -*) die2 "unknown option '$1'" ;;
@@ -54,6 +75,12 @@ case "$MODE" in
            MAXB=$((1 << 30)); TMO=${QV_TIMEOUT:-1800} ;;
     *) die2 "unknown mode '$MODE' (allowed: quick, full)" ;;
 esac
+MINB=8192
+[ -n "$OPT_B" ] && MINB=$OPT_B
+[ -n "$OPT_E" ] && MAXB=$OPT_E
+[ "$MAXB" -ge "$MINB" ] || die2 "-e ($MAXB bytes) must be >= -b ($MINB bytes)"
+ITARGS=()
+[ -n "$ITERS" ] && ITARGS=(-n "$ITERS")
 [[ "$TMO" =~ ^[1-9][0-9]*$ ]] || die2 "QV_TIMEOUT must be a positive integer (seconds), got '$TMO'"
 
 BIN=${CB_BIN:-$HERE/../bin}
@@ -71,13 +98,13 @@ human() { # bytes -> 8K / 64M / 1G
     else echo "${b}B"; fi
 }
 
-MINB=8192
 CAPNOTE=
 avail_kb=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo 2>/dev/null)
 if [[ "$avail_kb" =~ ^[0-9]+$ ]]; then
     usable=$((avail_kb * 1024 * 8 / 10))          # 80% of MemAvailable, bytes
     want=$MAXB
     while [ "$MAXB" -gt "$MINB" ] && [ $((NPUS * 3 * MAXB)) -gt "$usable" ]; do MAXB=$((MAXB / 2)); done
+    [ "$MAXB" -lt "$MINB" ] && MAXB=$MINB      # -b not 8K x 2^k: never below -b
     if [ "$MAXB" -lt "$want" ]; then
         CAPNOTE="max size capped to $(human $MAXB) (wanted $(human $want)): MemAvailable is $((avail_kb / 1024)) MiB and $NPUS ranks x 3 x size (alltoall: send, receive and check buffers per rank) must fit in 80% of it"
     fi
@@ -100,7 +127,7 @@ display() {
     esac
 }
 
-echo "quick-verify: $NPUS local rank(s), mode $MODE, sizes $(human $MINB)..$(human $MAXB) (-f 2), binaries $BIN"
+echo "quick-verify: $NPUS local rank(s), mode $MODE, sizes $(human $MINB)..$(human $MAXB) (-f 2)${ITERS:+, $ITERS iterations}, binaries $BIN"
 [ -n "$CAPNOTE" ] && echo "quick-verify: $CAPNOTE"
 
 nfail=0 npass=0
@@ -115,8 +142,8 @@ for op in $OPS; do
         lines+=("$(printf '%-15s %-6s %-22s %-22s %s' "$name" FAIL - - "binary $exe missing")")
         nfail=$((nfail + 1)); continue
     fi
-    echo "quick-verify: running $name: ${op}_test -p $NPUS -b $(human $MINB) -e $(human $MAXB) -f 2" >&2
-    timeout -k 10 "$TMO" "$exe" -p "$NPUS" -b "$MINB" -e "$MAXB" -f 2 --json "$json" >"$log" 2>&1
+    echo "quick-verify: running $name: ${op}_test -p $NPUS -b $(human $MINB) -e $(human $MAXB) -f 2${ITERS:+ -n $ITERS}" >&2
+    timeout -k 10 "$TMO" "$exe" -p "$NPUS" -b "$MINB" -e "$MAXB" -f 2 "${ITARGS[@]}" --json "$json" >"$log" 2>&1
     rc=$?
     # rows of the table: size | time | algbw | check | busbw
     read -r nrows nfailed pa pas pb pbs < <(awk -F'|' '

@@ -3,7 +3,8 @@
 # collbench-report: every input format (hccl_test, nccl-tests and collbench
 # table logs, collbench JSON and CSV) parsed into report.md / results.csv with
 # the right numbers, failed rows marked, real PNG plots, and a clear message
-# (tables still written) when matplotlib cannot be imported.
+# (tables still written) when matplotlib cannot be imported; the operator taken
+# from the file name (or its directory) when the log does not name it.
 set -u
 ROOT=${CB_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 R=$ROOT/scripts/collbench-report
@@ -166,6 +167,34 @@ JSON
 [ $rc -eq 0 ] && ok "empty-results JSON accepted" || bad "empty-results JSON: exit $rc: $(cat "$T/e6")"
 has "$T/empty/report.md" "| alltoall_test | AlltoAll | collbench-json | 2 | fp32 | none |  |  | **FAIL** |" "empty run is a FAIL in the summary"
 has "$T/empty/report.md" "no result rows: exit code 3: rank 0: shm segment: out of memory" "why it has no rows"
+
+# --- 3d. operator from the file name when the log does not say (never "unknown op"):
+#         all_reduce, allreduce, AllReduceTest, hccl prefix, all_gather..., then the directory
+mkdir -p "$T/names/all_reduce" "$T/names/x/allgather_runs/r1"
+for n in all_reduce allreduce AllReduceTest hcclallreduce8p allreduce_fp32 all-reduce_16p \
+         all_gather AllGatherResult all_gatherv_test ReduceScatter reduce_scatter_v alltoallv all2all \
+         Broadcast-16npu output all_reduce/rank0 x/allgather_runs/r1/out; do
+    cp "$FX/hccl_test-all_reduce.log" "$T/names/$n.log"
+done
+opof() { # opof FILE -> the operator collbench-report gives it
+    "$R" "$T/names/$1.log" -f csv -o "$T/nout" >/dev/null 2>&1 || { echo "(exit $?)"; return; }
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "collective") c = i; next } { print $c; exit }' "$T/nout/results.csv"; }
+for pair in all_reduce=allreduce allreduce=allreduce AllReduceTest=allreduce hcclallreduce8p=allreduce \
+            allreduce_fp32=allreduce all-reduce_16p=allreduce all_gather=allgather AllGatherResult=allgather \
+            all_gatherv_test=allgatherv ReduceScatter=reducescatter reduce_scatter_v=reducescatterv \
+            alltoallv=alltoallv all2all=alltoall Broadcast-16npu=broadcast output= \
+            all_reduce/rank0=allreduce x/allgather_runs/r1/out=allgather; do
+    f=${pair%%=*} want=${pair#*=}
+    got=$(opof "$f")
+    [ "$got" = "$want" ] && ok "operator of $f.log: '${want}'" || bad "operator of $f.log: got '$got', want '$want'"
+done
+cp "$FX/hccl_test-all_reduce.log" "$T/names/all_reduce_fp32.log"
+"$R" "$T/names/all_reduce_fp32.log" "$T/names/all_reduce/rank0.log" -o "$T/nout2" >/dev/null 2>&1
+grep -q "unknown op" "$T/nout2/report.md" && bad "'unknown op' in a report of all_reduce logs" || ok "no 'unknown op' for all_reduce logs"
+has "$T/nout2/report.md" "## all_reduce_fp32: AllReduce" "label from the file name"
+has "$T/nout2/report.md" "operator from file name" "where the operator came from"
+"$R" "$T/names/output.log" -o "$T/nout3" >/dev/null 2>&1
+has "$T/nout3/report.md" "## output: unknown op" "a name that says nothing stays unknown"
 
 # --- 4. markdown on stdout (like parse-hccl-result.py -f markdown)
 "$R" "$FX/hccl_test-all_reduce.log" -f markdown >"$T/md" 2>&1 || bad "-f markdown to stdout"

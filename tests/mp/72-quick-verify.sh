@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # timeout: 280
-# scripts/quick-verify.sh: bad arguments (exit 2), FAIL detection and the
+# scripts/quick-verify.sh: bad arguments (exit 2, -b -e -n validated), FAIL detection, -b -e -n
+# passed to every binary, the
 # summary with stub binaries (failed row, non-zero exit), temp files cleaned,
 # --report; then the real binaries ($CB_O/bin): 2 ranks quick must pass.
 set -u
@@ -32,6 +33,16 @@ run 2 2 quick extra; has err "unexpected argument 'extra'" "extra argument"
 run 2 2 --report;    has err "--report needs a directory" "--report without DIR"
 CB_BIN=$T/nope run 2 2; has err "no test binaries: directory .*nope not found" "missing bin dir"
 run 0 --help;        has out "NPUS \[quick\|full\]" "help"
+run 2 2 -b;          has err "-b needs a value" "-b without a value"
+run 2 2 -b 8X;       has err "-b: invalid size '8X' \(bytes with an optional K/M/G suffix" "-b 8X"
+run 2 2 -b 0;        has err "-b: invalid size '0'" "-b 0"
+run 2 2 -e 2000G;    has err "-e: invalid size '2000G'.*1\.\.1T" "-e too large"
+run 2 2 -b 1M -e 64K; has err "-e \(65536 bytes\) must be >= -b \(1048576 bytes\)" "-e < -b"
+run 2 2 -e 4K;       has err "-e \(4096 bytes\) must be >= -b \(8192 bytes\)" "-e below the default -b"
+run 2 2 -n 0;        has err "-n: iterations must be a positive integer, got '0'" "-n 0"
+run 2 2 -n x;        has err "-n: iterations must be a positive integer, got 'x'" "-n x"
+run 2 2 -n -3;       has err "-n: iterations must be a positive integer, got '-3'" "-n -3"
+run 0 --help;        has out "-b SIZE" "help names -b"
 
 # --- 2. stub binaries: verdicts, peaks, exit code, arguments, cleanup
 mkdir -p "$T/bin"
@@ -72,6 +83,15 @@ has out '^passed 4/10' "full: passed 4/10"
 has out 'sizes 8K\.\.(1G|[0-9]+M) \(-f 2\)' "full: size range shown"
 CB_BIN=$T/bin run 0 1 quick
 has out '^passed 4/4 \(1 ranks, quick\)' "all PASS -> exit 0"
+# -b -e -n reach every binary (K/M/G suffixes, either case)
+: >"$T/args"
+CB_BIN=$T/bin run 0 1 -b 16k -n 5 quick -e 1M
+has out 'sizes 16K\.\.1M \(-f 2\), 5 iterations' "-b -e -n in the banner"
+[ "$(grep -c -- '-p 1 -b 16384 -e 1048576 -f 2 -n 5 --json ' "$T/args")" -eq 4 ] \
+    && ok "-b 16k -e 1M -n 5 passed to all 4 binaries" || bad "arguments with -b -e -n: $(cat "$T/args")"
+: >"$T/args"
+CB_BIN=$T/bin run 1 1 full -b 64M -e 64m    # 1: six binaries missing
+grep -q -- '-b 67108864 -e 67108864 -f 2 --json' "$T/args" && ok "full -b 64M -e 64m: one size, no -n" || bad "full -b 64M: $(head -1 "$T/args")"
 # memory cap: with 4000 ranks 3 x 64M each cannot fit -> capped and explained
 avail=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)
 if [ $((4000 * 3 * 64 * 1024)) -gt $((avail * 8 / 10)) ]; then

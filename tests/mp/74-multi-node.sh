@@ -7,7 +7,8 @@
 # log, one valid JSON per operator (collbench-result/1, 4 ranks, every row
 # success), the report's index.html and PNGs (real PNG files, linked from the
 # index). Then a node that does not exist (cbh1,cbh9): the pre-test check
-# fails, exit 3, and no operator ran.
+# fails, exit 3, and no operator ran. Then the launcher killed -9 mid-run:
+# exit 1 and only this job's processes stopped (by job id, not by name).
 # netns_exec sets COLL_HOST_ID=cbh1 in the script's environment: the script
 # must not pass it on to the ranks (it would put all 4 ranks "on cbh1").
 set -u
@@ -87,6 +88,54 @@ grep -E '^(FAIL|summary|multi-node-test)' "$W/missing.log" | sed 's/^/    /'
 grep -qE '^FAIL +cbh9 +ssh ' "$W/missing.log" || bad "missing node: no 'FAIL cbh9 ssh' line"
 [ -e "$W/missing/all_reduce.log" ] && bad "missing node: an operator ran after the failed check"
 [ $fail = 0 ] && echo "ok: missing node: pre-test check FAIL for cbh9, exit 3, nothing run"
+
+# A launcher that dies mid-run (mpirun killed -9): the operator fails and the
+# script stops the processes of its own job on every host (found by
+# CB_MNT_JOB=<job id> in their environment), not by name: a decoy process
+# named all_reduce_test on cbh2 survives; a stand-in stray carrying the job's
+# id (started on cbh2 outside mpirun's reach) is stopped.
+jobprocs() { grep -lsxz "CB_MNT_JOB=$1" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3 | tr '\n' ' '; }
+alive() { [ -d "/proc/$1" ] && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
+netns_exec 2 bash -c 'exec -a all_reduce_test sleep 300' &
+decoy=$!
+netns_exec 1 timeout -k 5 170 "$MNT" --ssh "ssh -F $NETNS_SSH_CONFIG_IN" --bin "$B" -o "$W/kill" \
+    --nodes cbh1,cbh2 --npus 2 --ops all_reduce --extra "-e 64K --hold-after 90" --mpi openmpi \
+    --skip-check >"$W/kill.log" 2>&1 &
+mnt_pid=$!
+JOB=
+for _ in $(seq 100); do [ -s "$W/kill/job-id" ] && JOB=$(cat "$W/kill/job-id") && break; sleep 0.2; done
+n=0
+if [ -n "$JOB" ]; then
+    for _ in $(seq 150); do n=$(jobprocs "$JOB" | wc -w); [ "$n" -ge 5 ] && break; sleep 0.2; done
+fi
+if [ -z "$JOB" ] || [ "$n" -lt 5 ]; then
+    bad "kill: job ${JOB:-?} never had mpirun + 4 ranks up ($n processes); its output:"
+    tail -n 20 "$W/kill.log" | sed 's/^/    /'
+    kill "$mnt_pid" 2>/dev/null; wait "$mnt_pid"
+else
+    netns_exec 2 env CB_MNT_JOB="$JOB" sleep 300 &
+    stray=$!
+    sleep 0.5
+    for p in $(jobprocs "$JOB"); do
+        case "$(cat "/proc/$p/comm" 2>/dev/null)" in mpirun*|orterun|prterun|mpiexec*) kill -9 "$p"; echo "killed -9 the launcher (pid $p)";; esac
+    done
+    wait "$mnt_pid"; rc=$?
+    echo "--- launcher killed (exit $rc):"
+    grep -E '^multi-node-test: (job id|all_reduce FAILED|cleanup)' "$W/kill.log" | sed 's/^/    /'
+    [ $rc -eq 1 ] || bad "launcher killed: exit $rc (want 1)"
+    # (the simulated hosts share one pid namespace: the first scan, here, may find them all)
+    grep -qE "^multi-node-test: cleanup: stopped [0-9]+ process\(es\) of job $JOB" "$W/kill.log" \
+        || bad "launcher killed: no 'cleanup: stopped ... of job $JOB' line"
+    grep -q "cleanup: could not reach" "$W/kill.log" && bad "launcher killed: cleanup could not reach a host"
+    sleep 1
+    left=$(jobprocs "$JOB")
+    [ -z "$left" ] || bad "processes of job $JOB left: $left ($(for p in $left; do cat /proc/$p/comm; done | tr '\n' ' '))"
+    alive "$stray" && bad "the stray carrying job $JOB survived the cleanup"
+    alive "$decoy" || bad "the decoy named all_reduce_test (another job) was killed: cleanup by name?"
+    [ $fail = 0 ] && echo "ok: launcher killed: exit 1, job $JOB's processes stopped on both hosts, the decoy named all_reduce_test untouched"
+fi
+kill "$decoy" 2>/dev/null; wait "$decoy" 2>/dev/null
+kill "${stray:-}" 2>/dev/null; wait 2>/dev/null
 
 [ $fail = 0 ] && echo "74-multi-node: all passed"
 exit $fail

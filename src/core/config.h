@@ -50,6 +50,7 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
     X(PEERS_MAX, "COLL_PEERS_MAX", INT, "64", "ranks", "across hosts, automatic selection avoids algorithms in which a rank talks to every member (pairwise alltoall, linear gather/scatter) on groups larger than this, when a log-peer one can run (one socket per peer)") \
     X(TEST_CPUS, "COLL_TEST_CPUS", STR, "", "", "test tools: pin local rank i to the i-th CPU of this list (e.g. 0-7)") \
     X(TEST_OUTPUT, "COLL_TEST_OUTPUT", STR, "", "", "test tools: also write results to this .json or .csv file") \
+    X(TEST_FORMAT, "COLL_TEST_FORMAT", STR, "collbench", "", "test tools: table layout: collbench (hccl_test's four columns, check_result padded, then bus_bandwidth) or hccl (exactly hccl_test's four columns; same as --format)") \
     X(SECRET, "COLL_SECRET", STR, "", "", "shared secret for environment launches (default: derived from the job's ids)") \
     X(SHM_PREFIX, "COLL_SHM_PREFIX", STR, "", "", "internal: name prefix of shared-memory segments (set by the standalone launcher)") \
     X(ENV_RANK, "RANK", INT, "-1", "", "launcher (torchrun): global rank")                        \

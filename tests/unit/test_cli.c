@@ -192,6 +192,42 @@ static void test_invalid(void **state)
     expect_error(d, "stray", "unexpected argument 'stray'");
 }
 
+/* --format and COLL_TEST_FORMAT (hccl_test's exact four-column table). */
+static void test_format(void **state)
+{
+    (void)state;
+    cb_opts_t o;
+    unsetenv("COLL_TEST_FORMAT");
+    coll_cfg_reload();
+    assert_int_equal(parse(&cb_desc_all_reduce, &o, ""), 0);
+    assert_int_equal(o.format, CB_FMT_COLLBENCH);
+    assert_int_equal(parse(&cb_desc_all_reduce, &o, "--format hccl"), 0);
+    assert_int_equal(o.format, CB_FMT_HCCL);
+    assert_int_equal(parse(&cb_desc_all_reduce, &o, "--format=collbench"), 0);
+    assert_int_equal(o.format, CB_FMT_COLLBENCH);
+    assert_int_equal(parse(&cb_desc_broadcast, &o, "--format hccl --time-agg min"), 0);
+    assert_int_equal(o.format, CB_FMT_HCCL);
+    expect_error(&cb_desc_all_reduce, "--format HCCL", "invalid --format 'HCCL': allowed collbench hccl");
+    expect_error(&cb_desc_all_reduce, "--format json", "invalid --format 'json': allowed collbench hccl");
+    expect_error(&cb_desc_all_reduce, "--format", "needs a value");
+    expect_error(&cb_desc_all_reduce, "--format hccl --time-agg all", "invalid --time-agg 'all' with the hccl format");
+
+    setenv("COLL_TEST_FORMAT", "hccl", 1);
+    coll_cfg_reload();
+    assert_int_equal(parse(&cb_desc_all_reduce, &o, ""), 0);
+    assert_int_equal(o.format, CB_FMT_HCCL);
+    assert_int_equal(parse(&cb_desc_all_reduce, &o, "--format collbench"), 0);   /* flag wins */
+    assert_int_equal(o.format, CB_FMT_COLLBENCH);
+    assert_int_equal(parse(&cb_desc_all_reduce, &o, "--help"), 0);
+    setenv("COLL_TEST_FORMAT", "csv", 1);
+    coll_cfg_reload();
+    expect_error(&cb_desc_all_reduce, "", "invalid COLL_TEST_FORMAT 'csv': allowed collbench hccl");
+    expect_error(&cb_desc_all_reduce, "--format hccl", "invalid COLL_TEST_FORMAT 'csv'");
+    unsetenv("COLL_TEST_FORMAT");
+    coll_cfg_reload();
+    assert_int_equal(parse(&cb_desc_all_reduce, &o, ""), 0);
+}
+
 static void test_ranks(void **state)
 {
     (void)state;
@@ -395,6 +431,7 @@ int main(void)
         cmocka_unit_test(test_defaults),   cmocka_unit_test(test_short_flags),
         cmocka_unit_test(test_long_flags), cmocka_unit_test(test_actions),
         cmocka_unit_test(test_suffixes),   cmocka_unit_test(test_invalid),
+        cmocka_unit_test(test_format),
         cmocka_unit_test(test_ranks),      cmocka_unit_test(test_sweep),
         cmocka_unit_test(test_split),      cmocka_unit_test(test_launch_helpers),
         cmocka_unit_test(test_data),       cmocka_unit_test(test_descriptors),

@@ -26,10 +26,19 @@ int cb_default_npus(void)
 
 static const char DTYPES[] = "int8 int16 int32 int64 uint8 uint16 uint32 uint64 fp16 fp32 fp64 bfp16";
 static const char OPS[] = "sum prod max min";
+static const char FORMATS[] = "collbench hccl";
+
+static int parse_format(const char *s, cb_format_t *out)
+{
+    if (!strcmp(s, "collbench")) *out = CB_FMT_COLLBENCH;
+    else if (!strcmp(s, "hccl")) *out = CB_FMT_HCCL;
+    else return -1;
+    return 0;
+}
 
 enum {
     OPT_ALGO = 256, OPT_JSON, OPT_CSV, OPT_PRINT_CONFIG, OPT_LIST_ALGOS, OPT_TIMEOUT,
-    OPT_TIME_AGG, OPT_EQUAL_COUNTS, OPT_VERSION, OPT_HOLD_AFTER
+    OPT_TIME_AGG, OPT_EQUAL_COUNTS, OPT_VERSION, OPT_HOLD_AFTER, OPT_FORMAT
 };
 
 static const struct option long_opts[] = {
@@ -56,6 +65,7 @@ static const struct option long_opts[] = {
     {"equal-counts", no_argument, NULL, OPT_EQUAL_COUNTS},
     {"version", no_argument, NULL, OPT_VERSION},
     {"hold-after", required_argument, NULL, OPT_HOLD_AFTER},
+    {"format", required_argument, NULL, OPT_FORMAT},
     {NULL, 0, NULL, 0},
 };
 
@@ -132,7 +142,7 @@ int cb_cli_parse(const cb_desc_t *d, int argc, char **argv, cb_opts_t *o, char *
     }
     if (cl >= sizeof(o->command)) cl = sizeof(o->command) - 1;
 
-    int ff_set = 0, op_given_warn = 0;
+    int ff_set = 0, op_given_warn = 0, format_set = 0;
     long long v;
     opterr = 0;
     optind = 0;   /* GNU: full re-initialisation (parse may run more than once) */
@@ -260,6 +270,11 @@ int cb_cli_parse(const cb_desc_t *d, int argc, char **argv, cb_opts_t *o, char *
         case OPT_EQUAL_COUNTS:
             o->equal_counts = 1;
             break;
+        case OPT_FORMAT:
+            if (parse_format(arg, &o->format))
+                return fail(err, errlen, "invalid --format '%s': allowed %s", arg, FORMATS);
+            format_set = 1;
+            break;
         case ':':
             if (optopt && optopt < 256)
                 return fail(err, errlen, "option -%c needs a value (see --help)", optopt);
@@ -273,6 +288,15 @@ int cb_cli_parse(const cb_desc_t *d, int argc, char **argv, cb_opts_t *o, char *
     if (optind < argc)
         return fail(err, errlen, "unexpected argument '%s' (see --help)", argv[optind]);
     if (o->action != CB_ACT_RUN) return 0;
+
+    /* COLL_TEST_FORMAT: checked even when --format wins, so a typo is never silent. */
+    const char *env_fmt = coll_cfg_str(COLL_CFG_TEST_FORMAT);
+    cb_format_t env_format = CB_FMT_COLLBENCH;
+    if (env_fmt[0] && parse_format(env_fmt, &env_format))
+        return fail(err, errlen, "invalid COLL_TEST_FORMAT '%s': allowed %s", env_fmt, FORMATS);
+    if (!format_set) o->format = env_format;
+    if (o->format == CB_FMT_HCCL && o->agg == CB_AGG_ALL)
+        return fail(err, errlen, "invalid --time-agg 'all' with the hccl format: allowed max avg min (hccl_test's table has four columns)");
 
     if (o->maxbytes < o->minbytes)
         return fail(err, errlen, "invalid -e '%llu': allowed maxbytes >= minbytes (-b %llu)",
@@ -363,14 +387,17 @@ void cb_cli_usage(const cb_desc_t *d, FILE *out)
         "                         all adds min/avg/max columns)\n"
         "  --timeout SEC          a collective waiting longer fails (COLL_EXEC_TIMEOUT)\n"
         "  --equal-counts         v tests: equal counts like the original\n"
+        "  --format collbench|hccl  table layout (COLL_TEST_FORMAT too): hccl prints exactly\n"
+        "                         hccl_test's four columns, rows ending in the check result\n"
         "  --hold-after SEC       tests: after the sweep every rank prints its init time\n"
         "                         on stderr, then sleeps SEC before destroy (fds sampled)\n"
         "  --print-config         print every COLL_* setting and exit\n"
         "  --version              print the version and exit\n\n"
         "Columns: data_size(Bytes) | aveg_time(us) | alg_bandwidth(GB/s) | check_result |\n"
-        "bus_bandwidth(GB/s). The first four are the original's; time is the slowest rank's\n"
-        "average; check_result is success, failed, or NULL (-c 0, or the expected value is\n"
-        "not exact in this dtype for this op and rank count).\n",
+        "bus_bandwidth(GB/s). The first four are the original's (--format hccl: only those,\n"
+        "byte for byte); time is the slowest rank's average; check_result is success,\n"
+        "failed, or NULL (-c 0, or the expected value is not exact in this dtype for\n"
+        "this op and rank count).\n",
         p, p, coll_kind_name(d->kind), CB_MAX_NPUS, cb_default_npus(),
         CB_MAX_NPUS_STANDALONE);
     if (d->flags & CB_F_VARIABLE)

@@ -34,6 +34,7 @@ enum {
 
 int cb_default_npus(void);   /* standalone -p default: online CPUs */
 
+typedef enum { CB_FMT_COLLBENCH = 0, CB_FMT_HCCL } cb_format_t;
 typedef enum { CB_AGG_MAX = 0, CB_AGG_AVG, CB_AGG_MIN, CB_AGG_ALL } cb_agg_t;
 typedef enum {
     CB_ACT_RUN = 0, CB_ACT_HELP, CB_ACT_VERSION, CB_ACT_PRINT_CONFIG, CB_ACT_LIST_ALGOS
@@ -59,6 +60,7 @@ typedef struct {
     double timeout;                   /* --timeout seconds, < 0 = not given */
     double hold_after;                /* --hold-after seconds, < 0 = not given (tests) */
     cb_agg_t agg;
+    cb_format_t format;               /* --format / COLL_TEST_FORMAT */
     int equal_counts;
     char command[1024];               /* argv joined, for result headers */
 } cb_opts_t;

@@ -145,6 +145,7 @@ coll_status_t coll_comm_init_rank(coll_comm_t *out, int nranks, coll_unique_id_t
         return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_INIT, "coll_comm_init_rank: comm is NULL");
     if (coll_cfg_check() != COLL_SUCCESS)
         return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_ENV, "%s", coll_cfg_check_message());
+    coll_cfg_report(rank);
     if (nranks < 1 || rank < 0 || rank >= nranks)
         return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_INIT,
                           "invalid rank %d / nranks %d (need 0 <= rank < nranks, nranks >= 1)", rank, nranks);

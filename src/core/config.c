@@ -1,5 +1,9 @@
 /*
  * config.c - the configuration table's values. The only getenv() in collbench.
+ * Each value is checked when read (its type, and for some knobs what it
+ * names: algorithms, log levels, address families, ports), so that a tool can
+ * refuse a bad one before any rank starts (coll_cfg_check). HCCL_* names are
+ * translated (config_hccl.c) onto the COLL_ knobs the environment leaves unset.
  */
 #include "core/config.h"
 
@@ -10,16 +14,27 @@
 #include <string.h>
 #include <strings.h>
 
+#include "coll/algo.h"
+#include "core/config_hccl.h"
+#include "core/log.h"
+
+extern char **environ;
+
 static const coll_cfg_entry_t cfg_table[COLL_CFG_COUNT] = {
 #define COLL_CFG_ROW(id, env, type, def, unit, doc) {env, CFG_T_##type, def, unit, doc},
     COLL_CONFIG_TABLE(COLL_CFG_ROW)
 #undef COLL_CFG_ROW
 };
 
+enum { SRC_DEFAULT, SRC_ENV, SRC_HCCL, SRC_SET };
+
 typedef struct {
-    char *str;          /* current textual value (env, override or default) */
-    int set;            /* from the environment or coll_cfg_set */
-    int bad;            /* did not parse: default used */
+    char *str;          /* current textual value (env, HCCL_*, override or default) */
+    int set;            /* from the environment (its own name or an HCCL_* one) or coll_cfg_set */
+    int src;            /* SRC_*: where the value came from */
+    coll_cfg_id_t from; /* SRC_HCCL: the HCCL_* entry */
+    int bad;            /* did not parse or names nothing valid: default used */
+    char *err;          /* bad: "invalid NAME='value': expected ..." */
     long long i;
     double d;
     size_t sz;
@@ -28,7 +43,10 @@ typedef struct {
 static cfg_val_t cfg_vals[COLL_CFG_COUNT];
 static int cfg_loaded;
 static pthread_mutex_t cfg_lock = PTHREAD_MUTEX_INITIALIZER;
-static char cfg_err[512];
+static char cfg_err[1024];
+static char cfg_notes[4096];     /* WARN lines for coll_cfg_report */
+static char cfg_info[2048];      /* INFO lines for coll_cfg_report */
+static char cfg_unknown[1024];   /* HCCL_* names not in the table, one per line */
 
 const coll_cfg_entry_t *coll_cfg_entry(coll_cfg_id_t id)
 {
@@ -118,32 +136,173 @@ static const char *type_allowed(coll_cfg_type_t t)
     }
 }
 
-static void cfg_assign(coll_cfg_id_t id, const char *text, int set)
+static int one_of(const char *s, const char *const *names)
+{
+    for (; *names; names++)
+        if (!strcasecmp(s, *names))
+            return 1;
+    return 0;
+}
+
+/* What a knob's value names, beyond its type: 0, or -1 with err. */
+static int cfg_validate(coll_cfg_id_t id, const char *name, const char *s, char *err, size_t errlen)
+{
+    static const char *const levels[] = {"NONE", "ERROR", "WARN", "INFO", "DEBUG", "TRACE", "VERSION", NULL};
+    static const char *const subs[] = {"INIT", "BOOTSTRAP", "SHM", "TCP", "NET", "COLL", "TUNING", "ENV", "ALL", NULL};
+    static const char *const fams[] = {"AF_INET", "inet", "ipv4", "4", "AF_INET6", "inet6", "ipv6", "6", NULL};
+    char msg[768];
+    switch (id) {
+    case COLL_CFG_ALGO:
+        if (coll_algo_check_spec(s, msg, sizeof msg) != COLL_SUCCESS) {
+            snprintf(err, errlen, "invalid %s='%s': %s", name, s, msg);
+            return -1;
+        }
+        return 0;
+    case COLL_CFG_DEBUG:
+        if (!one_of(s, levels)) {
+            snprintf(err, errlen, "invalid %s='%s': expected NONE, ERROR, WARN, INFO, DEBUG or TRACE", name, s);
+            return -1;
+        }
+        return 0;
+    case COLL_CFG_DEBUG_SUBSYS: {
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s", s);
+        for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+            if (!one_of(t + (*t == '^'), subs)) {
+                snprintf(err, errlen, "invalid %s='%s': unknown subsystem '%s'; allowed: ALL INIT BOOTSTRAP SHM TCP "
+                         "NET COLL TUNING ENV (^X excludes)", name, s, t);
+                return -1;
+            }
+        return 0;
+    }
+    case COLL_CFG_SOCKET_FAMILY:
+        if (*s && !one_of(s, fams)) {
+            snprintf(err, errlen, "invalid %s='%s': expected AF_INET or AF_INET6", name, s);
+            return -1;
+        }
+        return 0;
+    case COLL_CFG_IF_BASE_PORT: {
+        char *end;
+        long long p = strtoll(s, &end, 10);
+        if (p < 0 || p > 65535) {
+            snprintf(err, errlen, "invalid %s='%s': expected a port, 0..65535 (0 = any free port)", name, s);
+            return -1;
+        }
+        return 0;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* Type and meaning of text as a value of knob id (messages name `name`). */
+static int cfg_check_text(coll_cfg_id_t id, const char *name, const char *text, char *err, size_t errlen)
+{
+    cfg_val_t tmp;
+    memset(&tmp, 0, sizeof tmp);
+    if (cfg_parse(cfg_table[id].type, text, &tmp)) {
+        snprintf(err, errlen, "invalid %s='%s': expected %s", name, text, type_allowed(cfg_table[id].type));
+        return -1;
+    }
+    return cfg_validate(id, name, text, err, errlen);
+}
+
+static void cfg_assign(coll_cfg_id_t id, const char *text, int src)
 {
     cfg_val_t *v = &cfg_vals[id];
+    char err[1024];
     free(v->str);
+    free(v->err);
     v->str = strdup(text ? text : "");
-    v->set = set;
+    v->err = NULL;
+    v->set = src != SRC_DEFAULT;
+    v->src = src;
     v->bad = 0;
-    if (cfg_parse(cfg_table[id].type, v->str, v)) {
+    if (cfg_check_text(id, cfg_table[id].env, v->str, err, sizeof err)) {
         v->bad = 1;
+        v->err = strdup(err);
         if (!cfg_err[0])
-            snprintf(cfg_err, sizeof cfg_err, "invalid %s='%s': expected %s", cfg_table[id].env,
-                     v->str, type_allowed(cfg_table[id].type));
+            snprintf(cfg_err, sizeof cfg_err, "%s", err);
         cfg_parse(cfg_table[id].type, cfg_table[id].def, v);
+    } else {
+        cfg_parse(cfg_table[id].type, v->str, v);
+    }
+}
+
+static void cfg_mark_bad(coll_cfg_id_t id, const char *err)
+{
+    cfg_vals[id].bad = 1;
+    free(cfg_vals[id].err);
+    cfg_vals[id].err = strdup(err);
+    if (!cfg_err[0])
+        snprintf(cfg_err, sizeof cfg_err, "%s", err);
+}
+
+/* HCCL_* values onto the COLL_ knobs the environment leaves unset. */
+static void cfg_apply_hccl(void)
+{
+    for (int id = 0; id < COLL_CFG_COUNT; id++) {
+        if (!coll_hccl_is((coll_cfg_id_t)id) || !cfg_vals[id].set)
+            continue;
+        char out[1024], notes[1536] = "", info[512] = "", err[1024];
+        const char *env = cfg_table[id].env;
+        if (coll_hccl_translate((coll_cfg_id_t)id, cfg_vals[id].str, out, sizeof out, notes, sizeof notes, info,
+                                sizeof info, err, sizeof err)) {
+            cfg_mark_bad((coll_cfg_id_t)id, err);
+            continue;
+        }
+        coll_cfg_id_t t = coll_hccl_target((coll_cfg_id_t)id);
+        if (t != COLL_CFG_COUNT && out[0] && cfg_check_text(t, env, out, err, sizeof err)) {
+            cfg_mark_bad((coll_cfg_id_t)id, err);
+            continue;
+        }
+        if (t != COLL_CFG_COUNT && cfg_vals[t].src == SRC_ENV) {
+            size_t o = strlen(cfg_info);
+            snprintf(cfg_info + o, sizeof cfg_info - o, "%s='%s' not used: %s='%s' is set and wins\n", env,
+                     cfg_vals[id].str, cfg_table[t].env, cfg_vals[t].str);
+            continue;
+        }
+        size_t o = strlen(cfg_notes);
+        snprintf(cfg_notes + o, sizeof cfg_notes - o, "%s", notes);
+        o = strlen(cfg_info);
+        snprintf(cfg_info + o, sizeof cfg_info - o, "%s", info);
+        if (t == COLL_CFG_COUNT)
+            continue;
+        if (!out[0]) {
+            o = strlen(cfg_info);
+            snprintf(cfg_info + o, sizeof cfg_info - o, "%s='%s': %s stays automatic\n", env, cfg_vals[id].str,
+                     cfg_table[t].env);
+            continue;
+        }
+        cfg_assign(t, out, SRC_HCCL);
+        cfg_vals[t].from = (coll_cfg_id_t)id;
+    }
+    /* HCCL_* names we do not know */
+    cfg_unknown[0] = '\0';
+    for (char **e = environ; e && *e; e++) {
+        if (strncmp(*e, "HCCL_", 5))
+            continue;
+        size_t n = strcspn(*e, "=");
+        int known = 0;
+        for (int id = 0; id < COLL_CFG_COUNT && !known; id++)
+            known = strlen(cfg_table[id].env) == n && !strncmp(cfg_table[id].env, *e, n);
+        size_t o = strlen(cfg_unknown);
+        if (!known && o + n + 2 < sizeof cfg_unknown)
+            snprintf(cfg_unknown + o, sizeof cfg_unknown - o, "%.*s\n", (int)n, *e);
     }
 }
 
 static void cfg_load_locked(void)
 {
-    cfg_err[0] = '\0';
+    cfg_err[0] = cfg_notes[0] = cfg_info[0] = '\0';
     for (int id = 0; id < COLL_CFG_COUNT; id++) {
         const char *e = getenv(cfg_table[id].env);
         if (e)
-            cfg_assign((coll_cfg_id_t)id, e, 1);
+            cfg_assign((coll_cfg_id_t)id, e, SRC_ENV);
         else
-            cfg_assign((coll_cfg_id_t)id, cfg_table[id].def, 0);
+            cfg_assign((coll_cfg_id_t)id, cfg_table[id].def, SRC_DEFAULT);
     }
+    cfg_apply_hccl();
     cfg_loaded = 1;
 }
 
@@ -170,9 +329,7 @@ void coll_cfg_set(coll_cfg_id_t id, const char *value)
         return;
     cfg_load();
     pthread_mutex_lock(&cfg_lock);
-    cfg_assign(id, value, value != NULL);
-    if (!value)
-        cfg_assign(id, cfg_table[id].def, 0);
+    cfg_assign(id, value ? value : cfg_table[id].def, value ? SRC_SET : SRC_DEFAULT);
     pthread_mutex_unlock(&cfg_lock);
 }
 
@@ -181,8 +338,7 @@ coll_status_t coll_cfg_check(void)
     cfg_load();
     for (int id = 0; id < COLL_CFG_COUNT; id++)
         if (cfg_vals[id].bad) {
-            snprintf(cfg_err, sizeof cfg_err, "invalid %s='%s': expected %s", cfg_table[id].env,
-                     cfg_vals[id].str, type_allowed(cfg_table[id].type));
+            snprintf(cfg_err, sizeof cfg_err, "%s", cfg_vals[id].err ? cfg_vals[id].err : "invalid configuration");
             return COLL_ERR_INVALID_ARG;
         }
     return COLL_SUCCESS;
@@ -229,28 +385,125 @@ int coll_cfg_is_set(coll_cfg_id_t id)
     return (unsigned)id < COLL_CFG_COUNT ? cfg_vals[id].set : 0;
 }
 
+/* 0 = COLL_ knob, 1 = HCCL_* name, 2 = set by launchers */
+static int var_class(const char *env)
+{
+    return !strncmp(env, "COLL_", 5) ? 0 : !strncmp(env, "HCCL_", 5) ? 1 : 2;
+}
+
 static int is_launcher_var(const char *env)
 {
-    return strncmp(env, "COLL_", 5) != 0;
+    return var_class(env) != 0;
 }
 
 void coll_cfg_print(FILE *out)
 {
+    static const char *const head[] = {"# knobs:\n", "# HCCL's names (used where the COLL_ knob is unset):\n",
+                                       "# set by launchers (read, never required):\n"};
     cfg_load();
     fprintf(out, "%-22s %-12s %-10s %s\n", "# variable", "value", "default", "description");
-    for (int pass = 0; pass < 2; pass++) {
-        fprintf(out, pass ? "# set by launchers (read, never required):\n" : "# knobs:\n");
+    for (int pass = 0; pass < 3; pass++) {
+        fputs(head[pass], out);
         for (int id = 0; id < COLL_CFG_COUNT; id++) {
             const coll_cfg_entry_t *e = &cfg_table[id];
-            if (is_launcher_var(e->env) != pass)
+            const cfg_val_t *v = &cfg_vals[id];
+            if (var_class(e->env) != pass)
                 continue;
-            char def[64];
+            char def[64], src[1200] = "";
             snprintf(def, sizeof def, "%s%s%s", *e->def ? e->def : "\"\"", *e->unit ? " " : "", e->unit);
-            fprintf(out, "%-22s %-12s %-10s %s%s\n", e->env,
-                    cfg_vals[id].set ? cfg_vals[id].str : "-", def, e->doc,
-                    cfg_vals[id].bad ? "  [INVALID: default used]" : "");
+            if (v->bad)
+                snprintf(src, sizeof src, "  [INVALID: default used]");
+            else if (v->src == SRC_HCCL)
+                snprintf(src, sizeof src, "  [from %s='%s']", cfg_table[v->from].env, cfg_vals[v->from].str);
+            else if (v->src == SRC_SET)
+                snprintf(src, sizeof src, "  [set by the tool]");
+            else if (pass == 1 && v->set) {
+                coll_cfg_id_t t = coll_hccl_target((coll_cfg_id_t)id);
+                if (t == COLL_CFG_COUNT)
+                    snprintf(src, sizeof src, "  [accepted, not honoured yet]");
+                else if (cfg_vals[t].src == SRC_HCCL && cfg_vals[t].from == (coll_cfg_id_t)id)
+                    snprintf(src, sizeof src, "  [used as %s='%s']", cfg_table[t].env, cfg_vals[t].str);
+                else if (cfg_vals[t].set)
+                    snprintf(src, sizeof src, "  [not used: %s is set]", cfg_table[t].env);
+                else
+                    snprintf(src, sizeof src, "  [%s stays automatic]", cfg_table[t].env);
+            }
+            fprintf(out, "%-22s %-12s %-10s %s%s\n", e->env, v->set ? v->str : "-", def, e->doc, src);
         }
     }
+}
+
+static const char *src_name(const cfg_val_t *v, char *buf, size_t len)
+{
+    if (v->src == SRC_HCCL)
+        snprintf(buf, len, "from %s='%s'", cfg_table[v->from].env, cfg_vals[v->from].str);
+    else
+        snprintf(buf, len, "%s", v->src == SRC_SET ? "set by the tool" : "environment");
+    return buf;
+}
+
+/* Prints each line of text at lvl. */
+static void log_lines(coll_log_level_t lvl, const char *text)
+{
+    char line[1200];
+    while (*text) {
+        size_t n = strcspn(text, "\n");
+        snprintf(line, sizeof line, "%.*s", (int)n, text);
+        if (lvl == COLL_LOG_WARN)
+            COLL_WARN(COLL_SUB_ENV, "%s", line);
+        else
+            COLL_INFO(COLL_SUB_ENV, "%s", line);
+        text += n + (text[n] == '\n');
+    }
+}
+
+void coll_cfg_report(int rank)
+{
+    static int reported;
+    if (__atomic_exchange_n(&reported, 1, __ATOMIC_ACQ_REL) || rank > 0)
+        return;
+    cfg_load();
+    coll_log_init();
+    char b[600];
+    for (int id = 0; id < COLL_CFG_COUNT; id++)
+        if (cfg_vals[id].set && var_class(cfg_table[id].env) == 0)
+            COLL_INFO(COLL_SUB_ENV, "%s='%s' (%s)", cfg_table[id].env, cfg_vals[id].str,
+                      src_name(&cfg_vals[id], b, sizeof b));
+    log_lines(COLL_LOG_INFO, cfg_info);
+    if (cfg_vals[COLL_CFG_ALGO].src != SRC_HCCL) {
+        /* HCCL_ALGO's substitutions do not matter when COLL_ALGO or --algo won */
+        char other[sizeof cfg_notes] = "";
+        for (const char *l = cfg_notes; *l;) {
+            size_t n = strcspn(l, "\n");
+            if (strncmp(l, "HCCL_ALGO", 9))
+                snprintf(other + strlen(other), sizeof other - strlen(other), "%.*s\n", (int)n, l);
+            l += n + (l[n] == '\n');
+        }
+        log_lines(COLL_LOG_WARN, other);
+    } else {
+        log_lines(COLL_LOG_WARN, cfg_notes);
+    }
+    for (const char *l = cfg_unknown; *l;) {
+        size_t n = strcspn(l, "\n");
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)n, l);
+        const char *hint = coll_hccl_hint(name);
+        COLL_WARN(COLL_SUB_ENV, "%s is not an HCCL setting collbench knows: ignored%s%s (known: HCCL_ALGO "
+                  "HCCL_BUFFSIZE HCCL_CONNECT_TIMEOUT HCCL_EXEC_TIMEOUT HCCL_SOCKET_IFNAME HCCL_IF_IP "
+                  "HCCL_SOCKET_FAMILY HCCL_IF_BASE_PORT HCCL_DETERMINISTIC)", name, hint ? "; instead: " : "",
+                  hint ? hint : "");
+        l += n + (l[n] == '\n');
+    }
+}
+
+int coll_cfg_env_rank(void)
+{
+    static const coll_cfg_id_t ids[] = {COLL_CFG_ENV_RANK, COLL_CFG_ENV_SLURM_PROCID, COLL_CFG_ENV_OMPI_RANK,
+                                        COLL_CFG_ENV_PMI_RANK};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
+        if (coll_cfg_is_set(ids[i]) && coll_cfg_int(ids[i]) >= 0)
+            return (int)coll_cfg_int(ids[i]);
+    return -1;
 }
 
 char *coll_cfg_nondefault(const char *sep)

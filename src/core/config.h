@@ -13,8 +13,10 @@
 
 typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll_cfg_type_t;
 
-/* X(id, env name, type, default, unit, doc). Knobs first, then variables that
- * launchers set (read-only for us, listed so one table documents everything). */
+/* X(id, env name, type, default, unit, doc). Knobs first, then HCCL's names
+ * (config_hccl.c maps each onto its COLL_ knob where that is unset), then
+ * variables that launchers set (read-only for us, listed so one table
+ * documents everything). */
 #define COLL_CONFIG_TABLE(X)                                                                      \
     X(ALGO, "COLL_ALGO", STR, "", "", "force algorithms: NAME for every collective that has it, or per collective 'allreduce=ring;allgather=direct' (names: --list-algos)") \
     X(DEBUG, "COLL_DEBUG", STR, "WARN", "", "log level: NONE, ERROR, WARN, INFO, DEBUG, TRACE")   \
@@ -53,6 +55,15 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
     X(TEST_FORMAT, "COLL_TEST_FORMAT", STR, "collbench", "", "test tools: table layout: collbench (hccl_test's four columns, check_result padded, then bus_bandwidth) or hccl (exactly hccl_test's four columns; same as --format)") \
     X(SECRET, "COLL_SECRET", STR, "", "", "shared secret for environment launches (default: derived from the job's ids)") \
     X(SHM_PREFIX, "COLL_SHM_PREFIX", STR, "", "", "internal: name prefix of shared-memory segments (set by the standalone launcher)") \
+    X(HCCL_ALGO, "HCCL_ALGO", STR, "", "", "HCCL's 'level0:NA;level1:ALGO', or per operator 'allreduce=level0:NA;level1:ring/alltoall=level0:NA;level1:pairwise': used as COLL_ALGO when that is unset (ring, H-D_R -> hd, NB -> bruck, pairwise, pipeline -> hier; what collbench lacks gets the nearest, with a warning)") \
+    X(HCCL_BUFFSIZE, "HCCL_BUFFSIZE", STR, "", "MB", "HCCL's staging buffer in MB (2048 = 2 GiB): used as COLL_BUFFSIZE when that is unset") \
+    X(HCCL_CONNECT_TIMEOUT, "HCCL_CONNECT_TIMEOUT", STR, "", "s", "HCCL's link set-up timeout: used as COLL_CONNECT_TIMEOUT when that is unset") \
+    X(HCCL_EXEC_TIMEOUT, "HCCL_EXEC_TIMEOUT", STR, "", "s", "HCCL's collective timeout (0 = never): used as COLL_EXEC_TIMEOUT when that is unset") \
+    X(HCCL_SOCKET_IFNAME, "HCCL_SOCKET_IFNAME", STR, "", "", "HCCL's interface selection (same syntax): used as COLL_SOCKET_IFNAME when that is unset") \
+    X(HCCL_IF_IP, "HCCL_IF_IP", STR, "", "", "HCCL's host address (an IPv4 or IPv6 address): used as COLL_IF_IP when that is unset") \
+    X(HCCL_SOCKET_FAMILY, "HCCL_SOCKET_FAMILY", STR, "", "", "HCCL's AF_INET or AF_INET6: used as COLL_SOCKET_FAMILY when that is unset") \
+    X(HCCL_IF_BASE_PORT, "HCCL_IF_BASE_PORT", STR, "", "", "HCCL's first port (0..65535): used as COLL_IF_BASE_PORT when that is unset") \
+    X(HCCL_DETERMINISTIC, "HCCL_DETERMINISTIC", STR, "", "", "HCCL's deterministic reductions (true/false): accepted, not honoured yet (collbench has no COLL_DETERMINISTIC; true gives a warning)") \
     X(ENV_RANK, "RANK", INT, "-1", "", "launcher (torchrun): global rank")                        \
     X(ENV_WORLD_SIZE, "WORLD_SIZE", INT, "-1", "", "launcher (torchrun): number of ranks")         \
     X(ENV_LOCAL_RANK, "LOCAL_RANK", INT, "-1", "", "launcher (torchrun): rank on this host")      \
@@ -106,6 +117,16 @@ int coll_cfg_is_set(coll_cfg_id_t id);           /* set in the environment */
 void coll_cfg_set(coll_cfg_id_t id, const char *value);
 /* Re-read the environment (tests). */
 void coll_cfg_reload(void);
+
+/* Once per process: at INFO, every knob not at its default and where it came
+ * from (environment, HCCL_* name, the tool); at WARN, HCCL_* names collbench
+ * does not know, HCCL_ALGO parts replaced by the nearest algorithm, settings
+ * accepted but not honoured. Prints only where rank <= 0 (-1: not known yet);
+ * later calls, other ranks' included, print nothing. */
+void coll_cfg_report(int rank);
+/* The rank a launcher gave this process (RANK, SLURM_PROCID,
+ * OMPI_COMM_WORLD_RANK, PMI_RANK), -1 when none. */
+int coll_cfg_env_rank(void);
 
 /* Print every knob: name, current value, default, unit, doc. */
 void coll_cfg_print(FILE *out);

@@ -6,7 +6,7 @@ set -u
 cd "$CB_ROOT"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cp docs/config.md docs/algorithms.md "$tmp/"
-(unset $(env | sed -n 's/^\(COLL_[A-Z_]*\)=.*/\1/p'); scripts/gen-docs.sh "$CB_O/bin")
+(unset $(env | sed -n 's/^\(\(COLL\|HCCL\)_[A-Z0-9_]*\)=.*/\1/p'); scripts/gen-docs.sh "$CB_O/bin")
 rc=0
 for f in config.md algorithms.md; do
     if ! diff -u "$tmp/$f" "docs/$f"; then echo "FAIL: docs/$f is stale: run scripts/gen-docs.sh and commit"; rc=1; fi

@@ -12,6 +12,7 @@
 
 #include "cb.h"
 #include "coll.h"
+#include "core/config.h"
 
 int cbt_topo_main(int argc, char **argv); /* topo.c */
 
@@ -53,6 +54,12 @@ int main(int argc, char **argv)
         printf("collbench %s\n", COLL_VERSION_STRING);
         return 0;
     }
+    /* the whole configuration (COLL_*, HCCL_*) before anything starts */
+    if (coll_cfg_check() != COLL_SUCCESS) {
+        fprintf(stderr, "collbench: %s\n", coll_cfg_check_message());
+        return CBT_EXIT_USAGE;
+    }
+    coll_cfg_report(coll_cfg_env_rank());
     for (size_t i = 0; i < sizeof subcmds / sizeof subcmds[0]; i++) {
         const subcmd_t *s = &subcmds[i];
         int match = !strcmp(cmd, s->name);

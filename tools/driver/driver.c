@@ -384,6 +384,9 @@ int cb_main(const cb_desc_t *d, int argc, char **argv)
         snprintf(b, sizeof(b), "%g", opts.timeout);
         coll_cfg_set(COLL_CFG_EXEC_TIMEOUT, b);
     }
+    /* what was taken from where, HCCL_* warnings: once, from the launching
+     * process (standalone: before the fork) or rank 0 of a launcher's job */
+    coll_cfg_report(l.kind == CB_LAUNCH_STANDALONE ? -1 : l.rank >= 0 ? l.rank : coll_cfg_env_rank());
     cb_job_t job = {d, &opts};
     return cb_launch_run(&l, &argc, &argv, run_rank, &job);
 }

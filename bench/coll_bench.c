@@ -1,8 +1,10 @@
 /*
  * coll_bench.c - times libcoll collectives with the same loop as mpi_bench
  * (bench_common.h), forking P local ranks itself.
- *   coll_bench -p P -c allreduce -s 8K,1M,64M [-n iters] [-w warmup] [-r reps] [-z] [-l label]
- * -z: buffers from coll_mem_alloc (zero-copy). Prints RESULT lines like mpi_bench
+ *   coll_bench -p P -c allreduce -s 8K,1M,64M [-n iters] [-w warmup] [-r reps] [-z] [-H hosts] [-l label]
+ * -z: buffers from coll_mem_alloc (zero-copy). -H N: N simulated hosts (as the
+ * matrix's -H: COLL_HOST_ID=simhost<h>, ranks dealt in blocks, shm within a
+ * host, TCP on 127.0.0.1 between hosts). Prints RESULT lines like mpi_bench
  * plus the algorithm chosen.
  */
 #include <getopt.h>
@@ -14,6 +16,7 @@
 
 #include "bench_common.h"
 #include "coll.h"
+#include "core/config.h"
 
 static coll_status_t run_one(int c, void *s, void *r, size_t bytes, int p, coll_comm_t comm)
 {
@@ -32,13 +35,19 @@ static coll_status_t run_one(int c, void *s, void *r, size_t bytes, int p, coll_
 }
 
 static const char *colls = "allreduce", *sizes_s = "8K,1M,64M", *label = "collbench";
-static int iters, warm, reps = 3, zc, nranks = 2;
+static int iters, warm, reps = 3, zc, nranks = 2, nhosts;
 
 #define CK(x) do { coll_status_t st_ = (x); if (st_) { fprintf(stderr, "rank %d: %s: %s\n", rank, #x, coll_last_error()); return 1; } } while (0)
 
 static int rank_main(int rank, coll_unique_id_t id)
 {
     coll_comm_t comm;
+    if (nhosts > 0) {
+        char host[32];
+        snprintf(host, sizeof host, "simhost%d", rank * nhosts / nranks);
+        coll_cfg_set(COLL_CFG_HOST_ID, host);
+        coll_cfg_set(COLL_CFG_IF_IP, "127.0.0.1");
+    }
     CK(coll_comm_init_rank(&comm, nranks, id, rank));
     int p = nranks;
     size_t sizes[32];
@@ -101,7 +110,7 @@ static int rank_main(int rank, coll_unique_id_t id)
 int main(int argc, char **argv)
 {
     int opt;
-    while ((opt = getopt(argc, argv, "p:c:s:n:w:r:l:z")) != -1) {
+    while ((opt = getopt(argc, argv, "p:c:s:n:w:r:l:zH:")) != -1) {
         switch (opt) {
         case 'p': nranks = atoi(optarg); break;
         case 'c': colls = optarg; break;
@@ -111,8 +120,13 @@ int main(int argc, char **argv)
         case 'r': reps = atoi(optarg); break;
         case 'l': label = optarg; break;
         case 'z': zc = 1; break;
+        case 'H': nhosts = atoi(optarg); break;
         default: return 2;
         }
+    }
+    if (nhosts < 0 || nhosts > nranks) {
+        fprintf(stderr, "coll_bench: invalid -H %d: allowed 1..%d (the ranks)\n", nhosts, nranks);
+        return 2;
     }
     coll_unique_id_t id;
     if (coll_unique_id_listen("127.0.0.1", 0, NULL, &id)) {

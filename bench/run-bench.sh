@@ -23,7 +23,7 @@ while getopts "c:p:s:r:o:h" o; do
 done
 B=build/bench; mkdir -p $B
 make -s lib
-cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Ibench -o $B/coll_bench bench/coll_bench.c lib/libcoll.a -pthread -lm -ldl
+cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Isrc -Ibench -o $B/coll_bench bench/coll_bench.c lib/libcoll.a -pthread -lm -ldl
 impls=(collbench collbench-z)
 if command -v mpicc.openmpi >/dev/null; then mpicc.openmpi -O2 -Ibench -o $B/mpi_bench.openmpi bench/mpi_bench.c; impls+=(openmpi); fi
 if command -v mpicc.mpich >/dev/null; then mpicc.mpich -O2 -Ibench -o $B/mpi_bench.mpich bench/mpi_bench.c; impls+=(mpich); fi

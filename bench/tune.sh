@@ -3,26 +3,31 @@
 # print, per (collective, ranks, size), the fastest one: the data behind the
 # single-host rules in src/coll/tuning_rules.c.
 #
-#   bench/tune.sh [-c allreduce,broadcast,...] [-p 2,4] [-s 8K,64K,1M,8M,64M] [-r REPS]
+#   bench/tune.sh [-c allreduce,broadcast,...] [-p 2,4] [-s 8K,64K,1M,8M,64M] [-r REPS] [-a ALGOS] [-H HOSTS]
+#     -a  only these algorithms (comma-separated; default every one but hier)
+#     -H  the ranks on HOSTS simulated hosts (coll_bench -H: shm within, TCP on 127.0.0.1 between)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 COLLS=allreduce,allgather,reduce_scatter,broadcast,reduce,alltoall,scatter,gather
-RANKS=2,4; SIZES=8K,64K,256K,1M,8M,64M; REPS=3
-while getopts "c:p:s:r:" o; do
-    case $o in c) COLLS=$OPTARG ;; p) RANKS=$OPTARG ;; s) SIZES=$OPTARG ;; r) REPS=$OPTARG ;; *) exit 2 ;; esac
+RANKS=2,4; SIZES=8K,64K,256K,1M,8M,64M; REPS=3; ALGOS=; HOSTS=
+while getopts "c:p:s:r:a:H:" o; do
+    case $o in c) COLLS=$OPTARG ;; p) RANKS=$OPTARG ;; s) SIZES=$OPTARG ;; r) REPS=$OPTARG ;;
+               a) ALGOS=$OPTARG ;; H) HOSTS=$OPTARG ;; *) exit 2 ;; esac
 done
+HOPT=${HOSTS:+-H $HOSTS}
 make -s lib bin/all_reduce_test
 mkdir -p build/bench
-cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Ibench -o build/bench/coll_bench bench/coll_bench.c lib/libcoll.a -pthread -lm -ldl
+cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Isrc -Ibench -o build/bench/coll_bench bench/coll_bench.c lib/libcoll.a -pthread -lm -ldl
 raw=$(mktemp); trap 'rm -f "$raw"' EXIT
 for c in ${COLLS//,/ }; do
-    algos=$(./bin/all_reduce_test --list-algos | awk -v k="$c" '$1 == k && $2 !~ /hier/ {print $2}')
+    algos=$(./bin/all_reduce_test --list-algos | awk -v k="$c" -v only=",$ALGOS," \
+        '$1 == k && (only == ",," ? $2 !~ /hier/ : index(only, "," $2 ",")) {print $2}')
     for p in ${RANKS//,/ }; do
         for a in $algos; do
-            COLL_ALGO="$c=$a" timeout 300 build/bench/coll_bench -p "$p" -c "$c" -s "$SIZES" -r "$REPS" -l "$a" 2>/dev/null \
+            COLL_ALGO="$c=$a" timeout 300 build/bench/coll_bench -p "$p" $HOPT -c "$c" -s "$SIZES" -r "$REPS" -l "$a" 2>/dev/null \
                 | grep '^RESULT' >>"$raw" || true
         done
-        timeout 300 build/bench/coll_bench -p "$p" -c "$c" -s "$SIZES" -r "$REPS" -l auto 2>/dev/null | grep '^RESULT' >>"$raw" || true
+        timeout 300 build/bench/coll_bench -p "$p" $HOPT -c "$c" -s "$SIZES" -r "$REPS" -l auto 2>/dev/null | grep '^RESULT' >>"$raw" || true
     done
 done
 /usr/bin/python3 - "$raw" <<'PY'

@@ -30,8 +30,16 @@ static const coll_algo_t *forced[COLL_KIND_COUNT];
 static int forced_loaded;
 static pthread_mutex_t forced_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Other libraries' names for ours (case-insensitive, like every name here):
+ * HCCL and NCCL call the hierarchical algorithms "hybrid". */
+static const char *canonical_name(const char *name)
+{
+    return !strcasecmp(name, "hybrid") ? "hier" : name;
+}
+
 const coll_algo_t *coll_algo_find(coll_kind_t kind, const char *name)
 {
+    name = canonical_name(name);
     for (int i = 0; coll_algo_table[i]; i++)
         if (coll_algo_table[i]->kind == kind && !strcasecmp(coll_algo_table[i]->name, name))
             return coll_algo_table[i];
@@ -102,13 +110,13 @@ static int parse_spec(const char *spec, const coll_algo_t **out, char *err, size
         if (!eq) {
             int found = 0;
             for (int i = 0; coll_algo_table[i]; i++)
-                if (!strcasecmp(coll_algo_table[i]->name, item)) {
+                if (!strcasecmp(coll_algo_table[i]->name, canonical_name(item))) {
                     out[coll_algo_table[i]->kind] = coll_algo_table[i];
                     found = 1;
                 }
             if (!found) {
                 list_names(names, sizeof names, -1);
-                snprintf(err, errlen, "unknown algorithm '%s' in COLL_ALGO; allowed: %s (or COLL=NAME;...)", item, names);
+                snprintf(err, errlen, "unknown algorithm '%s' in COLL_ALGO; allowed: %s, hybrid = hier (or COLL=NAME;...)", item, names);
                 return -1;
             }
             continue;
@@ -123,8 +131,8 @@ static int parse_spec(const char *spec, const coll_algo_t **out, char *err, size
         const coll_algo_t *a = coll_algo_find(k, eq + 1);
         if (!a) {
             list_names(names, sizeof names, (int)k);
-            snprintf(err, errlen, "unknown algorithm '%s' for %s in COLL_ALGO; allowed: %s", eq + 1,
-                     coll_kind_name(k), names);
+            snprintf(err, errlen, "unknown algorithm '%s' for %s in COLL_ALGO; allowed: %s%s", eq + 1,
+                     coll_kind_name(k), names, coll_algo_find(k, "hier") ? ", hybrid = hier" : "");
             return -1;
         }
         out[k] = a;

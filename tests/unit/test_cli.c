@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "coll/algo.h"
 #include "core/config.h"
 #include "driver/driver.h"
 #include "launch/launch.h"
@@ -228,6 +229,28 @@ static void test_format(void **state)
     assert_int_equal(parse(&cb_desc_all_reduce, &o, ""), 0);
 }
 
+/* The article's names (seed 001): tree and hybrid (= hier), any case. */
+static void test_algo_names(void **state)
+{
+    (void)state;
+    cb_opts_t o;
+    const char *ok[] = {"--algo tree", "--algo Tree", "--algo TREE", "--algo allreduce=tree", "--algo hybrid",
+                        "--algo Hybrid", "--algo allreduce=HYBRID", "--algo all_reduce=Tree;allgather=hybrid"};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        assert_int_equal(parse(&cb_desc_all_reduce, &o, ok[i]), 0);
+    const coll_algo_t *h = coll_algo_find(COLL_ALLREDUCE, "HyBrid"), *t = coll_algo_find(COLL_ALLREDUCE, "TREE");
+    assert_non_null(h);
+    assert_string_equal(h->name, "hier");
+    assert_non_null(t);
+    assert_string_equal(t->name, "tree");
+    assert_null(coll_algo_find(COLL_BROADCAST, "tree"));
+    char why[512];
+    assert_int_not_equal(coll_algo_check_spec("broadcast=tree", why, sizeof why), COLL_SUCCESS);
+    assert_non_null(strstr(why, "hybrid = hier"));
+    assert_int_not_equal(coll_algo_check_spec("hybird", why, sizeof why), COLL_SUCCESS);
+    assert_non_null(strstr(why, "tree"));
+}
+
 static void test_ranks(void **state)
 {
     (void)state;
@@ -433,6 +456,7 @@ int main(void)
         cmocka_unit_test(test_suffixes),   cmocka_unit_test(test_invalid),
         cmocka_unit_test(test_format),
         cmocka_unit_test(test_ranks),      cmocka_unit_test(test_sweep),
+        cmocka_unit_test(test_algo_names),
         cmocka_unit_test(test_split),      cmocka_unit_test(test_launch_helpers),
         cmocka_unit_test(test_data),       cmocka_unit_test(test_descriptors),
     };

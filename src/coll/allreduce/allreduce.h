@@ -16,6 +16,9 @@ coll_status_t coll_allreduce_ring_run(coll_comm *comm, const coll_group_t *g, co
 /* Recursive halving-doubling (Rabenseifner), extra ranks folded in/out. Any group. */
 coll_status_t coll_allreduce_hd_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                     void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op);
+/* Double binary tree, chunk-pipelined (NCCL's tree). Any group. */
+coll_status_t coll_allreduce_tree_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                      void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op);
 /* Shared memory: g must be exactly the ranks of this host (coll_group_is_host). */
 /* Zero-copy publication slots shared by direct and cma (after coll_direct_publish
  * of the send and receive buffers and a barrier): are every member's buffers
@@ -32,5 +35,6 @@ coll_status_t coll_allreduce_direct_run(coll_comm *comm, const coll_group_t *g, 
 /* Cost models (us) for p members and n bytes over link l (beta = per-byte
  * transfer time as the caller counts it; ov = compute oversubscription). */
 double coll_allreduce_hd_cost(const coll_link_cost_t *l, double beta, int p, double n, double ov);
+double coll_allreduce_tree_cost(const coll_link_cost_t *l, double beta, int p, double n, double ov);
 
 #endif

@@ -102,7 +102,7 @@ check() {   # check NEEDLE VAR=VALUE [BIN ARGS...]
     pgrep -P $pid >/dev/null && bad "$kv left children of $pid"
 }
 check "invalid COLL_ALGO='bogus': unknown algorithm 'bogus' in COLL_ALGO; allowed: direct cma ring hd" COLL_ALGO=bogus
-check "invalid COLL_ALGO='allreduce=bruck': unknown algorithm 'bruck' for allreduce in COLL_ALGO; allowed: direct cma ring hd hier" \
+check "invalid COLL_ALGO='allreduce=bruck': unknown algorithm 'bruck' for allreduce in COLL_ALGO; allowed: direct cma ring hd tree hier, hybrid = hier" \
     COLL_ALGO=allreduce=bruck
 check "invalid HCCL_ALGO='level0:NA;level1:bogus': unknown algorithm 'bogus'; allowed: ring H-D_R NHR NHR_V1 NB AHC pipeline pairwise NA" \
     'HCCL_ALGO=level0:NA;level1:bogus'

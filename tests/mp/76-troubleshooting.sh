@@ -35,11 +35,11 @@ check "resolve: exit 3" grep -q '^rc=3$' "$W/resolve.log"
 # stale: the rank 0 of an earlier job (other secret) waits for its peer on 29500
 unshare -n bash -c '
     ip link set lo up
-    env_run 0 29500 COLL_SECRET=earlier COLL_CONNECT_TIMEOUT=30 >/dev/null 2>&1 & old=$!
+    setsid bash -c "env_run 0 29500 COLL_SECRET=earlier COLL_CONNECT_TIMEOUT=30" >/dev/null 2>&1 & old=$!
     for i in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/29500) 2>/dev/null && break; sleep 0.1; done
     env_run 0 29500 COLL_SECRET=now; echo "rc0=$?"
     env_run 1 29500 COLL_SECRET=now; echo "rc1=$?"
-    kill $old; wait $old' >"$W/stale.log" 2>&1
+    kill -- -$old; wait $old' >"$W/stale.log" 2>&1   # its own process group: the rank goes too
 check "stale: new rank 0 exit 3" grep -q '^rc0=3$' "$W/stale.log"
 check "stale: new rank 1 exit 3" grep -q '^rc1=3$' "$W/stale.log"
 

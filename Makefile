@@ -6,6 +6,8 @@
 #   make test       build and run the whole suite (tests/run.sh)
 #   make SAN=...    sanitizer build (use with O=)
 #   make MPI_HOME=/opt/mpich   build the MPI plugin against that MPI only
+#   make install    install into $(DESTDIR)$(PREFIX) (default /usr/local);
+#                   `make uninstall` with the same PREFIX/DESTDIR removes it all
 
 O        ?= .
 CC       ?= cc
@@ -24,6 +26,14 @@ BIN  := $(O)/bin
 LIB  := $(O)/lib
 OBJ  := $(O)/build/obj
 TBIN := $(O)/build/tests
+
+# Library version (from include/coll.h) and the shared library's file names:
+# libcoll.so -> libcoll.so.MAJOR (the SONAME) -> libcoll.so.MAJOR.MINOR.PATCH.
+coll_ver = $(shell sed -n 's/^\#define COLL_VERSION_$(1) \([0-9]*\).*/\1/p' include/coll.h)
+VER_MAJOR := $(call coll_ver,MAJOR)
+VERSION  := $(VER_MAJOR).$(call coll_ver,MINOR).$(call coll_ver,PATCH)
+SONAME   := libcoll.so.$(VER_MAJOR)
+SOREAL   := libcoll.so.$(VERSION)
 
 LIB_SRC  := $(shell find src -name '*.c' | sort)
 LIB_OBJ  := $(LIB_SRC:%.c=$(OBJ)/%.o)
@@ -52,6 +62,11 @@ endif
 all: lib $(TEST_BINS) $(if $(CB_SRC),$(BIN)/collbench) $(MPI_PLUGINS) $(if $(HAVE_CMOCKA),$(UNIT_BINS)) $(TBIN)/matrix $(TBIN)/bootstrap_load $(TBIN)/fuzz-stamp
 lib: $(LIB)/libcoll.so $(LIB)/libcoll.a
 
+# The library exports only what include/coll.h marks COLL_API (tests/mp/77-abi.sh).
+# The tools and tests link libcoll.a, where the internal symbols stay visible to
+# them (they reach them through tools/common/coll_internal.h).
+$(LIB_OBJ): CFLAGS_ALL += -fvisibility=hidden
+
 $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
@@ -66,9 +81,13 @@ $(LIB)/libcoll.a: $(LIB_OBJ)
 	@mkdir -p $(LIB)
 	rm -f $@ && ar rcs $@ $^
 
-$(LIB)/libcoll.so: $(LIB_OBJ)
+$(LIB)/$(SOREAL): $(LIB_OBJ)
 	@mkdir -p $(LIB)
-	$(CC) -shared $(LDSAN) -o $@ $^ $(LDLIBS_ALL)
+	$(CC) -shared -Wl,-soname,$(SONAME) $(LDSAN) -o $@ $^ $(LDLIBS_ALL)
+$(LIB)/$(SONAME): $(LIB)/$(SOREAL)
+	ln -sf $(SOREAL) $@
+$(LIB)/libcoll.so: $(LIB)/$(SONAME)
+	ln -sf $(SONAME) $@
 
 # Each test executable = the shared driver + the descriptor named at compile time.
 $(OBJ)/tools/driver/main_%.o: tools/driver/main.c

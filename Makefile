@@ -58,7 +58,7 @@ MPI_PLUGINS := $(if $(wildcard /usr/bin/mpicc.openmpi),$(LIB)/collbench-mpi-open
                $(if $(wildcard /usr/bin/mpicc.mpich),$(LIB)/collbench-mpi-mpich.so)
 endif
 
-.PHONY: all lib tests test check clean print-config
+.PHONY: all lib tests test check clean print-config install uninstall
 all: lib $(TEST_BINS) $(if $(CB_SRC),$(BIN)/collbench) $(MPI_PLUGINS) $(if $(HAVE_CMOCKA),$(UNIT_BINS)) $(TBIN)/matrix $(TBIN)/bootstrap_load $(TBIN)/fuzz-stamp
 lib: $(LIB)/libcoll.so $(LIB)/libcoll.a
 
@@ -136,6 +136,48 @@ $(TBIN)/fuzz-stamp:
 
 test: all
 	tests/run.sh
+
+# --- make install / make uninstall -------------------------------------------
+# `make install PREFIX=/opt/collbench DESTDIR=/tmp/stage`; uninstall takes the
+# same PREFIX and DESTDIR. The executables link libcoll.a (no run-time path to
+# set); libcoll.so is for programs built with `pkg-config --cflags --libs libcoll`.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BINDIR  ?= $(PREFIX)/bin
+LIBDIR  ?= $(PREFIX)/lib
+INCDIR  ?= $(PREFIX)/include
+DOCDIR  ?= $(PREFIX)/share/doc/collbench
+PCDIR   ?= $(LIBDIR)/pkgconfig
+INSTALL ?= install
+# Scripts for users go next to the executables (they look for them in ../bin).
+INST_SCRIPTS := scripts/collbench-report scripts/parse-hccl-result.py scripts/pre-test-check.sh \
+                scripts/multi-node-test.sh scripts/quick-verify.sh
+INST_DOCS    := README.md $(wildcard docs/*.md)
+INST_BINS    := $(TEST_BINS) $(if $(CB_SRC),$(BIN)/collbench)
+
+install: lib $(INST_BINS) $(MPI_PLUGINS)
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(PCDIR)
+	$(INSTALL) -m 644 include/coll.h $(DESTDIR)$(INCDIR)/
+	$(INSTALL) -m 644 $(LIB)/libcoll.a $(DESTDIR)$(LIBDIR)/
+	$(INSTALL) -m 755 $(LIB)/$(SOREAL) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(SOREAL) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libcoll.so
+	$(if $(strip $(MPI_PLUGINS)),$(INSTALL) -m 755 $(MPI_PLUGINS) $(DESTDIR)$(LIBDIR)/)
+	$(INSTALL) -m 755 $(INST_BINS) $(INST_SCRIPTS) $(DESTDIR)$(BINDIR)/
+	$(INSTALL) -m 644 $(INST_DOCS) $(DESTDIR)$(DOCDIR)/
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCDIR)' '' \
+	  'Name: libcoll' 'Description: collective communication library of collbench (allreduce, allgather, ...)' \
+	  'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lcoll' \
+	  'Libs.private: -pthread -lm -ldl' >$(DESTDIR)$(PCDIR)/libcoll.pc
+	chmod 644 $(DESTDIR)$(PCDIR)/libcoll.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(INCDIR)/coll.h $(DESTDIR)$(PCDIR)/libcoll.pc
+	rm -f $(DESTDIR)$(LIBDIR)/libcoll.a $(DESTDIR)$(LIBDIR)/libcoll.so $(DESTDIR)$(LIBDIR)/$(SONAME) \
+	      $(DESTDIR)$(LIBDIR)/$(SOREAL) $(DESTDIR)$(LIBDIR)/collbench-mpi-*.so
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(INST_BINS) $(INST_SCRIPTS)))
+	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(INST_DOCS)))
+	-rmdir $(DESTDIR)$(DOCDIR) $(DESTDIR)$(PCDIR) 2>/dev/null
 
 check: test
 

@@ -58,14 +58,24 @@ MPI_PLUGINS := $(if $(wildcard /usr/bin/mpicc.openmpi),$(LIB)/collbench-mpi-open
                $(if $(wildcard /usr/bin/mpicc.mpich),$(LIB)/collbench-mpi-mpich.so)
 endif
 
-.PHONY: all lib tests test check clean print-config install uninstall
+.PHONY: all lib tests test check clean print-config install uninstall FORCE
 all: lib $(TEST_BINS) $(if $(CB_SRC),$(BIN)/collbench) $(MPI_PLUGINS) $(if $(HAVE_CMOCKA),$(UNIT_BINS)) $(TBIN)/matrix $(TBIN)/bootstrap_load $(TBIN)/fuzz-stamp
 lib: $(LIB)/libcoll.so $(LIB)/libcoll.a
 
 # The library exports only what include/coll.h marks COLL_API (tests/mp/77-abi.sh).
 # The tools and tests link libcoll.a, where the internal symbols stay visible to
 # them (they reach them through tools/common/coll_internal.h).
-$(LIB_OBJ): CFLAGS_ALL += -fvisibility=hidden
+LIB_VIS := -fvisibility=hidden
+$(LIB_OBJ): CFLAGS_ALL += $(LIB_VIS)
+# The library objects are rebuilt when their flags change (an old build tree
+# compiled without LIB_VIS would otherwise export everything).
+LIB_FLAGS := $(OBJ)/lib.flags
+$(LIB_OBJ): $(LIB_FLAGS)
+$(LIB_FLAGS): FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(CSTD) $(OPT) $(WARN) $(SAN) $(CFLAGS) $(LIB_VIS)' | cmp -s - $@ || \
+	  echo '$(CSTD) $(OPT) $(WARN) $(SAN) $(CFLAGS) $(LIB_VIS)' >$@
+FORCE:
 
 $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -5,6 +5,8 @@
 # nothing declared is missing), every declaration carries COLL_API, and the
 # library has the SONAME libcoll.so.MAJOR with the versioned file names
 # libcoll.so -> libcoll.so.MAJOR -> libcoll.so.MAJOR.MINOR.PATCH.
+# The tools (which link libcoll.a) reach internals only through
+# tools/common/coll_internal.h, never by including src/ headers themselves.
 set -u
 source "$CB_ROOT/tests/lib/common.sh"
 cd "$CB_ROOT"
@@ -34,4 +36,8 @@ check "SONAME is libcoll.so.$maj" bash -c "readelf -d '$so' | grep -q 'SONAME.*\
 check "libcoll.so -> libcoll.so.$maj" test "$(readlink "$so")" = "libcoll.so.$maj"
 check "libcoll.so.$maj -> libcoll.so.$ver" test "$(readlink "$so.$maj")" = "libcoll.so.$ver"
 check "libcoll.so.$ver is the library" test -f "$so.$ver" -a ! -L "$so.$ver"
+
+inc=$(grep -rnE '#include "(\.\./)*(src/)?(core|coll|bootstrap|transport|comm)/' tools | grep -v '^tools/common/coll_internal.h:' || true)
+check "tools include src/ headers only via tools/common/coll_internal.h" test -z "$inc"
+[ -n "$inc" ] && echo "$inc"
 finish

@@ -202,3 +202,11 @@ const char *coll_strerror(coll_status_t st)
     };
     return (unsigned)st < COLL_STATUS_COUNT ? msg[st] : "unknown status";
 }
+
+const char *coll_get_version(int *major, int *minor, int *patch)
+{
+    if (major) *major = COLL_VERSION_MAJOR;
+    if (minor) *minor = COLL_VERSION_MINOR;
+    if (patch) *patch = COLL_VERSION_PATCH;
+    return COLL_VERSION_STRING;
+}

@@ -5,10 +5,11 @@
  * order, with COLL_SPLIT_NOCOLOR, and nested (a split of a split). On each
  * sub-communicator: size, rank, hosts and local ranks as expected, members in
  * the expected order (allgather of world ranks), AllReduce exact (small and
- * large counts). Then bad arguments and an aborted parent, and every rank
+ * large counts); two threads of each rank reduce on two of them at once. Then bad arguments and an aborted parent, and every rank
  * destroys its communicators in its own order (one sub-communicator is used
  * after its parent is gone). Exit 0 when every check passed.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -83,6 +84,35 @@ static void verify(const char *what, coll_comm_t c, const int *members, int n, i
     free(buf);
 }
 
+/* Two communicators used at once from two threads of each rank (coll.h: one
+ * thread per communicator at a time, different communicators concurrently). */
+typedef struct {
+    coll_comm_t comm;
+    int64_t want;
+    int bad;
+} thr_arg_t;
+
+static void *hammer(void *p)
+{
+    thr_arg_t *a = p;
+    for (int i = 0; i < 200; i++) {
+        int64_t v = me + 1, sum = 0;
+        if (coll_all_reduce(&v, &sum, 1, COLL_INT64, COLL_SUM, a->comm) != COLL_SUCCESS || sum != a->want)
+            a->bad++;
+    }
+    return NULL;
+}
+
+static void two_threads(coll_comm_t c1, int64_t want1, coll_comm_t c2, int64_t want2)
+{
+    thr_arg_t a1 = {c1, want1, 0}, a2 = {c2, want2, 0};
+    pthread_t t;
+    pthread_create(&t, NULL, hammer, &a1);
+    hammer(&a2);
+    pthread_join(t, NULL);
+    CHECK(!a1.bad && !a2.bad, "two threads: %d and %d wrong allreduces", a1.bad, a2.bad);
+}
+
 static coll_comm_t split(coll_comm_t parent, int color, int key)
 {
     coll_comm_t c = (coll_comm_t)&c;   /* must be overwritten */
@@ -145,6 +175,15 @@ static int run_rank(coll_unique_id_t id)
                 m[k++] = r;
         if (nested)
             verify("nested", nested, m, k, 1);
+    }
+
+    if (byhost && parity) {
+        int64_t wh = 0, wp = 0;
+        for (int r = 0; r < N; r++) {
+            wh += HOST(r) == HOST(me) ? r + 1 : 0;
+            wp += r % 2 == me % 2 ? r + 1 : 0;
+        }
+        two_threads(byhost, wh, parity, wp);
     }
 
     /* bad arguments and an aborted parent */

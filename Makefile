@@ -45,6 +45,10 @@ CB_OBJ   := $(CB_SRC:%.c=$(OBJ)/%.o)
 TESTS    := all_reduce all_gather all_gatherv reduce_scatter reduce_scatterv reduce broadcast scatter alltoall alltoallv
 TEST_BINS := $(TESTS:%=$(BIN)/%_test)
 
+# examples/: programs a user would write, from include/coll.h only (tests/mp/79-examples.sh).
+EXAMPLE_SRC := $(wildcard examples/*.c)
+EXAMPLE_BINS := $(EXAMPLE_SRC:examples/%.c=$(O)/build/examples/%)
+
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRC:tests/unit/%.c=$(TBIN)/%)
 HAVE_CMOCKA := $(shell test -f /usr/include/cmocka.h && echo 1)
@@ -59,7 +63,7 @@ MPI_PLUGINS := $(if $(wildcard /usr/bin/mpicc.openmpi),$(LIB)/collbench-mpi-open
 endif
 
 .PHONY: all lib tests test check clean print-config install uninstall FORCE
-all: lib $(TEST_BINS) $(if $(CB_SRC),$(BIN)/collbench) $(MPI_PLUGINS) $(if $(HAVE_CMOCKA),$(UNIT_BINS)) $(TBIN)/matrix $(TBIN)/bootstrap_load $(TBIN)/fuzz-stamp
+all: lib $(TEST_BINS) $(if $(CB_SRC),$(BIN)/collbench) $(MPI_PLUGINS) $(if $(HAVE_CMOCKA),$(UNIT_BINS)) $(TBIN)/matrix $(TBIN)/split_test $(TBIN)/bootstrap_load $(TBIN)/fuzz-stamp $(EXAMPLE_BINS)
 lib: $(LIB)/libcoll.so $(LIB)/libcoll.a
 
 # The library exports only what include/coll.h marks COLL_API (tests/mp/77-abi.sh).
@@ -134,6 +138,16 @@ $(TBIN)/test_%: tests/unit/test_%.c $(DRV_OBJ) $(LIB)/libcoll.a
 $(TBIN)/matrix: tests/matrix/matrix.c tests/matrix/matrix_cases.h $(LIB)/libcoll.a
 	@mkdir -p $(TBIN)
 	$(CC) $(CFLAGS_ALL) $(LDSAN) -o $@ tests/matrix/matrix.c $(LIB)/libcoll.a $(LDLIBS_ALL)
+
+# coll_comm_split on forked ranks over simulated hosts (tests/mp/78-split.sh).
+$(TBIN)/split_test: tests/split/split_test.c $(LIB)/libcoll.a
+	@mkdir -p $(TBIN)
+	$(CC) $(CFLAGS_ALL) $(LDSAN) -o $@ tests/split/split_test.c $(LIB)/libcoll.a $(LDLIBS_ALL)
+
+# Examples see include/ only (no -Isrc), as a user's program would.
+$(O)/build/examples/%: examples/%.c include/coll.h $(LIB)/libcoll.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(OPT) $(WARN) -pthread -Iinclude $(LDSAN) -o $@ $< $(LIB)/libcoll.a $(LDLIBS_ALL)
 
 # Load test of the rendezvous store (tests/mp/46-bootstrap-load.sh).
 $(TBIN)/bootstrap_load: tests/load/bootstrap_load.c $(LIB)/libcoll.a

@@ -5,6 +5,13 @@
  * one rank makes and every rank receives out of band (MPI_Bcast, environment, fork).
  * All calls are blocking and operate on host memory. Every call returns a
  * coll_status_t; output arguments are written only on success.
+ *
+ * Threads: a communicator is used by one thread at a time (calls on one
+ * communicator from two threads at once must be serialised by the caller).
+ * Different communicators may be used from different threads at the same
+ * time, including creating or destroying one while another runs collectives.
+ * coll_last_error() is per thread. The calls that take no communicator
+ * (names, ids, coll_strerror) may be called from any thread.
  */
 #ifndef COLL_H
 #define COLL_H
@@ -100,6 +107,19 @@ COLL_API void coll_unique_id_release(const coll_unique_id_t *id);
 
 COLL_API coll_status_t coll_comm_init_rank(coll_comm_t *comm, int nranks, coll_unique_id_t id, int rank);
 COLL_API coll_status_t coll_comm_destroy(coll_comm_t comm);
+/* MPI_Comm_split: collective over comm (every rank calls it, in the same order
+ * as its other collectives). Ranks passing the same color >= 0 form a new
+ * communicator, ranked by key, then by rank in comm; a rank passing
+ * COLL_SPLIT_NOCOLOR (any negative color) gets *newcomm = NULL. Each new
+ * communicator has its own topology (hosts and local ranks among its
+ * members), transports and algorithm selection, is independent of comm
+ * (destroy them in any order) and is destroyed with coll_comm_destroy.
+ * Every rank returns the same status. Cost: two allgathers and one 8-byte
+ * allreduce over comm's bootstrap tree (O(N) bytes per rank, O(log N) hops),
+ * then each color joins a rendezvous store started by its new rank 0 (O(n)
+ * requests for a color of n ranks); comm's own store is not used. */
+#define COLL_SPLIT_NOCOLOR (-1)
+COLL_API coll_status_t coll_comm_split(coll_comm_t comm, int color, int key, coll_comm_t *newcomm);
 /* Marks the communicator aborted, tells every peer, and wakes any waiter. */
 COLL_API coll_status_t coll_comm_abort(coll_comm_t comm);
 COLL_API coll_status_t coll_comm_rank(coll_comm_t comm, int *rank);

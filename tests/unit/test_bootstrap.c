@@ -671,7 +671,7 @@ static void test_gather_timeout_text(void **state)
     assert_non_null(strstr(coll_last_error(), "'j/peers'"));
     assert_non_null(strstr(coll_last_error(), "3 of 40 joined; missing: 2, 4, 5, 6, 7, 8, 9, 10, "
                                               "11, 12, 13, 14, 15, 16, 17, 18, ..."));
-    assert_null(strstr(coll_last_error(), "19"));
+    assert_null(strstr(coll_last_error(), "18, 19"));   /* 16 listed at most (the address may hold a 19) */
     assert_int_equal(coll_store_try_get(c, "j/peers", &v, &l), COLL_ERR_TIMEOUT);
     assert_non_null(v);   /* the store's text about the incomplete table */
     assert_non_null(strstr(v, "3 of 40 joined; missing: 2, 4,"));

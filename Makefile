@@ -49,7 +49,7 @@ MPI_PLUGINS := $(if $(wildcard /usr/bin/mpicc.openmpi),$(LIB)/collbench-mpi-open
 endif
 
 .PHONY: all lib tests test check clean print-config
-all: lib $(TEST_BINS) $(if $(CB_SRC),$(BIN)/collbench) $(MPI_PLUGINS) $(if $(HAVE_CMOCKA),$(UNIT_BINS)) $(TBIN)/matrix $(TBIN)/bootstrap_load $(TBIN)/fuzz-stamp
+all: lib $(TEST_BINS) $(if $(CB_SRC),$(BIN)/collbench) $(MPI_PLUGINS) $(if $(HAVE_CMOCKA),$(UNIT_BINS)) $(TBIN)/matrix $(TBIN)/determ $(TBIN)/bootstrap_load $(TBIN)/fuzz-stamp
 lib: $(LIB)/libcoll.so $(LIB)/libcoll.a
 
 $(OBJ)/%.o: %.c
@@ -105,6 +105,11 @@ $(TBIN)/test_%: tests/unit/test_%.c $(DRV_OBJ) $(LIB)/libcoll.a
 $(TBIN)/matrix: tests/matrix/matrix.c tests/matrix/matrix_cases.h $(LIB)/libcoll.a
 	@mkdir -p $(TBIN)
 	$(CC) $(CFLAGS_ALL) $(LDSAN) -o $@ tests/matrix/matrix.c $(LIB)/libcoll.a $(LDLIBS_ALL)
+
+# Bitwise reproducibility of the reductions (tests/mp/19-deterministic.sh).
+$(TBIN)/determ: tests/determ/determ.c $(LIB)/libcoll.a
+	@mkdir -p $(TBIN)
+	$(CC) $(CFLAGS_ALL) $(LDSAN) -o $@ tests/determ/determ.c $(LIB)/libcoll.a $(LDLIBS_ALL)
 
 # Load test of the rendezvous store (tests/mp/46-bootstrap-load.sh).
 $(TBIN)/bootstrap_load: tests/load/bootstrap_load.c $(LIB)/libcoll.a

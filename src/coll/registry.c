@@ -318,6 +318,8 @@ void coll_algo_list(FILE *out)
 {
     fprintf(out, "%-16s %-14s %s\n", "# collective", "algorithm", "description");
     for (int i = 0; coll_algo_table[i]; i++)
-        fprintf(out, "%-16s %-14s %s\n", coll_kind_name(coll_algo_table[i]->kind), coll_algo_table[i]->name,
-                coll_algo_table[i]->desc);
+        fprintf(out, "%-16s %-14s %s%s\n", coll_kind_name(coll_algo_table[i]->kind), coll_algo_table[i]->name,
+                coll_algo_table[i]->desc,
+                coll_algo_kind_reduces(coll_algo_table[i]->kind) && (coll_algo_table[i]->flags & COLL_ALGO_F_DETERMINISTIC)
+                    ? " [allowed with COLL_DETERMINISTIC=1]" : "");
 }

@@ -72,6 +72,12 @@ case "$err" in *"invalid COLL_ALGO='allreduce=ring': allreduce algorithm 'ring' 
 err=$(HCCL_DETERMINISTIC=true COLL_ALGO=ring "$B/reduce_scatter_test" -p 2 -b 1K -e 1K -n 1 -w 0 2>&1 >/dev/null); rc=$?
 [ $rc -eq 2 ] || bad "COLL_ALGO=ring with HCCL_DETERMINISTIC=true: exit $rc (want 2): $err"
 case "$err" in *"deterministic allreduce algorithms: direct cma ordered"*) ;; *) bad "HCCL_DETERMINISTIC=true, ring: $err" ;; esac
+err=$(COLL_DETERMINISTIC=1 "$B/reduce_test" --algo pipeline -p 2 -b 1K -e 1K -n 1 -w 0 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] || bad "--algo pipeline with COLL_DETERMINISTIC=1: exit $rc (want 2): $err"
+case "$err" in *"invalid --algo 'pipeline': reduce algorithm 'pipeline'"*"deterministic reduce algorithms: direct ordered"*) ;;
+    *) bad "--algo pipeline message: $err" ;; esac
+"$B/all_reduce_test" --list-algos | grep -q '^reduce_scatterv  *ordered .*\[allowed with COLL_DETERMINISTIC=1\]$' ||
+    bad "--list-algos does not mark the deterministic algorithms"
 out=$(HCCL_DETERMINISTIC=true "$B/all_reduce_test" --print-config 2>&1)
 echo "$out" | grep -q "^COLL_DETERMINISTIC  *1 .*\[from HCCL_DETERMINISTIC='true'\]" || bad "HCCL_DETERMINISTIC=true: $(echo "$out" | grep DETERMINISTIC)"
 err=$(COLL_DETERMINISTIC=1 COLL_DEBUG=INFO COLL_DEBUG_SUBSYS=TUNING "$B/all_reduce_test" -p 3 -b 64K -e 64K -n 1 -w 0 -c 1 2>&1 >/dev/null); rc=$?

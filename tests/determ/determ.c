@@ -14,9 +14,10 @@
  * reference kernels. Forcing an algorithm that COLL_DETERMINISTIC=1 excludes
  * prints "X kind=K algo=A excluded: <message>" instead.
  *
- *   determ -n RANKS | -H R0,R1,... [-I] [-r REPEATS]
+ *   determ -n RANKS | -H R0,R1,... [-I] [-r REPEATS] [-z]
  * -H / -I simulate hosts as matrix.c does (COLL_HOST_ID per rank, TCP between
- * simulated hosts on 127.0.0.1). Exit 0 unless a call failed.
+ * simulated hosts on 127.0.0.1); -z puts the buffers in coll_mem_alloc memory
+ * (the direct algorithms' zero-copy paths). Exit 0 unless a call failed.
  */
 #include <getopt.h>
 #include <signal.h>
@@ -33,7 +34,7 @@
 #include "core/config.h"
 #include "core/reduce.h"
 
-static int nranks = 2, nsim = 0, interleave = 0, reps = 2;
+static int nranks = 2, nsim = 0, interleave = 0, reps = 2, zero_copy = 0;
 static int sim_host[64];
 static const size_t sizes[] = {840 * 9, 840 * 250};   /* multiples of every p in 2..8 */
 
@@ -150,7 +151,15 @@ static int rank_main(int rank)
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
             coll_dtype_t dt = dts[di];
             size_t n = sizes[si], es = dt == COLL_FP32 ? 4 : 2;
-            char *sb = malloc(n * es), *rb = malloc(n * es), *ref = malloc(n * es), *x = malloc(n * es);
+            char *sb = NULL, *rb = NULL, *ref = malloc(n * es), *x = malloc(n * es);
+            if (!zero_copy) {
+                sb = malloc(n * es);
+                rb = malloc(n * es);
+            } else if (coll_mem_alloc(comm, n * es, (void **)&sb) != COLL_SUCCESS ||
+                       coll_mem_alloc(comm, n * es, (void **)&rb) != COLL_SUCCESS) {
+                fprintf(stderr, "rank %d: coll_mem_alloc: %s\n", rank, coll_last_error());
+                return 3;
+            }
             fill(sb, rank, n, dt);
             /* the rank-order reference, scalar kernels */
             fill(ref, 0, n, dt);
@@ -188,7 +197,13 @@ static int rank_main(int rank)
                 fflush(stdout);
             }
             coll_algo_force(NULL);
-            free(sb), free(rb), free(ref), free(x);
+            if (zero_copy) {
+                coll_mem_free(comm, rb);
+                coll_mem_free(comm, sb);
+            } else {
+                free(sb), free(rb);
+            }
+            free(ref), free(x);
         }
     free(counts);
     if (coll_barrier(comm) != COLL_SUCCESS)
@@ -232,13 +247,14 @@ int main(int argc, char **argv)
 {
     int opt;
     const char *hosts = NULL;
-    while ((opt = getopt(argc, argv, "n:H:Ir:")) != -1) {
+    while ((opt = getopt(argc, argv, "n:H:Ir:z")) != -1) {
         switch (opt) {
         case 'n': nranks = atoi(optarg); break;
         case 'H': hosts = optarg; break;
         case 'I': interleave = 1; break;
         case 'r': reps = atoi(optarg); break;
-        default: fprintf(stderr, "usage: determ -n RANKS | -H R0,R1,... [-I] [-r REPEATS]\n"); return 2;
+        case 'z': zero_copy = 1; break;
+        default: fprintf(stderr, "usage: determ -n RANKS | -H R0,R1,... [-I] [-r REPEATS] [-z]\n"); return 2;
         }
     }
     if (hosts && parse_hosts(hosts)) {

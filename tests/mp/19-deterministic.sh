@@ -4,7 +4,7 @@
 # (build/tests/determ, tests/determ/determ.c) give the same bits with every
 # allowed algorithm of allreduce, reduce, reduce_scatter and reduce_scatterv,
 # on every rank, in every repetition and with every host layout (simulated
-# hosts: COLL_HOST_ID per rank), for 2..8 ranks; and those bits are the
+# hosts: COLL_HOST_ID per rank; -z: zero-copy buffers), for 2..8 ranks; and those bits are the
 # rank-order sum ((x0 + x1) + x2) + ... . Without it, at least two
 # configurations differ (so this test can fail). Forcing an excluded
 # algorithm is an error naming the deterministic ones; HCCL_DETERMINISTIC=true
@@ -20,8 +20,8 @@ tmp=$(mktemp -d /tmp/cb-determ.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
 # --- deterministic: one hash per (p, dtype, n), everywhere -------------------
-layouts=("-n 2" "-H 1,1" "-n 3" "-H 2,1 -I" "-H 1,1,1" "-n 4" "-H 2,2 -I" "-H 1,3" "-H 2,1,2 -I" "-n 5"
-         "-H 3,3" "-H 1,2,1,2 -I" "-n 7" "-H 1,2,1,3 -I" "-n 8" "-H 4,4 -I" "-H 1,1,1,1,1,1,1,1")
+layouts=("-n 2" "-H 1,1" "-n 3" "-H 2,1 -I" "-H 1,1,1" "-n 4" "-n 4 -z" "-H 2,2 -I" "-H 1,3" "-H 2,1,2 -I" "-n 5"
+         "-H 3,3" "-H 1,2,1,2 -I" "-n 7" "-n 7 -z" "-H 1,2,1,3 -I" "-n 8" "-H 4,4 -I" "-H 1,1,1,1,1,1,1,1")
 i=0
 for l in "${layouts[@]}"; do
     i=$((i + 1))

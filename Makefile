@@ -63,7 +63,7 @@ MPI_PLUGINS := $(if $(wildcard /usr/bin/mpicc.openmpi),$(LIB)/collbench-mpi-open
 endif
 
 .PHONY: all lib tests test check clean print-config install uninstall FORCE
-all: lib $(TEST_BINS) $(if $(CB_SRC),$(BIN)/collbench) $(MPI_PLUGINS) $(if $(HAVE_CMOCKA),$(UNIT_BINS)) $(TBIN)/matrix $(TBIN)/split_test $(TBIN)/bootstrap_load $(TBIN)/fuzz-stamp $(EXAMPLE_BINS)
+all: lib $(TEST_BINS) $(if $(CB_SRC),$(BIN)/collbench) $(MPI_PLUGINS) $(if $(HAVE_CMOCKA),$(UNIT_BINS)) $(TBIN)/matrix $(TBIN)/split_test $(TBIN)/determ $(TBIN)/bootstrap_load $(TBIN)/fuzz-stamp $(EXAMPLE_BINS)
 lib: $(LIB)/libcoll.so $(LIB)/libcoll.a
 
 # The library exports only what include/coll.h marks COLL_API (tests/mp/77-abi.sh).
@@ -140,7 +140,7 @@ $(TBIN)/matrix: tests/matrix/matrix.c tests/matrix/matrix_cases.h $(LIB)/libcoll
 	$(CC) $(CFLAGS_ALL) $(LDSAN) -o $@ tests/matrix/matrix.c $(LIB)/libcoll.a $(LDLIBS_ALL)
 
 # coll_comm_split on forked ranks over simulated hosts (tests/mp/78-split.sh).
-$(TBIN)/split_test: tests/split/split_test.c $(LIB)/libcoll.a
+$(TBIN)/split_test $(TBIN)/determ: tests/split/split_test.c $(LIB)/libcoll.a
 	@mkdir -p $(TBIN)
 	$(CC) $(CFLAGS_ALL) $(LDSAN) -o $@ tests/split/split_test.c $(LIB)/libcoll.a $(LDLIBS_ALL)
 

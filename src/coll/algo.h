@@ -8,6 +8,9 @@
  *   1. forced (COLL_ALGO or coll_algo_force) if usable for this call;
  *   2. the measured rules (tuning_rules.c);
  *   3. the cheapest usable algorithm by its alpha-beta cost model (tuning.h).
+ * With COLL_DETERMINISTIC=1 the reducing collectives (allreduce, reduce,
+ * reduce_scatter(v)) only use COLL_ALGO_F_DETERMINISTIC algorithms: the others
+ * are not usable, and forcing one is an error naming the allowed ones.
  * Steps 2 and 3 skip COLL_ALGO_F_ALL_PEERS algorithms on groups that span hosts
  * and have more than COLL_PEERS_MAX members, unless nothing else can run.
  */
@@ -48,6 +51,10 @@ typedef struct {
 #define COLL_ALGO_F_POW2         (1u << 2)   /* group size must be a power of two */
 #define COLL_ALGO_F_ALL_PEERS    (1u << 3)   /* a rank talks to every member (O(p) connections): automatic
                                                 selection avoids it across hosts past COLL_PEERS_MAX members */
+#define COLL_ALGO_F_DETERMINISTIC (1u << 4)  /* reduces every element in rank order ((x0 OP x1) OP x2) ... with
+                                                the pairwise kernels, like coll_reduce_multi over members 0..p-1:
+                                                the only reducing algorithms COLL_DETERMINISTIC=1 allows */
+#define COLL_ALGO_F_ORDERED_ONLY  (1u << 5)  /* exists for COLL_DETERMINISTIC: chosen automatically only then */
 
 typedef struct coll_algo {
     coll_kind_t kind;
@@ -75,7 +82,11 @@ coll_status_t coll_algo_select(coll_comm *comm, const coll_group_t *g, const col
 coll_status_t coll_algo_force(const char *spec);
 /* Validate a COLL_ALGO-style spec; message names the bad name and the allowed ones. */
 coll_status_t coll_algo_check_spec(const char *spec, char *err, size_t errlen);
+/* The same, and every reducing algorithm it names honours COLL_DETERMINISTIC=1. */
+coll_status_t coll_algo_check_spec_determ(const char *spec, char *err, size_t errlen);
 void coll_algo_list(FILE *out);
+/* Does COLL_DETERMINISTIC=1 restrict this collective (it reduces)? */
+int coll_algo_kind_reduces(coll_kind_t kind);
 /* Select and run on group g (used by the public API and by hierarchical algorithms). */
 coll_status_t coll_algo_run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a);
 

@@ -94,8 +94,42 @@ static void list_names(char *buf, size_t len, int kind)
     }
 }
 
-/* Parse spec into out[] (NULL entries = automatic). Returns 0 or -1 with err set. */
-static int parse_spec(const char *spec, const coll_algo_t **out, char *err, size_t errlen)
+int coll_algo_kind_reduces(coll_kind_t kind)
+{
+    return kind == COLL_ALLREDUCE || kind == COLL_REDUCE || kind == COLL_REDUCE_SCATTER ||
+           kind == COLL_REDUCE_SCATTERV;
+}
+
+/* COLL_DETERMINISTIC=1 and al reduces in an order of its own? */
+static int excluded_by_determinism(const coll_algo_t *al, int determ)
+{
+    return determ && coll_algo_kind_reduces(al->kind) && !(al->flags & COLL_ALGO_F_DETERMINISTIC);
+}
+
+static void list_deterministic(char *buf, size_t len, coll_kind_t kind)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int i = 0; coll_algo_table[i] && o + 40 < len; i++)
+        if (coll_algo_table[i]->kind == kind && !excluded_by_determinism(coll_algo_table[i], 1))
+            o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? " " : "", coll_algo_table[i]->name);
+}
+
+/* Forcing an algorithm COLL_DETERMINISTIC=1 excludes is an error. */
+static int check_deterministic(const coll_algo_t *al, int determ, char *err, size_t errlen)
+{
+    if (!excluded_by_determinism(al, determ))
+        return 0;
+    char names[200];
+    list_deterministic(names, sizeof names, al->kind);
+    snprintf(err, errlen, "%s algorithm '%s' in COLL_ALGO is not deterministic and COLL_DETERMINISTIC=1 is set; "
+             "deterministic %s algorithms: %s", coll_kind_name(al->kind), al->name, coll_kind_name(al->kind), names);
+    return -1;
+}
+
+/* Parse spec into out[] (NULL entries = automatic). Returns 0 or -1 with err set.
+ * determ: refuse algorithms COLL_DETERMINISTIC=1 excludes. */
+static int parse_spec(const char *spec, int determ, const coll_algo_t **out, char *err, size_t errlen)
 {
     for (int k = 0; k < COLL_KIND_COUNT; k++)
         out[k] = NULL;
@@ -111,6 +145,8 @@ static int parse_spec(const char *spec, const coll_algo_t **out, char *err, size
             int found = 0;
             for (int i = 0; coll_algo_table[i]; i++)
                 if (!strcasecmp(coll_algo_table[i]->name, canonical_name(item))) {
+                    if (check_deterministic(coll_algo_table[i], determ, err, errlen))
+                        return -1;
                     out[coll_algo_table[i]->kind] = coll_algo_table[i];
                     found = 1;
                 }
@@ -135,6 +171,8 @@ static int parse_spec(const char *spec, const coll_algo_t **out, char *err, size
                      coll_kind_name(k), names, coll_algo_find(k, "hier") ? ", hybrid = hier" : "");
             return -1;
         }
+        if (check_deterministic(a, determ, err, errlen))
+            return -1;
         out[k] = a;
     }
     return 0;
@@ -143,14 +181,20 @@ static int parse_spec(const char *spec, const coll_algo_t **out, char *err, size
 coll_status_t coll_algo_check_spec(const char *spec, char *err, size_t errlen)
 {
     const coll_algo_t *tmp[COLL_KIND_COUNT];
-    return parse_spec(spec, tmp, err, errlen) ? COLL_ERR_INVALID_ARG : COLL_SUCCESS;
+    return parse_spec(spec, 0, tmp, err, errlen) ? COLL_ERR_INVALID_ARG : COLL_SUCCESS;
+}
+
+coll_status_t coll_algo_check_spec_determ(const char *spec, char *err, size_t errlen)
+{
+    const coll_algo_t *tmp[COLL_KIND_COUNT];
+    return parse_spec(spec, 1, tmp, err, errlen) ? COLL_ERR_INVALID_ARG : COLL_SUCCESS;
 }
 
 coll_status_t coll_algo_force(const char *spec)
 {
     char err[512];
     const coll_algo_t *tmp[COLL_KIND_COUNT];
-    if (parse_spec(spec, tmp, err, sizeof err))
+    if (parse_spec(spec, coll_cfg_bool(COLL_CFG_DETERMINISTIC), tmp, err, sizeof err))
         return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_TUNING, "%s", err);
     pthread_mutex_lock(&forced_lock);
     memcpy(forced, tmp, sizeof forced);
@@ -169,6 +213,8 @@ static coll_status_t load_forced(void)
 int coll_algo_is_usable(const coll_algo_t *al, const coll_comm *comm, const coll_group_t *g,
                         const coll_args_t *a)
 {
+    if (excluded_by_determinism(al, coll_cfg_bool(COLL_CFG_DETERMINISTIC)))
+        return 0;
     if ((al->flags & COLL_ALGO_F_SINGLE_HOST) && !coll_group_is_local(comm, g))
         return 0;
     if (al->flags & COLL_ALGO_F_HIER) {
@@ -203,6 +249,7 @@ coll_status_t coll_algo_select(coll_comm *comm, const coll_group_t *g, const col
         for (int i = 0; coll_algo_table[i] && !skip_all_peers; i++)
             skip_all_peers = coll_algo_table[i]->kind == a->kind && !(coll_algo_table[i]->flags & COLL_ALGO_F_ALL_PEERS) &&
                              coll_algo_is_usable(coll_algo_table[i], comm, g, a);
+    int determ = coll_cfg_bool(COLL_CFG_DETERMINISTIC);
     if (!coll_cfg_bool(COLL_CFG_TUNING_RULES_OFF)) {
         int host = coll_group_is_local(comm, g);
         for (int i = 0; coll_tuning_rules[i].algo; i++) {
@@ -212,7 +259,7 @@ coll_status_t coll_algo_select(coll_comm *comm, const coll_group_t *g, const col
                 (r->scope == COLL_RULE_CROWDED && !(host && coll_tuning_crowded(comm))))
                 continue;
             const coll_algo_t *al = coll_algo_find(a->kind, r->algo);
-            if (al && !(skip_all_peers && (al->flags & COLL_ALGO_F_ALL_PEERS)) && coll_algo_is_usable(al, comm, g, a)) {
+            if (al && !((al->flags & COLL_ALGO_F_ORDERED_ONLY) && !determ) && !(skip_all_peers && (al->flags & COLL_ALGO_F_ALL_PEERS)) && coll_algo_is_usable(al, comm, g, a)) {
                 COLL_DEBUG(COLL_SUB_TUNING, "  rule %d: %s/%s", i, coll_kind_name(a->kind), al->name);
                 *out = al;
                 return COLL_SUCCESS;
@@ -230,7 +277,7 @@ coll_status_t coll_algo_select(coll_comm *comm, const coll_group_t *g, const col
     for (int i = 0; coll_algo_table[i]; i++) {
         const coll_algo_t *al = coll_algo_table[i];
         if (al->kind != a->kind || (skip_all_peers && (al->flags & COLL_ALGO_F_ALL_PEERS)) ||
-            !coll_algo_is_usable(al, comm, g, a))
+            ((al->flags & COLL_ALGO_F_ORDERED_ONLY) && !determ) || !coll_algo_is_usable(al, comm, g, a))
             continue;
         if (!any)
             any = al;
@@ -271,8 +318,10 @@ void coll_algo_list(FILE *out)
 {
     fprintf(out, "%-16s %-14s %s\n", "# collective", "algorithm", "description");
     for (int i = 0; coll_algo_table[i]; i++)
-        fprintf(out, "%-16s %-14s %s\n", coll_kind_name(coll_algo_table[i]->kind), coll_algo_table[i]->name,
-                coll_algo_table[i]->desc);
+        fprintf(out, "%-16s %-14s %s%s\n", coll_kind_name(coll_algo_table[i]->kind), coll_algo_table[i]->name,
+                coll_algo_table[i]->desc,
+                coll_algo_kind_reduces(coll_algo_table[i]->kind) && (coll_algo_table[i]->flags & COLL_ALGO_F_DETERMINISTIC)
+                    ? " [allowed with COLL_DETERMINISTIC=1]" : "");
 }
 
 /* ---- the configuration's view of the algorithm names (core/config.h) ---- */

@@ -302,6 +302,15 @@ static void cfg_load_locked(void)
             cfg_assign((coll_cfg_id_t)id, cfg_table[id].def, SRC_DEFAULT);
     }
     cfg_apply_hccl();
+    /* COLL_DETERMINISTIC=1 (or HCCL_DETERMINISTIC=true): a forced reducing
+     * algorithm must honour it (checked once both are known) */
+    char msg[768], err[1024];
+    if (cfg_vals[COLL_CFG_DETERMINISTIC].i && !cfg_vals[COLL_CFG_ALGO].bad && cfg_vals[COLL_CFG_ALGO].str &&
+        cfg_vals[COLL_CFG_ALGO].str[0] &&
+        coll_algo_check_spec_determ(cfg_vals[COLL_CFG_ALGO].str, msg, sizeof msg) != COLL_SUCCESS) {
+        snprintf(err, sizeof err, "invalid COLL_ALGO='%s': %s", cfg_vals[COLL_CFG_ALGO].str, msg);
+        cfg_mark_bad(COLL_CFG_ALGO, err);
+    }
     cfg_loaded = 1;
 }
 

@@ -46,6 +46,7 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
     X(SOCK_NOTSENT, "COLL_SOCK_NOTSENT", SIZE, "0", "bytes", "TCP_NOTSENT_LOWAT of data sockets: unsent bytes a socket queues before it reports full (0 = kernel default)") \
     X(CHUNK, "COLL_CHUNK", SIZE, "256K", "bytes", "pipelining chunk of ring / chain algorithms")    \
     X(HOST_ID, "COLL_HOST_ID", STR, "", "", "override this process's host identity (tests; default hostname + boot id)") \
+    X(DETERMINISTIC, "COLL_DETERMINISTIC", BOOL, "0", "", "bitwise-reproducible reductions: every element of allreduce, reduce and reduce_scatter(v) is reduced in rank order ((x0 + x1) + x2) + ... whatever the algorithm, timing or host layout; only algorithms that honour it are selected (direct, cma, ordered; docs/algorithms.md gives the cost)") \
     X(TUNING_RULES_OFF, "COLL_TUNING_RULES_OFF", BOOL, "0", "", "ignore the measured selection rules (src/coll/tuning_rules.c): cost model only") \
     X(TUNING_FILE, "COLL_TUNING_FILE", STR, "", "", "alpha-beta constants file overriding the built-in measured ones") \
     X(NET_PROBE, "COLL_NET_PROBE", BOOL, "1", "", "with more than one host, measure the network at init (the leaders of hosts 0 and 1 ping-pong 8 B and 1 MiB, a few ms) and use its latency and bandwidth in algorithm selection; skipped when COLL_TUNING_FILE is set") \
@@ -63,7 +64,7 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
     X(HCCL_IF_IP, "HCCL_IF_IP", STR, "", "", "HCCL's host address (an IPv4 or IPv6 address): used as COLL_IF_IP when that is unset") \
     X(HCCL_SOCKET_FAMILY, "HCCL_SOCKET_FAMILY", STR, "", "", "HCCL's AF_INET or AF_INET6: used as COLL_SOCKET_FAMILY when that is unset") \
     X(HCCL_IF_BASE_PORT, "HCCL_IF_BASE_PORT", STR, "", "", "HCCL's first port (0..65535): used as COLL_IF_BASE_PORT when that is unset") \
-    X(HCCL_DETERMINISTIC, "HCCL_DETERMINISTIC", STR, "", "", "HCCL's deterministic reductions (true/false): accepted, not honoured yet (collbench has no COLL_DETERMINISTIC; true gives a warning)") \
+    X(HCCL_DETERMINISTIC, "HCCL_DETERMINISTIC", STR, "", "", "HCCL's deterministic reductions (true/false): used as COLL_DETERMINISTIC (1/0) when that is unset") \
     X(ENV_RANK, "RANK", INT, "-1", "", "launcher (torchrun): global rank")                        \
     X(ENV_WORLD_SIZE, "WORLD_SIZE", INT, "-1", "", "launcher (torchrun): number of ranks")         \
     X(ENV_LOCAL_RANK, "LOCAL_RANK", INT, "-1", "", "launcher (torchrun): rank on this host")      \
@@ -120,8 +121,7 @@ void coll_cfg_reload(void);
 
 /* Once per process: at INFO, every knob not at its default and where it came
  * from (environment, HCCL_* name, the tool); at WARN, HCCL_* names collbench
- * does not know, HCCL_ALGO parts replaced by the nearest algorithm, settings
- * accepted but not honoured. Prints only where rank <= 0 (-1: not known yet);
+ * does not know, HCCL_ALGO parts replaced by the nearest algorithm. Prints only where rank <= 0 (-1: not known yet);
  * later calls, other ranks' included, print nothing. */
 void coll_cfg_report(int rank);
 /* The rank a launcher gave this process (RANK, SLURM_PROCID,

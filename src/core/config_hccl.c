@@ -34,8 +34,7 @@ static const struct {
     {COLL_CFG_HCCL_IF_IP, COLL_CFG_IF_IP},
     {COLL_CFG_HCCL_SOCKET_FAMILY, COLL_CFG_SOCKET_FAMILY},
     {COLL_CFG_HCCL_IF_BASE_PORT, COLL_CFG_IF_BASE_PORT},
-    /* no COLL_DETERMINISTIC yet: when it exists, name it here */
-    {COLL_CFG_HCCL_DETERMINISTIC, COLL_CFG_COUNT},
+    {COLL_CFG_HCCL_DETERMINISTIC, COLL_CFG_DETERMINISTIC},
 };
 #define NMAP (sizeof hccl_map / sizeof hccl_map[0])
 
@@ -342,11 +341,7 @@ int coll_hccl_translate(coll_cfg_id_t id, const char *v, char *out, size_t outle
             snprintf(err, errlen, "invalid %s='%s': expected true or false", env, v);
             return -1;
         }
-        if (!strcasecmp(v, "true") || !strcmp(v, "1"))
-            appendf(notes, noteslen, "%s=%s is accepted but not honoured yet: collbench has no COLL_DETERMINISTIC; "
-                    "each algorithm reduces in its own fixed order, force one with COLL_ALGO to keep that order across sizes\n",
-                    env, v);
-        out[0] = '\0';
+        snprintf(out, outlen, "%s", !strcasecmp(v, "true") || !strcmp(v, "1") ? "1" : "0");
         return 0;
     default:   /* same syntax and unit as the COLL_ knob (validated there) */
         snprintf(out, outlen, "%s", v);

@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include "core/config.h"
 
-/* The COLL_ knob an HCCL_* entry stands for; COLL_CFG_COUNT when it has none
- * (HCCL_DETERMINISTIC) or when id is not an HCCL_* entry (see coll_hccl_is). */
+/* The COLL_ knob an HCCL_* entry stands for; COLL_CFG_COUNT when id is not an
+ * HCCL_* entry (see coll_hccl_is). */
 coll_cfg_id_t coll_hccl_target(coll_cfg_id_t id);
 int coll_hccl_is(coll_cfg_id_t id);
 

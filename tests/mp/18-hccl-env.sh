@@ -51,13 +51,18 @@ out=$(pc COLL_BUFFSIZE=16M HCCL_BUFFSIZE=2048 COLL_ALGO=ring HCCL_ALGO='level0:N
 [ "$(row "$out" COLL_BUFFSIZE | awk '{print $2}')" = 16M ] || bad "COLL_BUFFSIZE does not win: $(row "$out" COLL_BUFFSIZE)"
 [ "$(row "$out" COLL_ALGO | awk '{print $2}')" = ring ] || bad "COLL_ALGO does not win: $(row "$out" COLL_ALGO)"
 has "$(row "$out" HCCL_BUFFSIZE)" "[not used: COLL_BUFFSIZE is set]" "COLL_BUFFSIZE wins"
-# HCCL_DETERMINISTIC: accepted, and said not to be honoured
+# HCCL_DETERMINISTIC: true/false become COLL_DETERMINISTIC 1/0
 out=$(pc HCCL_DETERMINISTIC=true)
-has "$(row "$out" HCCL_DETERMINISTIC)" "[accepted, not honoured yet]" "HCCL_DETERMINISTIC row"
+has "$(row "$out" HCCL_DETERMINISTIC)" "[used as COLL_DETERMINISTIC='1']" "HCCL_DETERMINISTIC row"
+has "$(row "$out" COLL_DETERMINISTIC)" "[from HCCL_DETERMINISTIC='true']" "HCCL_DETERMINISTIC source"
+out=$(pc HCCL_DETERMINISTIC=false)
+[ "$(row "$out" COLL_DETERMINISTIC | awk '{print $2}')" = 0 ] || bad "HCCL_DETERMINISTIC=false: $(row "$out" COLL_DETERMINISTIC)"
+out=$(pc COLL_DETERMINISTIC=0 HCCL_DETERMINISTIC=true)
+has "$(row "$out" HCCL_DETERMINISTIC)" "[not used: COLL_DETERMINISTIC is set]" "COLL_DETERMINISTIC wins"
 
 # --- a run: INFO says it once (not once per rank), warnings once -------------
 err=$(env "${LO[@]}" COLL_DEBUG=INFO COLL_DEBUG_SUBSYS=ENV,TUNING HCCL_BUFFSIZE=16 HCCL_EXEC_TIMEOUT=60 COLL_EXEC_TIMEOUT=30 \
-      HCCL_ALGO='allreduce=level0:NA;level1:ring/broadcast=level0:NA;level1:pairwise' HCCL_FOO=1 HCCL_DETERMINISTIC=true \
+      HCCL_ALGO='allreduce=level0:NA;level1:ring/broadcast=level0:NA;level1:pairwise' HCCL_FOO=1 \
       HCCL_ALGO_X=2 "$AR" -p 4 -b 1K -e 1K -n 1 -w 0 2>&1 >/dev/null); rc=$?
 [ $rc -eq 0 ] || bad "HCCL run exit $rc: $err"
 n() { printf '%s\n' "$err" | grep -cF -- "$1"; }
@@ -68,8 +73,12 @@ n() { printf '%s\n' "$err" | grep -cF -- "$1"; }
 [ "$(n "HCCL_ALGO_X is not an HCCL setting collbench knows")" = 1 ] || bad "HCCL_ALGO_X not warned once: $err"
 [ "$(n "HCCL_ALGO level1:pairwise for broadcast: collbench has no pairwise there, using the automatic choice")" = 1 ] ||
     bad "pairwise for broadcast not warned once: $err"
-[ "$(n "HCCL_DETERMINISTIC=true is accepted but not honoured yet")" = 1 ] || bad "HCCL_DETERMINISTIC not warned once: $err"
+[ "$(n "not honoured")" = 0 ] || bad "a setting said not to be honoured: $err"
 [ "$(n "allreduce 1024 bytes on 4 ranks: algorithm ring (forced)")" = 4 ] || bad "HCCL_ALGO ring not used by every rank: $err"
+err=$(env "${LO[@]}" COLL_DEBUG=INFO COLL_DEBUG_SUBSYS=ENV,TUNING HCCL_DETERMINISTIC=true "$AR" -p 4 -b 1K -e 1K -n 1 -w 0 2>&1 >/dev/null); rc=$?
+[ $rc -eq 0 ] || bad "HCCL_DETERMINISTIC run exit $rc: $err"
+[ "$(n "COLL_DETERMINISTIC='1' (from HCCL_DETERMINISTIC='true')")" = 1 ] || bad "INFO for HCCL_DETERMINISTIC not once: $err"
+[ "$(n "not honoured")" = 0 ] || bad "HCCL_DETERMINISTIC said not to be honoured: $err"
 err=$(env "${LO[@]}" HCCL_ALGO='level0:NA;level1:NHR' "$AR" -p 2 -b 1K -e 1K -n 1 -w 0 2>&1 >/dev/null)
 has "$err" "HCCL_ALGO level1:NHR for every operator: collbench has no NHR there, using the nearest: allreduce=hd" "NHR"
 # effects at run time: staging size, interface, address, port range
@@ -102,7 +111,7 @@ check() {   # check NEEDLE VAR=VALUE [BIN ARGS...]
     pgrep -P $pid >/dev/null && bad "$kv left children of $pid"
 }
 check "invalid COLL_ALGO='bogus': unknown algorithm 'bogus' in COLL_ALGO; allowed: direct cma ring hd" COLL_ALGO=bogus
-check "invalid COLL_ALGO='allreduce=bruck': unknown algorithm 'bruck' for allreduce in COLL_ALGO; allowed: direct cma ring hd tree hier, hybrid = hier" \
+check "invalid COLL_ALGO='allreduce=bruck': unknown algorithm 'bruck' for allreduce in COLL_ALGO; allowed: direct cma ring hd tree hier ordered, hybrid = hier" \
     COLL_ALGO=allreduce=bruck
 check "invalid HCCL_ALGO='level0:NA;level1:bogus': unknown algorithm 'bogus'; allowed: ring H-D_R NHR NHR_V1 NB AHC pipeline pairwise NA" \
     'HCCL_ALGO=level0:NA;level1:bogus'

@@ -227,7 +227,9 @@ int cb_cli_parse(const cb_desc_t *d, int argc, char **argv, cb_opts_t *o, char *
             char why[256] = "";
             if (!*arg)
                 return fail(err, errlen, "invalid --algo '': allowed an algorithm name (see --list-algos)");
-            if (coll_algo_check_spec(arg, why, sizeof(why)) != COLL_SUCCESS)
+            /* COLL_DETERMINISTIC=1: only algorithms that honour it */
+            if ((coll_cfg_bool(COLL_CFG_DETERMINISTIC) ? coll_algo_check_spec_determ
+                                                       : coll_algo_check_spec)(arg, why, sizeof(why)) != COLL_SUCCESS)
                 return fail(err, errlen, "invalid --algo '%s': %s", arg,
                             why[0] ? why : "allowed names: see --list-algos");
             o->algo = arg;

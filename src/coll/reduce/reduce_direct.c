@@ -124,7 +124,7 @@ const coll_algo_t coll_algo_reduce_direct = {
     .name = "direct",
     .desc = "shm, one host: each rank reduces a 1/p slice of staged (or zero-copy) inputs; 2 barriers per "
             "chunk + 1",
-    .flags = COLL_ALGO_F_SINGLE_HOST,
+    .flags = COLL_ALGO_F_SINGLE_HOST | COLL_ALGO_F_DETERMINISTIC,
     .usable = usable,
     .cost_us = cost,
     .run = run,

@@ -2,3 +2,4 @@
 ALGO(reduce_scatter_direct)
 ALGO(reduce_scatter_ring)
 ALGO(reduce_scatter_hier)
+ALGO(reduce_scatter_ordered)

@@ -2,3 +2,4 @@
 ALGO(reduce_scatterv_direct)
 ALGO(reduce_scatterv_ring)
 ALGO(reduce_scatterv_halving)
+ALGO(reduce_scatterv_ordered)

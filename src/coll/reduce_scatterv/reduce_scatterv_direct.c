@@ -161,7 +161,7 @@ const coll_algo_t coll_algo_reduce_scatterv_direct = {
     .name = "direct",
     .desc = "shared memory, one host: inputs staged in proportional slots (or zero-copy), rank i reduces "
             "block i in order 0..p-1",
-    .flags = COLL_ALGO_F_SINGLE_HOST,
+    .flags = COLL_ALGO_F_SINGLE_HOST | COLL_ALGO_F_DETERMINISTIC,
     .usable = usable,
     .cost_us = cost,
     .run = run,

@@ -140,9 +140,14 @@ $(TBIN)/matrix: tests/matrix/matrix.c tests/matrix/matrix_cases.h $(LIB)/libcoll
 	$(CC) $(CFLAGS_ALL) $(LDSAN) -o $@ tests/matrix/matrix.c $(LIB)/libcoll.a $(LDLIBS_ALL)
 
 # coll_comm_split on forked ranks over simulated hosts (tests/mp/78-split.sh).
-$(TBIN)/split_test $(TBIN)/determ: tests/split/split_test.c $(LIB)/libcoll.a
+$(TBIN)/split_test: tests/split/split_test.c $(LIB)/libcoll.a
 	@mkdir -p $(TBIN)
 	$(CC) $(CFLAGS_ALL) $(LDSAN) -o $@ tests/split/split_test.c $(LIB)/libcoll.a $(LDLIBS_ALL)
+
+# Bitwise reproducibility of the reductions (tests/mp/19-deterministic.sh).
+$(TBIN)/determ: tests/determ/determ.c $(LIB)/libcoll.a
+	@mkdir -p $(TBIN)
+	$(CC) $(CFLAGS_ALL) $(LDSAN) -o $@ tests/determ/determ.c $(LIB)/libcoll.a $(LDLIBS_ALL)
 
 # Examples see include/ only (no -Isrc), as a user's program would.
 $(O)/build/examples/%: examples/%.c include/coll.h $(LIB)/libcoll.a

@@ -337,7 +337,12 @@ static const char *cfg_canonical(coll_kind_t kind, const char *name)
     return al ? al->name : NULL;
 }
 
-static const coll_cfg_algo_names_t cfg_names = {cfg_check_spec, cfg_canonical};
+static int cfg_check_spec_determ(const char *spec, char *msg, size_t len)
+{
+    return coll_algo_check_spec_determ(spec, msg, len) == COLL_SUCCESS ? 0 : -1;
+}
+
+static const coll_cfg_algo_names_t cfg_names = {cfg_check_spec, cfg_canonical, cfg_check_spec_determ};
 
 /* Registered when the library is loaded: the registry is linked into every
  * program that can run a collective, so the names are known before any

@@ -307,7 +307,8 @@ static void cfg_load_locked(void)
     char msg[768], err[1024];
     if (cfg_vals[COLL_CFG_DETERMINISTIC].i && !cfg_vals[COLL_CFG_ALGO].bad && cfg_vals[COLL_CFG_ALGO].str &&
         cfg_vals[COLL_CFG_ALGO].str[0] &&
-        coll_algo_check_spec_determ(cfg_vals[COLL_CFG_ALGO].str, msg, sizeof msg) != COLL_SUCCESS) {
+        coll_cfg_algo_names()->check_spec_determ &&
+        coll_cfg_algo_names()->check_spec_determ(cfg_vals[COLL_CFG_ALGO].str, msg, sizeof msg) != 0) {
         snprintf(err, sizeof err, "invalid COLL_ALGO='%s': %s", cfg_vals[COLL_CFG_ALGO].str, msg);
         cfg_mark_bad(COLL_CFG_ALGO, err);
     }
@@ -535,7 +536,7 @@ char *coll_cfg_nondefault(const char *sep)
 }
 
 static const coll_cfg_algo_names_t *algo_names;
-static const coll_cfg_algo_names_t no_names = {NULL, NULL};
+static const coll_cfg_algo_names_t no_names = {NULL, NULL, NULL};
 
 void coll_cfg_set_algo_names(const coll_cfg_algo_names_t *names)
 {

@@ -146,6 +146,8 @@ typedef struct {
     int (*check_spec)(const char *spec, char *msg, size_t len);
     /* the registered name of algorithm `name` for collective kind, or NULL */
     const char *(*canonical)(coll_kind_t kind, const char *name);
+    /* as check_spec, but every reducing algorithm named must honour COLL_DETERMINISTIC */
+    int (*check_spec_determ)(const char *spec, char *msg, size_t len);
 } coll_cfg_algo_names_t;
 void coll_cfg_set_algo_names(const coll_cfg_algo_names_t *names);
 const coll_cfg_algo_names_t *coll_cfg_algo_names(void);

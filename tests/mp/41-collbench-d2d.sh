@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # timeout: 120
-# collbench bw -t d2d (--bw): table format, plausibility, JSON, small sizes and
-# the command-line errors (one line naming the value, exit 2).
+# collbench bw -t d2d (--bw): table format, plausibility, JSON, small sizes,
+# ascend-dmi device ids (-d, --ds/--dd, -m; cross-NUMA where the machine has
+# two nodes, p2p's exit-2 message where it has one) and the command-line errors
+# (one line naming the value, exit 2).
 set -u
 CB=${CB_O:-.}/bin/collbench
 fail() { echo "FAIL: $*"; exit 1; }
@@ -36,6 +38,44 @@ assert d["type"]=="d2d" and d["size"]==1048576 and d["execute_times"]==2, d
 assert all(r["bandwidth_gbs"]>0 and r["check"]=="success" for r in d["results"]), d
 assert {r["method"] for r in d["results"]}=={"memcpy","nt"}, d' || fail "JSON content"
 
+# ascend-dmi device ids (issue 15 item 6): -d D, --ds S --dd D, -m device|card
+out=$("$CB" bw -t d2d -d 0 -s 8M -et 5) || fail "-d 0 exit $?"
+echo "$out" | grep -q 'memcpy, 1 thread (one core), device 0 -> 0$' || fail "-d 0: no device in the title: $out"
+echo "$out" | grep -q 'Source buffer on device 0, destination buffer and copying threads on device 0' \
+    || fail "-d 0: placement line missing"
+[ "$(echo "$out" | awk '$1 == 8388608 && $2 == 5 && $3 > 0' | grep -c .)" -ge "$want" ] || fail "-d 0: rows: $out"
+js=$("$CB" bw -t d2d --ds 0 --dd 0 -m card -s 1M -et 2 --method nt -fmt json) || fail "--ds/--dd card exit $?"
+echo "$js" | python3 -c '
+import json,sys
+d=json.load(sys.stdin)
+assert d["mode"]=="card" and d["src_device"]==0 and d["dst_device"]==0 and d["threads_on"]=="dst", d
+assert all(r["check"]=="success" and r["method"]=="nt" for r in d["results"]), d' || fail "device JSON: $js"
+"$CB" bw -t d2d -m device -s 4K -et 2 -q --method memcpy | grep -q 'device 0 -> 0' || fail "-m alone is not -d 0"
+# the buffers and threads are bound (numa_maps: bind:0 with a device, default without)
+"$CB" bw -t d2d -d 0 -s 32M -et 300 --method memcpy -c 1 -q >/dev/null & pid=$!
+sleep 0.4; maps=$(cat /proc/$pid/numa_maps 2>/dev/null); wait $pid || fail "-d 0 -s 32M exit $?"
+echo "$maps" | grep -q 'bind:0 anon=' || fail "-d 0: memory not bound to node 0: $(echo "$maps" | head -3)"
+"$CB" bw -t d2d -s 32M -et 300 --method memcpy -c 1 -q >/dev/null & pid=$!
+sleep 0.4; maps=$(cat /proc/$pid/numa_maps 2>/dev/null); wait $pid || fail "-s 32M exit $?"
+echo "$maps" | grep -q bind: && fail "bound without -d: $(echo "$maps" | grep bind: | head -3)"
+nodes=$(ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null | wc -l)
+if [ -d /sys/devices/system/node/node1 ]; then
+    # a real multi-NUMA server: cross-node copy, source on 0, destination and threads on 1
+    out=$("$CB" bw -t d2d --ds 0 --dd 1 -s 64M -et 5) || fail "--ds 0 --dd 1 exit $?"
+    echo "$out" | grep -q 'device 0 -> 1' || fail "--ds 0 --dd 1: $out"
+    echo "$out" | awk '$1 == 67108864 && $3 > 0 {f=1} END{exit !f}' || fail "--ds 0 --dd 1: no row"
+else
+    # one NUMA node ($nodes): -d 1 fails exactly as p2p does, exit 2
+    d2d=$("$CB" bw -t d2d -d 1 -s 1M 2>&1 >/dev/null); rc=$?
+    [ $rc -eq 2 ] || fail "-d 1 exit $rc (want 2)"
+    p2p=$("$CB" bw -t p2p -d 1 -s 1M 2>&1 >/dev/null)
+    [ "$d2d" = "$p2p" ] || fail "-d 1: d2d says '$d2d', p2p says '$p2p'"
+    echo "$d2d" | grep -q 'device 1 does not exist: this machine has NUMA node(s) 0' || fail "-d 1: $d2d"
+    d2d=$("$CB" bw -t d2d --ds 0 --dd 1 -s 1M 2>&1 >/dev/null); rc=$?
+    p2p=$("$CB" bw -t p2p --ds 0 --dd 1 -s 1M 2>&1 >/dev/null)
+    [ $rc -eq 2 ] && [ "$d2d" = "$p2p" ] || fail "--dd 1: exit $rc, '$d2d' vs p2p '$p2p'"
+fi
+
 err() {
     local want=$1; shift
     out=$("$CB" "$@" 2>&1 >/dev/null); rc=$?
@@ -51,4 +91,9 @@ err "'0'.*allowed" bw -t d2d -s 0
 err "missing -t" bw -s 1M
 err "'h2x'.*allowed: d2d, p2p" bw -t h2x
 err "'--frobnicate'" bw -t d2d --frobnicate
+err "--ds and --dd go together" bw -t d2d --ds 0
+err "-d does not go with --ds/--dd" bw -t d2d -d 0 --ds 0 --dd 0
+err "invalid -m 'gpu'" bw -t d2d -m gpu
+err "'-1'.*allowed" bw -t d2d -d -1
+err "device 9 does not exist" bw -t d2d --ds 0 --dd 9
 echo PASS

@@ -13,12 +13,27 @@
  * source after it. Untimed copies come before each run: at least one, and
  * CBT_BW_WARMUP_S (bw.h) of them in all before the first. Sizes that do not
  * fit MemAvailable are refused up front.
+ *
+ * Devices (ascend-dmi's ids, dev.c): -d D puts both buffers and the copying
+ * threads on device D (a NUMA node; -m card: a socket); --ds S --dd D puts the
+ * source buffer on S and the destination buffer on D (mbind), and the copying
+ * threads on D's CPUs. Threads on the destination make the copy a pull: each
+ * source line crosses the interconnect once (a read) and the stores stay local.
+ * Threads on the source would push, and a memcpy store to a remote line crosses
+ * twice (read-for-ownership, then write-back), so the number would mix the
+ * store method into the link's rate; the pull is also how a receiving node
+ * fills its own memory. "one core" is then one core of D, "all cores" every
+ * physical core of D.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -166,6 +181,20 @@ static void run_free(run_t *r)
     }
 }
 
+/* Place [addr, addr+len) on the device's NUMA node(s) before its first touch;
+ * 0, or -1 with a message in err. ENOSYS (no NUMA in the kernel) is not an error. */
+static int place(void *addr, size_t len, const cbt_dev_t *d, const char *what, char *err, size_t errlen)
+{
+    if (syscall(SYS_mbind, addr, len, 2 /* MPOL_BIND */, d->nodemask, (unsigned long)(64 * CBT_DEV_MASK_WORDS + 1),
+                0UL) != 0 &&
+        errno != ENOSYS) {
+        snprintf(err, errlen, "cannot place the %s buffer on %s %d: %s", what, d->card ? "card" : "device", d->id,
+                 strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 typedef struct {
     const char *method;
     int threads;
@@ -177,8 +206,9 @@ int cbt_bw_d2d(const cbt_bw_opts_t *o)
 {
     int cpus[CBT_MAX_CPUS], ncores;
     int ncpu = cbt_cpu_list(cpus, CBT_MAX_CPUS, &ncores);
-    int all = ncores;
+    int all = 0;
     int do_memcpy = 1, do_nt = 1;
+    int card = 0, ds = -1, dd = -1, dev = -1, m_set = 0;
     for (int i = 0; i < o->nextra; i++) {
         const char *a = o->extra[i];
         long long ll;
@@ -192,10 +222,52 @@ int cbt_bw_d2d(const cbt_bw_opts_t *o)
             do_nt = !strcmp(v, "nt") || !strcmp(v, "all");
             if (!do_memcpy && !do_nt)
                 return cbt_usage_error(TOOL, "invalid --method '%s' (allowed: memcpy, nt, all)", v);
+        } else if ((!strcmp(a, "-d") || !strcmp(a, "--device")) && i + 1 < o->nextra) {
+            if (cbt_parse_ll(TOOL, "-d", o->extra[++i], 0, CBT_DEV_MAX - 1, &ll))
+                return CBT_EXIT_USAGE;
+            dev = (int)ll;
+        } else if ((!strcmp(a, "-ds") || !strcmp(a, "--ds") || !strcmp(a, "--device-src")) && i + 1 < o->nextra) {
+            if (cbt_parse_ll(TOOL, "--ds", o->extra[++i], 0, CBT_DEV_MAX - 1, &ll))
+                return CBT_EXIT_USAGE;
+            ds = (int)ll;
+        } else if ((!strcmp(a, "-dd") || !strcmp(a, "--dd") || !strcmp(a, "--device-dst")) && i + 1 < o->nextra) {
+            if (cbt_parse_ll(TOOL, "--dd", o->extra[++i], 0, CBT_DEV_MAX - 1, &ll))
+                return CBT_EXIT_USAGE;
+            dd = (int)ll;
+        } else if ((!strcmp(a, "-m") || !strcmp(a, "--mode")) && i + 1 < o->nextra) {
+            if ((card = cbt_parse_devmode(TOOL, o->extra[++i])) < 0)
+                return CBT_EXIT_USAGE;
+            m_set = 1;
         } else {
             return cbt_usage_error(TOOL, "unknown option '%s' for -t d2d (see collbench bw --help)", a);
         }
     }
+    if ((ds >= 0) != (dd >= 0))
+        return cbt_usage_error(TOOL, "--ds and --dd go together (source and destination device)");
+    if (ds >= 0 && dev >= 0)
+        return cbt_usage_error(TOOL, "-d does not go with --ds/--dd (-d D is --ds D --dd D)");
+    if (dev >= 0)
+        ds = dd = dev;
+    else if (m_set && ds < 0)
+        ds = dd = 0; /* -m alone: device (card) 0, as in p2p */
+    cbt_dev_t sdev, ddev;
+    if (ds >= 0) {
+        char e[512];
+        for (int k = 0; k < 2; k++)
+            if (cbt_dev_lookup(card, k ? dd : ds, k ? &ddev : &sdev, e, sizeof e) != 0)
+                return cbt_usage_error(TOOL, "%s %d: %s (--ds/--dd are device ids on the source and the target "
+                                       "node, not ranks)", dev >= 0 ? "-d" : k ? "--dd" : "--ds", k ? dd : ds, e);
+        /* the copying threads run on the destination (see the top of this file);
+         * the threads started below inherit the CPUs, cbt_cpu_list sees only them */
+        if (cbt_dev_bind(&ddev, e, sizeof e) != 0)
+            return cbt_error(TOOL, CBT_EXIT_FAIL, "%s", e);
+        ncpu = cbt_cpu_list(cpus, CBT_MAX_CPUS, &ncores);
+        if (all > ncpu)
+            return cbt_usage_error(TOOL, "invalid -c '%d' (allowed: integer 1..%d, the CPUs of %s %d)", all, ncpu,
+                                   card ? "card" : "device", dd);
+    }
+    if (!all)
+        all = ncores;
     const size_t size = (size_t)o->size;
     unsigned long long need = 2ULL * size, avail = cbt_mem_available();
     if (avail && need > avail / 10 * 9) {
@@ -225,6 +297,16 @@ int cbt_bw_d2d(const cbt_bw_opts_t *o)
     }
 #endif
     int rc = 0;
+    if (ds >= 0) {
+        char e[512];
+        if (place(src, map, &sdev, "source", e, sizeof e) != 0 || place(dst, map, &ddev, "destination", e, sizeof e) != 0) {
+            rc = cbt_error(TOOL, CBT_EXIT_FAIL, "%s", e);
+            goto out;
+        }
+    }
+    char where[96] = "";
+    if (ds >= 0)
+        snprintf(where, sizeof where, ", %s %d -> %d", card ? "card" : "device", ds, dd);
     run_t *touch = run_new(src, dst, size, cpus, all);
     if (!touch || run_job(touch, JOB_TOUCH)) {
         run_free(touch);
@@ -272,8 +354,8 @@ int cbt_bw_d2d(const cbt_bw_opts_t *o)
                                methods[m].name, counts[c]);
             if (!o->json) {
                 char title[160];
-                snprintf(title, sizeof title, "Host Memory Copy Test: %s, %d thread%s%s", x->method, x->threads,
-                         x->threads > 1 ? "s" : "", x->threads > 1 ? " (all cores)" : " (one core)");
+                snprintf(title, sizeof title, "Host Memory Copy Test: %s, %d thread%s%s%s", x->method, x->threads,
+                         x->threads > 1 ? "s" : "", x->threads > 1 ? " (all cores)" : " (one core)", where);
                 cbt_bw_table_head(title);
                 cbt_bw_table_row(o->size, o->exec_times, x->gbs, x->us);
                 cbt_bw_table_foot();
@@ -284,9 +366,12 @@ int cbt_bw_d2d(const cbt_bw_opts_t *o)
         }
     }
     if (o->json) {
-        printf("{\"schema\": \"collbench-bw/1\", \"type\": \"d2d\", \"size\": %llu, \"execute_times\": %lld, "
-               "\"results\": [",
+        printf("{\"schema\": \"collbench-bw/1\", \"type\": \"d2d\", \"size\": %llu, \"execute_times\": %lld, ",
                o->size, o->exec_times);
+        if (ds >= 0)
+            printf("\"mode\": \"%s\", \"src_device\": %d, \"dst_device\": %d, \"threads_on\": \"dst\", ",
+                   card ? "card" : "device", ds, dd);
+        printf("\"results\": [");
         for (int i = 0; i < nres; i++)
             printf("%s\n  {\"method\": \"%s\", \"threads\": %d, \"bytes\": %llu, \"execute_times\": %lld, "
                    "\"bandwidth_gbs\": %.6f, \"elapsed_us\": %.3f, \"check\": \"%s\"}",
@@ -295,6 +380,9 @@ int cbt_bw_d2d(const cbt_bw_opts_t *o)
         printf("]}\n");
     } else if (!o->quiet) {
         printf("Bandwidth = Size / Elapsed Time of one execution (bytes copied; memory traffic is 2x that).\n");
+        if (ds >= 0)
+            printf("Source buffer on %s %d, destination buffer and copying threads on %s %d (CPUs of %s %d).\n",
+                   card ? "card" : "device", ds, card ? "card" : "device", dd, card ? "card" : "device", dd);
 #if !defined(__SSE2__)
         printf("nt: no non-temporal store path on this architecture, memcpy used.\n");
 #endif

@@ -13,6 +13,7 @@
 
 #include "core/log.h"
 #include "transport/shm_seg.h"
+#include "transport/sim.h"
 #include "transport/transport.h"
 
 #define PRIM_MAX_FDS 64                      /* per wait; peers beyond it make the wait poll 1 ms */
@@ -135,6 +136,8 @@ static coll_status_t check_fatal(coll_waiter_t *w, coll_comm *comm, const int *w
 coll_status_t coll_waiter_idle(coll_waiter_t *w, coll_comm *comm, uint32_t seen,
                                const int *waiting_for, int n, struct pollfd *fds, int nfds)
 {
+    if (comm->sim)   /* simulated ranks: the scheduler runs another rank (transport/sim.h) */
+        return coll_sim_wait(comm, waiting_for, n);
     if (w->spins < (unsigned)comm->spin) {
         w->spins++;
         cpu_relax();

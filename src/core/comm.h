@@ -40,6 +40,7 @@ typedef struct {
 struct coll_transport_ops;
 struct coll_shm;
 struct coll_tcp;
+struct coll_sim;
 
 struct coll_comm {
     int rank, nranks;
@@ -61,6 +62,7 @@ struct coll_comm {
     const struct coll_transport_ops **tp;   /* [nranks] */
     struct coll_shm *shm;                /* NULL when local_size == 1 or disabled */
     struct coll_tcp *tcp;                /* NULL when every peer is local */
+    struct coll_sim *sim;                /* simulated communicator (transport/sim.h), else NULL */
 
     coll_bootstrap_t bs;
     coll_id_info_t id;

@@ -92,6 +92,8 @@ struct coll_sim {
     int *hrank, hn;
     coll_sim_fn fn;
     void *arg;
+    sim_msg_t *free_msgs;         /* recycled message records */
+    unsigned long long nmsgs, nswitch;   /* this run: messages sent, context switches */
 };
 
 static coll_sim_t *sim_running;   /* the run in progress (coroutine entry reads it) */
@@ -148,6 +150,7 @@ static int h_pop(coll_sim_t *s)
 
 static void to_sched(coll_sim_t *s, int rank)
 {
+    s->nswitch++;
 #if SIM_FAST_SWITCH
     coll_sim_switch(&s->r[rank].sp, s->sched_sp);
 #else
@@ -193,9 +196,12 @@ static coll_status_t sim_send(coll_comm *comm, int peer, const void *buf, size_t
     int me_r = comm->rank;
     sim_rank_t *me = &s->r[me_r];
     sim_order(s, me_r);
-    sim_msg_t *m = malloc(sizeof *m);
-    if (!m)
+    sim_msg_t *m = s->free_msgs;
+    if (m)
+        s->free_msgs = m->next;
+    else if (!(m = malloc(sizeof *m)))
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "sim: out of memory");
+    s->nmsgs++;
     m->data = NULL;
     if (s->p.move_data && len) {
         m->data = malloc(len);
@@ -277,7 +283,8 @@ static coll_status_t sim_recv(coll_comm *comm, int peer, const coll_sink_t *sink
     if (me->tail == m)
         me->tail = prev;
     free(m->data);
-    free(m);
+    m->next = s->free_msgs;
+    s->free_msgs = m;
     *done = len;
     return COLL_SUCCESS;
 }
@@ -354,6 +361,7 @@ coll_status_t coll_sim_run(coll_sim_t *s, coll_sim_fn fn, void *arg, double *t_u
     s->arg = arg;
     s->ndone = 0;
     s->hn = 0;
+    s->nmsgs = s->nswitch = 0;
     sim_running = s;
     for (int h = 0; h < s->nhosts; h++)
         s->tx_free[h] = s->rx_free[h] = 0;
@@ -417,6 +425,12 @@ coll_status_t coll_sim_run(coll_sim_t *s, coll_sim_fn fn, void *arg, double *t_u
 
 /* ---- communicators ---- */
 
+void coll_sim_counts(const coll_sim_t *s, unsigned long long *msgs, unsigned long long *switches)
+{
+    *msgs = s->nmsgs;
+    *switches = s->nswitch;
+}
+
 int coll_sim_nranks(const coll_sim_t *s)
 {
     return s->n;
@@ -453,6 +467,11 @@ void coll_sim_destroy(coll_sim_t *s)
     free(s->tp);
     free(s->hkey);
     free(s->hrank);
+    while (s->free_msgs) {
+        sim_msg_t *m = s->free_msgs;
+        s->free_msgs = m->next;
+        free(m);
+    }
     free(s);
 }
 

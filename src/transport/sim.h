@@ -66,6 +66,9 @@ coll_comm *coll_sim_comm(coll_sim_t *s, int rank);
 typedef coll_status_t (*coll_sim_fn)(coll_comm *comm, void *arg);
 coll_status_t coll_sim_run(coll_sim_t *s, coll_sim_fn fn, void *arg, double *t_us);
 
+/* Messages sent and rank -> scheduler switches of the last run. */
+void coll_sim_counts(const coll_sim_t *s, unsigned long long *msgs, unsigned long long *switches);
+
 /* The executor's wait (prim.c, coll_waiter_idle) on a simulated comm: give
  * the core to the scheduler until a message from one of waiting_for arrives. */
 coll_status_t coll_sim_wait(coll_comm *comm, const int *waiting_for, int n);

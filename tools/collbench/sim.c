@@ -305,7 +305,7 @@ int cbt_sim_main(int argc, char **argv)
                so.p.net_us, so.p.net_ovh_us, so.p.shm_gbps, so.p.shm_us, so.p.shm_ovh_us, so.p.reduce_gbps);
     fflush(stdout);
     int first = 1;
-    unsigned long long s = o->minbytes;
+    unsigned long long s = o->minbytes, msgs = 0;
     for (;;) {
         cbt_sim_result_t r;
         double alg, bus;
@@ -316,12 +316,14 @@ int cbt_sim_main(int argc, char **argv)
             rc = CBT_EXIT_FAIL;
         if (so.json)
             printf("%s\n  {\"bytes\": %zu, \"time_us\": %.3f, \"algbw\": %.6f, \"busbw\": %.6f, \"check\": \"%s\", "
-                   "\"algorithm\": \"%s\"",
-                   first ? "" : ",", r.bytes, r.t_us, alg, bus, check_str(&so, &r), r.algo ? r.algo : "");
+                   "\"algorithm\": \"%s\", \"messages\": %llu, \"wall_s\": %.3f",
+                   first ? "" : ",", r.bytes, r.t_us, alg, bus, check_str(&so, &r), r.algo ? r.algo : "", r.msgs,
+                   r.wall_s);
         else
             printf("%-17zu | %-14.2f | %-20.5f | %-13s | %-20.5f | %s%s\n", r.bytes, r.t_us, alg, check_str(&so, &r),
                    bus, r.algo ? r.algo : "-", so.algo ? " (forced)" : "");
         first = 0;
+        msgs += r.msgs;
         if (so.compare) {
             if (so.json)
                 printf(", \"algos\": {");
@@ -333,6 +335,7 @@ int cbt_sim_main(int argc, char **argv)
                 cbt_sim_result_t q;
                 force(&so, al->name);
                 cbt_sim_job_run(&job, (size_t)s, &q);
+                msgs += q.msgs;
                 int ran = !q.failed && q.algo && !strcmp(q.algo, al->name);
                 double qa, qb;
                 row_bw(&so, &q, &qa, &qb);
@@ -362,9 +365,9 @@ int cbt_sim_main(int argc, char **argv)
     }
     double wall = cbt_now() - t0;
     if (so.json)
-        printf("\n ], \"wall_s\": %.3f}\n", wall);
+        printf("\n ], \"messages\": %llu, \"wall_s\": %.3f}\n", msgs, wall);
     else
-        printf("# simulated in %.2f s\n", wall);
+        printf("# simulated in %.2f s (%llu messages)\n", wall, msgs);
     cbt_sim_job_free(&job);
     free(so.host_nranks);
     return rc;

@@ -35,6 +35,8 @@ typedef struct {
     uint64_t wrong;
     const char *algo;              /* the algorithm rank 0 ran on the world */
     int failed;                    /* the run failed (message printed) */
+    unsigned long long msgs, switches;   /* simulated messages, context switches */
+    double wall_s;                 /* host time of the run */
 } cbt_sim_result_t;
 
 extern const cb_desc_t cbt_desc_gather;

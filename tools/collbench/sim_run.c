@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cb.h"
 #include "coll.h"
 #include "sim.h"
 
@@ -154,7 +155,11 @@ void cbt_sim_job_run(cbt_sim_job_t *j, size_t bytes, cbt_sim_result_t *res)
     }
     res->bytes = j->c[0].bytes;
     coll_comm_t c0 = j->c[0].comm;
-    if (coll_sim_run(j->sim, rank_run, j, &res->t_us) != COLL_SUCCESS) {
+    double t0 = cbt_now();
+    coll_status_t st = coll_sim_run(j->sim, rank_run, j, &res->t_us);
+    res->wall_s = cbt_now() - t0;
+    coll_sim_counts(j->sim, &res->msgs, &res->switches);
+    if (st != COLL_SUCCESS) {
         fprintf(stderr, "collbench sim: %s of %zu bytes on %d ranks failed: %s\n", d->name, bytes, n,
                 coll_last_error());
         res->failed = 1;

@@ -152,6 +152,13 @@ static void to_sched(coll_sim_t *s, int rank)
 {
     s->nswitch++;
 #if SIM_FAST_SWITCH
+    /* straight to the next rank when there is one (the scheduler's own pick,
+     * one switch instead of two); back to the scheduler loop otherwise */
+    if (s->hn) {
+        s->cur = h_pop(s);
+        coll_sim_switch(&s->r[rank].sp, s->r[s->cur].sp);
+        return;
+    }
     coll_sim_switch(&s->r[rank].sp, s->sched_sp);
 #else
     swapcontext(&s->r[rank].ctx, &s->sched);

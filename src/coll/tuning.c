@@ -34,6 +34,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -145,19 +146,25 @@ static int flows_per_host(const coll_comm *comm, const coll_group_t *g)
                 most = comm->host_nranks[h];
         return most;
     }
+    /* one counter per host: on the stack up to MAXH hosts, else on the heap
+     * (counting by rescanning the group was O(g^2) per call: the leaders'
+     * group at 4,096 hosts spent 8 M steps in every selection) */
     enum { MAXH = 512 };
-    unsigned short cnt[MAXH] = {0};
+    int stack_cnt[MAXH] = {0};
+    int *cnt = comm->nhosts <= MAXH ? stack_cnt : calloc((size_t)comm->nhosts, sizeof(int));
     for (int i = 0; i < g->size; i++) {
         int h = comm->rank_host[g->ranks[i]], k = 0;
-        if (h < MAXH) {
+        if (cnt) {
             k = ++cnt[h];
-        } else {
+        } else {   /* out of memory: the slow count */
             for (int j = 0; j <= i; j++)
                 k += comm->rank_host[g->ranks[j]] == h;
         }
         if (k > most)
             most = k;
     }
+    if (cnt != stack_cnt)
+        free(cnt);
     return most;
 }
 

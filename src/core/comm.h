@@ -42,6 +42,7 @@ struct coll_id_info;
 struct coll_direct_ops;
 struct coll_shm;
 struct coll_tcp;
+struct coll_sim;
 
 struct coll_comm {
     int rank, nranks;
@@ -63,6 +64,7 @@ struct coll_comm {
     const struct coll_transport_ops **tp;   /* [nranks] */
     struct coll_shm *shm;                /* NULL when local_size == 1 or disabled */
     struct coll_tcp *tcp;                /* NULL when every peer is local */
+    struct coll_sim *sim;                /* simulated communicator (transport/sim.h), else NULL */
     const struct coll_direct_ops *direct;       /* NULL when no local peer's memory is readable */
 
     struct coll_bootstrap *bs;           /* bootstrap/bootstrap.h, allocated with the comm */

@@ -3,6 +3,7 @@
  * doorbell of the transport in use that has one; aborts, dead peers, timeout.
  */
 #include "transport/wait.h"
+#include "transport/sim.h"
 
 #include <poll.h>
 #include <sched.h>
@@ -142,6 +143,8 @@ coll_status_t coll_waiter_check(coll_waiter_t *w, coll_comm *comm, const int *wa
 coll_status_t coll_waiter_idle(coll_waiter_t *w, coll_comm *comm, uint32_t seen,
                                const int *waiting_for, int n, struct pollfd *fds, int nfds)
 {
+    if (comm->sim)   /* simulated ranks: the scheduler runs another rank (transport/sim.h) */
+        return coll_sim_wait(comm, waiting_for, n);
     if (w->spins < (unsigned)comm->spin) {
         w->spins++;
         coll_cpu_relax();

@@ -6,6 +6,7 @@
  *   collbench bw -t d2d     host memory copy bandwidth  (ascend-dmi: --bw)
  *   collbench net [HOST]    TCP bandwidth / latency, ib_send_bw style
  *   collbench topo          what libcoll detects and chooses for a set of ranks
+ *   collbench sim           predicted collective time on a simulated cluster
  */
 #include <stdio.h>
 #include <string.h>
@@ -28,6 +29,7 @@ static const subcmd_t subcmds[] = {
     {"bw", {"--bw", "-bw", "--bandwidth"}, cbt_bw_main, "bandwidth: -t d2d host memory copy; -t p2p between nodes"},
     {"net", {"--net"}, cbt_net_main, "TCP bandwidth and latency between two hosts (perftest ib_send_bw/lat style)"},
     {"topo", {"--topo"}, cbt_topo_main, "hosts, cores, NUMA, interfaces, transports and algorithm choices of a set of ranks"},
+    {"sim", {"--sim"}, cbt_sim_main, "predicted collective time on H hosts x L ranks (real algorithms, simulated transport)"},
 };
 
 static void usage(FILE *f)
@@ -71,5 +73,5 @@ int main(int argc, char **argv)
             return cbt_usage_error(s->name, "not yet implemented in this version");
         return s->run(argc - 1, argv + 1);
     }
-    return cbt_usage_error("", "unknown subcommand '%s' (allowed: flops, bw, net, topo; -f, --bw)", cmd);
+    return cbt_usage_error("", "unknown subcommand '%s' (allowed: flops, bw, net, topo, sim; -f, --bw)", cmd);
 }

@@ -1,0 +1,597 @@
+/*
+ * sim.c - simulated transport, scheduler and communicators (see sim.h).
+ *
+ * Cost per message: one heap operation when it wakes its receiver, a scan of
+ * the receiver's inbox (messages not yet received, a handful per rank), one
+ * context switch per wait. Memory: O(N) in ranks (contexts, inboxes, shared
+ * topology) + N stacks of SIM_STACK bytes of address space (touched pages
+ * only) + the messages in flight (their bytes only with move_data).
+ */
+#include "transport/sim.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+
+#include "core/log.h"
+
+/* Context switch. ucontext's swapcontext makes a sigprocmask system call
+ * every switch (~1.5 us per simulated message, 2/3 of the run); on x86-64 a
+ * switch that saves the callee-saved registers, MXCSR and the x87 control
+ * word on the coroutine's own stack costs a few ns. Elsewhere: ucontext. */
+#if defined(__x86_64__) && !defined(COLL_SIM_UCONTEXT)
+#define SIM_FAST_SWITCH 1
+void coll_sim_switch(void **save_sp, void *load_sp);
+__asm__(".text\n"
+        ".globl coll_sim_switch\n"
+        ".hidden coll_sim_switch\n"
+        ".type coll_sim_switch,@function\n"
+        "coll_sim_switch:\n"
+        "  pushq %rbp\n  pushq %rbx\n  pushq %r12\n  pushq %r13\n  pushq %r14\n  pushq %r15\n"
+        "  subq $8, %rsp\n  stmxcsr (%rsp)\n  fnstcw 4(%rsp)\n"
+        "  movq %rsp, (%rdi)\n  movq %rsi, %rsp\n"
+        "  ldmxcsr (%rsp)\n  fldcw 4(%rsp)\n  addq $8, %rsp\n"
+        "  popq %r15\n  popq %r14\n  popq %r13\n  popq %r12\n  popq %rbx\n  popq %rbp\n"
+        "  ret\n"
+        ".size coll_sim_switch,.-coll_sim_switch\n");
+#else
+#define SIM_FAST_SWITCH 0
+#endif
+
+#define SIM_STACK ((size_t)128 << 10)
+
+enum { SIM_RUNNABLE, SIM_BLOCKED, SIM_DONE };
+
+typedef struct sim_msg {
+    struct sim_msg *next;
+    int src;
+    size_t len;
+    double arrive;
+    char *data;
+} sim_msg_t;
+
+typedef struct {
+#if SIM_FAST_SWITCH
+    void *sp;                     /* saved stack pointer */
+#else
+    ucontext_t ctx;
+#endif
+    double clock;                 /* virtual time, us */
+    double port_free;             /* shm copy port busy until */
+    int state;
+    const int *wait;              /* peers waited for (nwait < 0: any) */
+    int nwait;
+    int wake_err;                 /* resumed by deadlock detection */
+    sim_msg_t *head, *tail;       /* inbox, in send order */
+    coll_status_t st;
+} sim_rank_t;
+
+struct coll_sim {
+    int n, nhosts;
+    coll_sim_params_t p;
+    double net_b, shm_b, red_b;   /* us per byte */
+    struct coll_comm *comms;      /* [n] */
+    sim_rank_t *r;                /* [n] */
+    double *tx_free, *rx_free;    /* [nhosts] */
+    /* shared, read-only for the comms */
+    coll_peer_info_t *peers;
+    int *rank_host, *rank_local, *host_nranks, *world_ranks, *leader_ranks, *host_start;
+    const struct coll_transport_ops **tp;
+    void *scratch;
+    /* scheduler */
+    char *stacks;
+#if SIM_FAST_SWITCH
+    void *sched_sp;
+#else
+    ucontext_t sched;
+#endif
+    int cur, ndone;
+    double *hkey;
+    int *hrank, hn;
+    coll_sim_fn fn;
+    void *arg;
+    sim_msg_t *free_msgs;         /* recycled message records */
+    unsigned long long nmsgs, nswitch;   /* this run: messages sent, context switches */
+};
+
+static coll_sim_t *sim_running;   /* the run in progress (coroutine entry reads it) */
+
+/* ---- min-heap of runnable ranks by (clock, rank) ---- */
+
+static int h_less(const coll_sim_t *s, int a, int b)
+{
+    return s->hkey[a] < s->hkey[b] || (s->hkey[a] == s->hkey[b] && s->hrank[a] < s->hrank[b]);
+}
+
+static void h_swap(coll_sim_t *s, int a, int b)
+{
+    double k = s->hkey[a];
+    int r = s->hrank[a];
+    s->hkey[a] = s->hkey[b];
+    s->hrank[a] = s->hrank[b];
+    s->hkey[b] = k;
+    s->hrank[b] = r;
+}
+
+static void h_push(coll_sim_t *s, double key, int rank)
+{
+    int i = s->hn++;
+    s->hkey[i] = key;
+    s->hrank[i] = rank;
+    while (i > 0 && h_less(s, i, (i - 1) / 2)) {
+        h_swap(s, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+}
+
+static int h_pop(coll_sim_t *s)
+{
+    int top = s->hrank[0];
+    s->hn--;
+    s->hkey[0] = s->hkey[s->hn];
+    s->hrank[0] = s->hrank[s->hn];
+    for (int i = 0;;) {
+        int l = 2 * i + 1, m = i;
+        if (l < s->hn && h_less(s, l, m))
+            m = l;
+        if (l + 1 < s->hn && h_less(s, l + 1, m))
+            m = l + 1;
+        if (m == i)
+            break;
+        h_swap(s, i, m);
+        i = m;
+    }
+    return top;
+}
+
+/* ---- transport ---- */
+
+static void to_sched(coll_sim_t *s, int rank)
+{
+    s->nswitch++;
+#if SIM_FAST_SWITCH
+    /* straight to the next rank when there is one (the scheduler's own pick,
+     * one switch instead of two); back to the scheduler loop otherwise */
+    if (s->hn) {
+        s->cur = h_pop(s);
+        coll_sim_switch(&s->r[rank].sp, s->r[s->cur].sp);
+        return;
+    }
+    coll_sim_switch(&s->r[rank].sp, s->sched_sp);
+#else
+    swapcontext(&s->r[rank].ctx, &s->sched);
+#endif
+}
+
+static void to_rank(coll_sim_t *s, int rank)
+{
+#if SIM_FAST_SWITCH
+    coll_sim_switch(&s->sched_sp, s->r[rank].sp);
+#else
+    swapcontext(&s->sched, &s->r[rank].ctx);
+#endif
+}
+
+/* Let every runnable rank with an earlier clock go first. */
+static void sim_order(coll_sim_t *s, int rank)
+{
+    sim_rank_t *me = &s->r[rank];
+    if (s->hn == 0)
+        return;
+    if (s->hkey[0] < me->clock || (s->hkey[0] == me->clock && s->hrank[0] < rank)) {
+        me->state = SIM_RUNNABLE;
+        h_push(s, me->clock, rank);
+        to_sched(s, rank);
+    }
+}
+
+static int waits_for(const sim_rank_t *r, int src)
+{
+    if (r->nwait < 0)
+        return 1;
+    for (int i = 0; i < r->nwait; i++)
+        if (r->wait[i] == src)
+            return 1;
+    return 0;
+}
+
+static coll_status_t sim_send(coll_comm *comm, int peer, const void *buf, size_t len, size_t *done)
+{
+    coll_sim_t *s = comm->sim;
+    int me_r = comm->rank;
+    sim_rank_t *me = &s->r[me_r];
+    sim_order(s, me_r);
+    sim_msg_t *m = s->free_msgs;
+    if (m)
+        s->free_msgs = m->next;
+    else if (!(m = malloc(sizeof *m)))
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "sim: out of memory");
+    s->nmsgs++;
+    m->data = NULL;
+    if (s->p.move_data && len) {
+        m->data = malloc(len);
+        if (!m->data) {
+            free(m);
+            return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "sim: out of memory (%zu bytes in flight)", len);
+        }
+        memcpy(m->data, buf, len);
+    }
+    double t = me->clock, x;
+    int hs = s->rank_host[me_r], hd = s->rank_host[peer];
+    if (hs == hd) {
+        double start = t + s->p.shm_ovh_us;
+        if (start < me->port_free)
+            start = me->port_free;
+        x = (double)len * s->shm_b;
+        me->port_free = start + x;
+        m->arrive = start + x + s->p.shm_us;
+        me->clock = t + s->p.shm_ovh_us;
+    } else {
+        double start = t + s->p.net_ovh_us;
+        if (start < s->tx_free[hs])
+            start = s->tx_free[hs];
+        x = (double)len * s->net_b;
+        s->tx_free[hs] = start + x;
+        double rx = start + s->p.net_us;
+        if (rx < s->rx_free[hd])
+            rx = s->rx_free[hd];
+        s->rx_free[hd] = rx + x;
+        m->arrive = rx + x;
+        me->clock = t + s->p.net_ovh_us;
+    }
+    m->src = me_r;
+    m->len = len;
+    m->next = NULL;
+    sim_rank_t *d = &s->r[peer];
+    if (d->tail)
+        d->tail->next = m;
+    else
+        d->head = m;
+    d->tail = m;
+    if (d->state == SIM_BLOCKED && waits_for(d, me_r)) {
+        d->state = SIM_RUNNABLE;
+        h_push(s, d->clock > m->arrive ? d->clock : m->arrive, peer);
+    }
+    *done = len;
+    return COLL_SUCCESS;
+}
+
+static coll_status_t sim_recv(coll_comm *comm, int peer, const coll_sink_t *sink, size_t len, size_t *done)
+{
+    coll_sim_t *s = comm->sim;
+    sim_rank_t *me = &s->r[comm->rank];
+    sim_msg_t *m = me->head, *prev = NULL;
+    while (m && m->src != peer) {
+        prev = m;
+        m = m->next;
+    }
+    if (!m)
+        return COLL_SUCCESS;
+    if (m->len != len || *done != 0)
+        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL,
+                          "sim: rank %d expects %zu bytes from rank %d, the message has %zu", comm->rank,
+                          len - *done, peer, m->len);
+    if (me->clock < m->arrive)
+        me->clock = m->arrive;
+    if (sink->fn)
+        me->clock += (double)len * s->red_b;
+    if (m->data) {
+        if (!sink->fn)
+            memcpy(sink->dst, m->data, len);
+        else
+            sink->fn(sink->dst, sink->src2, m->data, len / sink->esize);
+    }
+    if (prev)
+        prev->next = m->next;
+    else
+        me->head = m->next;
+    if (me->tail == m)
+        me->tail = prev;
+    free(m->data);
+    m->next = s->free_msgs;
+    s->free_msgs = m;
+    *done = len;
+    return COLL_SUCCESS;
+}
+
+static int sim_pollfds(coll_comm *comm, int peer, int for_send, struct pollfd *fds, int max)
+{
+    return 0;
+}
+
+const coll_transport_ops_t coll_sim_ops = {.name = "sim", .send = sim_send, .recv = sim_recv, .pollfds = sim_pollfds};
+
+coll_status_t coll_sim_wait(coll_comm *comm, const int *waiting_for, int n)
+{
+    coll_sim_t *s = comm->sim;
+    sim_rank_t *me = &s->r[comm->rank];
+    me->wait = waiting_for;
+    me->nwait = n >= 64 ? -1 : n;   /* the executor lists at most 64: then any message wakes */
+    for (sim_msg_t *m = me->head; m; m = m->next)
+        if (waits_for(me, m->src))
+            return COLL_SUCCESS;
+    me->state = SIM_BLOCKED;
+    to_sched(s, comm->rank);
+    if (me->wake_err) {
+        me->wake_err = 0;
+        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL,
+                          "sim: deadlock: rank %d waits for rank %d (%d peer(s)) at %.3f us and nothing can run",
+                          comm->rank, n > 0 ? waiting_for[0] : -1, n, me->clock);
+    }
+    return COLL_SUCCESS;
+}
+
+/* ---- scheduler ---- */
+
+static void rank_entry(void)
+{
+    coll_sim_t *s = sim_running;
+    int r = s->cur;
+    s->r[r].st = s->fn(&s->comms[r], s->arg);
+    s->r[r].state = SIM_DONE;
+    s->ndone++;
+#if SIM_FAST_SWITCH
+    to_sched(s, r);   /* never resumed */
+    abort();
+#endif
+    /* ucontext: returning resumes uc_link, the scheduler */
+}
+
+/* A fresh coroutine on rank r's stack that starts in rank_entry. */
+static void rank_start(coll_sim_t *s, int r)
+{
+    sim_rank_t *x = &s->r[r];
+    char *lo = s->stacks + (size_t)r * SIM_STACK;
+#if SIM_FAST_SWITCH
+    /* what coll_sim_switch pops: MXCSR + x87 CW, r15 r14 r13 r12 rbx rbp, then
+     * returns into rank_entry with %rsp = 8 mod 16, as after a call */
+    uint64_t *sp = (uint64_t *)(lo + SIM_STACK - 72);
+    sp[0] = 0x1F80u | ((uint64_t)0x037Fu << 32);
+    for (int i = 1; i <= 6; i++)
+        sp[i] = 0;
+    sp[7] = (uint64_t)(uintptr_t)rank_entry;
+    x->sp = sp;
+#else
+    getcontext(&x->ctx);
+    x->ctx.uc_stack.ss_sp = lo;
+    x->ctx.uc_stack.ss_size = SIM_STACK;
+    x->ctx.uc_link = &s->sched;
+    makecontext(&x->ctx, rank_entry, 0);
+#endif
+}
+
+coll_status_t coll_sim_run(coll_sim_t *s, coll_sim_fn fn, void *arg, double *t_us)
+{
+    s->fn = fn;
+    s->arg = arg;
+    s->ndone = 0;
+    s->hn = 0;
+    s->nmsgs = s->nswitch = 0;
+    sim_running = s;
+    for (int h = 0; h < s->nhosts; h++)
+        s->tx_free[h] = s->rx_free[h] = 0;
+    for (int r = 0; r < s->n; r++) {
+        sim_rank_t *x = &s->r[r];
+        x->clock = x->port_free = 0;
+        x->state = SIM_RUNNABLE;
+        x->wake_err = 0;
+        x->st = COLL_SUCCESS;
+        rank_start(s, r);
+        h_push(s, 0, r);
+    }
+    coll_status_t st = COLL_SUCCESS;
+    char why[512] = "";
+    for (int rounds = 0;; rounds++) {
+        while (s->hn) {
+            s->cur = h_pop(s);
+            to_rank(s, s->cur);
+        }
+        if (s->ndone == s->n)
+            break;
+        if (rounds > 2) {   /* a rank ignored the deadlock error and blocked again */
+            sim_running = NULL;
+            return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "sim: deadlock; %d rank(s) never finished",
+                              s->n - s->ndone);
+        }
+        /* nothing runnable, some rank blocked: a deadlock; unwind every blocked rank */
+        for (int r = 0; r < s->n; r++)
+            if (s->r[r].state == SIM_BLOCKED) {
+                s->r[r].state = SIM_RUNNABLE;
+                s->r[r].wake_err = 1;
+                h_push(s, s->r[r].clock, r);
+            }
+    }
+    sim_running = NULL;
+    double t = 0;
+    size_t left = 0;
+    for (int r = 0; r < s->n; r++) {
+        if (s->r[r].clock > t)
+            t = s->r[r].clock;
+        if (s->r[r].st != COLL_SUCCESS && st == COLL_SUCCESS) {
+            st = s->r[r].st;
+            snprintf(why, sizeof why, "rank %d: %s", r, coll_last_error());
+        }
+        while (s->r[r].head) {
+            sim_msg_t *m = s->r[r].head;
+            s->r[r].head = m->next;
+            free(m->data);
+            free(m);
+            left++;
+        }
+        s->r[r].tail = NULL;
+    }
+    if (st != COLL_SUCCESS)
+        return coll_error(st, COLL_SUB_COLL, "%s", why);
+    if (left)
+        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "sim: %zu message(s) were sent and never received", left);
+    *t_us = t;
+    return COLL_SUCCESS;
+}
+
+/* ---- communicators ---- */
+
+void coll_sim_counts(const coll_sim_t *s, unsigned long long *msgs, unsigned long long *switches)
+{
+    *msgs = s->nmsgs;
+    *switches = s->nswitch;
+}
+
+int coll_sim_nranks(const coll_sim_t *s)
+{
+    return s->n;
+}
+
+coll_comm *coll_sim_comm(coll_sim_t *s, int rank)
+{
+    return &s->comms[rank];
+}
+
+void coll_sim_destroy(coll_sim_t *s)
+{
+    if (!s)
+        return;
+    if (s->comms)
+        for (int r = 0; r < s->n; r++)
+            if (s->comms[r].scratch != s->scratch)
+                free(s->comms[r].scratch);
+    if (s->scratch)
+        munmap(s->scratch, s->p.shared_scratch);
+    if (s->stacks)
+        munmap(s->stacks, (size_t)s->n * SIM_STACK);
+    free(s->comms);
+    free(s->r);
+    free(s->tx_free);
+    free(s->rx_free);
+    free(s->peers);
+    free(s->rank_host);
+    free(s->rank_local);
+    free(s->host_nranks);
+    free(s->world_ranks);
+    free(s->leader_ranks);
+    free(s->host_start);
+    free(s->tp);
+    free(s->hkey);
+    free(s->hrank);
+    while (s->free_msgs) {
+        sim_msg_t *m = s->free_msgs;
+        s->free_msgs = m->next;
+        free(m);
+    }
+    free(s);
+}
+
+static void init_comm(coll_sim_t *s, int r)
+{
+    coll_comm *c = &s->comms[r];
+    int h = s->rank_host[r];
+    c->rank = r;
+    c->nranks = s->n;
+    c->peers = s->peers;
+    c->nhosts = s->nhosts;
+    c->host = h;
+    c->rank_host = s->rank_host;
+    c->rank_local = s->rank_local;
+    c->local_rank = s->rank_local[r];
+    c->local_size = s->host_nranks[h];
+    c->host_nranks = s->host_nranks;
+    c->world_ranks = s->world_ranks;
+    c->local_ranks = s->world_ranks + s->host_start[h];   /* ranks are numbered host by host */
+    c->leader_ranks = s->leader_ranks;
+    c->world = (coll_group_t){s->n, r, s->world_ranks};
+    c->local = (coll_group_t){c->local_size, c->local_rank, c->local_ranks};
+    c->leaders = (coll_group_t){s->nhosts, c->local_rank == 0 ? h : -1, s->leader_ranks};
+    c->uniform_hosts = 1;
+    for (int k = 1; k < s->nhosts; k++)
+        if (s->host_nranks[k] != s->host_nranks[0])
+            c->uniform_hosts = 0;
+    c->oversub = 1.0;
+    c->tp = s->tp;
+    c->sim = s;
+    c->yields = 0;
+    c->spin = 0;
+    if (s->scratch) {
+        c->scratch = s->scratch;
+        c->scratch_bytes = s->p.shared_scratch;
+    }
+}
+
+coll_status_t coll_sim_create(int nhosts, const int *host_nranks, const coll_sim_params_t *p, coll_sim_t **out)
+{
+    int n = 0;
+    for (int h = 0; h < nhosts; h++) {
+        if (host_nranks[h] < 1)
+            return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_INIT, "sim: host %d has %d ranks (need >= 1)", h,
+                              host_nranks[h]);
+        n += host_nranks[h];
+    }
+    if (nhosts < 1 || n < 1)
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_INIT, "sim: no ranks");
+    coll_sim_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "sim: out of memory");
+    s->n = n;
+    s->nhosts = nhosts;
+    s->p = *p;
+    s->net_b = 8.0 / (p->net_gbps * 1e3);   /* Gbit/s -> us per byte */
+    s->shm_b = 8.0 / (p->shm_gbps * 1e3);
+    s->red_b = 8.0 / (p->reduce_gbps * 1e3);
+    size_t un = (size_t)n, uh = (size_t)nhosts;
+    s->comms = calloc(un, sizeof *s->comms);
+    s->r = calloc(un, sizeof *s->r);
+    s->tx_free = calloc(uh, sizeof(double));
+    s->rx_free = calloc(uh, sizeof(double));
+    s->peers = calloc(un, sizeof *s->peers);
+    s->rank_host = calloc(un, sizeof(int));
+    s->rank_local = calloc(un, sizeof(int));
+    s->host_nranks = calloc(uh, sizeof(int));
+    s->world_ranks = calloc(un, sizeof(int));
+    s->leader_ranks = calloc(uh, sizeof(int));
+    s->host_start = calloc(uh, sizeof(int));
+    s->tp = calloc(un, sizeof *s->tp);
+    s->hkey = calloc(un, sizeof(double));
+    s->hrank = calloc(un, sizeof(int));
+    s->stacks = mmap(NULL, un * SIM_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                     -1, 0);
+    if (s->stacks == MAP_FAILED)
+        s->stacks = NULL;
+    if (!p->move_data && p->shared_scratch) {
+        s->scratch = mmap(NULL, p->shared_scratch, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (s->scratch == MAP_FAILED)
+            s->scratch = NULL;
+    }
+    if (!s->comms || !s->r || !s->tx_free || !s->rx_free || !s->peers || !s->rank_host || !s->rank_local ||
+        !s->host_nranks || !s->world_ranks || !s->leader_ranks || !s->host_start || !s->tp || !s->hkey ||
+        !s->hrank || !s->stacks || (!p->move_data && p->shared_scratch && !s->scratch)) {
+        coll_sim_destroy(s);
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "sim: out of memory for %d ranks", n);
+    }
+    int r = 0;
+    int maxl = 0;
+    for (int h = 0; h < nhosts; h++)
+        if (host_nranks[h] > maxl)
+            maxl = host_nranks[h];
+    for (int h = 0; h < nhosts; h++) {
+        s->host_nranks[h] = host_nranks[h];
+        s->host_start[h] = r;
+        s->leader_ranks[h] = r;
+        for (int l = 0; l < host_nranks[h]; l++, r++) {
+            s->rank_host[r] = h;
+            s->rank_local[r] = l;
+            s->world_ranks[r] = r;
+            s->tp[r] = &coll_sim_ops;
+            coll_peer_info_t *pi = &s->peers[r];
+            snprintf(pi->hostname, sizeof pi->hostname, "sim%d", h);
+            snprintf(pi->host_id, sizeof pi->host_id, "sim%d", h);
+            pi->rank = r;
+            pi->ncpus = maxl;   /* one core per rank: not oversubscribed */
+        }
+    }
+    for (r = 0; r < n; r++)
+        init_comm(s, r);
+    *out = s;
+    return COLL_SUCCESS;
+}

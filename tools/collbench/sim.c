@@ -1,0 +1,373 @@
+/*
+ * sim.c - `collbench sim`: the predicted time of a collective on H hosts x L
+ * ranks, from the real algorithms (chosen by the real selection) run on the
+ * simulated transport (src/transport/sim.h: coroutine ranks, virtual time,
+ * per-host NIC contention). Output: hccl_test's table plus the algorithm the
+ * automatic selection chose; --compare-algos adds every usable algorithm's
+ * prediction; --verify moves real data and checks every element.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cb.h"
+#include "coll.h"
+#include "../common/coll_internal.h"
+#include "sim.h"
+
+#define TOOL "sim"
+#define SIM_MAX_RANKS (1 << 20)
+
+static const struct {
+    const char *name;
+    const cb_desc_t *desc;
+} colls[] = {
+    {"allreduce", &cb_desc_all_reduce},         {"allgather", &cb_desc_all_gather},
+    {"allgatherv", &cb_desc_all_gatherv},       {"reducescatter", &cb_desc_reduce_scatter},
+    {"reducescatterv", &cb_desc_reduce_scatterv}, {"reduce", &cb_desc_reduce},
+    {"broadcast", &cb_desc_broadcast},          {"scatter", &cb_desc_scatter},
+    {"gather", &cbt_desc_gather},               {"alltoall", &cb_desc_alltoall},
+    {"alltoallv", &cb_desc_alltoallv},
+};
+#define NCOLLS (sizeof colls / sizeof colls[0])
+
+static const cb_desc_t *find_coll(const char *s)
+{
+    char a[40];
+    size_t o = 0;
+    for (size_t i = 0; s[i] && o < sizeof a - 1; i++)
+        if (s[i] != '_' && s[i] != '-')
+            a[o++] = s[i];
+    a[o] = '\0';
+    if (!strcasecmp(a, "bcast"))
+        return &cb_desc_broadcast;
+    for (size_t i = 0; i < NCOLLS; i++)
+        if (!strcasecmp(a, colls[i].name))
+            return colls[i].desc;
+    return NULL;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: collbench sim -n RANKS -H HOSTS|L0,L1,... -c COLLECTIVE [options]\n"
+            "Predicts a collective's time by running the real algorithms on a simulated cluster\n"
+            "(one process, virtual time). Options:\n"
+            "  -n RANKS            ranks (1..%d); may be left out with a ranks-per-host list\n"
+            "  -H HOSTS|LIST       hosts (ranks spread evenly, the first ones get one more), or ranks\n"
+            "                      per host: -H 3,5,2 (default: 1 host)\n"
+            "  -c COLLECTIVE       allreduce allgather allgatherv reduce_scatter reduce_scatterv reduce\n"
+            "                      broadcast scatter gather alltoall alltoallv\n"
+            "  -b -e -f -i         sizes as hccl_test (default -b 8K; -e 64M, or 128K with --verify; -f 2)\n"
+            "  -d DTYPE -o OP -r ROOT   as hccl_test (fp32, sum, 0)\n"
+            "  --algo NAME         force an algorithm (default: automatic selection)\n"
+            "  --compare-algos     also predict every usable algorithm of the collective\n"
+            "  --verify            move real data and check every element (every rank holds its buffers)\n"
+            "  --json              JSON on stdout instead of the table\n"
+            "  --net-gbps G --net-us US --net-overhead-us US   NIC between hosts (100, 2, 1)\n"
+            "  --shm-gbps G --shm-us US --shm-overhead-us US   within a host (200, 0.3, 0.2)\n"
+            "  --reduce-gbps G     reduction throughput, Gbit/s of input (80)\n"
+            "Shared-memory-only algorithms (direct, cma, shm barrier) cannot run in the simulation.\n",
+            SIM_MAX_RANKS);
+}
+
+static int parse_hosts(const char *v, cbt_sim_opts_t *so)
+{
+    if (!strchr(v, ',')) {
+        long long h;
+        if (cbt_parse_ll(TOOL, "-H", v, 1, SIM_MAX_RANKS, &h))
+            return -1;
+        so->nhosts = (int)h;
+        so->host_nranks = NULL;
+        return 0;
+    }
+    int k = 1;
+    for (const char *p = v; *p; p++)
+        k += *p == ',';
+    so->host_nranks = calloc((size_t)k, sizeof(int));
+    char *dup = strdup(v), *save = NULL;
+    int i = 0;
+    for (char *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        long long l;
+        if (cbt_parse_ll(TOOL, "-H (ranks of a host)", t, 1, SIM_MAX_RANKS, &l)) {
+            free(dup);
+            return -1;
+        }
+        so->host_nranks[i++] = (int)l;
+    }
+    free(dup);
+    if (i != k)
+        return cbt_usage_error(TOOL, "invalid -H '%s' (allowed: a host count, or ranks per host like 4,4,3)", v),
+               -1;
+    so->nhosts = k;
+    return 0;
+}
+
+static int parse(int argc, char **argv, cbt_sim_opts_t *so)
+{
+    memset(so, 0, sizeof *so);
+    cb_opts_t *o = &so->o;
+    o->prog = "collbench sim";
+    o->minbytes = 8192;
+    o->maxbytes = 0;
+    o->stepfactor = 2;
+    o->dt = COLL_FP32;
+    o->op = COLL_SUM;
+    o->iters = 1;
+    so->nhosts = 1;
+    so->p = (coll_sim_params_t){100, 2, 1, 200, 0.3, 0.2, 80, 0, 0};
+    long long nranks = 0, v;
+    const char *hosts = NULL, *coll = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *val;
+#define VAL() \
+    if (!(val = cbt_optval(TOOL, argc, argv, &i))) \
+    return -1
+#define DBL(opt, lo, hi, unit, dst)                                           \
+    if (!strcmp(a, opt)) {                                                    \
+        VAL();                                                                \
+        if (cbt_parse_double(TOOL, opt, val, lo, hi, unit, dst))              \
+            return -1;                                                        \
+        continue;                                                             \
+    }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            exit(0);
+        } else if (!strcmp(a, "-n")) {
+            VAL();
+            if (cbt_parse_ll(TOOL, "-n", val, 1, SIM_MAX_RANKS, &nranks))
+                return -1;
+        } else if (!strcmp(a, "-H")) {
+            VAL();
+            hosts = val;
+        } else if (!strcmp(a, "-c")) {
+            VAL();
+            coll = val;
+        } else if (!strcmp(a, "-b") || !strcmp(a, "-e") || !strcmp(a, "-i")) {
+            unsigned long long s;
+            VAL();
+            if (cbt_parse_size(TOOL, a, val, 0, 1ull << 40, &s))
+                return -1;
+            if (a[1] == 'b')
+                o->minbytes = s;
+            else if (a[1] == 'e')
+                o->maxbytes = s;
+            else {
+                o->stepbytes = s;
+                o->step_set = 1;
+                o->stepfactor = 0;
+            }
+        } else if (!strcmp(a, "-f")) {
+            VAL();
+            if (cbt_parse_ll(TOOL, "-f", val, 2, 1024, &v))
+                return -1;
+            o->stepfactor = (unsigned long long)v;
+        } else if (!strcmp(a, "-d")) {
+            VAL();
+            if (coll_dtype_from_name(val, &o->dt) != COLL_SUCCESS)
+                return cbt_usage_error(TOOL, "invalid -d '%s' (allowed: int8 uint8 int16 uint16 int32 uint32 "
+                                       "int64 uint64 fp16 bf16 fp32 fp64)", val), -1;
+        } else if (!strcmp(a, "-o")) {
+            VAL();
+            if (coll_op_from_name(val, &o->op) != COLL_SUCCESS)
+                return cbt_usage_error(TOOL, "invalid -o '%s' (allowed: sum prod max min)", val), -1;
+        } else if (!strcmp(a, "-r")) {
+            VAL();
+            if (cbt_parse_ll(TOOL, "-r", val, 0, SIM_MAX_RANKS - 1, &v))
+                return -1;
+            o->root = (int)v;
+        } else if (!strcmp(a, "--algo")) {
+            VAL();
+            so->algo = val;
+        } else if (!strcmp(a, "--verify")) {
+            o->check = 1;
+        } else if (!strcmp(a, "--json")) {
+            so->json = 1;
+        } else if (!strcmp(a, "--compare-algos")) {
+            so->compare = 1;
+        } else {
+            DBL("--net-gbps", 1e-3, 1e6, "Gbit/s", &so->p.net_gbps)
+            DBL("--net-us", 0, 1e6, "us", &so->p.net_us)
+            DBL("--net-overhead-us", 0, 1e6, "us", &so->p.net_ovh_us)
+            DBL("--shm-gbps", 1e-3, 1e6, "Gbit/s", &so->p.shm_gbps)
+            DBL("--shm-us", 0, 1e6, "us", &so->p.shm_us)
+            DBL("--shm-overhead-us", 0, 1e6, "us", &so->p.shm_ovh_us)
+            DBL("--reduce-gbps", 1e-3, 1e6, "Gbit/s", &so->p.reduce_gbps)
+            return cbt_usage_error(TOOL, "unknown option '%s' (see collbench sim --help)", a), -1;
+        }
+    }
+    if (!coll)
+        return cbt_usage_error(TOOL, "missing -c COLLECTIVE (allowed: allreduce allgather allgatherv reduce_scatter "
+                               "reduce_scatterv reduce broadcast scatter gather alltoall alltoallv)"), -1;
+    if (!(so->desc = find_coll(coll)))
+        return cbt_usage_error(TOOL, "invalid -c '%s' (allowed: allreduce allgather allgatherv reduce_scatter "
+                               "reduce_scatterv reduce broadcast scatter gather alltoall alltoallv)", coll), -1;
+    if (hosts && parse_hosts(hosts, so))
+        return -1;
+    if (so->host_nranks) {
+        long long sum = 0;
+        for (int h = 0; h < so->nhosts; h++)
+            sum += so->host_nranks[h];
+        if (nranks && nranks != sum)
+            return cbt_usage_error(TOOL, "invalid -n %lld: the ranks per host of -H '%s' add up to %lld", nranks,
+                                   hosts, sum), -1;
+        if (sum > SIM_MAX_RANKS)
+            return cbt_usage_error(TOOL, "invalid -H '%s': %lld ranks (allowed: at most %d)", hosts, sum,
+                                   SIM_MAX_RANKS), -1;
+        nranks = sum;
+    } else {
+        if (!nranks)
+            return cbt_usage_error(TOOL, "missing -n RANKS (or -H with ranks per host, like -H 4,4)"), -1;
+        if (so->nhosts > nranks)
+            return cbt_usage_error(TOOL, "invalid -H %d: more hosts than the %lld ranks of -n", so->nhosts,
+                                   nranks), -1;
+        so->host_nranks = calloc((size_t)so->nhosts, sizeof(int));
+        for (int h = 0; h < so->nhosts; h++)
+            so->host_nranks[h] = (int)(nranks / so->nhosts + (h < nranks % so->nhosts));
+    }
+    so->nranks = (int)nranks;
+    if (o->root >= so->nranks)
+        return cbt_usage_error(TOOL, "invalid -r %d (allowed: 0..%d)", o->root, so->nranks - 1), -1;
+    if (!o->maxbytes)
+        o->maxbytes = o->minbytes > (o->check ? 128u << 10 : 64u << 20) ? o->minbytes
+                      : (o->check ? 128u << 10 : 64u << 20);
+    if (o->minbytes > o->maxbytes)
+        return cbt_usage_error(TOOL, "invalid -b %llu: larger than -e %llu", o->minbytes, o->maxbytes), -1;
+    if (so->algo && !coll_algo_find(so->desc->kind, so->algo)) {
+        char names[400];
+        size_t k = 0;
+        names[0] = '\0';
+        for (int i = 0; coll_algo_table[i]; i++)
+            if (coll_algo_table[i]->kind == so->desc->kind && k + 20 < sizeof names)
+                k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", k ? " " : "", coll_algo_table[i]->name);
+        return cbt_usage_error(TOOL, "invalid --algo '%s' for %s (allowed: %s)", so->algo,
+                               coll_kind_name(so->desc->kind), names), -1;
+    }
+    so->p.move_data = o->check;
+    so->p.shared_scratch = o->check ? 0 : (size_t)o->maxbytes * 8 + ((size_t)1 << 20);
+    return 0;
+}
+
+static coll_status_t force(const cbt_sim_opts_t *so, const char *name)
+{
+    char spec[128];
+    if (!name)
+        return coll_algo_force(NULL);
+    snprintf(spec, sizeof spec, "%s=%s", coll_kind_name(so->desc->kind), name);
+    return coll_algo_force(spec);
+}
+
+static const char *check_str(const cbt_sim_opts_t *so, const cbt_sim_result_t *r)
+{
+    if (r->failed)
+        return "error";
+    return !so->o.check ? "NULL" : r->wrong ? "failed" : "success";
+}
+
+static void row_bw(const cbt_sim_opts_t *so, const cbt_sim_result_t *r, double *alg, double *bus)
+{
+    *alg = r->t_us > 0 ? (double)r->bytes / r->t_us / 1e3 : 0;
+    *bus = *alg * so->desc->busbw_factor(so->nranks);
+}
+
+int cbt_sim_main(int argc, char **argv)
+{
+    cbt_sim_opts_t so;
+    if (parse(argc, argv, &so))
+        return CBT_EXIT_USAGE;
+    /* the selection sees the simulated network, as the init probe would measure it */
+    coll_tuning_set_tcp(so.p.net_us + so.p.net_ovh_us, so.p.net_gbps / 8);
+    if (force(&so, so.algo) != COLL_SUCCESS)
+        return cbt_usage_error(TOOL, "%s", coll_last_error());
+    cbt_sim_job_t job;
+    double t0 = cbt_now();
+    if (cbt_sim_job_init(&job, &so)) {
+        cbt_sim_job_free(&job);
+        return CBT_EXIT_FAIL;
+    }
+    const cb_opts_t *o = &so.o;
+    int rc = CBT_EXIT_OK;
+    if (so.json)
+        printf("{\"schema\": \"collbench-sim/1\", \"collective\": \"%s\", \"ranks\": %d, \"hosts\": %d, "
+               "\"dtype\": \"%s\", \"op\": \"%s\", \"root\": %d, \"verify\": %d,\n \"link\": {\"net_gbps\": %g, "
+               "\"net_us\": %g, \"net_overhead_us\": %g, \"shm_gbps\": %g, \"shm_us\": %g, \"shm_overhead_us\": %g, "
+               "\"reduce_gbps\": %g},\n \"rows\": [",
+               so.desc->name, so.nranks, so.nhosts, coll_dtype_name(o->dt), coll_op_name(o->op), o->root, o->check,
+               so.p.net_gbps, so.p.net_us, so.p.net_ovh_us, so.p.shm_gbps, so.p.shm_us, so.p.shm_ovh_us,
+               so.p.reduce_gbps);
+    else
+        printf("# collbench sim: %s, %d ranks on %d hosts, %s %s; net %g Gbit/s %g us +%g us/msg, shm %g Gbit/s "
+               "%g us +%g us/msg, reduce %g Gbit/s\n"
+               "data_size(Bytes): | aveg_time(us): | alg_bandwidth(GB/s): | check_result: | bus_bandwidth(GB/s): | "
+               "algorithm:\n",
+               so.desc->name, so.nranks, so.nhosts, coll_dtype_name(o->dt), coll_op_name(o->op), so.p.net_gbps,
+               so.p.net_us, so.p.net_ovh_us, so.p.shm_gbps, so.p.shm_us, so.p.shm_ovh_us, so.p.reduce_gbps);
+    fflush(stdout);
+    int first = 1;
+    unsigned long long s = o->minbytes, msgs = 0;
+    for (;;) {
+        cbt_sim_result_t r;
+        double alg, bus;
+        force(&so, so.algo);
+        cbt_sim_job_run(&job, (size_t)s, &r);
+        row_bw(&so, &r, &alg, &bus);
+        if (r.failed || r.wrong)
+            rc = CBT_EXIT_FAIL;
+        if (so.json)
+            printf("%s\n  {\"bytes\": %zu, \"time_us\": %.3f, \"algbw\": %.6f, \"busbw\": %.6f, \"check\": \"%s\", "
+                   "\"algorithm\": \"%s\", \"messages\": %llu, \"wall_s\": %.3f",
+                   first ? "" : ",", r.bytes, r.t_us, alg, bus, check_str(&so, &r), r.algo ? r.algo : "", r.msgs,
+                   r.wall_s);
+        else
+            printf("%-17zu | %-14.2f | %-20.5f | %-13s | %-20.5f | %s%s\n", r.bytes, r.t_us, alg, check_str(&so, &r),
+                   bus, r.algo ? r.algo : "-", so.algo ? " (forced)" : "");
+        first = 0;
+        msgs += r.msgs;
+        if (so.compare) {
+            if (so.json)
+                printf(", \"algos\": {");
+            int k = 0;
+            for (int i = 0; coll_algo_table[i]; i++) {
+                const coll_algo_t *al = coll_algo_table[i];
+                if (al->kind != so.desc->kind)
+                    continue;
+                cbt_sim_result_t q;
+                force(&so, al->name);
+                cbt_sim_job_run(&job, (size_t)s, &q);
+                msgs += q.msgs;
+                int ran = !q.failed && q.algo && !strcmp(q.algo, al->name);
+                double qa, qb;
+                row_bw(&so, &q, &qa, &qb);
+                if (ran && q.wrong)
+                    rc = CBT_EXIT_FAIL;
+                if (so.json) {
+                    if (ran)
+                        printf("%s\"%s\": {\"time_us\": %.3f, \"check\": \"%s\"}", k++ ? ", " : "", al->name, q.t_us,
+                               check_str(&so, &q));
+                } else if (ran) {
+                    printf("#   %-14s %14.2f us  algbw %10.5f  busbw %10.5f  %s%s\n", al->name, q.t_us, qa, qb,
+                           check_str(&so, &q), r.algo && !strcmp(r.algo, al->name) ? "  <- auto" : "");
+                } else {
+                    printf("#   %-14s %14s\n", al->name, "not usable here");
+                }
+            }
+            if (so.json)
+                printf("}");
+        }
+        if (so.json)
+            printf("}");
+        fflush(stdout);
+        unsigned long long next;
+        if (!cb_next_size(o, s, &next))
+            break;
+        s = next;
+    }
+    double wall = cbt_now() - t0;
+    if (so.json)
+        printf("\n ], \"messages\": %llu, \"wall_s\": %.3f}\n", msgs, wall);
+    else
+        printf("# simulated in %.2f s (%llu messages)\n", wall, msgs);
+    cbt_sim_job_free(&job);
+    free(so.host_nranks);
+    return rc;
+}

@@ -1,7 +1,7 @@
 /*
  * cli.c - command line of the hccl_test-compatible executables.
  * Flags, defaults and the size loop follow docs of the original (see
- * /work/shared/reference/hccl_test-compat.md); every bad value is one line on
+ * the shared reference hccl_test-compat.md); every bad value is one line on
  * stderr naming the flag, the value and what is allowed, exit code 2, before
  * any process is forked or any shared memory is created.
  */

@@ -6,6 +6,7 @@
  *   collbench bw -t d2d     host memory copy bandwidth  (ascend-dmi: --bw)
  *   collbench net [HOST]    TCP bandwidth / latency, ib_send_bw style
  *   collbench topo          what libcoll detects and chooses for a set of ranks
+ *   collbench assess        every host and link of a job; names the slow ones
  */
 #include <stdio.h>
 #include <string.h>
@@ -14,7 +15,8 @@
 #include "coll.h"
 #include "core/config.h"
 
-int cbt_topo_main(int argc, char **argv); /* topo.c */
+int cbt_topo_main(int argc, char **argv);   /* topo.c */
+int cbt_assess_main(int argc, char **argv); /* assess.c */
 
 typedef struct {
     const char *name;
@@ -28,6 +30,7 @@ static const subcmd_t subcmds[] = {
     {"bw", {"--bw", "-bw", "--bandwidth"}, cbt_bw_main, "bandwidth: -t d2d host memory copy; -t p2p between nodes"},
     {"net", {"--net"}, cbt_net_main, "TCP bandwidth and latency between two hosts (perftest ib_send_bw/lat style)"},
     {"topo", {"--topo"}, cbt_topo_main, "hosts, cores, NUMA, interfaces, transports and algorithm choices of a set of ranks"},
+    {"assess", {"--assess"}, cbt_assess_main, "every pair and ring of hosts of a job; names the slow host and link (exit 1)"},
 };
 
 static void usage(FILE *f)
@@ -35,7 +38,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: collbench SUBCOMMAND [options]   (collbench SUBCOMMAND --help for its options)\n");
     for (size_t i = 0; i < sizeof subcmds / sizeof subcmds[0]; i++)
         fprintf(f, "  %-6s %-6s %s\n", subcmds[i].name, subcmds[i].alias[0], subcmds[i].doc);
-    fprintf(f, "collbench %s. Exit codes: 0 ok, 1 failed, 2 bad command line, 3 network error, 4 timeout.\n",
+    fprintf(f, "collbench %s. Exit codes: 0 ok, 1 failed (assess: outliers), 2 bad command line, 3 network error, 4 timeout.\n",
             COLL_VERSION_STRING);
 }
 
@@ -71,5 +74,5 @@ int main(int argc, char **argv)
             return cbt_usage_error(s->name, "not yet implemented in this version");
         return s->run(argc - 1, argv + 1);
     }
-    return cbt_usage_error("", "unknown subcommand '%s' (allowed: flops, bw, net, topo; -f, --bw)", cmd);
+    return cbt_usage_error("", "unknown subcommand '%s' (allowed: flops, bw, net, topo, assess; -f, --bw)", cmd);
 }

@@ -1,0 +1,286 @@
+/*
+ * assess_out.c - what `collbench assess` prints (rank 0): the host list, the
+ * pair matrices as `collbench bw -t p2p` prints them (row: source, column:
+ * destination, columns are host numbers), the ring table, then one line per
+ * outlier with its evidence, and with --json DIR one file per test
+ * (DIR/pairs.json, DIR/ring.json, schema collbench-assess/1).
+ *
+ * Outliers: per test figure, the median of all its values; a value below
+ * threshold x median (latency: above median / threshold) is an outlier.
+ *   link  each measured link (uni: a->b; bidi and latency: a<->b)
+ *   host  the median of the links that touch the host, against the median of
+ *         those host figures: one bad host makes all of its links slow but only
+ *         one of each other host's, so only it is named (needs 4 or more hosts
+ *         to tell, with 3 a slow host's peers each have half their links slow).
+ * Line: OUTLIER <test> <host or link>: <value> (median <m>, <pct>%), then
+ * "  evidence:" lines (the host's matrix row and the rounds it was slow in).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "assess.h"
+#include "cb.h"
+
+static const char *LINE = "----------------------------------------------------------------";
+
+typedef struct {
+    const char *test, *unit;
+    int lower_is_bad; /* bandwidth: 1, latency: 0 */
+    const double *m;  /* n x n */
+    int directed;     /* uni: a->b and b->a differ */
+} fig_t;
+
+static int bad(const fig_t *f, double v, double med, double th)
+{
+    if (v < 0 || med <= 0)
+        return 0;
+    return f->lower_is_bad ? v < th * med : v > med / th;
+}
+
+static void matrix(const cbt_as_result_t *r, const fig_t *f, const cbt_as_opts_t *o)
+{
+    int n = r->n;
+    printf("%s Matrix (%s%s)\n", f->test, f->unit, f->directed ? ", row: source, column: destination" : "");
+    printf("Size(Bytes): %llu  Execute Times: %lld\n%s\n", o->size, o->et, LINE);
+    printf("%9s", "src\\dst");
+    for (int j = 0; j < n; j++)
+        printf("%12d", j);
+    printf("\n");
+    for (int i = 0; i < n; i++) {
+        printf("%9d", i);
+        for (int j = 0; j < n; j++) {
+            double v = f->m[i * n + j];
+            if (v < 0)
+                printf("%12s", "-");
+            else
+                printf("%12.6f", v);
+        }
+        printf("\n");
+    }
+    printf("%s\n\n", LINE);
+}
+
+/* Outliers of one pair figure: links, then hosts. Returns how many. */
+static int pair_outliers(const cbt_as_result_t *r, const fig_t *f, double th)
+{
+    int n = r->n, cnt = 0;
+    double *v = malloc((size_t)n * (size_t)n * sizeof *v), *hv = malloc((size_t)n * sizeof *hv);
+    double *row = malloc((size_t)n * 2 * sizeof *row);
+    if (!v || !hv || !row) {
+        free(v), free(hv), free(row);
+        return 0;
+    }
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (i != j && (f->directed || i < j))
+                v[k++] = f->m[i * n + j];
+    double med = cbt_as_median(v, k);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            double x = f->m[i * n + j];
+            if (i == j || (!f->directed && i > j) || !bad(f, x, med, th))
+                continue;
+            printf("OUTLIER %s %s%s%s: %.6f %s (median %.6f, %.0f%%)\n", f->test, r->hosts[i].name,
+                   f->directed ? "->" : "<->", r->hosts[j].name, x, f->unit, med, 100.0 * x / med);
+            cnt++;
+        }
+    for (int h = 0; h < n; h++) {
+        int m = 0;
+        for (int j = 0; j < n; j++)
+            if (j != h) {
+                row[m++] = f->m[h * n + j];
+                if (f->directed)
+                    row[m++] = f->m[j * n + h];
+            }
+        hv[h] = cbt_as_median(row, m);
+    }
+    double hmed = cbt_as_median(hv, n);
+    for (int h = 0; h < n; h++) {
+        if (!bad(f, hv[h], hmed, th))
+            continue;
+        printf("OUTLIER %s %s: %.6f %s (median %.6f, %.0f%%)\n", f->test, r->hosts[h].name, hv[h], f->unit, hmed,
+               100.0 * hv[h] / hmed);
+        printf("  evidence: row %d (%s):", h, r->hosts[h].name);
+        for (int j = 0; j < n; j++)
+            printf(j == h ? " -" : " %.6f", f->m[h * n + j]);
+        printf("\n  evidence: slow in rounds:");
+        for (int j = 0; j < n; j++) {
+            int slow = j != h && (bad(f, f->m[h * n + j], med, th) || (f->directed && bad(f, f->m[j * n + h], med, th)));
+            if (slow)
+                printf(" %d (with %s)", r->round[h * n + j] + 1, r->hosts[j].name);
+        }
+        printf("\n");
+        cnt++;
+    }
+    free(v), free(hv), free(row);
+    return cnt;
+}
+
+static int ring_outliers(const cbt_as_result_t *r, double th)
+{
+    int n = r->n, cnt = 0;
+    for (int g = 0; g < r->nrings; g++) {
+        const double *v = r->ring + g * n;
+        double med = cbt_as_median(v, n);
+        const char *t = g ? "ring-random" : "ring-ordered";
+        for (int h = 0; h < n; h++) {
+            if (v[h] < 0 || med <= 0 || v[h] >= th * med)
+                continue;
+            int s = r->succ[g * n + h];
+            printf("OUTLIER %s %s->%s: %.6f GB/s (median %.6f, %.0f%%)\n", t, r->hosts[h].name,
+                   s >= 0 ? r->hosts[s].name : "?", v[h], med, 100.0 * v[h] / med);
+            printf("  evidence: ring %d (table row %d), every host of it:", g, g);
+            for (int k = 0; k < n; k++)
+                printf(" %.6f", v[k]);
+            printf("\n");
+            cnt++;
+        }
+    }
+    return cnt;
+}
+
+static void print_ring(const cbt_as_result_t *r, const cbt_as_opts_t *o)
+{
+    int n = r->n;
+    printf("Ring Bandwidth (GB/s per host to its successor; ring 0 ordered, others random, seed %llu)\n",
+           o->seed);
+    printf("Size(Bytes): %llu  Execute Times: %lld\n%s\n", o->size, o->et, LINE);
+    printf("%6s %-10s", "ring", "order");
+    for (int h = 0; h < n; h++)
+        printf("%12d", h);
+    printf("%12s\n", "min");
+    for (int g = 0; g < r->nrings; g++) {
+        char ord[256] = "";
+        size_t l = 0;
+        /* the order, starting at host 0 */
+        int h = 0;
+        for (int i = 0; i < n && l + 8 < sizeof ord; i++, h = r->succ[g * n + h] >= 0 ? r->succ[g * n + h] : 0)
+            l += (size_t)snprintf(ord + l, sizeof ord - l, "%s%d", i ? "," : "", h);
+        double mn = -1;
+        printf("%6d %-10s", g, ord);
+        for (int k = 0; k < n; k++) {
+            double v = r->ring[g * n + k];
+            if (v < 0)
+                printf("%12s", "-");
+            else
+                printf("%12.6f", v);
+            if (v >= 0 && (mn < 0 || v < mn))
+                mn = v;
+        }
+        printf("%12.6f\n", mn);
+    }
+    printf("%s\n\n", LINE);
+}
+
+static void json_num(FILE *f, const char *sep, double v)
+{
+    if (v < 0)
+        fprintf(f, "%snull", sep);
+    else
+        fprintf(f, "%s%.6f", sep, v);
+}
+
+static void json_matrix(FILE *f, const char *name, const double *m, int n)
+{
+    fprintf(f, ",\n \"%s\": [", name);
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "%s[", i ? ", " : "");
+        for (int j = 0; j < n; j++)
+            json_num(f, j ? ", " : "", m[i * n + j]);
+        fprintf(f, "]");
+    }
+    fprintf(f, "]");
+}
+
+static FILE *json_open(const cbt_as_opts_t *o, const cbt_as_result_t *r, const char *test)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.json", o->json_dir, test);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        cbt_error("assess", CBT_EXIT_FAIL, "cannot write %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    fprintf(f, "{\"schema\": \"collbench-assess/1\", \"test\": \"%s\", \"size\": %llu, \"execute_times\": %lld, "
+               "\"threshold\": %.3f,\n \"hosts\": [", test, o->size, o->et, o->threshold);
+    for (int h = 0; h < r->n; h++) {
+        fprintf(f, "%s{\"host\": ", h ? ", " : "");
+        cbt_json_str(f, r->hosts[h].name);
+        fprintf(f, ", \"speaker\": %d, \"ranks\": %d}", r->hosts[h].speaker, r->hosts[h].nranks);
+    }
+    fprintf(f, "]");
+    return f;
+}
+
+static int write_json(const cbt_as_opts_t *o, const cbt_as_result_t *r)
+{
+    int n = r->n;
+    if (o->tests & CBT_AS_PAIRS) {
+        FILE *f = json_open(o, r, "pairs");
+        if (!f)
+            return -1;
+        json_matrix(f, "uni_gbs", r->uni, n);
+        json_matrix(f, "bidi_gbs", r->bidi, n);
+        json_matrix(f, "latency_us", r->lat, n);
+        fprintf(f, ",\n \"round\": [");
+        for (int i = 0; i < n * n; i++)
+            fprintf(f, "%s%d", i ? ", " : "", r->round[i]);
+        fprintf(f, "]}\n");
+        if (fclose(f))
+            return -1;
+    }
+    if ((o->tests & CBT_AS_RING) && r->nrings) {
+        FILE *f = json_open(o, r, "ring");
+        if (!f)
+            return -1;
+        fprintf(f, ",\n \"rings\": [");
+        for (int g = 0; g < r->nrings; g++) {
+            fprintf(f, "%s\n  {\"kind\": \"%s\", \"successor\": [", g ? "," : "", g ? "random" : "ordered");
+            for (int h = 0; h < n; h++)
+                fprintf(f, "%s%d", h ? ", " : "", r->succ[g * n + h]);
+            fprintf(f, "], \"gbs\": [");
+            for (int h = 0; h < n; h++)
+                json_num(f, h ? ", " : "", r->ring[g * n + h]);
+            fprintf(f, "]}");
+        }
+        fprintf(f, "]}\n");
+        if (fclose(f))
+            return -1;
+    }
+    return 0;
+}
+
+int cbt_as_report(const cbt_as_opts_t *o, const cbt_as_result_t *r)
+{
+    int n = r->n, cnt = 0;
+    printf("collbench assess: %d host%s (launch %s), threshold %.2f\n", n, n == 1 ? "" : "s", o->launch,
+           o->threshold);
+    for (int h = 0; h < n; h++)
+        printf("Host %d: %s (speaker rank %d, %d rank%s)\n", h, r->hosts[h].name, r->hosts[h].speaker,
+               r->hosts[h].nranks, r->hosts[h].nranks == 1 ? "" : "s");
+    printf("\n");
+    fig_t figs[] = {
+        {"pairs-uni", "GB/s", 1, r->uni, 1},
+        {"pairs-bidi", "GB/s", 1, r->bidi, 0},
+        {"pairs-lat", "us", 0, r->lat, 0},
+    };
+    if ((o->tests & CBT_AS_PAIRS) && n > 1)
+        for (size_t i = 0; i < sizeof figs / sizeof figs[0]; i++)
+            matrix(r, &figs[i], o);
+    if ((o->tests & CBT_AS_RING) && r->nrings)
+        print_ring(r, o);
+    if (n < 2)
+        printf("collbench assess: one host: pairs and ring need two or more\n");
+    if ((o->tests & CBT_AS_PAIRS) && n > 1)
+        for (size_t i = 0; i < sizeof figs / sizeof figs[0]; i++)
+            cnt += pair_outliers(r, &figs[i], o->threshold);
+    if ((o->tests & CBT_AS_RING) && r->nrings)
+        cnt += ring_outliers(r, o->threshold);
+    printf("collbench assess: %d outlier%s\n", cnt, cnt == 1 ? "" : "s");
+    fflush(stdout);
+    if (o->json_dir && write_json(o, r))
+        return -1;
+    return cnt;
+}

@@ -1,0 +1,319 @@
+/*
+ * assess_run.c - the measurements of `collbench assess` between host speakers.
+ *
+ * pairs: a round-robin schedule (circle method): host n-1 (or a virtual host n
+ *   when n is odd, whose partner idles) stays put, host h meets 2r - h mod m in
+ *   round r, m = n - 1 (n even) or n (n odd). Every pair meets exactly once and
+ *   every host is busy with one peer per round, so the matrix costs m rounds.
+ *   Example n = 5 (m = 5, virtual host 5): round 0 = 0-5 (0 idle), 1-4, 2-3.
+ *   Per pair, in this order: latency (--lat-iters 8-byte ping-pongs, the median
+ *   half round trip), unidirectional low -> high and high -> low (-et sends of
+ *   -s bytes and a 1-byte ack, timed by the sender), bidirectional
+ *   (coll_sendrecv, the slower end's time). Each execution kind is preceded by
+ *   one untimed execution.
+ * ring: every host sends to its successor and receives from its predecessor at
+ *   once (-et coll_sendrecv of -s bytes); one ordered ring (host order) and
+ *   --rings random orders. Blocking exchanges couple the ring, so a slow link
+ *   lowers every host's figure: ring shows that a ring is slow, pairs says where.
+ * Every round opens with a barrier of all ranks and closes with a gather to
+ * rank 0 (the non-speakers contribute an empty record), which prints progress.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "assess.h"
+#include "cb.h"
+
+static const char *TOOL = "assess";
+
+/* ------------------------------------------------------------ pure helpers */
+
+int cbt_as_rounds(int n)
+{
+    return n < 2 ? 0 : n % 2 ? n : n - 1;
+}
+
+int cbt_as_partner(int r, int h, int n)
+{
+    int m = n % 2 ? n + 1 : n; /* even host count, virtual host n when odd */
+    if (n < 2 || r < 0 || r >= m - 1 || h < 0 || h >= n)
+        return -1;
+    int p;
+    if (h == m - 1)
+        p = r;
+    else if (h == r)
+        p = m - 1;
+    else
+        p = ((2 * r - h) % (m - 1) + (m - 1)) % (m - 1);
+    return p >= n ? -1 : p;
+}
+
+static uint64_t xorshift(uint64_t *s)
+{
+    uint64_t x = *s;
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    return *s = x;
+}
+
+void cbt_as_ring_order(unsigned long long seed, int n, int *perm)
+{
+    uint64_t s = seed * 0x9E3779B97F4A7C15ULL + 1;
+    for (int i = 0; i < n; i++)
+        perm[i] = i;
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)(xorshift(&s) % (uint64_t)(i + 1));
+        int t = perm[i];
+        perm[i] = perm[j], perm[j] = t;
+    }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double cbt_as_median(const double *v, int n)
+{
+    double *w = malloc((size_t)(n > 0 ? n : 1) * sizeof *w);
+    int k = 0;
+    if (!w)
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (v[i] >= 0)
+            w[k++] = v[i];
+    double m = -1;
+    if (k) {
+        qsort(w, (size_t)k, sizeof *w, cmp_double);
+        m = k % 2 ? w[k / 2] : (w[k / 2 - 1] + w[k / 2]) / 2;
+    }
+    free(w);
+    return m;
+}
+
+/* ------------------------------------------------------------ measurement */
+
+static int st_code(coll_status_t st)
+{
+    return st == COLL_ERR_TIMEOUT ? CBT_EXIT_TIMEOUT : st == COLL_ERR_NO_MEMORY ? CBT_EXIT_FAIL : CBT_EXIT_CONN;
+}
+
+#define TRY(call)                                                                                          \
+    do {                                                                                                   \
+        coll_status_t st_ = (call);                                                                        \
+        if (st_ != COLL_SUCCESS) {                                                                         \
+            cbt_error(TOOL, st_code(st_), "rank %d: %s: %s: %s", c->rank, #call, coll_strerror(st_),       \
+                      coll_last_error());                                                                  \
+            coll_comm_abort(c->comm);                                                                      \
+            return st_code(st_);                                                                           \
+        }                                                                                                  \
+    } while (0)
+
+/* One round's record of a rank (gathered to rank 0). */
+typedef struct {
+    int32_t peer;    /* partner host (pairs) or successor host (ring); -1: none */
+    int32_t pad;
+    double lat_us;   /* pairs: measured by the lower host */
+    double uni_gbs;  /* pairs: my sends to peer; ring: my link to the successor */
+    double bidi_gbs; /* pairs: both ends' slower time */
+} rec_t;
+
+/* Unidirectional s -> d: -et sends of -s bytes and a 1-byte ack; GB/s at s. */
+static int uni(cbt_as_ctx_t *c, int me_sends, int peer, double *gbs)
+{
+    size_t n = (size_t)c->o->size;
+    unsigned char ack = 1;
+    double t0 = 0;
+    for (long long t = -1; t < c->o->et; t++) { /* t = -1: untimed */
+        if (t == 0)
+            t0 = cbt_now();
+        if (me_sends)
+            TRY(coll_send(c->src, n, COLL_UINT8, peer, c->comm));
+        else
+            TRY(coll_recv(c->dst, n, COLL_UINT8, peer, c->comm));
+    }
+    if (me_sends)
+        TRY(coll_recv(&ack, 1, COLL_UINT8, peer, c->comm));
+    else
+        TRY(coll_send(&ack, 1, COLL_UINT8, peer, c->comm));
+    double el = cbt_now() - t0;
+    *gbs = me_sends ? (double)n * (double)c->o->et / (el > 0 ? el : 1e-9) / 1e9 : -1;
+    return CBT_EXIT_OK;
+}
+
+static int pair_measure(cbt_as_ctx_t *c, int peer_host, rec_t *r)
+{
+    int peer = c->hosts[peer_host].speaker, low = c->me_host < peer_host;
+    size_t n = (size_t)c->o->size;
+    unsigned char b = 0, b2 = 0;
+    TRY(coll_sendrecv(&b, 1, peer, &b2, 1, peer, COLL_UINT8, c->comm));
+    /* latency: one untimed ping-pong, then the median of lat_iters */
+    long long li = c->o->lat_iters;
+    double *rt = calloc((size_t)li + 1, sizeof *rt);
+    if (!rt)
+        return cbt_error(TOOL, CBT_EXIT_FAIL, "out of memory");
+    uint64_t ping[1] = {0};
+    for (long long i = -1; i < li; i++) {
+        double t0 = cbt_now();
+        coll_status_t st;
+        if (low) {
+            st = coll_send(ping, 8, COLL_UINT8, peer, c->comm);
+            if (st == COLL_SUCCESS)
+                st = coll_recv(ping, 8, COLL_UINT8, peer, c->comm);
+        } else {
+            st = coll_recv(ping, 8, COLL_UINT8, peer, c->comm);
+            if (st == COLL_SUCCESS)
+                st = coll_send(ping, 8, COLL_UINT8, peer, c->comm);
+        }
+        if (st != COLL_SUCCESS)
+            free(rt);
+        TRY(st);
+        if (i >= 0)
+            rt[i] = (cbt_now() - t0) * 1e6 / 2;
+    }
+    r->lat_us = low ? cbt_as_median(rt, (int)li) : -1;
+    free(rt);
+    /* unidirectional both ways: the lower host sends first */
+    double g1 = -1, g2 = -1;
+    int rc = uni(c, low, peer, &g1);
+    if (rc)
+        return rc;
+    if ((rc = uni(c, !low, peer, &g2)))
+        return rc;
+    r->uni_gbs = low ? g1 : g2;
+    /* bidirectional: both ends at once, the slower end's time */
+    TRY(coll_sendrecv(c->src, n, peer, c->dst, n, peer, COLL_UINT8, c->comm));
+    TRY(coll_sendrecv(&b, 1, peer, &b2, 1, peer, COLL_UINT8, c->comm));
+    double t0 = cbt_now();
+    for (long long t = 0; t < c->o->et; t++)
+        TRY(coll_sendrecv(c->src, n, peer, c->dst, n, peer, COLL_UINT8, c->comm));
+    double el = cbt_now() - t0, other = 0;
+    TRY(coll_sendrecv(&el, 1, peer, &other, 1, peer, COLL_FP64, c->comm));
+    if (other > el)
+        el = other;
+    r->bidi_gbs = 2.0 * (double)n * (double)c->o->et / (el > 0 ? el : 1e-9) / 1e9;
+    return CBT_EXIT_OK;
+}
+
+/* Gathers this round's records to rank 0 (all: nranks records). */
+static int gather(cbt_as_ctx_t *c, const rec_t *mine, rec_t *all)
+{
+    TRY(coll_gather(mine, all, sizeof *mine, COLL_UINT8, 0, c->comm));
+    return CBT_EXIT_OK;
+}
+
+static void progress(const char *what, int done, int total, double t_start)
+{
+    double el = cbt_now() - t_start, left = done ? el / done * (total - done) : 0;
+    fprintf(stderr, "collbench assess: %s round %d/%d done, %.1f s, about %.1f s left\n", what, done, total, el,
+            left);
+}
+
+int cbt_as_pairs(cbt_as_ctx_t *c)
+{
+    int n = c->nhosts, nr = cbt_as_rounds(n), rc;
+    rec_t *all = c->rank == 0 ? calloc((size_t)c->nranks, sizeof *all) : NULL;
+    if (c->rank == 0 && !all)
+        return cbt_error(TOOL, CBT_EXIT_FAIL, "out of memory");
+    double t_start = cbt_now();
+    for (int r = 0; r < nr; r++) {
+        rec_t me = {.peer = -1, .lat_us = -1, .uni_gbs = -1, .bidi_gbs = -1};
+        TRY(coll_barrier(c->comm));
+        int p = c->speaker ? cbt_as_partner(r, c->me_host, n) : -1;
+        if (p >= 0) {
+            me.peer = p;
+            if ((rc = pair_measure(c, p, &me))) {
+                free(all);
+                return rc;
+            }
+        }
+        if ((rc = gather(c, &me, all))) {
+            free(all);
+            return rc;
+        }
+        if (c->rank != 0)
+            continue;
+        cbt_as_result_t *res = c->res;
+        for (int k = 0; k < c->nranks; k++) {
+            const rec_t *x = &all[k];
+            if (x->peer < 0)
+                continue;
+            int h = -1;
+            for (int i = 0; i < n; i++)
+                if (c->hosts[i].speaker == k)
+                    h = i;
+            if (h < 0)
+                continue;
+            int ij = h * n + x->peer, ji = x->peer * n + h;
+            res->uni[ij] = x->uni_gbs;
+            res->round[ij] = res->round[ji] = r;
+            if (x->lat_us >= 0)
+                res->lat[ij] = res->lat[ji] = x->lat_us;
+            res->bidi[ij] = res->bidi[ji] = x->bidi_gbs;
+        }
+        if (!c->o->quiet)
+            progress("pairs", r + 1, nr, t_start);
+    }
+    free(all);
+    return CBT_EXIT_OK;
+}
+
+int cbt_as_ring(cbt_as_ctx_t *c)
+{
+    int n = c->nhosts, nrings = 1 + (int)c->o->rings, rc;
+    int *perm = malloc((size_t)n * sizeof *perm), *pos = malloc((size_t)n * sizeof *pos);
+    rec_t *all = c->rank == 0 ? calloc((size_t)c->nranks, sizeof *all) : NULL;
+    if (!perm || !pos || (c->rank == 0 && !all)) {
+        free(perm), free(pos), free(all);
+        return cbt_error(TOOL, CBT_EXIT_FAIL, "out of memory");
+    }
+    size_t sz = (size_t)c->o->size;
+    double t_start = cbt_now();
+    rc = CBT_EXIT_OK;
+    for (int g = 0; g < nrings && rc == CBT_EXIT_OK; g++) {
+        if (g == 0)
+            for (int i = 0; i < n; i++)
+                perm[i] = i;
+        else
+            cbt_as_ring_order(c->o->seed + (unsigned long long)g, n, perm);
+        for (int i = 0; i < n; i++)
+            pos[perm[i]] = i;
+        rec_t me = {.peer = -1, .lat_us = -1, .uni_gbs = -1, .bidi_gbs = -1};
+        coll_status_t st = coll_barrier(c->comm);
+        if (st == COLL_SUCCESS && c->speaker && n > 1) {
+            int i = pos[c->me_host];
+            int succ = perm[(i + 1) % n], pred = perm[(i + n - 1) % n];
+            int rs = c->hosts[succ].speaker, rp = c->hosts[pred].speaker;
+            st = coll_sendrecv(c->src, sz, rs, c->dst, sz, rp, COLL_UINT8, c->comm);
+            double t0 = cbt_now();
+            for (long long t = 0; t < c->o->et && st == COLL_SUCCESS; t++)
+                st = coll_sendrecv(c->src, sz, rs, c->dst, sz, rp, COLL_UINT8, c->comm);
+            double el = cbt_now() - t0;
+            me.peer = succ;
+            me.uni_gbs = (double)sz * (double)c->o->et / (el > 0 ? el : 1e-9) / 1e9;
+        }
+        if (st != COLL_SUCCESS) {
+            rc = cbt_error(TOOL, st_code(st), "rank %d: ring %d: %s: %s", c->rank, g, coll_strerror(st),
+                           coll_last_error());
+            coll_comm_abort(c->comm);
+            break;
+        }
+        if ((rc = gather(c, &me, all)))
+            break;
+        if (c->rank != 0)
+            continue;
+        for (int k = 0; k < c->nranks; k++)
+            for (int h = 0; h < n; h++)
+                if (c->hosts[h].speaker == k && all[k].peer >= 0) {
+                    c->res->succ[g * n + h] = all[k].peer;
+                    c->res->ring[g * n + h] = all[k].uni_gbs;
+                }
+        if (!c->o->quiet)
+            progress(g ? "ring (random)" : "ring (ordered)", g + 1, nrings, t_start);
+    }
+    if (c->rank == 0 && rc == CBT_EXIT_OK)
+        c->res->nrings = nrings;
+    free(perm), free(pos), free(all);
+    return rc;
+}

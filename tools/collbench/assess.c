@@ -51,9 +51,29 @@ static void usage(FILE *f)
             "  --json DIR       one file per test: DIR/pairs.json, DIR/ring.json (DIR must exist)\n"
             "  -p N             standalone: ranks forked here (default 1; one host, nothing to compare)\n"
             "  -q               no progress on stderr\n"
+            "  --schedule N     print the pairs rounds for N hosts and exit (nothing launched)\n"
             "Output: progress per round on stderr, tables and 'OUTLIER <test> <host or a->b>: <value> (median <m>,\n"
             "<pct>%%)' lines on stdout. Exit 0 no outlier, 1 outliers, 2 bad command line, 3 network error,\n"
             "4 timeout, 5 a rank aborted.\n");
+}
+
+/* --schedule N: the pairs rounds for N hosts, nothing launched. */
+static void print_schedule(int n)
+{
+    int nr = cbt_as_rounds(n);
+    printf("%d hosts: %d rounds\n", n, nr);
+    for (int r = 0; r < nr; r++) {
+        printf("round %d:", r + 1);
+        for (int h = 0; h < n; h++) {
+            int p = cbt_as_partner(r, h, n);
+            if (p > h)
+                printf(" %d-%d", h, p);
+        }
+        for (int h = 0; h < n; h++)
+            if (cbt_as_partner(r, h, n) < 0)
+                printf(" idle %d", h);
+        printf("\n");
+    }
 }
 
 static int parse_tests(const char *v, unsigned *out)
@@ -267,6 +287,11 @@ int cbt_assess_main(int argc, char **argv)
             if (!(v = cbt_optval(TOOL, argc, argv, &i)) || cbt_parse_ll(TOOL, "-p", v, 1, 64, &ll))
                 return CBT_EXIT_USAGE;
             o.npus = (int)ll, o.npus_set = 1;
+        } else if (!strcmp(a, "--schedule")) {
+            if (!(v = cbt_optval(TOOL, argc, argv, &i)) || cbt_parse_ll(TOOL, a, v, 1, 100000, &ll))
+                return CBT_EXIT_USAGE;
+            print_schedule((int)ll);
+            return CBT_EXIT_OK;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             o.quiet = 1;
         } else {

@@ -8,10 +8,12 @@
  * Outliers: per test figure, the median of all its values; a value below
  * threshold x median (latency: above median / threshold) is an outlier.
  *   link  each measured link (uni: a->b; bidi and latency: a<->b)
- *   host  the median of the links that touch the host, against the median of
- *         those host figures: one bad host makes all of its links slow but only
- *         one of each other host's, so only it is named (needs 4 or more hosts
- *         to tell, with 3 a slow host's peers each have half their links slow).
+ *   host  named when more than half of the links that touch it are outliers:
+ *         one bad host makes all of its links slow but only one of each other
+ *         host's, so only it is named (from 4 hosts on; with 3 its peers have
+ *         half their links slow). Its line gives the median of its links
+ *         against the median of those host figures.
+ *   ring  a ring's slowest host against the median ring (see assess_run.c).
  * Line: OUTLIER <test> <host or link>: <value> (median <m>, <pct>%), then
  * "  evidence:" lines (the host's matrix row and the rounds it was slow in).
  */
@@ -86,7 +88,8 @@ static int pair_outliers(const cbt_as_result_t *r, const fig_t *f, double th)
                    f->directed ? "->" : "<->", r->hosts[j].name, x, f->unit, med, 100.0 * x / med);
             cnt++;
         }
-    for (int h = 0; h < n; h++) {
+    int *nbad = calloc((size_t)n, sizeof *nbad), *nlink = calloc((size_t)n, sizeof *nlink);
+    for (int h = 0; h < n && nbad && nlink; h++) {
         int m = 0;
         for (int j = 0; j < n; j++)
             if (j != h) {
@@ -94,11 +97,14 @@ static int pair_outliers(const cbt_as_result_t *r, const fig_t *f, double th)
                 if (f->directed)
                     row[m++] = f->m[j * n + h];
             }
+        for (int k2 = 0; k2 < m; k2++)
+            if (row[k2] >= 0)
+                nlink[h]++, nbad[h] += bad(f, row[k2], med, th);
         hv[h] = cbt_as_median(row, m);
     }
     double hmed = cbt_as_median(hv, n);
-    for (int h = 0; h < n; h++) {
-        if (!bad(f, hv[h], hmed, th))
+    for (int h = 0; h < n && nbad && nlink; h++) {
+        if (2 * nbad[h] <= nlink[h])
             continue;
         printf("OUTLIER %s %s: %.6f %s (median %.6f, %.0f%%)\n", f->test, r->hosts[h].name, hv[h], f->unit, hmed,
                100.0 * hv[h] / hmed);
@@ -114,30 +120,39 @@ static int pair_outliers(const cbt_as_result_t *r, const fig_t *f, double th)
         printf("\n");
         cnt++;
     }
-    free(v), free(hv), free(row);
+    free(v), free(hv), free(row), free(nbad), free(nlink);
     return cnt;
 }
 
+/* A ring's figure is its slowest host (the exchanges couple the ring); rings
+ * are compared with the median ring. */
 static int ring_outliers(const cbt_as_result_t *r, double th)
 {
     int n = r->n, cnt = 0;
+    double *mins = malloc((size_t)(r->nrings > 0 ? r->nrings : 1) * sizeof *mins);
+    if (!mins)
+        return 0;
     for (int g = 0; g < r->nrings; g++) {
-        const double *v = r->ring + g * n;
-        double med = cbt_as_median(v, n);
-        const char *t = g ? "ring-random" : "ring-ordered";
-        for (int h = 0; h < n; h++) {
-            if (v[h] < 0 || med <= 0 || v[h] >= th * med)
-                continue;
-            int s = r->succ[g * n + h];
-            printf("OUTLIER %s %s->%s: %.6f GB/s (median %.6f, %.0f%%)\n", t, r->hosts[h].name,
-                   s >= 0 ? r->hosts[s].name : "?", v[h], med, 100.0 * v[h] / med);
-            printf("  evidence: ring %d (table row %d), every host of it:", g, g);
-            for (int k = 0; k < n; k++)
-                printf(" %.6f", v[k]);
-            printf("\n");
-            cnt++;
-        }
+        mins[g] = -1;
+        for (int h = 0; h < n; h++)
+            if (r->ring[g * n + h] >= 0 && (mins[g] < 0 || r->ring[g * n + h] < mins[g]))
+                mins[g] = r->ring[g * n + h];
     }
+    double med = cbt_as_median(mins, r->nrings);
+    for (int g = 0; g < r->nrings; g++) {
+        if (mins[g] < 0 || med <= 0 || mins[g] >= th * med)
+            continue;
+        printf("OUTLIER %s ", g ? "ring-random" : "ring-ordered");
+        for (int i = 0, h = 0; i <= n; i++, h = r->succ[g * n + h] >= 0 ? r->succ[g * n + h] : 0)
+            printf("%s%s", i ? "->" : "", r->hosts[h].name);
+        printf(": %.6f GB/s (median ring %.6f, %.0f%%)\n", mins[g], med, 100.0 * mins[g] / med);
+        printf("  evidence: ring %d, every host to its successor:", g);
+        for (int h = 0; h < n; h++)
+            printf(" %.6f", r->ring[g * n + h]);
+        printf("\n");
+        cnt++;
+    }
+    free(mins);
     return cnt;
 }
 

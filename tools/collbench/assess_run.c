@@ -6,15 +6,20 @@
  *   round r, m = n - 1 (n even) or n (n odd). Every pair meets exactly once and
  *   every host is busy with one peer per round, so the matrix costs m rounds.
  *   Example n = 5 (m = 5, virtual host 5): round 0 = 0-5 (0 idle), 1-4, 2-3.
- *   Per pair, in this order: latency (--lat-iters 8-byte ping-pongs, the median
- *   half round trip), unidirectional low -> high and high -> low (-et sends of
- *   -s bytes and a 1-byte ack, timed by the sender), bidirectional
- *   (coll_sendrecv, the slower end's time). Each execution kind is preceded by
- *   one untimed execution.
+ *   Per pair, in this order: latency (--lat-iters 8-byte ping-pongs, the
+ *   smallest half round trip: the link's floor, scheduling noise only adds),
+ *   unidirectional low -> high and high -> low (-et sends of -s bytes, each
+ *   closed by a 1-byte ack, timed by the sender), bidirectional (coll_sendrecv
+ *   and a 1-byte exchange, the slower end's time). Each kind is preceded by one
+ *   untimed execution; a figure is that of the median execution, so a burst of
+ *   noise from other processes slows single executions, not the figure.
  * ring: every host sends to its successor and receives from its predecessor at
  *   once (-et coll_sendrecv of -s bytes); one ordered ring (host order) and
- *   --rings random orders. Blocking exchanges couple the ring, so a slow link
- *   lowers every host's figure: ring shows that a ring is slow, pairs says where.
+ *   --rings random orders; a host's figure is its median execution. Blocking
+ *   exchanges couple the ring, so a slow link lowers every host's figure: a
+ *   ring's figure is its slowest host, and rings are compared with each other
+ *   (a ring slower than the others shows contention of that order); pairs says
+ *   which host or link.
  * Every round opens with a barrier of all ranks and closes with a gather to
  * rank 0 (the non-speakers contribute an empty record), which prints progress.
  */
@@ -119,26 +124,27 @@ typedef struct {
     double bidi_gbs; /* pairs: both ends' slower time */
 } rec_t;
 
-/* Unidirectional s -> d: -et sends of -s bytes and a 1-byte ack; GB/s at s. */
-static int uni(cbt_as_ctx_t *c, int me_sends, int peer, double *gbs)
+/* Unidirectional: one untimed then -et executions of -s bytes, each closed by
+ * a 1-byte ack and timed by the sender; GB/s of the median execution (noise
+ * from other processes on a host only slows single executions). */
+static int uni(cbt_as_ctx_t *c, int me_sends, int peer, double *ex, double *gbs)
 {
     size_t n = (size_t)c->o->size;
     unsigned char ack = 1;
-    double t0 = 0;
-    for (long long t = -1; t < c->o->et; t++) { /* t = -1: untimed */
-        if (t == 0)
-            t0 = cbt_now();
-        if (me_sends)
+    for (long long t = -1; t < c->o->et; t++) {
+        double t0 = cbt_now();
+        if (me_sends) {
             TRY(coll_send(c->src, n, COLL_UINT8, peer, c->comm));
-        else
+            TRY(coll_recv(&ack, 1, COLL_UINT8, peer, c->comm));
+        } else {
             TRY(coll_recv(c->dst, n, COLL_UINT8, peer, c->comm));
+            TRY(coll_send(&ack, 1, COLL_UINT8, peer, c->comm));
+        }
+        if (t >= 0)
+            ex[t] = cbt_now() - t0;
     }
-    if (me_sends)
-        TRY(coll_recv(&ack, 1, COLL_UINT8, peer, c->comm));
-    else
-        TRY(coll_send(&ack, 1, COLL_UINT8, peer, c->comm));
-    double el = cbt_now() - t0;
-    *gbs = me_sends ? (double)n * (double)c->o->et / (el > 0 ? el : 1e-9) / 1e9 : -1;
+    double med = cbt_as_median(ex, (int)c->o->et);
+    *gbs = me_sends ? (double)n / (med > 0 ? med : 1e-9) / 1e9 : -1;
     return CBT_EXIT_OK;
 }
 
@@ -148,7 +154,7 @@ static int pair_measure(cbt_as_ctx_t *c, int peer_host, rec_t *r)
     size_t n = (size_t)c->o->size;
     unsigned char b = 0, b2 = 0;
     TRY(coll_sendrecv(&b, 1, peer, &b2, 1, peer, COLL_UINT8, c->comm));
-    /* latency: one untimed ping-pong, then the median of lat_iters */
+    /* latency: one untimed ping-pong, then the smallest of lat_iters */
     long long li = c->o->lat_iters;
     double *rt = calloc((size_t)li + 1, sizeof *rt);
     if (!rt)
@@ -172,27 +178,47 @@ static int pair_measure(cbt_as_ctx_t *c, int peer_host, rec_t *r)
         if (i >= 0)
             rt[i] = (cbt_now() - t0) * 1e6 / 2;
     }
-    r->lat_us = low ? cbt_as_median(rt, (int)li) : -1;
+    double mn = -1;
+    for (long long i = 0; i < li; i++)
+        if (mn < 0 || rt[i] < mn)
+            mn = rt[i];
+    r->lat_us = low ? mn : -1;
     free(rt);
     /* unidirectional both ways: the lower host sends first */
-    double g1 = -1, g2 = -1;
-    int rc = uni(c, low, peer, &g1);
+    long long et = c->o->et;
+    double *ex = calloc((size_t)et * 2, sizeof *ex), g1 = -1, g2 = -1;
+    if (!ex)
+        return cbt_error(TOOL, CBT_EXIT_FAIL, "out of memory");
+    int rc = uni(c, low, peer, ex, &g1);
+    if (!rc)
+        rc = uni(c, !low, peer, ex, &g2);
+    r->uni_gbs = low ? g1 : g2;
+    /* bidirectional: both ends at once; per execution the slower end's time */
+    for (long long t = -1; !rc && t < et; t++) {
+        double t0 = cbt_now();
+        coll_status_t st = coll_sendrecv(c->src, n, peer, c->dst, n, peer, COLL_UINT8, c->comm);
+        if (st == COLL_SUCCESS)
+            st = coll_sendrecv(&b, 1, peer, &b2, 1, peer, COLL_UINT8, c->comm);
+        if (st != COLL_SUCCESS) {
+            free(ex);
+            TRY(st);
+        }
+        if (t >= 0)
+            ex[t] = cbt_now() - t0;
+    }
+    coll_status_t st = rc ? COLL_SUCCESS : coll_sendrecv(ex, (size_t)et, peer, ex + et, (size_t)et, peer, COLL_FP64,
+                                                        c->comm);
+    if (!rc && st == COLL_SUCCESS) {
+        for (long long t = 0; t < et; t++)
+            if (ex[et + t] > ex[t])
+                ex[t] = ex[et + t];
+        double med = cbt_as_median(ex, (int)et);
+        r->bidi_gbs = 2.0 * (double)n / (med > 0 ? med : 1e-9) / 1e9;
+    }
+    free(ex);
     if (rc)
         return rc;
-    if ((rc = uni(c, !low, peer, &g2)))
-        return rc;
-    r->uni_gbs = low ? g1 : g2;
-    /* bidirectional: both ends at once, the slower end's time */
-    TRY(coll_sendrecv(c->src, n, peer, c->dst, n, peer, COLL_UINT8, c->comm));
-    TRY(coll_sendrecv(&b, 1, peer, &b2, 1, peer, COLL_UINT8, c->comm));
-    double t0 = cbt_now();
-    for (long long t = 0; t < c->o->et; t++)
-        TRY(coll_sendrecv(c->src, n, peer, c->dst, n, peer, COLL_UINT8, c->comm));
-    double el = cbt_now() - t0, other = 0;
-    TRY(coll_sendrecv(&el, 1, peer, &other, 1, peer, COLL_FP64, c->comm));
-    if (other > el)
-        el = other;
-    r->bidi_gbs = 2.0 * (double)n * (double)c->o->et / (el > 0 ? el : 1e-9) / 1e9;
+    TRY(st);
     return CBT_EXIT_OK;
 }
 
@@ -264,8 +290,9 @@ int cbt_as_ring(cbt_as_ctx_t *c)
     int n = c->nhosts, nrings = 1 + (int)c->o->rings, rc;
     int *perm = malloc((size_t)n * sizeof *perm), *pos = malloc((size_t)n * sizeof *pos);
     rec_t *all = c->rank == 0 ? calloc((size_t)c->nranks, sizeof *all) : NULL;
-    if (!perm || !pos || (c->rank == 0 && !all)) {
-        free(perm), free(pos), free(all);
+    double *ex = calloc((size_t)c->o->et, sizeof *ex);
+    if (!perm || !pos || !ex || (c->rank == 0 && !all)) {
+        free(perm), free(pos), free(all), free(ex);
         return cbt_error(TOOL, CBT_EXIT_FAIL, "out of memory");
     }
     size_t sz = (size_t)c->o->size;
@@ -285,13 +312,15 @@ int cbt_as_ring(cbt_as_ctx_t *c)
             int i = pos[c->me_host];
             int succ = perm[(i + 1) % n], pred = perm[(i + n - 1) % n];
             int rs = c->hosts[succ].speaker, rp = c->hosts[pred].speaker;
-            st = coll_sendrecv(c->src, sz, rs, c->dst, sz, rp, COLL_UINT8, c->comm);
-            double t0 = cbt_now();
-            for (long long t = 0; t < c->o->et && st == COLL_SUCCESS; t++)
+            for (long long t = -1; t < c->o->et && st == COLL_SUCCESS; t++) {
+                double t0 = cbt_now();
                 st = coll_sendrecv(c->src, sz, rs, c->dst, sz, rp, COLL_UINT8, c->comm);
-            double el = cbt_now() - t0;
+                if (t >= 0)
+                    ex[t] = cbt_now() - t0;
+            }
+            double med = cbt_as_median(ex, (int)c->o->et);
             me.peer = succ;
-            me.uni_gbs = (double)sz * (double)c->o->et / (el > 0 ? el : 1e-9) / 1e9;
+            me.uni_gbs = (double)sz / (med > 0 ? med : 1e-9) / 1e9;
         }
         if (st != COLL_SUCCESS) {
             rc = cbt_error(TOOL, st_code(st), "rank %d: ring %d: %s: %s", c->rank, g, coll_strerror(st),
@@ -314,6 +343,6 @@ int cbt_as_ring(cbt_as_ctx_t *c)
     }
     if (c->rank == 0 && rc == CBT_EXIT_OK)
         c->res->nrings = nrings;
-    free(perm), free(pos), free(all);
+    free(perm), free(pos), free(all), free(ex);
     return rc;
 }

@@ -6,6 +6,8 @@
 #   make test       build and run the whole suite (tests/run.sh)
 #   make SAN=...    sanitizer build (use with O=)
 #   make MPI_HOME=/opt/mpich   build the MPI plugin against that MPI only
+#   make install    install into $(DESTDIR)$(PREFIX) (default /usr/local);
+#                   `make uninstall` with the same PREFIX/DESTDIR removes it all
 
 O        ?= .
 CC       ?= cc
@@ -25,6 +27,14 @@ LIB  := $(O)/lib
 OBJ  := $(O)/build/obj
 TBIN := $(O)/build/tests
 
+# Library version (from include/coll.h) and the shared library's file names:
+# libcoll.so -> libcoll.so.MAJOR (the SONAME) -> libcoll.so.MAJOR.MINOR.PATCH.
+coll_ver = $(shell sed -n 's/^\#define COLL_VERSION_$(1) \([0-9]*\).*/\1/p' include/coll.h)
+VER_MAJOR := $(call coll_ver,MAJOR)
+VERSION  := $(VER_MAJOR).$(call coll_ver,MINOR).$(call coll_ver,PATCH)
+SONAME   := libcoll.so.$(VER_MAJOR)
+SOREAL   := libcoll.so.$(VERSION)
+
 LIB_SRC  := $(shell find src -name '*.c' | sort)
 LIB_OBJ  := $(LIB_SRC:%.c=$(OBJ)/%.o)
 DRV_SRC  := $(filter-out tools/driver/main.c,$(wildcard tools/driver/*.c)) $(wildcard tools/launch/launch*.c) $(wildcard tools/common/*.c)
@@ -34,6 +44,10 @@ CB_OBJ   := $(CB_SRC:%.c=$(OBJ)/%.o)
 
 TESTS    := all_reduce all_gather all_gatherv reduce_scatter reduce_scatterv reduce broadcast scatter alltoall alltoallv
 TEST_BINS := $(TESTS:%=$(BIN)/%_test)
+
+# examples/: programs a user would write, from include/coll.h only (tests/mp/79-examples.sh).
+EXAMPLE_SRC := $(wildcard examples/*.c)
+EXAMPLE_BINS := $(EXAMPLE_SRC:examples/%.c=$(O)/build/examples/%)
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRC:tests/unit/%.c=$(TBIN)/%)
@@ -48,9 +62,24 @@ MPI_PLUGINS := $(if $(wildcard /usr/bin/mpicc.openmpi),$(LIB)/collbench-mpi-open
                $(if $(wildcard /usr/bin/mpicc.mpich),$(LIB)/collbench-mpi-mpich.so)
 endif
 
-.PHONY: all lib tests test check clean print-config
-all: lib $(TEST_BINS) $(if $(CB_SRC),$(BIN)/collbench) $(MPI_PLUGINS) $(if $(HAVE_CMOCKA),$(UNIT_BINS)) $(TBIN)/matrix $(TBIN)/bootstrap_load $(TBIN)/fuzz-stamp
+.PHONY: all lib tests test check clean print-config install uninstall FORCE
+all: lib $(TEST_BINS) $(if $(CB_SRC),$(BIN)/collbench) $(MPI_PLUGINS) $(if $(HAVE_CMOCKA),$(UNIT_BINS)) $(TBIN)/matrix $(TBIN)/split_test $(TBIN)/bootstrap_load $(TBIN)/fuzz-stamp $(EXAMPLE_BINS)
 lib: $(LIB)/libcoll.so $(LIB)/libcoll.a
+
+# The library exports only what include/coll.h marks COLL_API (tests/mp/77-abi.sh).
+# The tools and tests link libcoll.a, where the internal symbols stay visible to
+# them (they reach them through tools/common/coll_internal.h).
+LIB_VIS := -fvisibility=hidden
+$(LIB_OBJ): CFLAGS_ALL += $(LIB_VIS)
+# The library objects are rebuilt when their flags change (an old build tree
+# compiled without LIB_VIS would otherwise export everything).
+LIB_FLAGS := $(OBJ)/lib.flags
+$(LIB_OBJ): $(LIB_FLAGS)
+$(LIB_FLAGS): FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(CSTD) $(OPT) $(WARN) $(SAN) $(CFLAGS) $(LIB_VIS)' | cmp -s - $@ || \
+	  echo '$(CSTD) $(OPT) $(WARN) $(SAN) $(CFLAGS) $(LIB_VIS)' >$@
+FORCE:
 
 $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -66,9 +95,13 @@ $(LIB)/libcoll.a: $(LIB_OBJ)
 	@mkdir -p $(LIB)
 	rm -f $@ && ar rcs $@ $^
 
-$(LIB)/libcoll.so: $(LIB_OBJ)
+$(LIB)/$(SOREAL): $(LIB_OBJ)
 	@mkdir -p $(LIB)
-	$(CC) -shared $(LDSAN) -o $@ $^ $(LDLIBS_ALL)
+	$(CC) -shared -Wl,-soname,$(SONAME) $(LDSAN) -o $@ $^ $(LDLIBS_ALL)
+$(LIB)/$(SONAME): $(LIB)/$(SOREAL)
+	ln -sf $(SOREAL) $@
+$(LIB)/libcoll.so: $(LIB)/$(SONAME)
+	ln -sf $(SONAME) $@
 
 # Each test executable = the shared driver + the descriptor named at compile time.
 $(OBJ)/tools/driver/main_%.o: tools/driver/main.c
@@ -106,6 +139,16 @@ $(TBIN)/matrix: tests/matrix/matrix.c tests/matrix/matrix_cases.h $(LIB)/libcoll
 	@mkdir -p $(TBIN)
 	$(CC) $(CFLAGS_ALL) $(LDSAN) -o $@ tests/matrix/matrix.c $(LIB)/libcoll.a $(LDLIBS_ALL)
 
+# coll_comm_split on forked ranks over simulated hosts (tests/mp/78-split.sh).
+$(TBIN)/split_test: tests/split/split_test.c $(LIB)/libcoll.a
+	@mkdir -p $(TBIN)
+	$(CC) $(CFLAGS_ALL) $(LDSAN) -o $@ tests/split/split_test.c $(LIB)/libcoll.a $(LDLIBS_ALL)
+
+# Examples see include/ only (no -Isrc), as a user's program would.
+$(O)/build/examples/%: examples/%.c include/coll.h $(LIB)/libcoll.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(OPT) $(WARN) -pthread -Iinclude $(LDSAN) -o $@ $< $(LIB)/libcoll.a $(LDLIBS_ALL)
+
 # Load test of the rendezvous store (tests/mp/46-bootstrap-load.sh).
 $(TBIN)/bootstrap_load: tests/load/bootstrap_load.c $(LIB)/libcoll.a
 	@mkdir -p $(TBIN)
@@ -117,6 +160,48 @@ $(TBIN)/fuzz-stamp:
 
 test: all
 	tests/run.sh
+
+# --- make install / make uninstall -------------------------------------------
+# `make install PREFIX=/opt/collbench DESTDIR=/tmp/stage`; uninstall takes the
+# same PREFIX and DESTDIR. The executables link libcoll.a (no run-time path to
+# set); libcoll.so is for programs built with `pkg-config --cflags --libs libcoll`.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BINDIR  ?= $(PREFIX)/bin
+LIBDIR  ?= $(PREFIX)/lib
+INCDIR  ?= $(PREFIX)/include
+DOCDIR  ?= $(PREFIX)/share/doc/collbench
+PCDIR   ?= $(LIBDIR)/pkgconfig
+INSTALL ?= install
+# Scripts for users go next to the executables (they look for them in ../bin).
+INST_SCRIPTS := scripts/collbench-report scripts/parse-hccl-result.py scripts/pre-test-check.sh \
+                scripts/multi-node-test.sh scripts/quick-verify.sh
+INST_DOCS    := README.md $(wildcard docs/*.md)
+INST_BINS    := $(TEST_BINS) $(if $(CB_SRC),$(BIN)/collbench)
+
+install: lib $(INST_BINS) $(MPI_PLUGINS)
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(PCDIR)
+	$(INSTALL) -m 644 include/coll.h $(DESTDIR)$(INCDIR)/
+	$(INSTALL) -m 644 $(LIB)/libcoll.a $(DESTDIR)$(LIBDIR)/
+	$(INSTALL) -m 755 $(LIB)/$(SOREAL) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(SOREAL) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libcoll.so
+	$(if $(strip $(MPI_PLUGINS)),$(INSTALL) -m 755 $(MPI_PLUGINS) $(DESTDIR)$(LIBDIR)/)
+	$(INSTALL) -m 755 $(INST_BINS) $(INST_SCRIPTS) $(DESTDIR)$(BINDIR)/
+	$(INSTALL) -m 644 $(INST_DOCS) $(DESTDIR)$(DOCDIR)/
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCDIR)' '' \
+	  'Name: libcoll' 'Description: collective communication library of collbench (allreduce, allgather, ...)' \
+	  'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lcoll' \
+	  'Libs.private: -pthread -lm -ldl' >$(DESTDIR)$(PCDIR)/libcoll.pc
+	chmod 644 $(DESTDIR)$(PCDIR)/libcoll.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(INCDIR)/coll.h $(DESTDIR)$(PCDIR)/libcoll.pc
+	rm -f $(DESTDIR)$(LIBDIR)/libcoll.a $(DESTDIR)$(LIBDIR)/libcoll.so $(DESTDIR)$(LIBDIR)/$(SONAME) \
+	      $(DESTDIR)$(LIBDIR)/$(SOREAL) $(DESTDIR)$(LIBDIR)/collbench-mpi-*.so
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(INST_BINS) $(INST_SCRIPTS)))
+	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(INST_DOCS)))
+	-rmdir $(DESTDIR)$(DOCDIR) $(DESTDIR)$(PCDIR) 2>/dev/null
 
 check: test
 

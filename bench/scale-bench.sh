@@ -6,13 +6,13 @@
 # For each N (default 64 128 256 512 1024): N real ranks, one process each,
 # over min(N, 128) simulated hosts (-H: that many), block distribution, env
 # launch on loopback (tests/lib/scale.sh: small buffers, ulimit per rank), run
-#   all_reduce_test -b 8K -e 1M -f 2 -n 2 -w 1 --hold-after 4
+#   all_reduce_test -b 8K -e 1M -f 2 -n 2 -w 1 --hold-after 4+N/100
 # and, once every rank has finished the sweep, read /proc of every rank.
 # Per N one markdown row: status, init time (coll_comm_init_rank, printed by
 # each rank: max and median), sockets and all fds per rank after the sweep
 # (max / median), VmRSS (median / max) and VmHWM (max) in MiB, time from the
 # launch until every rank finished the sweep, and until every rank exited (the
-# latter includes the 4 s hold). A failed N gives the exit codes, the first
+# latter includes the hold). A failed N gives the exit codes, the first
 # failure and when it came, and a distinct error line (fds are then sampled at
 # the moment the first rank stopped, from the ranks still alive).
 #   -u  open-file limit of every rank, soft and hard (default 1024) or SOFT:HARD
@@ -59,7 +59,7 @@ for n in $NS; do
     h=${HOSTS:-$(( n < 128 ? n : 128 ))}
     d=$dir/n$n
     SCALE_FIRST_FAIL=
-    scale_launch "$d" "$n" "$h" "$BIN/all_reduce_test" -b 8K -e 1M -f 2 -n 2 -w 1 --hold-after 4
+    scale_launch "$d" "$n" "$h" "$BIN/all_reduce_test" -b 8K -e 1M -f 2 -n 2 -w 1 --hold-after $((4 + n / 100))
     swept=-
     if scale_wait_log 'sweep done, holding' "$TO"; then
         swept=$(awk -v t=$(( $(now_ms) - SCALE_T0 )) 'BEGIN {printf "%.1f", t / 1000}')

@@ -529,6 +529,14 @@ coll_status_t boot_store_probe(coll_bootstrap_t *bs)
 {
     coll_store_t *st = NULL;
     if (coll_store_connect(&bs->id, 2.0, &st) != COLL_SUCCESS) {
+        /* A store that does not answer in time is busy (a thousand joins at
+         * once on a loaded host): ask again at the next probe; the deadline
+         * still bounds the wait. One that refuses has exited with its job. */
+        if (!strstr(coll_last_error(), "refused")) {
+            COLL_DEBUG(COLL_SUB_BOOTSTRAP, "failure probe: %s (will ask again)", coll_last_error());
+            coll_error_clear();
+            return COLL_SUCCESS;
+        }
         bs->store_lost = 1;
         char why[512];
         snprintf(why, sizeof why, "%s", coll_last_error());

@@ -274,3 +274,26 @@ void coll_algo_list(FILE *out)
         fprintf(out, "%-16s %-14s %s\n", coll_kind_name(coll_algo_table[i]->kind), coll_algo_table[i]->name,
                 coll_algo_table[i]->desc);
 }
+
+/* ---- the configuration's view of the algorithm names (core/config.h) ---- */
+
+static int cfg_check_spec(const char *spec, char *msg, size_t len)
+{
+    return coll_algo_check_spec(spec, msg, len) == COLL_SUCCESS ? 0 : -1;
+}
+
+static const char *cfg_canonical(coll_kind_t kind, const char *name)
+{
+    const coll_algo_t *al = coll_algo_find(kind, name);
+    return al ? al->name : NULL;
+}
+
+static const coll_cfg_algo_names_t cfg_names = {cfg_check_spec, cfg_canonical};
+
+/* Registered when the library is loaded: the registry is linked into every
+ * program that can run a collective, so the names are known before any
+ * configuration is checked. */
+__attribute__((constructor)) static void register_cfg_names(void)
+{
+    coll_cfg_set_algo_names(&cfg_names);
+}

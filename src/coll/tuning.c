@@ -32,22 +32,27 @@
  */
 #include "coll/tuning.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "coll/tuning_rules.h"
+
 #include "core/config.h"
 #include "core/log.h"
 
 static coll_link_cost_t shm_cost = {0.5, 1.0 / 11200.0, 1.0 / 12000.0, 1.5, 0.5, 0.0};
 static coll_link_cost_t tcp_cost = {3.3 + 3.0, 1.0 / 5100.0, 1.0 / 12000.0, 0.0, 3.3, 3.0};
 static const char *tcp_source = "built-in";
-static int loaded;
+/* Communicators of several threads select at once while another one's net
+ * probe may set the tcp constants: load once, and tcp_cost only under tcp_lock
+ * (readers get a copy of their own). */
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t tcp_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void load_file(void)
 {
-    loaded = 1;
     const char *path = coll_cfg_str(COLL_CFG_TUNING_FILE);
     if (!*path)
         return;
@@ -80,19 +85,22 @@ static void load_file(void)
 
 const char *coll_tuning_tcp_source(void)
 {
-    if (!loaded)
-        load_file();
-    return tcp_source;
+    pthread_once(&load_once, load_file);
+    pthread_mutex_lock(&tcp_lock);
+    const char *src = tcp_source;
+    pthread_mutex_unlock(&tcp_lock);
+    return src;
 }
 
 void coll_tuning_set_tcp(double lat_us, double gbps)
 {
-    if (!loaded)
-        load_file();
+    pthread_once(&load_once, load_file);
+    pthread_mutex_lock(&tcp_lock);
     tcp_cost.lat_us = lat_us;
     tcp_cost.alpha_us = lat_us + tcp_cost.step_us;
     tcp_cost.beta_us_per_b = 1.0 / (gbps * 1000.0);
     tcp_source = "probe";
+    pthread_mutex_unlock(&tcp_lock);
 }
 
 int coll_tuning_too_many_peers(const coll_comm *comm, const coll_group_t *g)
@@ -112,16 +120,18 @@ int coll_group_is_local(const coll_comm *comm, const coll_group_t *g)
 
 const coll_link_cost_t *coll_tuning_shm(void)
 {
-    if (!loaded)
-        load_file();
+    pthread_once(&load_once, load_file);
     return &shm_cost;
 }
 
 const coll_link_cost_t *coll_tuning_tcp(void)
 {
-    if (!loaded)
-        load_file();
-    return &tcp_cost;
+    pthread_once(&load_once, load_file);
+    static __thread coll_link_cost_t copy;
+    pthread_mutex_lock(&tcp_lock);
+    copy = tcp_cost;
+    pthread_mutex_unlock(&tcp_lock);
+    return &copy;
 }
 
 /* Members of g on its busiest host: the flows that share that host's network
@@ -154,19 +164,18 @@ static int flows_per_host(const coll_comm *comm, const coll_group_t *g)
 const coll_link_cost_t *coll_tuning_tcp_shared(int flows)
 {
     static __thread coll_link_cost_t shared;
-    if (!loaded)
-        load_file();
-    if (flows <= 1)
-        return &tcp_cost;
+    pthread_once(&load_once, load_file);
+    pthread_mutex_lock(&tcp_lock);
     shared = tcp_cost;
-    shared.beta_us_per_b *= flows;
+    pthread_mutex_unlock(&tcp_lock);
+    if (flows > 1)
+        shared.beta_us_per_b *= flows;
     return &shared;
 }
 
 const coll_link_cost_t *coll_tuning_link(const coll_comm *comm, const coll_group_t *g)
 {
-    if (!loaded)
-        load_file();
+    pthread_once(&load_once, load_file);
     if (coll_group_is_local(comm, g))
         return &shm_cost;
     return coll_tuning_tcp_shared(flows_per_host(comm, g));

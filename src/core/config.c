@@ -14,7 +14,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "coll/algo.h"
 #include "core/config_hccl.h"
 #include "core/log.h"
 
@@ -153,7 +152,7 @@ static int cfg_validate(coll_cfg_id_t id, const char *name, const char *s, char 
     char msg[768];
     switch (id) {
     case COLL_CFG_ALGO:
-        if (coll_algo_check_spec(s, msg, sizeof msg) != COLL_SUCCESS) {
+        if (coll_cfg_algo_names()->check_spec && coll_cfg_algo_names()->check_spec(s, msg, sizeof msg) != 0) {
             snprintf(err, errlen, "invalid %s='%s': %s", name, s, msg);
             return -1;
         }
@@ -524,4 +523,17 @@ char *coll_cfg_nondefault(const char *sep)
                                 cfg_vals[id].str);
     }
     return s;
+}
+
+static const coll_cfg_algo_names_t *algo_names;
+static const coll_cfg_algo_names_t no_names = {NULL, NULL};
+
+void coll_cfg_set_algo_names(const coll_cfg_algo_names_t *names)
+{
+    algo_names = names;
+}
+
+const coll_cfg_algo_names_t *coll_cfg_algo_names(void)
+{
+    return algo_names ? algo_names : &no_names;
 }

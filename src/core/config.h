@@ -136,4 +136,18 @@ char *coll_cfg_nondefault(const char *sep);
 /* Parse "123", "64K", "8m", "1G" (powers of 1024). Returns 0 on success, -1 otherwise. */
 int coll_parse_size(const char *s, unsigned long long *out);
 
+
+/* Algorithm names are the registry's (src/coll, a layer above core): it
+ * registers these two look-ups at load time, so that the configuration can be
+ * checked (COLL_ALGO, HCCL_ALGO) without core including coll. Until then every
+ * name is accepted and HCCL_ALGO maps to nothing. */
+typedef struct {
+    /* 0 when spec is a valid COLL_ALGO value, else -1 with why in msg */
+    int (*check_spec)(const char *spec, char *msg, size_t len);
+    /* the registered name of algorithm `name` for collective kind, or NULL */
+    const char *(*canonical)(coll_kind_t kind, const char *name);
+} coll_cfg_algo_names_t;
+void coll_cfg_set_algo_names(const coll_cfg_algo_names_t *names);
+const coll_cfg_algo_names_t *coll_cfg_algo_names(void);
+
 #endif

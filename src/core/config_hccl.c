@@ -22,7 +22,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "coll/algo.h"
 
 static const struct {
     coll_cfg_id_t hccl, coll;
@@ -200,7 +199,7 @@ static int parse_levels(char *levels, const char *v, char *notes, size_t notesle
 }
 
 /* Sets per[kind] for the collectives of op (-1: all) from hccl_algos[a]. */
-static void apply(int a, int op, int explicit_op, const coll_algo_t **per, char *notes, size_t noteslen,
+static void apply(int a, int op, int explicit_op, const char **per, char *notes, size_t noteslen,
                   char *info, size_t infolen)
 {
     char subst[512] = "", none[256] = "";
@@ -215,10 +214,10 @@ static void apply(int a, int op, int explicit_op, const coll_algo_t **per, char 
         }
         const char *n = hccl_algos[a].per_kind[kind_col(k)];
         int near = n && n[0] == '~';
-        const coll_algo_t *al = n ? coll_algo_find(k, n + near) : NULL;
+        const char *al = n && coll_cfg_algo_names()->canonical ? coll_cfg_algo_names()->canonical(k, n + near) : NULL;
         per[k] = al;
         if (al && near)
-            appendf(subst, sizeof subst, "%s%s=%s", subst[0] ? " " : "", coll_kind_name(k), al->name);
+            appendf(subst, sizeof subst, "%s%s=%s", subst[0] ? " " : "", coll_kind_name(k), al);
         else if (!al && strcasecmp(hccl_algos[a].name, "NA"))
             appendf(none, sizeof none, "%s%s", none[0] ? " " : "", coll_kind_name(k));
     }
@@ -237,7 +236,7 @@ static void apply(int a, int op, int explicit_op, const coll_algo_t **per, char 
 static int translate_algo(const char *v, char *out, size_t outlen, char *notes, size_t noteslen, char *info,
                           size_t infolen, char *err, size_t errlen)
 {
-    const coll_algo_t *per[COLL_KIND_COUNT] = {0}, *global[COLL_KIND_COUNT] = {0};
+    const char *per[COLL_KIND_COUNT] = {0}, *global[COLL_KIND_COUNT] = {0};
     int named[COLL_KIND_COUNT] = {0};
     char buf[1024];
     if (strlen(v) >= sizeof buf) {
@@ -271,9 +270,9 @@ static int translate_algo(const char *v, char *out, size_t outlen, char *notes, 
     }
     out[0] = '\0';
     for (size_t c = 0; c < NK; c++) {
-        const coll_algo_t *al = named[kinds[c]] ? per[kinds[c]] : global[kinds[c]];
+        const char *al = named[kinds[c]] ? per[kinds[c]] : global[kinds[c]];
         if (al)
-            appendf(out, outlen, "%s%s=%s", out[0] ? ";" : "", coll_kind_name(kinds[c]), al->name);
+            appendf(out, outlen, "%s%s=%s", out[0] ? ";" : "", coll_kind_name(kinds[c]), al);
     }
     return 0;
 }

@@ -4,6 +4,7 @@
 #include "core/log.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +19,7 @@
 int coll_log_level_cur = COLL_LOG_WARN;
 static unsigned log_mask = COLL_SUB_ALL;
 static FILE *log_file;
-static int log_rank = -1;
+static atomic_int log_rank = -1;   /* communicators of other threads may set it */
 static char log_host[64];
 static pthread_once_t log_once = PTHREAD_ONCE_INIT;
 static _Thread_local char last_err[1024];
@@ -99,6 +100,11 @@ void coll_log_set_rank(int rank)
     log_rank = rank;
 }
 
+int coll_log_get_rank(void)
+{
+    return log_rank;
+}
+
 int coll_log_enabled(coll_log_level_t lvl, coll_log_sub_t sub)
 {
     coll_log_init();
@@ -119,8 +125,9 @@ static void vlog(coll_log_level_t lvl, coll_log_sub_t sub, const char *file, int
     static const char *lname[] = {"", "ERROR", "WARN", "INFO", "DEBUG", "TRACE"};
     char msg[1200];
     int n = 0;
-    if (log_rank >= 0)
-        n = snprintf(msg, sizeof msg, "%s:%d [rank %d] COLL %s %s ", log_host, (int)getpid(), log_rank,
+    int lr = log_rank;
+    if (lr >= 0)
+        n = snprintf(msg, sizeof msg, "%s:%d [rank %d] COLL %s %s ", log_host, (int)getpid(), lr,
                      lname[lvl], sub_name(sub));
     else
         n = snprintf(msg, sizeof msg, "%s:%d COLL %s %s ", log_host, (int)getpid(), lname[lvl],
@@ -201,4 +208,12 @@ const char *coll_strerror(coll_status_t st)
         [COLL_ERR_INTERNAL] = "internal error",
     };
     return (unsigned)st < COLL_STATUS_COUNT ? msg[st] : "unknown status";
+}
+
+const char *coll_get_version(int *major, int *minor, int *patch)
+{
+    if (major) *major = COLL_VERSION_MAJOR;
+    if (minor) *minor = COLL_VERSION_MINOR;
+    if (patch) *patch = COLL_VERSION_PATCH;
+    return COLL_VERSION_STRING;
 }

@@ -24,6 +24,7 @@ void coll_log_msg(coll_log_level_t lvl, coll_log_sub_t sub, const char *file, in
                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /* Rank prefix shown in messages ("[host:pid rank 3]"); set by comm init. */
 void coll_log_set_rank(int rank);
+int coll_log_get_rank(void);   /* -1 when unset */
 
 #define COLL_LOG(lvl, sub, ...)                                                 \
     do {                                                                        \

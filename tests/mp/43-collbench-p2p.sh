@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # timeout: 300
 # collbench bw -t p2p (ascend-dmi --bw -t p2p): the seed's four tables for a
-# pair (--ds/--dd), the every-pair matrices, JSON, mpirun --sp 2, the
+# pair (--ds/--dd: device ids, i.e. NUMA nodes, of rank 0 and rank 1; -d, -m
+# device|card), the every-pair matrices, JSON, mpirun --sp 2, the
 # command-line errors (one line naming the value, exit 2), and the figures of
 # p2p against d2d single-core memcpy at 64 MiB and 256 MiB (printed in the log).
 set -u
@@ -12,7 +13,8 @@ TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
 DASH=----------------------------------------------------------------
 HEAD='  Size(Bytes)  Execute Times  Bandwidth(GB/s)  Elapsed Time(us)'
 
-# check_pair FILE SIZE TIMES S D: exactly the seed's layout, four tables
+# check_pair FILE SIZE TIMES DS DD: exactly the seed's layout, four tables,
+# rank 0 (device DS) and rank 1 (device DD)
 check_pair() {
     local f=$1 size=$2 times=$3 s=$4 d=$5
     python3 - "$f" "$size" "$times" "$s" "$d" <<'PY' || fail "pair layout of $1: $(cat "$1")"
@@ -21,8 +23,9 @@ f, size, times, s, d = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.
 lines = open(f).read().split("\n")
 dash = "-" * 64
 head = "  Size(Bytes)  Execute Times  Bandwidth(GB/s)  Elapsed Time(us)"
-want = [("Unidirectional", s, d, "to"), ("Bidirectional", s, d, "and"),
-        ("Unidirectional", d, s, "to"), ("Bidirectional", d, s, "and")]
+dev = {0: s, 1: d}
+want = [("Unidirectional", 0, 1, "to"), ("Bidirectional", 0, 1, "and"),
+        ("Unidirectional", 1, 0, "to"), ("Bidirectional", 1, 0, "and")]
 i = 0
 for k, (kind, a, b, word) in enumerate(want):
     if k:
@@ -31,6 +34,7 @@ for k, (kind, a, b, word) in enumerate(want):
     assert lines[i] == kind + " Peer to Peer Test", (i, lines[i])
     m = re.fullmatch(r"Pod: rank (\d+) device id: (\d+) %s Pod: rank (\d+) device id: (\d+)" % word, lines[i + 1])
     assert m and int(m.group(1)) == a and int(m.group(3)) == b, lines[i + 1]
+    assert int(m.group(2)) == dev[a] and int(m.group(4)) == dev[b], ("device ids", lines[i + 1])
     assert lines[i + 2] == dash and lines[i + 3] == head and lines[i + 4] == dash, lines[i + 2:i + 5]
     row = lines[i + 5]
     v = row.split()
@@ -45,17 +49,23 @@ for k, (kind, a, b, word) in enumerate(want):
 PY
 }
 
-"$CB" bw -t p2p -s 8M -et 5 --ds 0 --dd 1 -q >"$TMP/pair" || fail "pair exit $?"
+"$CB" bw -t p2p -s 8M -et 5 --ds 0 --dd 0 -q >"$TMP/pair" || fail "pair exit $?"
 cat "$TMP/pair"
-check_pair "$TMP/pair" 8388608 5 0 1
+check_pair "$TMP/pair" 8388608 5 0 0
 [ "$(wc -l <"$TMP/pair")" -eq 31 ] || fail "-q prints only the four tables"
-# ascend-dmi spelling, reversed pair, long options, odd and tiny sizes, more ranks
-"$CB" --bw --type p2p --size 4097 --execute-times 3 --device-src 2 --device-dst 0 -p 3 -q >"$TMP/odd" || fail "odd exit $?"
-check_pair "$TMP/odd" 4097 3 2 0
-"$CB" --bw -t p2p -s 1 -et 1 -ds 1 -dd 0 -q >"$TMP/one" || fail "-s 1 exit $?"
-check_pair "$TMP/one" 1 1 1 0
+# ascend-dmi spelling, long options, odd and tiny sizes, -d, -m device|card
+"$CB" --bw --type p2p --size 4097 --execute-times 3 --device-src 0 --device-dst 0 -p 2 -q >"$TMP/odd" || fail "odd exit $?"
+check_pair "$TMP/odd" 4097 3 0 0
+"$CB" --bw -t p2p -s 1 -et 1 -ds 0 -dd 0 -q >"$TMP/one" || fail "-s 1 exit $?"
+check_pair "$TMP/one" 1 1 0 0
+"$CB" bw -t p2p -s 64K -et 2 -d 0 -q >"$TMP/d0" || fail "-d 0 exit $?"
+check_pair "$TMP/d0" 65536 2 0 0
+"$CB" bw -t p2p -s 64K -et 2 -m card -q >"$TMP/card" || fail "-m card exit $?"
+check_pair "$TMP/card" 65536 2 0 0
+"$CB" bw -t p2p -s 64K -et 2 --mode device --ds 0 --dd 0 -q >"$TMP/mdev" || fail "-m device exit $?"
+check_pair "$TMP/mdev" 65536 2 0 0
 # without -q: the notes follow the tables
-"$CB" bw -t p2p -s 64K -et 3 --ds 0 --dd 1 >"$TMP/notes" || fail "notes exit $?"
+"$CB" bw -t p2p -s 64K -et 3 --ds 0 --dd 0 >"$TMP/notes" || fail "notes exit $?"
 grep -q '^launch standalone, 2 ranks, transport shm\.$' "$TMP/notes" || fail "no launch note: $(cat "$TMP/notes")"
 
 # every pair: two matrices, diagonal '-'
@@ -70,7 +80,7 @@ n=$(awk '$1 ~ /^[0-2]$/ && NF == 4' "$TMP/mat" | awk '{ for (j = 2; j <= 4; j++)
 grep -q '^Pod: rank 2 host .* device id: 2$' "$TMP/mat" || fail "rank legend"
 
 # JSON: pair and matrix
-"$CB" bw -t p2p -s 256K -et 2 --ds 1 --dd 0 -fmt json >"$TMP/j1" || fail "json exit $?"
+"$CB" bw -t p2p -s 256K -et 2 --ds 0 --dd 0 -fmt json >"$TMP/j1" || fail "json exit $?"
 python3 -m json.tool "$TMP/j1" >/dev/null || fail "invalid JSON: $(cat "$TMP/j1")"
 "$CB" bw -t p2p -s 256K -et 2 -p 3 --json >"$TMP/j2" || fail "json matrix exit $?"
 python3 -m json.tool "$TMP/j2" >/dev/null || fail "invalid JSON: $(cat "$TMP/j2")"
@@ -79,7 +89,8 @@ import json, sys
 a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
 assert a["type"] == "p2p" and a["mode"] == "pair" and a["size"] == 262144 and a["execute_times"] == 2, a
 assert [(r["test"], r["src"], r["dst"]) for r in a["results"]] == [
-    ("unidirectional", 1, 0), ("bidirectional", 1, 0), ("unidirectional", 0, 1), ("bidirectional", 0, 1)], a
+    ("unidirectional", 0, 1), ("bidirectional", 0, 1), ("unidirectional", 1, 0), ("bidirectional", 1, 0)], a
+assert [r["device"] for r in a["ranks"]] == [0, 0], a["ranks"]
 assert all(r["bandwidth_gbs"] > 0 and r["elapsed_us"] > 0 and r["check"] == "success" for r in a["results"]), a
 assert b["mode"] == "matrix" and b["nranks"] == 3 and len(b["results"]) == 9, b
 m = b["matrix_unidirectional_gbs"]
@@ -89,6 +100,11 @@ assert all(mb[i][j] == mb[j][i] for i in range(3) for j in range(3)), mb
 assert b["launch"] == "standalone" and b["transport"] == "shm" and len(b["ranks"]) == 3, b
 PY
 
+# this machine's NUMA nodes: device $NODES is one past the last
+NODELIST=$(ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null | sed 's/.*node//' | sort -n | paste -sd, | sed 's/,/, /g')
+NODELIST=${NODELIST:-0}
+NODES=$(( $(echo "$NODELIST" | awk -F', ' '{print $NF}') + 1 ))
+
 # mpirun --sp 2 (the seed's MPI mode), whichever MPI is installed
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 ran_mpi=0
@@ -96,9 +112,21 @@ for m in mpirun.openmpi mpirun.mpich; do
     command -v $m >/dev/null || continue
     flavour=${m#mpirun.}
     [ -f "${CB_O:-.}/lib/collbench-mpi-$flavour.so" ] || continue
-    timeout 120 $m -n 2 "$CB" --bw -t p2p --sp 2 --dd 1 --ds 0 -s 2M -et 4 -q >"$TMP/mpi" 2>"$TMP/mpi.err" \
+    timeout 120 $m -n 2 "$CB" --bw -t p2p --sp 2 --dd 0 --ds 0 -s 2M -et 4 -q >"$TMP/mpi" 2>"$TMP/mpi.err" \
         || fail "$m exit $?: $(cat "$TMP/mpi.err")"
-    check_pair "$TMP/mpi" 2097152 4 0 1
+    check_pair "$TMP/mpi" 2097152 4 0 0
+    if [ $flavour = openmpi ]; then
+        # seed 002 example 1, hosts a and b being two names of this machine (-s/-et
+        # only keep it short): --ds 0 --dd 0 = device 0 on each node
+        timeout 120 $m -host localhost:1,127.0.0.1:1 -n 2 "$CB" --bw -t p2p --sp 2 --dd 0 --ds 0 -q -s 1M -et 2 \
+            >"$TMP/seed" 2>"$TMP/seed.err" || fail "seed 002 example 1 exit $?: $(cat "$TMP/seed.err")"
+        check_pair "$TMP/seed" 1048576 2 0 0
+    fi
+    # a device this node lacks: every rank exits 2, the bound rank says why
+    out=$(timeout 120 $m -n 2 "$CB" --bw -t p2p --sp 2 --dd 0 --ds $NODES -s 1K -et 1 -q 2>&1); rc=$?
+    [ $rc -eq 2 ] || fail "$m --ds $NODES exit $rc (want 2): $out"
+    echo "$out" | grep -q "rank 0: device $NODES does not exist: this machine has NUMA node(s) $NODELIST" \
+        || fail "$m --ds $NODES message: $out"
     ran_mpi=1
 done
 [ $ran_mpi = 1 ] || fail "no mpirun with its collbench plugin to test --sp 2"
@@ -116,11 +144,21 @@ err "'12Q'.*allowed" bw -t p2p -s 12Q
 err "'0'.*allowed: integer 1..1000" bw -t p2p -et 0
 err "'1001'.*allowed: integer 1..1000" bw -t p2p -et 1001
 err "--ds and --dd go together" bw -t p2p --ds 0
-err "same rank" bw -t p2p --ds 1 --dd 1
-err "invalid --dd '2' (allowed: 0..1" bw -t p2p --ds 0 --dd 2
-err "invalid --ds '5' (allowed: 0..2" bw -t p2p --ds 5 --dd 0 -p 3
+# device ids, not ranks: a device this machine lacks names those present
+err "^collbench bw: -d $NODES: device $NODES does not exist: this machine has NUMA node(s) $NODELIST (--ds/--dd are device ids" bw -t p2p -d $NODES
+err "^collbench bw: --dd $NODES: device $NODES does not exist: this machine has NUMA node(s) $NODELIST" bw -t p2p --ds 0 --dd $NODES
+err "^collbench bw: --ds $NODES: device $NODES does not exist" bw -t p2p --ds $NODES --dd $NODES
+err "card 9 does not exist: this machine has socket(s) [0-9]" bw -t p2p -m card -d 9
+err "invalid -m 'socket' (allowed: device (a NUMA node), card (a socket))" bw -t p2p -m socket
+err "invalid -m 'Card'" bw -t p2p --mode Card -d 0
+err "missing value after -m" bw -t p2p -m
+err "invalid -d '-1'" bw -t p2p -d -1
+err "invalid -d 'x'" bw -t p2p -d x
+err "invalid --ds '256' (allowed: integer 0..255)" bw -t p2p --ds 256 --dd 0
+err "-d does not go with --ds/--dd" bw -t p2p -d 0 --ds 0 --dd 0
+err "not ranks: they need 2 ranks, not -p 3" bw -t p2p --ds 1 --dd 0 -p 3
 err "'3'.*allowed: integer 0..2" bw -t p2p --sp 3
-err "--sp 2 is the MPI mode" bw -t p2p --sp 2 --ds 0 --dd 1
+err "--sp 2 is the MPI mode" bw -t p2p --sp 2 --ds 0 --dd 0
 err "'1'.*allowed: integer 2..64" bw -t p2p -p 1
 err "--ip applies only to the shared-directory mode" bw -t p2p --ip 127.0.0.1
 err "missing value after --dd" bw -t p2p --ds 0 --dd
@@ -130,7 +168,7 @@ err "needs 512 GiB.*use a smaller -s" bw -t p2p -s 4G -p 64
 # p2p (two local ranks, shm) against d2d (one core, memcpy): figures for the report
 for s in 64M 256M; do
     d2d=$("$CB" bw -t d2d -s $s -et 10 -q --method memcpy | awk '/one core/ {f=1} f && $1 ~ /^[0-9]+$/ {print $3; exit}')
-    p2p=$("$CB" bw -t p2p -s $s -et 10 --ds 0 --dd 1 -q | awk '$1 ~ /^[0-9]+$/ {print $3; exit}')
+    p2p=$("$CB" bw -t p2p -s $s -et 10 --ds 0 --dd 0 -q | awk '$1 ~ /^[0-9]+$/ {print $3; exit}')
     echo "figures $s: d2d memcpy one core $d2d GB/s, p2p unidirectional $p2p GB/s ($(awk -v a="$p2p" -v b="$d2d" 'BEGIN{printf "%.0f", 100*a/b}')%)"
     awk -v a="$p2p" 'BEGIN{exit !(a > 0)}' || fail "no p2p figure at $s"
 done

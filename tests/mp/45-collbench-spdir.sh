@@ -54,6 +54,17 @@ check_end "$TMP/s1" $A $B 4194304 5
 check_end "$TMP/t1" $B $A 4194304 5
 no_leftovers "$D"
 
+# 1b. ascend-dmi's -d / -m in this mode: the source on device 0 (-d 0), the
+# target on card 0 (-m card alone = card 0); each end prints its own device id
+"$CB" $TGT --spp "$D" -s 1M -et 2 -q -m card >"$TMP/t1b" 2>"$TMP/t1b.err" & T=$!; PIDS="$PIDS $T"
+sleep 0.5
+"$CB" $SRC --spp "$D" -s 1M -et 2 -q -d 0 -m device >"$TMP/s1b" 2>"$TMP/s1b.err" || fail "source -d 0 exit $?: $(cat "$TMP/s1b.err")"
+wait $T || fail "target -m card exit $?: $(cat "$TMP/t1b.err")"
+check_end "$TMP/s1b" $A $B 1048576 2
+check_end "$TMP/t1b" $B $A 1048576 2
+grep -q "^Pod: $A device id: 0 to Pod: $B device id: 0$" "$TMP/s1b" || fail "source device ids: $(cat "$TMP/s1b")"
+no_leftovers "$D"
+
 # 2. source first, target 2 s later; JSON on both ends
 "$CB" $SRC --spp "$D" -s 1M -et 3 -fmt json >"$TMP/s2" 2>"$TMP/s2.err" & S=$!; PIDS="$PIDS $S"
 sleep 2
@@ -143,6 +154,15 @@ err "invalid --hip '300.1.1.1'" bw -t p2p --sp 0 --ip $B --hip 300.1.1.1 --spp "
 err "invalid --ip 'node7'" bw -t p2p --sp 1 --ip node7 --hip $B --spp "$D"
 err "--ds/--dd does not apply" $SRC --spp "$D" --ds 0 --dd 1
 err "-p does not apply" $SRC --spp "$D" -p 2
+# -d names a device (NUMA node) of this node; one it lacks names those present
+NODELIST=$(ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null | sed 's/.*node//' | sort -n | paste -sd, | sed 's/,/, /g')
+NODELIST=${NODELIST:-0}
+NODES=$(( $(echo "$NODELIST" | awk -F', ' '{print $NF}') + 1 ))
+err "^collbench bw: device $NODES does not exist: this machine has NUMA node(s) $NODELIST$" $SRC --spp "$D" -d $NODES
+err "card 9 does not exist: this machine has socket(s) [0-9]" $TGT --spp "$D" -m card -d 9
+err "invalid -m 'chip' (allowed: device (a NUMA node), card (a socket))" $SRC --spp "$D" -m chip
+err "invalid -d 'one'" $SRC --spp "$D" -d one
+err "missing value after -d" $SRC --spp "$D" -d
 # a symbolic link planted as collbench_check is refused (runtime error, not followed)
 mkdir -m 700 "$TMP/d8" "$TMP/elsewhere"; ln -s "$TMP/elsewhere" "$TMP/d8/collbench_check"
 out=$("$CB" $SRC --spp "$TMP/d8" 2>&1); rc=$?

@@ -40,6 +40,26 @@ static const char *TOOL = "bw";
 #define WARMUP_MAX (256ULL << 20)
 #define WARMUP_S CBT_BW_WARMUP_S
 
+/* ------------------------------------------------------------ devices */
+
+/* This process's device (--ds/--dd/-d), and why binding to it failed ("" when
+ * it did not): a rank started by mpirun finds out on its own node, and the
+ * settings exchange of cbt_p2p_run makes every rank exit 2 with it. */
+static int g_mydev = -1;
+static char g_deverr[512];
+
+/* Look the device up and bind this thread (and the threads it starts, libcoll's
+ * included) to its CPUs and memory. 0, or -1 with g_deverr set. */
+static int bind_dev(int card, int id)
+{
+    cbt_dev_t d;
+    if (cbt_dev_lookup(card, id, &d, g_deverr, sizeof g_deverr) != 0 ||
+        cbt_dev_bind(&d, g_deverr, sizeof g_deverr) != 0)
+        return -1;
+    g_mydev = id;
+    return 0;
+}
+
 /* ------------------------------------------------------------ data pattern */
 
 static uint64_t pattern_word(uint64_t i, int rank)
@@ -191,7 +211,7 @@ int cbt_p2p_run(coll_comm_t comm, const cbt_p2p_opts_t *o, const char *const *po
     int n = c->nranks, rc = CBT_EXIT_OK, lr = 0, ls = 1;
     TRY(coll_comm_local(comm, &lr, &ls));
 
-    cbt_p2p_rank_t me = {.device = lr};
+    cbt_p2p_rank_t me = {.device = g_mydev >= 0 ? g_mydev : lr};
     if (gethostname(me.host, sizeof me.host - 1) != 0)
         snprintf(me.host, sizeof me.host, "unknown");
     cbt_p2p_rank_t *ranks = calloc((size_t)n, sizeof *ranks);
@@ -206,7 +226,7 @@ int cbt_p2p_run(coll_comm_t comm, const cbt_p2p_opts_t *o, const char *const *po
      * and enough memory on every host: everyone learns every problem. */
     unsigned long long need = 2ULL * c->size * (unsigned long long)ls, avail = cbt_mem_available();
     double mine[4] = {(double)c->size, (double)c->times, -(double)c->size, -(double)c->times};
-    double agree[4], nomem = avail && need > avail / 10 * 9 ? 1 : 0;
+    double agree[4], nomem = g_deverr[0] ? 2 : avail && need > avail / 10 * 9 ? 1 : 0;
     if (st == COLL_SUCCESS)
         st = coll_all_reduce(mine, agree, 4, COLL_FP64, COLL_MAX, comm);
     double anynomem = nomem;
@@ -225,7 +245,9 @@ int cbt_p2p_run(coll_comm_t comm, const cbt_p2p_opts_t *o, const char *const *po
         goto out;
     }
     if (anynomem) {
-        if (nomem) {
+        if (nomem == 2) {
+            rc = cbt_error(TOOL, CBT_EXIT_USAGE, "rank %d: %s", c->rank, g_deverr);
+        } else if (nomem) {
             char a[32], b[32];
             cbt_fmt_bytes(a, sizeof a, need);
             cbt_fmt_bytes(b, sizeof b, avail);
@@ -262,7 +284,8 @@ int cbt_p2p_run(coll_comm_t comm, const cbt_p2p_opts_t *o, const char *const *po
 
     int nres = 0;
     if (o->ds >= 0) {
-        const int plan[4][3] = {{o->ds, o->dd, 0}, {o->ds, o->dd, 1}, {o->dd, o->ds, 0}, {o->dd, o->ds, 1}};
+        /* the source is rank 0, the target rank 1 (--ds/--dd are their devices) */
+        const int plan[4][3] = {{0, 1, 0}, {0, 1, 1}, {1, 0, 0}, {1, 0, 1}};
         for (int i = 0; i < 4 && rc == CBT_EXIT_OK; i++)
             rc = measure(c, plan[i][0], plan[i][1], plan[i][2], &res[nres++]);
     } else {
@@ -317,7 +340,10 @@ out:
 static int rank_main(void *arg, const cb_launch_t *l, int rank, int nranks, const coll_unique_id_t *id)
 {
     const cbt_p2p_opts_t *o = arg;
-    cb_pin_local_rank("collbench bw", l->kind == CB_LAUNCH_STANDALONE ? rank : 0);
+    if (o->ds >= 0 && rank <= 1)
+        bind_dev(o->card, rank == 0 ? o->ds : o->dd); /* a failure is reported by cbt_p2p_run */
+    else
+        cb_pin_local_rank("collbench bw", l->kind == CB_LAUNCH_STANDALONE ? rank : 0);
     coll_comm_t comm;
     coll_status_t st = coll_comm_init_rank(&comm, nranks, *id, rank);
     if (st != COLL_SUCCESS)
@@ -337,8 +363,8 @@ static int is_opt(const char *a, const char *s1, const char *s2, const char *s3)
 
 static int parse(const cbt_bw_opts_t *bw, cbt_p2p_opts_t *o)
 {
-    *o = (cbt_p2p_opts_t){.bw = bw, .sp = -1, .ds = -1, .dd = -1, .npus = 2};
-    int ds_set = 0, dd_set = 0;
+    *o = (cbt_p2p_opts_t){.bw = bw, .sp = -1, .ds = -1, .dd = -1, .dev = -1, .npus = 2};
+    int ds_set = 0, dd_set = 0, m_set = 0;
     for (int i = 0; i < bw->nextra; i++) {
         const char *a = bw->extra[i];
         const char *v = i + 1 < bw->nextra ? bw->extra[i + 1] : NULL;
@@ -346,6 +372,7 @@ static int parse(const cbt_bw_opts_t *bw, cbt_p2p_opts_t *o)
         int known = is_opt(a, "-sp", "--sp", "--super-pod") || is_opt(a, "-ip", "--ip", "--peer-ip") ||
                     is_opt(a, "-hip", "--hip", "--host-ip") || is_opt(a, "-spp", "--spp", "--super-pod-path") ||
                     is_opt(a, "-ds", "--ds", "--device-src") || is_opt(a, "-dd", "--dd", "--device-dst") ||
+                    is_opt(a, "-d", "--device", NULL) || is_opt(a, "-m", "--mode", NULL) ||
                     is_opt(a, "-p", "--npus", NULL);
         if (!known)
             return cbt_usage_error(TOOL, "unknown option '%s' for -t p2p (see collbench bw --help)", a);
@@ -362,12 +389,20 @@ static int parse(const cbt_bw_opts_t *bw, cbt_p2p_opts_t *o)
             o->hip = v;
         } else if (is_opt(a, "-spp", "--spp", "--super-pod-path")) {
             o->spp = v;
+        } else if (is_opt(a, "-d", "--device", NULL)) {
+            if (cbt_parse_ll(TOOL, "-d", v, 0, CBT_DEV_MAX - 1, &ll))
+                return CBT_EXIT_USAGE;
+            o->dev = (int)ll;
+        } else if (is_opt(a, "-m", "--mode", NULL)) {
+            if ((o->card = cbt_parse_devmode(TOOL, v)) < 0)
+                return CBT_EXIT_USAGE;
+            m_set = 1;
         } else if (is_opt(a, "-ds", "--ds", "--device-src")) {
-            if (cbt_parse_ll(TOOL, "--ds", v, 0, 1 << 20, &ll))
+            if (cbt_parse_ll(TOOL, "--ds", v, 0, CBT_DEV_MAX - 1, &ll))
                 return CBT_EXIT_USAGE;
             o->ds = (int)ll, ds_set = 1;
         } else if (is_opt(a, "-dd", "--dd", "--device-dst")) {
-            if (cbt_parse_ll(TOOL, "--dd", v, 0, 1 << 20, &ll))
+            if (cbt_parse_ll(TOOL, "--dd", v, 0, CBT_DEV_MAX - 1, &ll))
                 return CBT_EXIT_USAGE;
             o->dd = (int)ll, dd_set = 1;
         } else {
@@ -377,18 +412,34 @@ static int parse(const cbt_bw_opts_t *bw, cbt_p2p_opts_t *o)
         }
     }
     if (ds_set != dd_set)
-        return cbt_usage_error(TOOL, "--ds and --dd go together (source and destination rank)");
-    if (ds_set && o->ds == o->dd)
-        return cbt_usage_error(TOOL, "--ds %d and --dd %d name the same rank (allowed: two different ranks)",
-                               o->ds, o->dd);
+        return cbt_usage_error(TOOL, "--ds and --dd go together (source and destination device)");
+    if (ds_set && o->dev >= 0)
+        return cbt_usage_error(TOOL, "-d does not go with --ds/--dd (-d D is --ds D --dd D)");
     int spdir = o->sp == 0 || o->sp == 1;
+    if (spdir && ds_set)
+        return cbt_usage_error(TOOL, "--sp %d runs one rank on each end: --ds/--dd does not apply (use -d DEVICE on "
+                               "each end)", o->sp);
+    if (!spdir && (o->dev >= 0 || m_set)) { /* -d D = --ds D --dd D; -m alone: device/card 0 */
+        if (o->dev >= 0)
+            o->ds = o->dd = o->dev;
+        else if (!ds_set)
+            o->ds = o->dd = 0;
+        ds_set = 1;
+    }
+    if (spdir && m_set && o->dev < 0)
+        o->dev = 0;
+    /* --ds/--dd are ascend-dmi's device ids, no longer ranks: the pair is always
+     * rank 0 (source) and rank 1 (target), so they need a run of two ranks */
+    if (ds_set && o->npus_set && o->npus != 2)
+        return cbt_usage_error(TOOL, "--ds/--dd/-d are device ids of the source (rank 0) and the target (rank 1), "
+                               "not ranks: they need 2 ranks, not -p %d (drop them to measure every pair of ranks)",
+                               o->npus);
     if (spdir) {
         if (!o->ip || !o->hip || !o->spp)
             return cbt_usage_error(TOOL, "--sp %d needs --ip PEER_IP, --hip OWN_IP and --spp SHARED_DIR (missing %s)",
                                    o->sp, !o->ip ? "--ip" : !o->hip ? "--hip" : "--spp");
-        if (ds_set || o->npus_set)
-            return cbt_usage_error(TOOL, "--sp %d runs one rank on each end: %s does not apply", o->sp,
-                                   ds_set ? "--ds/--dd" : "-p");
+        if (o->npus_set)
+            return cbt_usage_error(TOOL, "--sp %d runs one rank on each end: -p does not apply", o->sp);
     } else if (o->ip || o->hip || o->spp) {
         return cbt_usage_error(TOOL, "%s applies only to the shared-directory mode (--sp 0 on the source, --sp 1 "
                                "on the target)", o->ip ? "--ip" : o->hip ? "--hip" : "--spp");
@@ -404,6 +455,9 @@ int cbt_bw_p2p(const cbt_bw_opts_t *bw)
         return rc;
     if (o.sp == 0 || o.sp == 1) {
         o.launch = "spdir";
+        /* bound before the communicator exists, so that libcoll's threads inherit it */
+        if (o.dev >= 0 && bind_dev(o.card, o.dev) != 0)
+            return cbt_usage_error(TOOL, "%s", g_deverr);
         o.ds = 0, o.dd = 1; /* source = rank 0, target = rank 1 */
         return cbt_p2p_spdir(&o);
     }
@@ -422,10 +476,19 @@ int cbt_bw_p2p(const cbt_bw_opts_t *bw)
                 l.nranks, l.name, l.nranks);
     if (l.nranks < 2)
         return cbt_usage_error(TOOL, "-t p2p needs at least 2 ranks (%s started %d)", l.name, l.nranks);
-    if (o.ds >= l.nranks || o.dd >= l.nranks)
-        return cbt_usage_error(TOOL, "invalid %s '%d' (allowed: 0..%d, the ranks of this run)",
-                               o.ds >= l.nranks ? "--ds" : "--dd", o.ds >= l.nranks ? o.ds : o.dd, l.nranks - 1);
+    if (o.ds >= 0 && l.nranks != 2)
+        return cbt_usage_error(TOOL, "--ds/--dd/-d are device ids of the source (rank 0) and the target (rank 1), "
+                               "not ranks: they need 2 ranks, %s started %d (drop them to measure every pair)",
+                               l.name, l.nranks);
     if (l.kind == CB_LAUNCH_STANDALONE) {
+        /* both ends are on this node: check their devices before forking */
+        cbt_dev_t d;
+        char e[512];
+        for (int k = 0; k < 2 && o.ds >= 0; k++)
+            if (cbt_dev_lookup(o.card, k ? o.dd : o.ds, &d, e, sizeof e) != 0)
+                return cbt_usage_error(TOOL, "%s %d: %s (--ds/--dd are device ids on the source and the target "
+                                       "node, not ranks)", o.dev >= 0 ? "-d" : k ? "--dd" : "--ds",
+                                       k ? o.dd : o.ds, e);
         unsigned long long need = 2ULL * bw->size * (unsigned long long)o.npus, avail = cbt_mem_available();
         if (avail && need > avail / 10 * 9) {
             char a[32], b[32];

@@ -23,7 +23,10 @@ typedef struct {
     const char *ip;     /* --ip peer address (--sp 0/1) */
     const char *hip;    /* --hip own address (--sp 0/1) */
     const char *spp;    /* --spp shared directory (--sp 0/1) */
-    int ds, dd;         /* --ds/--dd source and destination rank; -1: every pair (matrix) */
+    int ds, dd;         /* --ds/--dd (or -d): device ids of the source (rank 0) and the target
+                           (rank 1) on their nodes; -1: no device given, every pair (matrix) */
+    int card;           /* -m card: the ids are sockets, not NUMA nodes */
+    int dev;            /* -d (shared-directory mode: this end's device); -1 not given */
     int npus;           /* -p: standalone ranks (default 2) */
     int npus_set;
     const char *launch; /* "standalone", "openmpi", ..., "spdir" */
@@ -32,7 +35,7 @@ typedef struct {
 /* What every rank tells the printing rank about itself. */
 typedef struct {
     char host[CBT_P2P_HOST_MAX];
-    int device; /* local rank on its host */
+    int device; /* the device it is bound to (--ds/--dd/-d), else its local rank */
 } cbt_p2p_rank_t;
 
 /* One measurement: unidirectional src -> dst, or bidirectional src <-> dst. */

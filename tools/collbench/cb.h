@@ -11,6 +11,7 @@
 #ifndef CBT_CB_H
 #define CBT_CB_H
 
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -55,6 +56,24 @@ int cbt_cpu_list(int *cpus, int max, int *ncores);
 /* Physical core key (package << 16 | core id) of a CPU, or the CPU id if unknown. */
 long cbt_cpu_core_key(int cpu);
 int cbt_pin_self(int cpu);
+
+/* ascend-dmi device ids on a CPU machine (dev.c): device N = NUMA node N,
+ * card N = socket (package) N. */
+#define CBT_DEV_MAX 256
+#define CBT_DEV_MASK_WORDS 16
+typedef struct {
+    int card, id;                                   /* -m card, and the id */
+    cpu_set_t cpus;                                 /* its CPUs */
+    unsigned long long nodemask[CBT_DEV_MASK_WORDS]; /* its NUMA nodes (memory) */
+} cbt_dev_t;
+/* 0, or -1 with "device 1 does not exist: this machine has NUMA node(s) 0" in err. */
+int cbt_dev_lookup(int card, int id, cbt_dev_t *out, char *err, size_t errlen);
+/* Pin the calling thread to the device's CPUs and its allocations to its nodes. */
+int cbt_dev_bind(const cbt_dev_t *d, char *err, size_t errlen);
+/* The device's CPUs, ascending; returns how many. */
+int cbt_dev_cpus(const cbt_dev_t *d, int *cpus, int max);
+/* "-m device|card" value: 0 device, 1 card, -1 after printing the usage error. */
+int cbt_parse_devmode(const char *tool, const char *val);
 
 /* MemAvailable of /proc/meminfo in bytes; 0 when unknown. */
 unsigned long long cbt_mem_available(void);

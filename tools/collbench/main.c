@@ -13,7 +13,7 @@
 
 #include "cb.h"
 #include "coll.h"
-#include "core/config.h"
+#include "../common/coll_internal.h"
 
 int cbt_topo_main(int argc, char **argv);   /* topo.c */
 int cbt_assess_main(int argc, char **argv); /* assess.c */

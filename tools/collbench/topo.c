@@ -23,8 +23,7 @@
 
 #include "../launch/launch.h"
 #include "cb.h"
-#include "coll/explain.h"
-#include "core/netif.h"
+#include "../common/coll_internal.h"
 
 static const char *TOOL = "topo";
 

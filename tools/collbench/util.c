@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/config.h"
+#include "../common/coll_internal.h"
 
 double cbt_now(void)
 {

@@ -11,8 +11,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
-#include "coll/algo.h"
-#include "core/config.h"
+#include "../common/coll_internal.h"
 #include "driver.h"
 
 /* Standalone default for -p: every online CPU, as hccl_test uses every device. */

@@ -19,8 +19,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "coll/algo.h"
-#include "core/config.h"
+#include "../common/coll_internal.h"
 #include "driver.h"
 #include "../launch/launch.h"
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "core/config.h"
+#include "../common/coll_internal.h"
 #include "driver.h"
 
 int cb_results_add(cb_results_t *r, const cb_row_t *row)

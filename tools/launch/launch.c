@@ -23,7 +23,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "core/config.h"
+#include "../common/coll_internal.h"
 #include "launch.h"
 
 #define CB_GRACE_S 3.0

@@ -18,7 +18,7 @@
 #include "../launch/launch.h"
 #include "assess.h"
 #include "cb.h"
-#include "core/config.h"
+#include "../common/coll_internal.h"
 
 static const char *TOOL = "assess";
 

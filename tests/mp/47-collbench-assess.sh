@@ -45,10 +45,12 @@ netns_up 5 || fail "netns_up"
 W=$NETNS_DIR/runs
 mkdir -p "$W/json"
 export NETNS_RANK_TIMEOUT=90
-# --threshold 0.5, not the default 0.8: on the shared 2-core development VM the
-# two pairs of a round (and 5 ranks) share 2 cores, and an unlimited veth link
-# measured 41-47% of the median now and then (latency 125-132%); the limited
-# host's links are at 1-3%.
+# --threshold 0.5, not the default 0.8: on the shared 2-core VM an unlimited
+# veth link measured 33-47% of the median now and then in the first pass (two
+# pairs of a round and 5 ranks on 2 cores); the confirmation round (each suspect
+# pair measured again alone, named only if still slow) removes those, but an
+# unlimited link still measured 78% (uni) or 132% (latency) of the median
+# after it, so 0.8 is not reliable here. The limited host's links are at 1-5%.
 ARGS="--tests pairs,ring -s 2M -et 5 --lat-iters 20 --rings 2 --threshold 0.5 --json $W/json"
 BAD=3
 TBF="tbf rate 100mbit burst 32kb latency 100ms"
@@ -79,6 +81,7 @@ for t in pairs ring; do
         "$W/json/$t.json" || fail "--json: $t.json"
 done
 grep -q 'pairs round 5/5 done' "$W/limited.r0.err" || fail "no progress line on stderr"
+grep -q 'pairs confirmation round 4/4 done' "$W/limited.r0.err" || fail "limited: cbh$BAD's 4 pairs not confirmed"
 echo "ok: cbh$BAD limited by tbf: exit 1, names cbh$BAD and only its links (${el}s)"
 
 # (b) no limit

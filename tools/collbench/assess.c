@@ -47,7 +47,11 @@ static void usage(FILE *f)
             "  --lat-iters N    8-byte ping-pongs per pair latency, median reported (default 100, 1..100000)\n"
             "  --rings K        random rings (default 2, 0..64); --seed S their seed (default 1)\n"
             "  --threshold T    outlier: below T x the test's median, latency above median / T\n"
-            "                   (default 0.8, 0.01..1)\n"
+            "                   (default 0.8, 0.01..1). Confirmation: every pair with a figure past it in the\n"
+            "                   first pass is measured again, one pair at a time (no other traffic; cost: one\n"
+            "                   pair per suspect, H-1 for one bad host), each figure becomes the better of the\n"
+            "                   two, and a link is named only when still past the threshold; a ring past it\n"
+            "                   runs again the same way. A host is named when most of its links are named.\n"
             "  --json DIR       one file per test: DIR/pairs.json, DIR/ring.json (DIR must exist)\n"
             "  -p N             standalone: ranks forked here (default 1; one host, nothing to compare)\n"
             "  -q               no progress on stderr\n"
@@ -143,18 +147,23 @@ static int alloc_result(cbt_as_result_t *r, int n, const cbt_as_opts_t *o)
     r->uni = malloc(nn * sizeof *r->uni), r->bidi = malloc(nn * sizeof *r->bidi);
     r->lat = malloc(nn * sizeof *r->lat), r->round = malloc(nn * sizeof *r->round);
     r->succ = malloc(ng * sizeof *r->succ), r->ring = malloc(ng * sizeof *r->ring);
-    if (!r->uni || !r->bidi || !r->lat || !r->round || !r->succ || !r->ring)
+    r->again_uni = malloc(nn * sizeof *r->again_uni), r->again_bidi = malloc(nn * sizeof *r->again_bidi);
+    r->again_lat = malloc(nn * sizeof *r->again_lat), r->ring_again = malloc(ng * sizeof *r->ring_again);
+    if (!r->uni || !r->bidi || !r->lat || !r->round || !r->succ || !r->ring || !r->again_uni || !r->again_bidi ||
+        !r->again_lat || !r->ring_again)
         return -1;
     for (size_t i = 0; i < nn; i++)
-        r->uni[i] = r->bidi[i] = r->lat[i] = -1, r->round[i] = -1;
+        r->uni[i] = r->bidi[i] = r->lat[i] = -1, r->round[i] = -1,
+        r->again_uni[i] = r->again_bidi[i] = r->again_lat[i] = -1;
     for (size_t i = 0; i < ng; i++)
-        r->succ[i] = -1, r->ring[i] = -1;
+        r->succ[i] = -1, r->ring[i] = -1, r->ring_again[i] = -1;
     return 0;
 }
 
 static void free_result(cbt_as_result_t *r)
 {
     free(r->uni), free(r->bidi), free(r->lat), free(r->round), free(r->succ), free(r->ring);
+    free(r->again_uni), free(r->again_bidi), free(r->again_lat), free(r->ring_again);
 }
 
 static int rank_main(void *arg, const cb_launch_t *l, int rank, int nranks, const coll_unique_id_t *id)

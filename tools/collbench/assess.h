@@ -45,6 +45,11 @@ typedef struct {
     const cbt_as_host_t *hosts;
     double *uni, *bidi, *lat; /* GB/s, GB/s, microseconds (half round trip) */
     int *round;               /* round of the pair, -1 none */
+    /* confirmation: the second measurement of each suspect link, -1 where the
+     * link was not suspect; uni/bidi/lat above hold the better of the two */
+    double *again_uni, *again_bidi, *again_lat;
+    int nconfirm;             /* suspect pairs measured again */
+    double *ring_again;       /* nrings x n: the ring measured again, -1 not */
     int nrings;               /* 1 ordered + random ones; 0 when ring did not run */
     int *succ;                /* nrings x n: successor host of h in ring r */
     double *ring;             /* nrings x n: GB/s of h -> succ */
@@ -74,6 +79,12 @@ double cbt_as_median(const double *v, int n);
 /* assess_run.c: collective over every rank; a CBT_EXIT_* code. */
 int cbt_as_pairs(cbt_as_ctx_t *c);
 int cbt_as_ring(cbt_as_ctx_t *c);
+
+/* assess_out.c: the suspect pairs after the first pass (a figure of theirs
+ * past the threshold): up to max entries a * n + b (a < b) in out; how many. */
+int cbt_as_suspects(const cbt_as_result_t *r, double th, int *out, int max);
+/* Suspect rings (slowest host below th x the median ring): indexes in out. */
+int cbt_as_ring_suspects(const cbt_as_result_t *r, int nrings, double th, int *out);
 
 /* assess_out.c (rank 0): tables to stdout, outliers, JSON; returns the
  * number of outliers, or -1 when a JSON file could not be written. */

@@ -6,7 +6,13 @@
  * (DIR/pairs.json, DIR/ring.json, schema collbench-assess/1).
  *
  * Outliers: per test figure, the median of all its values; a value below
- * threshold x median (latency: above median / threshold) is an outlier.
+ * threshold x median (latency: above median / threshold) is suspect. Every
+ * suspect pair is measured again in a confirmation round, one pair at a time
+ * (assess_run.c: a burst of load from other processes or the other pairs of
+ * a round slows one measurement, rarely two apart in time; re-measuring alone
+ * costs one pair per suspect, not K x the whole matrix as best-of-K would).
+ * The matrices then hold the better of the two measurements, and a link is an
+ * outlier only when it was measured again and is still past the threshold.
  *   link  each measured link (uni: a->b; bidi and latency: a<->b)
  *   host  named when more than half of the links that touch it are outliers:
  *         one bad host makes all of its links slow but only one of each other
@@ -31,6 +37,7 @@ typedef struct {
     int lower_is_bad; /* bandwidth: 1, latency: 0 */
     const double *m;  /* n x n */
     int directed;     /* uni: a->b and b->a differ */
+    const double *again; /* n x n: the confirmation measurement, -1 none */
 } fig_t;
 
 static int bad(const fig_t *f, double v, double med, double th)
@@ -38,6 +45,82 @@ static int bad(const fig_t *f, double v, double med, double th)
     if (v < 0 || med <= 0)
         return 0;
     return f->lower_is_bad ? v < th * med : v > med / th;
+}
+
+/* Past the threshold in the first pass and again in the confirmation round
+ * (the matrix holds the better of the two, so only that is tested, and only
+ * links that were measured again qualify). */
+static int confirmed(const fig_t *f, int ij, double med, double th)
+{
+    return bad(f, f->m[ij], med, th) && f->again[ij] >= 0;
+}
+
+static double fig_median(const cbt_as_result_t *r, const fig_t *f, double *v)
+{
+    int n = r->n, k = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (i != j && (f->directed || i < j))
+                v[k++] = f->m[i * n + j];
+    return cbt_as_median(v, k);
+}
+
+static void figs_of(const cbt_as_result_t *r, fig_t *figs)
+{
+    fig_t f[3] = {
+        {"pairs-uni", "GB/s", 1, r->uni, 1, r->again_uni},
+        {"pairs-bidi", "GB/s", 1, r->bidi, 0, r->again_bidi},
+        {"pairs-lat", "us", 0, r->lat, 0, r->again_lat},
+    };
+    memcpy(figs, f, sizeof f);
+}
+
+int cbt_as_suspects(const cbt_as_result_t *r, double th, int *out, int max)
+{
+    int n = r->n, k = 0;
+    fig_t figs[3];
+    double med[3], *v = malloc((size_t)n * (size_t)n * sizeof *v + 1);
+    if (!v)
+        return 0;
+    figs_of(r, figs);
+    for (int f = 0; f < 3; f++)
+        med[f] = fig_median(r, &figs[f], v);
+    free(v);
+    for (int a = 0; a < n; a++)
+        for (int b = a + 1; b < n && k < max; b++) {
+            int s = 0;
+            for (int f = 0; f < 3; f++)
+                s |= bad(&figs[f], figs[f].m[a * n + b], med[f], th) || bad(&figs[f], figs[f].m[b * n + a], med[f], th);
+            if (s)
+                out[k++] = a * n + b;
+        }
+    return k;
+}
+
+static void ring_mins(const cbt_as_result_t *r, int nrings, double *mins)
+{
+    int n = r->n;
+    for (int g = 0; g < nrings; g++) {
+        mins[g] = -1;
+        for (int h = 0; h < n; h++)
+            if (r->ring[g * n + h] >= 0 && (mins[g] < 0 || r->ring[g * n + h] < mins[g]))
+                mins[g] = r->ring[g * n + h];
+    }
+}
+
+int cbt_as_ring_suspects(const cbt_as_result_t *r, int nrings, double th, int *out)
+{
+    double *mins = malloc((size_t)(nrings > 0 ? nrings : 1) * sizeof *mins);
+    int k = 0;
+    if (!mins)
+        return 0;
+    ring_mins(r, nrings, mins);
+    double med = cbt_as_median(mins, nrings);
+    for (int g = 0; g < nrings; g++)
+        if (mins[g] >= 0 && med > 0 && mins[g] < th * med)
+            out[k++] = g;
+    free(mins);
+    return k;
 }
 
 static void matrix(const cbt_as_result_t *r, const fig_t *f, const cbt_as_opts_t *o)
@@ -73,19 +156,15 @@ static int pair_outliers(const cbt_as_result_t *r, const fig_t *f, double th)
         free(v), free(hv), free(row);
         return 0;
     }
-    int k = 0;
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < n; j++)
-            if (i != j && (f->directed || i < j))
-                v[k++] = f->m[i * n + j];
-    double med = cbt_as_median(v, k);
+    double med = fig_median(r, f, v);
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++) {
             double x = f->m[i * n + j];
-            if (i == j || (!f->directed && i > j) || !bad(f, x, med, th))
+            if (i == j || (!f->directed && i > j) || !confirmed(f, i * n + j, med, th))
                 continue;
-            printf("OUTLIER %s %s%s%s: %.6f %s (median %.6f, %.0f%%)\n", f->test, r->hosts[i].name,
-                   f->directed ? "->" : "<->", r->hosts[j].name, x, f->unit, med, 100.0 * x / med);
+            printf("OUTLIER %s %s%s%s: %.6f %s (median %.6f, %.0f%%; measured again alone: %.6f)\n", f->test,
+                   r->hosts[i].name, f->directed ? "->" : "<->", r->hosts[j].name, x, f->unit, med,
+                   100.0 * x / med, f->again[i * n + j]);
             cnt++;
         }
     int *nbad = calloc((size_t)n, sizeof *nbad), *nlink = calloc((size_t)n, sizeof *nlink);
@@ -94,12 +173,14 @@ static int pair_outliers(const cbt_as_result_t *r, const fig_t *f, double th)
         for (int j = 0; j < n; j++)
             if (j != h) {
                 row[m++] = f->m[h * n + j];
-                if (f->directed)
+                if (f->m[h * n + j] >= 0)
+                    nlink[h]++, nbad[h] += confirmed(f, h * n + j, med, th);
+                if (f->directed) {
                     row[m++] = f->m[j * n + h];
+                    if (f->m[j * n + h] >= 0)
+                        nlink[h]++, nbad[h] += confirmed(f, j * n + h, med, th);
+                }
             }
-        for (int k2 = 0; k2 < m; k2++)
-            if (row[k2] >= 0)
-                nlink[h]++, nbad[h] += bad(f, row[k2], med, th);
         hv[h] = cbt_as_median(row, m);
     }
     double hmed = cbt_as_median(hv, n);
@@ -113,7 +194,7 @@ static int pair_outliers(const cbt_as_result_t *r, const fig_t *f, double th)
             printf(j == h ? " -" : " %.6f", f->m[h * n + j]);
         printf("\n  evidence: slow in rounds:");
         for (int j = 0; j < n; j++) {
-            int slow = j != h && (bad(f, f->m[h * n + j], med, th) || (f->directed && bad(f, f->m[j * n + h], med, th)));
+            int slow = j != h && (confirmed(f, h * n + j, med, th) || (f->directed && confirmed(f, j * n + h, med, th)));
             if (slow)
                 printf(" %d (with %s)", r->round[h * n + j] + 1, r->hosts[j].name);
         }
@@ -132,15 +213,10 @@ static int ring_outliers(const cbt_as_result_t *r, double th)
     double *mins = malloc((size_t)(r->nrings > 0 ? r->nrings : 1) * sizeof *mins);
     if (!mins)
         return 0;
-    for (int g = 0; g < r->nrings; g++) {
-        mins[g] = -1;
-        for (int h = 0; h < n; h++)
-            if (r->ring[g * n + h] >= 0 && (mins[g] < 0 || r->ring[g * n + h] < mins[g]))
-                mins[g] = r->ring[g * n + h];
-    }
+    ring_mins(r, r->nrings, mins);
     double med = cbt_as_median(mins, r->nrings);
     for (int g = 0; g < r->nrings; g++) {
-        if (mins[g] < 0 || med <= 0 || mins[g] >= th * med)
+        if (mins[g] < 0 || med <= 0 || mins[g] >= th * med || r->ring_again[g * n] < 0)
             continue;
         printf("OUTLIER %s ", g ? "ring-random" : "ring-ordered");
         for (int i = 0, h = 0; i <= n; i++, h = r->succ[g * n + h] >= 0 ? r->succ[g * n + h] : 0)
@@ -276,11 +352,8 @@ int cbt_as_report(const cbt_as_opts_t *o, const cbt_as_result_t *r)
         printf("Host %d: %s (speaker rank %d, %d rank%s)\n", h, r->hosts[h].name, r->hosts[h].speaker,
                r->hosts[h].nranks, r->hosts[h].nranks == 1 ? "" : "s");
     printf("\n");
-    fig_t figs[] = {
-        {"pairs-uni", "GB/s", 1, r->uni, 1},
-        {"pairs-bidi", "GB/s", 1, r->bidi, 0},
-        {"pairs-lat", "us", 0, r->lat, 0},
-    };
+    fig_t figs[3];
+    figs_of(r, figs);
     if ((o->tests & CBT_AS_PAIRS) && n > 1)
         for (size_t i = 0; i < sizeof figs / sizeof figs[0]; i++)
             matrix(r, &figs[i], o);
@@ -293,6 +366,8 @@ int cbt_as_report(const cbt_as_opts_t *o, const cbt_as_result_t *r)
             cnt += pair_outliers(r, &figs[i], o->threshold);
     if ((o->tests & CBT_AS_RING) && r->nrings)
         cnt += ring_outliers(r, o->threshold);
+    if ((o->tests & CBT_AS_PAIRS) && n > 1)
+        printf("collbench assess: %d suspect pair%s measured again\n", r->nconfirm, r->nconfirm == 1 ? "" : "s");
     printf("collbench assess: %d outlier%s\n", cnt, cnt == 1 ? "" : "s");
     fflush(stdout);
     if (o->json_dir && write_json(o, r))

@@ -236,113 +236,193 @@ static void progress(const char *what, int done, int total, double t_start)
             left);
 }
 
-int cbt_as_pairs(cbt_as_ctx_t *c)
+static double better(int lower_is_better, double a, double b)
 {
-    int n = c->nhosts, nr = cbt_as_rounds(n), rc;
-    rec_t *all = c->rank == 0 ? calloc((size_t)c->nranks, sizeof *all) : NULL;
-    if (c->rank == 0 && !all)
-        return cbt_error(TOOL, CBT_EXIT_FAIL, "out of memory");
-    double t_start = cbt_now();
-    for (int r = 0; r < nr; r++) {
-        rec_t me = {.peer = -1, .lat_us = -1, .uni_gbs = -1, .bidi_gbs = -1};
-        TRY(coll_barrier(c->comm));
-        int p = c->speaker ? cbt_as_partner(r, c->me_host, n) : -1;
-        if (p >= 0) {
-            me.peer = p;
-            if ((rc = pair_measure(c, p, &me))) {
-                free(all);
-                return rc;
-            }
-        }
-        if ((rc = gather(c, &me, all))) {
-            free(all);
+    if (a < 0)
+        return b;
+    if (b < 0)
+        return a;
+    return lower_is_better ? (a < b ? a : b) : (a > b ? a : b);
+}
+
+/* One pairs round: my host measures with host p (-1: idle), then rank 0 files
+ * the records under round r. confirm: a confirmation round, whose figures
+ * replace the first only where better (bandwidth higher, latency lower). */
+static int pairs_round(cbt_as_ctx_t *c, int p, int r, int confirm, rec_t *all)
+{
+    int n = c->nhosts, rc;
+    rec_t me = {.peer = -1, .lat_us = -1, .uni_gbs = -1, .bidi_gbs = -1};
+    TRY(coll_barrier(c->comm));
+    if (c->speaker && p >= 0) {
+        me.peer = p;
+        if ((rc = pair_measure(c, p, &me)))
             return rc;
-        }
-        if (c->rank != 0)
+    }
+    if ((rc = gather(c, &me, all)))
+        return rc;
+    if (c->rank != 0)
+        return CBT_EXIT_OK;
+    cbt_as_result_t *res = c->res;
+    for (int k = 0; k < c->nranks; k++) {
+        const rec_t *x = &all[k];
+        if (x->peer < 0)
             continue;
-        cbt_as_result_t *res = c->res;
-        for (int k = 0; k < c->nranks; k++) {
-            const rec_t *x = &all[k];
-            if (x->peer < 0)
-                continue;
-            int h = -1;
-            for (int i = 0; i < n; i++)
-                if (c->hosts[i].speaker == k)
-                    h = i;
-            if (h < 0)
-                continue;
-            int ij = h * n + x->peer, ji = x->peer * n + h;
+        int h = -1;
+        for (int i = 0; i < n; i++)
+            if (c->hosts[i].speaker == k)
+                h = i;
+        if (h < 0)
+            continue;
+        int ij = h * n + x->peer, ji = x->peer * n + h;
+        if (!confirm) {
             res->uni[ij] = x->uni_gbs;
             res->round[ij] = res->round[ji] = r;
             if (x->lat_us >= 0)
                 res->lat[ij] = res->lat[ji] = x->lat_us;
             res->bidi[ij] = res->bidi[ji] = x->bidi_gbs;
+            continue;
         }
-        if (!c->o->quiet)
+        res->again_uni[ij] = x->uni_gbs;
+        res->uni[ij] = better(0, res->uni[ij], x->uni_gbs);
+        if (x->lat_us >= 0) {
+            res->again_lat[ij] = res->again_lat[ji] = x->lat_us;
+            res->lat[ij] = res->lat[ji] = better(1, res->lat[ij], x->lat_us);
+        }
+        res->again_bidi[ij] = res->again_bidi[ji] = x->bidi_gbs;
+        res->bidi[ij] = res->bidi[ji] = better(0, res->bidi[ij], x->bidi_gbs);
+    }
+    return CBT_EXIT_OK;
+}
+
+int cbt_as_pairs(cbt_as_ctx_t *c)
+{
+    int n = c->nhosts, nr = cbt_as_rounds(n), rc = CBT_EXIT_OK;
+    rec_t *all = c->rank == 0 ? calloc((size_t)c->nranks, sizeof *all) : NULL;
+    int *sus = malloc(((size_t)n * (size_t)n + 1) * sizeof *sus);
+    if ((c->rank == 0 && !all) || !sus) {
+        free(all), free(sus);
+        return cbt_error(TOOL, CBT_EXIT_FAIL, "out of memory");
+    }
+    double t_start = cbt_now();
+    for (int r = 0; r < nr && !rc; r++) {
+        rc = pairs_round(c, c->speaker ? cbt_as_partner(r, c->me_host, n) : -1, r, 0, all);
+        if (!rc && c->rank == 0 && !c->o->quiet)
             progress("pairs", r + 1, nr, t_start);
     }
-    free(all);
+    /* Confirmation: every suspect pair (one of its figures past the threshold)
+     * is measured again, alone (one pair at a time, so the others' traffic and
+     * CPU load are not in it); a link is named only if still past it. */
+    if (!rc) {
+        sus[0] = c->rank == 0 ? cbt_as_suspects(c->res, c->o->threshold, sus + 1, n * n / 2) : 0;
+        coll_status_t st = coll_broadcast(sus, (size_t)n * (size_t)n + 1, COLL_INT32, 0, c->comm);
+        if (st != COLL_SUCCESS) {
+            rc = cbt_error(TOOL, st_code(st), "rank %d: broadcast: %s", c->rank, coll_strerror(st));
+            coll_comm_abort(c->comm);
+        }
+        t_start = cbt_now();
+        for (int k = 0; k < sus[0] && !rc; k++) {
+            int a = sus[1 + k] / n, b = sus[1 + k] % n, p = -1;
+            if (c->speaker && c->me_host == a)
+                p = b;
+            else if (c->speaker && c->me_host == b)
+                p = a;
+            rc = pairs_round(c, p, -1, 1, all);
+            if (!rc && c->rank == 0 && !c->o->quiet)
+                progress("pairs confirmation", k + 1, sus[0], t_start);
+        }
+        if (c->rank == 0)
+            c->res->nconfirm = sus[0];
+    }
+    free(all), free(sus);
+    return rc;
+}
+
+/* Ring g (0 ordered, else random from --seed + g) once; confirm: a second
+ * run of a suspect ring, each host's figure the better of the two. */
+static int ring_run(cbt_as_ctx_t *c, int g, int confirm, int *perm, int *pos, double *ex, rec_t *all)
+{
+    int n = c->nhosts, rc;
+    size_t sz = (size_t)c->o->size;
+    if (g == 0)
+        for (int i = 0; i < n; i++)
+            perm[i] = i;
+    else
+        cbt_as_ring_order(c->o->seed + (unsigned long long)g, n, perm);
+    for (int i = 0; i < n; i++)
+        pos[perm[i]] = i;
+    rec_t me = {.peer = -1, .lat_us = -1, .uni_gbs = -1, .bidi_gbs = -1};
+    coll_status_t st = coll_barrier(c->comm);
+    if (st == COLL_SUCCESS && c->speaker && n > 1) {
+        int i = pos[c->me_host];
+        int succ = perm[(i + 1) % n], pred = perm[(i + n - 1) % n];
+        int rs = c->hosts[succ].speaker, rp = c->hosts[pred].speaker;
+        for (long long t = -1; t < c->o->et && st == COLL_SUCCESS; t++) {
+            double t0 = cbt_now();
+            st = coll_sendrecv(c->src, sz, rs, c->dst, sz, rp, COLL_UINT8, c->comm);
+            if (t >= 0)
+                ex[t] = cbt_now() - t0;
+        }
+        double med = cbt_as_median(ex, (int)c->o->et);
+        me.peer = succ;
+        me.uni_gbs = (double)sz / (med > 0 ? med : 1e-9) / 1e9;
+    }
+    if (st != COLL_SUCCESS) {
+        rc = cbt_error(TOOL, st_code(st), "rank %d: ring %d: %s: %s", c->rank, g, coll_strerror(st),
+                       coll_last_error());
+        coll_comm_abort(c->comm);
+        return rc;
+    }
+    if ((rc = gather(c, &me, all)))
+        return rc;
+    if (c->rank != 0)
+        return CBT_EXIT_OK;
+    for (int k = 0; k < c->nranks; k++)
+        for (int h = 0; h < n; h++)
+            if (c->hosts[h].speaker == k && all[k].peer >= 0) {
+                c->res->succ[g * n + h] = all[k].peer;
+                if (confirm) {
+                    c->res->ring_again[g * n + h] = all[k].uni_gbs;
+                    c->res->ring[g * n + h] = better(0, c->res->ring[g * n + h], all[k].uni_gbs);
+                } else {
+                    c->res->ring[g * n + h] = all[k].uni_gbs;
+                }
+            }
     return CBT_EXIT_OK;
 }
 
 int cbt_as_ring(cbt_as_ctx_t *c)
 {
-    int n = c->nhosts, nrings = 1 + (int)c->o->rings, rc;
+    int n = c->nhosts, nrings = 1 + (int)c->o->rings, rc = CBT_EXIT_OK;
     int *perm = malloc((size_t)n * sizeof *perm), *pos = malloc((size_t)n * sizeof *pos);
+    int *sus = malloc((size_t)(nrings + 1) * sizeof *sus);
     rec_t *all = c->rank == 0 ? calloc((size_t)c->nranks, sizeof *all) : NULL;
     double *ex = calloc((size_t)c->o->et, sizeof *ex);
-    if (!perm || !pos || !ex || (c->rank == 0 && !all)) {
-        free(perm), free(pos), free(all), free(ex);
+    if (!perm || !pos || !ex || !sus || (c->rank == 0 && !all)) {
+        free(perm), free(pos), free(all), free(ex), free(sus);
         return cbt_error(TOOL, CBT_EXIT_FAIL, "out of memory");
     }
-    size_t sz = (size_t)c->o->size;
     double t_start = cbt_now();
-    rc = CBT_EXIT_OK;
     for (int g = 0; g < nrings && rc == CBT_EXIT_OK; g++) {
-        if (g == 0)
-            for (int i = 0; i < n; i++)
-                perm[i] = i;
-        else
-            cbt_as_ring_order(c->o->seed + (unsigned long long)g, n, perm);
-        for (int i = 0; i < n; i++)
-            pos[perm[i]] = i;
-        rec_t me = {.peer = -1, .lat_us = -1, .uni_gbs = -1, .bidi_gbs = -1};
-        coll_status_t st = coll_barrier(c->comm);
-        if (st == COLL_SUCCESS && c->speaker && n > 1) {
-            int i = pos[c->me_host];
-            int succ = perm[(i + 1) % n], pred = perm[(i + n - 1) % n];
-            int rs = c->hosts[succ].speaker, rp = c->hosts[pred].speaker;
-            for (long long t = -1; t < c->o->et && st == COLL_SUCCESS; t++) {
-                double t0 = cbt_now();
-                st = coll_sendrecv(c->src, sz, rs, c->dst, sz, rp, COLL_UINT8, c->comm);
-                if (t >= 0)
-                    ex[t] = cbt_now() - t0;
-            }
-            double med = cbt_as_median(ex, (int)c->o->et);
-            me.peer = succ;
-            me.uni_gbs = (double)sz / (med > 0 ? med : 1e-9) / 1e9;
-        }
-        if (st != COLL_SUCCESS) {
-            rc = cbt_error(TOOL, st_code(st), "rank %d: ring %d: %s: %s", c->rank, g, coll_strerror(st),
-                           coll_last_error());
-            coll_comm_abort(c->comm);
-            break;
-        }
-        if ((rc = gather(c, &me, all)))
-            break;
-        if (c->rank != 0)
-            continue;
-        for (int k = 0; k < c->nranks; k++)
-            for (int h = 0; h < n; h++)
-                if (c->hosts[h].speaker == k && all[k].peer >= 0) {
-                    c->res->succ[g * n + h] = all[k].peer;
-                    c->res->ring[g * n + h] = all[k].uni_gbs;
-                }
-        if (!c->o->quiet)
+        rc = ring_run(c, g, 0, perm, pos, ex, all);
+        if (!rc && c->rank == 0 && !c->o->quiet)
             progress(g ? "ring (random)" : "ring (ordered)", g + 1, nrings, t_start);
+    }
+    /* confirmation: a ring past the threshold runs again; named if still so */
+    if (!rc) {
+        sus[0] = c->rank == 0 ? cbt_as_ring_suspects(c->res, nrings, c->o->threshold, sus + 1) : 0;
+        coll_status_t st = coll_broadcast(sus, (size_t)nrings + 1, COLL_INT32, 0, c->comm);
+        if (st != COLL_SUCCESS) {
+            rc = cbt_error(TOOL, st_code(st), "rank %d: broadcast: %s", c->rank, coll_strerror(st));
+            coll_comm_abort(c->comm);
+        }
+        for (int k = 0; k < sus[0] && !rc; k++) {
+            rc = ring_run(c, sus[1 + k], 1, perm, pos, ex, all);
+            if (!rc && c->rank == 0 && !c->o->quiet)
+                progress("ring confirmation", k + 1, sus[0], t_start);
+        }
     }
     if (c->rank == 0 && rc == CBT_EXIT_OK)
         c->res->nrings = nrings;
-    free(perm), free(pos), free(all), free(ex);
+    free(perm), free(pos), free(all), free(ex), free(sus);
     return rc;
 }

@@ -35,23 +35,27 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: collbench assess [--tests LIST] [-s SIZE] [-et N] [--lat-iters N] [--rings K] [--seed S]\n"
             "                        [--threshold T] [--json DIR] [-p N] [-q]\n"
-            "  --tests LIST     comma list of: pairs, ring (default pairs,ring)\n"
+            "  --tests LIST     comma list of: pairs, ring, node (default all three)\n"
             "     pairs  latency, unidirectional (both ways) and bidirectional bandwidth of every pair of hosts,\n"
             "            round robin: H-1 rounds of H/2 disjoint pairs for H hosts (H rounds when H is odd,\n"
             "            one host idle per round). Time ~ rounds x (lat-iters x RTT + 3 x et x SIZE / link rate)\n"
             "            + one untimed execution each: 127 rounds for 128 hosts.\n"
             "     ring   every host sends to its successor at once: 1 ordered ring + K random ones.\n"
             "            Time ~ (1 + K) x (et + 1) x SIZE / link rate, independent of H.\n"
+            "     node   memory bandwidth (the d2d memcpy path, SIZE bytes, bytes copied in 0.3 s) and FP64\n"
+            "            GFLOPS (the flops kernel, one thread, 0.3 s) of each host's speaker, one host at a\n"
+            "            time (hosts sharing a machine do not disturb each other). Time ~ H x 0.8 s.\n"
             "  -s SIZE          bytes per execution (default 8M; 1K..4G, K/M/G suffixes)\n"
             "  -et N            timed executions per measurement (default 10, 1..1000)\n"
             "  --lat-iters N    8-byte ping-pongs per pair latency, median reported (default 100, 1..100000)\n"
             "  --rings K        random rings (default 2, 0..64); --seed S their seed (default 1)\n"
             "  --threshold T    outlier: below T x the test's median, latency above median / T\n"
             "                   (default 0.8, 0.01..1). Confirmation: every pair with a figure past it in the\n"
-            "                   first pass is measured again, one pair at a time (no other traffic; cost: one\n"
-            "                   pair per suspect, H-1 for one bad host), each figure becomes the better of the\n"
-            "                   two, and a link is named only when still past the threshold; a ring past it\n"
-            "                   runs again the same way. A host is named when most of its links are named.\n"
+            "                   first pass is measured again, one pair at a time (no other traffic), twice at\n"
+            "                   most (each pass only what is still past it; cost: one pair per suspect and\n"
+            "                   pass, 2 x (H-1) for one bad host); each figure is the best of its measurements\n"
+            "                   and a link is named only when still past the threshold. Rings and node hosts\n"
+            "                   are confirmed the same way. A host is named when most of its links are.\n"
             "  --json DIR       one file per test: DIR/pairs.json, DIR/ring.json (DIR must exist)\n"
             "  -p N             standalone: ranks forked here (default 1; one host, nothing to compare)\n"
             "  -q               no progress on stderr\n"
@@ -84,7 +88,7 @@ static int parse_tests(const char *v, unsigned *out)
 {
     char buf[256];
     if (strlen(v) >= sizeof buf)
-        return cbt_usage_error(TOOL, "invalid --tests: too long (allowed: pairs, ring)");
+        return cbt_usage_error(TOOL, "invalid --tests: too long (allowed: pairs, ring, node)");
     snprintf(buf, sizeof buf, "%s", v);
     unsigned t = 0;
     for (char *save = NULL, *s = strtok_r(buf, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
@@ -92,16 +96,20 @@ static int parse_tests(const char *v, unsigned *out)
             t |= CBT_AS_PAIRS;
         else if (!strcmp(s, "ring"))
             t |= CBT_AS_RING;
+        else if (!strcmp(s, "node"))
+            t |= CBT_AS_NODE;
         else if (!strcmp(s, "all"))
-            t |= CBT_AS_PAIRS | CBT_AS_RING;
-        else if (!strcmp(s, "node") || !strcmp(s, "bisect") || !strcmp(s, "coll"))
-            return cbt_usage_error(TOOL, "invalid --tests '%s': '%s' is not implemented yet (allowed: pairs, ring)",
-                                   v, s);
+            t |= CBT_AS_PAIRS | CBT_AS_RING | CBT_AS_NODE;
+        else if (!strcmp(s, "bisect") || !strcmp(s, "coll"))
+            return cbt_usage_error(TOOL,
+                                   "invalid --tests '%s': '%s' is not implemented yet (allowed: pairs, ring, node)", v,
+                                   s);
         else
-            return cbt_usage_error(TOOL, "invalid --tests '%s': unknown test '%s' (allowed: pairs, ring)", v, s);
+            return cbt_usage_error(TOOL, "invalid --tests '%s': unknown test '%s' (allowed: pairs, ring, node)", v,
+                                   s);
     }
     if (!t)
-        return cbt_usage_error(TOOL, "invalid --tests '%s' (allowed: pairs, ring)", v);
+        return cbt_usage_error(TOOL, "invalid --tests '%s' (allowed: pairs, ring, node)", v);
     *out = t;
     return 0;
 }
@@ -149,6 +157,12 @@ static int alloc_result(cbt_as_result_t *r, int n, const cbt_as_opts_t *o)
     r->succ = malloc(ng * sizeof *r->succ), r->ring = malloc(ng * sizeof *r->ring);
     r->again_uni = malloc(nn * sizeof *r->again_uni), r->again_bidi = malloc(nn * sizeof *r->again_bidi);
     r->again_lat = malloc(nn * sizeof *r->again_lat), r->ring_again = malloc(ng * sizeof *r->ring_again);
+    r->d2d = malloc((size_t)n * sizeof *r->d2d), r->gflops = malloc((size_t)n * sizeof *r->gflops);
+    r->again_d2d = malloc((size_t)n * sizeof *r->d2d), r->again_gflops = malloc((size_t)n * sizeof *r->gflops);
+    if (!r->d2d || !r->gflops || !r->again_d2d || !r->again_gflops)
+        return -1;
+    for (int h = 0; h < n; h++)
+        r->d2d[h] = r->gflops[h] = r->again_d2d[h] = r->again_gflops[h] = -1;
     if (!r->uni || !r->bidi || !r->lat || !r->round || !r->succ || !r->ring || !r->again_uni || !r->again_bidi ||
         !r->again_lat || !r->ring_again)
         return -1;
@@ -164,6 +178,7 @@ static void free_result(cbt_as_result_t *r)
 {
     free(r->uni), free(r->bidi), free(r->lat), free(r->round), free(r->succ), free(r->ring);
     free(r->again_uni), free(r->again_bidi), free(r->again_lat), free(r->ring_again);
+    free(r->d2d), free(r->gflops), free(r->again_d2d), free(r->again_gflops);
 }
 
 static int rank_main(void *arg, const cb_launch_t *l, int rank, int nranks, const coll_unique_id_t *id)
@@ -223,13 +238,15 @@ static int rank_main(void *arg, const cb_launch_t *l, int rank, int nranks, cons
         res.hosts = hosts;
         c.res = &res;
         if (!o->quiet)
-            fprintf(stderr, "collbench assess: %d ranks on %d hosts; pairs: %d rounds, ring: %lld rings\n", nranks,
-                    c.nhosts, o->tests & CBT_AS_PAIRS ? cbt_as_rounds(c.nhosts) : 0,
-                    o->tests & CBT_AS_RING ? 1 + o->rings : 0);
+            fprintf(stderr, "collbench assess: %d ranks on %d hosts; pairs: %d rounds, ring: %lld rings, node: %d hosts\n",
+                    nranks, c.nhosts, o->tests & CBT_AS_PAIRS ? cbt_as_rounds(c.nhosts) : 0,
+                    o->tests & CBT_AS_RING ? 1 + o->rings : 0, o->tests & CBT_AS_NODE ? c.nhosts : 0);
     }
     if ((o->tests & CBT_AS_PAIRS) && (rc = cbt_as_pairs(&c)))
         goto out;
     if ((o->tests & CBT_AS_RING) && c.nhosts > 1 && (rc = cbt_as_ring(&c)))
+        goto out;
+    if ((o->tests & CBT_AS_NODE) && (rc = cbt_as_node(&c)))
         goto out;
     if ((st = coll_barrier(comm)) != COLL_SUCCESS) {
         rc = cbt_error(TOOL, CBT_EXIT_CONN, "rank %d: barrier: %s", rank, coll_strerror(st));
@@ -252,7 +269,7 @@ out:
 
 int cbt_assess_main(int argc, char **argv)
 {
-    cbt_as_opts_t o = {.tests = CBT_AS_PAIRS | CBT_AS_RING, .size = 8ULL << 20, .et = 10, .lat_iters = 100,
+    cbt_as_opts_t o = {.tests = CBT_AS_PAIRS | CBT_AS_RING | CBT_AS_NODE, .size = 8ULL << 20, .et = 10, .lat_iters = 100,
                        .rings = 2, .seed = 1, .threshold = 0.8, .npus = 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;

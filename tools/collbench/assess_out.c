@@ -3,15 +3,16 @@
  * pair matrices as `collbench bw -t p2p` prints them (row: source, column:
  * destination, columns are host numbers), the ring table, then one line per
  * outlier with its evidence, and with --json DIR one file per test
- * (DIR/pairs.json, DIR/ring.json, schema collbench-assess/1).
+ * (DIR/pairs.json, DIR/ring.json, DIR/node.json, schema collbench-assess/1).
  *
  * Outliers: per test figure, the median of all its values; a value below
  * threshold x median (latency: above median / threshold) is suspect. Every
- * suspect pair is measured again in a confirmation round, one pair at a time
+ * suspect pair is measured again in a confirmation round, one pair at a time,
+ * and what is still suspect once more (CBT_AS_CONFIRM passes)
  * (assess_run.c: a burst of load from other processes or the other pairs of
- * a round slows one measurement, rarely two apart in time; re-measuring alone
+ * a round slows one measurement, rarely three apart in time; re-measuring alone
  * costs one pair per suspect, not K x the whole matrix as best-of-K would).
- * The matrices then hold the better of the two measurements, and a link is an
+ * The matrices then hold the best of the measurements, and a link is an
  * outlier only when it was measured again and is still past the threshold.
  *   link  each measured link (uni: a->b; bidi and latency: a<->b)
  *   host  named when more than half of the links that touch it are outliers:
@@ -20,6 +21,7 @@
  *         half their links slow). Its line gives the median of its links
  *         against the median of those host figures.
  *   ring  a ring's slowest host against the median ring (see assess_run.c).
+ *   node  a host's d2d GB/s or FP64 GFLOPS against the median host.
  * Line: OUTLIER <test> <host or link>: <value> (median <m>, <pct>%), then
  * "  evidence:" lines (the host's matrix row and the rounds it was slow in).
  */
@@ -123,6 +125,47 @@ int cbt_as_ring_suspects(const cbt_as_result_t *r, int nrings, double th, int *o
     return k;
 }
 
+int cbt_as_node_suspects(const cbt_as_result_t *r, double th, int *out)
+{
+    int n = r->n, k = 0;
+    double md = cbt_as_median(r->d2d, n), mf = cbt_as_median(r->gflops, n);
+    for (int h = 0; h < n; h++)
+        if ((r->d2d[h] >= 0 && md > 0 && r->d2d[h] < th * md) || (r->gflops[h] >= 0 && mf > 0 && r->gflops[h] < th * mf))
+            out[k++] = h;
+    return k;
+}
+
+static int node_outliers(const cbt_as_result_t *r, double th)
+{
+    int n = r->n, cnt = 0;
+    struct {
+        const char *test, *unit;
+        const double *v, *again;
+    } f[2] = {{"node-d2d", "GB/s", r->d2d, r->again_d2d}, {"node-flops", "GFLOPS", r->gflops, r->again_gflops}};
+    for (int i = 0; i < 2; i++) {
+        double med = cbt_as_median(f[i].v, n);
+        for (int h = 0; h < n; h++) {
+            double x = f[i].v[h];
+            if (x < 0 || med <= 0 || x >= th * med || f[i].again[h] < 0)
+                continue;
+            printf("OUTLIER %s %s: %.6f %s (median %.6f, %.0f%%; last measured alone: %.6f)\n", f[i].test,
+                   r->hosts[h].name, x, f[i].unit, med, 100.0 * x / med, f[i].again[h]);
+            cnt++;
+        }
+    }
+    return cnt;
+}
+
+static void print_node(const cbt_as_result_t *r)
+{
+    printf("Node (per host: d2d memcpy GB/s, FP64 GFLOPS on one thread; better of two where measured again)\n%s\n",
+           LINE);
+    printf("%6s %-24s %12s %12s\n", "host", "name", "d2d GB/s", "GFLOPS");
+    for (int h = 0; h < r->n; h++)
+        printf("%6d %-24s %12.6f %12.6f\n", h, r->hosts[h].name, r->d2d[h], r->gflops[h]);
+    printf("%s\n\n", LINE);
+}
+
 static void matrix(const cbt_as_result_t *r, const fig_t *f, const cbt_as_opts_t *o)
 {
     int n = r->n;
@@ -162,7 +205,7 @@ static int pair_outliers(const cbt_as_result_t *r, const fig_t *f, double th)
             double x = f->m[i * n + j];
             if (i == j || (!f->directed && i > j) || !confirmed(f, i * n + j, med, th))
                 continue;
-            printf("OUTLIER %s %s%s%s: %.6f %s (median %.6f, %.0f%%; measured again alone: %.6f)\n", f->test,
+            printf("OUTLIER %s %s%s%s: %.6f %s (median %.6f, %.0f%%; last measured alone: %.6f)\n", f->test,
                    r->hosts[i].name, f->directed ? "->" : "<->", r->hosts[j].name, x, f->unit, med,
                    100.0 * x / med, f->again[i * n + j]);
             cnt++;
@@ -322,6 +365,20 @@ static int write_json(const cbt_as_opts_t *o, const cbt_as_result_t *r)
         if (fclose(f))
             return -1;
     }
+    if (r->node_done) {
+        FILE *f = json_open(o, r, "node");
+        if (!f)
+            return -1;
+        fprintf(f, ",\n \"d2d_gbs\": [");
+        for (int h = 0; h < n; h++)
+            json_num(f, h ? ", " : "", r->d2d[h]);
+        fprintf(f, "],\n \"gflops_fp64\": [");
+        for (int h = 0; h < n; h++)
+            json_num(f, h ? ", " : "", r->gflops[h]);
+        fprintf(f, "]}\n");
+        if (fclose(f))
+            return -1;
+    }
     if ((o->tests & CBT_AS_RING) && r->nrings) {
         FILE *f = json_open(o, r, "ring");
         if (!f)
@@ -359,8 +416,12 @@ int cbt_as_report(const cbt_as_opts_t *o, const cbt_as_result_t *r)
             matrix(r, &figs[i], o);
     if ((o->tests & CBT_AS_RING) && r->nrings)
         print_ring(r, o);
-    if (n < 2)
+    if (r->node_done)
+        print_node(r);
+    if (n < 2 && (o->tests & (CBT_AS_PAIRS | CBT_AS_RING)))
         printf("collbench assess: one host: pairs and ring need two or more\n");
+    if (r->node_done && n > 1)
+        cnt += node_outliers(r, o->threshold);
     if ((o->tests & CBT_AS_PAIRS) && n > 1)
         for (size_t i = 0; i < sizeof figs / sizeof figs[0]; i++)
             cnt += pair_outliers(r, &figs[i], o->threshold);

@@ -20,6 +20,14 @@
  *   ring's figure is its slowest host, and rings are compared with each other
  *   (a ring slower than the others shows contention of that order); pairs says
  *   which host or link.
+ * node: one host at a time, its speaker copies -s bytes with the d2d memcpy
+ *   path and runs the FP64 flops kernel on one thread, each for 0.3 s after
+ *   0.1 s of warm-up; figures are throughput over that time (bytes or
+ *   operations / elapsed), so a host whose rank gets a small CPU share shows.
+ * Confirmation (each test): what is past the threshold after the first pass
+ *   (a pair, a ring, a host) is measured again, alone, and keeps the better of
+ *   its figures, then what is still past it once more (CBT_AS_CONFIRM passes);
+ *   assess_out.c names only what is still past it after that.
  * Every round opens with a barrier of all ranks and closes with a gather to
  * rank 0 (the non-speakers contribute an empty record), which prints progress.
  */
@@ -28,7 +36,9 @@
 #include <string.h>
 
 #include "assess.h"
+#include "bw.h"
 #include "cb.h"
+#include "flops.h"
 
 static const char *TOOL = "assess";
 
@@ -311,14 +321,18 @@ int cbt_as_pairs(cbt_as_ctx_t *c)
     }
     /* Confirmation: every suspect pair (one of its figures past the threshold)
      * is measured again, alone (one pair at a time, so the others' traffic and
-     * CPU load are not in it); a link is named only if still past it. */
-    if (!rc) {
+     * CPU load are not in it), up to CBT_AS_CONFIRM passes, each over the pairs
+     * still suspect; a link is named only if still past it after the last. */
+    for (int pass = 0; pass < CBT_AS_CONFIRM && !rc; pass++) {
         sus[0] = c->rank == 0 ? cbt_as_suspects(c->res, c->o->threshold, sus + 1, n * n / 2) : 0;
         coll_status_t st = coll_broadcast(sus, (size_t)n * (size_t)n + 1, COLL_INT32, 0, c->comm);
         if (st != COLL_SUCCESS) {
             rc = cbt_error(TOOL, st_code(st), "rank %d: broadcast: %s", c->rank, coll_strerror(st));
             coll_comm_abort(c->comm);
+            break;
         }
+        if (!sus[0])
+            break;
         t_start = cbt_now();
         for (int k = 0; k < sus[0] && !rc; k++) {
             int a = sus[1 + k] / n, b = sus[1 + k] % n, p = -1;
@@ -328,10 +342,10 @@ int cbt_as_pairs(cbt_as_ctx_t *c)
                 p = a;
             rc = pairs_round(c, p, -1, 1, all);
             if (!rc && c->rank == 0 && !c->o->quiet)
-                progress("pairs confirmation", k + 1, sus[0], t_start);
+                progress(pass ? "pairs confirmation 2" : "pairs confirmation", k + 1, sus[0], t_start);
         }
         if (c->rank == 0)
-            c->res->nconfirm = sus[0];
+            c->res->nconfirm += sus[0];
     }
     free(all), free(sus);
     return rc;
@@ -407,14 +421,18 @@ int cbt_as_ring(cbt_as_ctx_t *c)
         if (!rc && c->rank == 0 && !c->o->quiet)
             progress(g ? "ring (random)" : "ring (ordered)", g + 1, nrings, t_start);
     }
-    /* confirmation: a ring past the threshold runs again; named if still so */
-    if (!rc) {
+    /* confirmation: a ring past the threshold runs again (up to CBT_AS_CONFIRM
+     * times); named if still so */
+    for (int pass = 0; pass < CBT_AS_CONFIRM && !rc; pass++) {
         sus[0] = c->rank == 0 ? cbt_as_ring_suspects(c->res, nrings, c->o->threshold, sus + 1) : 0;
         coll_status_t st = coll_broadcast(sus, (size_t)nrings + 1, COLL_INT32, 0, c->comm);
         if (st != COLL_SUCCESS) {
             rc = cbt_error(TOOL, st_code(st), "rank %d: broadcast: %s", c->rank, coll_strerror(st));
             coll_comm_abort(c->comm);
+            break;
         }
+        if (!sus[0])
+            break;
         for (int k = 0; k < sus[0] && !rc; k++) {
             rc = ring_run(c, sus[1 + k], 1, perm, pos, ex, all);
             if (!rc && c->rank == 0 && !c->o->quiet)
@@ -424,5 +442,72 @@ int cbt_as_ring(cbt_as_ctx_t *c)
     if (c->rank == 0 && rc == CBT_EXIT_OK)
         c->res->nrings = nrings;
     free(perm), free(pos), free(all), free(ex), free(sus);
+    return rc;
+}
+
+/* node: host h's speaker measures d2d and flops while every other rank waits
+ * in the gather (one host at a time: hosts that share a machine, as VMs or
+ * namespaces do, would otherwise measure each other). */
+static int node_host(cbt_as_ctx_t *c, int h, int confirm, rec_t *all)
+{
+    int rc;
+    rec_t me = {.peer = -1, .lat_us = -1, .uni_gbs = -1, .bidi_gbs = -1};
+    TRY(coll_barrier(c->comm));
+    if (c->speaker && c->me_host == h) {
+        me.peer = h;
+        me.uni_gbs = cbt_d2d_probe(c->dst, c->src, (size_t)c->o->size, CBT_AS_NODE_WARMUP_S, CBT_AS_NODE_S);
+        me.bidi_gbs = cbt_flops_probe(CBT_AS_NODE_WARMUP_S, CBT_AS_NODE_S);
+    }
+    if ((rc = gather(c, &me, all)))
+        return rc;
+    if (c->rank != 0)
+        return CBT_EXIT_OK;
+    cbt_as_result_t *res = c->res;
+    const rec_t *x = &all[c->hosts[h].speaker];
+    if (confirm) {
+        res->again_d2d[h] = x->uni_gbs, res->again_gflops[h] = x->bidi_gbs;
+        res->d2d[h] = better(0, res->d2d[h], x->uni_gbs);
+        res->gflops[h] = better(0, res->gflops[h], x->bidi_gbs);
+    } else {
+        res->d2d[h] = x->uni_gbs, res->gflops[h] = x->bidi_gbs;
+    }
+    return CBT_EXIT_OK;
+}
+
+int cbt_as_node(cbt_as_ctx_t *c)
+{
+    int n = c->nhosts, rc = CBT_EXIT_OK;
+    rec_t *all = c->rank == 0 ? calloc((size_t)c->nranks, sizeof *all) : NULL;
+    int *sus = malloc((size_t)(n + 1) * sizeof *sus);
+    if ((c->rank == 0 && !all) || !sus) {
+        free(all), free(sus);
+        return cbt_error(TOOL, CBT_EXIT_FAIL, "out of memory");
+    }
+    double t_start = cbt_now();
+    for (int h = 0; h < n && !rc; h++) {
+        rc = node_host(c, h, 0, all);
+        if (!rc && c->rank == 0 && !c->o->quiet)
+            progress("node host", h + 1, n, t_start);
+    }
+    for (int pass = 0; pass < CBT_AS_CONFIRM && !rc && n > 1; pass++) { /* confirmation, as for pairs */
+        sus[0] = c->rank == 0 ? cbt_as_node_suspects(c->res, c->o->threshold, sus + 1) : 0;
+        coll_status_t st = coll_broadcast(sus, (size_t)n + 1, COLL_INT32, 0, c->comm);
+        if (st != COLL_SUCCESS) {
+            rc = cbt_error(TOOL, st_code(st), "rank %d: broadcast: %s", c->rank, coll_strerror(st));
+            coll_comm_abort(c->comm);
+            break;
+        }
+        if (!sus[0])
+            break;
+        t_start = cbt_now();
+        for (int k = 0; k < sus[0] && !rc; k++) {
+            rc = node_host(c, sus[1 + k], 1, all);
+            if (!rc && c->rank == 0 && !c->o->quiet)
+                progress("node confirmation", k + 1, sus[0], t_start);
+        }
+    }
+    if (c->rank == 0 && !rc)
+        c->res->node_done = 1;
+    free(all), free(sus);
     return rc;
 }

@@ -45,12 +45,6 @@ netns_up 5 || fail "netns_up"
 W=$NETNS_DIR/runs
 mkdir -p "$W/json"
 export NETNS_RANK_TIMEOUT=90
-# 6 ranks of one VM on 2 cores: libcoll's auto COLL_TCP_SPIN_US is then 0 (every
-# socket wait sleeps in poll), so a ping-pong measures wake-ups, bimodal under
-# load (a healthy link at 248% of a 7.5 us median after confirmation, 1 run of
-# 6). A host of a real cluster has its ranks within its cores and spins 2000 us;
-# 200 us here keeps latency the link's without starving the other ranks.
-export COLL_TCP_SPIN_US=200
 # --threshold 0.5, not the default 0.8: on the shared 2-core VM an unlimited
 # veth link measured 33-47% of the median now and then in the first pass (two
 # pairs of a round and 5 ranks on 2 cores); the confirmation round (each suspect

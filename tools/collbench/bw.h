@@ -37,6 +37,13 @@ typedef struct {
 /* Modes: return a CBT_EXIT_* code. */
 int cbt_bw_d2d(const cbt_bw_opts_t *o);
 
+/* collbench assess --tests node: GB/s of the d2d memcpy path on this thread,
+ * n bytes from src to dst, bytes copied over `seconds` after `warmup` (a
+ * throughput over time, not a median execution: a host whose CPU share is
+ * small copies less in that time). */
+#include <stddef.h>
+double cbt_d2d_probe(void *dst, const void *src, size_t n, double warmup, double seconds);
+
 /* ascend-dmi table: header, one row, footer. */
 void cbt_bw_table_head(const char *title);
 void cbt_bw_table_row(unsigned long long bytes, long long times, double gbs, double us);

@@ -202,6 +202,22 @@ typedef struct {
     int ok;
 } result_t;
 
+double cbt_d2d_probe(void *dst, const void *src, size_t n, double warmup, double seconds)
+{
+    double t0 = cbt_now(), end = t0 + warmup;
+    while (cbt_now() < end)
+        copy_memcpy(dst, src, n);
+    unsigned long long bytes = 0;
+    double start = cbt_now(), now;
+    end = start + seconds;
+    do {
+        copy_memcpy(dst, src, n);
+        bytes += n;
+        now = cbt_now();
+    } while (now < end);
+    return (double)bytes / (now - start) / 1e9;
+}
+
 int cbt_bw_d2d(const cbt_bw_opts_t *o)
 {
     int cpus[CBT_MAX_CPUS], ncores;

@@ -144,8 +144,9 @@ static void *flops_thread(void *arg)
     flops_thread_t *t = arg;
     const cbt_fkern_t *k = t->k;
     const cbt_fk_args_t args = {.a = 1.0, .b = 1.0, .fp16_a = 0x3C00, .bf16_a = 0x3F80, .i8_a = 1, .i8_b = 1};
-    t->pinned = cbt_pin_self(t->cpu) == 0;
-    pthread_barrier_wait(t->bar);
+    t->pinned = t->cpu >= 0 && cbt_pin_self(t->cpu) == 0;
+    if (t->bar)
+        pthread_barrier_wait(t->bar);
 
     /* Warm-up (clock and power licence settle) and sizing: one call ~0.25 ms. */
     uint64_t steps = k->max_steps < 64 ? k->max_steps : 64;
@@ -172,6 +173,18 @@ static void *flops_thread(void *arg)
     t->ops = done * (uint64_t)k->ops_per_step;
     t->bad = bad;
     return NULL;
+}
+
+double cbt_flops_probe(double warmup, double seconds)
+{
+    flops_opts_t o = {.type = CBT_FP64};
+    int rc;
+    const cbt_fkern_t *k = pick_kernel(&o, cpu_features(), &rc);
+    if (!k)
+        return -1;
+    flops_thread_t t = {.k = k, .cpu = -1, .seconds = seconds, .warmup = warmup};
+    flops_thread(&t);
+    return t.bad || t.elapsed <= 0 ? -1 : (double)t.ops / t.elapsed / 1e9;
 }
 
 static void list_kernels(unsigned feat)

@@ -66,4 +66,9 @@ extern const size_t cbt_fk_avx2_count;
 extern const cbt_fkern_t cbt_fk_generic[];
 extern const size_t cbt_fk_generic_count;
 
+/* collbench assess --tests node: GFLOPS of one unpinned thread running the
+ * best FP64 kernel for `seconds` after `warmup` (the caller's CPU share shows);
+ * -1 when no kernel runs or the result does not validate. */
+double cbt_flops_probe(double warmup, double seconds);
+
 #endif

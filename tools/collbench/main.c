@@ -7,6 +7,7 @@
  *   collbench net [HOST]    TCP bandwidth / latency, ib_send_bw style
  *   collbench topo          what libcoll detects and chooses for a set of ranks
  *   collbench sim           predicted collective time on a simulated cluster
+ *   collbench assess        every host and link of a job; names the slow ones
  */
 #include <stdio.h>
 #include <string.h>
@@ -15,7 +16,8 @@
 #include "coll.h"
 #include "../common/coll_internal.h"
 
-int cbt_topo_main(int argc, char **argv); /* topo.c */
+int cbt_topo_main(int argc, char **argv);   /* topo.c */
+int cbt_assess_main(int argc, char **argv); /* assess.c */
 
 typedef struct {
     const char *name;
@@ -30,6 +32,7 @@ static const subcmd_t subcmds[] = {
     {"net", {"--net"}, cbt_net_main, "TCP bandwidth and latency between two hosts (perftest ib_send_bw/lat style)"},
     {"topo", {"--topo"}, cbt_topo_main, "hosts, cores, NUMA, interfaces, transports and algorithm choices of a set of ranks"},
     {"sim", {"--sim"}, cbt_sim_main, "predicted collective time on H hosts x L ranks (real algorithms, simulated transport)"},
+    {"assess", {"--assess"}, cbt_assess_main, "every pair and ring of hosts of a job; names the slow host and link (exit 1)"},
 };
 
 static void usage(FILE *f)
@@ -37,7 +40,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: collbench SUBCOMMAND [options]   (collbench SUBCOMMAND --help for its options)\n");
     for (size_t i = 0; i < sizeof subcmds / sizeof subcmds[0]; i++)
         fprintf(f, "  %-6s %-6s %s\n", subcmds[i].name, subcmds[i].alias[0], subcmds[i].doc);
-    fprintf(f, "collbench %s. Exit codes: 0 ok, 1 failed, 2 bad command line, 3 network error, 4 timeout.\n",
+    fprintf(f, "collbench %s. Exit codes: 0 ok, 1 failed (assess: outliers), 2 bad command line, 3 network error, 4 timeout.\n",
             COLL_VERSION_STRING);
 }
 
@@ -73,5 +76,5 @@ int main(int argc, char **argv)
             return cbt_usage_error(s->name, "not yet implemented in this version");
         return s->run(argc - 1, argv + 1);
     }
-    return cbt_usage_error("", "unknown subcommand '%s' (allowed: flops, bw, net, topo, sim; -f, --bw)", cmd);
+    return cbt_usage_error("", "unknown subcommand '%s' (allowed: flops, bw, net, topo, sim, assess; -f, --bw)", cmd);
 }

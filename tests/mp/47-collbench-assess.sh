@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# timeout: 240
+# collbench assess on 5 simulated hosts (tests/lib/netns.sh; odd, so one host
+# idles each round), torchrun-style environment launch, 2 ranks on cbh1 (its
+# local rank 0 speaks, the other waits) and 1 on each other host:
+#   (a) cbh3's link limited by tc tbf in both directions (its cbeth0 and the
+#       switch's h3e0): `assess --tests pairs,ring` exits 1, the host outliers
+#       are exactly cbh3, every link outlier touches cbh3, --json wrote
+#       pairs.json and ring.json;
+#   (b) the limit removed: exit 0, no OUTLIER line.
+# Plus the command-line errors (exit 2) and the round-robin schedule, printed
+# by --schedule N for N = 2..9: every pair once, no host twice in a round.
+set -u
+ROOT=${CB_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+CB=${CB_O:?}/bin/collbench
+fail() { echo "FAIL: $*"; exit 1; }
+[ -x "$CB" ] || fail "no $CB"
+
+# command line: message naming the value and what is allowed, exit 2
+for bad in "--tests foo" "--tests bisect" "--threshold 2" "-s 1" "-et 0" "--json /nonexistent/x" "--bogus"; do
+    "$CB" assess $bad >/dev/null 2>"${TMPDIR:-/tmp}/as-err.$$"
+    rc=$?
+    msg=$(cat "${TMPDIR:-/tmp}/as-err.$$"); rm -f "${TMPDIR:-/tmp}/as-err.$$"
+    [ $rc = 2 ] || fail "assess $bad: exit $rc, want 2 ($msg)"
+    case "$msg" in "collbench assess: "*) ;; *) fail "assess $bad: message '$msg'" ;; esac
+done
+"$CB" assess --help | grep -q 'H-1 rounds' || fail "--help does not give the cost in hosts"
+echo "ok: command-line errors exit 2, --help gives the cost per test"
+
+# the schedule: every pair exactly once, each host at most once per round
+for n in 2 3 4 5 6 7 8 9; do
+    "$CB" assess --schedule $n | awk -v n=$n '
+        /^round/ { r++; delete seen; for (i = 3; i <= NF; i++) { if ($i !~ /^[0-9]+-[0-9]+$/) continue; split($i, p, "-"); a = p[1]; b = p[2];
+                   if ((a in seen) || (b in seen)) { print "host twice in a round: " $0; bad = 1 }
+                   seen[a] = 1; seen[b] = 1; k = a < b ? a "-" b : b "-" a; cnt[k]++ } }
+        END { want = n % 2 ? n : n - 1; if (r != want) { print "rounds " r " want " want; bad = 1 }
+              for (i = 0; i < n; i++) for (j = i + 1; j < n; j++) if (cnt[i "-" j] != 1) { print "pair " i "-" j " x" cnt[i "-" j]; bad = 1 }
+              exit bad }' || fail "schedule for $n hosts"
+done
+echo "ok: round-robin schedule for 2..9 hosts"
+
+. "$ROOT/tests/lib/netns.sh"
+command -v tc >/dev/null || { echo "SKIP: no tc"; exit 77; }
+netns_up 5 || fail "netns_up"
+W=$NETNS_DIR/runs
+mkdir -p "$W/json"
+export NETNS_RANK_TIMEOUT=90
+# --threshold 0.5, not the default 0.8: on the shared 2-core VM an unlimited
+# veth link measured 33-47% of the median now and then in the first pass (two
+# pairs of a round and 5 ranks on 2 cores); the confirmation round (each suspect
+# pair measured again alone, named only if still slow) removes those, but an
+# unlimited link still measured 78% (uni) or 132% (latency) of the median
+# after it, so 0.8 is not reliable here. The limited host's links are at 1-5%.
+ARGS="--tests pairs,ring -s 2M -et 5 --lat-iters 20 --rings 2 --threshold 0.5 --json $W/json"
+BAD=3
+TBF="tbf rate 100mbit burst 32kb latency 100ms"
+
+run() {   # run NAME PORT: rank 0's stdout in $W/NAME.r0.out; sets rc0
+    s=$(date +%s.%N)
+    NETNS_MASTER_PORT=$2 netns_env_launch "$W/$1" "2 1 1 1 1" "$CB" assess $ARGS >"$W/$1.launch"
+    rc0=$(grep -m1 '^rank 0 ' "$W/$1.launch" | sed -n 's/.* exit \([0-9]*\).*/\1/p')
+    rc0=${rc0:-0}
+    el=$(awk -v a="$s" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
+    # only rank 0 may fail (exit 1 = outliers); the other ranks exit 0
+    if grep -v '^rank 0 ' "$W/$1.launch" | grep -q '^rank'; then cat "$W/$1.launch"; fail "$1: a rank other than 0 failed"; fi
+}
+
+# (a) cbh3 limited both ways
+netns_exec $BAD tc qdisc add dev cbeth0 root $TBF || fail "tc on cbh$BAD"
+nsenter -t "$NETNS_SWITCH" -n tc qdisc add dev h${BAD}e0 root $TBF || fail "tc on the switch side"
+run limited 29611
+grep '^OUTLIER' "$W/limited.r0.out"
+[ "$rc0" = 1 ] || { cat "$W/limited.r0.out" "$W/limited.r0.err"; fail "limited: exit $rc0, want 1"; }
+hosts=$(grep '^OUTLIER' "$W/limited.r0.out" | awk '$3 !~ /->/ {sub(":", "", $3); print $3}' | sort -u | tr '\n' ' ')
+[ "$hosts" = "cbh$BAD " ] || { cat "$W/limited.r0.out"; fail "limited: host outliers '$hosts', want cbh$BAD"; }
+grep '^OUTLIER' "$W/limited.r0.out" | awk '$3 ~ /->/' | grep -v "cbh$BAD" && fail "a link outlier not touching cbh$BAD"
+grep -q "^OUTLIER pairs-uni cbh$BAD: " "$W/limited.r0.out" || fail "pairs-uni did not name cbh$BAD"
+grep -q "evidence: slow in rounds" "$W/limited.r0.out" || fail "no evidence line"
+for t in pairs ring; do
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["schema"]=="collbench-assess/1" and len(d["hosts"])==5' \
+        "$W/json/$t.json" || fail "--json: $t.json"
+done
+grep -q 'pairs round 5/5 done' "$W/limited.r0.err" || fail "no progress line on stderr"
+n=$(sed -n 's/.*pairs confirmation round \([0-9]*\)\/\1 done.*/\1/p' "$W/limited.r0.err" | head -1)
+[ "${n:-0}" -ge 4 ] || { cat "$W/limited.r0.err"; fail "limited: cbh$BAD's 4 pairs not measured again"; }
+echo "ok: cbh$BAD limited by tbf: exit 1, names cbh$BAD and only its links (${el}s)"
+
+# (b) no limit
+netns_exec $BAD tc qdisc del dev cbeth0 root
+nsenter -t "$NETNS_SWITCH" -n tc qdisc del dev h${BAD}e0 root
+run clean 29612
+if [ "$rc0" != 0 ] || grep -q '^OUTLIER' "$W/clean.r0.out"; then
+    cat "$W/clean.r0.out"; fail "no limit: exit $rc0, want 0 and no outlier"
+fi
+echo "ok: no limit: exit 0, no outlier (${el}s)"
+
+# (c) node: cbh3's rank restricted to a share of one CPU: taskset to the last
+#     CPU at nice 10, where a busy loop at nice 0 is pinned too (weights 110 vs
+#     1024: about a tenth of it; a third, with two loops at equal nice, was not
+#     enough while other processes loaded the VM's cores: every host measured
+#     about a third of an idle core's GFLOPS). The other hosts' ranks run where
+#     the scheduler puts them.
+#     `--tests node` exits 1 and names cbh3 by node-flops (and nothing else
+#     but node-d2d of cbh3).
+CPU=$(( $(nproc) - 1 ))
+cat >"$W/slow3.sh" <<EOS
+#!/bin/sh
+[ "\$RANK" = 3 ] && exec taskset -c $CPU nice -n 10 "$CB" "\$@"
+exec "$CB" "\$@"
+EOS
+chmod +x "$W/slow3.sh"
+busy=()
+taskset -c $CPU sh -c 'while :; do :; done' & busy+=($!)
+s=$(date +%s.%N)
+NETNS_MASTER_PORT=29613 netns_env_launch "$W/node" "2 1 1 1 1" "$W/slow3.sh" assess --tests node -s 2M \
+    --threshold 0.5 >"$W/node.launch"
+kill "${busy[@]}"; wait "${busy[@]}" 2>/dev/null
+rc0=$(grep -m1 '^rank 0 ' "$W/node.launch" | sed -n 's/.* exit \([0-9]*\).*/\1/p'); rc0=${rc0:-0}
+el=$(awk -v a="$s" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
+grep '^OUTLIER' "$W/node.r0.out"
+[ "$rc0" = 1 ] || { cat "$W/node.r0.out" "$W/node.r0.err"; fail "node: exit $rc0, want 1"; }
+grep -q '^OUTLIER node-flops cbh3: ' "$W/node.r0.out" || { cat "$W/node.r0.out"; fail "node-flops did not name cbh3"; }
+grep '^OUTLIER' "$W/node.r0.out" | grep -v '^OUTLIER node-[a-z0-9]* cbh3: ' && fail "node: an outlier other than cbh3"
+echo "ok: node: cbh3 on a tenth of a CPU: exit 1, named by node-flops (${el}s)"
+echo "47-collbench-assess: all passed"

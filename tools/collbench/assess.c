@@ -1,0 +1,343 @@
+/*
+ * assess.c - `collbench assess`: checks every host of a job and names the slow
+ * host and the slow link. Started like the other multi-rank tools (forked here
+ * with -p N, or by mpirun / torchrun-style environment / srun). Hosts are told
+ * apart by COLL_HOST_ID when set, else the host name; the ranks of a host
+ * elect its local rank 0 as speaker, and only speakers move data (assess_run.c).
+ * Rank 0 prints the tables and the outliers (assess_out.c).
+ * Exit: 0 no outlier, 1 outliers, 2 bad command line, 3 network, 4 timeout,
+ * 5 a rank aborted.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../launch/launch.h"
+#include "assess.h"
+#include "cb.h"
+#include "../common/coll_internal.h"
+
+static const char *TOOL = "assess";
+
+#define AS_MAX_RANKS 4096
+
+typedef struct {
+    char host[CBT_AS_HOST_MAX];
+    int32_t local_rank;
+    int32_t pad;
+} rank_id_t;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: collbench assess [--tests LIST] [-s SIZE] [-et N] [--lat-iters N] [--rings K] [--seed S]\n"
+            "                        [--threshold T] [--json DIR] [-p N] [-q]\n"
+            "  --tests LIST     comma list of: pairs, ring, node (default all three)\n"
+            "     pairs  latency, unidirectional (both ways) and bidirectional bandwidth of every pair of hosts,\n"
+            "            round robin: H-1 rounds of H/2 disjoint pairs for H hosts (H rounds when H is odd,\n"
+            "            one host idle per round). Time ~ rounds x (lat-iters x RTT + 3 x et x SIZE / link rate)\n"
+            "            + one untimed execution each: 127 rounds for 128 hosts.\n"
+            "     ring   every host sends to its successor at once: 1 ordered ring + K random ones.\n"
+            "            Time ~ (1 + K) x (et + 1) x SIZE / link rate, independent of H.\n"
+            "     node   memory bandwidth (the d2d memcpy path, SIZE bytes, bytes copied in 0.3 s) and FP64\n"
+            "            GFLOPS (the flops kernel, one thread, 0.3 s) of each host's speaker, one host at a\n"
+            "            time (hosts sharing a machine do not disturb each other). Time ~ H x 0.8 s.\n"
+            "  -s SIZE          bytes per execution (default 8M; 1K..4G, K/M/G suffixes)\n"
+            "  -et N            timed executions per measurement (default 10, 1..1000)\n"
+            "  --lat-iters N    8-byte ping-pongs per pair latency, median reported (default 100, 1..100000)\n"
+            "  --rings K        random rings (default 2, 0..64); --seed S their seed (default 1)\n"
+            "  --threshold T    outlier: below T x the test's median, latency above median / T\n"
+            "                   (default 0.8, 0.01..1). Confirmation: every pair with a figure past it in the\n"
+            "                   first pass is measured again, one pair at a time (no other traffic), twice at\n"
+            "                   most (each pass only what is still past it; cost: one pair per suspect and\n"
+            "                   pass, 2 x (H-1) for one bad host); each figure is the best of its measurements\n"
+            "                   and a link is named only when still past the threshold. Rings and node hosts\n"
+            "                   are confirmed the same way. A host is named when most of its links are.\n"
+            "  --json DIR       one file per test: DIR/pairs.json, DIR/ring.json (DIR must exist)\n"
+            "  -p N             standalone: ranks forked here (default 1; one host, nothing to compare)\n"
+            "  -q               no progress on stderr\n"
+            "  --schedule N     print the pairs rounds for N hosts and exit (nothing launched)\n"
+            "Output: progress per round on stderr, tables and 'OUTLIER <test> <host or a->b>: <value> (median <m>,\n"
+            "<pct>%%)' lines on stdout. Exit 0 no outlier, 1 outliers, 2 bad command line, 3 network error,\n"
+            "4 timeout, 5 a rank aborted.\n");
+}
+
+/* --schedule N: the pairs rounds for N hosts, nothing launched. */
+static void print_schedule(int n)
+{
+    int nr = cbt_as_rounds(n);
+    printf("%d hosts: %d rounds\n", n, nr);
+    for (int r = 0; r < nr; r++) {
+        printf("round %d:", r + 1);
+        for (int h = 0; h < n; h++) {
+            int p = cbt_as_partner(r, h, n);
+            if (p > h)
+                printf(" %d-%d", h, p);
+        }
+        for (int h = 0; h < n; h++)
+            if (cbt_as_partner(r, h, n) < 0)
+                printf(" idle %d", h);
+        printf("\n");
+    }
+}
+
+static int parse_tests(const char *v, unsigned *out)
+{
+    char buf[256];
+    if (strlen(v) >= sizeof buf)
+        return cbt_usage_error(TOOL, "invalid --tests: too long (allowed: pairs, ring, node)");
+    snprintf(buf, sizeof buf, "%s", v);
+    unsigned t = 0;
+    for (char *save = NULL, *s = strtok_r(buf, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(s, "pairs"))
+            t |= CBT_AS_PAIRS;
+        else if (!strcmp(s, "ring"))
+            t |= CBT_AS_RING;
+        else if (!strcmp(s, "node"))
+            t |= CBT_AS_NODE;
+        else if (!strcmp(s, "all"))
+            t |= CBT_AS_PAIRS | CBT_AS_RING | CBT_AS_NODE;
+        else if (!strcmp(s, "bisect") || !strcmp(s, "coll"))
+            return cbt_usage_error(TOOL,
+                                   "invalid --tests '%s': '%s' is not implemented yet (allowed: pairs, ring, node)", v,
+                                   s);
+        else
+            return cbt_usage_error(TOOL, "invalid --tests '%s': unknown test '%s' (allowed: pairs, ring, node)", v,
+                                   s);
+    }
+    if (!t)
+        return cbt_usage_error(TOOL, "invalid --tests '%s' (allowed: pairs, ring, node)", v);
+    *out = t;
+    return 0;
+}
+
+static void *map_buf(size_t n)
+{
+    void *p = mmap(NULL, n ? n : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+/* Host map from every rank's (host, local rank): host order = first rank seen. */
+static int host_map(const rank_id_t *ids, int nranks, cbt_as_host_t *hosts, int *nhosts, int *of)
+{
+    int n = 0;
+    for (int r = 0; r < nranks; r++) {
+        int h = 0;
+        while (h < n && strcmp(hosts[h].name, ids[r].host))
+            h++;
+        if (h == n) {
+            memset(&hosts[n], 0, sizeof hosts[n]);
+            snprintf(hosts[n].name, sizeof hosts[n].name, "%s", ids[r].host);
+            hosts[n].speaker = -1;
+            n++;
+        }
+        hosts[h].nranks++;
+        if (ids[r].local_rank == 0 && hosts[h].speaker < 0)
+            hosts[h].speaker = r;
+        of[r] = h;
+    }
+    for (int h = 0; h < n; h++)
+        if (hosts[h].speaker < 0) /* no local rank 0 seen: the lowest rank speaks */
+            for (int r = nranks - 1; r >= 0; r--)
+                if (of[r] == h)
+                    hosts[h].speaker = r;
+    *nhosts = n;
+    return 0;
+}
+
+static int alloc_result(cbt_as_result_t *r, int n, const cbt_as_opts_t *o)
+{
+    size_t nn = (size_t)n * (size_t)n, ng = (size_t)(1 + o->rings) * (size_t)n;
+    r->n = n;
+    r->uni = malloc(nn * sizeof *r->uni), r->bidi = malloc(nn * sizeof *r->bidi);
+    r->lat = malloc(nn * sizeof *r->lat), r->round = malloc(nn * sizeof *r->round);
+    r->succ = malloc(ng * sizeof *r->succ), r->ring = malloc(ng * sizeof *r->ring);
+    r->again_uni = malloc(nn * sizeof *r->again_uni), r->again_bidi = malloc(nn * sizeof *r->again_bidi);
+    r->again_lat = malloc(nn * sizeof *r->again_lat), r->ring_again = malloc(ng * sizeof *r->ring_again);
+    r->d2d = malloc((size_t)n * sizeof *r->d2d), r->gflops = malloc((size_t)n * sizeof *r->gflops);
+    r->again_d2d = malloc((size_t)n * sizeof *r->d2d), r->again_gflops = malloc((size_t)n * sizeof *r->gflops);
+    if (!r->d2d || !r->gflops || !r->again_d2d || !r->again_gflops)
+        return -1;
+    for (int h = 0; h < n; h++)
+        r->d2d[h] = r->gflops[h] = r->again_d2d[h] = r->again_gflops[h] = -1;
+    if (!r->uni || !r->bidi || !r->lat || !r->round || !r->succ || !r->ring || !r->again_uni || !r->again_bidi ||
+        !r->again_lat || !r->ring_again)
+        return -1;
+    for (size_t i = 0; i < nn; i++)
+        r->uni[i] = r->bidi[i] = r->lat[i] = -1, r->round[i] = -1,
+        r->again_uni[i] = r->again_bidi[i] = r->again_lat[i] = -1;
+    for (size_t i = 0; i < ng; i++)
+        r->succ[i] = -1, r->ring[i] = -1, r->ring_again[i] = -1;
+    return 0;
+}
+
+static void free_result(cbt_as_result_t *r)
+{
+    free(r->uni), free(r->bidi), free(r->lat), free(r->round), free(r->succ), free(r->ring);
+    free(r->again_uni), free(r->again_bidi), free(r->again_lat), free(r->ring_again);
+    free(r->d2d), free(r->gflops), free(r->again_d2d), free(r->again_gflops);
+}
+
+static int rank_main(void *arg, const cb_launch_t *l, int rank, int nranks, const coll_unique_id_t *id)
+{
+    const cbt_as_opts_t *o = arg;
+    cb_pin_local_rank("collbench assess", l->kind == CB_LAUNCH_STANDALONE ? rank : 0);
+    coll_comm_t comm;
+    coll_status_t st = coll_comm_init_rank(&comm, nranks, *id, rank);
+    if (st != COLL_SUCCESS)
+        return cbt_error(TOOL, st == COLL_ERR_TIMEOUT ? CBT_EXIT_TIMEOUT : CBT_EXIT_CONN,
+                         "rank %d of %d: coll_comm_init_rank: %s: %s", rank, nranks, coll_strerror(st),
+                         coll_last_error());
+    rank_id_t me;
+    memset(&me, 0, sizeof me);
+    const char *hid = coll_cfg_str(COLL_CFG_HOST_ID);
+    if (*hid)
+        snprintf(me.host, sizeof me.host, "%s", hid);
+    else if (gethostname(me.host, sizeof me.host - 1) != 0)
+        snprintf(me.host, sizeof me.host, "unknown");
+    int lr = 0, ls = 1;
+    coll_comm_local(comm, &lr, &ls);
+    me.local_rank = lr;
+
+    int rc = CBT_EXIT_OK;
+    rank_id_t *ids = calloc((size_t)nranks, sizeof *ids);
+    cbt_as_host_t *hosts = calloc((size_t)nranks, sizeof *hosts);
+    int *of = calloc((size_t)nranks, sizeof *of);
+    cbt_as_result_t res = {0};
+    cbt_as_ctx_t c = {.o = o, .comm = comm, .rank = rank, .nranks = nranks, .hosts = hosts};
+    size_t sz = (size_t)o->size;
+    if (!ids || !hosts || !of) {
+        rc = cbt_error(TOOL, CBT_EXIT_FAIL, "rank %d: out of memory", rank);
+        coll_comm_abort(comm);
+        goto out;
+    }
+    if ((st = coll_all_gather(&me, ids, sizeof me, COLL_UINT8, comm)) != COLL_SUCCESS) {
+        rc = cbt_error(TOOL, st == COLL_ERR_TIMEOUT ? CBT_EXIT_TIMEOUT : CBT_EXIT_CONN, "rank %d: allgather: %s: %s",
+                       rank, coll_strerror(st), coll_last_error());
+        goto out;
+    }
+    host_map(ids, nranks, hosts, &c.nhosts, of);
+    c.me_host = of[rank];
+    c.speaker = hosts[c.me_host].speaker == rank;
+    if (c.speaker && (!(c.src = map_buf(sz)) || !(c.dst = map_buf(sz)))) {
+        rc = cbt_error(TOOL, CBT_EXIT_FAIL, "rank %d: cannot map 2 x %zu bytes", rank, sz);
+        coll_comm_abort(comm);
+        goto out;
+    }
+    if (c.src)
+        memset(c.src, rank & 0xff, sz);
+    if (rank == 0) {
+        if (alloc_result(&res, c.nhosts, o)) {
+            rc = cbt_error(TOOL, CBT_EXIT_FAIL, "out of memory for %d hosts", c.nhosts);
+            coll_comm_abort(comm);
+            goto out;
+        }
+        res.hosts = hosts;
+        c.res = &res;
+        if (!o->quiet)
+            fprintf(stderr, "collbench assess: %d ranks on %d hosts; pairs: %d rounds, ring: %lld rings, node: %d hosts\n",
+                    nranks, c.nhosts, o->tests & CBT_AS_PAIRS ? cbt_as_rounds(c.nhosts) : 0,
+                    o->tests & CBT_AS_RING ? 1 + o->rings : 0, o->tests & CBT_AS_NODE ? c.nhosts : 0);
+    }
+    if ((o->tests & CBT_AS_PAIRS) && (rc = cbt_as_pairs(&c)))
+        goto out;
+    if ((o->tests & CBT_AS_RING) && c.nhosts > 1 && (rc = cbt_as_ring(&c)))
+        goto out;
+    if ((o->tests & CBT_AS_NODE) && (rc = cbt_as_node(&c)))
+        goto out;
+    if ((st = coll_barrier(comm)) != COLL_SUCCESS) {
+        rc = cbt_error(TOOL, CBT_EXIT_CONN, "rank %d: barrier: %s", rank, coll_strerror(st));
+        goto out;
+    }
+    if (rank == 0) {
+        int k = cbt_as_report(o, &res);
+        rc = k < 0 ? CBT_EXIT_FAIL : k > 0 ? CBT_EXIT_FAIL : CBT_EXIT_OK;
+    }
+out:
+    if (c.src)
+        munmap(c.src, sz ? sz : 1);
+    if (c.dst)
+        munmap(c.dst, sz ? sz : 1);
+    free_result(&res);
+    free(ids), free(hosts), free(of);
+    coll_comm_destroy(comm);
+    return rc;
+}
+
+int cbt_assess_main(int argc, char **argv)
+{
+    cbt_as_opts_t o = {.tests = CBT_AS_PAIRS | CBT_AS_RING | CBT_AS_NODE, .size = 8ULL << 20, .et = 10, .lat_iters = 100,
+                       .rings = 2, .seed = 1, .threshold = 0.8, .npus = 1};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        long long ll;
+        unsigned long long ull;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--tests") || !strcmp(a, "-t")) {
+            if (!(v = cbt_optval(TOOL, argc, argv, &i)) || parse_tests(v, &o.tests))
+                return CBT_EXIT_USAGE;
+        } else if (!strcmp(a, "-s") || !strcmp(a, "--size")) {
+            if (!(v = cbt_optval(TOOL, argc, argv, &i)) || cbt_parse_size(TOOL, "-s", v, 1024, 4ULL << 30, &o.size))
+                return CBT_EXIT_USAGE;
+        } else if (!strcmp(a, "-et") || !strcmp(a, "--et")) {
+            if (!(v = cbt_optval(TOOL, argc, argv, &i)) || cbt_parse_ll(TOOL, "-et", v, 1, 1000, &o.et))
+                return CBT_EXIT_USAGE;
+        } else if (!strcmp(a, "--lat-iters")) {
+            if (!(v = cbt_optval(TOOL, argc, argv, &i)) || cbt_parse_ll(TOOL, a, v, 1, 100000, &o.lat_iters))
+                return CBT_EXIT_USAGE;
+        } else if (!strcmp(a, "--rings")) {
+            if (!(v = cbt_optval(TOOL, argc, argv, &i)) || cbt_parse_ll(TOOL, a, v, 0, 64, &o.rings))
+                return CBT_EXIT_USAGE;
+        } else if (!strcmp(a, "--seed")) {
+            if (!(v = cbt_optval(TOOL, argc, argv, &i)) || cbt_parse_size(TOOL, a, v, 0, ~0ULL, &ull))
+                return CBT_EXIT_USAGE;
+            o.seed = ull;
+        } else if (!strcmp(a, "--threshold")) {
+            if (!(v = cbt_optval(TOOL, argc, argv, &i)) ||
+                cbt_parse_double(TOOL, a, v, 0.01, 1.0, "", &o.threshold))
+                return CBT_EXIT_USAGE;
+        } else if (!strcmp(a, "--json")) {
+            if (!(v = cbt_optval(TOOL, argc, argv, &i)))
+                return CBT_EXIT_USAGE;
+            struct stat sb;
+            if (stat(v, &sb) != 0 || !S_ISDIR(sb.st_mode))
+                return cbt_usage_error(TOOL, "invalid --json '%s': not a directory (allowed: an existing directory)",
+                                       v);
+            o.json_dir = v;
+        } else if (!strcmp(a, "-p") || !strcmp(a, "--npus")) {
+            if (!(v = cbt_optval(TOOL, argc, argv, &i)) || cbt_parse_ll(TOOL, "-p", v, 1, 64, &ll))
+                return CBT_EXIT_USAGE;
+            o.npus = (int)ll, o.npus_set = 1;
+        } else if (!strcmp(a, "--schedule")) {
+            if (!(v = cbt_optval(TOOL, argc, argv, &i)) || cbt_parse_ll(TOOL, a, v, 1, 100000, &ll))
+                return CBT_EXIT_USAGE;
+            print_schedule((int)ll);
+            return CBT_EXIT_OK;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            o.quiet = 1;
+        } else {
+            return cbt_usage_error(TOOL, "unknown option '%s' (see collbench assess --help)", a);
+        }
+    }
+    cb_launch_t l;
+    char err[512];
+    int rc = cb_launch_detect(&l, "collbench assess", o.npus, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "%s\n", err);
+        return rc;
+    }
+    if (l.kind != CB_LAUNCH_STANDALONE && o.npus_set && o.npus != l.nranks)
+        fprintf(stderr, "collbench assess: warning: -p %d but %d ranks were started by %s; using %d\n", o.npus,
+                l.nranks, l.name, l.nranks);
+    if (l.nranks > AS_MAX_RANKS)
+        return cbt_usage_error(TOOL, "%d ranks: at most %d are supported", l.nranks, AS_MAX_RANKS);
+    o.launch = l.name;
+    int ac = 1;
+    char *av0[] = {(char *)"collbench", NULL}, **av = av0;
+    return cb_launch_run(&l, &ac, &av, rank_main, &o);
+}

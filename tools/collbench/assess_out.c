@@ -1,0 +1,437 @@
+/*
+ * assess_out.c - what `collbench assess` prints (rank 0): the host list, the
+ * pair matrices as `collbench bw -t p2p` prints them (row: source, column:
+ * destination, columns are host numbers), the ring table, then one line per
+ * outlier with its evidence, and with --json DIR one file per test
+ * (DIR/pairs.json, DIR/ring.json, DIR/node.json, schema collbench-assess/1).
+ *
+ * Outliers: per test figure, the median of all its values; a value below
+ * threshold x median (latency: above median / threshold) is suspect. Every
+ * suspect pair is measured again in a confirmation round, one pair at a time,
+ * and what is still suspect once more (CBT_AS_CONFIRM passes)
+ * (assess_run.c: a burst of load from other processes or the other pairs of
+ * a round slows one measurement, rarely three apart in time; re-measuring alone
+ * costs one pair per suspect, not K x the whole matrix as best-of-K would).
+ * The matrices then hold the best of the measurements, and a link is an
+ * outlier only when it was measured again and is still past the threshold.
+ *   link  each measured link (uni: a->b; bidi and latency: a<->b)
+ *   host  named when more than half of the links that touch it are outliers:
+ *         one bad host makes all of its links slow but only one of each other
+ *         host's, so only it is named (from 4 hosts on; with 3 its peers have
+ *         half their links slow). Its line gives the median of its links
+ *         against the median of those host figures.
+ *   ring  a ring's slowest host against the median ring (see assess_run.c).
+ *   node  a host's d2d GB/s or FP64 GFLOPS against the median host.
+ * Line: OUTLIER <test> <host or link>: <value> (median <m>, <pct>%), then
+ * "  evidence:" lines (the host's matrix row and the rounds it was slow in).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "assess.h"
+#include "cb.h"
+
+static const char *LINE = "----------------------------------------------------------------";
+
+typedef struct {
+    const char *test, *unit;
+    int lower_is_bad; /* bandwidth: 1, latency: 0 */
+    const double *m;  /* n x n */
+    int directed;     /* uni: a->b and b->a differ */
+    const double *again; /* n x n: the confirmation measurement, -1 none */
+} fig_t;
+
+static int bad(const fig_t *f, double v, double med, double th)
+{
+    if (v < 0 || med <= 0)
+        return 0;
+    return f->lower_is_bad ? v < th * med : v > med / th;
+}
+
+/* Past the threshold in the first pass and again in the confirmation round
+ * (the matrix holds the better of the two, so only that is tested, and only
+ * links that were measured again qualify). */
+static int confirmed(const fig_t *f, int ij, double med, double th)
+{
+    return bad(f, f->m[ij], med, th) && f->again[ij] >= 0;
+}
+
+static double fig_median(const cbt_as_result_t *r, const fig_t *f, double *v)
+{
+    int n = r->n, k = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (i != j && (f->directed || i < j))
+                v[k++] = f->m[i * n + j];
+    return cbt_as_median(v, k);
+}
+
+static void figs_of(const cbt_as_result_t *r, fig_t *figs)
+{
+    fig_t f[3] = {
+        {"pairs-uni", "GB/s", 1, r->uni, 1, r->again_uni},
+        {"pairs-bidi", "GB/s", 1, r->bidi, 0, r->again_bidi},
+        {"pairs-lat", "us", 0, r->lat, 0, r->again_lat},
+    };
+    memcpy(figs, f, sizeof f);
+}
+
+int cbt_as_suspects(const cbt_as_result_t *r, double th, int *out, int max)
+{
+    int n = r->n, k = 0;
+    fig_t figs[3];
+    double med[3], *v = malloc((size_t)n * (size_t)n * sizeof *v + 1);
+    if (!v)
+        return 0;
+    figs_of(r, figs);
+    for (int f = 0; f < 3; f++)
+        med[f] = fig_median(r, &figs[f], v);
+    free(v);
+    for (int a = 0; a < n; a++)
+        for (int b = a + 1; b < n && k < max; b++) {
+            int s = 0;
+            for (int f = 0; f < 3; f++)
+                s |= bad(&figs[f], figs[f].m[a * n + b], med[f], th) || bad(&figs[f], figs[f].m[b * n + a], med[f], th);
+            if (s)
+                out[k++] = a * n + b;
+        }
+    return k;
+}
+
+static void ring_mins(const cbt_as_result_t *r, int nrings, double *mins)
+{
+    int n = r->n;
+    for (int g = 0; g < nrings; g++) {
+        mins[g] = -1;
+        for (int h = 0; h < n; h++)
+            if (r->ring[g * n + h] >= 0 && (mins[g] < 0 || r->ring[g * n + h] < mins[g]))
+                mins[g] = r->ring[g * n + h];
+    }
+}
+
+int cbt_as_ring_suspects(const cbt_as_result_t *r, int nrings, double th, int *out)
+{
+    double *mins = malloc((size_t)(nrings > 0 ? nrings : 1) * sizeof *mins);
+    int k = 0;
+    if (!mins)
+        return 0;
+    ring_mins(r, nrings, mins);
+    double med = cbt_as_median(mins, nrings);
+    for (int g = 0; g < nrings; g++)
+        if (mins[g] >= 0 && med > 0 && mins[g] < th * med)
+            out[k++] = g;
+    free(mins);
+    return k;
+}
+
+int cbt_as_node_suspects(const cbt_as_result_t *r, double th, int *out)
+{
+    int n = r->n, k = 0;
+    double md = cbt_as_median(r->d2d, n), mf = cbt_as_median(r->gflops, n);
+    for (int h = 0; h < n; h++)
+        if ((r->d2d[h] >= 0 && md > 0 && r->d2d[h] < th * md) || (r->gflops[h] >= 0 && mf > 0 && r->gflops[h] < th * mf))
+            out[k++] = h;
+    return k;
+}
+
+static int node_outliers(const cbt_as_result_t *r, double th)
+{
+    int n = r->n, cnt = 0;
+    struct {
+        const char *test, *unit;
+        const double *v, *again;
+    } f[2] = {{"node-d2d", "GB/s", r->d2d, r->again_d2d}, {"node-flops", "GFLOPS", r->gflops, r->again_gflops}};
+    for (int i = 0; i < 2; i++) {
+        double med = cbt_as_median(f[i].v, n);
+        for (int h = 0; h < n; h++) {
+            double x = f[i].v[h];
+            if (x < 0 || med <= 0 || x >= th * med || f[i].again[h] < 0)
+                continue;
+            printf("OUTLIER %s %s: %.6f %s (median %.6f, %.0f%%; last measured alone: %.6f)\n", f[i].test,
+                   r->hosts[h].name, x, f[i].unit, med, 100.0 * x / med, f[i].again[h]);
+            cnt++;
+        }
+    }
+    return cnt;
+}
+
+static void print_node(const cbt_as_result_t *r)
+{
+    printf("Node (per host: d2d memcpy GB/s, FP64 GFLOPS on one thread; better of two where measured again)\n%s\n",
+           LINE);
+    printf("%6s %-24s %12s %12s\n", "host", "name", "d2d GB/s", "GFLOPS");
+    for (int h = 0; h < r->n; h++)
+        printf("%6d %-24s %12.6f %12.6f\n", h, r->hosts[h].name, r->d2d[h], r->gflops[h]);
+    printf("%s\n\n", LINE);
+}
+
+static void matrix(const cbt_as_result_t *r, const fig_t *f, const cbt_as_opts_t *o)
+{
+    int n = r->n;
+    printf("%s Matrix (%s%s)\n", f->test, f->unit, f->directed ? ", row: source, column: destination" : "");
+    printf("Size(Bytes): %llu  Execute Times: %lld\n%s\n", o->size, o->et, LINE);
+    printf("%9s", "src\\dst");
+    for (int j = 0; j < n; j++)
+        printf("%12d", j);
+    printf("\n");
+    for (int i = 0; i < n; i++) {
+        printf("%9d", i);
+        for (int j = 0; j < n; j++) {
+            double v = f->m[i * n + j];
+            if (v < 0)
+                printf("%12s", "-");
+            else
+                printf("%12.6f", v);
+        }
+        printf("\n");
+    }
+    printf("%s\n\n", LINE);
+}
+
+/* Outliers of one pair figure: links, then hosts. Returns how many. */
+static int pair_outliers(const cbt_as_result_t *r, const fig_t *f, double th)
+{
+    int n = r->n, cnt = 0;
+    double *v = malloc((size_t)n * (size_t)n * sizeof *v), *hv = malloc((size_t)n * sizeof *hv);
+    double *row = malloc((size_t)n * 2 * sizeof *row);
+    if (!v || !hv || !row) {
+        free(v), free(hv), free(row);
+        return 0;
+    }
+    double med = fig_median(r, f, v);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            double x = f->m[i * n + j];
+            if (i == j || (!f->directed && i > j) || !confirmed(f, i * n + j, med, th))
+                continue;
+            printf("OUTLIER %s %s%s%s: %.6f %s (median %.6f, %.0f%%; last measured alone: %.6f)\n", f->test,
+                   r->hosts[i].name, f->directed ? "->" : "<->", r->hosts[j].name, x, f->unit, med,
+                   100.0 * x / med, f->again[i * n + j]);
+            cnt++;
+        }
+    int *nbad = calloc((size_t)n, sizeof *nbad), *nlink = calloc((size_t)n, sizeof *nlink);
+    for (int h = 0; h < n && nbad && nlink; h++) {
+        int m = 0;
+        for (int j = 0; j < n; j++)
+            if (j != h) {
+                row[m++] = f->m[h * n + j];
+                if (f->m[h * n + j] >= 0)
+                    nlink[h]++, nbad[h] += confirmed(f, h * n + j, med, th);
+                if (f->directed) {
+                    row[m++] = f->m[j * n + h];
+                    if (f->m[j * n + h] >= 0)
+                        nlink[h]++, nbad[h] += confirmed(f, j * n + h, med, th);
+                }
+            }
+        hv[h] = cbt_as_median(row, m);
+    }
+    double hmed = cbt_as_median(hv, n);
+    for (int h = 0; h < n && nbad && nlink; h++) {
+        if (2 * nbad[h] <= nlink[h])
+            continue;
+        printf("OUTLIER %s %s: %.6f %s (median %.6f, %.0f%%)\n", f->test, r->hosts[h].name, hv[h], f->unit, hmed,
+               100.0 * hv[h] / hmed);
+        printf("  evidence: row %d (%s):", h, r->hosts[h].name);
+        for (int j = 0; j < n; j++)
+            printf(j == h ? " -" : " %.6f", f->m[h * n + j]);
+        printf("\n  evidence: slow in rounds:");
+        for (int j = 0; j < n; j++) {
+            int slow = j != h && (confirmed(f, h * n + j, med, th) || (f->directed && confirmed(f, j * n + h, med, th)));
+            if (slow)
+                printf(" %d (with %s)", r->round[h * n + j] + 1, r->hosts[j].name);
+        }
+        printf("\n");
+        cnt++;
+    }
+    free(v), free(hv), free(row), free(nbad), free(nlink);
+    return cnt;
+}
+
+/* A ring's figure is its slowest host (the exchanges couple the ring); rings
+ * are compared with the median ring. */
+static int ring_outliers(const cbt_as_result_t *r, double th)
+{
+    int n = r->n, cnt = 0;
+    double *mins = malloc((size_t)(r->nrings > 0 ? r->nrings : 1) * sizeof *mins);
+    if (!mins)
+        return 0;
+    ring_mins(r, r->nrings, mins);
+    double med = cbt_as_median(mins, r->nrings);
+    for (int g = 0; g < r->nrings; g++) {
+        if (mins[g] < 0 || med <= 0 || mins[g] >= th * med || r->ring_again[g * n] < 0)
+            continue;
+        printf("OUTLIER %s ", g ? "ring-random" : "ring-ordered");
+        for (int i = 0, h = 0; i <= n; i++, h = r->succ[g * n + h] >= 0 ? r->succ[g * n + h] : 0)
+            printf("%s%s", i ? "->" : "", r->hosts[h].name);
+        printf(": %.6f GB/s (median ring %.6f, %.0f%%)\n", mins[g], med, 100.0 * mins[g] / med);
+        printf("  evidence: ring %d, every host to its successor:", g);
+        for (int h = 0; h < n; h++)
+            printf(" %.6f", r->ring[g * n + h]);
+        printf("\n");
+        cnt++;
+    }
+    free(mins);
+    return cnt;
+}
+
+static void print_ring(const cbt_as_result_t *r, const cbt_as_opts_t *o)
+{
+    int n = r->n;
+    printf("Ring Bandwidth (GB/s per host to its successor; ring 0 ordered, others random, seed %llu)\n",
+           o->seed);
+    printf("Size(Bytes): %llu  Execute Times: %lld\n%s\n", o->size, o->et, LINE);
+    printf("%6s %-10s", "ring", "order");
+    for (int h = 0; h < n; h++)
+        printf("%12d", h);
+    printf("%12s\n", "min");
+    for (int g = 0; g < r->nrings; g++) {
+        char ord[256] = "";
+        size_t l = 0;
+        /* the order, starting at host 0 */
+        int h = 0;
+        for (int i = 0; i < n && l + 8 < sizeof ord; i++, h = r->succ[g * n + h] >= 0 ? r->succ[g * n + h] : 0)
+            l += (size_t)snprintf(ord + l, sizeof ord - l, "%s%d", i ? "," : "", h);
+        double mn = -1;
+        printf("%6d %-10s", g, ord);
+        for (int k = 0; k < n; k++) {
+            double v = r->ring[g * n + k];
+            if (v < 0)
+                printf("%12s", "-");
+            else
+                printf("%12.6f", v);
+            if (v >= 0 && (mn < 0 || v < mn))
+                mn = v;
+        }
+        printf("%12.6f\n", mn);
+    }
+    printf("%s\n\n", LINE);
+}
+
+static void json_num(FILE *f, const char *sep, double v)
+{
+    if (v < 0)
+        fprintf(f, "%snull", sep);
+    else
+        fprintf(f, "%s%.6f", sep, v);
+}
+
+static void json_matrix(FILE *f, const char *name, const double *m, int n)
+{
+    fprintf(f, ",\n \"%s\": [", name);
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "%s[", i ? ", " : "");
+        for (int j = 0; j < n; j++)
+            json_num(f, j ? ", " : "", m[i * n + j]);
+        fprintf(f, "]");
+    }
+    fprintf(f, "]");
+}
+
+static FILE *json_open(const cbt_as_opts_t *o, const cbt_as_result_t *r, const char *test)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.json", o->json_dir, test);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        cbt_error("assess", CBT_EXIT_FAIL, "cannot write %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    fprintf(f, "{\"schema\": \"collbench-assess/1\", \"test\": \"%s\", \"size\": %llu, \"execute_times\": %lld, "
+               "\"threshold\": %.3f,\n \"hosts\": [", test, o->size, o->et, o->threshold);
+    for (int h = 0; h < r->n; h++) {
+        fprintf(f, "%s{\"host\": ", h ? ", " : "");
+        cbt_json_str(f, r->hosts[h].name);
+        fprintf(f, ", \"speaker\": %d, \"ranks\": %d}", r->hosts[h].speaker, r->hosts[h].nranks);
+    }
+    fprintf(f, "]");
+    return f;
+}
+
+static int write_json(const cbt_as_opts_t *o, const cbt_as_result_t *r)
+{
+    int n = r->n;
+    if (o->tests & CBT_AS_PAIRS) {
+        FILE *f = json_open(o, r, "pairs");
+        if (!f)
+            return -1;
+        json_matrix(f, "uni_gbs", r->uni, n);
+        json_matrix(f, "bidi_gbs", r->bidi, n);
+        json_matrix(f, "latency_us", r->lat, n);
+        fprintf(f, ",\n \"round\": [");
+        for (int i = 0; i < n * n; i++)
+            fprintf(f, "%s%d", i ? ", " : "", r->round[i]);
+        fprintf(f, "]}\n");
+        if (fclose(f))
+            return -1;
+    }
+    if (r->node_done) {
+        FILE *f = json_open(o, r, "node");
+        if (!f)
+            return -1;
+        fprintf(f, ",\n \"d2d_gbs\": [");
+        for (int h = 0; h < n; h++)
+            json_num(f, h ? ", " : "", r->d2d[h]);
+        fprintf(f, "],\n \"gflops_fp64\": [");
+        for (int h = 0; h < n; h++)
+            json_num(f, h ? ", " : "", r->gflops[h]);
+        fprintf(f, "]}\n");
+        if (fclose(f))
+            return -1;
+    }
+    if ((o->tests & CBT_AS_RING) && r->nrings) {
+        FILE *f = json_open(o, r, "ring");
+        if (!f)
+            return -1;
+        fprintf(f, ",\n \"rings\": [");
+        for (int g = 0; g < r->nrings; g++) {
+            fprintf(f, "%s\n  {\"kind\": \"%s\", \"successor\": [", g ? "," : "", g ? "random" : "ordered");
+            for (int h = 0; h < n; h++)
+                fprintf(f, "%s%d", h ? ", " : "", r->succ[g * n + h]);
+            fprintf(f, "], \"gbs\": [");
+            for (int h = 0; h < n; h++)
+                json_num(f, h ? ", " : "", r->ring[g * n + h]);
+            fprintf(f, "]}");
+        }
+        fprintf(f, "]}\n");
+        if (fclose(f))
+            return -1;
+    }
+    return 0;
+}
+
+int cbt_as_report(const cbt_as_opts_t *o, const cbt_as_result_t *r)
+{
+    int n = r->n, cnt = 0;
+    printf("collbench assess: %d host%s (launch %s), threshold %.2f\n", n, n == 1 ? "" : "s", o->launch,
+           o->threshold);
+    for (int h = 0; h < n; h++)
+        printf("Host %d: %s (speaker rank %d, %d rank%s)\n", h, r->hosts[h].name, r->hosts[h].speaker,
+               r->hosts[h].nranks, r->hosts[h].nranks == 1 ? "" : "s");
+    printf("\n");
+    fig_t figs[3];
+    figs_of(r, figs);
+    if ((o->tests & CBT_AS_PAIRS) && n > 1)
+        for (size_t i = 0; i < sizeof figs / sizeof figs[0]; i++)
+            matrix(r, &figs[i], o);
+    if ((o->tests & CBT_AS_RING) && r->nrings)
+        print_ring(r, o);
+    if (r->node_done)
+        print_node(r);
+    if (n < 2 && (o->tests & (CBT_AS_PAIRS | CBT_AS_RING)))
+        printf("collbench assess: one host: pairs and ring need two or more\n");
+    if (r->node_done && n > 1)
+        cnt += node_outliers(r, o->threshold);
+    if ((o->tests & CBT_AS_PAIRS) && n > 1)
+        for (size_t i = 0; i < sizeof figs / sizeof figs[0]; i++)
+            cnt += pair_outliers(r, &figs[i], o->threshold);
+    if ((o->tests & CBT_AS_RING) && r->nrings)
+        cnt += ring_outliers(r, o->threshold);
+    if ((o->tests & CBT_AS_PAIRS) && n > 1)
+        printf("collbench assess: %d suspect pair%s measured again\n", r->nconfirm, r->nconfirm == 1 ? "" : "s");
+    printf("collbench assess: %d outlier%s\n", cnt, cnt == 1 ? "" : "s");
+    fflush(stdout);
+    if (o->json_dir && write_json(o, r))
+        return -1;
+    return cnt;
+}

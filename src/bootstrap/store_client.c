@@ -405,13 +405,7 @@ coll_status_t coll_store_get(coll_store_t *st, const char *key, double timeout_s
                    "key '%s' did not appear in rendezvous store %s within %.1f s "
                    "(a rank missing or late?)%s%s",
                    key, st->addr, timeout_s, l ? ": " : "", l ? (const char *)v : "");
-    if (s == COLL_SUCCESS || (s == COLL_ERR_TIMEOUT && v)) {
-        if (s == COLL_ERR_TIMEOUT) {   /* the store's text about the key: NUL-terminated */
-            char *t = realloc(v, l + 1);
-            if (t)
-                t[l] = '\0';
-            v = t;
-        }
+    if (s == COLL_SUCCESS) {
         *val = v;
         *len = l;
     } else {
@@ -430,15 +424,17 @@ coll_status_t coll_store_try_get(coll_store_t *st, const char *key, void **val, 
     size_t l = 0;
     coll_status_t s = request(st, COLL_STORE_GET, key, w, 4, NULL, 0, st ? st->op_timeout_s : 0,
                               &v, &l);
-    if (s == COLL_SUCCESS || (s == COLL_ERR_TIMEOUT && v)) {
+    if (s == COLL_SUCCESS || (s == COLL_ERR_TIMEOUT && v && l)) {
         if (s == COLL_ERR_TIMEOUT) {   /* the store's text about the key: NUL-terminated */
             char *t = realloc(v, l + 1);
             if (t)
                 t[l] = '\0';
+            else
+                free(v);
             v = t;
         }
         *val = v;
-        *len = l;
+        *len = v ? l : 0;
     } else {
         free(v);
     }

@@ -725,7 +725,8 @@ static void raw_request(int fd, uint32_t op, const char *key, const void *val, u
     put32(f + 8, (uint32_t)kl);
     put32(f + 12, vlen);
     memcpy(f + COLL_STORE_REQ_HDR, key, kl);
-    memcpy(f + COLL_STORE_REQ_HDR + kl, val, vlen);
+    if (vlen)
+        memcpy(f + COLL_STORE_REQ_HDR + kl, val, vlen);
     size_t n = COLL_STORE_REQ_HDR + kl + vlen;
     assert_int_equal(send(fd, f, n, MSG_NOSIGNAL), (ssize_t)n);
 }

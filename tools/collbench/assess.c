@@ -50,6 +50,7 @@ static void usage(FILE *f)
             "  --lat-iters N    8-byte ping-pongs per pair latency, median reported (default 100, 1..100000)\n"
             "  --rings K        random rings (default 2, 0..64); --seed S their seed (default 1)\n"
             "  --threshold T    outlier: below T x the test's median, latency above median / T\n"
+            "  --lat-threshold L  latency's own threshold (default T): latency above median / L\n"
             "                   (default 0.8, 0.01..1). Confirmation: every pair with a figure past it in the\n"
             "                   first pass is measured again, one pair at a time (no other traffic), twice at\n"
             "                   most (each pass only what is still past it; cost: one pair per suspect and\n"
@@ -301,6 +302,10 @@ int cbt_assess_main(int argc, char **argv)
             if (!(v = cbt_optval(TOOL, argc, argv, &i)) ||
                 cbt_parse_double(TOOL, a, v, 0.01, 1.0, "", &o.threshold))
                 return CBT_EXIT_USAGE;
+        } else if (!strcmp(a, "--lat-threshold")) {
+            if (!(v = cbt_optval(TOOL, argc, argv, &i)) ||
+                cbt_parse_double(TOOL, a, v, 0.01, 1.0, "", &o.lat_threshold))
+                return CBT_EXIT_USAGE;
         } else if (!strcmp(a, "--json")) {
             if (!(v = cbt_optval(TOOL, argc, argv, &i)))
                 return CBT_EXIT_USAGE;
@@ -337,6 +342,7 @@ int cbt_assess_main(int argc, char **argv)
     if (l.nranks > AS_MAX_RANKS)
         return cbt_usage_error(TOOL, "%d ranks: at most %d are supported", l.nranks, AS_MAX_RANKS);
     o.launch = l.name;
+    cbt_as_set_lat_threshold(o.lat_threshold);
     int ac = 1;
     char *av0[] = {(char *)"collbench", NULL}, **av = av0;
     return cb_launch_run(&l, &ac, &av, rank_main, &o);

@@ -36,6 +36,7 @@ typedef struct {
     long long rings;          /* --rings random rings */
     unsigned long long seed;  /* --seed of the random rings */
     double threshold;         /* --threshold (0, 1] */
+    double lat_threshold;     /* --lat-threshold (0, 1], 0 = threshold */
     const char *json_dir;     /* --json DIR or NULL */
     int quiet;
     int npus, npus_set;
@@ -106,5 +107,8 @@ int cbt_as_node_suspects(const cbt_as_result_t *r, double th, int *out);
 /* assess_out.c (rank 0): tables to stdout, outliers, JSON; returns the
  * number of outliers, or -1 when a JSON file could not be written. */
 int cbt_as_report(const cbt_as_opts_t *o, const cbt_as_result_t *r);
+
+/* Latency outliers use this threshold instead of --threshold (0: the same). */
+void cbt_as_set_lat_threshold(double t);
 
 #endif

@@ -42,10 +42,21 @@ typedef struct {
     const double *again; /* n x n: the confirmation measurement, -1 none */
 } fig_t;
 
+/* --lat-threshold: latency's own threshold (0 = --threshold's). Set once from
+ * the options before any test runs, on every rank. */
+static double lat_th;
+
+void cbt_as_set_lat_threshold(double t)
+{
+    lat_th = t;
+}
+
 static int bad(const fig_t *f, double v, double med, double th)
 {
     if (v < 0 || med <= 0)
         return 0;
+    if (!f->lower_is_bad && lat_th > 0)
+        th = lat_th;
     return f->lower_is_bad ? v < th * med : v > med / th;
 }
 

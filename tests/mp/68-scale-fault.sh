@@ -7,7 +7,8 @@
 #      bound) with exit 5, and the output names "rank 37 (host ..., pid P) died";
 #   2. stopped (SIGSTOP) with COLL_EXEC_TIMEOUT=3: every other rank stops 3 to
 #      8 s later (61-fault-sigstop's bound plus the spread of 63 waiters) with
-#      exit 4 or 5, and the output names rank 37 and its pid.
+#      exit 4 or 5, and the output names the timed-out wait (rank 37, or a rank
+#      that was itself waiting for 37: the first timeout names whom it waited for).
 # Abort notices travel along the bootstrap tree and a host's shm flag; no rank
 # holds a connection to every other.
 set -u
@@ -61,8 +62,11 @@ run_fault() {   # run_fault NAME SIGNAL MAX_MS MIN_MS CODES_REGEX
         check "$name: the output names rank $VICTIM as died" \
             grep -q "rank $VICTIM (host [^,]*, pid $pid) died" "$SCALE_DIR"/rank*.log
     else
-        check "$name: the output names rank $VICTIM and its pid" \
-            grep -q "rank $VICTIM (host [^,]*, pid $pid)" "$SCALE_DIR"/rank*.log
+        # The first rank to time out names the rank it waited for: rank 37 itself,
+        # or (at this scale, often) a rank that was waiting for 37 in turn, such
+        # as its host's leader. Either way the stall is named as a timeout.
+        check "$name: the output names a timed-out wait and the rank waited for" \
+            grep -q "timed out in allreduce waiting for rank [0-9]* (host [^,]*, pid [0-9]*)" "$SCALE_DIR"/rank*.log
     fi
     local silent=0
     for ((r = 0; r < N; r++)); do

@@ -60,6 +60,9 @@ coll_status_t boot_accept_from(coll_bootstrap_t *bs, int from, double deadline, 
 /* Whole buffers with a deadline; EOF / errors say which rank. */
 coll_status_t boot_send_all(coll_bootstrap_t *bs, int fd, int peer, const void *buf, size_t len,
                             double deadline);
+/* The 24-byte frame header (magic, type, epoch, this rank, len) into out. */
+void boot_frame_hdr(const coll_bootstrap_t *bs, uint32_t type, uint32_t epoch, uint64_t len,
+                    uint8_t out[BOOT_FRAME_HDR]);
 coll_status_t boot_send_frame(coll_bootstrap_t *bs, int fd, int peer, uint32_t type,
                               const void *buf, size_t len, double deadline);
 /* Receive the next frame of 'type' / epoch bs->epoch from neighbour fd (rank

@@ -296,15 +296,21 @@ coll_status_t boot_send_all(coll_bootstrap_t *bs, int fd, int peer, const void *
     return COLL_SUCCESS;
 }
 
+void boot_frame_hdr(const coll_bootstrap_t *bs, uint32_t type, uint32_t epoch, uint64_t len,
+                    uint8_t out[BOOT_FRAME_HDR])
+{
+    put32(out, BOOT_FRAME_MAGIC);
+    put32(out + 4, type);
+    put32(out + 8, epoch);
+    put32(out + 12, (uint32_t)bs->rank);
+    put64(out + 16, len);
+}
+
 coll_status_t boot_send_frame(coll_bootstrap_t *bs, int fd, int peer, uint32_t type, const void *buf, size_t len,
                               double deadline)
 {
     uint8_t h[BOOT_FRAME_HDR];
-    put32(h, BOOT_FRAME_MAGIC);
-    put32(h + 4, type);
-    put32(h + 8, (uint32_t)bs->epoch);
-    put32(h + 12, (uint32_t)bs->rank);
-    put64(h + 16, len);
+    boot_frame_hdr(bs, type, (uint32_t)bs->epoch, len, h);
     COLL_CHECK(boot_send_all(bs, fd, peer, h, sizeof h, deadline));
     return len ? boot_send_all(bs, fd, peer, buf, len, deadline) : COLL_SUCCESS;
 }
@@ -361,11 +367,7 @@ static void flood(coll_bootstrap_t *bs, int origin, const char *why, int via_fd)
     bs->abort_fwd = 1;
     size_t wl = strnlen(why, 319);
     uint8_t msg[BOOT_FRAME_HDR + 4 + 320];
-    put32(msg, BOOT_FRAME_MAGIC);
-    put32(msg + 4, BOOT_T_ABORT);
-    put32(msg + 8, 0);
-    put32(msg + 12, (uint32_t)bs->rank);
-    put64(msg + 16, 4 + wl);
+    boot_frame_hdr(bs, BOOT_T_ABORT, 0, 4 + wl, msg);
     put32(msg + BOOT_FRAME_HDR, (uint32_t)origin);
     memcpy(msg + BOOT_FRAME_HDR + 4, why, wl);
     int fds[COLL_BOOT_K + 1], n = 0;

@@ -216,11 +216,7 @@ void coll_bootstrap_close(coll_bootstrap_t *bs)
         if (fds[i] < 0)
             continue;
         if (bs->ready) {   /* a goodbye, so that the EOF that follows is no death */
-            memset(bye, 0, sizeof bye);
-            uint32_t w[4] = {BOOT_FRAME_MAGIC, BOOT_T_BYE, 0, (uint32_t)bs->rank};
-            for (int j = 0; j < 4; j++)
-                for (int b = 0; b < 4; b++)
-                    bye[4 * j + b] = (uint8_t)(w[j] >> (8 * b));
+            boot_frame_hdr(bs, BOOT_T_BYE, 0, 0, bye);
             (void)!send(fds[i], bye, sizeof bye, MSG_NOSIGNAL | MSG_DONTWAIT);
         }
         close(fds[i]);

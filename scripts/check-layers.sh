@@ -2,8 +2,10 @@
 # check-layers.sh - the include graph of src/ follows the layers of
 # ARCHITECTURE.md, data flowing down only:
 #
-#     core <- bootstrap <- transport <- coll <- comm (communicator creation)
+#     core <- bootstrap <- topo <- transport <- coll <- comm (communicator creation)
 #
+# topo (which ranks share a host) sits on the records the bootstrap join
+# exchanges and under the transports, which choose shm or tcp per peer by it.
 # A file of src/<dir>/ may include headers of its own layer and of the layers
 # below, never above (so the directory graph has no cycle). Besides: outside
 # src/transport, no file includes a transport's private headers (shm.h,
@@ -14,7 +16,7 @@
 #   scripts/check-layers.sh [SRC_DIR]     (default: src of this checkout)
 set -u
 src=${1:-"$(cd "$(dirname "$0")/.." && pwd)/src"}
-layers=(core bootstrap transport coll comm)
+layers=(core bootstrap topo transport coll comm)
 rank_of() { local i; for i in "${!layers[@]}"; do [ "${layers[$i]}" = "$1" ] && { echo "$i"; return; }; done; echo -1; }
 
 fail=0

@@ -42,13 +42,6 @@ void coll_reduce_multi(void *out, const void *const *in, int k, size_t n, coll_d
     }
 }
 
-int coll_group_is_host(const coll_comm *comm, const coll_group_t *g)
-{
-    if (g->size == 1)
-        return 1;
-    return comm->direct && g->size == comm->local_size && coll_group_is_local(comm, g);
-}
-
 int coll_group_peer_ptrs(coll_comm *comm, const coll_group_t *g, int slot, const size_t *counts,
                          const char **out)
 {

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include "core/comm.h"
+#include "topo/topo.h"   /* coll_group_is_host, COLL_MAX_LOCAL */
 
 /* Block i of n split into p nearly equal blocks (the first n % p get one more). */
 static inline size_t coll_block_count(size_t n, int p, int i)
@@ -29,8 +30,6 @@ static inline size_t coll_min_sz(size_t a, size_t b) { return a < b ? a : b; }
  * out may be one of the inputs. k == 1 copies. */
 void coll_reduce_multi(void *out, const void *const *in, int k, size_t n, coll_dtype_t dt, coll_op_t op);
 
-/* Is g exactly the ranks of my host, served by shm? (direct algorithms) */
-int coll_group_is_host(const coll_comm *comm, const coll_group_t *g);
 /* Local (shm) index of member i of g. */
 static inline int coll_group_lr(const coll_comm *comm, const coll_group_t *g, int i)
 {

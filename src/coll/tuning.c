@@ -109,16 +109,6 @@ int coll_tuning_too_many_peers(const coll_comm *comm, const coll_group_t *g)
     return comm->nhosts > 1 && g->size > (int)coll_cfg_int(COLL_CFG_PEERS_MAX) && !coll_group_is_local(comm, g);
 }
 
-int coll_group_is_local(const coll_comm *comm, const coll_group_t *g)
-{
-    if (!comm->direct)
-        return g->size <= 1;
-    for (int i = 0; i < g->size; i++)
-        if (comm->rank_host[g->ranks[i]] != comm->host)
-            return 0;
-    return 1;
-}
-
 const coll_link_cost_t *coll_tuning_shm(void)
 {
     pthread_once(&load_once, load_file);
@@ -133,39 +123,6 @@ const coll_link_cost_t *coll_tuning_tcp(void)
     copy = tcp_cost;
     pthread_mutex_unlock(&tcp_lock);
     return &copy;
-}
-
-/* Members of g on its busiest host: the flows that share that host's network
- * link when every member sends at once (same value on every member). */
-static int flows_per_host(const coll_comm *comm, const coll_group_t *g)
-{
-    int most = 1;
-    if (g == &comm->world) {
-        for (int h = 0; h < comm->nhosts; h++)
-            if (comm->host_nranks[h] > most)
-                most = comm->host_nranks[h];
-        return most;
-    }
-    /* one counter per host: on the stack up to MAXH hosts, else on the heap
-     * (counting by rescanning the group was O(g^2) per call: the leaders'
-     * group at 4,096 hosts spent 8 M steps in every selection) */
-    enum { MAXH = 512 };
-    int stack_cnt[MAXH] = {0};
-    int *cnt = comm->nhosts <= MAXH ? stack_cnt : calloc((size_t)comm->nhosts, sizeof(int));
-    for (int i = 0; i < g->size; i++) {
-        int h = comm->rank_host[g->ranks[i]], k = 0;
-        if (cnt) {
-            k = ++cnt[h];
-        } else {   /* out of memory: the slow count */
-            for (int j = 0; j <= i; j++)
-                k += comm->rank_host[g->ranks[j]] == h;
-        }
-        if (k > most)
-            most = k;
-    }
-    if (cnt != stack_cnt)
-        free(cnt);
-    return most;
 }
 
 const coll_link_cost_t *coll_tuning_tcp_shared(int flows)
@@ -185,7 +142,7 @@ const coll_link_cost_t *coll_tuning_link(const coll_comm *comm, const coll_group
     pthread_once(&load_once, load_file);
     if (coll_group_is_local(comm, g))
         return &shm_cost;
-    return coll_tuning_tcp_shared(flows_per_host(comm, g));
+    return coll_tuning_tcp_shared(coll_group_busiest_host(comm, g));
 }
 
 double coll_tuning_oversub(const coll_comm *comm)

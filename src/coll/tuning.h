@@ -7,6 +7,7 @@
 #define COLL_TUNING_H
 
 #include "coll/algo.h"
+#include "topo/topo.h"   /* coll_group_is_local, coll_group_busiest_host */
 
 typedef struct {
     double alpha_us;        /* what one step costs before its bytes: lat_us + step_us (every model uses this) */
@@ -43,8 +44,6 @@ coll_status_t coll_net_probe(coll_comm *comm);
  * member (COLL_ALGO_F_ALL_PEERS) on g when g spans hosts and has more than
  * COLL_PEERS_MAX members, and another algorithm is usable. */
 int coll_tuning_too_many_peers(const coll_comm *comm, const coll_group_t *g);
-/* Are all members of g on my host (and shm available)? */
-int coll_group_is_local(const coll_comm *comm, const coll_group_t *g);
 /* Ranks per core (> 1 = oversubscribed): scales compute terms. Uses the
  * largest host's rank count, so every rank computes the same costs (and so
  * selects the same algorithm) even when hosts hold different numbers of ranks. */

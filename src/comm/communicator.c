@@ -1,7 +1,9 @@
 /*
- * communicator.c - communicator creation and teardown: rendezvous, topology
- * (which ranks share a host), transports per peer (through their tables),
- * the network probe. The top of the library: it may use every layer below.
+ * communicator.c - communicator creation and teardown, one step per layer
+ * below: bootstrap (rendezvous, every rank's record), topology (topo/: which
+ * ranks share a host), spin policy, transports per peer (through their
+ * tables), then the network probe. The top of the library: it may use every
+ * layer below.
  */
 #include "core/comm.h"
 
@@ -15,6 +17,7 @@
 #include "coll/tuning.h"
 #include "core/config.h"
 #include "core/log.h"
+#include "topo/topo.h"
 #include "transport/transport.h"
 
 /* The communicator and the bootstrap state it points to, in one allocation
@@ -25,86 +28,10 @@ typedef struct {
     coll_id_info_t id;
 } comm_block_t;
 
-static void read_host_identity(coll_peer_info_t *me)
+static void log_transports(const coll_comm *comm)
 {
-    gethostname(me->hostname, sizeof me->hostname - 1);
-    char boot[64] = "";
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
-    if (f) {
-        if (!fgets(boot, sizeof boot, f))
-            boot[0] = '\0';
-        fclose(f);
-        boot[strcspn(boot, "\n")] = '\0';
-    }
-    snprintf(me->boot_id, sizeof me->boot_id, "%s", boot);
-    const char *over = coll_cfg_str(COLL_CFG_HOST_ID);
-    if (*over)
-        snprintf(me->host_id, sizeof me->host_id, "%s", over);
-    else
-        snprintf(me->host_id, sizeof me->host_id, "%s/%s", me->hostname, boot);
-}
-
-static coll_status_t build_topology(coll_comm *comm)
-{
-    int n = comm->nranks;
-    comm->rank_host = calloc((size_t)n, sizeof(int));
-    comm->rank_local = calloc((size_t)n, sizeof(int));
-    comm->host_nranks = calloc((size_t)n, sizeof(int));
-    comm->world_ranks = calloc((size_t)n, sizeof(int));
-    comm->leader_ranks = calloc((size_t)n, sizeof(int));
-    comm->local_ranks = calloc((size_t)n, sizeof(int));
-    comm->tp = calloc((size_t)n, sizeof(*comm->tp));
-    if (!comm->rank_host || !comm->rank_local || !comm->host_nranks || !comm->world_ranks ||
-        !comm->leader_ranks || !comm->local_ranks || !comm->tp)
-        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "out of memory");
-    comm->nhosts = 0;
-    for (int r = 0; r < n; r++) {
-        comm->world_ranks[r] = r;
-        int h = -1;
-        for (int q = 0; q < r; q++)
-            if (!strcmp(comm->peers[q].host_id, comm->peers[r].host_id)) {
-                h = comm->rank_host[q];
-                break;
-            }
-        if (h < 0) {
-            h = comm->nhosts++;
-            comm->leader_ranks[h] = r;
-        }
-        comm->rank_host[r] = h;
-        comm->rank_local[r] = comm->host_nranks[h]++;
-    }
-    comm->host = comm->rank_host[comm->rank];
-    comm->local_rank = comm->rank_local[comm->rank];
-    comm->local_size = 0;
-    for (int r = 0; r < n; r++)
-        if (comm->rank_host[r] == comm->host)
-            comm->local_ranks[comm->local_size++] = r;
-    comm->uniform_hosts = 1;
-    for (int h = 1; h < comm->nhosts; h++)
-        if (comm->host_nranks[h] != comm->host_nranks[0])
-            comm->uniform_hosts = 0;
-    comm->world = (coll_group_t){n, comm->rank, comm->world_ranks};
-    comm->local = (coll_group_t){comm->local_size, comm->local_rank, comm->local_ranks};
-    comm->leaders = (coll_group_t){comm->nhosts, comm->local_rank == 0 ? comm->host : -1, comm->leader_ranks};
-    return COLL_SUCCESS;
-}
-
-static void log_topology(coll_comm *comm)
-{
-    if (comm->rank != 0 || !coll_log_enabled(COLL_LOG_INFO, COLL_SUB_INIT))
+    if (comm->rank != 0)
         return;
-    COLL_INFO(COLL_SUB_INIT, "topology: %d ranks on %d host(s)%s", comm->nranks, comm->nhosts,
-              comm->uniform_hosts ? "" : " (uneven ranks per host)");
-    for (int h = 0; h < comm->nhosts; h++) {
-        char list[256];
-        size_t o = 0;
-        list[0] = '\0';
-        for (int r = 0; r < comm->nranks && o + 16 < sizeof list; r++)
-            if (comm->rank_host[r] == h)
-                o += (size_t)snprintf(list + o, sizeof list - o, "%s%d", o ? "," : "", r);
-        COLL_INFO(COLL_SUB_INIT, "  host %d %s: %d rank(s) [%s]", h,
-                  comm->peers[comm->leader_ranks[h]].hostname, comm->host_nranks[h], list);
-    }
     COLL_INFO(COLL_SUB_INIT, "transports: shm within a host (%s), tcp across hosts (%s)",
               comm->shm ? "on" : (comm->local_size > 1 ? "disabled" : "unused"),
               comm->tcp ? "on" : "unused");
@@ -120,27 +47,14 @@ static void comm_free(coll_comm *comm)
     if (comm->held_store)
         coll_id_server_drop(comm->id);
     free(comm->peers);
-    free(comm->rank_host);
-    free(comm->rank_local);
-    free(comm->host_nranks);
-    free(comm->world_ranks);
-    free(comm->leader_ranks);
-    free(comm->local_ranks);
+    coll_topo_free(comm);
     free(comm->tp);
     free(comm->scratch);
     free(comm);
 }
 
-static int online_cpus(void)
+static coll_status_t check_args(coll_comm_t *out, int nranks, int rank)
 {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
-}
-
-coll_status_t coll_comm_init_rank(coll_comm_t *out, int nranks, coll_unique_id_t id, int rank)
-{
-    coll_log_init();
-    coll_error_clear();
     if (!out)
         return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_INIT, "coll_comm_init_rank: comm is NULL");
     if (coll_cfg_check() != COLL_SUCCESS)
@@ -149,60 +63,55 @@ coll_status_t coll_comm_init_rank(coll_comm_t *out, int nranks, coll_unique_id_t
     if (nranks < 1 || rank < 0 || rank >= nranks)
         return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_INIT,
                           "invalid rank %d / nranks %d (need 0 <= rank < nranks, nranks >= 1)", rank, nranks);
+    return COLL_SUCCESS;
+}
+
+static coll_comm *comm_alloc(int nranks, int rank)
+{
     comm_block_t *blk = calloc(1, sizeof *blk);
-    coll_comm *comm = blk ? &blk->comm : NULL;
-    if (!comm)
-        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "out of memory");
-    coll_status_t st;
+    if (!blk)
+        return NULL;
+    coll_comm *comm = &blk->comm;
     comm->bs = &blk->bs;
     comm->id = &blk->id;
     comm->rank = rank;
     comm->nranks = nranks;
     comm->connect_timeout_s = coll_cfg_double(COLL_CFG_CONNECT_TIMEOUT);
     comm->exec_timeout_s = coll_cfg_double(COLL_CFG_EXEC_TIMEOUT);
-    comm->spin = (int)coll_cfg_int(COLL_CFG_SPIN);
-    coll_log_set_rank(rank);
-    COLL_CHECK_GOTO(coll_id_decode(&id, comm->id), st, fail);
+    return comm;
+}
+
+/* Step 1, bootstrap: join the id's store and exchange every rank's record
+ * (me: host identity and tcp listener, so every rank listens before the
+ * exchange: tcp peers connect lazily to it; a listener failure matters only
+ * if this rank has tcp peers, which the tcp .agree tells). O(N) bytes a rank. */
+static coll_status_t init_bootstrap(coll_comm *comm, const coll_unique_id_t *id, coll_peer_info_t *me)
+{
+    COLL_CHECK(coll_id_decode(id, comm->id));
     comm->held_store = coll_id_server_hold(comm->id);
     char prefix[64];
     snprintf(prefix, sizeof prefix, "c%016llx", (unsigned long long)comm->id->nonce);
     coll_bootstrap_prepare(comm->bs, comm->id, prefix);   /* a failure from here on is told to the others */
+    coll_topo_identify(me, comm->rank);
+    comm->peers = calloc((size_t)comm->nranks, sizeof *comm->peers);
+    if (!comm->peers)
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "out of memory");
+    coll_transports_prepare(comm, me);
+    COLL_CHECK(coll_bootstrap_init(comm->bs, comm->id, prefix, comm->rank, comm->nranks, comm->connect_timeout_s,
+                                   &comm->aborted, me, sizeof *me, comm->peers));
+    for (int r = 0; r < comm->nranks; r++)
+        if (comm->peers[r].rank != r)
+            return coll_error(COLL_ERR_INTERNAL, COLL_SUB_INIT, "bootstrap join mixed up ranks");
+    return COLL_SUCCESS;
+}
 
-    /* who is where: one exchange (the bootstrap join) carries every rank's
-     * record, its tcp listener included, so the listener exists first */
-    coll_peer_info_t me;
-    memset(&me, 0, sizeof me);
-    read_host_identity(&me);
-    me.pid = (int32_t)getpid();
-    me.rank = rank;
-    me.ncpus = online_cpus();
-    comm->peers = calloc((size_t)nranks, sizeof *comm->peers);
-    if (!comm->peers) {
-        st = coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "out of memory");
-        goto fail;
-    }
-    /* every rank listens before the exchange: tcp peers connect lazily to it
-     * (a failure matters only if this rank has tcp peers: the tcp .agree) */
-    coll_transports_prepare(comm, &me);
-    COLL_CHECK_GOTO(coll_bootstrap_init(comm->bs, comm->id, prefix, rank, nranks, comm->connect_timeout_s,
-                                        &comm->aborted, &me, sizeof me, comm->peers),
-                    st, fail);
-    for (int r = 0; r < nranks; r++)
-        if (comm->peers[r].rank != r) {
-            st = coll_error(COLL_ERR_INTERNAL, COLL_SUB_INIT, "bootstrap join mixed up ranks");
-            goto fail;
-        }
-    COLL_CHECK_GOTO(build_topology(comm), st, fail);
-    COLL_CHECK_GOTO(coll_transports_agree(comm), st, fail);
-    comm->oversub = 1.0;
-    for (int h = 0; h < comm->nhosts; h++) {
-        int c = comm->peers[comm->leader_ranks[h]].ncpus;
-        double r = c > 0 ? (double)comm->host_nranks[h] / c : 1.0;
-        if (r > comm->oversub)
-            comm->oversub = r;
-    }
+/* Step 3, spin policy: how long a waiter spins and yields before it sleeps,
+ * from the configuration and whether this host's ranks fit its cores. */
+static void init_spin_policy(coll_comm *comm, const coll_peer_info_t *me)
+{
+    comm->spin = (int)coll_cfg_int(COLL_CFG_SPIN);
     comm->yields = (int)coll_cfg_int(COLL_CFG_YIELD);
-    if (comm->local_size > me.ncpus) {
+    if (comm->local_size > me->ncpus) {
         if (comm->spin > 50)
             comm->spin = 50;   /* oversubscribed: a spinning waiter steals the core of a working rank */
         if (comm->yields < 0)
@@ -211,42 +120,77 @@ coll_status_t coll_comm_init_rank(coll_comm_t *out, int nranks, coll_unique_id_t
         comm->yields = 4;
     }
     int machine_ranks;
-    int spin_us = coll_comm_tcp_spin_us(comm->peers, nranks, &me, comm->local_size,
+    int spin_us = coll_comm_tcp_spin_us(comm->peers, comm->nranks, me, comm->local_size,
                                         coll_cfg_int(COLL_CFG_TCP_SPIN_US), &machine_ranks);
     comm->tcp_spin_s = spin_us * 1e-6;
     COLL_INFO(COLL_SUB_INIT, "waits on sockets alone spin %d us before sleeping (COLL_TCP_SPIN_US; %d rank(s) "
-              "on this machine, %d core(s))", spin_us, machine_ranks, me.ncpus);
+              "on this machine, %d core(s))", spin_us, machine_ranks, me->ncpus);
+}
 
-    /* shm claims this host's peers, tcp the others (other hosts, or
-     * COLL_SHM_DISABLE), connected on first use */
-    COLL_CHECK_GOTO(coll_transports_setup(comm), st, fail);
+/* Step 4, transports: each agrees on what .prepare left (every rank at the
+ * same point), then shm claims this host's peers, tcp the others (other
+ * hosts, or COLL_SHM_DISABLE), connected on first use. */
+static coll_status_t init_transports(coll_comm *comm)
+{
+    comm->tp = calloc((size_t)comm->nranks, sizeof(*comm->tp));
+    if (!comm->tp)
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "out of memory");
+    COLL_CHECK(coll_transports_agree(comm));
+    COLL_CHECK(coll_transports_setup(comm));
+    return COLL_SUCCESS;
+}
+
+/* A failed init: tell the ranks waiting for us in the store, so they stop now
+ * rather than at COLL_CONNECT_TIMEOUT (best effort: our own error stays). */
+static void tell_failure(coll_comm *comm, coll_status_t st)
+{
+    if (!comm->bs->prefix[0] || st == COLL_ERR_ABORTED)
+        return;
+    char saved[1024], why[1200], host[64] = "?";
+    snprintf(saved, sizeof saved, "%s", coll_last_error());
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = '\0';
+    snprintf(why, sizeof why, "rank %d (host %s, pid %d) failed during communicator setup: %s", comm->rank,
+             host, (int)getpid(), saved);
+    if (coll_bootstrap_fail(comm->bs, why) != COLL_SUCCESS)
+        COLL_DEBUG(COLL_SUB_INIT, "could not mark the job failed in the store: %s", coll_last_error());
+    else if (comm->held_store && !comm->bs->ready && comm->nranks > 1) {
+        /* ranks waiting for the tree learn of failures by asking this
+         * process's store now and then: keep it up until they have */
+        double linger = coll_bootstrap_probe_interval(comm->nranks) + 0.3;
+        struct timespec ts = {(time_t)linger, (long)((linger - (double)(time_t)linger) * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+    coll_error(st, COLL_SUB_INIT, "%s", saved);
+}
+
+/* One step per layer: bootstrap (who is where), topology (which ranks share
+ * a host), spin policy, transports; then a barrier and the network probe. */
+coll_status_t coll_comm_init_rank(coll_comm_t *out, int nranks, coll_unique_id_t id, int rank)
+{
+    coll_log_init();
+    coll_error_clear();
+    COLL_CHECK(check_args(out, nranks, rank));
+    coll_comm *comm = comm_alloc(nranks, rank);
+    if (!comm)
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "out of memory");
+    coll_log_set_rank(rank);
+    coll_peer_info_t me;
+    memset(&me, 0, sizeof me);
+    coll_status_t st;
+    COLL_CHECK_GOTO(init_bootstrap(comm, &id, &me), st, fail);
+    COLL_CHECK_GOTO(coll_topo_build(comm), st, fail);
+    init_spin_policy(comm, &me);
+    COLL_CHECK_GOTO(init_transports(comm), st, fail);
     COLL_CHECK_GOTO(coll_bootstrap_barrier(comm->bs), st, fail);
-    log_topology(comm);
+    coll_topo_log(comm);
+    log_transports(comm);
     COLL_CHECK_GOTO(coll_net_probe(comm), st, fail);   /* tcp latency/bandwidth for selection (tuning.h) */
     *out = comm;
     return COLL_SUCCESS;
 fail:
     COLL_INFO(COLL_SUB_INIT, "communicator init failed: %s", coll_last_error());
-    if (comm->bs->prefix[0] && st != COLL_ERR_ABORTED) {
-        /* tell the ranks waiting for us in the store, so they stop now rather
-         * than at COLL_CONNECT_TIMEOUT (best effort: our own error stays) */
-        char saved[1024], why[1200], host[64] = "?";
-        snprintf(saved, sizeof saved, "%s", coll_last_error());
-        gethostname(host, sizeof host - 1);
-        host[sizeof host - 1] = '\0';
-        snprintf(why, sizeof why, "rank %d (host %s, pid %d) failed during communicator setup: %s", rank, host,
-                 (int)getpid(), saved);
-        if (coll_bootstrap_fail(comm->bs, why) != COLL_SUCCESS)
-            COLL_DEBUG(COLL_SUB_INIT, "could not mark the job failed in the store: %s", coll_last_error());
-        else if (comm->held_store && !comm->bs->ready && nranks > 1) {
-            /* ranks waiting for the tree learn of failures by asking this
-             * process's store now and then: keep it up until they have */
-            double linger = coll_bootstrap_probe_interval(nranks) + 0.3;
-            struct timespec ts = {(time_t)linger, (long)((linger - (double)(time_t)linger) * 1e9)};
-            nanosleep(&ts, NULL);
-        }
-        coll_error(st, COLL_SUB_INIT, "%s", saved);
-    }
+    tell_failure(comm, st);
     comm_free(comm);
     return st;
 }

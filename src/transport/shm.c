@@ -19,6 +19,7 @@
  * nothing to do spins briefly, then sleeps on its own doorbell futex.
  */
 #include "transport/shm_seg.h"
+#include "topo/topo.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -132,12 +133,7 @@ static uint64_t devshm_free(void)
  * not fit the free space of /dev/shm; an error when not even the minimum does. */
 static coll_status_t choose_sizes(coll_comm *comm, shm_sizes_t *z)
 {
-    int L = comm->local_size;
-    if (L > SHM_MAX_LOCAL)
-        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_SHM,
-                          "%d ranks on host %d exceed the %d local ranks one shared-memory segment serves: "
-                          "run fewer ranks per host, or COLL_SHM_DISABLE=1 (TCP between them)",
-                          L, comm->host, SHM_MAX_LOCAL);
+    int L = comm->local_size;   /* <= COLL_MAX_LOCAL: checked at init (topo.h) */
     *z = shm_sizes_config(L, coll_cfg_size(COLL_CFG_BUFFSIZE), coll_cfg_size(COLL_CFG_SHM_SLOT),
                           coll_cfg_int(COLL_CFG_SHM_NSLOTS));
     uint64_t avail = devshm_free();
@@ -553,7 +549,7 @@ int coll_shm_dead_peer(coll_comm *comm, const int *ranks, int n)
         return -1;
     for (int k = 0; k < n; k++) {
         int r = ranks[k];
-        if (r < 0 || r >= comm->nranks || r == comm->rank || comm->rank_host[r] != comm->host)
+        if (r < 0 || r >= comm->nranks || r == comm->rank || !coll_topo_is_mine(comm, r))
             continue;
         if (pid_dead(s->ranks[comm->rank_local[r]].pid))
             return r;

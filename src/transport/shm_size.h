@@ -16,7 +16,6 @@
 #define SHM_OUTBOXES 4               /* FIFOs each rank lends to receivers (ring/tree use 1-3) */
 #define SHM_STAGE_MIN (64 * 1024)    /* direct algorithms check their need (half/p/esize) */
 #define SHM_SLOT_MIN 4096            /* a CMA descriptor fits; a page */
-#define SHM_MAX_LOCAL 65536          /* local ranks one segment serves (32-bit owner words, sanity) */
 #define SHM_POPULATE_ALL (256u << 20)   /* segments up to this are prefaulted whole by every rank */
 
 typedef struct {

@@ -17,6 +17,7 @@
 #include <ucontext.h>
 
 #include "core/log.h"
+#include "topo/topo.h"
 
 /* Context switch. ucontext's swapcontext makes a sigprocmask system call
  * every switch (~1.5 us per simulated message, 2/3 of the run); on x86-64 a
@@ -500,13 +501,7 @@ static void init_comm(coll_sim_t *s, int r)
     c->world_ranks = s->world_ranks;
     c->local_ranks = s->world_ranks + s->host_start[h];   /* ranks are numbered host by host */
     c->leader_ranks = s->leader_ranks;
-    c->world = (coll_group_t){s->n, r, s->world_ranks};
-    c->local = (coll_group_t){c->local_size, c->local_rank, c->local_ranks};
-    c->leaders = (coll_group_t){s->nhosts, c->local_rank == 0 ? h : -1, s->leader_ranks};
-    c->uniform_hosts = 1;
-    for (int k = 1; k < s->nhosts; k++)
-        if (s->host_nranks[k] != s->host_nranks[0])
-            c->uniform_hosts = 0;
+    coll_topo_set_groups(c);   /* world, local, leaders, uniform_hosts */
     c->oversub = 1.0;
     c->tp = s->tp;
     c->sim = s;

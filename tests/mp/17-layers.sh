@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # timeout: 30
-# The include graph of src/ follows the layers (core <- bootstrap <- transport
-# <- coll <- comm) and no algorithm names a transport: scripts/check-layers.sh.
+# The include graph of src/ follows the layers (core <- bootstrap <- topo <-
+# transport <- coll <- comm) and no algorithm names a transport: scripts/check-layers.sh.
 set -u
 cd "$CB_ROOT"
 scripts/check-layers.sh src

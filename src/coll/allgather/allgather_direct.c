@@ -38,8 +38,6 @@
 #include "coll/tuning.h"
 #include "transport/direct.h"
 
-#define MAX_LOCAL 1024
-
 enum { PUB_SEND = 0 };
 
 /* Blocks up to coll_direct_small_max: one synchronisation. Every rank posts its
@@ -75,7 +73,7 @@ coll_status_t coll_allgather_direct_run(coll_comm *comm, const coll_group_t *g, 
     int reg = coll_direct_is_registered(comm, sb, blk);
     coll_direct_publish(comm, PUB_SEND, reg ? sb : NULL);
     char *mine = coll_direct_stage(comm, coll_group_lr(comm, g, me));
-    const char *zc[MAX_LOCAL];
+    const char *zc[COLL_MAX_LOCAL];
     for (size_t k = 0, off = 0; off < n; k++, off += chunk) {
         size_t cnt = coll_min_sz(chunk, n - off), h = (k % 2) * half;
         if (!reg)
@@ -100,7 +98,7 @@ coll_status_t coll_allgather_direct_run(coll_comm *comm, const coll_group_t *g, 
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL;
+    return coll_group_is_host(comm, g) && g->size <= COLL_MAX_LOCAL;
 }
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)

@@ -25,8 +25,6 @@
 #include "coll/tuning.h"
 #include "transport/direct.h"
 
-#define MAX_LOCAL 1024
-
 enum { PUB_SEND = 0 };
 
 static size_t piece(size_t cnt, size_t off, size_t chunk)
@@ -70,7 +68,7 @@ coll_status_t coll_allgatherv_direct_run(coll_comm *comm, const coll_group_t *g,
     int reg = counts[me] && coll_direct_is_registered(comm, sb, counts[me] * es);
     coll_direct_publish(comm, PUB_SEND, reg ? sb : NULL);
     char *mine = coll_direct_stage(comm, coll_group_lr(comm, g, me));
-    const char *zc[MAX_LOCAL];
+    const char *zc[COLL_MAX_LOCAL];
     for (size_t k = 0, off = 0; off < maxc; k++, off += chunk) {
         size_t h = (k % 2) * half, cnt = piece(counts[me], off, chunk);
         if (!reg && cnt)
@@ -96,7 +94,7 @@ coll_status_t coll_allgatherv_direct_run(coll_comm *comm, const coll_group_t *g,
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL;
+    return coll_group_is_host(comm, g) && g->size <= COLL_MAX_LOCAL;
 }
 
 /* a->counts / a->displs are indexed by member of g (global rank on the world). */

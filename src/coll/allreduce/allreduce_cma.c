@@ -24,7 +24,6 @@
 #include "core/reduce.h"
 #include "transport/direct.h"
 
-#define MAX_LOCAL 1024
 #define PIECE_BYTES (64 * 1024)
 enum { PUB_SEND = 2, PUB_RECV = 3 };   /* slots 0/1 are the direct algorithm's */
 
@@ -89,7 +88,7 @@ coll_status_t coll_allreduce_cma_run(coll_comm *comm, const coll_group_t *g, con
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL && (g->size == 1 || coll_direct_cma_ok(comm));
+    return coll_group_is_host(comm, g) && g->size <= COLL_MAX_LOCAL && (g->size == 1 || coll_direct_cma_ok(comm));
 }
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)

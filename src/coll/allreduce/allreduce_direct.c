@@ -25,8 +25,6 @@
 #include "coll/tuning.h"
 #include "transport/direct.h"
 
-#define MAX_LOCAL 1024
-
 enum { PUB_SEND = COLL_AR_PUB_SEND, PUB_RECV = COLL_AR_PUB_RECV };
 
 /* Up to this size every rank reduces the whole vector (one synchronisation);
@@ -48,7 +46,7 @@ coll_status_t coll_allreduce_zero_copy(coll_comm *comm, const coll_group_t *g, v
 {
     int p = g->size, me = g->me;
     size_t es = coll_dtype_size(dt);
-    const void *src[MAX_LOCAL];
+    const void *src[COLL_MAX_LOCAL];
     size_t so = coll_block_offset(n, p, me), sc = coll_block_count(n, p, me);
     for (int j = 0; j < p; j++)
         src[j] = (const char *)coll_direct_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND) + so * es;
@@ -73,7 +71,7 @@ static coll_status_t small(coll_comm *comm, const coll_group_t *g, const void *s
 {
     int p = g->size;
     uint64_t seq;
-    const void *src[MAX_LOCAL];
+    const void *src[COLL_MAX_LOCAL];
     COLL_CHECK(coll_direct_small_post(comm, sendbuf, n * coll_dtype_size(dt), &seq));
     COLL_CHECK(coll_direct_small_wait_all(comm, seq));
     for (int j = 0; j < p; j++)
@@ -101,8 +99,8 @@ coll_status_t coll_allreduce_direct_run(coll_comm *comm, const coll_group_t *g, 
     int send_reg = coll_direct_is_registered(comm, sendbuf, n * es);
     coll_direct_publish(comm, PUB_SEND, sendbuf);
     coll_direct_publish(comm, PUB_RECV, recvbuf);
-    const void *src[MAX_LOCAL];
-    int zc_send[MAX_LOCAL];
+    const void *src[COLL_MAX_LOCAL];
+    int zc_send[COLL_MAX_LOCAL];
     for (size_t off = 0; off < n; off += chunk) {
         size_t cnt = coll_min_sz(chunk, n - off);
         char *in_me = coll_direct_stage(comm, mylr);
@@ -137,7 +135,7 @@ coll_status_t coll_allreduce_direct_run(coll_comm *comm, const coll_group_t *g, 
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL;
+    return coll_group_is_host(comm, g) && g->size <= COLL_MAX_LOCAL;
 }
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)

@@ -29,8 +29,6 @@
 #include "coll/tuning.h"
 #include "transport/direct.h"
 
-#define MAX_LOCAL 1024
-
 enum { PUB_SEND = 0 };
 
 /* Whole send buffer up to coll_direct_small_max: one synchronisation. Every rank
@@ -71,7 +69,7 @@ coll_status_t coll_alltoall_direct_run(coll_comm *comm, const coll_group_t *g, c
     int reg = coll_direct_is_registered(comm, sb, (size_t)p * blk);
     coll_direct_publish(comm, PUB_SEND, reg ? sb : NULL);
     char *mine = coll_direct_stage(comm, coll_group_lr(comm, g, me));
-    const char *zc[MAX_LOCAL];
+    const char *zc[COLL_MAX_LOCAL];
     for (size_t k = 0, off = 0; off < n; k++, off += c) {
         size_t cnt = coll_min_sz(c, n - off), h = (k % 2) * half;
         if (!reg)
@@ -99,7 +97,7 @@ coll_status_t coll_alltoall_direct_run(coll_comm *comm, const coll_group_t *g, c
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL &&
+    return coll_group_is_host(comm, g) && g->size <= COLL_MAX_LOCAL &&
            (g->size == 1 || coll_direct_stage_bytes(comm) / 2 / coll_dtype_size(a->dt) >= (size_t)g->size);
 }
 

@@ -37,8 +37,6 @@
 #include "coll/tuning.h"
 #include "transport/direct.h"
 
-#define MAX_LOCAL 1024
-
 enum { PUB_SEND = 0 };
 
 /* What each rank posts in the small exchange that opens every call. */
@@ -124,8 +122,8 @@ coll_status_t coll_alltoallv_direct_run(coll_comm *comm, const coll_group_t *g, 
     uint64_t seq;
     COLL_CHECK(coll_direct_small_post(comm, post, fits ? hb + packed * es : hb, &seq));
     COLL_CHECK(coll_direct_small_wait_all(comm, seq));
-    const char *zc[MAX_LOCAL];
-    size_t zoff[MAX_LOCAL], gmax = 0;
+    const char *zc[COLL_MAX_LOCAL];
+    size_t zoff[COLL_MAX_LOCAL], gmax = 0;
     int all_fit = 1, all_zc = 1;
     for (int j = 0; j < p; j++) {
         const hdr_t *hj = coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq);
@@ -175,7 +173,7 @@ coll_status_t coll_alltoallv_direct_run(coll_comm *comm, const coll_group_t *g, 
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL &&
+    return coll_group_is_host(comm, g) && g->size <= COLL_MAX_LOCAL &&
            (g->size == 1 || (hdr_bytes(g->size) <= coll_direct_small_max(comm) &&
                              coll_direct_stage_bytes(comm) / 2 / coll_dtype_size(a->dt) >= (size_t)g->size));
 }

@@ -27,8 +27,6 @@
 #include "coll/tuning.h"
 #include "transport/direct.h"
 
-#define MAX_LOCAL 1024
-
 enum { PUB_BUF = 0 };
 
 coll_status_t coll_broadcast_direct_run(coll_comm *comm, const coll_group_t *g, void *buf, size_t n,
@@ -71,7 +69,7 @@ coll_status_t coll_broadcast_direct_run(coll_comm *comm, const coll_group_t *g, 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     /* p = 1 never touches shared memory */
-    return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL &&
+    return coll_group_is_host(comm, g) && g->size <= COLL_MAX_LOCAL &&
            (g->size == 1 || coll_direct_stage_bytes(comm) >= 64);
 }
 

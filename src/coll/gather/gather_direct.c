@@ -29,8 +29,6 @@
 #include "coll/tuning.h"
 #include "transport/direct.h"
 
-#define MAX_LOCAL 1024
-
 enum { PUB_SEND = 0 };
 
 coll_status_t coll_gather_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
@@ -57,7 +55,7 @@ coll_status_t coll_gather_direct_run(coll_comm *comm, const coll_group_t *g, con
     if (stage)
         memcpy(mine, sb, coll_min_sz(cs, n) * es);
     COLL_CHECK(coll_direct_barrier(comm));
-    const char *zc[MAX_LOCAL];
+    const char *zc[COLL_MAX_LOCAL];
     int all = 1;
     for (int j = 0; j < p; j++) {
         zc[j] = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND); /* NULL for the root */
@@ -88,7 +86,7 @@ coll_status_t coll_gather_direct_run(coll_comm *comm, const coll_group_t *g, con
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     /* p = 1 never touches shared memory */
-    return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL &&
+    return coll_group_is_host(comm, g) && g->size <= COLL_MAX_LOCAL &&
            (g->size == 1 || coll_direct_stage_bytes(comm) >= 64);
 }
 

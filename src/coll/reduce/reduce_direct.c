@@ -32,8 +32,6 @@
 #include "coll/tuning.h"
 #include "transport/direct.h"
 
-#define MAX_LOCAL 1024
-
 enum { PUB_SEND = 0, PUB_RECV = 1 };
 
 coll_status_t coll_reduce_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
@@ -59,8 +57,8 @@ coll_status_t coll_reduce_direct_run(coll_comm *comm, const coll_group_t *g, con
     int recv_reg = is_root && coll_direct_is_registered(comm, rb, n * es);
     coll_direct_publish(comm, PUB_SEND, send_reg ? sb : NULL);
     coll_direct_publish(comm, PUB_RECV, recv_reg ? rb : NULL);
-    const void *src[MAX_LOCAL];
-    const char *zc[MAX_LOCAL];
+    const void *src[COLL_MAX_LOCAL];
+    const char *zc[COLL_MAX_LOCAL];
     for (size_t off = 0; off < n; off += chunk) {
         size_t cnt = coll_min_sz(chunk, n - off);
         if (!send_reg)
@@ -99,7 +97,7 @@ coll_status_t coll_reduce_direct_run(coll_comm *comm, const coll_group_t *g, con
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     /* p = 1 never touches shared memory */
-    return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL &&
+    return coll_group_is_host(comm, g) && g->size <= COLL_MAX_LOCAL &&
            (g->size == 1 || coll_direct_stage_bytes(comm) >= 64);
 }
 

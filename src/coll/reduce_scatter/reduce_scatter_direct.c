@@ -36,8 +36,6 @@
 #include "coll/tuning.h"
 #include "transport/direct.h"
 
-#define MAX_LOCAL 1024
-
 enum { PUB_SEND = 0 };
 
 /* Whole input up to coll_direct_small_max: one synchronisation. Every rank posts
@@ -49,7 +47,7 @@ static coll_status_t small(coll_comm *comm, const coll_group_t *g, const char *s
     int p = g->size;
     size_t es = coll_dtype_size(dt);
     uint64_t seq;
-    const void *src[MAX_LOCAL];
+    const void *src[COLL_MAX_LOCAL];
     COLL_CHECK(coll_direct_small_post(comm, sb, (size_t)p * n * es, &seq));
     COLL_CHECK(coll_direct_small_wait_all(comm, seq));
     for (int j = 0; j < p; j++)
@@ -83,7 +81,7 @@ coll_status_t coll_reduce_scatter_direct_run(coll_comm *comm, const coll_group_t
     int reg = coll_direct_is_registered(comm, sb, (size_t)p * n * es);
     coll_direct_publish(comm, PUB_SEND, reg ? sb : NULL);
     char *mine = coll_direct_stage(comm, coll_group_lr(comm, g, me));
-    const char *zc[MAX_LOCAL], *src[MAX_LOCAL];
+    const char *zc[COLL_MAX_LOCAL], *src[COLL_MAX_LOCAL];
     for (size_t k = 0, off = 0; off < n; k++, off += c) {
         size_t cnt = coll_min_sz(c, n - off), h = (k % 2) * half;
         if (!reg)
@@ -109,7 +107,7 @@ coll_status_t coll_reduce_scatter_direct_run(coll_comm *comm, const coll_group_t
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    return coll_group_is_host(comm, g) && g->size <= MAX_LOCAL &&
+    return coll_group_is_host(comm, g) && g->size <= COLL_MAX_LOCAL &&
            (g->size == 1 || coll_direct_stage_bytes(comm) / 2 / coll_dtype_size(a->dt) >= (size_t)g->size);
 }
 

@@ -1,0 +1,158 @@
+/*
+ * topo.c - topology detection: this process's host identity, and from every
+ * rank's record (exchanged by the bootstrap join) the hosts, local ranks,
+ * leaders and groups of the communicator. See topo.h.
+ */
+#include "topo/topo.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/config.h"
+#include "core/log.h"
+
+static int online_cpus(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+void coll_topo_identify(coll_peer_info_t *me, int rank)
+{
+    gethostname(me->hostname, sizeof me->hostname - 1);
+    char boot[64] = "";
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f) {
+        if (!fgets(boot, sizeof boot, f))
+            boot[0] = '\0';
+        fclose(f);
+        boot[strcspn(boot, "\n")] = '\0';
+    }
+    snprintf(me->boot_id, sizeof me->boot_id, "%s", boot);
+    const char *over = coll_cfg_str(COLL_CFG_HOST_ID);
+    if (*over)
+        snprintf(me->host_id, sizeof me->host_id, "%s", over);
+    else
+        snprintf(me->host_id, sizeof me->host_id, "%s/%s", me->hostname, boot);
+    me->pid = (int32_t)getpid();
+    me->rank = rank;
+    me->ncpus = online_cpus();
+}
+
+/* Hosts in order of their first rank; each rank's host and local rank.
+ * O(N * H): a rank's host id is compared with the earlier ranks' until one
+ * matches. */
+static void group_hosts(coll_comm *comm)
+{
+    comm->nhosts = 0;
+    for (int r = 0; r < comm->nranks; r++) {
+        comm->world_ranks[r] = r;
+        int h = -1;
+        for (int q = 0; q < r; q++)
+            if (!strcmp(comm->peers[q].host_id, comm->peers[r].host_id)) {
+                h = comm->rank_host[q];
+                break;
+            }
+        if (h < 0) {
+            h = comm->nhosts++;
+            comm->leader_ranks[h] = r;
+        }
+        comm->rank_host[r] = h;
+        comm->rank_local[r] = comm->host_nranks[h]++;
+    }
+}
+
+/* The first host over COLL_MAX_LOCAL ranks, named (the same on every rank). */
+static coll_status_t check_local_limit(const coll_comm *comm)
+{
+    for (int h = 0; h < comm->nhosts; h++)
+        if (comm->host_nranks[h] > COLL_MAX_LOCAL)
+            return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_INIT,
+                              "host %d (%s) holds %d ranks of this communicator: at most %d ranks per host "
+                              "(COLL_MAX_LOCAL, fixed when libcoll is built); run fewer ranks per host",
+                              h, comm->peers[comm->leader_ranks[h]].hostname, comm->host_nranks[h],
+                              COLL_MAX_LOCAL);
+    return COLL_SUCCESS;
+}
+
+void coll_topo_set_groups(coll_comm *comm)
+{
+    comm->world = (coll_group_t){comm->nranks, comm->rank, comm->world_ranks};
+    comm->local = (coll_group_t){comm->local_size, comm->local_rank, comm->local_ranks};
+    comm->leaders = (coll_group_t){comm->nhosts, comm->local_rank == 0 ? comm->host : -1, comm->leader_ranks};
+    comm->uniform_hosts = 1;
+    for (int h = 1; h < comm->nhosts; h++)
+        if (comm->host_nranks[h] != comm->host_nranks[0])
+            comm->uniform_hosts = 0;
+}
+
+/* Ranks per online CPU on the most crowded host (>= 1), from each host
+ * leader's CPU count: the same on every rank. */
+static double most_ranks_per_cpu(const coll_comm *comm)
+{
+    double most = 1.0;
+    for (int h = 0; h < comm->nhosts; h++) {
+        int c = comm->peers[comm->leader_ranks[h]].ncpus;
+        double r = c > 0 ? (double)comm->host_nranks[h] / c : 1.0;
+        if (r > most)
+            most = r;
+    }
+    return most;
+}
+
+coll_status_t coll_topo_build(coll_comm *comm)
+{
+    size_t n = (size_t)comm->nranks;
+    comm->rank_host = calloc(n, sizeof(int));
+    comm->rank_local = calloc(n, sizeof(int));
+    comm->host_nranks = calloc(n, sizeof(int));
+    comm->world_ranks = calloc(n, sizeof(int));
+    comm->leader_ranks = calloc(n, sizeof(int));
+    comm->local_ranks = calloc(n, sizeof(int));
+    if (!comm->rank_host || !comm->rank_local || !comm->host_nranks || !comm->world_ranks ||
+        !comm->leader_ranks || !comm->local_ranks)
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "out of memory for the topology of %zu ranks", n);
+    group_hosts(comm);
+    COLL_CHECK(check_local_limit(comm));
+    comm->host = comm->rank_host[comm->rank];
+    comm->local_rank = comm->rank_local[comm->rank];
+    comm->local_size = 0;
+    for (int r = 0; r < comm->nranks; r++)
+        if (comm->rank_host[r] == comm->host)
+            comm->local_ranks[comm->local_size++] = r;
+    coll_topo_set_groups(comm);
+    comm->oversub = most_ranks_per_cpu(comm);
+    return COLL_SUCCESS;
+}
+
+void coll_topo_free(coll_comm *comm)
+{
+    free(comm->rank_host);
+    free(comm->rank_local);
+    free(comm->host_nranks);
+    free(comm->world_ranks);
+    free(comm->leader_ranks);
+    free(comm->local_ranks);
+    comm->rank_host = comm->rank_local = comm->host_nranks = NULL;
+    comm->world_ranks = comm->leader_ranks = comm->local_ranks = NULL;
+}
+
+void coll_topo_log(const coll_comm *comm)
+{
+    if (comm->rank != 0 || !coll_log_enabled(COLL_LOG_INFO, COLL_SUB_INIT))
+        return;
+    COLL_INFO(COLL_SUB_INIT, "topology: %d ranks on %d host(s)%s", comm->nranks, comm->nhosts,
+              comm->uniform_hosts ? "" : " (uneven ranks per host)");
+    for (int h = 0; h < comm->nhosts; h++) {
+        char list[256];
+        size_t o = 0;
+        list[0] = '\0';
+        for (int r = 0; r < comm->nranks && o + 16 < sizeof list; r++)
+            if (comm->rank_host[r] == h)
+                o += (size_t)snprintf(list + o, sizeof list - o, "%s%d", o ? "," : "", r);
+        COLL_INFO(COLL_SUB_INIT, "  host %d %s: %d rank(s) [%s]", h,
+                  comm->peers[comm->leader_ranks[h]].hostname, comm->host_nranks[h], list);
+    }
+}

@@ -239,36 +239,28 @@ static coll_status_t open_segment(struct coll_shm *s)
     return COLL_SUCCESS;
 }
 
-coll_status_t coll_shm_setup(coll_comm *comm)
+/* No segment (one local rank, or COLL_SHM_DISABLE): keep the barrier count
+ * identical on every rank (hosts with one rank and hosts with several go
+ * through the same bootstrap rounds as map_segment). */
+static coll_status_t setup_without_segment(coll_comm *comm)
 {
-    if (comm->local_size <= 1 || coll_cfg_bool(COLL_CFG_SHM_DISABLE)) {
-        /* keep the barrier count identical on every rank (hosts with one rank
-         * and hosts with several go through the same bootstrap barriers) */
-        int64_t *none = calloc((size_t)comm->nhosts, sizeof *none);
-        if (!none)
-            return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "out of memory");
-        coll_status_t st = coll_bootstrap_allreduce_max(comm->bs, none, comm->nhosts);
-        if (st == COLL_SUCCESS)
-            st = coll_bootstrap_allreduce_max(comm->bs, none, comm->nhosts);
-        free(none);
-        COLL_CHECK(st);
-        return coll_shm_cma_probe(comm);
-    }
-    struct coll_shm *s = calloc(1, sizeof *s);
-    if (!s)
+    int64_t *none = calloc((size_t)comm->nhosts, sizeof *none);
+    if (!none)
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "out of memory");
-    s->nlocal = comm->local_size;
-    s->me = comm->local_rank;
-    shm_name(comm, s->name, sizeof s->name);
-    /* Phase 1: local rank 0 creates; phase 2: the others map; phase 3: unlink.
-     * Failures are agreed on through the bootstrap (fail[host] = failing rank
-     * + 1; nhosts values per round) so that every rank of a host stops together. */
+    coll_status_t st = coll_bootstrap_allreduce_max(comm->bs, none, comm->nhosts);
+    if (st == COLL_SUCCESS)
+        st = coll_bootstrap_allreduce_max(comm->bs, none, comm->nhosts);
+    free(none);
+    COLL_CHECK(st);
+    return coll_shm_cma_probe(comm);
+}
+
+/* Phase 1: local rank 0 creates; phase 2: the others map; phase 3: unlink.
+ * Failures are agreed on through the bootstrap (fail[host] = failing rank
+ * + 1; nhosts values per round) so that every rank of a host stops together. */
+static coll_status_t map_segment(coll_comm *comm, struct coll_shm *s, int64_t *fail)
+{
     coll_status_t st = COLL_SUCCESS, st2;
-    int64_t *fail = calloc((size_t)comm->nhosts, sizeof *fail);
-    if (!fail) {
-        free(s);
-        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "out of memory");
-    }
     if (s->me == 0)
         st = create_segment(comm, s);
     if (st != COLL_SUCCESS)
@@ -277,8 +269,7 @@ coll_status_t coll_shm_setup(coll_comm *comm)
     if (st2 != COLL_SUCCESS) {
         if (s->me == 0 && s->hdr)
             shm_unlink(s->name);
-        st = st2;
-        goto fail;
+        return st2;
     }
     if (st == COLL_SUCCESS && fail[comm->host] > 0)
         st = coll_error(COLL_ERR_SYSTEM, COLL_SUB_SHM, "local rank 0 (rank %d) could not create the "
@@ -298,28 +289,43 @@ coll_status_t coll_shm_setup(coll_comm *comm)
         st = coll_error(COLL_ERR_SYSTEM, COLL_SUB_SHM,
                         "local rank(s) could not map the shared-memory segment %s (rank %lld among them)",
                         s->name, (long long)fail[comm->host] - 1);
-    if (st != COLL_SUCCESS)
-        goto fail;
+    return st;
+}
+
+coll_status_t coll_shm_setup(coll_comm *comm)
+{
+    if (comm->local_size <= 1 || coll_cfg_bool(COLL_CFG_SHM_DISABLE))
+        return setup_without_segment(comm);
+    struct coll_shm *s = calloc(1, sizeof *s);
+    int64_t *fail = calloc((size_t)comm->nhosts, sizeof *fail);
+    if (!s || !fail) {
+        free(s);
+        free(fail);
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "out of memory");
+    }
+    s->nlocal = comm->local_size;
+    s->me = comm->local_rank;
+    shm_name(comm, s->name, sizeof s->name);
+    coll_status_t st = map_segment(comm, s, fail);
     free(fail);
-    fail = NULL;
-    s->ranks[s->me].pid = (int32_t)getpid();
-    comm->shm = s;
-    st = coll_shm_cma_probe(comm);
+    if (st == COLL_SUCCESS) {
+        s->ranks[s->me].pid = (int32_t)getpid();
+        comm->shm = s;
+        st = coll_shm_cma_probe(comm);
+        if (st != COLL_SUCCESS)
+            comm->shm = NULL;
+    }
     if (st != COLL_SUCCESS) {
-        comm->shm = NULL;
-        goto fail;
+        if (s->hdr)
+            munmap(s->hdr, s->map_bytes);
+        free_private(s);
+        free(s);
+        return st;
     }
     for (int i = 0; i < comm->local_size; i++)
         if (comm->local_ranks[i] != comm->rank)
             comm->tp[comm->local_ranks[i]] = &coll_shm_ops;
     return COLL_SUCCESS;
-fail:
-    if (s->hdr)
-        munmap(s->hdr, s->map_bytes);
-    free_private(s);
-    free(s);
-    free(fail);
-    return st;
 }
 
 void coll_shm_teardown(coll_comm *comm)

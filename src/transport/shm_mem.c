@@ -38,43 +38,38 @@ static void region_free(coll_comm *comm, coll_mem_region_t *m)
     free(m);
 }
 
-coll_status_t coll_mem_alloc(coll_comm_t comm, size_t bytes, void **ptr)
+static void region_link(coll_comm *comm, coll_mem_region_t *m, void **ptr)
 {
-    if (!comm || !ptr)
-        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_SHM, "coll_mem_alloc: NULL argument");
-    size_t sz = ((bytes ? bytes : 1) + 4095) & ~(size_t)4095;
-    coll_mem_region_t *m = calloc(1, sizeof *m);
-    if (!m)
-        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "out of memory");
-    m->index = comm->shm ? comm->shm->nregions++ : 0;
-    m->bytes = sz;
+    m->next = comm->regions;
+    comm->regions = m;
+    *ptr = m->base;
+}
+
+/* No local peers: plain memory, still collective for symmetry. */
+static coll_status_t alloc_private(coll_comm *comm, coll_mem_region_t *m, void **ptr)
+{
+    size_t sz = m->bytes;
+    m->base = aligned_alloc(4096, sz);
+    if (!m->base) {
+        free(m);
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "cannot allocate %zu bytes", sz);
+    }
+    region_link(comm, m, ptr);
+    return coll_bootstrap_barrier(comm->bs);
+}
+
+/* This rank's object `name`: created, reserved (posix_fallocate: no SIGBUS
+ * later) and mapped; *created says whether it must be unlinked. */
+static coll_status_t map_mine(coll_mem_region_t *m, const char *name, int *created)
+{
+    size_t sz = m->bytes;
     coll_status_t st = COLL_SUCCESS;
-    if (!comm->shm) {
-        /* no local peers: plain memory, still collective for symmetry */
-        m->base = aligned_alloc(4096, sz);
-        if (!m->base) {
-            free(m);
-            return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "cannot allocate %zu bytes", sz);
-        }
-        *ptr = m->base;
-        m->next = comm->regions;
-        comm->regions = m;
-        return coll_bootstrap_barrier(comm->bs);
-    }
-    int nl = comm->local_size;
-    m->peer_base = calloc((size_t)nl, sizeof(void *));
-    m->peer_bytes = calloc((size_t)nl, sizeof(size_t));
-    if (!m->peer_base || !m->peer_bytes) {
-        region_free(comm, m);
-        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "out of memory");
-    }
-    char name[128];
-    region_name(comm, comm->rank, m->index, name, sizeof name);
     int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
     int err = 0;
+    *created = fd >= 0;
     if (fd < 0)
-        st = coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_SHM, "shm_open(%s)", name);
-    else if ((err = posix_fallocate(fd, 0, (off_t)sz)) != 0) {
+        return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_SHM, "shm_open(%s)", name);
+    if ((err = posix_fallocate(fd, 0, (off_t)sz)) != 0) {
         errno = err;
         st = coll_error_errno(COLL_ERR_NO_MEMORY, COLL_SUB_SHM,
                               "cannot allocate %zu bytes of zero-copy shared memory in /dev/shm", sz);
@@ -85,10 +80,42 @@ coll_status_t coll_mem_alloc(coll_comm_t comm, size_t bytes, void **ptr)
             st = coll_error_errno(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "mmap %zu bytes", sz);
         }
     }
-    if (fd >= 0)
-        close(fd);
-    /* exchange sizes (0 = failed) and map the peers' objects */
-    uint64_t mine = st == COLL_SUCCESS ? sz : 0;
+    close(fd);
+    return st;
+}
+
+/* Map every local peer's object; all[r] is rank r's size (0 = it failed). O(L) maps. */
+static coll_status_t map_peers(coll_comm *comm, coll_mem_region_t *m, const uint64_t *all)
+{
+    for (int i = 0; i < comm->local_size; i++) {
+        int r = comm->local_ranks[i];
+        if (r == comm->rank) {
+            m->peer_base[i] = m->base;
+            m->peer_bytes[i] = m->bytes;
+            continue;
+        }
+        if (!all[r])
+            return coll_error(COLL_ERR_SYSTEM, COLL_SUB_SHM, "rank %d failed to allocate zero-copy memory", r);
+        char pname[128];
+        region_name(comm, r, m->index, pname, sizeof pname);
+        int pfd = shm_open(pname, O_RDWR | O_CLOEXEC, 0600);
+        if (pfd < 0)
+            return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_SHM, "shm_open(%s) of rank %d", pname, r);
+        void *p = mmap(NULL, (size_t)all[r], PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, pfd, 0);
+        close(pfd);
+        if (p == MAP_FAILED)
+            return coll_error_errno(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "mmap of rank %d's buffer", r);
+        m->peer_base[i] = p;
+        m->peer_bytes[i] = (size_t)all[r];
+    }
+    return COLL_SUCCESS;
+}
+
+/* Exchange sizes (0 = failed here) over the bootstrap and map the peers'
+ * objects; every rank takes part whatever st is. */
+static coll_status_t exchange_and_map(coll_comm *comm, coll_mem_region_t *m, coll_status_t st)
+{
+    uint64_t mine = st == COLL_SUCCESS ? m->bytes : 0;
     uint64_t *all = calloc((size_t)comm->nranks, sizeof(uint64_t));
     if (!all) {
         st = coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "out of memory");
@@ -97,37 +124,36 @@ coll_status_t coll_mem_alloc(coll_comm_t comm, size_t bytes, void **ptr)
     coll_status_t st2 = all ? coll_bootstrap_allgather(comm->bs, &mine, sizeof mine, all) : st;
     if (st == COLL_SUCCESS && st2 != COLL_SUCCESS)
         st = st2;
-    for (int i = 0; st == COLL_SUCCESS && i < nl; i++) {
-        int r = comm->local_ranks[i];
-        if (r == comm->rank) {
-            m->peer_base[i] = m->base;
-            m->peer_bytes[i] = sz;
-            continue;
-        }
-        if (!all[r]) {
-            st = coll_error(COLL_ERR_SYSTEM, COLL_SUB_SHM, "rank %d failed to allocate zero-copy memory", r);
-            break;
-        }
-        char pname[128];
-        region_name(comm, r, m->index, pname, sizeof pname);
-        int pfd = shm_open(pname, O_RDWR | O_CLOEXEC, 0600);
-        if (pfd < 0) {
-            st = coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_SHM, "shm_open(%s) of rank %d", pname, r);
-            break;
-        }
-        void *p = mmap(NULL, (size_t)all[r], PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, pfd, 0);
-        close(pfd);
-        if (p == MAP_FAILED) {
-            st = coll_error_errno(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "mmap of rank %d's buffer", r);
-            break;
-        }
-        m->peer_base[i] = p;
-        m->peer_bytes[i] = (size_t)all[r];
-    }
+    if (st == COLL_SUCCESS)
+        st = map_peers(comm, m, all);
     free(all);
+    return st;
+}
+
+coll_status_t coll_mem_alloc(coll_comm_t comm, size_t bytes, void **ptr)
+{
+    if (!comm || !ptr)
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_SHM, "coll_mem_alloc: NULL argument");
+    coll_mem_region_t *m = calloc(1, sizeof *m);
+    if (!m)
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "out of memory");
+    m->index = comm->shm ? comm->shm->nregions++ : 0;
+    m->bytes = ((bytes ? bytes : 1) + 4095) & ~(size_t)4095;
+    if (!comm->shm)
+        return alloc_private(comm, m, ptr);
+    m->peer_base = calloc((size_t)comm->local_size, sizeof(void *));
+    m->peer_bytes = calloc((size_t)comm->local_size, sizeof(size_t));
+    if (!m->peer_base || !m->peer_bytes) {
+        region_free(comm, m);
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "out of memory");
+    }
+    char name[128];
+    int created = 0;
+    region_name(comm, comm->rank, m->index, name, sizeof name);
+    coll_status_t st = exchange_and_map(comm, m, map_mine(m, name, &created));
     /* everyone mapped (or failed): unlink, then agree on the outcome */
-    st2 = coll_bootstrap_barrier(comm->bs);
-    if (fd >= 0)
+    coll_status_t st2 = coll_bootstrap_barrier(comm->bs);
+    if (created)
         shm_unlink(name);
     if (st == COLL_SUCCESS && st2 != COLL_SUCCESS)
         st = st2;
@@ -135,9 +161,7 @@ coll_status_t coll_mem_alloc(coll_comm_t comm, size_t bytes, void **ptr)
         region_free(comm, m);
         return st;
     }
-    m->next = comm->regions;
-    comm->regions = m;
-    *ptr = m->base;
+    region_link(comm, m, ptr);
     return COLL_SUCCESS;
 }
 

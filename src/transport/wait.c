@@ -56,19 +56,16 @@ static void describe_ranks(const coll_comm *comm, const int *ranks, int n, char 
     }
 }
 
-/* Checks that end a wait: abort flags, dead local peers, tcp peers gone, deadline. */
-coll_status_t coll_waiter_check(coll_waiter_t *w, coll_comm *comm, const int *waiting_for, int n)
+/* An abort a transport in use has seen; *watch: some transport in use can see peers die. */
+static coll_status_t check_transport_aborts(coll_comm *comm, int *watch)
 {
-    char who[512], d[128];
-    if (atomic_load(&comm->aborted))
-        return coll_error(COLL_ERR_ABORTED, COLL_SUB_COLL, "communicator aborted during %s of %zu bytes",
-                          coll_kind_name(comm->cur_kind), comm->cur_bytes);
-    int watch = 0;   /* some transport in use can see peers die */
+    char d[128];
+    *watch = 0;
     for (int i = 0; coll_transports[i]; i++) {
         const coll_transport_ops_t *t = coll_transports[i];
         if (!t->in_use || !t->in_use(comm))
             continue;
-        watch |= t->dead_peer != NULL;
+        *watch |= t->dead_peer != NULL;
         const char *why = "";
         int a = t->aborted_by ? t->aborted_by(comm, &why) : -1;
         if (a >= 0) {
@@ -78,66 +75,95 @@ coll_status_t coll_waiter_check(coll_waiter_t *w, coll_comm *comm, const int *wa
                               comm->cur_bytes, *why ? ": " : "", why);
         }
     }
-    if (watch) {
-        double now = coll_now();
-        if (now >= comm->next_liveness) {
-            comm->next_liveness = now + 0.1;
-            int dead = -1;
-            for (int i = 0; coll_transports[i] && dead < 0; i++) {
-                const coll_transport_ops_t *t = coll_transports[i];
-                if (t->dead_peer && t->in_use && t->in_use(comm))
-                    dead = t->dead_peer(comm, waiting_for, n);
-            }
-            /* A peer that finished its part and exited looks dead too: report it
-             * only if it is still dead after the caller has re-checked its
-             * condition once more (a second idle call). */
-            if (dead >= 0 && w->suspect != dead) {
-                w->suspect = dead;
-                comm->next_liveness = 0;
-            } else if (dead >= 0) {
-                coll_comm_set_aborted(comm, COLL_ERR_ABORTED, "%s died", coll_peer_desc(comm, dead, d, sizeof d));
-                atomic_store(&comm->aborted, 1);
-                return coll_error(COLL_ERR_ABORTED, COLL_SUB_COLL, "%s died during %s of %zu bytes",
-                                  coll_peer_desc(comm, dead, d, sizeof d), coll_kind_name(comm->cur_kind),
-                                  comm->cur_bytes);
-            } else {
-                w->suspect = -1;
-            }
-        }
-    }
+    return COLL_SUCCESS;
+}
+
+/* A dead peer among waiting_for, asked of the transports every 0.1 s at most. */
+static coll_status_t check_liveness(coll_waiter_t *w, coll_comm *comm, const int *waiting_for, int n)
+{
+    char d[128];
     double now = coll_now();
-    if (comm->nranks > 1 && now >= comm->next_abort_check) {
-        /* abort notices and deaths heard on the bootstrap tree: K + 1 sockets,
-         * looked at every WAIT_ABORT_CHECK_S at most, whatever N is */
-        comm->next_abort_check = now + WAIT_ABORT_CHECK_S;
-        char why[320];
-        int a = coll_bootstrap_check_abort(comm->bs, 0, why, sizeof why);
-        if (a >= 0) {
-            atomic_store(&comm->aborted, 1);
-            char relay[400];
-            snprintf(relay, sizeof relay, "passing on the abort of %s%s%s", coll_peer_desc(comm, a, d, sizeof d),
-                     *why ? ": " : "", why);
-            coll_transports_abort(comm, relay, 0);   /* wake this host's sleepers at once (shm) */
-            if (!strcmp(why, COLL_BOOT_DIED))
-                return coll_error(COLL_ERR_ABORTED, COLL_SUB_COLL, "%s died during %s of %zu bytes (its bootstrap "
-                                  "connection closed)", coll_peer_desc(comm, a, d, sizeof d),
-                                  coll_kind_name(comm->cur_kind), comm->cur_bytes);
-            return coll_error(COLL_ERR_ABORTED, COLL_SUB_COLL, "%s aborted during %s of %zu bytes%s%s",
-                              coll_peer_desc(comm, a, d, sizeof d), coll_kind_name(comm->cur_kind), comm->cur_bytes,
-                              *why ? ": " : "", why);
-        }
+    if (now < comm->next_liveness)
+        return COLL_SUCCESS;
+    comm->next_liveness = now + 0.1;
+    int dead = -1;
+    for (int i = 0; coll_transports[i] && dead < 0; i++) {
+        const coll_transport_ops_t *t = coll_transports[i];
+        if (t->dead_peer && t->in_use && t->in_use(comm))
+            dead = t->dead_peer(comm, waiting_for, n);
     }
-    if (w->deadline > 0 && now > w->deadline) {
-        describe_ranks(comm, waiting_for, n, who, sizeof who);
-        coll_status_t st = coll_error(COLL_ERR_TIMEOUT, COLL_SUB_COLL,
-                                      "timeout after %.1f s (COLL_EXEC_TIMEOUT) in %s of %zu bytes waiting for %s",
-                                      comm->exec_timeout_s, coll_kind_name(comm->cur_kind), comm->cur_bytes,
-                                      *who ? who : "peers");
-        coll_comm_set_aborted(comm, COLL_ERR_TIMEOUT, "rank %d timed out in %s waiting for %s", comm->rank,
-                              coll_kind_name(comm->cur_kind), *who ? who : "peers");
-        return st;
+    /* A peer that finished its part and exited looks dead too: report it
+     * only if it is still dead after the caller has re-checked its
+     * condition once more (a second idle call). */
+    if (dead >= 0 && w->suspect != dead) {
+        w->suspect = dead;
+        comm->next_liveness = 0;
+    } else if (dead >= 0) {
+        coll_comm_set_aborted(comm, COLL_ERR_ABORTED, "%s died", coll_peer_desc(comm, dead, d, sizeof d));
+        atomic_store(&comm->aborted, 1);
+        return coll_error(COLL_ERR_ABORTED, COLL_SUB_COLL, "%s died during %s of %zu bytes",
+                          coll_peer_desc(comm, dead, d, sizeof d), coll_kind_name(comm->cur_kind),
+                          comm->cur_bytes);
+    } else {
+        w->suspect = -1;
     }
     return COLL_SUCCESS;
+}
+
+/* Abort notices and deaths heard on the bootstrap tree: K + 1 sockets,
+ * looked at every WAIT_ABORT_CHECK_S at most, whatever N is. */
+static coll_status_t check_bootstrap_abort(coll_comm *comm, double now)
+{
+    if (comm->nranks <= 1 || now < comm->next_abort_check)
+        return COLL_SUCCESS;
+    comm->next_abort_check = now + WAIT_ABORT_CHECK_S;
+    char why[320], d[128];
+    int a = coll_bootstrap_check_abort(comm->bs, 0, why, sizeof why);
+    if (a < 0)
+        return COLL_SUCCESS;
+    atomic_store(&comm->aborted, 1);
+    char relay[400];
+    snprintf(relay, sizeof relay, "passing on the abort of %s%s%s", coll_peer_desc(comm, a, d, sizeof d),
+             *why ? ": " : "", why);
+    coll_transports_abort(comm, relay, 0);   /* wake this host's sleepers at once (shm) */
+    if (!strcmp(why, COLL_BOOT_DIED))
+        return coll_error(COLL_ERR_ABORTED, COLL_SUB_COLL, "%s died during %s of %zu bytes (its bootstrap "
+                          "connection closed)", coll_peer_desc(comm, a, d, sizeof d),
+                          coll_kind_name(comm->cur_kind), comm->cur_bytes);
+    return coll_error(COLL_ERR_ABORTED, COLL_SUB_COLL, "%s aborted during %s of %zu bytes%s%s",
+                      coll_peer_desc(comm, a, d, sizeof d), coll_kind_name(comm->cur_kind), comm->cur_bytes,
+                      *why ? ": " : "", why);
+}
+
+static coll_status_t check_deadline(const coll_waiter_t *w, coll_comm *comm, const int *waiting_for, int n,
+                                    double now)
+{
+    if (w->deadline <= 0 || now <= w->deadline)
+        return COLL_SUCCESS;
+    char who[512];
+    describe_ranks(comm, waiting_for, n, who, sizeof who);
+    coll_status_t st = coll_error(COLL_ERR_TIMEOUT, COLL_SUB_COLL,
+                                  "timeout after %.1f s (COLL_EXEC_TIMEOUT) in %s of %zu bytes waiting for %s",
+                                  comm->exec_timeout_s, coll_kind_name(comm->cur_kind), comm->cur_bytes,
+                                  *who ? who : "peers");
+    coll_comm_set_aborted(comm, COLL_ERR_TIMEOUT, "rank %d timed out in %s waiting for %s", comm->rank,
+                          coll_kind_name(comm->cur_kind), *who ? who : "peers");
+    return st;
+}
+
+/* Checks that end a wait: abort flags, dead local peers, tcp peers gone, deadline. */
+coll_status_t coll_waiter_check(coll_waiter_t *w, coll_comm *comm, const int *waiting_for, int n)
+{
+    if (atomic_load(&comm->aborted))
+        return coll_error(COLL_ERR_ABORTED, COLL_SUB_COLL, "communicator aborted during %s of %zu bytes",
+                          coll_kind_name(comm->cur_kind), comm->cur_bytes);
+    int watch;
+    COLL_CHECK(check_transport_aborts(comm, &watch));
+    if (watch)
+        COLL_CHECK(check_liveness(w, comm, waiting_for, n));
+    double now = coll_now();
+    COLL_CHECK(check_bootstrap_abort(comm, now));
+    return check_deadline(w, comm, waiting_for, n, now);
 }
 
 coll_status_t coll_waiter_idle(coll_waiter_t *w, coll_comm *comm, uint32_t seen,

@@ -4,9 +4,10 @@
 #
 #   scripts/check-func-length.sh [-n N] [-a] DIR|FILE...   (default N: 80; default: src of this checkout)
 #
-# Prints "LINES path:line function" for each function over N lines, longest
-# first, and exits 1 when there is one (0 when none, 2 on bad usage). With -a
-# every function is listed (the exit status still says whether one is over N).
+# Prints "LINES path:line function" (line: that of the opening brace) for each
+# function over N lines, longest first, and exits 1 when there is one (0 when
+# none, 2 on bad usage). With -a every function is listed (the exit status
+# still says whether one is over N). Tested by tests/mp/17-func-length.sh.
 #
 # How a function is found: a brace that opens at file scope (depth 0) after a
 # header that holds a '(' and no '=' (so not an initializer, struct, enum or

@@ -42,7 +42,7 @@ int coll_group_busiest_host(const coll_comm *comm, const coll_group_t *g)
         int h = comm->rank_host[g->ranks[i]], k = 0;
         if (cnt) {
             k = ++cnt[h];
-        } else {   /* out of memory: the slow count */
+        } else { /* out of memory: the slow count */
             for (int j = 0; j <= i; j++)
                 k += comm->rank_host[g->ranks[j]] == h;
         }

@@ -113,7 +113,8 @@ coll_status_t coll_topo_build(coll_comm *comm)
     comm->local_ranks = calloc(n, sizeof(int));
     if (!comm->rank_host || !comm->rank_local || !comm->host_nranks || !comm->world_ranks ||
         !comm->leader_ranks || !comm->local_ranks)
-        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "out of memory for the topology of %zu ranks", n);
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "out of memory for the topology of %zu ranks",
+                          n);
     group_hosts(comm);
     COLL_CHECK(check_local_limit(comm));
     comm->host = comm->rank_host[comm->rank];

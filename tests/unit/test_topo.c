@@ -46,7 +46,7 @@ static void free_comm(coll_comm *c)
 static void test_grouping(void **state)
 {
     (void)state;
-    const int hosts[7] = {7, 3, 7, 9, 3, 7, 7};   /* host ids: first seen 7 -> 0, 3 -> 1, 9 -> 2 */
+    const int hosts[7] = {7, 3, 7, 9, 3, 7, 7}; /* host ids: first seen 7 -> 0, 3 -> 1, 9 -> 2 */
     coll_comm *c = make_comm(7, 4, hosts, 2);
     assert_int_equal(coll_topo_build(c), COLL_SUCCESS);
     assert_int_equal(c->nhosts, 3);
@@ -70,8 +70,8 @@ static void test_grouping(void **state)
     assert_int_equal(c->local.size, 2);
     assert_int_equal(c->local.me, 1);
     assert_int_equal(c->leaders.size, 3);
-    assert_int_equal(c->leaders.me, -1);   /* rank 4 is no leader */
-    assert_true(c->oversub > 1.99 && c->oversub < 2.01);   /* host 0: 4 ranks on 2 CPUs */
+    assert_int_equal(c->leaders.me, -1);                 /* rank 4 is no leader */
+    assert_true(c->oversub > 1.99 && c->oversub < 2.01); /* host 0: 4 ranks on 2 CPUs */
     free_comm(c);
 }
 
@@ -121,16 +121,16 @@ static void test_group_queries(void **state)
     assert_int_equal(coll_topo_build(c), COLL_SUCCESS);
     const int two_local[2] = {0, 2}, mixed[4] = {0, 3, 4, 5}, one[1] = {1};
     coll_group_t g2 = {2, -1, two_local}, gm = {4, -1, mixed}, g1 = {1, 0, one};
-    assert_false(coll_group_is_local(c, &g2));   /* no shm: only a group of one is local */
+    assert_false(coll_group_is_local(c, &g2)); /* no shm: only a group of one is local */
     assert_true(coll_group_is_local(c, &g1));
     c->direct = (const void *)&direct_dummy;
     assert_true(coll_group_is_local(c, &g2));
     assert_false(coll_group_is_local(c, &gm));
-    assert_false(coll_group_is_host(c, &g2));    /* two of my host's three */
+    assert_false(coll_group_is_host(c, &g2)); /* two of my host's three */
     assert_true(coll_group_is_host(c, &c->local));
     assert_true(coll_group_is_host(c, &g1));
     assert_int_equal(coll_group_busiest_host(c, &c->world), 3);
-    assert_int_equal(coll_group_busiest_host(c, &gm), 2);   /* ranks 3 and 4 on host 1 */
+    assert_int_equal(coll_group_busiest_host(c, &gm), 2); /* ranks 3 and 4 on host 1 */
     assert_int_equal(coll_group_busiest_host(c, &g1), 1);
     c->direct = NULL;
     free_comm(c);

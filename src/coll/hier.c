@@ -6,6 +6,7 @@
 
 #include "coll/allreduce/allreduce.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/tree.h"
 #include "core/config.h"
 
@@ -193,45 +194,39 @@ size_t coll_hier_host_displ(const coll_comm *comm, int h, size_t count)
     return d * count;
 }
 
-/* ---- level costs ---- */
+/* ---- level costs ----
+ * Every level follows cost.h's rule for the oversubscription factor ov: it
+ * scales alpha (tcp steps too: the peer may have to be scheduled first), the
+ * shm barriers and gamma. */
 
-static double chunks(double n, double p)
+/* A shm level: 2 barriers, `copied` bytes through the stage, `reduced` bytes reduced. */
+static double shm_level(const coll_comm *comm, int p, double copied, double reduced)
 {
-    return 1.0 + n / p / (double)coll_cfg_size(COLL_CFG_CHUNK);
+    const coll_link_cost_t *l = coll_tuning_shm();
+    double ov = coll_tuning_oversub(comm);
+    if (p == 1)
+        return 0;
+    return 2 * l->bar_us * ov + copied * l->beta_us_per_b + reduced * l->gamma_us_per_b * ov;
 }
 
 double coll_hcost_shm_reduce_scatter(const coll_comm *comm, int p, double n)
 {
-    const coll_link_cost_t *l = coll_tuning_shm();
-    double ov = coll_tuning_oversub(comm);
-    if (p == 1)
-        return 0;
-    return 2 * l->bar_us * ov + n * l->beta_us_per_b * (1.0 + 1.0 / p) + (p - 1.0) / p * n * l->gamma_us_per_b * ov;
+    return shm_level(comm, p, n * (1.0 + 1.0 / p), (p - 1.0) / p * n);
 }
 
 double coll_hcost_shm_allgather(const coll_comm *comm, int p, double n)
 {
-    const coll_link_cost_t *l = coll_tuning_shm();
-    if (p == 1)
-        return 0;
-    return 2 * l->bar_us * coll_tuning_oversub(comm) + n * l->beta_us_per_b * (1.0 + 1.0 / p);
+    return shm_level(comm, p, n * (1.0 + 1.0 / p), 0);
 }
 
 double coll_hcost_shm_broadcast(const coll_comm *comm, int p, double n)
 {
-    const coll_link_cost_t *l = coll_tuning_shm();
-    if (p == 1)
-        return 0;
-    return 2 * l->bar_us * coll_tuning_oversub(comm) + 2 * n * l->beta_us_per_b;
+    return shm_level(comm, p, 2 * n, 0);
 }
 
 double coll_hcost_shm_reduce(const coll_comm *comm, int p, double n)
 {
-    const coll_link_cost_t *l = coll_tuning_shm();
-    double ov = coll_tuning_oversub(comm);
-    if (p == 1)
-        return 0;
-    return 2 * l->bar_us * ov + 2 * n * l->beta_us_per_b + (p - 1.0) / p * n * l->gamma_us_per_b * ov;
+    return shm_level(comm, p, 2 * n, (p - 1.0) / p * n);
 }
 
 double coll_hcost_tcp_allreduce(const coll_comm *comm, int p, double n, int flows)
@@ -240,8 +235,8 @@ double coll_hcost_tcp_allreduce(const coll_comm *comm, int p, double n, int flow
     double ov = coll_tuning_oversub(comm);
     if (p == 1)
         return 0;
-    double ring = 2 * (p - 1) * chunks(n, p) * l->alpha_us + 2.0 * (p - 1) / p * n * l->beta_us_per_b +
-                  (p - 1.0) / p * n * l->gamma_us_per_b * ov;
+    double ring = 2 * (p - 1) * coll_cost_chunks(n / p) * coll_cost_alpha(comm, l) +
+                  2.0 * (p - 1) / p * n * l->beta_us_per_b + (p - 1.0) / p * n * l->gamma_us_per_b * ov;
     double hd = coll_allreduce_hd_cost(l, l->beta_us_per_b, p, n, ov);
     return ring < hd ? ring : hd;
 }
@@ -249,21 +244,23 @@ double coll_hcost_tcp_allreduce(const coll_comm *comm, int p, double n, int flow
 double coll_hcost_tcp_broadcast(const coll_comm *comm, int p, double n, int flows)
 {
     const coll_link_cost_t *l = coll_tuning_tcp_shared(flows);
+    double alpha = coll_cost_alpha(comm, l);
     if (p == 1)
         return 0;
     int d = coll_tree_binomial_depth(p);
-    double binomial = d * (l->alpha_us + n * l->beta_us_per_b);
-    double sag = (d + p - 1) * l->alpha_us + 2.0 * (p - 1) / p * n * l->beta_us_per_b;
+    double binomial = d * (alpha + n * l->beta_us_per_b);
+    double sag = (d + p - 1) * alpha + 2.0 * (p - 1) / p * n * l->beta_us_per_b;
     return binomial < sag ? binomial : sag;
 }
 
 double coll_hcost_tcp_allgather(const coll_comm *comm, int p, double n, int flows)
 {
     const coll_link_cost_t *l = coll_tuning_tcp_shared(flows);
+    double alpha = coll_cost_alpha(comm, l);
     if (p == 1)
         return 0;
-    double ring = (p - 1) * chunks(n, p) * l->alpha_us + (p - 1.0) / p * n * l->beta_us_per_b;
-    double bruck = coll_tree_binomial_depth(p) * l->alpha_us + (p - 1.0) / p * n * l->beta_us_per_b;
+    double ring = (p - 1) * coll_cost_chunks(n / p) * alpha + (p - 1.0) / p * n * l->beta_us_per_b;
+    double bruck = coll_tree_binomial_depth(p) * alpha + (p - 1.0) / p * n * l->beta_us_per_b;
     return ring < bruck ? ring : bruck;
 }
 
@@ -272,6 +269,6 @@ double coll_hcost_tcp_reduce_scatter(const coll_comm *comm, int p, double n, int
     const coll_link_cost_t *l = coll_tuning_tcp_shared(flows);
     if (p == 1)
         return 0;
-    return (p - 1) * chunks(n, p) * l->alpha_us +
+    return (p - 1) * coll_cost_chunks(n / p) * coll_cost_alpha(comm, l) +
            (p - 1.0) / p * n * (l->beta_us_per_b + l->gamma_us_per_b * coll_tuning_oversub(comm));
 }

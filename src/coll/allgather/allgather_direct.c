@@ -35,6 +35,7 @@
 #include "coll/algo.h"
 #include "coll/allgather/allgather.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/tuning.h"
 #include "transport/direct.h"
 
@@ -112,9 +113,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes;
-    double half = (double)coll_direct_stage_bytes(comm) / 2.0;
-    double chunks = half > 0 ? 1.0 + floor(n / p / half) : 1.0;
-    double syncs = n / p <= (double)coll_direct_small_max(comm) ? 1.0 : chunks + 1;
+    double syncs = n / p <= (double)coll_direct_small_max(comm) ? 1.0 : coll_cost_direct_rounds(comm, n / p) + 1;
     return syncs * l->bar_us * coll_tuning_oversub(comm) + n * l->beta_us_per_b;
 }
 

@@ -20,6 +20,7 @@
 #include "core/config.h"
 #include "coll/allreduce/allreduce.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/hd.h"
 #include "coll/prim.h"
 #include "coll/tuning.h"
@@ -76,16 +77,17 @@ double coll_allreduce_hd_cost(const coll_link_cost_t *l, double beta, int p, dou
 {
     int p2 = coll_hd_pof2(p);
     double f = (double)(p2 - 1) / p2;
-    double c = 2 * coll_hd_nsteps(p) * l->alpha_us + 2 * f * n * beta + f * n * l->gamma_us_per_b * ov;
+    double alpha = l->alpha_us * ov; /* every step may wait for a context switch (cost.h) */
+    double c = 2 * coll_hd_nsteps(p) * alpha + 2 * f * n * beta + f * n * l->gamma_us_per_b * ov;
     if (p2 != p)
-        c += 2 * l->alpha_us + 2 * n * beta + n * l->gamma_us_per_b * ov;
+        c += 2 * alpha + 2 * n * beta + n * l->gamma_us_per_b * ov;
     return c;
 }
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
-    double beta = l->beta_us_per_b * (coll_group_is_local(comm, g) ? 2.0 : 1.0); /* shm: copy in + out */
+    double beta = coll_cost_beta(comm, g, l);
     /* Across hosts each step moves whole halves, with no chunk pipelining:
      * measured on two namespace hosts (bench/results/multihost-20261202.md),
      * 64 MiB hd 0.73-0.87 GB/s vs ring 1.64-1.92, and ring with pipelining off

@@ -23,6 +23,7 @@
 
 #include "coll/algo.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/ordered.h"
 #include "coll/prim.h"
 #include "coll/tuning.h"
@@ -59,8 +60,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes;
     size_t blk = coll_block_count(a->count, g->size, 0) * a->esize;
-    return coll_ordered_rsv_cost(comm, g, blk) + (p - 1) * (l->alpha_us * coll_tuning_oversub(comm)) +
-           (p - 1) / p * n * l->beta_us_per_b;
+    return coll_ordered_rsv_cost(comm, g, blk) + (p - 1) * coll_cost_alpha(comm, l) + (p - 1) / p * n * l->beta_us_per_b;
 }
 
 const coll_algo_t coll_algo_allreduce_ordered = {

@@ -12,6 +12,7 @@
  */
 #include "coll/algo.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/prim.h"
 #include "coll/tuning.h"
 #include "core/config.h"
@@ -82,10 +83,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes;
-    double chunks = 1.0 + n / p / (double)coll_cfg_size(COLL_CFG_CHUNK);
-    double beta = l->beta_us_per_b * (coll_group_is_local(comm, g) ? 2.0 : 1.0); /* shm: copy in + out */
-    return 2 * (p - 1) * chunks * l->alpha_us + 2 * (p - 1) / p * n * beta +
-           (p - 1) / p * n * l->gamma_us_per_b * coll_tuning_oversub(comm);
+    return 2 * (p - 1) * coll_cost_chunks(n / p) * coll_cost_alpha(comm, l) +
+           2 * (p - 1) / p * n * coll_cost_beta(comm, g, l) + (p - 1) / p * n * l->gamma_us_per_b * coll_tuning_oversub(comm);
 }
 
 const coll_algo_t coll_algo_allreduce_ring = {

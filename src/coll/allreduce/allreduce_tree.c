@@ -36,6 +36,7 @@
 #include "coll/algo.h"
 #include "coll/allreduce/allreduce.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/prim.h"
 #include "coll/tree.h"
 #include "coll/tuning.h"
@@ -169,13 +170,14 @@ double coll_allreduce_tree_cost(const coll_link_cost_t *l, double beta, int p, d
     if (m > half)
         m = half;
     double c = m > 0 ? ceil(half / m) : 0;
-    return (c + 2 * H - 1) * l->alpha_us + (2 * n + 2 * (2 * H - 1) * m) * beta + n * l->gamma_us_per_b * ov;
+    /* alpha: every step may wait for a context switch (cost.h) */
+    return (c + 2 * H - 1) * l->alpha_us * ov + (2 * n + 2 * (2 * H - 1) * m) * beta + n * l->gamma_us_per_b * ov;
 }
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
-    double beta = l->beta_us_per_b * (coll_group_is_local(comm, g) ? 2.0 : 1.0); /* shm: copy in + out */
+    double beta = coll_cost_beta(comm, g, l);
     return coll_allreduce_tree_cost(l, beta, g->size, (double)a->bytes, coll_tuning_oversub(comm));
 }
 

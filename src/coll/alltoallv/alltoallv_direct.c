@@ -34,6 +34,7 @@
 #include "coll/algo.h"
 #include "coll/alltoallv/alltoallv.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/tuning.h"
 #include "transport/direct.h"
 
@@ -194,9 +195,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     /* the path depends on every rank's counts; estimate it from mine */
     if (n + (double)hdr_bytes(g->size) <= (double)coll_direct_small_max(comm))
         return l->bar_us * ov + 2 * n * l->beta_us_per_b;
-    double half = (double)coll_direct_stage_bytes(comm) / 2.0;
-    double chunks = half > 0 ? 1.0 + floor(n / half) : 1.0;
-    return (chunks + 2) * l->bar_us * ov + 2 * n * l->beta_us_per_b;
+    return (coll_cost_direct_rounds(comm, n) + 2) * l->bar_us * ov + 2 * n * l->beta_us_per_b;
 }
 
 const coll_algo_t coll_algo_alltoallv_direct = {

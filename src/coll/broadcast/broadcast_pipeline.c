@@ -14,6 +14,7 @@
 #include "coll/algo.h"
 #include "coll/broadcast/broadcast.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/prim.h"
 #include "coll/tree.h"
 #include "coll/tuning.h"
@@ -57,16 +58,12 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes;
     double c = 1.0 + (double)(size_t)(n / (double)coll_cfg_size(COLL_CFG_CHUNK));
-    /* shm: copy in + out, every rank copying at once (ov ranks per core share a core) */
-    int shm = coll_group_is_local(comm, g);
-    double ov = shm ? coll_tuning_oversub(comm) : 1.0;
-    double alpha = l->alpha_us * ov, beta = l->beta_us_per_b * (shm ? 2.0 * ov : 1.0);
+    coll_cost_step_t s = coll_cost_tree_step(comm, g);
     if (p < 2)
         return 0;
-    return (p - 2 + c) * (alpha + n / c * beta);
+    return (p - 2 + c) * (s.alpha + n / c * s.beta);
 }
 
 const coll_algo_t coll_algo_broadcast_pipeline = {

@@ -25,6 +25,7 @@
 
 #include "coll/algo.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/gather/gather.h"
 #include "coll/tuning.h"
 #include "transport/direct.h"
@@ -103,8 +104,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
         return 0; /* nothing to move (and no stage to divide by) */
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes, ov = coll_tuning_oversub(comm);
-    double rounds = 1.0 + (double)(size_t)(n / p / ((double)coll_direct_stage_bytes(comm) / 2.0));
-    return (rounds + 1) * l->bar_us * ov + n / p * l->beta_us_per_b * ov + (p - 1) / p * n * l->beta_us_per_b;
+    return (coll_cost_direct_rounds(comm, n / p) + 1) * l->bar_us * ov + n / p * l->beta_us_per_b * ov +
+           (p - 1) / p * n * l->beta_us_per_b;
 }
 
 const coll_algo_t coll_algo_gather_direct = {

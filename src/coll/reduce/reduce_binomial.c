@@ -20,6 +20,7 @@
 
 #include "coll/algo.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/prim.h"
 #include "coll/reduce/reduce.h"
 #include "coll/tree.h"
@@ -69,14 +70,9 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double n = (double)a->bytes;
-    /* shm: copy in + out, every rank copying at once (ov ranks per core share a core) */
-    int shm = coll_group_is_local(comm, g);
-    double ov = shm ? coll_tuning_oversub(comm) : 1.0;
-    double alpha = l->alpha_us * ov, beta = l->beta_us_per_b * (shm ? 2.0 * ov : 1.0);
-    double gamma = l->gamma_us_per_b * coll_tuning_oversub(comm);
-    return coll_tree_binomial_depth(g->size) * (alpha + n * beta + n * gamma);
+    coll_cost_step_t s = coll_cost_tree_step(comm, g);
+    return coll_tree_binomial_depth(g->size) * (s.alpha + n * s.beta + n * s.gamma);
 }
 
 const coll_algo_t coll_algo_reduce_binomial = {

@@ -24,6 +24,7 @@
 
 #include "coll/algo.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/scatter/scatter.h"
 #include "coll/tuning.h"
 #include "transport/direct.h"
@@ -101,8 +102,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
         return 0; /* nothing to move (and no stage to divide by) */
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes, ov = coll_tuning_oversub(comm);
-    double rounds = 1.0 + (double)(size_t)(n / ((double)coll_direct_stage_bytes(comm) / 2.0));
-    return (rounds + 1) * l->bar_us * ov + (p - 1) / p * n * l->beta_us_per_b + n / p * l->beta_us_per_b * ov;
+    return (coll_cost_direct_rounds(comm, n) + 1) * l->bar_us * ov + (p - 1) / p * n * l->beta_us_per_b +
+           n / p * l->beta_us_per_b * ov;
 }
 
 const coll_algo_t coll_algo_scatter_direct = {

@@ -88,11 +88,8 @@ coll_status_t coll_allreduce_direct_run(coll_comm *comm, const coll_group_t *g, 
 {
     int p = g->size, me = g->me;
     size_t es = coll_dtype_size(dt);
-    if (p == 1 || n == 0) {
-        if (sendbuf != recvbuf && n)
-            memcpy(recvbuf, sendbuf, n * es);
+    if (n == 0 || coll_alone(p, sendbuf, recvbuf, n * es))
         return p == 1 ? COLL_SUCCESS : coll_direct_barrier(comm);
-    }
     if (n * es <= coll_direct_small_max(comm) && n * es <= COLL_ALLREDUCE_SMALL_BYTES)
         return small(comm, g, sendbuf, recvbuf, n, dt, op);
     int mylr = coll_group_lr(comm, g, me);

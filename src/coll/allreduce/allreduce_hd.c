@@ -32,11 +32,8 @@ coll_status_t coll_allreduce_hd_run(coll_comm *comm, const coll_group_t *g, cons
     size_t es = coll_dtype_size(dt);
     const char *sb = sendbuf;
     char *rb = recvbuf;
-    if (p == 1 || n == 0) {
-        if (sb != rb && n)
-            memcpy(rb, sb, n * es);
+    if (n == 0 || coll_alone(p, sb, rb, n * es))
         return COLL_SUCCESS;
-    }
     int fold = coll_hd_fold_peer(me, p);
     int v = coll_hd_vrank(me, p);
     if (v < 0) {   /* folded out: hand the vector over, get the result back */

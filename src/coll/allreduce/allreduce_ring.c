@@ -40,11 +40,8 @@ coll_status_t coll_allreduce_ring_run(coll_comm *comm, const coll_group_t *g, co
 {
     int p = g->size, me = g->me;
     size_t es = coll_dtype_size(dt);
-    if (p == 1 || n == 0) {
-        if (sendbuf != recvbuf && n)
-            memcpy(recvbuf, sendbuf, n * es);
+    if (n == 0 || coll_alone(p, sendbuf, recvbuf, n * es))
         return COLL_SUCCESS;
-    }
     int right = g->ranks[coll_ring_next(me, p)], left = g->ranks[coll_ring_prev(me, p)];
     size_t chunk = coll_cfg_size(COLL_CFG_CHUNK) / es;
     if (chunk == 0)

@@ -68,11 +68,8 @@ coll_status_t coll_allreduce_tree_run(coll_comm *comm, const coll_group_t *g, co
     size_t es = coll_dtype_size(dt);
     const char *sb = sendbuf;
     char *rb = recvbuf;
-    if (p == 1 || n == 0) {
-        if (sb != rb && n)
-            memcpy(rb, sb, n * es);
+    if (n == 0 || coll_alone(p, sb, rb, n * es))
         return COLL_SUCCESS;
-    }
     side_t side[2];
     long steps = 0;
     size_t tmp_elems = 0;

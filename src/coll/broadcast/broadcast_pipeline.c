@@ -29,10 +29,9 @@ static size_t chunk_elems(size_t es)
 coll_status_t coll_broadcast_pipeline_run(coll_comm *comm, const coll_group_t *g, void *buf, size_t n,
                                           coll_dtype_t dt, int root)
 {
-    int p = g->size, me = g->me, ri = coll_group_index(g, root);
+    int p = g->size, me = g->me, ri;
     size_t es = coll_dtype_size(dt);
-    if (ri < 0)
-        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "broadcast: root %d is not in the group", root);
+    COLL_CHECK(coll_root_index(g, "broadcast", root, &ri));
     if (p == 1 || n == 0)
         return COLL_SUCCESS;
     int prev = coll_tree_chain_prev(me, ri, p), next = coll_tree_chain_next(me, ri, p);

@@ -29,17 +29,11 @@
 coll_status_t coll_reduce_binomial_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                        void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op, int root)
 {
-    int p = g->size, me = g->me, ri = coll_group_index(g, root);
+    int p = g->size, me = g->me, ri;
     size_t bytes = n * coll_dtype_size(dt);
-    if (ri < 0)
-        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "reduce: root %d is not in the group", root);
-    if (bytes == 0)
+    COLL_CHECK(coll_root_index(g, "reduce", root, &ri));
+    if (bytes == 0 || coll_alone(p, sendbuf, recvbuf, bytes))
         return COLL_SUCCESS;
-    if (p == 1) {
-        if (sendbuf != recvbuf)
-            memcpy(recvbuf, sendbuf, bytes);
-        return COLL_SUCCESS;
-    }
     int kids[COLL_TREE_MAX_CHILDREN];
     int nk = coll_tree_binomial_children(me, ri, p, kids);
     int parent = coll_tree_binomial_parent(me, ri, p);

@@ -36,17 +36,11 @@ static size_t chunk_elems(size_t es)
 coll_status_t coll_reduce_pipeline_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                        void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op, int root)
 {
-    int p = g->size, me = g->me, ri = coll_group_index(g, root);
+    int p = g->size, me = g->me, ri;
     size_t es = coll_dtype_size(dt);
-    if (ri < 0)
-        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "reduce: root %d is not in the group", root);
-    if (n == 0)
+    COLL_CHECK(coll_root_index(g, "reduce", root, &ri));
+    if (n == 0 || coll_alone(p, sendbuf, recvbuf, n * es))
         return COLL_SUCCESS;
-    if (p == 1) {
-        if (sendbuf != recvbuf)
-            memcpy(recvbuf, sendbuf, n * es);
-        return COLL_SUCCESS;
-    }
     /* data flows against the chain: from my chain successor to my predecessor */
     int nx = coll_tree_chain_next(me, ri, p), pv = coll_tree_chain_prev(me, ri, p);
     int from = nx >= 0 ? g->ranks[nx] : -1, to = pv >= 0 ? g->ranks[pv] : -1;

@@ -84,17 +84,11 @@ static coll_status_t gather_at_root(coll_comm *comm, const coll_group_t *g, char
 coll_status_t coll_reduce_rs_gather_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                         void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op, int root)
 {
-    int p = g->size, me = g->me, ri = coll_group_index(g, root);
+    int p = g->size, me = g->me, ri;
     size_t es = coll_dtype_size(dt);
-    if (ri < 0)
-        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "reduce: root %d is not in the group", root);
-    if (n == 0)
+    COLL_CHECK(coll_root_index(g, "reduce", root, &ri));
+    if (n == 0 || coll_alone(p, sendbuf, recvbuf, n * es))
         return COLL_SUCCESS;
-    if (p == 1) {
-        if (sendbuf != recvbuf)
-            memcpy(recvbuf, sendbuf, n * es);
-        return COLL_SUCCESS;
-    }
     const char *own;
     if (me == ri) {
         COLL_CHECK(reduce_scatter(comm, g, sendbuf, recvbuf, NULL, n, dt, op, &own));

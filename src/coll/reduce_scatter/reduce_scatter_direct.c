@@ -68,13 +68,8 @@ coll_status_t coll_reduce_scatter_direct_run(coll_comm *comm, const coll_group_t
     size_t es = coll_dtype_size(dt);
     const char *sb = sendbuf;
     char *rb = recvbuf;
-    if (n == 0)
+    if (n == 0 || coll_alone(p, sb, rb, n * es))
         return COLL_SUCCESS;
-    if (p == 1) {
-        if (sb != rb)
-            memcpy(rb, sb, n * es);
-        return COLL_SUCCESS;
-    }
     if ((size_t)p * n * es <= coll_direct_small_max(comm))
         return small(comm, g, sb, rb, n, dt, op);
     size_t half = coll_direct_stage_bytes(comm) / 2, c = half / es / (size_t)p;

@@ -39,13 +39,8 @@ coll_status_t coll_reduce_scatter_ring_run(coll_comm *comm, const coll_group_t *
     size_t es = coll_dtype_size(dt);
     const char *sb = sendbuf;
     char *rb = recvbuf;
-    if (n == 0)
+    if (n == 0 || coll_alone(p, sb, rb, n * es))
         return COLL_SUCCESS;
-    if (p == 1) {
-        if (sb != rb)
-            memcpy(rb, sb, n * es);
-        return COLL_SUCCESS;
-    }
     int right = g->ranks[coll_ring_next(me, p)], left = g->ranks[coll_ring_prev(me, p)];
     size_t chunk = coll_cfg_size(COLL_CFG_CHUNK) / es;
     if (chunk == 0)

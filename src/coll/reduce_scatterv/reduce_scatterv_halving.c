@@ -53,11 +53,8 @@ coll_status_t coll_reduce_scatterv_halving_run(coll_comm *comm, const coll_group
     size_t es = coll_dtype_size(dt);
     const char *sb = sendbuf;
     char *rb = recvbuf;
-    if (p == 1) {
-        if (counts[0] && sb + displs[0] * es != rb)
-            memcpy(rb, sb + displs[0] * es, counts[0] * es);
+    if (coll_alone(p, sb + displs[0] * es, rb, counts[0] * es))
         return COLL_SUCCESS;
-    }
     size_t *po = malloc(sizeof *po * ((size_t)p + 1));   /* packed byte offset of member i's block */
     if (!po)
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "reduce_scatterv halving: out of memory");

@@ -38,11 +38,8 @@ coll_status_t coll_reduce_scatterv_ring_run(coll_comm *comm, const coll_group_t 
     size_t es = coll_dtype_size(dt), maxc = 0;
     const char *sb = sendbuf;
     char *rb = recvbuf;
-    if (p == 1) {
-        if (counts[0] && sb + displs[0] * es != rb)
-            memcpy(rb, sb + displs[0] * es, counts[0] * es);
+    if (coll_alone(p, sb + displs[0] * es, rb, counts[0] * es))
         return COLL_SUCCESS;
-    }
     for (int i = 0; i < p; i++)
         maxc = counts[i] > maxc ? counts[i] : maxc;
     if (maxc == 0)

@@ -45,12 +45,11 @@ static void stage_round(char *h, const char *sb, int p, int me, size_t n, size_t
 coll_status_t coll_scatter_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                       void *recvbuf, size_t n, coll_dtype_t dt, int root)
 {
-    int p = g->size, me = g->me, ri = coll_group_index(g, root);
+    int p = g->size, me = g->me, ri;
     size_t es = coll_dtype_size(dt), blk = n * es;
     const char *sb = sendbuf;
     char *rb = recvbuf;
-    if (ri < 0)
-        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "scatter: root %d is not in the group", root);
+    COLL_CHECK(coll_root_index(g, "scatter", root, &ri));
     if (n == 0)
         return COLL_SUCCESS;
     int is_root = me == ri;

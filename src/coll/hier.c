@@ -12,26 +12,29 @@
 
 static coll_status_t sub_run(coll_comm *comm, const coll_group_t *g, coll_args_t *a)
 {
-    a->esize = coll_dtype_size(a->dt);
+    coll_args_finish(comm, g, a);
     return coll_algo_run(comm, g, a);
+}
+
+/* AllReduce and Reduce: the same arguments (root unused by AllReduce). */
+static coll_status_t sub_reducing(coll_comm *comm, const coll_group_t *g, coll_kind_t kind, const void *sendbuf,
+                                  void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op, int root)
+{
+    coll_args_t a = {.kind = kind, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = n, .dt = dt, .op = op,
+                     .root = root};
+    return sub_run(comm, g, &a);
 }
 
 coll_status_t coll_sub_allreduce(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
                                  size_t n, coll_dtype_t dt, coll_op_t op)
 {
-    coll_args_t a = {.kind = COLL_ALLREDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = n, .dt = dt,
-                     .op = op, .inplace = sendbuf == recvbuf};
-    a.bytes = n * coll_dtype_size(dt);
-    return sub_run(comm, g, &a);
+    return sub_reducing(comm, g, COLL_ALLREDUCE, sendbuf, recvbuf, n, dt, op, 0);
 }
 
 coll_status_t coll_sub_reduce(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
                               size_t n, coll_dtype_t dt, coll_op_t op, int root)
 {
-    coll_args_t a = {.kind = COLL_REDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = n, .dt = dt,
-                     .op = op, .root = root, .inplace = sendbuf == recvbuf};
-    a.bytes = n * coll_dtype_size(dt);
-    return sub_run(comm, g, &a);
+    return sub_reducing(comm, g, COLL_REDUCE, sendbuf, recvbuf, n, dt, op, root);
 }
 
 coll_status_t coll_sub_barrier(coll_comm *comm, const coll_group_t *g)
@@ -44,19 +47,15 @@ coll_status_t coll_sub_broadcast(coll_comm *comm, const coll_group_t *g, void *b
                                  coll_dtype_t dt, int root)
 {
     coll_args_t a = {.kind = COLL_BROADCAST, .sendbuf = buf, .recvbuf = buf, .count = n, .dt = dt,
-                     .root = root, .inplace = 1};
-    a.bytes = n * coll_dtype_size(dt);
+                     .root = root};
     return sub_run(comm, g, &a);
 }
 
 coll_status_t coll_sub_reduce_scatter(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                       void *recvbuf, size_t count, coll_dtype_t dt, coll_op_t op)
 {
-    size_t es = coll_dtype_size(dt);
     coll_args_t a = {.kind = COLL_REDUCE_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
-                     .dt = dt, .op = op,
-                     .inplace = (char *)recvbuf == (const char *)sendbuf + (size_t)g->me * count * es};
-    a.bytes = count * es * (size_t)g->size;
+                     .dt = dt, .op = op};
     return sub_run(comm, g, &a);
 }
 
@@ -64,65 +63,46 @@ coll_status_t coll_sub_reduce_scatterv(coll_comm *comm, const coll_group_t *g, c
                                        void *recvbuf, const size_t *counts, const size_t *displs,
                                        coll_dtype_t dt, coll_op_t op)
 {
-    size_t es = coll_dtype_size(dt), total = 0;
-    for (int i = 0; i < g->size; i++)
-        total += counts[i];
     coll_args_t a = {.kind = COLL_REDUCE_SCATTERV, .sendbuf = sendbuf, .recvbuf = recvbuf,
-                     .count = counts[g->me], .counts = counts, .displs = displs, .dt = dt, .op = op,
-                     .inplace = (char *)recvbuf == (const char *)sendbuf + displs[g->me] * es};
-    a.bytes = total * es;
+                     .count = counts[g->me], .counts = counts, .displs = displs, .dt = dt, .op = op};
     return sub_run(comm, g, &a);
 }
 
 coll_status_t coll_sub_allgatherv(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
                                   const size_t *counts, const size_t *displs, coll_dtype_t dt)
 {
-    size_t es = coll_dtype_size(dt), total = 0;
-    for (int i = 0; i < g->size; i++)
-        total += counts[i];
     coll_args_t a = {.kind = COLL_ALLGATHERV, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = counts[g->me],
-                     .counts = counts, .displs = displs, .dt = dt,
-                     .inplace = (const char *)sendbuf == (char *)recvbuf + displs[g->me] * es};
-    a.bytes = total * es;
+                     .counts = counts, .displs = displs, .dt = dt};
+    return sub_run(comm, g, &a);
+}
+
+/* Scatter and Gather: mirror images with the same arguments. */
+static coll_status_t sub_rooted(coll_comm *comm, const coll_group_t *g, coll_kind_t kind, const void *sendbuf,
+                                void *recvbuf, size_t count, coll_dtype_t dt, int root)
+{
+    coll_args_t a = {.kind = kind, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dt = dt,
+                     .root = root};
     return sub_run(comm, g, &a);
 }
 
 coll_status_t coll_sub_scatter(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
                                size_t count, coll_dtype_t dt, int root)
 {
-    size_t es = coll_dtype_size(dt);
-    int ri = coll_group_index(g, root);
-    coll_args_t a = {.kind = COLL_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dt = dt,
-                     .root = root,
-                     .inplace = comm->rank == root && (char *)recvbuf == (const char *)sendbuf + (size_t)ri * count * es};
-    a.bytes = count * es * (size_t)g->size;
-    return sub_run(comm, g, &a);
+    return sub_rooted(comm, g, COLL_SCATTER, sendbuf, recvbuf, count, dt, root);
 }
 
 coll_status_t coll_sub_gather(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
                               size_t count, coll_dtype_t dt, int root)
 {
-    size_t es = coll_dtype_size(dt);
-    int ri = coll_group_index(g, root);
-    coll_args_t a = {.kind = COLL_GATHER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dt = dt,
-                     .root = root,
-                     .inplace = comm->rank == root && (const char *)sendbuf == (char *)recvbuf + (size_t)ri * count * es};
-    a.bytes = count * es * (size_t)g->size;
-    return sub_run(comm, g, &a);
+    return sub_rooted(comm, g, COLL_GATHER, sendbuf, recvbuf, count, dt, root);
 }
 
 coll_status_t coll_sub_alltoallv(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                  const size_t *scounts, const size_t *sdispls, void *recvbuf,
                                  const size_t *rcounts, const size_t *rdispls, coll_dtype_t dt)
 {
-    size_t stot = 0, rtot = 0;
-    for (int i = 0; i < g->size; i++) {
-        stot += scounts[i];
-        rtot += rcounts[i];
-    }
     coll_args_t a = {.kind = COLL_ALLTOALLV, .sendbuf = sendbuf, .recvbuf = recvbuf, .scounts = scounts,
                      .sdispls = sdispls, .rcounts = rcounts, .rdispls = rdispls, .dt = dt};
-    a.bytes = (stot > rtot ? stot : rtot) * coll_dtype_size(dt);
     return sub_run(comm, g, &a);
 }
 
@@ -229,23 +209,34 @@ double coll_hcost_shm_reduce(const coll_comm *comm, int p, double n)
     return shm_level(comm, p, 2 * n, (p - 1.0) / p * n);
 }
 
+/* A tcp level of p members, `flows` groups at once through each host's link:
+ * its constants and *alpha; NULL for a level of one member (it costs nothing). */
+static const coll_link_cost_t *tcp_level(const coll_comm *comm, int p, int flows, double *alpha)
+{
+    if (p == 1)
+        return NULL;
+    const coll_link_cost_t *l = coll_tuning_tcp_shared(flows);
+    *alpha = coll_cost_alpha(comm, l);
+    return l;
+}
+
 double coll_hcost_tcp_allreduce(const coll_comm *comm, int p, double n, int flows)
 {
-    const coll_link_cost_t *l = coll_tuning_tcp_shared(flows);
-    double ov = coll_tuning_oversub(comm);
-    if (p == 1)
+    double alpha, ov = coll_tuning_oversub(comm);
+    const coll_link_cost_t *l = tcp_level(comm, p, flows, &alpha);
+    if (!l)
         return 0;
-    double ring = 2 * (p - 1) * coll_cost_chunks(n / p) * coll_cost_alpha(comm, l) +
-                  2.0 * (p - 1) / p * n * l->beta_us_per_b + (p - 1.0) / p * n * l->gamma_us_per_b * ov;
+    double ring = 2 * (p - 1) * coll_cost_chunks(n / p) * alpha + 2.0 * (p - 1) / p * n * l->beta_us_per_b +
+                  (p - 1.0) / p * n * l->gamma_us_per_b * ov;
     double hd = coll_allreduce_hd_cost(l, l->beta_us_per_b, p, n, ov);
     return ring < hd ? ring : hd;
 }
 
 double coll_hcost_tcp_broadcast(const coll_comm *comm, int p, double n, int flows)
 {
-    const coll_link_cost_t *l = coll_tuning_tcp_shared(flows);
-    double alpha = coll_cost_alpha(comm, l);
-    if (p == 1)
+    double alpha;
+    const coll_link_cost_t *l = tcp_level(comm, p, flows, &alpha);
+    if (!l)
         return 0;
     int d = coll_tree_binomial_depth(p);
     double binomial = d * (alpha + n * l->beta_us_per_b);
@@ -255,9 +246,9 @@ double coll_hcost_tcp_broadcast(const coll_comm *comm, int p, double n, int flow
 
 double coll_hcost_tcp_allgather(const coll_comm *comm, int p, double n, int flows)
 {
-    const coll_link_cost_t *l = coll_tuning_tcp_shared(flows);
-    double alpha = coll_cost_alpha(comm, l);
-    if (p == 1)
+    double alpha;
+    const coll_link_cost_t *l = tcp_level(comm, p, flows, &alpha);
+    if (!l)
         return 0;
     double ring = (p - 1) * coll_cost_chunks(n / p) * alpha + (p - 1.0) / p * n * l->beta_us_per_b;
     double bruck = coll_tree_binomial_depth(p) * alpha + (p - 1.0) / p * n * l->beta_us_per_b;
@@ -266,9 +257,10 @@ double coll_hcost_tcp_allgather(const coll_comm *comm, int p, double n, int flow
 
 double coll_hcost_tcp_reduce_scatter(const coll_comm *comm, int p, double n, int flows)
 {
-    const coll_link_cost_t *l = coll_tuning_tcp_shared(flows);
-    if (p == 1)
+    double alpha;
+    const coll_link_cost_t *l = tcp_level(comm, p, flows, &alpha);
+    if (!l)
         return 0;
-    return (p - 1) * coll_cost_chunks(n / p) * coll_cost_alpha(comm, l) +
+    return (p - 1) * coll_cost_chunks(n / p) * alpha +
            (p - 1.0) / p * n * (l->beta_us_per_b + l->gamma_us_per_b * coll_tuning_oversub(comm));
 }

@@ -21,6 +21,20 @@
 #include "coll/tuning.h"
 #include "core/config.h"
 
+coll_status_t coll_alltoallv_self(const coll_group_t *g, const char *sb, const size_t *scounts,
+                                  const size_t *sdispls, char *rb, const size_t *rcounts, const size_t *rdispls,
+                                  size_t es)
+{
+    int me = g->me;
+    if (scounts[me] != rcounts[me])
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_COLL,
+                          "alltoallv: rank %d sends itself %zu elements but expects %zu", g->ranks[me],
+                          scounts[me], rcounts[me]);
+    if (scounts[me])
+        memcpy(rb + rdispls[me] * es, sb + sdispls[me] * es, scounts[me] * es);
+    return COLL_SUCCESS;
+}
+
 coll_status_t coll_alltoallv_pairwise_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                           const size_t *scounts, const size_t *sdispls, void *recvbuf,
                                           const size_t *rcounts, const size_t *rdispls, coll_dtype_t dt)
@@ -29,12 +43,7 @@ coll_status_t coll_alltoallv_pairwise_run(coll_comm *comm, const coll_group_t *g
     size_t es = coll_dtype_size(dt);
     const char *sb = sendbuf;
     char *rb = recvbuf;
-    if (scounts[me] != rcounts[me])
-        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_COLL,
-                          "alltoallv: rank %d sends itself %zu elements but expects %zu", g->ranks[me],
-                          scounts[me], rcounts[me]);
-    if (scounts[me])
-        memcpy(rb + rdispls[me] * es, sb + sdispls[me] * es, scounts[me] * es);
+    COLL_CHECK(coll_alltoallv_self(g, sb, scounts, sdispls, rb, rcounts, rdispls, es));
     for (int s = 1; s < p; s++) {
         int to = (me + s) % p, from = coll_mod(me - s, p);
         COLL_CHECK(coll_prim_sendrecv(comm, sb + sdispls[to] * es, scounts[to] * es, g->ranks[to],
@@ -59,10 +68,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 }
 
 const coll_algo_t coll_algo_alltoallv_pairwise = {
-    .kind = COLL_ALLTOALLV,
-    .name = "pairwise",
+    .kind = COLL_ALLTOALLV, .name = "pairwise", .flags = COLL_ALGO_F_ALL_PEERS,
     .desc = "pairwise exchange with per-peer counts: p-1 steps, step s sends to me+s and receives from me-s",
-    .flags = COLL_ALGO_F_ALL_PEERS,
-    .cost_us = cost,
-    .run = run,
+    .cost_us = cost, .run = run,
 };

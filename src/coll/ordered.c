@@ -82,3 +82,11 @@ double coll_ordered_rsv_cost(const coll_comm *comm, const coll_group_t *g, size_
     double p = g->size, m = (double)max_block_bytes;
     return coll_cost_chunks(m) * (p - 1) * coll_cost_alpha(comm, l) + (p - 1) * m * (l->beta_us_per_b + l->gamma_us_per_b * ov);
 }
+
+double coll_ordered_reduce_cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a, double steps)
+{
+    const coll_link_cost_t *l = coll_tuning_link(comm, g);
+    double p = g->size, n = (double)a->bytes;
+    size_t blk = coll_block_count(a->count, g->size, 0) * a->esize;
+    return coll_ordered_rsv_cost(comm, g, blk) + steps * coll_cost_alpha(comm, l) + (p - 1) / p * n * l->beta_us_per_b;
+}

@@ -164,23 +164,18 @@ INLINE __m256i prod_f64(__m256i a, __m256i b)
     return _mm256_castpd_si256(_mm256_mul_pd(_mm256_castsi256_pd(a), _mm256_castsi256_pd(b)));
 }
 
-INLINE __m256i max_f64(__m256i ai, __m256i bi)
-{
-    __m256d a = _mm256_castsi256_pd(ai), b = _mm256_castsi256_pd(bi);
-    __m256d r = _mm256_max_pd(a, b);
-    r = _mm256_blendv_pd(r, _mm256_and_pd(a, b), _mm256_cmp_pd(a, b, _CMP_EQ_OQ));
-    r = _mm256_blendv_pd(r, _mm256_add_pd(a, b), _mm256_cmp_pd(a, b, _CMP_UNORD_Q));
-    return _mm256_castpd_si256(r);
-}
-
-INLINE __m256i min_f64(__m256i ai, __m256i bi)
-{
-    __m256d a = _mm256_castsi256_pd(ai), b = _mm256_castsi256_pd(bi);
-    __m256d r = _mm256_min_pd(a, b);
-    r = _mm256_blendv_pd(r, _mm256_or_pd(a, b), _mm256_cmp_pd(a, b, _CMP_EQ_OQ));
-    r = _mm256_blendv_pd(r, _mm256_add_pd(a, b), _mm256_cmp_pd(a, b, _CMP_UNORD_Q));
-    return _mm256_castpd_si256(r);
-}
+/* IEEE maximum / minimum on fp64 lanes, as fmax_ieee / fmin_ieee. */
+#define F64_IEEE(NAME, PICK, EQUAL)                                                   \
+    INLINE __m256i NAME(__m256i ai, __m256i bi)                                       \
+    {                                                                                 \
+        __m256d a = _mm256_castsi256_pd(ai), b = _mm256_castsi256_pd(bi);             \
+        __m256d r = PICK(a, b);                                                       \
+        r = _mm256_blendv_pd(r, EQUAL(a, b), _mm256_cmp_pd(a, b, _CMP_EQ_OQ));        \
+        r = _mm256_blendv_pd(r, _mm256_add_pd(a, b), _mm256_cmp_pd(a, b, _CMP_UNORD_Q)); \
+        return _mm256_castpd_si256(r);                                                \
+    }
+F64_IEEE(max_f64, _mm256_max_pd, _mm256_and_pd)
+F64_IEEE(min_f64, _mm256_min_pd, _mm256_or_pd)
 
 /* ---- fp16: F16C conversions are exact and round to nearest even ---- */
 

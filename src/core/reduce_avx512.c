@@ -139,23 +139,18 @@ INLINE __m512i prod_f64(__m512i a, __m512i b)
     return _mm512_castpd_si512(_mm512_mul_pd(_mm512_castsi512_pd(a), _mm512_castsi512_pd(b)));
 }
 
-INLINE __m512i max_f64(__m512i ai, __m512i bi)
-{
-    __m512d a = _mm512_castsi512_pd(ai), b = _mm512_castsi512_pd(bi);
-    __m512d r = _mm512_max_pd(a, b);
-    r = _mm512_mask_and_pd(r, _mm512_cmp_pd_mask(a, b, _CMP_EQ_OQ), a, b);
-    r = _mm512_mask_add_pd(r, _mm512_cmp_pd_mask(a, b, _CMP_UNORD_Q), a, b);
-    return _mm512_castpd_si512(r);
-}
-
-INLINE __m512i min_f64(__m512i ai, __m512i bi)
-{
-    __m512d a = _mm512_castsi512_pd(ai), b = _mm512_castsi512_pd(bi);
-    __m512d r = _mm512_min_pd(a, b);
-    r = _mm512_mask_or_pd(r, _mm512_cmp_pd_mask(a, b, _CMP_EQ_OQ), a, b);
-    r = _mm512_mask_add_pd(r, _mm512_cmp_pd_mask(a, b, _CMP_UNORD_Q), a, b);
-    return _mm512_castpd_si512(r);
-}
+/* IEEE maximum / minimum on fp64 lanes, as fmax_ieee / fmin_ieee. */
+#define F64_IEEE(NAME, PICK, EQUAL)                                                   \
+    INLINE __m512i NAME(__m512i ai, __m512i bi)                                       \
+    {                                                                                 \
+        __m512d a = _mm512_castsi512_pd(ai), b = _mm512_castsi512_pd(bi);             \
+        __m512d r = PICK(a, b);                                                       \
+        r = EQUAL(r, _mm512_cmp_pd_mask(a, b, _CMP_EQ_OQ), a, b);                     \
+        r = _mm512_mask_add_pd(r, _mm512_cmp_pd_mask(a, b, _CMP_UNORD_Q), a, b);      \
+        return _mm512_castpd_si512(r);                                                \
+    }
+F64_IEEE(max_f64, _mm512_max_pd, _mm512_mask_and_pd)
+F64_IEEE(min_f64, _mm512_min_pd, _mm512_mask_or_pd)
 
 /* ---- fp16: F16C conversions are exact and round to nearest even ---- */
 

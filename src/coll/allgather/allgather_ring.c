@@ -65,9 +65,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 }
 
 const coll_algo_t coll_algo_allgather_ring = {
-    .kind = COLL_ALLGATHER,
-    .name = "ring",
+    .kind = COLL_ALLGATHER, .name = "ring",
     .desc = "ring, chunk-pipelined: p-1 steps, (p-1)/p n bytes per rank",
-    .cost_us = cost,
-    .run = run,
+    .cost_us = cost, .run = run,
 };

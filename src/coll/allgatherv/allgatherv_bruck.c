@@ -93,9 +93,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 }
 
 const coll_algo_t coll_algo_allgatherv_bruck = {
-    .kind = COLL_ALLGATHERV,
-    .name = "bruck",
+    .kind = COLL_ALLGATHERV, .name = "bruck",
     .desc = "Bruck with per-rank counts: ceil(log2 p) steps to 2 log2 p peers through a rotated packed buffer; any p",
-    .cost_us = cost,
-    .run = run,
+    .cost_us = cost, .run = run,
 };

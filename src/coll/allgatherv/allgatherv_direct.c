@@ -116,12 +116,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 }
 
 const coll_algo_t coll_algo_allgatherv_direct = {
-    .kind = COLL_ALLGATHERV,
-    .name = "direct",
+    .kind = COLL_ALLGATHERV, .name = "direct", .flags = COLL_ALGO_F_SINGLE_HOST,
     .desc = "shared memory, one host: blocks staged (or zero-copy), copied out to their displacements; 1 "
             "barrier per chunk + 1",
-    .flags = COLL_ALGO_F_SINGLE_HOST,
-    .usable = usable,
-    .cost_us = cost,
-    .run = run,
+    .usable = usable, .cost_us = cost, .run = run,
 };

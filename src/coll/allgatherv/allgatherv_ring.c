@@ -74,9 +74,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 }
 
 const coll_algo_t coll_algo_allgatherv_ring = {
-    .kind = COLL_ALLGATHERV,
-    .name = "ring",
+    .kind = COLL_ALLGATHERV, .name = "ring",
     .desc = "ring with per-rank counts/displacements, chunk-pipelined: p-1 steps of the largest block",
-    .cost_us = cost,
-    .run = run,
+    .cost_us = cost, .run = run,
 };

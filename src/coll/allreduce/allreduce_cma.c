@@ -105,11 +105,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 }
 
 const coll_algo_t coll_algo_allreduce_cma = {
-    .kind = COLL_ALLREDUCE,
-    .name = "cma",
+    .kind = COLL_ALLREDUCE, .name = "cma", .flags = COLL_ALGO_F_SINGLE_HOST | COLL_ALGO_F_DETERMINISTIC,
     .desc = "one host, large messages: slices reduced straight from peers' private buffers with process_vm_readv; 3 barriers",
-    .flags = COLL_ALGO_F_SINGLE_HOST | COLL_ALGO_F_DETERMINISTIC,
-    .usable = usable,
-    .cost_us = cost,
-    .run = run,
+    .usable = usable, .cost_us = cost, .run = run,
 };

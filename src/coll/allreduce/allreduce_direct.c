@@ -154,11 +154,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 }
 
 const coll_algo_t coll_algo_allreduce_direct = {
-    .kind = COLL_ALLREDUCE,
-    .name = "direct",
+    .kind = COLL_ALLREDUCE, .name = "direct", .flags = COLL_ALGO_F_SINGLE_HOST | COLL_ALGO_F_DETERMINISTIC,
     .desc = "shared memory, one host: each rank reduces its 1/p slice from every peer's staged (or zero-copy) data; 2 barriers per chunk",
-    .flags = COLL_ALGO_F_SINGLE_HOST | COLL_ALGO_F_DETERMINISTIC,
-    .usable = usable,
-    .cost_us = cost,
-    .run = run,
+    .usable = usable, .cost_us = cost, .run = run,
 };

@@ -9,6 +9,7 @@
  * Cost (p members, n bytes, p2 = pof2(p), r = p - p2):
  *   2 log2(p2) alpha + 2 (p2-1)/p2 n beta + (p2-1)/p2 n gamma
  *   + [r > 0] (2 alpha + 2 n beta + n gamma)      (fold in, fold out)
+ * alpha and gamma scaled by ranks per core when oversubscribed (cost.h).
  * Latency-optimal for powers of two (log p steps instead of the ring's 2(p-1)),
  * bandwidth-optimal too; non-powers of two pay two whole-vector transfers.
  * Works for any p, any transport; every block is reduced by exactly one owner,
@@ -95,9 +96,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 }
 
 const coll_algo_t coll_algo_allreduce_hd = {
-    .kind = COLL_ALLREDUCE,
-    .name = "hd",
+    .kind = COLL_ALLREDUCE, .name = "hd",
     .desc = "recursive halving-doubling (Rabenseifner, HCCL H-D_R), extra ranks folded: 2 log2 p steps, 2(p-1)/p n bytes",
-    .cost_us = cost,
-    .run = run,
+    .cost_us = cost, .run = run,
 };

@@ -4,6 +4,7 @@
  *
  * Cost (p ranks, n bytes, c chunks): 2(p-1)c alpha + 2(p-1)/p n beta + (p-1)/p n gamma.
  * Bandwidth-optimal; latency grows with p. Works for any p, any transport.
+ * alpha and gamma are scaled by ranks per core when oversubscribed (cost.h).
  *
  * Example, p = 3, segments A B C: reduce-scatter step 0 rank 0 sends A (its
  * own data) to rank 1 and receives C from rank 2, reducing it with its own C;
@@ -85,9 +86,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 }
 
 const coll_algo_t coll_algo_allreduce_ring = {
-    .kind = COLL_ALLREDUCE,
-    .name = "ring",
+    .kind = COLL_ALLREDUCE, .name = "ring",
     .desc = "reduce-scatter + allgather around a ring, chunk-pipelined; 2(p-1) steps, 2(p-1)/p n bytes per rank",
-    .cost_us = cost,
-    .run = run,
+    .cost_us = cost, .run = run,
 };

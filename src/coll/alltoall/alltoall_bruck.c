@@ -56,9 +56,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 }
 
 const coll_algo_t coll_algo_alltoall_bruck = {
-    .kind = COLL_ALLTOALL,
-    .name = "bruck",
+    .kind = COLL_ALLTOALL, .name = "bruck",
     .desc = "Bruck: ceil(log2 p) steps to 2 log2 p peers, ~log2(p)/2 n bytes each; small blocks, any p",
-    .cost_us = cost,
-    .run = run,
+    .cost_us = cost, .run = run,
 };

@@ -58,10 +58,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 }
 
 const coll_algo_t coll_algo_alltoall_pairwise = {
-    .kind = COLL_ALLTOALL,
-    .name = "pairwise",
+    .kind = COLL_ALLTOALL, .name = "pairwise", .flags = COLL_ALGO_F_ALL_PEERS,
     .desc = "pairwise exchange: p-1 steps, step s sends to me+s and receives from me-s",
-    .flags = COLL_ALGO_F_ALL_PEERS,
-    .cost_us = cost,
-    .run = run,
+    .cost_us = cost, .run = run,
 };

@@ -26,9 +26,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 }
 
 const coll_algo_t coll_algo_barrier_dissemination = {
-    .kind = COLL_BARRIER,
-    .name = "dissemination",
+    .kind = COLL_BARRIER, .name = "dissemination",
     .desc = "log2(p) rounds of 1-byte messages to rank + 2^k",
-    .cost_us = cost,
-    .run = run,
+    .cost_us = cost, .run = run,
 };

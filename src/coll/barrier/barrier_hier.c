@@ -32,10 +32,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 }
 
 const coll_algo_t coll_algo_barrier_hier = {
-    .kind = COLL_BARRIER,
-    .name = "hier",
+    .kind = COLL_BARRIER, .name = "hier", .flags = COLL_ALGO_F_HIER,
     .desc = "hierarchical: shm barrier, leaders' barrier across hosts, shm barrier",
-    .flags = COLL_ALGO_F_HIER,
-    .cost_us = cost,
-    .run = run,
+    .cost_us = cost, .run = run,
 };

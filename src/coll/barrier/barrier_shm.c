@@ -25,11 +25,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 }
 
 const coll_algo_t coll_algo_barrier_shm = {
-    .kind = COLL_BARRIER,
-    .name = "shm",
+    .kind = COLL_BARRIER, .name = "shm", .flags = COLL_ALGO_F_SINGLE_HOST,
     .desc = "shared-memory counter + futex wake-up, one host",
-    .flags = COLL_ALGO_F_SINGLE_HOST,
-    .usable = usable,
-    .cost_us = cost,
-    .run = run,
+    .usable = usable, .cost_us = cost, .run = run,
 };

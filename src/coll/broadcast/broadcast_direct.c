@@ -90,12 +90,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 }
 
 const coll_algo_t coll_algo_broadcast_direct = {
-    .kind = COLL_BROADCAST,
-    .name = "direct",
-    .desc =
-        "shm, one host: root stages chunks (or publishes its buffer), all copy out; 1 barrier per chunk + 1",
-    .flags = COLL_ALGO_F_SINGLE_HOST,
-    .usable = usable,
-    .cost_us = cost,
-    .run = run,
+    .kind = COLL_BROADCAST, .name = "direct", .flags = COLL_ALGO_F_SINGLE_HOST,
+    .desc = "shm, one host: root stages chunks (or publishes its buffer), all copy out; 1 barrier per chunk + 1",
+    .usable = usable, .cost_us = cost, .run = run,
 };

@@ -66,9 +66,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 }
 
 const coll_algo_t coll_algo_broadcast_pipeline = {
-    .kind = COLL_BROADCAST,
-    .name = "pipeline",
+    .kind = COLL_BROADCAST, .name = "pipeline",
     .desc = "chain root -> root+1 -> ... in COLL_CHUNK pieces; (p-2+c)(alpha + n/c beta), large messages",
-    .cost_us = cost,
-    .run = run,
+    .cost_us = cost, .run = run,
 };

@@ -32,10 +32,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 }
 
 const coll_algo_t coll_algo_gather_linear = {
-    .kind = COLL_GATHER,
-    .name = "linear",
+    .kind = COLL_GATHER, .name = "linear", .flags = COLL_ALGO_F_ALL_PEERS,
     .desc = "every member sends its block to the root, received all at once; (p-1) alpha + (p-1)/p n beta",
-    .flags = COLL_ALGO_F_ALL_PEERS,
-    .cost_us = cost,
-    .run = run,
+    .cost_us = cost, .run = run,
 };

@@ -70,9 +70,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 }
 
 const coll_algo_t coll_algo_reduce_binomial = {
-    .kind = COLL_REDUCE,
-    .name = "binomial",
+    .kind = COLL_REDUCE, .name = "binomial",
     .desc = "binomial tree with receive-reduce, ceil(log2 p) rounds of the whole message; small messages",
-    .cost_us = cost,
-    .run = run,
+    .cost_us = cost, .run = run,
 };

@@ -93,10 +93,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 }
 
 const coll_algo_t coll_algo_reduce_pipeline = {
-    .kind = COLL_REDUCE,
-    .name = "pipeline",
-    .desc =
-        "chain to the root, receive-reduce in COLL_CHUNK pieces; (p-2+c)(alpha + n/c (beta+gamma)), large",
-    .cost_us = cost,
-    .run = run,
+    .kind = COLL_REDUCE, .name = "pipeline",
+    .desc = "chain to the root, receive-reduce in COLL_CHUNK pieces; (p-2+c)(alpha + n/c (beta+gamma)), large",
+    .cost_us = cost, .run = run,
 };

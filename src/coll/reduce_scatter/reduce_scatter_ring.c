@@ -83,9 +83,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 }
 
 const coll_algo_t coll_algo_reduce_scatter_ring = {
-    .kind = COLL_REDUCE_SCATTER,
-    .name = "ring",
+    .kind = COLL_REDUCE_SCATTER, .name = "ring",
     .desc = "ring with recv-reduce, chunked: p-1 steps, (p-1)/p n bytes sent and reduced per rank",
-    .cost_us = cost,
-    .run = run,
+    .cost_us = cost, .run = run,
 };

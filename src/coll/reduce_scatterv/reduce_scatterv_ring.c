@@ -88,9 +88,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 }
 
 const coll_algo_t coll_algo_reduce_scatterv_ring = {
-    .kind = COLL_REDUCE_SCATTERV,
-    .name = "ring",
+    .kind = COLL_REDUCE_SCATTERV, .name = "ring",
     .desc = "ring with recv-reduce and per-rank counts, chunked: p-1 steps of the largest block",
-    .cost_us = cost,
-    .run = run,
+    .cost_us = cost, .run = run,
 };

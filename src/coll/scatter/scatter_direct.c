@@ -106,11 +106,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 }
 
 const coll_algo_t coll_algo_scatter_direct = {
-    .kind = COLL_SCATTER,
-    .name = "direct",
+    .kind = COLL_SCATTER, .name = "direct", .flags = COLL_ALGO_F_SINGLE_HOST,
     .desc = "shm, one host: root stages pieces of all blocks (or publishes sendbuf); 1 barrier per round + 1",
-    .flags = COLL_ALGO_F_SINGLE_HOST,
-    .usable = usable,
-    .cost_us = cost,
-    .run = run,
+    .usable = usable, .cost_us = cost, .run = run,
 };

@@ -32,10 +32,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 }
 
 const coll_algo_t coll_algo_scatter_linear = {
-    .kind = COLL_SCATTER,
-    .name = "linear",
+    .kind = COLL_SCATTER, .name = "linear", .flags = COLL_ALGO_F_ALL_PEERS,
     .desc = "the root sends every block directly, all at once; (p-1) alpha + (p-1)/p n beta",
-    .flags = COLL_ALGO_F_ALL_PEERS,
-    .cost_us = cost,
-    .run = run,
+    .cost_us = cost, .run = run,
 };

@@ -46,6 +46,12 @@ typedef struct {
     int inplace;
 } coll_args_t;
 
+/* Fills a->esize, a->bytes and a->inplace from the fields the caller set
+ * (kind, buffers, count or counts, dt, root) for a call on g (args.c): the
+ * public entry points (the world group) and the hierarchical algorithms'
+ * sub-group calls. O(p) for the v-collectives, O(1) otherwise. */
+void coll_args_finish(const coll_comm *comm, const coll_group_t *g, coll_args_t *a);
+
 #define COLL_ALGO_F_SINGLE_HOST  (1u << 0)   /* needs every member of the group on one host (shm) */
 #define COLL_ALGO_F_HIER         (1u << 1)   /* hierarchical: needs >1 host and >1 rank on some host */
 #define COLL_ALGO_F_POW2         (1u << 2)   /* group size must be a power of two */

@@ -38,7 +38,7 @@ static coll_status_t check_root(coll_comm *comm, int root, const char *fn)
 
 static coll_status_t run(coll_comm *comm, coll_args_t *a)
 {
-    a->esize = coll_dtype_size(a->dt);
+    coll_args_finish(comm, &comm->world, a);
     comm->cur_kind = a->kind;
     comm->cur_bytes = a->bytes;
     comm->seq++;
@@ -56,8 +56,7 @@ coll_status_t coll_all_reduce(const void *sendbuf, void *recvbuf, size_t count, 
     if (count && (!sendbuf || !recvbuf))
         return BAD("%s: NULL buffer with count %zu", __func__, count);
     coll_args_t a = {.kind = COLL_ALLREDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
-                     .dt = dt, .op = op, .inplace = sendbuf == recvbuf};
-    a.bytes = count * coll_dtype_size(dt);
+                     .dt = dt, .op = op};
     return run(comm, &a);
 }
 
@@ -70,8 +69,7 @@ coll_status_t coll_reduce(const void *sendbuf, void *recvbuf, size_t count, coll
     if (count && (!sendbuf || (comm->rank == root && !recvbuf)))
         return BAD("%s: NULL buffer with count %zu", __func__, count);
     coll_args_t a = {.kind = COLL_REDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
-                     .dt = dt, .op = op, .root = root, .inplace = sendbuf == recvbuf};
-    a.bytes = count * coll_dtype_size(dt);
+                     .dt = dt, .op = op, .root = root};
     return run(comm, &a);
 }
 
@@ -82,8 +80,7 @@ coll_status_t coll_broadcast(void *buf, size_t count, coll_dtype_t dt, int root,
     if (count && !buf)
         return BAD("%s: NULL buffer with count %zu", __func__, count);
     coll_args_t a = {.kind = COLL_BROADCAST, .sendbuf = buf, .recvbuf = buf, .count = count, .dt = dt,
-                     .root = root, .inplace = 1};
-    a.bytes = count * coll_dtype_size(dt);
+                     .root = root};
     return run(comm, &a);
 }
 
@@ -93,10 +90,8 @@ coll_status_t coll_all_gather(const void *sendbuf, void *recvbuf, size_t sendcou
     COLL_CHECK(check_common(comm, dt, __func__));
     if (sendcount && (!sendbuf || !recvbuf))
         return BAD("%s: NULL buffer with count %zu", __func__, sendcount);
-    size_t es = coll_dtype_size(dt);
     coll_args_t a = {.kind = COLL_ALLGATHER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = sendcount,
-                     .dt = dt, .inplace = (const char *)sendbuf == (char *)recvbuf + (size_t)comm->rank * sendcount * es};
-    a.bytes = sendcount * es * (size_t)comm->nranks;
+                     .dt = dt};
     return run(comm, &a);
 }
 
@@ -115,11 +110,8 @@ coll_status_t coll_all_gatherv(const void *sendbuf, size_t sendcount, void *recv
         total += recvcounts[r];
     if ((sendcount && !sendbuf) || (total && !recvbuf))
         return BAD("%s: NULL buffer", __func__);
-    size_t es = coll_dtype_size(dt);
     coll_args_t a = {.kind = COLL_ALLGATHERV, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = sendcount,
-                     .counts = recvcounts, .displs = displs, .dt = dt,
-                     .inplace = (const char *)sendbuf == (char *)recvbuf + displs[comm->rank] * es};
-    a.bytes = total * es;
+                     .counts = recvcounts, .displs = displs, .dt = dt};
     return run(comm, &a);
 }
 
@@ -130,11 +122,8 @@ coll_status_t coll_reduce_scatter(const void *sendbuf, void *recvbuf, size_t rec
     COLL_CHECK(check_op(op, __func__));
     if (recvcount && (!sendbuf || !recvbuf))
         return BAD("%s: NULL buffer with count %zu", __func__, recvcount);
-    size_t es = coll_dtype_size(dt);
     coll_args_t a = {.kind = COLL_REDUCE_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = recvcount,
-                     .dt = dt, .op = op,
-                     .inplace = (char *)recvbuf == (const char *)sendbuf + (size_t)comm->rank * recvcount * es};
-    a.bytes = recvcount * es * (size_t)comm->nranks;
+                     .dt = dt, .op = op};
     return run(comm, &a);
 }
 
@@ -157,11 +146,9 @@ coll_status_t coll_reduce_scatterv(const void *sendbuf, void *recvbuf, const siz
     if ((total && !sendbuf) || (recvcounts[comm->rank] && !recvbuf)) {
         st = BAD("%s: NULL buffer", __func__);
     } else {
-        size_t es = coll_dtype_size(dt);
         coll_args_t a = {.kind = COLL_REDUCE_SCATTERV, .sendbuf = sendbuf, .recvbuf = recvbuf,
                          .count = recvcounts[comm->rank], .counts = recvcounts, .displs = displs, .dt = dt,
-                         .op = op, .inplace = (char *)recvbuf == (const char *)sendbuf + displs[comm->rank] * es};
-        a.bytes = total * es;
+                         .op = op};
         st = run(comm, &a);
     }
     free(displs);
@@ -175,11 +162,8 @@ coll_status_t coll_scatter(const void *sendbuf, void *recvbuf, size_t recvcount,
     COLL_CHECK(check_root(comm, root, __func__));
     if (recvcount && (!recvbuf || (comm->rank == root && !sendbuf)))
         return BAD("%s: NULL buffer with count %zu", __func__, recvcount);
-    size_t es = coll_dtype_size(dt);
     coll_args_t a = {.kind = COLL_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = recvcount,
-                     .dt = dt, .root = root,
-                     .inplace = comm->rank == root && (char *)recvbuf == (const char *)sendbuf + (size_t)root * recvcount * es};
-    a.bytes = recvcount * es * (size_t)comm->nranks;
+                     .dt = dt, .root = root};
     return run(comm, &a);
 }
 
@@ -190,11 +174,8 @@ coll_status_t coll_gather(const void *sendbuf, void *recvbuf, size_t sendcount, 
     COLL_CHECK(check_root(comm, root, __func__));
     if (sendcount && (!sendbuf || (comm->rank == root && !recvbuf)))
         return BAD("%s: NULL buffer with count %zu", __func__, sendcount);
-    size_t es = coll_dtype_size(dt);
     coll_args_t a = {.kind = COLL_GATHER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = sendcount,
-                     .dt = dt, .root = root,
-                     .inplace = comm->rank == root && (const char *)sendbuf == (char *)recvbuf + (size_t)root * sendcount * es};
-    a.bytes = sendcount * es * (size_t)comm->nranks;
+                     .dt = dt, .root = root};
     return run(comm, &a);
 }
 
@@ -206,7 +187,6 @@ coll_status_t coll_all_to_all(const void *sendbuf, void *recvbuf, size_t count, 
     if (count && sendbuf == recvbuf)
         return BAD("%s: in-place all-to-all is not supported (sendbuf == recvbuf)", __func__);
     coll_args_t a = {.kind = COLL_ALLTOALL, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dt = dt};
-    a.bytes = count * coll_dtype_size(dt) * (size_t)comm->nranks;
     return run(comm, &a);
 }
 
@@ -228,7 +208,6 @@ coll_status_t coll_all_to_allv(const void *sendbuf, const size_t *sendcounts, co
         return BAD("%s: in-place all-to-all-v is not supported (sendbuf == recvbuf)", __func__);
     coll_args_t a = {.kind = COLL_ALLTOALLV, .sendbuf = sendbuf, .recvbuf = recvbuf, .scounts = sendcounts,
                      .sdispls = sdispls, .rcounts = recvcounts, .rdispls = rdispls, .dt = dt};
-    a.bytes = (stot > rtot ? stot : rtot) * coll_dtype_size(dt);
     return run(comm, &a);
 }
 

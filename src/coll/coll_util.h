@@ -6,8 +6,11 @@
 #define COLL_UTIL_H
 
 #include <stddef.h>
+#include <string.h>
+
 #include "core/comm.h"
 #include "topo/topo.h"   /* coll_group_is_host, COLL_MAX_LOCAL */
+#include "core/log.h"
 
 /* Block i of n split into p nearly equal blocks (the first n % p get one more). */
 static inline size_t coll_block_count(size_t n, int p, int i)
@@ -24,6 +27,27 @@ static inline int coll_ring_next(int me, int p) { return (me + 1) % p; }
 static inline int coll_ring_prev(int me, int p) { return (me + p - 1) % p; }
 static inline int coll_mod(int a, int p) { return ((a % p) + p) % p; }
 static inline size_t coll_min_sz(size_t a, size_t b) { return a < b ? a : b; }
+
+/* The opening of algorithms on a group of one: when p == 1, `to` gets the
+ * bytes at `from` (nothing when they are the same place) and the call is done
+ * (returns 1); else returns 0. */
+static inline int coll_alone(int p, const void *from, void *to, size_t bytes)
+{
+    if (p != 1)
+        return 0;
+    if (bytes && from != to)
+        memcpy(to, from, bytes);
+    return 1;
+}
+
+/* *ri = the index in g of global rank root; an internal error naming the
+ * collective `what` when root is not a member. */
+static inline coll_status_t coll_root_index(const coll_group_t *g, const char *what, int root, int *ri)
+{
+    *ri = coll_group_index(g, root);
+    return *ri >= 0 ? COLL_SUCCESS
+                    : coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "%s: root %d is not in the group", what, root);
+}
 
 /* out = in[0] OP in[1] OP ... OP in[k-1] over n elements, in blocks that stay in
  * cache; fixed order so every rank computes bitwise identical results.

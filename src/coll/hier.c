@@ -6,31 +6,35 @@
 
 #include "coll/allreduce/allreduce.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/tree.h"
 #include "core/config.h"
 
 static coll_status_t sub_run(coll_comm *comm, const coll_group_t *g, coll_args_t *a)
 {
-    a->esize = coll_dtype_size(a->dt);
+    coll_args_finish(comm, g, a);
     return coll_algo_run(comm, g, a);
+}
+
+/* AllReduce and Reduce: the same arguments (root unused by AllReduce). */
+static coll_status_t sub_reducing(coll_comm *comm, const coll_group_t *g, coll_kind_t kind, const void *sendbuf,
+                                  void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op, int root)
+{
+    coll_args_t a = {.kind = kind, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = n, .dt = dt, .op = op,
+                     .root = root};
+    return sub_run(comm, g, &a);
 }
 
 coll_status_t coll_sub_allreduce(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
                                  size_t n, coll_dtype_t dt, coll_op_t op)
 {
-    coll_args_t a = {.kind = COLL_ALLREDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = n, .dt = dt,
-                     .op = op, .inplace = sendbuf == recvbuf};
-    a.bytes = n * coll_dtype_size(dt);
-    return sub_run(comm, g, &a);
+    return sub_reducing(comm, g, COLL_ALLREDUCE, sendbuf, recvbuf, n, dt, op, 0);
 }
 
 coll_status_t coll_sub_reduce(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
                               size_t n, coll_dtype_t dt, coll_op_t op, int root)
 {
-    coll_args_t a = {.kind = COLL_REDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = n, .dt = dt,
-                     .op = op, .root = root, .inplace = sendbuf == recvbuf};
-    a.bytes = n * coll_dtype_size(dt);
-    return sub_run(comm, g, &a);
+    return sub_reducing(comm, g, COLL_REDUCE, sendbuf, recvbuf, n, dt, op, root);
 }
 
 coll_status_t coll_sub_barrier(coll_comm *comm, const coll_group_t *g)
@@ -43,19 +47,15 @@ coll_status_t coll_sub_broadcast(coll_comm *comm, const coll_group_t *g, void *b
                                  coll_dtype_t dt, int root)
 {
     coll_args_t a = {.kind = COLL_BROADCAST, .sendbuf = buf, .recvbuf = buf, .count = n, .dt = dt,
-                     .root = root, .inplace = 1};
-    a.bytes = n * coll_dtype_size(dt);
+                     .root = root};
     return sub_run(comm, g, &a);
 }
 
 coll_status_t coll_sub_reduce_scatter(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                       void *recvbuf, size_t count, coll_dtype_t dt, coll_op_t op)
 {
-    size_t es = coll_dtype_size(dt);
     coll_args_t a = {.kind = COLL_REDUCE_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
-                     .dt = dt, .op = op,
-                     .inplace = (char *)recvbuf == (const char *)sendbuf + (size_t)g->me * count * es};
-    a.bytes = count * es * (size_t)g->size;
+                     .dt = dt, .op = op};
     return sub_run(comm, g, &a);
 }
 
@@ -63,65 +63,46 @@ coll_status_t coll_sub_reduce_scatterv(coll_comm *comm, const coll_group_t *g, c
                                        void *recvbuf, const size_t *counts, const size_t *displs,
                                        coll_dtype_t dt, coll_op_t op)
 {
-    size_t es = coll_dtype_size(dt), total = 0;
-    for (int i = 0; i < g->size; i++)
-        total += counts[i];
     coll_args_t a = {.kind = COLL_REDUCE_SCATTERV, .sendbuf = sendbuf, .recvbuf = recvbuf,
-                     .count = counts[g->me], .counts = counts, .displs = displs, .dt = dt, .op = op,
-                     .inplace = (char *)recvbuf == (const char *)sendbuf + displs[g->me] * es};
-    a.bytes = total * es;
+                     .count = counts[g->me], .counts = counts, .displs = displs, .dt = dt, .op = op};
     return sub_run(comm, g, &a);
 }
 
 coll_status_t coll_sub_allgatherv(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
                                   const size_t *counts, const size_t *displs, coll_dtype_t dt)
 {
-    size_t es = coll_dtype_size(dt), total = 0;
-    for (int i = 0; i < g->size; i++)
-        total += counts[i];
     coll_args_t a = {.kind = COLL_ALLGATHERV, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = counts[g->me],
-                     .counts = counts, .displs = displs, .dt = dt,
-                     .inplace = (const char *)sendbuf == (char *)recvbuf + displs[g->me] * es};
-    a.bytes = total * es;
+                     .counts = counts, .displs = displs, .dt = dt};
+    return sub_run(comm, g, &a);
+}
+
+/* Scatter and Gather: mirror images with the same arguments. */
+static coll_status_t sub_rooted(coll_comm *comm, const coll_group_t *g, coll_kind_t kind, const void *sendbuf,
+                                void *recvbuf, size_t count, coll_dtype_t dt, int root)
+{
+    coll_args_t a = {.kind = kind, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dt = dt,
+                     .root = root};
     return sub_run(comm, g, &a);
 }
 
 coll_status_t coll_sub_scatter(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
                                size_t count, coll_dtype_t dt, int root)
 {
-    size_t es = coll_dtype_size(dt);
-    int ri = coll_group_index(g, root);
-    coll_args_t a = {.kind = COLL_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dt = dt,
-                     .root = root,
-                     .inplace = comm->rank == root && (char *)recvbuf == (const char *)sendbuf + (size_t)ri * count * es};
-    a.bytes = count * es * (size_t)g->size;
-    return sub_run(comm, g, &a);
+    return sub_rooted(comm, g, COLL_SCATTER, sendbuf, recvbuf, count, dt, root);
 }
 
 coll_status_t coll_sub_gather(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
                               size_t count, coll_dtype_t dt, int root)
 {
-    size_t es = coll_dtype_size(dt);
-    int ri = coll_group_index(g, root);
-    coll_args_t a = {.kind = COLL_GATHER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dt = dt,
-                     .root = root,
-                     .inplace = comm->rank == root && (const char *)sendbuf == (char *)recvbuf + (size_t)ri * count * es};
-    a.bytes = count * es * (size_t)g->size;
-    return sub_run(comm, g, &a);
+    return sub_rooted(comm, g, COLL_GATHER, sendbuf, recvbuf, count, dt, root);
 }
 
 coll_status_t coll_sub_alltoallv(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                  const size_t *scounts, const size_t *sdispls, void *recvbuf,
                                  const size_t *rcounts, const size_t *rdispls, coll_dtype_t dt)
 {
-    size_t stot = 0, rtot = 0;
-    for (int i = 0; i < g->size; i++) {
-        stot += scounts[i];
-        rtot += rcounts[i];
-    }
     coll_args_t a = {.kind = COLL_ALLTOALLV, .sendbuf = sendbuf, .recvbuf = recvbuf, .scounts = scounts,
                      .sdispls = sdispls, .rcounts = rcounts, .rdispls = rdispls, .dt = dt};
-    a.bytes = (stot > rtot ? stot : rtot) * coll_dtype_size(dt);
     return sub_run(comm, g, &a);
 }
 
@@ -193,54 +174,59 @@ size_t coll_hier_host_displ(const coll_comm *comm, int h, size_t count)
     return d * count;
 }
 
-/* ---- level costs ---- */
+/* ---- level costs ----
+ * Every level follows cost.h's rule for the oversubscription factor ov: it
+ * scales alpha (tcp steps too: the peer may have to be scheduled first), the
+ * shm barriers and gamma. */
 
-static double chunks(double n, double p)
+/* A shm level: 2 barriers, `copied` bytes through the stage, `reduced` bytes reduced. */
+static double shm_level(const coll_comm *comm, int p, double copied, double reduced)
 {
-    return 1.0 + n / p / (double)coll_cfg_size(COLL_CFG_CHUNK);
+    const coll_link_cost_t *l = coll_tuning_shm();
+    double ov = coll_tuning_oversub(comm);
+    if (p == 1)
+        return 0;
+    return 2 * l->bar_us * ov + copied * l->beta_us_per_b + reduced * l->gamma_us_per_b * ov;
 }
 
 double coll_hcost_shm_reduce_scatter(const coll_comm *comm, int p, double n)
 {
-    const coll_link_cost_t *l = coll_tuning_shm();
-    double ov = coll_tuning_oversub(comm);
-    if (p == 1)
-        return 0;
-    return 2 * l->bar_us * ov + n * l->beta_us_per_b * (1.0 + 1.0 / p) + (p - 1.0) / p * n * l->gamma_us_per_b * ov;
+    return shm_level(comm, p, n * (1.0 + 1.0 / p), (p - 1.0) / p * n);
 }
 
 double coll_hcost_shm_allgather(const coll_comm *comm, int p, double n)
 {
-    const coll_link_cost_t *l = coll_tuning_shm();
-    if (p == 1)
-        return 0;
-    return 2 * l->bar_us * coll_tuning_oversub(comm) + n * l->beta_us_per_b * (1.0 + 1.0 / p);
+    return shm_level(comm, p, n * (1.0 + 1.0 / p), 0);
 }
 
 double coll_hcost_shm_broadcast(const coll_comm *comm, int p, double n)
 {
-    const coll_link_cost_t *l = coll_tuning_shm();
-    if (p == 1)
-        return 0;
-    return 2 * l->bar_us * coll_tuning_oversub(comm) + 2 * n * l->beta_us_per_b;
+    return shm_level(comm, p, 2 * n, 0);
 }
 
 double coll_hcost_shm_reduce(const coll_comm *comm, int p, double n)
 {
-    const coll_link_cost_t *l = coll_tuning_shm();
-    double ov = coll_tuning_oversub(comm);
+    return shm_level(comm, p, 2 * n, (p - 1.0) / p * n);
+}
+
+/* A tcp level of p members, `flows` groups at once through each host's link:
+ * its constants and *alpha; NULL for a level of one member (it costs nothing). */
+static const coll_link_cost_t *tcp_level(const coll_comm *comm, int p, int flows, double *alpha)
+{
     if (p == 1)
-        return 0;
-    return 2 * l->bar_us * ov + 2 * n * l->beta_us_per_b + (p - 1.0) / p * n * l->gamma_us_per_b * ov;
+        return NULL;
+    const coll_link_cost_t *l = coll_tuning_tcp_shared(flows);
+    *alpha = coll_cost_alpha(comm, l);
+    return l;
 }
 
 double coll_hcost_tcp_allreduce(const coll_comm *comm, int p, double n, int flows)
 {
-    const coll_link_cost_t *l = coll_tuning_tcp_shared(flows);
-    double ov = coll_tuning_oversub(comm);
-    if (p == 1)
+    double alpha, ov = coll_tuning_oversub(comm);
+    const coll_link_cost_t *l = tcp_level(comm, p, flows, &alpha);
+    if (!l)
         return 0;
-    double ring = 2 * (p - 1) * chunks(n, p) * l->alpha_us + 2.0 * (p - 1) / p * n * l->beta_us_per_b +
+    double ring = 2 * (p - 1) * coll_cost_chunks(n / p) * alpha + 2.0 * (p - 1) / p * n * l->beta_us_per_b +
                   (p - 1.0) / p * n * l->gamma_us_per_b * ov;
     double hd = coll_allreduce_hd_cost(l, l->beta_us_per_b, p, n, ov);
     return ring < hd ? ring : hd;
@@ -248,30 +234,33 @@ double coll_hcost_tcp_allreduce(const coll_comm *comm, int p, double n, int flow
 
 double coll_hcost_tcp_broadcast(const coll_comm *comm, int p, double n, int flows)
 {
-    const coll_link_cost_t *l = coll_tuning_tcp_shared(flows);
-    if (p == 1)
+    double alpha;
+    const coll_link_cost_t *l = tcp_level(comm, p, flows, &alpha);
+    if (!l)
         return 0;
     int d = coll_tree_binomial_depth(p);
-    double binomial = d * (l->alpha_us + n * l->beta_us_per_b);
-    double sag = (d + p - 1) * l->alpha_us + 2.0 * (p - 1) / p * n * l->beta_us_per_b;
+    double binomial = d * (alpha + n * l->beta_us_per_b);
+    double sag = (d + p - 1) * alpha + 2.0 * (p - 1) / p * n * l->beta_us_per_b;
     return binomial < sag ? binomial : sag;
 }
 
 double coll_hcost_tcp_allgather(const coll_comm *comm, int p, double n, int flows)
 {
-    const coll_link_cost_t *l = coll_tuning_tcp_shared(flows);
-    if (p == 1)
+    double alpha;
+    const coll_link_cost_t *l = tcp_level(comm, p, flows, &alpha);
+    if (!l)
         return 0;
-    double ring = (p - 1) * chunks(n, p) * l->alpha_us + (p - 1.0) / p * n * l->beta_us_per_b;
-    double bruck = coll_tree_binomial_depth(p) * l->alpha_us + (p - 1.0) / p * n * l->beta_us_per_b;
+    double ring = (p - 1) * coll_cost_chunks(n / p) * alpha + (p - 1.0) / p * n * l->beta_us_per_b;
+    double bruck = coll_tree_binomial_depth(p) * alpha + (p - 1.0) / p * n * l->beta_us_per_b;
     return ring < bruck ? ring : bruck;
 }
 
 double coll_hcost_tcp_reduce_scatter(const coll_comm *comm, int p, double n, int flows)
 {
-    const coll_link_cost_t *l = coll_tuning_tcp_shared(flows);
-    if (p == 1)
+    double alpha;
+    const coll_link_cost_t *l = tcp_level(comm, p, flows, &alpha);
+    if (!l)
         return 0;
-    return (p - 1) * chunks(n, p) * l->alpha_us +
+    return (p - 1) * coll_cost_chunks(n / p) * alpha +
            (p - 1.0) / p * n * (l->beta_us_per_b + l->gamma_us_per_b * coll_tuning_oversub(comm));
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/prim.h"
 #include "coll/tuning.h"
 #include "core/config.h"
@@ -79,6 +80,13 @@ double coll_ordered_rsv_cost(const coll_comm *comm, const coll_group_t *g, size_
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double ov = coll_tuning_oversub(comm);
     double p = g->size, m = (double)max_block_bytes;
-    double chunks = 1.0 + m / (double)coll_cfg_size(COLL_CFG_CHUNK);
-    return chunks * (p - 1) * l->alpha_us * ov + (p - 1) * m * (l->beta_us_per_b + l->gamma_us_per_b * ov);
+    return coll_cost_chunks(m) * (p - 1) * coll_cost_alpha(comm, l) + (p - 1) * m * (l->beta_us_per_b + l->gamma_us_per_b * ov);
+}
+
+double coll_ordered_reduce_cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a, double steps)
+{
+    const coll_link_cost_t *l = coll_tuning_link(comm, g);
+    double p = g->size, n = (double)a->bytes;
+    size_t blk = coll_block_count(a->count, g->size, 0) * a->esize;
+    return coll_ordered_rsv_cost(comm, g, blk) + steps * coll_cost_alpha(comm, l) + (p - 1) / p * n * l->beta_us_per_b;
 }

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include "coll.h"
+#include "coll/algo.h"
 #include "core/comm.h"
 
 /* ReduceScatterV in member order: member i receives block i (counts[i]
@@ -26,5 +27,9 @@ coll_status_t coll_ordered_reduce_scatterv(coll_comm *comm, const coll_group_t *
 
 /* Latency and per-byte time of coll_ordered_reduce_scatterv (cost model). */
 double coll_ordered_rsv_cost(const coll_comm *comm, const coll_group_t *g, size_t max_block_bytes);
+/* AllReduce / Reduce in rank order: that reduce-scatter over even blocks of
+ * a->count, then (p-1)/p n bytes gathered in `steps` steps (p-1 for the ring
+ * AllGather, 1 for the Reduce's gather to the root). */
+double coll_ordered_reduce_cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a, double steps);
 
 #endif

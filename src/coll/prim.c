@@ -39,6 +39,107 @@ static int merge_fds(struct pollfd *fds, int nfds, int k)
     return n;
 }
 
+/* Checks every primitive's peer and fills its sink (where a receive lands). */
+static coll_status_t prepare_sinks(const coll_comm *comm, const coll_prim_t *ops, int nops, coll_dtype_t dt,
+                                   coll_op_t op, coll_sink_t *sk)
+{
+    coll_reduce_fn fn = coll_reduce_kernel(op, dt);
+    for (int i = 0; i < nops; i++) {
+        if (ops[i].peer == comm->rank || ops[i].peer < 0 || ops[i].peer >= comm->nranks || !comm->tp[ops[i].peer])
+            return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "primitive with bad peer %d", ops[i].peer);
+        sk[i].dst = ops[i].dst;
+        sk[i].src2 = ops[i].src2;
+        sk[i].fn = ops[i].type == COLL_PRIM_RECV_REDUCE ? fn : NULL;
+        sk[i].esize = coll_dtype_size(dt);
+    }
+    return COLL_SUCCESS;
+}
+
+/* One round: every unfinished primitive tries its transport once. */
+static coll_status_t progress(coll_comm *comm, coll_prim_t *ops, int nops, coll_sink_t *sk, int *pending,
+                              int *progressed)
+{
+    *pending = *progressed = 0;
+    comm->recvs_pending = 0;
+    for (int i = 0; i < nops; i++)
+        comm->recvs_pending += ops[i].type != COLL_PRIM_SEND && ops[i].done < ops[i].bytes;
+    for (int i = 0; i < nops; i++) {
+        coll_prim_t *p = &ops[i];
+        if (p->done >= p->bytes)
+            continue;
+        const coll_transport_ops_t *tp = comm->tp[p->peer];
+        size_t before = p->done;
+        coll_status_t st = p->type == COLL_PRIM_SEND ? tp->send(comm, p->peer, p->src, p->bytes, &p->done)
+                                                     : tp->recv(comm, p->peer, &sk[i], p->bytes, &p->done);
+        if (st != COLL_SUCCESS)
+            return st;
+        if (p->done != before)
+            *progressed = 1;
+        if (p->done < p->bytes)
+            (*pending)++;
+    }
+    return COLL_SUCCESS;
+}
+
+/* What an idle round waits on: the unfinished primitives' peers and fds. */
+typedef struct {
+    struct pollfd fds[PRIM_MAX_FDS];
+    int nfds, waiting[PRIM_MAX_FDS], nwait;
+    int nbell;       /* peers whose transport does not wait on fds (doorbells) */
+    int tcp_large;   /* a socket transfer of PRIM_TCP_NOSPIN bytes or more left */
+} wait_set_t;
+
+static void wait_set_build(coll_comm *comm, const coll_prim_t *ops, int nops, coll_waiter_t *w, wait_set_t *ws)
+{
+    ws->nfds = ws->nwait = ws->nbell = ws->tcp_large = 0;
+    w->short_poll = 0;
+    for (int i = 0; i < nops; i++) {
+        const coll_prim_t *p = &ops[i];
+        if (p->done >= p->bytes)
+            continue;
+        if (ws->nwait < PRIM_MAX_FDS)
+            ws->waiting[ws->nwait++] = p->peer;
+        if (ws->nfds < PRIM_MAX_FDS) {
+            int k = comm->tp[p->peer]->pollfds(comm, p->peer, p->type == COLL_PRIM_SEND, ws->fds + ws->nfds,
+                                               PRIM_MAX_FDS - ws->nfds);
+            ws->nfds = merge_fds(ws->fds, ws->nfds, k);
+        } else {
+            w->short_poll = 1;   /* this peer is not in the poll set */
+        }
+        if (!(comm->tp[p->peer]->caps & COLL_TP_WAITS_ON_FDS))
+            ws->nbell++;
+        else if (p->bytes - p->done >= PRIM_TCP_NOSPIN)
+            ws->tcp_large = 1;
+    }
+}
+
+/* Only sockets to wait for, every rank of this machine has a core and the
+ * step both sends and receives: wait up to COLL_TCP_SPIN_US for a ready
+ * socket before sleeping. A sleeping rank is woken by an interrupt to its
+ * idle core, tens of microseconds in a VM, and with traffic both ways the next
+ * data is there sooner: AllReduce 64 MiB between two namespace hosts median
+ * 0.83x -> 1.85x MPICH's (bench/results/allreduce-hosts-ab-20261202.md). A
+ * one-way stream does not gain: p2p 64 MiB lost 10-20% spinning.
+ * Returns 1 when it spun (progress again, or stop on *st), 0 once the spin
+ * time is used up (then sleep). */
+static int tcp_spin(coll_comm *comm, coll_waiter_t *w, wait_set_t *ws, coll_status_t *st)
+{
+    double now = coll_now();
+    if (w->tcp_idle_since == 0)
+        w->tcp_idle_since = now;
+    if (now - w->tcp_idle_since >= comm->tcp_spin_s)
+        return 0;
+    /* non-blocking polls until a socket is ready: poll takes no socket lock,
+     * whereas re-trying recv / send would, against the kernel's processing of
+     * the arriving data */
+    while (poll(ws->fds, (nfds_t)ws->nfds, 0) == 0 && coll_now() - w->tcp_idle_since < comm->tcp_spin_s) {
+        if ((++w->spins & 63) == 0 && (*st = coll_waiter_check(w, comm, ws->waiting, ws->nwait)) != COLL_SUCCESS)
+            return 1;
+        coll_cpu_relax();
+    }
+    return 1;
+}
+
 coll_status_t coll_prim_run(coll_comm *comm, coll_prim_t *ops, int nops, coll_dtype_t dt, coll_op_t op)
 {
     coll_sink_t sinks[16];
@@ -50,16 +151,10 @@ coll_status_t coll_prim_run(coll_comm *comm, coll_prim_t *ops, int nops, coll_dt
             return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "out of memory");
         sk = heap;
     }
-    coll_reduce_fn fn = coll_reduce_kernel(op, dt);
-    for (int i = 0; i < nops; i++) {
-        if (ops[i].peer == comm->rank || ops[i].peer < 0 || ops[i].peer >= comm->nranks || !comm->tp[ops[i].peer]) {
-            free(heap);
-            return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "primitive with bad peer %d", ops[i].peer);
-        }
-        sk[i].dst = ops[i].dst;
-        sk[i].src2 = ops[i].src2;
-        sk[i].fn = ops[i].type == COLL_PRIM_RECV_REDUCE ? fn : NULL;
-        sk[i].esize = coll_dtype_size(dt);
+    coll_status_t st = prepare_sinks(comm, ops, nops, dt, op, sk);
+    if (st != COLL_SUCCESS) {
+        free(heap);
+        return st;
     }
     int sends = 0;
     for (int i = 0; i < nops; i++)
@@ -67,59 +162,19 @@ coll_status_t coll_prim_run(coll_comm *comm, coll_prim_t *ops, int nops, coll_dt
     int both_ways = sends > 0 && sends < nops;   /* the step sends and receives (tcp spin) */
     coll_waiter_t w;
     coll_waiter_init(&w, comm);
-    coll_status_t st = COLL_SUCCESS;
     for (;;) {
         uint32_t seen = coll_wait_token(comm);
-        int pending = 0, progressed = 0;
-        comm->recvs_pending = 0;
-        for (int i = 0; i < nops; i++)
-            comm->recvs_pending += ops[i].type != COLL_PRIM_SEND && ops[i].done < ops[i].bytes;
-        for (int i = 0; i < nops; i++) {
-            coll_prim_t *p = &ops[i];
-            if (p->done >= p->bytes)
-                continue;
-            const coll_transport_ops_t *tp = comm->tp[p->peer];
-            size_t before = p->done;
-            if (p->type == COLL_PRIM_SEND)
-                st = tp->send(comm, p->peer, p->src, p->bytes, &p->done);
-            else
-                st = tp->recv(comm, p->peer, &sk[i], p->bytes, &p->done);
-            if (st != COLL_SUCCESS)
-                goto out;
-            if (p->done != before)
-                progressed = 1;
-            if (p->done < p->bytes)
-                pending++;
-        }
-        if (!pending)
+        int pending, progressed;
+        st = progress(comm, ops, nops, sk, &pending, &progressed);
+        if (st != COLL_SUCCESS || !pending)
             break;
         if (progressed) {
             w.spins = 0;
             w.tcp_idle_since = 0;
             continue;
         }
-        struct pollfd fds[PRIM_MAX_FDS];
-        int nfds = 0, waiting[PRIM_MAX_FDS];
-        int nwait = 0, nbell = 0, tcp_large = 0;
-        w.short_poll = 0;
-        for (int i = 0; i < nops; i++) {
-            coll_prim_t *p = &ops[i];
-            if (p->done >= p->bytes)
-                continue;
-            if (nwait < PRIM_MAX_FDS)
-                waiting[nwait++] = p->peer;
-            if (nfds < PRIM_MAX_FDS) {
-                int k = comm->tp[p->peer]->pollfds(comm, p->peer, p->type == COLL_PRIM_SEND, fds + nfds,
-                                                   PRIM_MAX_FDS - nfds);
-                nfds = merge_fds(fds, nfds, k);
-            } else {
-                w.short_poll = 1;   /* this peer is not in the poll set */
-            }
-            if (!(comm->tp[p->peer]->caps & COLL_TP_WAITS_ON_FDS))
-                nbell++;
-            else if (p->bytes - p->done >= PRIM_TCP_NOSPIN)
-                tcp_large = 1;
-        }
+        wait_set_t ws;
+        wait_set_build(comm, ops, nops, &w, &ws);
         /* Only sockets to wait for: sleep in poll at once when a large
          * transfer is among them, after PRIM_TCP_SPINS rounds otherwise; never
          * yield. Each round re-issues send/recv on every socket (system calls)
@@ -127,42 +182,23 @@ coll_status_t coll_prim_run(coll_comm *comm, coll_prim_t *ops, int nops, coll_dt
          * cores with us: 64 MiB p2p between two namespace hosts +15-25%;
          * AllReduce 64 MiB of two such ranks on one core 0.09 -> 0.45 GB/s;
          * the matrix on simulated hosts (4-5 ranks on 2 cores over tcp) 100 s
-         * -> 13 s; 8 KiB AllReduce between two hosts unchanged (~30 us). */
-        if (nbell == 0 && nfds > 0 && comm->tcp_spin_s > 0 && both_ways) {
-            /* ... unless every rank of this machine has a core and the step
-             * both sends and receives: then wait up to COLL_TCP_SPIN_US for a
-             * ready socket before sleeping. A sleeping rank is woken by an
-             * interrupt to its idle core, tens of microseconds in a VM, and
-             * with traffic both ways the next data is there sooner: AllReduce
-             * 64 MiB between two namespace hosts median 0.83x -> 1.85x MPICH's
-             * (bench/results/allreduce-hosts-ab-20261202.md). A one-way
-             * stream does not gain: p2p 64 MiB lost 10-20% spinning. */
-            double now = coll_now();
-            if (w.tcp_idle_since == 0)
-                w.tcp_idle_since = now;
-            if (now - w.tcp_idle_since < comm->tcp_spin_s) {
-                /* non-blocking polls until a socket is ready: poll takes no
-                 * socket lock, whereas re-trying recv / send would, against
-                 * the kernel's processing of the arriving data */
-                while (poll(fds, (nfds_t)nfds, 0) == 0 && coll_now() - w.tcp_idle_since < comm->tcp_spin_s) {
-                    if ((++w.spins & 63) == 0 && (st = coll_waiter_check(&w, comm, waiting, nwait)) != COLL_SUCCESS)
-                        goto out;
-                    coll_cpu_relax();
-                }
-                continue;
-            }
+         * -> 13 s; 8 KiB AllReduce between two hosts unchanged (~30 us). ...
+         * unless tcp_spin applies. */
+        if (ws.nbell == 0 && ws.nfds > 0 && comm->tcp_spin_s > 0 && both_ways && tcp_spin(comm, &w, &ws, &st)) {
+            if (st != COLL_SUCCESS)
+                break;
+            continue;
         }
-        if (nbell == 0 && nfds > 0) {
-            unsigned left = tcp_large ? 0 : PRIM_TCP_SPINS;
+        if (ws.nbell == 0 && ws.nfds > 0) {
+            unsigned left = ws.tcp_large ? 0 : PRIM_TCP_SPINS;
             if (w.spins + left < (unsigned)comm->spin)
                 w.spins = (unsigned)comm->spin - left;
             w.yields = (unsigned)comm->yields;
         }
-        st = coll_waiter_idle(&w, comm, seen, waiting, nwait, fds, nfds);
+        st = coll_waiter_idle(&w, comm, seen, ws.waiting, ws.nwait, ws.fds, ws.nfds);
         if (st != COLL_SUCCESS)
-            goto out;
+            break;
     }
-out:
     comm->recvs_pending = 0;
     free(heap);
     return st;

@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "coll/cost.h"
 #include "coll/prim.h"
 #include "coll/tuning.h"
 
@@ -39,10 +40,7 @@ coll_status_t coll_rooted_linear(coll_comm *comm, const coll_group_t *g, int ri,
 
 double coll_rooted_cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a, double rounds)
 {
-    const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes;
-    int shm = coll_group_is_local(comm, g);
-    double ov = shm ? coll_tuning_oversub(comm) : 1.0; /* ov ranks per core share a core */
-    double alpha = l->alpha_us * ov, beta = l->beta_us_per_b * (shm ? 2.0 * ov : 1.0);
-    return rounds * alpha + (p - 1) / p * n * beta;
+    coll_cost_step_t s = coll_cost_tree_step(comm, g);
+    return rounds * s.alpha + (p - 1) / p * n * s.beta;
 }

@@ -11,6 +11,7 @@
 #define COLL_ROOTED_H
 
 #include "coll/algo.h"
+#include "coll/tree.h"
 
 typedef enum { COLL_TO_ROOT, COLL_FROM_ROOT } coll_rooted_dir_t;
 
@@ -19,6 +20,24 @@ typedef enum { COLL_TO_ROOT, COLL_FROM_ROOT } coll_rooted_dir_t;
  * (nothing when in place). ri: the root's index in g. */
 coll_status_t coll_rooted_linear(coll_comm *comm, const coll_group_t *g, int ri, coll_rooted_dir_t dir,
                                  char *blocks, char *own, size_t blk);
+
+/* Binomial Gather and Scatter: where the blocks of child c's subtree (members
+ * c, c+1, ... mod p: tree.h) are, len bytes in all. At the root, in member
+ * order: at c * blk, and when the range wraps past p, `first` bytes there and
+ * the rest at 0 (first == len when it does not wrap). At an inner member of
+ * relative rank v, in relative order: at `off` of its working memory. */
+typedef struct {
+    size_t len, first, off;
+} coll_subtree_blocks_t;
+
+static inline coll_subtree_blocks_t coll_subtree_blocks(int c, int ri, int p, int v, size_t blk)
+{
+    int sc = coll_tree_binomial_subtree(c, ri, p);
+    coll_subtree_blocks_t b = {.len = (size_t)sc * blk};
+    b.first = c + sc > p ? (size_t)(p - c) * blk : b.len;
+    b.off = (size_t)(coll_tree_rel(c, ri, p) - v) * blk;
+    return b;
+}
 
 /* Cost of moving (p-1)/p of n bytes through the root in `rounds` latencies:
  * on shm every block is copied in and out, by every rank at once. */

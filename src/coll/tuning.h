@@ -44,7 +44,8 @@ coll_status_t coll_net_probe(coll_comm *comm);
  * member (COLL_ALGO_F_ALL_PEERS) on g when g spans hosts and has more than
  * COLL_PEERS_MAX members, and another algorithm is usable. */
 int coll_tuning_too_many_peers(const coll_comm *comm, const coll_group_t *g);
-/* Ranks per core (> 1 = oversubscribed): scales compute terms. Uses the
+/* Ranks per core (> 1 = oversubscribed): scales every step's alpha, the
+ * compute terms and the shm barriers of the cost models (cost.h). Uses the
  * largest host's rank count, so every rank computes the same costs (and so
  * selects the same algorithm) even when hosts hold different numbers of ranks. */
 double coll_tuning_oversub(const coll_comm *comm);

@@ -27,36 +27,22 @@
 #include <string.h>
 
 #include "core/reduce.h"
+#include "core/reduce_table.h"
 
 /* ---- bit casts and exact conversions ---------------------------------- */
 
-static inline uint32_t f32_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
+#define BIT_CAST(NAME, TO, FROM)                                                      \
+    static inline TO NAME(FROM v)                                                     \
+    {                                                                                 \
+        TO r;                                                                         \
+        memcpy(&r, &v, sizeof r);                                                     \
+        return r;                                                                     \
+    }
 
-static inline float f32_from(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-static inline uint64_t f64_bits(double d)
-{
-    uint64_t u;
-    memcpy(&u, &d, sizeof u);
-    return u;
-}
-
-static inline double f64_from(uint64_t u)
-{
-    double d;
-    memcpy(&d, &u, sizeof d);
-    return d;
-}
+BIT_CAST(f32_bits, uint32_t, float)
+BIT_CAST(f32_from, float, uint32_t)
+BIT_CAST(f64_bits, uint64_t, double)
+BIT_CAST(f64_from, double, uint64_t)
 
 static inline float h2f(uint16_t h)
 {
@@ -147,81 +133,52 @@ static inline double e_sum_f64(double a, double b) { return a + b; }
 static inline double e_prod_f64(double a, double b) { return a * b; }
 
 /* IEEE maximum/minimum: equal values can only differ in the sign of zero, and
- * and/or of the bits picks +0 for max, -0 for min. */
-static inline float e_max_f32(float a, float b)
-{
-    if (isnan(a) || isnan(b))
-        return a + b;
-    if (a == b)
-        return f32_from(f32_bits(a) & f32_bits(b));
-    return a > b ? a : b;
-}
+ * and/or of the bits picks +0 for max, -0 for min. BITS/FROM: the bit casts. */
+#define IEEE_MAX_MIN(SFX, T, BITS, FROM)                                              \
+    static inline T e_max_##SFX(T a, T b)                                             \
+    {                                                                                 \
+        if (isnan(a) || isnan(b))                                                     \
+            return a + b;                                                             \
+        if (a == b)                                                                   \
+            return FROM(BITS(a) & BITS(b));                                           \
+        return a > b ? a : b;                                                         \
+    }                                                                                 \
+    static inline T e_min_##SFX(T a, T b)                                             \
+    {                                                                                 \
+        if (isnan(a) || isnan(b))                                                     \
+            return a + b;                                                             \
+        if (a == b)                                                                   \
+            return FROM(BITS(a) | BITS(b));                                           \
+        return a < b ? a : b;                                                         \
+    }
 
-static inline float e_min_f32(float a, float b)
-{
-    if (isnan(a) || isnan(b))
-        return a + b;
-    if (a == b)
-        return f32_from(f32_bits(a) | f32_bits(b));
-    return a < b ? a : b;
-}
-
-static inline double e_max_f64(double a, double b)
-{
-    if (isnan(a) || isnan(b))
-        return a + b;
-    if (a == b)
-        return f64_from(f64_bits(a) & f64_bits(b));
-    return a > b ? a : b;
-}
-
-static inline double e_min_f64(double a, double b)
-{
-    if (isnan(a) || isnan(b))
-        return a + b;
-    if (a == b)
-        return f64_from(f64_bits(a) | f64_bits(b));
-    return a < b ? a : b;
-}
+IEEE_MAX_MIN(f32, float, f32_bits, f32_from)
+IEEE_MAX_MIN(f64, double, f64_bits, f64_from)
 
 /* The same, branch-free for the generic kernels: quiet comparisons and
  * selects that the vectoriser if-converts (a + b on a NaN would trap, so the
- * NaN is built as x86 returns it: the first NaN operand, made quiet). */
-static inline float v_max_f32(float a, float b)
-{
-    uint32_t ua = f32_bits(a), ub = f32_bits(b);
-    uint32_t r = __builtin_isgreater(a, b) ? ua : ub;
-    r = a == b ? (ua & ub) : r; /* == is a quiet comparison */
-    uint32_t nan = (__builtin_isunordered(a, a) ? ua : ub) | 0x400000u;
-    return f32_from(__builtin_isunordered(a, b) ? nan : r);
-}
+ * NaN is built as x86 returns it: the first NaN operand, made quiet: QUIET is
+ * the quiet bit of type U). == is a quiet comparison. */
+#define VEC_MAX_MIN(SFX, T, U, BITS, FROM, QUIET)                                     \
+    static inline T v_max_##SFX(T a, T b)                                             \
+    {                                                                                 \
+        U ua = BITS(a), ub = BITS(b);                                                 \
+        U r = __builtin_isgreater(a, b) ? ua : ub;                                    \
+        r = a == b ? (ua & ub) : r;                                                   \
+        U nan = (__builtin_isunordered(a, a) ? ua : ub) | QUIET;                      \
+        return FROM(__builtin_isunordered(a, b) ? nan : r);                           \
+    }                                                                                 \
+    static inline T v_min_##SFX(T a, T b)                                             \
+    {                                                                                 \
+        U ua = BITS(a), ub = BITS(b);                                                 \
+        U r = __builtin_isless(a, b) ? ua : ub;                                       \
+        r = a == b ? (ua | ub) : r;                                                   \
+        U nan = (__builtin_isunordered(a, a) ? ua : ub) | QUIET;                      \
+        return FROM(__builtin_isunordered(a, b) ? nan : r);                           \
+    }
 
-static inline float v_min_f32(float a, float b)
-{
-    uint32_t ua = f32_bits(a), ub = f32_bits(b);
-    uint32_t r = __builtin_isless(a, b) ? ua : ub;
-    r = a == b ? (ua | ub) : r;
-    uint32_t nan = (__builtin_isunordered(a, a) ? ua : ub) | 0x400000u;
-    return f32_from(__builtin_isunordered(a, b) ? nan : r);
-}
-
-static inline double v_max_f64(double a, double b)
-{
-    uint64_t ua = f64_bits(a), ub = f64_bits(b);
-    uint64_t r = __builtin_isgreater(a, b) ? ua : ub;
-    r = a == b ? (ua & ub) : r; /* == is a quiet comparison */
-    uint64_t nan = (__builtin_isunordered(a, a) ? ua : ub) | 0x8000000000000ull;
-    return f64_from(__builtin_isunordered(a, b) ? nan : r);
-}
-
-static inline double v_min_f64(double a, double b)
-{
-    uint64_t ua = f64_bits(a), ub = f64_bits(b);
-    uint64_t r = __builtin_isless(a, b) ? ua : ub;
-    r = a == b ? (ua | ub) : r;
-    uint64_t nan = (__builtin_isunordered(a, a) ? ua : ub) | 0x8000000000000ull;
-    return f64_from(__builtin_isunordered(a, b) ? nan : r);
-}
+VEC_MAX_MIN(f32, float, uint32_t, f32_bits, f32_from, 0x400000u)
+VEC_MAX_MIN(f64, double, uint64_t, f64_bits, f64_from, 0x8000000000000ull)
 
 /* fp16 / bf16: widen, compute in fp32, round once. */
 #define HALF_ELEMENT_OPS(SFX, TO32, FROM32)                                           \
@@ -294,25 +251,8 @@ KERNELS(b16, uint16_t, e_max_b16, e_min_b16)
 KERNELS(f32, float, v_max_f32, v_min_f32)
 KERNELS(f64, double, v_max_f64, v_min_f64)
 
-#define TABLE_ROW(PFX, OP)                                                            \
-    {                                                                                 \
-        [COLL_INT8] = PFX##_##OP##_i8, [COLL_INT16] = PFX##_##OP##_i16,               \
-        [COLL_INT32] = PFX##_##OP##_i32, [COLL_INT64] = PFX##_##OP##_i64,             \
-        [COLL_UINT8] = PFX##_##OP##_u8, [COLL_UINT16] = PFX##_##OP##_u16,             \
-        [COLL_UINT32] = PFX##_##OP##_u32, [COLL_UINT64] = PFX##_##OP##_u64,           \
-        [COLL_FP16] = PFX##_##OP##_f16, [COLL_BF16] = PFX##_##OP##_b16,               \
-        [COLL_FP32] = PFX##_##OP##_f32, [COLL_FP64] = PFX##_##OP##_f64,               \
-    }
-
-static const coll_reduce_fn ref_kernels[COLL_OP_COUNT][COLL_DTYPE_COUNT] = {
-    [COLL_SUM] = TABLE_ROW(ref, sum), [COLL_PROD] = TABLE_ROW(ref, prod),
-    [COLL_MAX] = TABLE_ROW(ref, max), [COLL_MIN] = TABLE_ROW(ref, min),
-};
-
-static const coll_reduce_fn gen_kernels[COLL_OP_COUNT][COLL_DTYPE_COUNT] = {
-    [COLL_SUM] = TABLE_ROW(gen, sum), [COLL_PROD] = TABLE_ROW(gen, prod),
-    [COLL_MAX] = TABLE_ROW(gen, max), [COLL_MIN] = TABLE_ROW(gen, min),
-};
+static const coll_reduce_fn ref_kernels[COLL_OP_COUNT][COLL_DTYPE_COUNT] = COLL_REDUCE_TABLE(ref);
+static const coll_reduce_fn gen_kernels[COLL_OP_COUNT][COLL_DTYPE_COUNT] = COLL_REDUCE_TABLE(gen);
 
 /* ---- run-time dispatch ------------------------------------------------- */
 

@@ -11,6 +11,7 @@
  * out == a and out == b safe.
  */
 #include "core/reduce.h"
+#include "core/reduce_table.h"
 
 #if defined(__AVX2__) && defined(__F16C__)
 
@@ -152,10 +153,6 @@ INLINE __m256i f32_apply(__m256i a, __m256i b, fop_t f)
 {
     return _mm256_castps_si256(f(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b)));
 }
-INLINE __m256i sum_f32(__m256i a, __m256i b) { return f32_apply(a, b, fsum); }
-INLINE __m256i prod_f32(__m256i a, __m256i b) { return f32_apply(a, b, fprod); }
-INLINE __m256i max_f32(__m256i a, __m256i b) { return f32_apply(a, b, fmax_ieee); }
-INLINE __m256i min_f32(__m256i a, __m256i b) { return f32_apply(a, b, fmin_ieee); }
 
 INLINE __m256i sum_f64(__m256i a, __m256i b)
 {
@@ -167,23 +164,18 @@ INLINE __m256i prod_f64(__m256i a, __m256i b)
     return _mm256_castpd_si256(_mm256_mul_pd(_mm256_castsi256_pd(a), _mm256_castsi256_pd(b)));
 }
 
-INLINE __m256i max_f64(__m256i ai, __m256i bi)
-{
-    __m256d a = _mm256_castsi256_pd(ai), b = _mm256_castsi256_pd(bi);
-    __m256d r = _mm256_max_pd(a, b);
-    r = _mm256_blendv_pd(r, _mm256_and_pd(a, b), _mm256_cmp_pd(a, b, _CMP_EQ_OQ));
-    r = _mm256_blendv_pd(r, _mm256_add_pd(a, b), _mm256_cmp_pd(a, b, _CMP_UNORD_Q));
-    return _mm256_castpd_si256(r);
-}
-
-INLINE __m256i min_f64(__m256i ai, __m256i bi)
-{
-    __m256d a = _mm256_castsi256_pd(ai), b = _mm256_castsi256_pd(bi);
-    __m256d r = _mm256_min_pd(a, b);
-    r = _mm256_blendv_pd(r, _mm256_or_pd(a, b), _mm256_cmp_pd(a, b, _CMP_EQ_OQ));
-    r = _mm256_blendv_pd(r, _mm256_add_pd(a, b), _mm256_cmp_pd(a, b, _CMP_UNORD_Q));
-    return _mm256_castpd_si256(r);
-}
+/* IEEE maximum / minimum on fp64 lanes, as fmax_ieee / fmin_ieee. */
+#define F64_IEEE(NAME, PICK, EQUAL)                                                   \
+    INLINE __m256i NAME(__m256i ai, __m256i bi)                                       \
+    {                                                                                 \
+        __m256d a = _mm256_castsi256_pd(ai), b = _mm256_castsi256_pd(bi);             \
+        __m256d r = PICK(a, b);                                                       \
+        r = _mm256_blendv_pd(r, EQUAL(a, b), _mm256_cmp_pd(a, b, _CMP_EQ_OQ));        \
+        r = _mm256_blendv_pd(r, _mm256_add_pd(a, b), _mm256_cmp_pd(a, b, _CMP_UNORD_Q)); \
+        return _mm256_castpd_si256(r);                                                \
+    }
+F64_IEEE(max_f64, _mm256_max_pd, _mm256_and_pd)
+F64_IEEE(min_f64, _mm256_min_pd, _mm256_or_pd)
 
 /* ---- fp16: F16C conversions are exact and round to nearest even ---- */
 
@@ -198,10 +190,6 @@ INLINE __m256i f16_apply(__m256i a, __m256i b, fop_t f)
     __m128i hi = _mm256_cvtps_ph(f(ahi, bhi), rn);
     return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
 }
-INLINE __m256i sum_f16(__m256i a, __m256i b) { return f16_apply(a, b, fsum); }
-INLINE __m256i prod_f16(__m256i a, __m256i b) { return f16_apply(a, b, fprod); }
-INLINE __m256i max_f16(__m256i a, __m256i b) { return f16_apply(a, b, fmax_ieee); }
-INLINE __m256i min_f16(__m256i a, __m256i b) { return f16_apply(a, b, fmin_ieee); }
 
 /* ---- bf16: widen by shifting into the high half; round in integers ---- */
 
@@ -229,65 +217,13 @@ INLINE __m256i b16_apply(__m256i a, __m256i b, fop_t f)
     /* packus undoes unpacklo/hi lane by lane; values are <= 0xffff */
     return _mm256_packus_epi32(f32_to_b16_lanes(f(alo, blo)), f32_to_b16_lanes(f(ahi, bhi)));
 }
-INLINE __m256i sum_b16(__m256i a, __m256i b) { return b16_apply(a, b, fsum); }
-INLINE __m256i prod_b16(__m256i a, __m256i b) { return b16_apply(a, b, fprod); }
-INLINE __m256i max_b16(__m256i a, __m256i b) { return b16_apply(a, b, fmax_ieee); }
-INLINE __m256i min_b16(__m256i a, __m256i b) { return b16_apply(a, b, fmin_ieee); }
 
-/* ---- kernels and the table ---- */
+/* ---- the fp32/fp16/bf16 ops, the kernels and the table (reduce_table.h) ---- */
 
-#define K(NAME, ES, OP)                                                          \
-    static void NAME(void *out, const void *a, const void *b, size_t n)          \
-    {                                                                            \
-        run(out, a, b, n, ES, OP);                                               \
-    }
+COLL_REDUCE_ISA_FLOAT_OPS(__m256i)
+COLL_REDUCE_ISA_KERNELS
 
-K(k_sum_8, 1, sum_8) K(k_sum_16, 2, sum_16) K(k_sum_32, 4, sum_32) K(k_sum_64, 8, sum_64)
-K(k_prod_8, 1, prod_8) K(k_prod_16, 2, prod_16) K(k_prod_32, 4, prod_32)
-K(k_prod_64, 8, prod_64)
-K(k_max_i8, 1, max_i8) K(k_min_i8, 1, min_i8) K(k_max_u8, 1, max_u8) K(k_min_u8, 1, min_u8)
-K(k_max_i16, 2, max_i16) K(k_min_i16, 2, min_i16) K(k_max_u16, 2, max_u16)
-K(k_min_u16, 2, min_u16)
-K(k_max_i32, 4, max_i32) K(k_min_i32, 4, min_i32) K(k_max_u32, 4, max_u32)
-K(k_min_u32, 4, min_u32)
-K(k_max_i64, 8, max_i64) K(k_min_i64, 8, min_i64) K(k_max_u64, 8, max_u64)
-K(k_min_u64, 8, min_u64)
-K(k_sum_f16, 2, sum_f16) K(k_prod_f16, 2, prod_f16) K(k_max_f16, 2, max_f16)
-K(k_min_f16, 2, min_f16)
-K(k_sum_b16, 2, sum_b16) K(k_prod_b16, 2, prod_b16) K(k_max_b16, 2, max_b16)
-K(k_min_b16, 2, min_b16)
-K(k_sum_f32, 4, sum_f32) K(k_prod_f32, 4, prod_f32) K(k_max_f32, 4, max_f32)
-K(k_min_f32, 4, min_f32)
-K(k_sum_f64, 8, sum_f64) K(k_prod_f64, 8, prod_f64) K(k_max_f64, 8, max_f64)
-K(k_min_f64, 8, min_f64)
-
-/* Signed and unsigned sum/prod are the same bits modulo 2^bits. */
-const coll_reduce_fn coll_reduce_kernels_avx2[COLL_OP_COUNT][COLL_DTYPE_COUNT] = {
-    [COLL_SUM] = {
-        [COLL_INT8] = k_sum_8, [COLL_INT16] = k_sum_16, [COLL_INT32] = k_sum_32,
-        [COLL_INT64] = k_sum_64, [COLL_UINT8] = k_sum_8, [COLL_UINT16] = k_sum_16,
-        [COLL_UINT32] = k_sum_32, [COLL_UINT64] = k_sum_64, [COLL_FP16] = k_sum_f16,
-        [COLL_BF16] = k_sum_b16, [COLL_FP32] = k_sum_f32, [COLL_FP64] = k_sum_f64,
-    },
-    [COLL_PROD] = {
-        [COLL_INT8] = k_prod_8, [COLL_INT16] = k_prod_16, [COLL_INT32] = k_prod_32,
-        [COLL_INT64] = k_prod_64, [COLL_UINT8] = k_prod_8, [COLL_UINT16] = k_prod_16,
-        [COLL_UINT32] = k_prod_32, [COLL_UINT64] = k_prod_64, [COLL_FP16] = k_prod_f16,
-        [COLL_BF16] = k_prod_b16, [COLL_FP32] = k_prod_f32, [COLL_FP64] = k_prod_f64,
-    },
-    [COLL_MAX] = {
-        [COLL_INT8] = k_max_i8, [COLL_INT16] = k_max_i16, [COLL_INT32] = k_max_i32,
-        [COLL_INT64] = k_max_i64, [COLL_UINT8] = k_max_u8, [COLL_UINT16] = k_max_u16,
-        [COLL_UINT32] = k_max_u32, [COLL_UINT64] = k_max_u64, [COLL_FP16] = k_max_f16,
-        [COLL_BF16] = k_max_b16, [COLL_FP32] = k_max_f32, [COLL_FP64] = k_max_f64,
-    },
-    [COLL_MIN] = {
-        [COLL_INT8] = k_min_i8, [COLL_INT16] = k_min_i16, [COLL_INT32] = k_min_i32,
-        [COLL_INT64] = k_min_i64, [COLL_UINT8] = k_min_u8, [COLL_UINT16] = k_min_u16,
-        [COLL_UINT32] = k_min_u32, [COLL_UINT64] = k_min_u64, [COLL_FP16] = k_min_f16,
-        [COLL_BF16] = k_min_b16, [COLL_FP32] = k_min_f32, [COLL_FP64] = k_min_f64,
-    },
-};
+const coll_reduce_fn coll_reduce_kernels_avx2[COLL_OP_COUNT][COLL_DTYPE_COUNT] = COLL_REDUCE_TABLE(k);
 
 #else /* built without the ISA flags (another architecture): no kernels */
 

@@ -12,6 +12,7 @@
  * same bytes, which makes out == a and out == b safe.
  */
 #include "core/reduce.h"
+#include "core/reduce_table.h"
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && \
     defined(__F16C__)
@@ -127,10 +128,6 @@ INLINE __m512i f32_apply(__m512i a, __m512i b, fop_t f)
 {
     return _mm512_castps_si512(f(_mm512_castsi512_ps(a), _mm512_castsi512_ps(b)));
 }
-INLINE __m512i sum_f32(__m512i a, __m512i b) { return f32_apply(a, b, fsum); }
-INLINE __m512i prod_f32(__m512i a, __m512i b) { return f32_apply(a, b, fprod); }
-INLINE __m512i max_f32(__m512i a, __m512i b) { return f32_apply(a, b, fmax_ieee); }
-INLINE __m512i min_f32(__m512i a, __m512i b) { return f32_apply(a, b, fmin_ieee); }
 
 INLINE __m512i sum_f64(__m512i a, __m512i b)
 {
@@ -142,23 +139,18 @@ INLINE __m512i prod_f64(__m512i a, __m512i b)
     return _mm512_castpd_si512(_mm512_mul_pd(_mm512_castsi512_pd(a), _mm512_castsi512_pd(b)));
 }
 
-INLINE __m512i max_f64(__m512i ai, __m512i bi)
-{
-    __m512d a = _mm512_castsi512_pd(ai), b = _mm512_castsi512_pd(bi);
-    __m512d r = _mm512_max_pd(a, b);
-    r = _mm512_mask_and_pd(r, _mm512_cmp_pd_mask(a, b, _CMP_EQ_OQ), a, b);
-    r = _mm512_mask_add_pd(r, _mm512_cmp_pd_mask(a, b, _CMP_UNORD_Q), a, b);
-    return _mm512_castpd_si512(r);
-}
-
-INLINE __m512i min_f64(__m512i ai, __m512i bi)
-{
-    __m512d a = _mm512_castsi512_pd(ai), b = _mm512_castsi512_pd(bi);
-    __m512d r = _mm512_min_pd(a, b);
-    r = _mm512_mask_or_pd(r, _mm512_cmp_pd_mask(a, b, _CMP_EQ_OQ), a, b);
-    r = _mm512_mask_add_pd(r, _mm512_cmp_pd_mask(a, b, _CMP_UNORD_Q), a, b);
-    return _mm512_castpd_si512(r);
-}
+/* IEEE maximum / minimum on fp64 lanes, as fmax_ieee / fmin_ieee. */
+#define F64_IEEE(NAME, PICK, EQUAL)                                                   \
+    INLINE __m512i NAME(__m512i ai, __m512i bi)                                       \
+    {                                                                                 \
+        __m512d a = _mm512_castsi512_pd(ai), b = _mm512_castsi512_pd(bi);             \
+        __m512d r = PICK(a, b);                                                       \
+        r = EQUAL(r, _mm512_cmp_pd_mask(a, b, _CMP_EQ_OQ), a, b);                     \
+        r = _mm512_mask_add_pd(r, _mm512_cmp_pd_mask(a, b, _CMP_UNORD_Q), a, b);      \
+        return _mm512_castpd_si512(r);                                                \
+    }
+F64_IEEE(max_f64, _mm512_max_pd, _mm512_mask_and_pd)
+F64_IEEE(min_f64, _mm512_min_pd, _mm512_mask_or_pd)
 
 /* ---- fp16: F16C conversions are exact and round to nearest even ---- */
 
@@ -173,10 +165,6 @@ INLINE __m512i f16_apply(__m512i a, __m512i b, fop_t f)
     __m256i hi = _mm512_cvtps_ph(f(ahi, bhi), rn);
     return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
 }
-INLINE __m512i sum_f16(__m512i a, __m512i b) { return f16_apply(a, b, fsum); }
-INLINE __m512i prod_f16(__m512i a, __m512i b) { return f16_apply(a, b, fprod); }
-INLINE __m512i max_f16(__m512i a, __m512i b) { return f16_apply(a, b, fmax_ieee); }
-INLINE __m512i min_f16(__m512i a, __m512i b) { return f16_apply(a, b, fmin_ieee); }
 
 /* ---- bf16: widen by shifting into the high half; round in integers ---- */
 
@@ -202,65 +190,13 @@ INLINE __m512i b16_apply(__m512i a, __m512i b, fop_t f)
     /* packus undoes unpacklo/hi lane by lane; values are <= 0xffff */
     return _mm512_packus_epi32(f32_to_b16_lanes(f(alo, blo)), f32_to_b16_lanes(f(ahi, bhi)));
 }
-INLINE __m512i sum_b16(__m512i a, __m512i b) { return b16_apply(a, b, fsum); }
-INLINE __m512i prod_b16(__m512i a, __m512i b) { return b16_apply(a, b, fprod); }
-INLINE __m512i max_b16(__m512i a, __m512i b) { return b16_apply(a, b, fmax_ieee); }
-INLINE __m512i min_b16(__m512i a, __m512i b) { return b16_apply(a, b, fmin_ieee); }
 
-/* ---- kernels and the table ---- */
+/* ---- the fp32/fp16/bf16 ops, the kernels and the table (reduce_table.h) ---- */
 
-#define K(NAME, ES, OP)                                                          \
-    static void NAME(void *out, const void *a, const void *b, size_t n)          \
-    {                                                                            \
-        run(out, a, b, n, ES, OP);                                               \
-    }
+COLL_REDUCE_ISA_FLOAT_OPS(__m512i)
+COLL_REDUCE_ISA_KERNELS
 
-K(k_sum_8, 1, sum_8) K(k_sum_16, 2, sum_16) K(k_sum_32, 4, sum_32) K(k_sum_64, 8, sum_64)
-K(k_prod_8, 1, prod_8) K(k_prod_16, 2, prod_16) K(k_prod_32, 4, prod_32)
-K(k_prod_64, 8, prod_64)
-K(k_max_i8, 1, max_i8) K(k_min_i8, 1, min_i8) K(k_max_u8, 1, max_u8) K(k_min_u8, 1, min_u8)
-K(k_max_i16, 2, max_i16) K(k_min_i16, 2, min_i16) K(k_max_u16, 2, max_u16)
-K(k_min_u16, 2, min_u16)
-K(k_max_i32, 4, max_i32) K(k_min_i32, 4, min_i32) K(k_max_u32, 4, max_u32)
-K(k_min_u32, 4, min_u32)
-K(k_max_i64, 8, max_i64) K(k_min_i64, 8, min_i64) K(k_max_u64, 8, max_u64)
-K(k_min_u64, 8, min_u64)
-K(k_sum_f16, 2, sum_f16) K(k_prod_f16, 2, prod_f16) K(k_max_f16, 2, max_f16)
-K(k_min_f16, 2, min_f16)
-K(k_sum_b16, 2, sum_b16) K(k_prod_b16, 2, prod_b16) K(k_max_b16, 2, max_b16)
-K(k_min_b16, 2, min_b16)
-K(k_sum_f32, 4, sum_f32) K(k_prod_f32, 4, prod_f32) K(k_max_f32, 4, max_f32)
-K(k_min_f32, 4, min_f32)
-K(k_sum_f64, 8, sum_f64) K(k_prod_f64, 8, prod_f64) K(k_max_f64, 8, max_f64)
-K(k_min_f64, 8, min_f64)
-
-/* Signed and unsigned sum/prod are the same bits modulo 2^bits. */
-const coll_reduce_fn coll_reduce_kernels_avx512[COLL_OP_COUNT][COLL_DTYPE_COUNT] = {
-    [COLL_SUM] = {
-        [COLL_INT8] = k_sum_8, [COLL_INT16] = k_sum_16, [COLL_INT32] = k_sum_32,
-        [COLL_INT64] = k_sum_64, [COLL_UINT8] = k_sum_8, [COLL_UINT16] = k_sum_16,
-        [COLL_UINT32] = k_sum_32, [COLL_UINT64] = k_sum_64, [COLL_FP16] = k_sum_f16,
-        [COLL_BF16] = k_sum_b16, [COLL_FP32] = k_sum_f32, [COLL_FP64] = k_sum_f64,
-    },
-    [COLL_PROD] = {
-        [COLL_INT8] = k_prod_8, [COLL_INT16] = k_prod_16, [COLL_INT32] = k_prod_32,
-        [COLL_INT64] = k_prod_64, [COLL_UINT8] = k_prod_8, [COLL_UINT16] = k_prod_16,
-        [COLL_UINT32] = k_prod_32, [COLL_UINT64] = k_prod_64, [COLL_FP16] = k_prod_f16,
-        [COLL_BF16] = k_prod_b16, [COLL_FP32] = k_prod_f32, [COLL_FP64] = k_prod_f64,
-    },
-    [COLL_MAX] = {
-        [COLL_INT8] = k_max_i8, [COLL_INT16] = k_max_i16, [COLL_INT32] = k_max_i32,
-        [COLL_INT64] = k_max_i64, [COLL_UINT8] = k_max_u8, [COLL_UINT16] = k_max_u16,
-        [COLL_UINT32] = k_max_u32, [COLL_UINT64] = k_max_u64, [COLL_FP16] = k_max_f16,
-        [COLL_BF16] = k_max_b16, [COLL_FP32] = k_max_f32, [COLL_FP64] = k_max_f64,
-    },
-    [COLL_MIN] = {
-        [COLL_INT8] = k_min_i8, [COLL_INT16] = k_min_i16, [COLL_INT32] = k_min_i32,
-        [COLL_INT64] = k_min_i64, [COLL_UINT8] = k_min_u8, [COLL_UINT16] = k_min_u16,
-        [COLL_UINT32] = k_min_u32, [COLL_UINT64] = k_min_u64, [COLL_FP16] = k_min_f16,
-        [COLL_BF16] = k_min_b16, [COLL_FP32] = k_min_f32, [COLL_FP64] = k_min_f64,
-    },
-};
+const coll_reduce_fn coll_reduce_kernels_avx512[COLL_OP_COUNT][COLL_DTYPE_COUNT] = COLL_REDUCE_TABLE(k);
 
 #else /* built without the ISA flags (another architecture): no kernels */
 

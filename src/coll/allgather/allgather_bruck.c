@@ -26,6 +26,7 @@
 #include "coll/algo.h"
 #include "coll/allgather/allgather.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/prim.h"
 #include "coll/tuning.h"
 
@@ -72,14 +73,10 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
-    double ov = coll_tuning_oversub(comm); /* ranks per core: every step may wait for a context switch */
     double mem = coll_tuning_shm()->beta_us_per_b; /* local memcpy */
     double p = g->size, n = (double)a->bytes;
-    int steps = 0;
-    for (int d = 1; d < g->size; d *= 2)
-        steps++;
-    double beta = l->beta_us_per_b * (coll_group_is_local(comm, g) ? 2.0 : 1.0);
-    return steps * l->alpha_us * ov + (p - 1) / p * n * beta + n * mem;
+    return coll_tree_binomial_depth(g->size) * coll_cost_alpha(comm, l) + (p - 1) / p * n * coll_cost_beta(comm, g, l) +
+           n * mem;
 }
 
 const coll_algo_t coll_algo_allgather_bruck = {

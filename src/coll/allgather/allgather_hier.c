@@ -97,8 +97,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 const coll_algo_t coll_algo_allgather_hier = {
     .kind = COLL_ALLGATHER,
     .name = "hier",
-    .desc = "hierarchical: shm allgather per host, leaders exchange host blocks (tcp), shm broadcast; any rank layout",
     .flags = COLL_ALGO_F_HIER,
+    .desc = "hierarchical: shm allgather per host, leaders exchange host blocks (tcp), shm broadcast; any rank layout",
     .cost_us = cost,
     .run = run,
 };

@@ -27,6 +27,7 @@
 #include "coll/algo.h"
 #include "coll/allgatherv/allgatherv.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/prim.h"
 #include "coll/tuning.h"
 
@@ -84,21 +85,11 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
-    double ov = coll_tuning_oversub(comm); /* ranks per core: every step may wait for a context switch */
-    double mem = coll_tuning_shm()->beta_us_per_b, es = (double)coll_dtype_size(a->dt), T = 0, m = 0;
-    for (int i = 0; i < g->size; i++) {
-        T += (double)a->counts[i] * es;
-        m = (double)a->counts[i] * es > m ? (double)a->counts[i] * es : m;
-    }
-    int steps = 0;
-    for (int d = 1; d < g->size; d *= 2)
-        steps++;
-    double beta = l->beta_us_per_b * (coll_group_is_local(comm, g) ? 2.0 : 1.0); /* shm: copy in + out */
+    double mem = coll_tuning_shm()->beta_us_per_b, m, mn;
+    double T = coll_cost_v_bytes(g, a, &m, &mn);
     /* the member that owns the smallest block receives the most: T - min >= T - m */
-    double mn = m;
-    for (int i = 0; i < g->size; i++)
-        mn = (double)a->counts[i] * es < mn ? (double)a->counts[i] * es : mn;
-    return steps * l->alpha_us * ov + (T - mn) * beta + T * mem;
+    return coll_tree_binomial_depth(g->size) * coll_cost_alpha(comm, l) + (T - mn) * coll_cost_beta(comm, g, l) +
+           T * mem;
 }
 
 const coll_algo_t coll_algo_allgatherv_bruck = {

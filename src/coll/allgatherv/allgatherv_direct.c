@@ -22,6 +22,7 @@
 #include "coll/algo.h"
 #include "coll/allgatherv/allgatherv.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/tuning.h"
 #include "transport/direct.h"
 
@@ -106,21 +107,18 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
-    double es = (double)coll_dtype_size(a->dt), m = 0;
-    for (int i = 0; i < g->size; i++)
-        m = (double)a->counts[i] * es > m ? (double)a->counts[i] * es : m;
-    double half = (double)coll_direct_stage_bytes(comm) / 2.0;
-    double chunks = half > 0 ? 1.0 + floor(m / half) : 1.0;
-    double syncs = m <= (double)coll_direct_small_max(comm) ? 1.0 : chunks + 1;
+    double m;
+    coll_cost_v_bytes(g, a, &m, NULL);
+    double syncs = m <= (double)coll_direct_small_max(comm) ? 1.0 : coll_cost_direct_rounds(comm, m) + 1;
     return syncs * l->bar_us * coll_tuning_oversub(comm) + (double)a->bytes * l->beta_us_per_b;
 }
 
 const coll_algo_t coll_algo_allgatherv_direct = {
     .kind = COLL_ALLGATHERV,
     .name = "direct",
+    .flags = COLL_ALGO_F_SINGLE_HOST,
     .desc = "shared memory, one host: blocks staged (or zero-copy), copied out to their displacements; 1 "
             "barrier per chunk + 1",
-    .flags = COLL_ALGO_F_SINGLE_HOST,
     .usable = usable,
     .cost_us = cost,
     .run = run,

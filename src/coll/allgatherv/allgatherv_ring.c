@@ -20,6 +20,7 @@
 #include "coll/algo.h"
 #include "coll/allgatherv/allgatherv.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/prim.h"
 #include "coll/tuning.h"
 #include "core/config.h"
@@ -67,13 +68,9 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
-    double ov = coll_tuning_oversub(comm); /* ranks per core: every step may wait for a context switch */
-    double p = g->size, es = (double)coll_dtype_size(a->dt), m = 0;
-    for (int i = 0; i < g->size; i++)
-        m = (double)a->counts[i] * es > m ? (double)a->counts[i] * es : m;
-    double chunks = 1.0 + m / (double)coll_cfg_size(COLL_CFG_CHUNK);
-    double beta = l->beta_us_per_b * (coll_group_is_local(comm, g) ? 2.0 : 1.0); /* shm: copy in + out */
-    return (p - 1) * (chunks * l->alpha_us * ov + m * beta);
+    double p = g->size, m;
+    coll_cost_v_bytes(g, a, &m, NULL);
+    return (p - 1) * (coll_cost_chunks(m) * coll_cost_alpha(comm, l) + m * coll_cost_beta(comm, g, l));
 }
 
 const coll_algo_t coll_algo_allgatherv_ring = {

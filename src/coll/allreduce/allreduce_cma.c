@@ -32,11 +32,8 @@ coll_status_t coll_allreduce_cma_run(coll_comm *comm, const coll_group_t *g, con
 {
     int p = g->size, me = g->me;
     size_t es = coll_dtype_size(dt);
-    if (p == 1 || n == 0) {
-        if (sendbuf != recvbuf && n)
-            memcpy(recvbuf, sendbuf, n * es);
+    if (n == 0 || coll_alone(p, sendbuf, recvbuf, n * es))
         return p == 1 ? COLL_SUCCESS : coll_direct_barrier(comm);
-    }
     coll_direct_publish_addr(comm, PUB_SEND, sendbuf);
     coll_direct_publish_addr(comm, PUB_RECV, recvbuf);
     coll_direct_publish(comm, COLL_AR_PUB_SEND, sendbuf);
@@ -109,8 +106,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 const coll_algo_t coll_algo_allreduce_cma = {
     .kind = COLL_ALLREDUCE,
     .name = "cma",
-    .desc = "one host, large messages: slices reduced straight from peers' private buffers with process_vm_readv; 3 barriers",
     .flags = COLL_ALGO_F_SINGLE_HOST | COLL_ALGO_F_DETERMINISTIC,
+    .desc = "one host, large messages: slices reduced straight from peers' private buffers with process_vm_readv; 3 barriers",
     .usable = usable,
     .cost_us = cost,
     .run = run,

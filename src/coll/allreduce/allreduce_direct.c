@@ -86,11 +86,8 @@ coll_status_t coll_allreduce_direct_run(coll_comm *comm, const coll_group_t *g, 
 {
     int p = g->size, me = g->me;
     size_t es = coll_dtype_size(dt);
-    if (p == 1 || n == 0) {
-        if (sendbuf != recvbuf && n)
-            memcpy(recvbuf, sendbuf, n * es);
+    if (n == 0 || coll_alone(p, sendbuf, recvbuf, n * es))
         return p == 1 ? COLL_SUCCESS : coll_direct_barrier(comm);
-    }
     if (n * es <= coll_direct_small_max(comm) && n * es <= COLL_ALLREDUCE_SMALL_BYTES)
         return small(comm, g, sendbuf, recvbuf, n, dt, op);
     int mylr = coll_group_lr(comm, g, me);
@@ -157,8 +154,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 const coll_algo_t coll_algo_allreduce_direct = {
     .kind = COLL_ALLREDUCE,
     .name = "direct",
-    .desc = "shared memory, one host: each rank reduces its 1/p slice from every peer's staged (or zero-copy) data; 2 barriers per chunk",
     .flags = COLL_ALGO_F_SINGLE_HOST | COLL_ALGO_F_DETERMINISTIC,
+    .desc = "shared memory, one host: each rank reduces its 1/p slice from every peer's staged (or zero-copy) data; 2 barriers per chunk",
     .usable = usable,
     .cost_us = cost,
     .run = run,

@@ -9,6 +9,7 @@
  * Cost (p members, n bytes, p2 = pof2(p), r = p - p2):
  *   2 log2(p2) alpha + 2 (p2-1)/p2 n beta + (p2-1)/p2 n gamma
  *   + [r > 0] (2 alpha + 2 n beta + n gamma)      (fold in, fold out)
+ * alpha and gamma scaled by ranks per core when oversubscribed (cost.h).
  * Latency-optimal for powers of two (log p steps instead of the ring's 2(p-1)),
  * bandwidth-optimal too; non-powers of two pay two whole-vector transfers.
  * Works for any p, any transport; every block is reduced by exactly one owner,
@@ -20,6 +21,7 @@
 #include "core/config.h"
 #include "coll/allreduce/allreduce.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/hd.h"
 #include "coll/prim.h"
 #include "coll/tuning.h"
@@ -31,11 +33,8 @@ coll_status_t coll_allreduce_hd_run(coll_comm *comm, const coll_group_t *g, cons
     size_t es = coll_dtype_size(dt);
     const char *sb = sendbuf;
     char *rb = recvbuf;
-    if (p == 1 || n == 0) {
-        if (sb != rb && n)
-            memcpy(rb, sb, n * es);
+    if (n == 0 || coll_alone(p, sb, rb, n * es))
         return COLL_SUCCESS;
-    }
     int fold = coll_hd_fold_peer(me, p);
     int v = coll_hd_vrank(me, p);
     if (v < 0) {   /* folded out: hand the vector over, get the result back */
@@ -76,16 +75,17 @@ double coll_allreduce_hd_cost(const coll_link_cost_t *l, double beta, int p, dou
 {
     int p2 = coll_hd_pof2(p);
     double f = (double)(p2 - 1) / p2;
-    double c = 2 * coll_hd_nsteps(p) * l->alpha_us + 2 * f * n * beta + f * n * l->gamma_us_per_b * ov;
+    double alpha = l->alpha_us * ov; /* every step may wait for a context switch (cost.h) */
+    double c = 2 * coll_hd_nsteps(p) * alpha + 2 * f * n * beta + f * n * l->gamma_us_per_b * ov;
     if (p2 != p)
-        c += 2 * l->alpha_us + 2 * n * beta + n * l->gamma_us_per_b * ov;
+        c += 2 * alpha + 2 * n * beta + n * l->gamma_us_per_b * ov;
     return c;
 }
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
-    double beta = l->beta_us_per_b * (coll_group_is_local(comm, g) ? 2.0 : 1.0); /* shm: copy in + out */
+    double beta = coll_cost_beta(comm, g, l);
     /* Across hosts each step moves whole halves, with no chunk pipelining:
      * measured on two namespace hosts (bench/results/multihost-20261202.md),
      * 64 MiB hd 0.73-0.87 GB/s vs ring 1.64-1.92, and ring with pipelining off

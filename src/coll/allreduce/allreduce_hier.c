@@ -79,8 +79,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 const coll_algo_t coll_algo_allreduce_hier = {
     .kind = COLL_ALLREDUCE,
     .name = "hier",
-    .desc = "hierarchical: shm reduce-scatter, inter-host allreduce per block (ring/hd), shm allgather",
     .flags = COLL_ALGO_F_HIER,
+    .desc = "hierarchical: shm reduce-scatter, inter-host allreduce per block (ring/hd), shm allgather",
     .cost_us = cost,
     .run = run,
 };

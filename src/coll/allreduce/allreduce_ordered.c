@@ -23,6 +23,7 @@
 
 #include "coll/algo.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/ordered.h"
 #include "coll/prim.h"
 #include "coll/tuning.h"
@@ -56,18 +57,14 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    const coll_link_cost_t *l = coll_tuning_link(comm, g);
-    double p = g->size, n = (double)a->bytes;
-    size_t blk = coll_block_count(a->count, g->size, 0) * a->esize;
-    return coll_ordered_rsv_cost(comm, g, blk) + (p - 1) * (l->alpha_us * coll_tuning_oversub(comm)) +
-           (p - 1) / p * n * l->beta_us_per_b;
+    return coll_ordered_reduce_cost(comm, g, a, g->size - 1);
 }
 
 const coll_algo_t coll_algo_allreduce_ordered = {
     .kind = COLL_ALLREDUCE,
     .name = "ordered",
-    .desc = "deterministic: rank-order reduce-scatter (each rank gathers its block from all) + ring allgather; O(p) peers",
     .flags = COLL_ALGO_F_DETERMINISTIC | COLL_ALGO_F_ORDERED_ONLY | COLL_ALGO_F_ALL_PEERS,
+    .desc = "deterministic: rank-order reduce-scatter (each rank gathers its block from all) + ring allgather; O(p) peers",
     .cost_us = cost,
     .run = run,
 };

@@ -4,6 +4,7 @@
  *
  * Cost (p ranks, n bytes, c chunks): 2(p-1)c alpha + 2(p-1)/p n beta + (p-1)/p n gamma.
  * Bandwidth-optimal; latency grows with p. Works for any p, any transport.
+ * alpha and gamma are scaled by ranks per core when oversubscribed (cost.h).
  *
  * Example, p = 3, segments A B C: reduce-scatter step 0 rank 0 sends A (its
  * own data) to rank 1 and receives C from rank 2, reducing it with its own C;
@@ -12,6 +13,7 @@
  */
 #include "coll/algo.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/prim.h"
 #include "coll/tuning.h"
 #include "core/config.h"
@@ -39,11 +41,8 @@ coll_status_t coll_allreduce_ring_run(coll_comm *comm, const coll_group_t *g, co
 {
     int p = g->size, me = g->me;
     size_t es = coll_dtype_size(dt);
-    if (p == 1 || n == 0) {
-        if (sendbuf != recvbuf && n)
-            memcpy(recvbuf, sendbuf, n * es);
+    if (n == 0 || coll_alone(p, sendbuf, recvbuf, n * es))
         return COLL_SUCCESS;
-    }
     int right = g->ranks[coll_ring_next(me, p)], left = g->ranks[coll_ring_prev(me, p)];
     size_t chunk = coll_cfg_size(COLL_CFG_CHUNK) / es;
     if (chunk == 0)
@@ -82,10 +81,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes;
-    double chunks = 1.0 + n / p / (double)coll_cfg_size(COLL_CFG_CHUNK);
-    double beta = l->beta_us_per_b * (coll_group_is_local(comm, g) ? 2.0 : 1.0); /* shm: copy in + out */
-    return 2 * (p - 1) * chunks * l->alpha_us + 2 * (p - 1) / p * n * beta +
-           (p - 1) / p * n * l->gamma_us_per_b * coll_tuning_oversub(comm);
+    return 2 * (p - 1) * coll_cost_chunks(n / p) * coll_cost_alpha(comm, l) +
+           2 * (p - 1) / p * n * coll_cost_beta(comm, g, l) + (p - 1) / p * n * l->gamma_us_per_b * coll_tuning_oversub(comm);
 }
 
 const coll_algo_t coll_algo_allreduce_ring = {

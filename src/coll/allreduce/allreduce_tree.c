@@ -14,6 +14,7 @@
  * Cost (p members, n bytes, H = ceil(log2 p) levels, m = chunk bytes,
  * c = ceil(n/2 / m) chunks per half):
  *   (c + 2H - 1) alpha + (2n + 2(2H - 1) m) beta + n gamma
+ * alpha and gamma scaled by ranks per core when oversubscribed (cost.h).
  * Every step costs a latency; in the steady state the busiest member (interior
  * in one tree, a leaf in the other) sends and receives 4 chunks a step, 2n
  * bytes in all, like the ring's 2(p-1)/p n; the 2H - 1 fill and drain steps
@@ -36,6 +37,7 @@
 #include "coll/algo.h"
 #include "coll/allreduce/allreduce.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/prim.h"
 #include "coll/tree.h"
 #include "coll/tuning.h"
@@ -60,21 +62,13 @@ static int chunk_of(const side_t *t, long k, size_t *off, size_t *cnt)
 
 #define MAX_OPS 12   /* per tree: 2 reduce receives, 1 send up, 1 receive down, 2 sends down */
 
-coll_status_t coll_allreduce_tree_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                      void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op)
+/* Both trees' plan for me: peers, heights, my half of the n elements and its
+ * chunks. Returns the steps the schedule takes; *tmp_elems: the working
+ * memory a second child of equal height needs (it is folded after the step). */
+static long plan_sides(side_t side[2], int me, int p, size_t n, size_t es, size_t *tmp_elems)
 {
-    int p = g->size, me = g->me;
-    size_t es = coll_dtype_size(dt);
-    const char *sb = sendbuf;
-    char *rb = recvbuf;
-    if (p == 1 || n == 0) {
-        if (sb != rb && n)
-            memcpy(rb, sb, n * es);
-        return COLL_SUCCESS;
-    }
-    side_t side[2];
     long steps = 0;
-    size_t tmp_elems = 0;
+    *tmp_elems = 0;
     for (int t = 0; t < 2; t++) {
         side_t *s = &side[t];
         s->parent = coll_dbtree_parent(t, me, p);
@@ -90,62 +84,93 @@ coll_status_t coll_allreduce_tree_run(coll_comm *comm, const coll_group_t *g, co
         s->nchunks = (s->cnt + s->chunk - 1) / s->chunk;
         if (s->nchunks && (long)s->nchunks + 2 * s->H - 1 > steps)
             steps = (long)s->nchunks + 2 * s->H - 1;
-        if (s->nk == 2 && s->hk[0] == s->hk[1] && s->chunk > tmp_elems)
-            tmp_elems = s->chunk;
+        if (s->nk == 2 && s->hk[0] == s->hk[1] && s->chunk > *tmp_elems)
+            *tmp_elems = s->chunk;
     }
+    return steps;
+}
+
+/* Step s of tree sd into ops (returns how many it added). A second child of
+ * the same height as the first goes into tmp, to be folded into rb[*fold]
+ * after the step. */
+static int step_ops(const side_t *sd, long s, const coll_group_t *g, const char *sb, char *rb, char *tmp,
+                    size_t es, coll_prim_t *ops, size_t *fold_off, size_t *fold_cnt)
+{
+    int nops = 0;
+    size_t o, c;
+    /* reduce up: children's partial sums; the shallower child's arrives first */
+    for (int j = 0; j < sd->nk; j++) {
+        if (!chunk_of(sd, s - sd->hk[j], &o, &c))
+            continue;
+        int peer = g->ranks[sd->kids[j]];
+        if (sd->nk == 2 && sd->hk[0] == sd->hk[1] && j == 1) {
+            ops[nops++] = coll_prim_recv(peer, tmp, c * es);
+            *fold_off = o;
+            *fold_cnt = c;
+        } else {
+            int first = sd->nk == 1 || (j == 0 && sd->hk[0] == sd->hk[1]) || (j == 1 && sd->hk[1] < sd->hk[0]);
+            ops[nops++] = coll_prim_recv_reduce(peer, rb + o * es, (first ? sb : rb) + o * es, c * es);
+        }
+    }
+    if (sd->parent >= 0 && chunk_of(sd, s - sd->h, &o, &c))
+        ops[nops++] = coll_prim_send(g->ranks[sd->parent], (sd->nk ? rb : sb) + o * es, c * es);
+    /* broadcast down: the root's result */
+    if (sd->parent >= 0 && chunk_of(sd, s - (sd->H + sd->d - 1), &o, &c))
+        ops[nops++] = coll_prim_recv(g->ranks[sd->parent], rb + o * es, c * es);
+    if (chunk_of(sd, s - (sd->H + sd->d), &o, &c))
+        for (int j = 0; j < sd->nk; j++)
+            ops[nops++] = coll_prim_send(g->ranks[sd->kids[j]], rb + o * es, c * es);
+    return nops;
+}
+
+/* A step may carry two messages between the same two members in the same
+ * direction (one per tree, e.g. p = 2): their bytes share one stream, so
+ * they go in rounds, in the order both sides built them. */
+static coll_status_t run_rounds(coll_comm *comm, coll_prim_t *ops, int nops, coll_dtype_t dt, coll_op_t op)
+{
+    coll_prim_t round[MAX_OPS];
+    coll_status_t st = COLL_SUCCESS;
+    while (nops > 0 && st == COLL_SUCCESS) {
+        int nr = 0, k = 0;
+        for (int i = 0; i < nops; i++) {
+            int clash = 0;
+            for (int j = 0; j < nr && !clash; j++)
+                clash = round[j].peer == ops[i].peer &&
+                        (round[j].type == COLL_PRIM_SEND) == (ops[i].type == COLL_PRIM_SEND);
+            if (clash)
+                ops[k++] = ops[i];   /* next round */
+            else
+                round[nr++] = ops[i];
+        }
+        nops = k;
+        st = coll_prim_run(comm, round, nr, dt, op);
+    }
+    return st;
+}
+
+coll_status_t coll_allreduce_tree_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                      void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op)
+{
+    int p = g->size, me = g->me;
+    size_t es = coll_dtype_size(dt);
+    const char *sb = sendbuf;
+    char *rb = recvbuf;
+    if (n == 0 || coll_alone(p, sb, rb, n * es))
+        return COLL_SUCCESS;
+    side_t side[2];
+    size_t tmp_elems;
+    long steps = plan_sides(side, me, p, n, es, &tmp_elems);
     char *tmp = NULL;
     if (tmp_elems)
         COLL_CHECK(coll_tmp_get(comm, g, tmp_elems * es, (void **)&tmp));
     coll_status_t st = COLL_SUCCESS;
     for (long s = 0; s < steps && st == COLL_SUCCESS; s++) {
         coll_prim_t ops[MAX_OPS];
-        int nops = 0;
         size_t fold_off = 0, fold_cnt = 0;   /* rb[fold] = rb[fold] OP tmp after the step */
-        size_t o, c;
-        for (int t = 0; t < 2; t++) {
-            const side_t *sd = &side[t];
-            /* reduce up: children's partial sums; the shallower child's arrives first */
-            for (int j = 0; j < sd->nk; j++) {
-                if (!chunk_of(sd, s - sd->hk[j], &o, &c))
-                    continue;
-                int peer = g->ranks[sd->kids[j]];
-                if (sd->nk == 2 && sd->hk[0] == sd->hk[1] && j == 1) {
-                    ops[nops++] = coll_prim_recv(peer, tmp, c * es);
-                    fold_off = o;
-                    fold_cnt = c;
-                } else {
-                    int first = sd->nk == 1 || (j == 0 && sd->hk[0] == sd->hk[1]) || (j == 1 && sd->hk[1] < sd->hk[0]);
-                    ops[nops++] = coll_prim_recv_reduce(peer, rb + o * es, (first ? sb : rb) + o * es, c * es);
-                }
-            }
-            if (sd->parent >= 0 && chunk_of(sd, s - sd->h, &o, &c))
-                ops[nops++] = coll_prim_send(g->ranks[sd->parent], (sd->nk ? rb : sb) + o * es, c * es);
-            /* broadcast down: the root's result */
-            if (sd->parent >= 0 && chunk_of(sd, s - (sd->H + sd->d - 1), &o, &c))
-                ops[nops++] = coll_prim_recv(g->ranks[sd->parent], rb + o * es, c * es);
-            if (chunk_of(sd, s - (sd->H + sd->d), &o, &c))
-                for (int j = 0; j < sd->nk; j++)
-                    ops[nops++] = coll_prim_send(g->ranks[sd->kids[j]], rb + o * es, c * es);
-        }
-        /* A step may carry two messages between the same two members in the same
-         * direction (one per tree, e.g. p = 2): their bytes share one stream, so
-         * they go in rounds, in the order both sides built them. */
-        coll_prim_t round[MAX_OPS];
-        while (nops > 0 && st == COLL_SUCCESS) {
-            int nr = 0, k = 0;
-            for (int i = 0; i < nops; i++) {
-                int clash = 0;
-                for (int j = 0; j < nr && !clash; j++)
-                    clash = round[j].peer == ops[i].peer &&
-                            (round[j].type == COLL_PRIM_SEND) == (ops[i].type == COLL_PRIM_SEND);
-                if (clash)
-                    ops[k++] = ops[i];   /* next round */
-                else
-                    round[nr++] = ops[i];
-            }
-            nops = k;
-            st = coll_prim_run(comm, round, nr, dt, op);
-        }
+        int nops = 0;
+        for (int t = 0; t < 2; t++)
+            nops += step_ops(&side[t], s, g, sb, rb, tmp, es, ops + nops, &fold_off, &fold_cnt);
+        st = run_rounds(comm, ops, nops, dt, op);
         if (st == COLL_SUCCESS && fold_cnt)
             coll_reduce_local(rb + fold_off * es, rb + fold_off * es, tmp, fold_cnt, dt, op);
     }
@@ -169,13 +194,14 @@ double coll_allreduce_tree_cost(const coll_link_cost_t *l, double beta, int p, d
     if (m > half)
         m = half;
     double c = m > 0 ? ceil(half / m) : 0;
-    return (c + 2 * H - 1) * l->alpha_us + (2 * n + 2 * (2 * H - 1) * m) * beta + n * l->gamma_us_per_b * ov;
+    /* alpha: every step may wait for a context switch (cost.h) */
+    return (c + 2 * H - 1) * l->alpha_us * ov + (2 * n + 2 * (2 * H - 1) * m) * beta + n * l->gamma_us_per_b * ov;
 }
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
-    double beta = l->beta_us_per_b * (coll_group_is_local(comm, g) ? 2.0 : 1.0); /* shm: copy in + out */
+    double beta = coll_cost_beta(comm, g, l);
     return coll_allreduce_tree_cost(l, beta, g->size, (double)a->bytes, coll_tuning_oversub(comm));
 }
 

@@ -19,6 +19,7 @@
 #include "coll/algo.h"
 #include "coll/alltoall/alltoall.h"
 #include "coll/alltoallv/alltoallv.h"
+#include "coll/cost.h"
 #include "coll/tuning.h"
 
 coll_status_t coll_alltoall_bruck_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
@@ -48,12 +49,10 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
-    double ov = coll_tuning_oversub(comm); /* ranks per core: every step may wait for a context switch */
     double mem = coll_tuning_shm()->beta_us_per_b, n = (double)a->bytes;
     int steps;
     double f = coll_bruck_a2a_factor(g->size, &steps);
-    double beta = l->beta_us_per_b * (coll_group_is_local(comm, g) ? 2.0 : 1.0); /* shm: copy in + out */
-    return steps * l->alpha_us * ov + f * n * (beta + 2 * mem);
+    return steps * coll_cost_alpha(comm, l) + f * n * (coll_cost_beta(comm, g, l) + 2 * mem);
 }
 
 const coll_algo_t coll_algo_alltoall_bruck = {

@@ -26,6 +26,7 @@
 #include "coll/algo.h"
 #include "coll/alltoall/alltoall.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/tuning.h"
 #include "transport/direct.h"
 
@@ -110,18 +111,16 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes;
-    double half = (double)coll_direct_stage_bytes(comm) / 2.0;
-    double chunks = half > 0 ? 1.0 + floor(n / half) : 1.0;
-    double syncs = n <= (double)coll_direct_small_max(comm) ? 1.0 : chunks + 1;
+    double syncs = n <= (double)coll_direct_small_max(comm) ? 1.0 : coll_cost_direct_rounds(comm, n) + 1;
     return syncs * l->bar_us * coll_tuning_oversub(comm) + 2 * (p - 1) / p * n * l->beta_us_per_b;
 }
 
 const coll_algo_t coll_algo_alltoall_direct = {
     .kind = COLL_ALLTOALL,
     .name = "direct",
+    .flags = COLL_ALGO_F_SINGLE_HOST,
     .desc = "shared memory, one host: send buffers staged (or zero-copy), every rank copies its blocks out; "
             "1 barrier per chunk + 1",
-    .flags = COLL_ALGO_F_SINGLE_HOST,
     .usable = usable,
     .cost_us = cost,
     .run = run,

@@ -131,9 +131,9 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 const coll_algo_t coll_algo_alltoall_hier = {
     .kind = COLL_ALLTOALL,
     .name = "hier",
+    .flags = COLL_ALGO_F_HIER,
     .desc = "hierarchical: shm gather to the host leader, leaders exchange host blocks (alltoallv), shm scatter; "
             "only leaders use the network",
-    .flags = COLL_ALGO_F_HIER,
     .cost_us = cost,
     .run = run,
 };

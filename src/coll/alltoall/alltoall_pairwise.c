@@ -21,6 +21,7 @@
 #include "coll/algo.h"
 #include "coll/alltoall/alltoall.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/prim.h"
 #include "coll/tuning.h"
 #include "core/config.h"
@@ -51,19 +52,16 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
-    double ov = coll_tuning_oversub(comm); /* ranks per core: every step may wait for a context switch */
     double p = g->size, n = (double)a->bytes;
     /* one alpha per COLL_CHUNK of a block, as the chunked ring models count it */
-    double chunks = 1.0 + n / p / (double)coll_cfg_size(COLL_CFG_CHUNK);
-    double beta = l->beta_us_per_b * (coll_group_is_local(comm, g) ? 2.0 : 1.0); /* shm: copy in + out */
-    return (p - 1) * chunks * l->alpha_us * ov + (p - 1) / p * n * beta;
+    return (p - 1) * coll_cost_chunks(n / p) * coll_cost_alpha(comm, l) + (p - 1) / p * n * coll_cost_beta(comm, g, l);
 }
 
 const coll_algo_t coll_algo_alltoall_pairwise = {
     .kind = COLL_ALLTOALL,
     .name = "pairwise",
-    .desc = "pairwise exchange: p-1 steps, step s sends to me+s and receives from me-s",
     .flags = COLL_ALGO_F_ALL_PEERS,
+    .desc = "pairwise exchange: p-1 steps, step s sends to me+s and receives from me-s",
     .cost_us = cost,
     .run = run,
 };

@@ -12,6 +12,11 @@
 #include "coll.h"
 #include "core/comm.h"
 
+/* My own block (alltoallv_pairwise.c): an invalid-argument error unless
+ * scounts[me] == rcounts[me], else copied from sb to rb. es = element size. */
+coll_status_t coll_alltoallv_self(const coll_group_t *g, const char *sb, const size_t *scounts,
+                                  const size_t *sdispls, char *rb, const size_t *rcounts, const size_t *rdispls,
+                                  size_t es);
 coll_status_t coll_alltoallv_pairwise_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                           const size_t *scounts, const size_t *sdispls, void *recvbuf,
                                           const size_t *rcounts, const size_t *rdispls, coll_dtype_t dt);

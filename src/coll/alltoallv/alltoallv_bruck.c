@@ -37,6 +37,7 @@
 #include "coll/algo.h"
 #include "coll/alltoallv/alltoallv.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/prim.h"
 #include "coll/tuning.h"
 
@@ -51,6 +52,76 @@ double coll_bruck_a2a_factor(int p, int *steps)
     if (steps)
         *steps = s;
     return p > 0 ? moved / p : 0;
+}
+
+/* Step k of the Bruck exchange: the slots with bit k set go to member me + k
+ * and the same slots come from me - k, sizes first (hout / hin) unless
+ * uniform; what arrives stays in *held and the slots point into it. */
+static coll_status_t bruck_step(coll_comm *comm, const coll_group_t *g, int k, int uniform, const char **ptr,
+                                size_t *len, size_t *hout, size_t *hin, char **held)
+{
+    int p = g->size, me = g->me, nb = 0;
+    int dst = g->ranks[(me + k) % p], src = g->ranks[coll_mod(me - k, p)];
+    size_t tot_s = 0, tot_r = 0;
+    for (int i = 0; i < p; i++)
+        if (i & k) {
+            hout[nb++] = len[i];
+            tot_s += len[i];
+        }
+    if (uniform) {
+        for (int t = 0; t < nb; t++)
+            hin[t] = hout[t];
+    } else {
+        COLL_CHECK(coll_prim_sendrecv(comm, hout, (size_t)nb * sizeof *hout, dst, hin, (size_t)nb * sizeof *hin,
+                                      src));
+    }
+    for (int t = 0; t < nb; t++)
+        tot_r += hin[t];
+    char *pack = tot_s ? malloc(tot_s) : NULL;
+    *held = tot_r ? malloc(tot_r) : NULL;
+    if ((tot_s && !pack) || (tot_r && !*held)) {
+        free(pack);
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "alltoallv bruck: cannot allocate %zu + %zu bytes",
+                          tot_s, tot_r);
+    }
+    /* pack in slot order */
+    size_t off = 0;
+    for (int i = 0; i < p; i++)
+        if (i & k) {
+            if (len[i])
+                memcpy(pack + off, ptr[i], len[i]);
+            off += len[i];
+        }
+    coll_status_t st = coll_prim_sendrecv(comm, pack, tot_s, dst, *held, tot_r, src);
+    free(pack);
+    if (st != COLL_SUCCESS)
+        return st;
+    off = 0;
+    for (int i = 0, t = 0; i < p; i++)
+        if (i & k) {
+            ptr[i] = *held + off;
+            len[i] = hin[t++];
+            off += len[i];
+        }
+    return COLL_SUCCESS;
+}
+
+/* After the steps slot i holds member me - i's block for me: checked against
+ * rcounts and copied into place. */
+static coll_status_t unrotate(const coll_group_t *g, const char *const *ptr, const size_t *len, char *rb,
+                              const size_t *rcounts, const size_t *rdispls, size_t es)
+{
+    int p = g->size, me = g->me;
+    for (int i = 0; i < p; i++) {
+        int j = coll_mod(me - i, p);
+        if (len[i] != rcounts[j] * es)
+            return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_COLL,
+                              "alltoallv: rank %d expects %zu elements from rank %d, which sends %zu",
+                              g->ranks[me], rcounts[j], g->ranks[j], len[i] / es);
+        if (len[i])
+            memcpy(rb + rdispls[j] * es, ptr[i], len[i]);
+    }
+    return COLL_SUCCESS;
 }
 
 coll_status_t coll_bruck_a2a(coll_comm *comm, const coll_group_t *g, const char *sb, const size_t *scounts,
@@ -68,69 +139,14 @@ coll_status_t coll_bruck_a2a(coll_comm *comm, const coll_group_t *g, const char 
         st = coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "alltoallv bruck: out of memory (%d ranks)", p);
         goto out;
     }
-    size_t *hout = len + p, *hin = len + 2 * (size_t)p;
     for (int i = 0; i < p; i++) {
         int j = (me + i) % p;
         ptr[i] = sb + sdispls[j] * es;
         len[i] = scounts[j] * es;
     }
-    for (int k = 1, s = 0; k < p; k <<= 1, s++) {
-        int dst = g->ranks[(me + k) % p], src = g->ranks[coll_mod(me - k, p)], nb = 0;
-        size_t tot_s = 0, tot_r = 0;
-        for (int i = 0; i < p; i++)
-            if (i & k) {
-                hout[nb++] = len[i];
-                tot_s += len[i];
-            }
-        if (uniform) {
-            for (int t = 0; t < nb; t++)
-                hin[t] = hout[t];
-        } else {
-            COLL_CHECK_GOTO(coll_prim_sendrecv(comm, hout, (size_t)nb * sizeof *hout, dst, hin,
-                                               (size_t)nb * sizeof *hin, src),
-                            st, out);
-        }
-        for (int t = 0; t < nb; t++)
-            tot_r += hin[t];
-        char *pack = tot_s ? malloc(tot_s) : NULL;
-        held[s] = tot_r ? malloc(tot_r) : NULL;
-        if ((tot_s && !pack) || (tot_r && !held[s])) {
-            free(pack);
-            st = coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "alltoallv bruck: cannot allocate %zu + %zu bytes",
-                            tot_s, tot_r);
-            goto out;
-        }
-        /* pack in slot order */
-        size_t off = 0;
-        for (int i = 0; i < p; i++)
-            if (i & k) {
-                if (len[i])
-                    memcpy(pack + off, ptr[i], len[i]);
-                off += len[i];
-            }
-        st = coll_prim_sendrecv(comm, pack, tot_s, dst, held[s], tot_r, src);
-        free(pack);
-        if (st != COLL_SUCCESS)
-            goto out;
-        off = 0;
-        for (int i = 0, t = 0; i < p; i++)
-            if (i & k) {
-                ptr[i] = held[s] + off;
-                len[i] = hin[t++];
-                off += len[i];
-            }
-    }
-    for (int i = 0; i < p; i++) {
-        int j = coll_mod(me - i, p);
-        if (len[i] != rcounts[j] * es) {
-            st = coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_COLL,
-                            "alltoallv: rank %d expects %zu elements from rank %d, which sends %zu",
-                            g->ranks[me], rcounts[j], g->ranks[j], len[i] / es);
-            goto out;
-        }
-        if (len[i])
-            memcpy(rb + rdispls[j] * es, ptr[i], len[i]);
-    }
+    for (int k = 1, s = 0; k < p; k <<= 1, s++)
+        COLL_CHECK_GOTO(bruck_step(comm, g, k, uniform, ptr, len, len + p, len + 2 * (size_t)p, &held[s]), st, out);
+    st = unrotate(g, ptr, len, rb, rcounts, rdispls, es);
 out:
     if (held)
         for (int s = 0; s <= nsteps; s++)
@@ -150,12 +166,10 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
-    double ov = coll_tuning_oversub(comm); /* ranks per core: every step may wait for a context switch */
     double mem = coll_tuning_shm()->beta_us_per_b, n = (double)a->bytes;
     int steps;
     double f = coll_bruck_a2a_factor(g->size, &steps);
-    double beta = l->beta_us_per_b * (coll_group_is_local(comm, g) ? 2.0 : 1.0); /* shm: copy in + out */
-    return 2.0 * steps * l->alpha_us * ov + f * n * (beta + 2 * mem);
+    return 2.0 * steps * coll_cost_alpha(comm, l) + f * n * (coll_cost_beta(comm, g, l) + 2 * mem);
 }
 
 const coll_algo_t coll_algo_alltoallv_bruck = {

@@ -34,6 +34,7 @@
 #include "coll/algo.h"
 #include "coll/alltoallv/alltoallv.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/tuning.h"
 #include "transport/direct.h"
 
@@ -69,30 +70,15 @@ static void stage_chunk(char *half, int p, int me, const char *sb, const size_t 
     }
 }
 
-coll_status_t coll_alltoallv_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                        const size_t *scounts, const size_t *sdispls, void *recvbuf,
-                                        const size_t *rcounts, const size_t *rdispls, coll_dtype_t dt)
+/* The opening small exchange: my header (+ my packed data when it fits in the
+ * small slot) posted for every member; my send buffer published for zero-copy
+ * when registered (*reg). */
+static coll_status_t post_header(coll_comm *comm, const coll_group_t *g, const char *sb, const size_t *scounts,
+                                 const size_t *sdispls, const size_t *rcounts, size_t es, int *reg,
+                                 uint64_t *seq)
 {
     int p = g->size, me = g->me;
-    size_t es = coll_dtype_size(dt);
-    const char *sb = sendbuf;
-    char *rb = recvbuf;
-    if (scounts[me] != rcounts[me])
-        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_COLL,
-                          "alltoallv: rank %d sends itself %zu elements but expects %zu", g->ranks[me],
-                          scounts[me], rcounts[me]);
-    if (scounts[me])
-        memcpy(rb + rdispls[me] * es, sb + sdispls[me] * es, scounts[me] * es);
-    if (p == 1)
-        return COLL_SUCCESS;
-    size_t hb = hdr_bytes(p), smax = coll_direct_small_max(comm);
-    size_t half = coll_direct_stage_bytes(comm) / 2, c = half / es / (size_t)p;
-    if (hb > smax || c == 0)
-        return coll_error(COLL_ERR_UNSUPPORTED, COLL_SUB_COLL,
-                          "alltoallv direct: shared buffers too small for %d ranks", p);
-
-    /* the opening small exchange: header (+ packed data when it fits) */
-    size_t mymax = 0, extent = 0, packed = 0;
+    size_t hb = hdr_bytes(p), mymax = 0, extent = 0, packed = 0;
     for (int i = 0; i < p; i++) {
         if (i == me)
             continue;
@@ -102,14 +88,14 @@ coll_status_t coll_alltoallv_direct_run(coll_comm *comm, const coll_group_t *g, 
             extent = sdispls[i] + scounts[i];
         packed += scounts[i];
     }
-    int reg = extent && coll_direct_is_registered(comm, sb, extent * es);
-    coll_direct_publish(comm, PUB_SEND, reg ? sb : NULL);
-    int fits = hb + packed * es <= smax;
+    *reg = extent && coll_direct_is_registered(comm, sb, extent * es);
+    coll_direct_publish(comm, PUB_SEND, *reg ? sb : NULL);
+    int fits = hb + packed * es <= coll_direct_small_max(comm);
     char *post;
     COLL_CHECK(coll_comm_scratch(comm, fits ? hb + packed * es : hb, (void **)&post));
     hdr_t *h = (hdr_t *)post;
     h->maxcnt = mymax;
-    h->zc_ok = reg || extent == 0;
+    h->zc_ok = *reg || extent == 0;
     h->fits = (uint64_t)fits;
     for (size_t i = 0, o = 0; i < (size_t)p; i++) {
         h->words[i] = sdispls[i];
@@ -119,38 +105,33 @@ coll_status_t coll_alltoallv_direct_run(coll_comm *comm, const coll_group_t *g, 
             o += scounts[i];
         }
     }
-    uint64_t seq;
-    COLL_CHECK(coll_direct_small_post(comm, post, fits ? hb + packed * es : hb, &seq));
-    COLL_CHECK(coll_direct_small_wait_all(comm, seq));
-    const char *zc[COLL_MAX_LOCAL];
-    size_t zoff[COLL_MAX_LOCAL], gmax = 0;
-    int all_fit = 1, all_zc = 1;
+    COLL_CHECK(coll_direct_small_post(comm, post, fits ? hb + packed * es : hb, seq));
+    return coll_direct_small_wait_all(comm, *seq);
+}
+
+/* Every member's packed data fitted: my blocks straight from their slots. */
+static void copy_packed(coll_comm *comm, const coll_group_t *g, uint64_t seq, char *rb, const size_t *rcounts,
+                        const size_t *rdispls, size_t es)
+{
+    int p = g->size, me = g->me;
+    size_t hb = hdr_bytes(p);
     for (int j = 0; j < p; j++) {
-        const hdr_t *hj = coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq);
-        gmax = hj->maxcnt > gmax ? (size_t)hj->maxcnt : gmax;
-        all_fit &= hj->fits != 0;
-        all_zc &= hj->zc_ok != 0;
-        zoff[j] = (size_t)hj->words[me];
-        zc[j] = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND);
+        const char *slot = coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq);
+        if (j != me && rcounts[j])
+            memcpy(rb + rdispls[j] * es, slot + hb + ((const hdr_t *)slot)->words[(size_t)p + (size_t)me] * es,
+                   rcounts[j] * es);
     }
-    if (all_fit) {
-        for (int j = 0; j < p; j++) {
-            const char *slot = coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq);
-            if (j != me && rcounts[j])
-                memcpy(rb + rdispls[j] * es,
-                       slot + hb + ((const hdr_t *)slot)->words[(size_t)p + (size_t)me] * es,
-                       rcounts[j] * es);
-        }
-        coll_direct_small_done(comm, seq);
-        return COLL_SUCCESS;
-    }
-    coll_direct_small_done(comm, seq);
-    if (all_zc) {
-        for (int j = 0; j < p; j++)
-            if (j != me && rcounts[j])
-                memcpy(rb + rdispls[j] * es, zc[j] + zoff[j] * es, rcounts[j] * es);
-        return coll_direct_barrier(comm); /* peers are done reading my send buffer */
-    }
+}
+
+/* The general case: chunks of c elements per member through the two stage
+ * halves (staged by members not published for zero-copy), gmax elements at
+ * most per peer; zc[j] / zoff[j]: member j's published buffer and my block in it. */
+static coll_status_t staged_rounds(coll_comm *comm, const coll_group_t *g, const char *sb, const size_t *scounts,
+                                   const size_t *sdispls, char *rb, const size_t *rcounts, const size_t *rdispls,
+                                   size_t es, int reg, size_t gmax, const char *const *zc, const size_t *zoff)
+{
+    int p = g->size, me = g->me;
+    size_t half = coll_direct_stage_bytes(comm) / 2, c = half / es / (size_t)p;
     char *mine = coll_direct_stage(comm, coll_group_lr(comm, g, me));
     size_t nk = (gmax + c - 1) / c;
     for (size_t k = 0; k < nk; k++) {
@@ -169,6 +150,48 @@ coll_status_t coll_alltoallv_direct_run(coll_comm *comm, const coll_group_t *g, 
         }
     }
     return coll_direct_barrier(comm); /* peers are done reading my stage and buffers */
+}
+
+coll_status_t coll_alltoallv_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                        const size_t *scounts, const size_t *sdispls, void *recvbuf,
+                                        const size_t *rcounts, const size_t *rdispls, coll_dtype_t dt)
+{
+    int p = g->size, me = g->me;
+    size_t es = coll_dtype_size(dt);
+    const char *sb = sendbuf;
+    char *rb = recvbuf;
+    COLL_CHECK(coll_alltoallv_self(g, sb, scounts, sdispls, rb, rcounts, rdispls, es));
+    if (p == 1)
+        return COLL_SUCCESS;
+    if (hdr_bytes(p) > coll_direct_small_max(comm) || coll_direct_stage_bytes(comm) / 2 / es / (size_t)p == 0)
+        return coll_error(COLL_ERR_UNSUPPORTED, COLL_SUB_COLL,
+                          "alltoallv direct: shared buffers too small for %d ranks", p);
+    int reg;
+    uint64_t seq;
+    COLL_CHECK(post_header(comm, g, sb, scounts, sdispls, rcounts, es, &reg, &seq));
+    const char *zc[COLL_MAX_LOCAL];
+    size_t zoff[COLL_MAX_LOCAL], gmax = 0;
+    int all_fit = 1, all_zc = 1;
+    for (int j = 0; j < p; j++) {
+        const hdr_t *hj = coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq);
+        gmax = hj->maxcnt > gmax ? (size_t)hj->maxcnt : gmax;
+        all_fit &= hj->fits != 0;
+        all_zc &= hj->zc_ok != 0;
+        zoff[j] = (size_t)hj->words[me];
+        zc[j] = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND);
+    }
+    if (all_fit)
+        copy_packed(comm, g, seq, rb, rcounts, rdispls, es);
+    coll_direct_small_done(comm, seq);
+    if (all_fit)
+        return COLL_SUCCESS;
+    if (all_zc) {
+        for (int j = 0; j < p; j++)
+            if (j != me && rcounts[j])
+                memcpy(rb + rdispls[j] * es, zc[j] + zoff[j] * es, rcounts[j] * es);
+        return coll_direct_barrier(comm); /* peers are done reading my send buffer */
+    }
+    return staged_rounds(comm, g, sb, scounts, sdispls, rb, rcounts, rdispls, es, reg, gmax, zc, zoff);
 }
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
@@ -192,17 +215,15 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     /* the path depends on every rank's counts; estimate it from mine */
     if (n + (double)hdr_bytes(g->size) <= (double)coll_direct_small_max(comm))
         return l->bar_us * ov + 2 * n * l->beta_us_per_b;
-    double half = (double)coll_direct_stage_bytes(comm) / 2.0;
-    double chunks = half > 0 ? 1.0 + floor(n / half) : 1.0;
-    return (chunks + 2) * l->bar_us * ov + 2 * n * l->beta_us_per_b;
+    return (coll_cost_direct_rounds(comm, n) + 2) * l->bar_us * ov + 2 * n * l->beta_us_per_b;
 }
 
 const coll_algo_t coll_algo_alltoallv_direct = {
     .kind = COLL_ALLTOALLV,
     .name = "direct",
+    .flags = COLL_ALGO_F_SINGLE_HOST,
     .desc = "shared memory, one host: one small exchange of headers (and small data), then per-peer slots "
             "staged or zero-copy",
-    .flags = COLL_ALGO_F_SINGLE_HOST,
     .usable = usable,
     .cost_us = cost,
     .run = run,

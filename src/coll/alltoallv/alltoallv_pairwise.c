@@ -16,9 +16,24 @@
 #include "coll/algo.h"
 #include "coll/alltoallv/alltoallv.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/prim.h"
 #include "coll/tuning.h"
 #include "core/config.h"
+
+coll_status_t coll_alltoallv_self(const coll_group_t *g, const char *sb, const size_t *scounts,
+                                  const size_t *sdispls, char *rb, const size_t *rcounts, const size_t *rdispls,
+                                  size_t es)
+{
+    int me = g->me;
+    if (scounts[me] != rcounts[me])
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_COLL,
+                          "alltoallv: rank %d sends itself %zu elements but expects %zu", g->ranks[me],
+                          scounts[me], rcounts[me]);
+    if (scounts[me])
+        memcpy(rb + rdispls[me] * es, sb + sdispls[me] * es, scounts[me] * es);
+    return COLL_SUCCESS;
+}
 
 coll_status_t coll_alltoallv_pairwise_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                           const size_t *scounts, const size_t *sdispls, void *recvbuf,
@@ -28,12 +43,7 @@ coll_status_t coll_alltoallv_pairwise_run(coll_comm *comm, const coll_group_t *g
     size_t es = coll_dtype_size(dt);
     const char *sb = sendbuf;
     char *rb = recvbuf;
-    if (scounts[me] != rcounts[me])
-        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_COLL,
-                          "alltoallv: rank %d sends itself %zu elements but expects %zu", g->ranks[me],
-                          scounts[me], rcounts[me]);
-    if (scounts[me])
-        memcpy(rb + rdispls[me] * es, sb + sdispls[me] * es, scounts[me] * es);
+    COLL_CHECK(coll_alltoallv_self(g, sb, scounts, sdispls, rb, rcounts, rdispls, es));
     for (int s = 1; s < p; s++) {
         int to = (me + s) % p, from = coll_mod(me - s, p);
         COLL_CHECK(coll_prim_sendrecv(comm, sb + sdispls[to] * es, scounts[to] * es, g->ranks[to],
@@ -52,19 +62,16 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
-    double ov = coll_tuning_oversub(comm); /* ranks per core: every step may wait for a context switch */
     double p = g->size, n = (double)a->bytes;
     /* one alpha per COLL_CHUNK of an average block, as in alltoall_pairwise.c */
-    double chunks = 1.0 + n / p / (double)coll_cfg_size(COLL_CFG_CHUNK);
-    double beta = l->beta_us_per_b * (coll_group_is_local(comm, g) ? 2.0 : 1.0); /* shm: copy in + out */
-    return (p - 1) * chunks * l->alpha_us * ov + n * beta;
+    return (p - 1) * coll_cost_chunks(n / p) * coll_cost_alpha(comm, l) + n * coll_cost_beta(comm, g, l);
 }
 
 const coll_algo_t coll_algo_alltoallv_pairwise = {
     .kind = COLL_ALLTOALLV,
     .name = "pairwise",
-    .desc = "pairwise exchange with per-peer counts: p-1 steps, step s sends to me+s and receives from me-s",
     .flags = COLL_ALGO_F_ALL_PEERS,
+    .desc = "pairwise exchange with per-peer counts: p-1 steps, step s sends to me+s and receives from me-s",
     .cost_us = cost,
     .run = run,
 };

@@ -5,6 +5,7 @@
  */
 #include "coll/algo.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/prim.h"
 #include "coll/tuning.h"
 
@@ -21,10 +22,7 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    int rounds = 0;
-    for (int d = 1; d < g->size; d *= 2)
-        rounds++;
-    return rounds * coll_tuning_link(comm, g)->alpha_us;
+    return coll_tree_binomial_depth(g->size) * coll_cost_alpha(comm, coll_tuning_link(comm, g));
 }
 
 const coll_algo_t coll_algo_barrier_dissemination = {

@@ -12,6 +12,7 @@
  * Constraint: the world group, more than one host (COLL_ALGO_F_HIER).
  */
 #include "coll/algo.h"
+#include "coll/cost.h"
 #include "coll/hier.h"
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
@@ -24,18 +25,17 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    int rounds = 0;
-    for (int d = 1; d < comm->nhosts; d *= 2)
-        rounds++;
     coll_group_t leaders = comm->leaders;
-    return 2 * coll_tuning_link(comm, &comm->local)->bar_us + rounds * coll_tuning_link(comm, &leaders)->alpha_us;
+    double ov = coll_tuning_oversub(comm);
+    return 2 * coll_tuning_link(comm, &comm->local)->bar_us * ov +
+           coll_tree_binomial_depth(comm->nhosts) * coll_cost_alpha(comm, coll_tuning_link(comm, &leaders));
 }
 
 const coll_algo_t coll_algo_barrier_hier = {
     .kind = COLL_BARRIER,
     .name = "hier",
-    .desc = "hierarchical: shm barrier, leaders' barrier across hosts, shm barrier",
     .flags = COLL_ALGO_F_HIER,
+    .desc = "hierarchical: shm barrier, leaders' barrier across hosts, shm barrier",
     .cost_us = cost,
     .run = run,
 };

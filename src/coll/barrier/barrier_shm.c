@@ -5,6 +5,7 @@
  */
 #include "coll/algo.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/tuning.h"
 #include "transport/direct.h"
 
@@ -20,14 +21,14 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    return coll_tuning_link(comm, g)->bar_us;
+    return coll_tuning_link(comm, g)->bar_us * coll_tuning_oversub(comm);
 }
 
 const coll_algo_t coll_algo_barrier_shm = {
     .kind = COLL_BARRIER,
     .name = "shm",
-    .desc = "shared-memory counter + futex wake-up, one host",
     .flags = COLL_ALGO_F_SINGLE_HOST,
+    .desc = "shared-memory counter + futex wake-up, one host",
     .usable = usable,
     .cost_us = cost,
     .run = run,

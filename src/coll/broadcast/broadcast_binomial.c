@@ -15,6 +15,7 @@
 #include "coll/algo.h"
 #include "coll/broadcast/broadcast.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/prim.h"
 #include "coll/tree.h"
 #include "coll/tuning.h"
@@ -22,10 +23,9 @@
 coll_status_t coll_broadcast_binomial_run(coll_comm *comm, const coll_group_t *g, void *buf, size_t n,
                                           coll_dtype_t dt, int root)
 {
-    int p = g->size, me = g->me, ri = coll_group_index(g, root);
+    int p = g->size, me = g->me, ri;
     size_t bytes = n * coll_dtype_size(dt);
-    if (ri < 0)
-        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "broadcast: root %d is not in the group", root);
+    COLL_CHECK(coll_root_index(g, "broadcast", root, &ri));
     if (p == 1 || bytes == 0)
         return COLL_SUCCESS;
     int parent = coll_tree_binomial_parent(me, ri, p);
@@ -45,12 +45,8 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    const coll_link_cost_t *l = coll_tuning_link(comm, g);
-    /* shm: copy in + out, every rank copying at once (ov ranks per core share a core) */
-    int shm = coll_group_is_local(comm, g);
-    double ov = shm ? coll_tuning_oversub(comm) : 1.0;
-    double alpha = l->alpha_us * ov, beta = l->beta_us_per_b * (shm ? 2.0 * ov : 1.0);
-    return coll_tree_binomial_depth(g->size) * (alpha + (double)a->bytes * beta);
+    coll_cost_step_t s = coll_cost_tree_step(comm, g);
+    return coll_tree_binomial_depth(g->size) * (s.alpha + (double)a->bytes * s.beta);
 }
 
 const coll_algo_t coll_algo_broadcast_binomial = {

@@ -24,6 +24,7 @@
 #include "coll/algo.h"
 #include "coll/broadcast/broadcast.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/tuning.h"
 #include "transport/direct.h"
 
@@ -32,11 +33,10 @@ enum { PUB_BUF = 0 };
 coll_status_t coll_broadcast_direct_run(coll_comm *comm, const coll_group_t *g, void *buf, size_t n,
                                         coll_dtype_t dt, int root)
 {
-    int p = g->size, me = g->me, ri = coll_group_index(g, root);
+    int p = g->size, me = g->me, ri;
     size_t es = coll_dtype_size(dt), bytes = n * es;
     char *b = buf;
-    if (ri < 0)
-        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "broadcast: root %d is not in the group", root);
+    COLL_CHECK(coll_root_index(g, "broadcast", root, &ri));
     if (p == 1 || n == 0)
         return COLL_SUCCESS;
     int is_root = me == ri;
@@ -84,16 +84,14 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
         return 0; /* nothing to move (and no stage to divide by) */
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double n = (double)a->bytes, ov = coll_tuning_oversub(comm);
-    double chunks = 1.0 + (double)(size_t)(n / ((double)coll_direct_stage_bytes(comm) / 2.0));
-    return (chunks + 1) * l->bar_us * ov + n * l->beta_us_per_b + n * l->beta_us_per_b * ov;
+    return (coll_cost_direct_rounds(comm, n) + 1) * l->bar_us * ov + n * l->beta_us_per_b + n * l->beta_us_per_b * ov;
 }
 
 const coll_algo_t coll_algo_broadcast_direct = {
     .kind = COLL_BROADCAST,
     .name = "direct",
-    .desc =
-        "shm, one host: root stages chunks (or publishes its buffer), all copy out; 1 barrier per chunk + 1",
     .flags = COLL_ALGO_F_SINGLE_HOST,
+    .desc = "shm, one host: root stages chunks (or publishes its buffer), all copy out; 1 barrier per chunk + 1",
     .usable = usable,
     .cost_us = cost,
     .run = run,

@@ -46,8 +46,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 const coll_algo_t coll_algo_broadcast_hier = {
     .kind = COLL_BROADCAST,
     .name = "hier",
-    .desc = "hierarchical: root to one rank per host (tcp), then shm broadcast on every host",
     .flags = COLL_ALGO_F_HIER,
+    .desc = "hierarchical: root to one rank per host (tcp), then shm broadcast on every host",
     .cost_us = cost,
     .run = run,
 };

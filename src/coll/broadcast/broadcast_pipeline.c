@@ -14,6 +14,7 @@
 #include "coll/algo.h"
 #include "coll/broadcast/broadcast.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/prim.h"
 #include "coll/tree.h"
 #include "coll/tuning.h"
@@ -28,10 +29,9 @@ static size_t chunk_elems(size_t es)
 coll_status_t coll_broadcast_pipeline_run(coll_comm *comm, const coll_group_t *g, void *buf, size_t n,
                                           coll_dtype_t dt, int root)
 {
-    int p = g->size, me = g->me, ri = coll_group_index(g, root);
+    int p = g->size, me = g->me, ri;
     size_t es = coll_dtype_size(dt);
-    if (ri < 0)
-        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "broadcast: root %d is not in the group", root);
+    COLL_CHECK(coll_root_index(g, "broadcast", root, &ri));
     if (p == 1 || n == 0)
         return COLL_SUCCESS;
     int prev = coll_tree_chain_prev(me, ri, p), next = coll_tree_chain_next(me, ri, p);
@@ -57,16 +57,12 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes;
     double c = 1.0 + (double)(size_t)(n / (double)coll_cfg_size(COLL_CFG_CHUNK));
-    /* shm: copy in + out, every rank copying at once (ov ranks per core share a core) */
-    int shm = coll_group_is_local(comm, g);
-    double ov = shm ? coll_tuning_oversub(comm) : 1.0;
-    double alpha = l->alpha_us * ov, beta = l->beta_us_per_b * (shm ? 2.0 * ov : 1.0);
+    coll_cost_step_t s = coll_cost_tree_step(comm, g);
     if (p < 2)
         return 0;
-    return (p - 2 + c) * (alpha + n / c * beta);
+    return (p - 2 + c) * (s.alpha + n / c * s.beta);
 }
 
 const coll_algo_t coll_algo_broadcast_pipeline = {

@@ -33,29 +33,28 @@
 static coll_status_t root_gather(coll_comm *comm, const coll_group_t *g, char *rb, size_t blk, int ri,
                                  const int *kids, int nk)
 {
-    int p = g->size;
     coll_prim_t ops[COLL_TREE_MAX_CHILDREN];
     char *wrap_tmp = NULL;
-    int wrap_a = 0, wrap_sc = 0;
+    int wrap_c = 0;
+    coll_subtree_blocks_t wrap = {0};
     for (int k = 0; k < nk; k++) {
-        int c = kids[k], sc = coll_tree_binomial_subtree(c, ri, p);
-        int a = c; /* the child's range holds members c, c+1, ... (mod p) */
-        char *dst = rb + (size_t)a * blk;
-        if (a + sc > p) { /* members a..p-1 then 0..a+sc-p-1 */
+        int c = kids[k];
+        coll_subtree_blocks_t b = coll_subtree_blocks(c, ri, g->size, 0, blk);
+        char *dst = rb + (size_t)c * blk;
+        if (b.first < b.len) { /* wraps: received whole into working memory */
             void *tmp;
-            COLL_CHECK(coll_tmp_get(comm, g, (size_t)sc * blk, &tmp));
+            COLL_CHECK(coll_tmp_get(comm, g, b.len, &tmp));
             dst = wrap_tmp = tmp;
-            wrap_a = a;
-            wrap_sc = sc;
+            wrap_c = c;
+            wrap = b;
         }
-        ops[k] = coll_prim_recv(g->ranks[c], dst, (size_t)sc * blk);
+        ops[k] = coll_prim_recv(g->ranks[c], dst, b.len);
     }
     coll_status_t st;
     COLL_CHECK_GOTO(coll_prim_run(comm, ops, nk, COLL_UINT8, COLL_SUM), st, out);
     if (wrap_tmp) {
-        size_t first = (size_t)(p - wrap_a) * blk;
-        memcpy(rb + (size_t)wrap_a * blk, wrap_tmp, first);
-        memcpy(rb, wrap_tmp + first, (size_t)wrap_sc * blk - first);
+        memcpy(rb + (size_t)wrap_c * blk, wrap_tmp, wrap.first);
+        memcpy(rb, wrap_tmp + wrap.first, wrap.len - wrap.first);
     }
 out:
     if (wrap_tmp)
@@ -66,11 +65,10 @@ out:
 coll_status_t coll_gather_binomial_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                        void *recvbuf, size_t n, coll_dtype_t dt, int root)
 {
-    int p = g->size, me = g->me, ri = coll_group_index(g, root);
+    int p = g->size, me = g->me, ri;
     size_t blk = n * coll_dtype_size(dt);
     char *rb = recvbuf;
-    if (ri < 0)
-        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "gather: root %d is not in the group", root);
+    COLL_CHECK(coll_root_index(g, "gather", root, &ri));
     if (blk == 0)
         return COLL_SUCCESS;
     int kids[COLL_TREE_MAX_CHILDREN];
@@ -89,10 +87,8 @@ coll_status_t coll_gather_binomial_run(coll_comm *comm, const coll_group_t *g, c
     memcpy(tmp, sendbuf, blk);
     coll_prim_t ops[COLL_TREE_MAX_CHILDREN];
     for (int k = 0; k < nk; k++) {
-        int c = kids[k];
-        size_t off = (size_t)(coll_tree_rel(c, ri, p) - v) * blk;
-        ops[k] = coll_prim_recv(g->ranks[c], (char *)tmp + off,
-                                (size_t)coll_tree_binomial_subtree(c, ri, p) * blk);
+        coll_subtree_blocks_t b = coll_subtree_blocks(kids[k], ri, p, v, blk);
+        ops[k] = coll_prim_recv(g->ranks[kids[k]], (char *)tmp + b.off, b.len);
     }
     coll_status_t st;
     COLL_CHECK_GOTO(coll_prim_run(comm, ops, nk, COLL_UINT8, COLL_SUM), st, out);

@@ -25,6 +25,7 @@
 
 #include "coll/algo.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/gather/gather.h"
 #include "coll/tuning.h"
 #include "transport/direct.h"
@@ -34,12 +35,11 @@ enum { PUB_SEND = 0 };
 coll_status_t coll_gather_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                      void *recvbuf, size_t n, coll_dtype_t dt, int root)
 {
-    int p = g->size, me = g->me, ri = coll_group_index(g, root);
+    int p = g->size, me = g->me, ri;
     size_t es = coll_dtype_size(dt), blk = n * es;
     const char *sb = sendbuf;
     char *rb = recvbuf;
-    if (ri < 0)
-        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "gather: root %d is not in the group", root);
+    COLL_CHECK(coll_root_index(g, "gather", root, &ri));
     if (n == 0)
         return COLL_SUCCESS;
     int is_root = me == ri;
@@ -101,16 +101,15 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
         return 0; /* nothing to move (and no stage to divide by) */
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes, ov = coll_tuning_oversub(comm);
-    double rounds = 1.0 + (double)(size_t)(n / p / ((double)coll_direct_stage_bytes(comm) / 2.0));
-    return (rounds + 1) * l->bar_us * ov + n / p * l->beta_us_per_b * ov + (p - 1) / p * n * l->beta_us_per_b;
+    return (coll_cost_direct_rounds(comm, n / p) + 1) * l->bar_us * ov + n / p * l->beta_us_per_b * ov +
+           (p - 1) / p * n * l->beta_us_per_b;
 }
 
 const coll_algo_t coll_algo_gather_direct = {
     .kind = COLL_GATHER,
     .name = "direct",
-    .desc =
-        "shm, one host: members stage blocks (or publish sendbuf), root copies out; 1 barrier per round + 1",
     .flags = COLL_ALGO_F_SINGLE_HOST,
+    .desc = "shm, one host: members stage blocks (or publish sendbuf), root copies out; 1 barrier per round + 1",
     .usable = usable,
     .cost_us = cost,
     .run = run,

@@ -20,6 +20,7 @@
 
 #include "coll/algo.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/prim.h"
 #include "coll/reduce/reduce.h"
 #include "coll/tree.h"
@@ -28,17 +29,11 @@
 coll_status_t coll_reduce_binomial_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                        void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op, int root)
 {
-    int p = g->size, me = g->me, ri = coll_group_index(g, root);
+    int p = g->size, me = g->me, ri;
     size_t bytes = n * coll_dtype_size(dt);
-    if (ri < 0)
-        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "reduce: root %d is not in the group", root);
-    if (bytes == 0)
+    COLL_CHECK(coll_root_index(g, "reduce", root, &ri));
+    if (bytes == 0 || coll_alone(p, sendbuf, recvbuf, bytes))
         return COLL_SUCCESS;
-    if (p == 1) {
-        if (sendbuf != recvbuf)
-            memcpy(recvbuf, sendbuf, bytes);
-        return COLL_SUCCESS;
-    }
     int kids[COLL_TREE_MAX_CHILDREN];
     int nk = coll_tree_binomial_children(me, ri, p, kids);
     int parent = coll_tree_binomial_parent(me, ri, p);
@@ -69,14 +64,9 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double n = (double)a->bytes;
-    /* shm: copy in + out, every rank copying at once (ov ranks per core share a core) */
-    int shm = coll_group_is_local(comm, g);
-    double ov = shm ? coll_tuning_oversub(comm) : 1.0;
-    double alpha = l->alpha_us * ov, beta = l->beta_us_per_b * (shm ? 2.0 * ov : 1.0);
-    double gamma = l->gamma_us_per_b * coll_tuning_oversub(comm);
-    return coll_tree_binomial_depth(g->size) * (alpha + n * beta + n * gamma);
+    coll_cost_step_t s = coll_cost_tree_step(comm, g);
+    return coll_tree_binomial_depth(g->size) * (s.alpha + n * s.beta + n * s.gamma);
 }
 
 const coll_algo_t coll_algo_reduce_binomial = {

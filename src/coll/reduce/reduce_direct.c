@@ -28,6 +28,7 @@
 
 #include "coll/algo.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/reduce/reduce.h"
 #include "coll/tuning.h"
 #include "transport/direct.h"
@@ -37,17 +38,11 @@ enum { PUB_SEND = 0, PUB_RECV = 1 };
 coll_status_t coll_reduce_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                      void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op, int root)
 {
-    int p = g->size, me = g->me, ri = coll_group_index(g, root);
+    int p = g->size, me = g->me, ri;
     size_t es = coll_dtype_size(dt);
-    if (ri < 0)
-        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "reduce: root %d is not in the group", root);
-    if (n == 0)
+    COLL_CHECK(coll_root_index(g, "reduce", root, &ri));
+    if (n == 0 || coll_alone(p, sendbuf, recvbuf, n * es))
         return COLL_SUCCESS;
-    if (p == 1) {
-        if (sendbuf != recvbuf)
-            memcpy(recvbuf, sendbuf, n * es);
-        return COLL_SUCCESS;
-    }
     int is_root = me == ri;
     size_t half = coll_direct_stage_bytes(comm) / 2, chunk = half / es;
     char *mine = coll_direct_stage(comm, coll_group_lr(comm, g, me));
@@ -112,17 +107,16 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
         return 0; /* nothing to move (and no stage to divide by) */
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes, ov = coll_tuning_oversub(comm);
-    double chunks = 1.0 + (double)(size_t)(n / ((double)coll_direct_stage_bytes(comm) / 2.0));
-    return (2 * chunks + 1) * l->bar_us * ov + n * l->beta_us_per_b * ov +
+    return (2 * coll_cost_direct_rounds(comm, n) + 1) * l->bar_us * ov + n * l->beta_us_per_b * ov +
            (p - 1) / p * n * l->gamma_us_per_b * ov + n * l->beta_us_per_b;
 }
 
 const coll_algo_t coll_algo_reduce_direct = {
     .kind = COLL_REDUCE,
     .name = "direct",
+    .flags = COLL_ALGO_F_SINGLE_HOST | COLL_ALGO_F_DETERMINISTIC,
     .desc = "shm, one host: each rank reduces a 1/p slice of staged (or zero-copy) inputs; 2 barriers per "
             "chunk + 1",
-    .flags = COLL_ALGO_F_SINGLE_HOST | COLL_ALGO_F_DETERMINISTIC,
     .usable = usable,
     .cost_us = cost,
     .run = run,

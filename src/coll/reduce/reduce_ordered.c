@@ -16,6 +16,7 @@
 
 #include "coll/algo.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/ordered.h"
 #include "coll/prim.h"
 #include "coll/tuning.h"
@@ -61,17 +62,14 @@ out:
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    const coll_link_cost_t *l = coll_tuning_link(comm, g);
-    double p = g->size, n = (double)a->bytes;
-    size_t blk = coll_block_count(a->count, g->size, 0) * a->esize;
-    return coll_ordered_rsv_cost(comm, g, blk) + l->alpha_us + (p - 1) / p * n * l->beta_us_per_b;
+    return coll_ordered_reduce_cost(comm, g, a, 1);
 }
 
 const coll_algo_t coll_algo_reduce_ordered = {
     .kind = COLL_REDUCE,
     .name = "ordered",
-    .desc = "deterministic: rank-order reduce-scatter (each rank gathers its block from all) + gather to the root; O(p) peers",
     .flags = COLL_ALGO_F_DETERMINISTIC | COLL_ALGO_F_ORDERED_ONLY | COLL_ALGO_F_ALL_PEERS,
+    .desc = "deterministic: rank-order reduce-scatter (each rank gathers its block from all) + gather to the root; O(p) peers",
     .cost_us = cost,
     .run = run,
 };

@@ -20,6 +20,7 @@
 
 #include "coll/algo.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/prim.h"
 #include "coll/reduce/reduce.h"
 #include "coll/tree.h"
@@ -35,17 +36,11 @@ static size_t chunk_elems(size_t es)
 coll_status_t coll_reduce_pipeline_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                        void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op, int root)
 {
-    int p = g->size, me = g->me, ri = coll_group_index(g, root);
+    int p = g->size, me = g->me, ri;
     size_t es = coll_dtype_size(dt);
-    if (ri < 0)
-        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "reduce: root %d is not in the group", root);
-    if (n == 0)
+    COLL_CHECK(coll_root_index(g, "reduce", root, &ri));
+    if (n == 0 || coll_alone(p, sendbuf, recvbuf, n * es))
         return COLL_SUCCESS;
-    if (p == 1) {
-        if (sendbuf != recvbuf)
-            memcpy(recvbuf, sendbuf, n * es);
-        return COLL_SUCCESS;
-    }
     /* data flows against the chain: from my chain successor to my predecessor */
     int nx = coll_tree_chain_next(me, ri, p), pv = coll_tree_chain_prev(me, ri, p);
     int from = nx >= 0 ? g->ranks[nx] : -1, to = pv >= 0 ? g->ranks[pv] : -1;
@@ -89,24 +84,18 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes;
     double c = 1.0 + (double)(size_t)(n / (double)coll_cfg_size(COLL_CFG_CHUNK));
-    /* shm: copy in + out, every rank copying at once (ov ranks per core share a core) */
-    int shm = coll_group_is_local(comm, g);
-    double ov = shm ? coll_tuning_oversub(comm) : 1.0;
-    double alpha = l->alpha_us * ov, beta = l->beta_us_per_b * (shm ? 2.0 * ov : 1.0);
-    double gamma = l->gamma_us_per_b * coll_tuning_oversub(comm);
+    coll_cost_step_t s = coll_cost_tree_step(comm, g);
     if (p < 2)
         return 0;
-    return (p - 2 + c) * (alpha + n / c * (beta + gamma));
+    return (p - 2 + c) * (s.alpha + n / c * (s.beta + s.gamma));
 }
 
 const coll_algo_t coll_algo_reduce_pipeline = {
     .kind = COLL_REDUCE,
     .name = "pipeline",
-    .desc =
-        "chain to the root, receive-reduce in COLL_CHUNK pieces; (p-2+c)(alpha + n/c (beta+gamma)), large",
+    .desc = "chain to the root, receive-reduce in COLL_CHUNK pieces; (p-2+c)(alpha + n/c (beta+gamma)), large",
     .cost_us = cost,
     .run = run,
 };

@@ -26,6 +26,7 @@
 
 #include "coll/algo.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/prim.h"
 #include "coll/reduce/reduce.h"
 #include "coll/tuning.h"
@@ -83,17 +84,11 @@ static coll_status_t gather_at_root(coll_comm *comm, const coll_group_t *g, char
 coll_status_t coll_reduce_rs_gather_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                         void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op, int root)
 {
-    int p = g->size, me = g->me, ri = coll_group_index(g, root);
+    int p = g->size, me = g->me, ri;
     size_t es = coll_dtype_size(dt);
-    if (ri < 0)
-        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "reduce: root %d is not in the group", root);
-    if (n == 0)
+    COLL_CHECK(coll_root_index(g, "reduce", root, &ri));
+    if (n == 0 || coll_alone(p, sendbuf, recvbuf, n * es))
         return COLL_SUCCESS;
-    if (p == 1) {
-        if (sendbuf != recvbuf)
-            memcpy(recvbuf, sendbuf, n * es);
-        return COLL_SUCCESS;
-    }
     const char *own;
     if (me == ri) {
         COLL_CHECK(reduce_scatter(comm, g, sendbuf, recvbuf, NULL, n, dt, op, &own));
@@ -117,14 +112,9 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes;
-    /* shm: copy in + out, every rank copying at once (ov ranks per core share a core) */
-    int shm = coll_group_is_local(comm, g);
-    double ov = shm ? coll_tuning_oversub(comm) : 1.0;
-    double alpha = l->alpha_us * ov, beta = l->beta_us_per_b * (shm ? 2.0 * ov : 1.0);
-    double gamma = l->gamma_us_per_b * coll_tuning_oversub(comm);
-    return p * alpha + 2 * (p - 1) / p * n * beta + (p - 1) / p * n * gamma;
+    coll_cost_step_t s = coll_cost_tree_step(comm, g);
+    return p * s.alpha + 2 * (p - 1) / p * n * s.beta + (p - 1) / p * n * s.gamma;
 }
 
 const coll_algo_t coll_algo_reduce_rs_gather = {

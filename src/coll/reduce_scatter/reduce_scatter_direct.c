@@ -32,6 +32,7 @@
 
 #include "coll/algo.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/reduce_scatter/reduce_scatter.h"
 #include "coll/tuning.h"
 #include "transport/direct.h"
@@ -65,13 +66,8 @@ coll_status_t coll_reduce_scatter_direct_run(coll_comm *comm, const coll_group_t
     size_t es = coll_dtype_size(dt);
     const char *sb = sendbuf;
     char *rb = recvbuf;
-    if (n == 0)
+    if (n == 0 || coll_alone(p, sb, rb, n * es))
         return COLL_SUCCESS;
-    if (p == 1) {
-        if (sb != rb)
-            memcpy(rb, sb, n * es);
-        return COLL_SUCCESS;
-    }
     if ((size_t)p * n * es <= coll_direct_small_max(comm))
         return small(comm, g, sb, rb, n, dt, op);
     size_t half = coll_direct_stage_bytes(comm) / 2, c = half / es / (size_t)p;
@@ -120,19 +116,18 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes, ov = coll_tuning_oversub(comm);
-    double half = (double)coll_direct_stage_bytes(comm) / 2.0;
-    double chunks = half > 0 ? 1.0 + floor(n / half) : 1.0;
     if (n <= (double)coll_direct_small_max(comm)) /* small exchange: everything copied in, 1 sync */
         return l->bar_us * ov + n * l->beta_us_per_b + (p - 1) / p * n * l->gamma_us_per_b * ov;
-    return (chunks + 1) * l->bar_us * ov + (p - 1) / p * n * (l->beta_us_per_b + l->gamma_us_per_b * ov);
+    return (coll_cost_direct_rounds(comm, n) + 1) * l->bar_us * ov +
+           (p - 1) / p * n * (l->beta_us_per_b + l->gamma_us_per_b * ov);
 }
 
 const coll_algo_t coll_algo_reduce_scatter_direct = {
     .kind = COLL_REDUCE_SCATTER,
     .name = "direct",
+    .flags = COLL_ALGO_F_SINGLE_HOST | COLL_ALGO_F_DETERMINISTIC,
     .desc = "shared memory, one host: inputs staged (or zero-copy), rank i reduces block i from every peer "
             "in order 0..p-1",
-    .flags = COLL_ALGO_F_SINGLE_HOST | COLL_ALGO_F_DETERMINISTIC,
     .usable = usable,
     .cost_us = cost,
     .run = run,

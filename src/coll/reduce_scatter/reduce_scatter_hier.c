@@ -103,8 +103,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 const coll_algo_t coll_algo_reduce_scatter_hier = {
     .kind = COLL_REDUCE_SCATTER,
     .name = "hier",
-    .desc = "hierarchical: shm reduce-scatter of blocks regrouped by local rank, tcp reduce-scatter per local rank",
     .flags = COLL_ALGO_F_HIER,
+    .desc = "hierarchical: shm reduce-scatter of blocks regrouped by local rank, tcp reduce-scatter per local rank",
     .cost_us = cost,
     .run = run,
 };

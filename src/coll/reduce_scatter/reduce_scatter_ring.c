@@ -26,6 +26,7 @@
 
 #include "coll/algo.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/prim.h"
 #include "coll/reduce_scatter/reduce_scatter.h"
 #include "coll/tuning.h"
@@ -38,13 +39,8 @@ coll_status_t coll_reduce_scatter_ring_run(coll_comm *comm, const coll_group_t *
     size_t es = coll_dtype_size(dt);
     const char *sb = sendbuf;
     char *rb = recvbuf;
-    if (n == 0)
+    if (n == 0 || coll_alone(p, sb, rb, n * es))
         return COLL_SUCCESS;
-    if (p == 1) {
-        if (sb != rb)
-            memcpy(rb, sb, n * es);
-        return COLL_SUCCESS;
-    }
     int right = g->ranks[coll_ring_next(me, p)], left = g->ranks[coll_ring_prev(me, p)];
     size_t chunk = coll_cfg_size(COLL_CFG_CHUNK) / es;
     if (chunk == 0)
@@ -81,11 +77,9 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
-    double ov = coll_tuning_oversub(comm); /* ranks per core: every step may wait for a context switch */
-    double p = g->size, n = (double)a->bytes;
-    double chunks = 1.0 + n / p / (double)coll_cfg_size(COLL_CFG_CHUNK);
-    double beta = l->beta_us_per_b * (coll_group_is_local(comm, g) ? 2.0 : 1.0); /* shm: copy in + out */
-    return (p - 1) * chunks * l->alpha_us * ov + (p - 1) / p * n * (beta + l->gamma_us_per_b * ov);
+    double p = g->size, n = (double)a->bytes, gamma = l->gamma_us_per_b * coll_tuning_oversub(comm);
+    return (p - 1) * coll_cost_chunks(n / p) * coll_cost_alpha(comm, l) +
+           (p - 1) / p * n * (coll_cost_beta(comm, g, l) + gamma);
 }
 
 const coll_algo_t coll_algo_reduce_scatter_ring = {

@@ -32,6 +32,7 @@
 
 #include "coll/algo.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/reduce_scatterv/reduce_scatterv.h"
 #include "coll/tuning.h"
 #include "transport/direct.h"
@@ -70,11 +71,8 @@ coll_status_t coll_reduce_scatterv_direct_run(coll_comm *comm, const coll_group_
     size_t es = coll_dtype_size(dt), total = 0, extent = 0;
     const char *sb = sendbuf;
     char *rb = recvbuf;
-    if (p == 1) {
-        if (counts[0] && sb + displs[0] * es != rb)
-            memcpy(rb, sb + displs[0] * es, counts[0] * es);
+    if (coll_alone(p, sb + displs[0] * es, rb, counts[0] * es))
         return COLL_SUCCESS;
-    }
     for (int i = 0; i < p; i++) {
         total += counts[i];
         if (counts[i] && displs[i] + counts[i] > extent)
@@ -142,24 +140,20 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
-    double p = g->size, n = (double)a->bytes, es = (double)coll_dtype_size(a->dt), m = 0;
-    double ov = coll_tuning_oversub(comm);
-    for (int i = 0; i < g->size; i++)
-        m = (double)a->counts[i] * es > m ? (double)a->counts[i] * es : m;
-    double half = (double)coll_direct_stage_bytes(comm) / 2.0;
-    double chunks = half > 0 ? 1.0 + floor(n / half) : 1.0;
+    double p = g->size, n = (double)a->bytes, ov = coll_tuning_oversub(comm), m;
+    coll_cost_v_bytes(g, a, &m, NULL);
     if (n <= (double)coll_direct_small_max(comm)) /* small exchange: everything copied in, 1 sync */
         return l->bar_us * ov + n * l->beta_us_per_b + (p - 1) * m * l->gamma_us_per_b * ov;
-    return (chunks + 1) * l->bar_us * ov + (p - 1) / p * n * l->beta_us_per_b +
+    return (coll_cost_direct_rounds(comm, n) + 1) * l->bar_us * ov + (p - 1) / p * n * l->beta_us_per_b +
            (p - 1) * m * l->gamma_us_per_b * ov;
 }
 
 const coll_algo_t coll_algo_reduce_scatterv_direct = {
     .kind = COLL_REDUCE_SCATTERV,
     .name = "direct",
+    .flags = COLL_ALGO_F_SINGLE_HOST | COLL_ALGO_F_DETERMINISTIC,
     .desc = "shared memory, one host: inputs staged in proportional slots (or zero-copy), rank i reduces "
             "block i in order 0..p-1",
-    .flags = COLL_ALGO_F_SINGLE_HOST | COLL_ALGO_F_DETERMINISTIC,
     .usable = usable,
     .cost_us = cost,
     .run = run,

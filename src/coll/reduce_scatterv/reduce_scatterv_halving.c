@@ -32,6 +32,7 @@
 
 #include "coll/algo.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/hd.h"
 #include "coll/prim.h"
 #include "coll/reduce_scatterv/reduce_scatterv.h"
@@ -52,11 +53,8 @@ coll_status_t coll_reduce_scatterv_halving_run(coll_comm *comm, const coll_group
     size_t es = coll_dtype_size(dt);
     const char *sb = sendbuf;
     char *rb = recvbuf;
-    if (p == 1) {
-        if (counts[0] && sb + displs[0] * es != rb)
-            memcpy(rb, sb + displs[0] * es, counts[0] * es);
+    if (coll_alone(p, sb + displs[0] * es, rb, counts[0] * es))
         return COLL_SUCCESS;
-    }
     size_t *po = malloc(sizeof *po * ((size_t)p + 1));   /* packed byte offset of member i's block */
     if (!po)
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "reduce_scatterv halving: out of memory");
@@ -114,16 +112,11 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
-    double ov = coll_tuning_oversub(comm); /* ranks per core: every step may wait for a context switch */
-    double mem = coll_tuning_shm()->beta_us_per_b, es = (double)coll_dtype_size(a->dt), T = 0, m = 0;
-    for (int i = 0; i < g->size; i++) {
-        T += (double)a->counts[i] * es;
-        m = (double)a->counts[i] * es > m ? (double)a->counts[i] * es : m;
-    }
+    double mem = coll_tuning_shm()->beta_us_per_b, m;
+    double T = coll_cost_v_bytes(g, a, &m, NULL);
     int p2 = coll_hd_pof2(g->size), odd = p2 != g->size;
-    double beta = l->beta_us_per_b * (coll_group_is_local(comm, g) ? 2.0 : 1.0); /* shm: copy in + out */
-    double bg = beta + l->gamma_us_per_b * ov;
-    return (coll_hd_nsteps(g->size) + 2 * odd) * l->alpha_us * ov + (1.0 - 1.0 / p2) * T * bg +
+    double beta = coll_cost_beta(comm, g, l), bg = beta + l->gamma_us_per_b * coll_tuning_oversub(comm);
+    return (coll_hd_nsteps(g->size) + 2 * odd) * coll_cost_alpha(comm, l) + (1.0 - 1.0 / p2) * T * bg +
            odd * (T * bg + m * beta) + T * mem;
 }
 

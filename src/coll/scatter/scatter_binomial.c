@@ -34,21 +34,19 @@ static coll_status_t send_to(coll_comm *comm, int peer, const void *buf, size_t 
     return coll_prim_sendrecv(comm, buf, bytes, peer, NULL, 0, -1);
 }
 
-/* Root: send child c the blocks of its subtree (sc members from c on, mod p). */
+/* Root: send child c the blocks of its subtree (rooted.h). */
 static coll_status_t root_send(coll_comm *comm, const coll_group_t *g, const char *sb, size_t blk, int ri,
                                int c)
 {
-    int p = g->size, sc = coll_tree_binomial_subtree(c, ri, p);
-    int a = c; /* the child's range holds members c, c+1, ... (mod p) */
-    if (a + sc <= p)
-        return send_to(comm, g->ranks[c], sb + (size_t)a * blk, (size_t)sc * blk);
-    void *tmp; /* members a..p-1 then 0..a+sc-p-1 */
-    size_t first = (size_t)(p - a) * blk;
-    COLL_CHECK(coll_tmp_get(comm, g, (size_t)sc * blk, &tmp));
-    memcpy(tmp, sb + (size_t)a * blk, first);
-    memcpy((char *)tmp + first, sb, (size_t)sc * blk - first);
+    coll_subtree_blocks_t b = coll_subtree_blocks(c, ri, g->size, 0, blk);
+    if (b.first == b.len)
+        return send_to(comm, g->ranks[c], sb + (size_t)c * blk, b.len);
+    void *tmp; /* wraps: both pieces into working memory, sent as one message */
+    COLL_CHECK(coll_tmp_get(comm, g, b.len, &tmp));
+    memcpy(tmp, sb + (size_t)c * blk, b.first);
+    memcpy((char *)tmp + b.first, sb, b.len - b.first);
     coll_status_t st;
-    COLL_CHECK_GOTO(send_to(comm, g->ranks[c], tmp, (size_t)sc * blk), st, out);
+    COLL_CHECK_GOTO(send_to(comm, g->ranks[c], tmp, b.len), st, out);
 out:
     coll_tmp_put(comm, g, tmp);
     return st;
@@ -57,11 +55,10 @@ out:
 coll_status_t coll_scatter_binomial_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                         void *recvbuf, size_t n, coll_dtype_t dt, int root)
 {
-    int p = g->size, me = g->me, ri = coll_group_index(g, root);
+    int p = g->size, me = g->me, ri;
     size_t blk = n * coll_dtype_size(dt);
     const char *sb = sendbuf;
-    if (ri < 0)
-        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "scatter: root %d is not in the group", root);
+    COLL_CHECK(coll_root_index(g, "scatter", root, &ri));
     if (blk == 0)
         return COLL_SUCCESS;
     int kids[COLL_TREE_MAX_CHILDREN];
@@ -83,10 +80,8 @@ coll_status_t coll_scatter_binomial_run(coll_comm *comm, const coll_group_t *g, 
     COLL_CHECK_GOTO(coll_prim_sendrecv(comm, NULL, 0, -1, tmp, (size_t)sz * blk, parent), st, out);
     memcpy(recvbuf, tmp, blk);
     for (int k = 0; k < nk; k++) {
-        int c = kids[k];
-        size_t off = (size_t)(coll_tree_rel(c, ri, p) - v) * blk;
-        size_t len = (size_t)coll_tree_binomial_subtree(c, ri, p) * blk;
-        COLL_CHECK_GOTO(send_to(comm, g->ranks[c], (char *)tmp + off, len), st, out);
+        coll_subtree_blocks_t b = coll_subtree_blocks(kids[k], ri, p, v, blk);
+        COLL_CHECK_GOTO(send_to(comm, g->ranks[kids[k]], (char *)tmp + b.off, b.len), st, out);
     }
 out:
     coll_tmp_put(comm, g, tmp);

@@ -24,6 +24,7 @@
 
 #include "coll/algo.h"
 #include "coll/coll_util.h"
+#include "coll/cost.h"
 #include "coll/scatter/scatter.h"
 #include "coll/tuning.h"
 #include "transport/direct.h"
@@ -42,12 +43,11 @@ static void stage_round(char *h, const char *sb, int p, int me, size_t n, size_t
 coll_status_t coll_scatter_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                       void *recvbuf, size_t n, coll_dtype_t dt, int root)
 {
-    int p = g->size, me = g->me, ri = coll_group_index(g, root);
+    int p = g->size, me = g->me, ri;
     size_t es = coll_dtype_size(dt), blk = n * es;
     const char *sb = sendbuf;
     char *rb = recvbuf;
-    if (ri < 0)
-        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "scatter: root %d is not in the group", root);
+    COLL_CHECK(coll_root_index(g, "scatter", root, &ri));
     if (n == 0)
         return COLL_SUCCESS;
     int is_root = me == ri;
@@ -99,15 +99,15 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
         return 0; /* nothing to move (and no stage to divide by) */
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes, ov = coll_tuning_oversub(comm);
-    double rounds = 1.0 + (double)(size_t)(n / ((double)coll_direct_stage_bytes(comm) / 2.0));
-    return (rounds + 1) * l->bar_us * ov + (p - 1) / p * n * l->beta_us_per_b + n / p * l->beta_us_per_b * ov;
+    return (coll_cost_direct_rounds(comm, n) + 1) * l->bar_us * ov + (p - 1) / p * n * l->beta_us_per_b +
+           n / p * l->beta_us_per_b * ov;
 }
 
 const coll_algo_t coll_algo_scatter_direct = {
     .kind = COLL_SCATTER,
     .name = "direct",
-    .desc = "shm, one host: root stages pieces of all blocks (or publishes sendbuf); 1 barrier per round + 1",
     .flags = COLL_ALGO_F_SINGLE_HOST,
+    .desc = "shm, one host: root stages pieces of all blocks (or publishes sendbuf); 1 barrier per round + 1",
     .usable = usable,
     .cost_us = cost,
     .run = run,

@@ -15,9 +15,8 @@
 coll_status_t coll_scatter_linear_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                       void *recvbuf, size_t n, coll_dtype_t dt, int root)
 {
-    int ri = coll_group_index(g, root);
-    if (ri < 0)
-        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "scatter: root %d is not in the group", root);
+    int ri;
+    COLL_CHECK(coll_root_index(g, "scatter", root, &ri));
     /* blocks are only read in this direction (rooted.h) */
     return coll_rooted_linear(comm, g, ri, COLL_FROM_ROOT, (char *)sendbuf, recvbuf, n * coll_dtype_size(dt));
 }
@@ -35,8 +34,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 const coll_algo_t coll_algo_scatter_linear = {
     .kind = COLL_SCATTER,
     .name = "linear",
-    .desc = "the root sends every block directly, all at once; (p-1) alpha + (p-1)/p n beta",
     .flags = COLL_ALGO_F_ALL_PEERS,
+    .desc = "the root sends every block directly, all at once; (p-1) alpha + (p-1)/p n beta",
     .cost_us = cost,
     .run = run,
 };

@@ -5,8 +5,7 @@
  * one process: p = 1..64 ranks, host layouts one host, one rank per host, two
  * hosts, 1,p-1 and 3,1,p-4; every root up to 8 ranks, first/middle/last
  * above; the driver's unequal v-counts (rank 1 gets none, small totals give
- * more zeros); sizes 0, a few elements, ~5 KB and (up to 16 ranks, and at 64)
- * ~100 KB; the dtype and op rotate over every pair. The staging buffer is
+ * more zeros); sizes 0, a few elements, ~5 KB and (up to 16 ranks) ~100 KB; the dtype and op rotate over every pair. The staging buffer is
  * shrunk to 64 KiB (COLL_BUFFSIZE) so the direct algorithms' chunk loops run.
  * Fails naming any algorithm of the registry that never ran verified, and any
  * run whose algorithm was not the forced one although it was reported usable.
@@ -293,7 +292,7 @@ static void run_layout(int nh, const int *hn)
             roots[nroots++] = p - 1;
         }
         size_t sizes[4] = {0, (size_t)(3 * p + 1) * 8, 5000 + (size_t)p * 8, 100000};
-        int nsizes = p <= 16 || p == 64 ? 4 : 3;
+        int nsizes = p <= 16 ? 4 : 3;
         for (int ai = 0; coll_algo_table[ai]; ai++) {
             if (coll_algo_table[ai]->kind != d->kind)
                 continue;

@@ -84,6 +84,14 @@ void coll_sim_counts(const coll_sim_t *s, unsigned long long *msgs, unsigned lon
  * the core to the scheduler until a message from one of waiting_for arrives. */
 coll_status_t coll_sim_wait(coll_comm *comm, const int *waiting_for, int n);
 
+/* Sizes only: a buffer whose contents nobody reads, every 512 KiB of it the
+ * same memory (one small memfd mapped over and over), so that the copies and
+ * reductions algorithms make themselves (direct algorithms: staging copies)
+ * run in cache instead of streaming N x bytes from memory. Zero-filled.
+ * NULL on failure. Unmap with the same size. */
+void *coll_sim_alias_map(size_t bytes);
+void coll_sim_alias_unmap(void *p, size_t bytes);
+
 /* --- between sim.c and sim_direct.c (no one else calls these) --- */
 struct coll_sim_direct;
 struct coll_sim_direct **coll_sim_direct_of(coll_sim_t *s);

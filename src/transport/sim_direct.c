@@ -5,7 +5,9 @@
  * simulated rank lives in this process: peers' memory is really readable.
  *
  *   stage       per-rank staging buffers of the size shm would give
- *               (COLL_BUFFSIZE); sizes only: one block shared by every rank
+ *               (COLL_BUFFSIZE); sizes only: one block shared by every rank,
+ *               its pages aliases of 512 KiB (coll_sim_alias_map) so that the
+ *               algorithms' own copies stay in cache
  *   barrier     per-host counters; a rank that must wait blocks its coroutine
  *               (coll_sim_block: no spin) and is woken by the last arrival
  *   small_*     the shm protocol (double-buffered slots, post / wait_all /
@@ -31,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "core/config.h"
 #include "core/log.h"
@@ -277,6 +280,41 @@ static void *map(size_t bytes)
     return p == MAP_FAILED ? NULL : p;
 }
 
+#define SIM_ALIAS_BYTES ((size_t)512 << 10)
+
+static size_t alias_size(size_t bytes)
+{
+    return (bytes + SIM_ALIAS_BYTES - 1) / SIM_ALIAS_BYTES * SIM_ALIAS_BYTES;
+}
+
+void *coll_sim_alias_map(size_t bytes)
+{
+    size_t len = alias_size(bytes ? bytes : 1);
+    int fd = memfd_create("coll-sim-alias", 0);
+    if (fd < 0)
+        return NULL;
+    char *base = NULL;
+    if (ftruncate(fd, (off_t)SIM_ALIAS_BYTES) == 0) {
+        base = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (base == MAP_FAILED)
+            base = NULL;
+        for (size_t off = 0; base && off < len; off += SIM_ALIAS_BYTES)
+            if (mmap(base + off, SIM_ALIAS_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) ==
+                MAP_FAILED) {
+                munmap(base, len);
+                base = NULL;
+            }
+    }
+    close(fd);
+    return base;
+}
+
+void coll_sim_alias_unmap(void *p, size_t bytes)
+{
+    if (p)
+        munmap(p, alias_size(bytes ? bytes : 1));
+}
+
 void coll_sim_direct_detach(coll_sim_t *s)
 {
     struct coll_sim_direct *d = *coll_sim_direct_of(s);
@@ -284,8 +322,10 @@ void coll_sim_direct_detach(coll_sim_t *s)
         return;
     for (int r = 0; r < d->n; r++)
         coll_sim_comm(s, r)->direct = NULL;
-    if (d->stages)
+    if (d->stages && d->move)
         munmap(d->stages, d->stages_map);
+    else if (d->stages)
+        coll_sim_alias_unmap(d->stages, d->stages_map);
     if (d->small)
         munmap(d->small, d->small_map);
     free(d->r);
@@ -321,7 +361,7 @@ coll_status_t coll_sim_direct_attach(coll_sim_t *s)
     d->bar_us = p->shm_ovh_us + p->shm_us;
     d->stages_map = (d->move ? (size_t)n : 1) * d->stage_bytes;
     d->small_map = (d->move ? (size_t)n : 1) * 2 * SD_SMALL_MAX;
-    d->stages = map(d->stages_map);
+    d->stages = d->move ? map(d->stages_map) : coll_sim_alias_map(d->stages_map);
     d->small = map(d->small_map);
     d->r = calloc((size_t)n, sizeof *d->r);
     d->h = calloc((size_t)nhosts, sizeof *d->h);

@@ -96,6 +96,7 @@ struct coll_sim {
     void *arg;
     sim_msg_t *free_msgs;         /* recycled message records */
     unsigned long long nmsgs, nswitch;   /* this run: messages sent, context switches */
+    struct coll_sim_direct *direct;      /* sim_direct.c's state, NULL without local peers */
 };
 
 static coll_sim_t *sim_running;   /* the run in progress (coroutine entry reads it) */
@@ -325,6 +326,48 @@ coll_status_t coll_sim_wait(coll_comm *comm, const int *waiting_for, int n)
     return COLL_SUCCESS;
 }
 
+/* ---- for the direct-memory services (sim_direct.c) ---- */
+
+struct coll_sim_direct **coll_sim_direct_of(coll_sim_t *s)
+{
+    return &s->direct;
+}
+
+const coll_sim_params_t *coll_sim_params(const coll_sim_t *s)
+{
+    return &s->p;
+}
+
+double *coll_sim_clock(coll_comm *comm)
+{
+    return &comm->sim->r[comm->rank].clock;
+}
+
+coll_status_t coll_sim_block(coll_comm *comm, const char *what)
+{
+    coll_sim_t *s = comm->sim;
+    sim_rank_t *me = &s->r[comm->rank];
+    me->wait = NULL;
+    me->nwait = 0;   /* no message wakes it: only coll_sim_wake */
+    me->state = SIM_BLOCKED;
+    to_sched(s, comm->rank);
+    if (me->wake_err) {
+        me->wake_err = 0;
+        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL,
+                          "sim: deadlock: rank %d waits in %s at %.3f us and nothing can run", comm->rank, what,
+                          me->clock);
+    }
+    return COLL_SUCCESS;
+}
+
+void coll_sim_wake(coll_sim_t *s, int rank)
+{
+    if (s->r[rank].state != SIM_BLOCKED)
+        return;
+    s->r[rank].state = SIM_RUNNABLE;
+    h_push(s, s->r[rank].clock, rank);
+}
+
 /* ---- scheduler ---- */
 
 static void rank_entry(void)
@@ -372,6 +415,7 @@ coll_status_t coll_sim_run(coll_sim_t *s, coll_sim_fn fn, void *arg, double *t_u
     s->hn = 0;
     s->nmsgs = s->nswitch = 0;
     sim_running = s;
+    coll_sim_direct_reset(s);
     for (int h = 0; h < s->nhosts; h++)
         s->tx_free[h] = s->rx_free[h] = 0;
     for (int r = 0; r < s->n; r++) {
@@ -454,6 +498,7 @@ void coll_sim_destroy(coll_sim_t *s)
 {
     if (!s)
         return;
+    coll_sim_direct_detach(s);
     if (s->comms)
         for (int r = 0; r < s->n; r++)
             if (s->comms[r].scratch != s->scratch)
@@ -587,6 +632,11 @@ coll_status_t coll_sim_create(int nhosts, const int *host_nranks, const coll_sim
     }
     for (r = 0; r < n; r++)
         init_comm(s, r);
+    coll_status_t st = coll_sim_direct_attach(s);
+    if (st != COLL_SUCCESS) {
+        coll_sim_destroy(s);
+        return st;
+    }
     *out = s;
     return COLL_SUCCESS;
 }

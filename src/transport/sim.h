@@ -25,11 +25,22 @@
  * B / reduce_bw. Local copies and reductions an algorithm does outside the
  * primitives cost no virtual time.
  *
+ * Direct memory (sim_direct.c): ranks of a simulated host with more than one
+ * rank get comm->direct (coll_direct_ops_t), as shm gives it on a real host,
+ * so the direct, cma and shm algorithms run, coll_group_is_local sees such a
+ * host as local, and the selection matches a real host's (comm->shm stays
+ * NULL). Costs on the rank that acts:
+ *   barrier:      ends at the host's last arrival + shm_ovh + shm_lat (a round)
+ *   small post:   shm_ovh + B / shm_bw;  wait_all: the last post + shm_lat +
+ *                 the peers' posted bytes / shm_bw (the reads)
+ *   cma_read:     shm_ovh + B / shm_bw
+ * Copies into / out of the staging buffers are the algorithm's own memcpy:
+ * free, like other local copies. Waits block the coroutine (no spin) and are
+ * deadlock-detected like message waits. Zero-copy (peer_ptr) is never
+ * offered: simulated buffers are not coll_mem_alloc regions.
+ *
  * Memory: the N communicators share the peer records, the topology arrays
- * and the transport table (comm->tp); nothing is N x N. Each comm has
- * comm->shm == NULL: shared-memory-only algorithms (direct, cma, barrier_shm)
- * are not usable in a simulation, and the cost model sees every group as
- * spanning hosts (coll_group_is_local).
+ * and the transport table (comm->tp); nothing is N x N.
  *
  * Without move_data no byte is copied or reduced: messages carry sizes only.
  */
@@ -72,5 +83,28 @@ void coll_sim_counts(const coll_sim_t *s, unsigned long long *msgs, unsigned lon
 /* The executor's wait (prim.c, coll_waiter_idle) on a simulated comm: give
  * the core to the scheduler until a message from one of waiting_for arrives. */
 coll_status_t coll_sim_wait(coll_comm *comm, const int *waiting_for, int n);
+
+/* Sizes only: a buffer whose contents nobody reads, every 512 KiB of it the
+ * same memory (one small memfd mapped over and over), so that the copies and
+ * reductions algorithms make themselves (direct algorithms: staging copies)
+ * run in cache instead of streaming N x bytes from memory. Zero-filled.
+ * NULL on failure. Unmap with the same size. */
+void *coll_sim_alias_map(size_t bytes);
+void coll_sim_alias_unmap(void *p, size_t bytes);
+
+/* --- between sim.c and sim_direct.c (no one else calls these) --- */
+struct coll_sim_direct;
+struct coll_sim_direct **coll_sim_direct_of(coll_sim_t *s);
+const coll_sim_params_t *coll_sim_params(const coll_sim_t *s);
+double *coll_sim_clock(coll_comm *comm);
+/* Block the running rank until coll_sim_wake; a deadlock returns
+ * COLL_ERR_INTERNAL naming the rank and `what` it waits in. */
+coll_status_t coll_sim_block(coll_comm *comm, const char *what);
+void coll_sim_wake(coll_sim_t *s, int rank);   /* no-op unless blocked */
+/* sim_direct.c: set comm->direct on ranks of hosts with local peers
+ * (coll_sim_create), clear the counters (each run), release (destroy). */
+coll_status_t coll_sim_direct_attach(coll_sim_t *s);
+void coll_sim_direct_reset(coll_sim_t *s);
+void coll_sim_direct_detach(coll_sim_t *s);
 
 #endif

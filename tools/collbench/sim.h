@@ -27,6 +27,7 @@ typedef struct {
     cb_data_t data;                /* shared pattern tables */
     size_t *arrays;                /* the ranks' count arrays (shared unless alltoallv) */
     void *shared_send, *shared_recv;
+    size_t send_max, recv_max;     /* their sizes (coll_sim_alias_map) */
     cb_desc_t d;                   /* the descriptor, gather-family check replaced */
     char *pats;                    /* gather family: every rank's pattern, computed once */
 } cbt_sim_job_t;

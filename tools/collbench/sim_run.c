@@ -5,8 +5,8 @@
  *
  * Memory: with --verify every rank holds its own buffers, as a real run would
  * (N x the per-rank bytes). Without it, no byte moves: every rank points at
- * the same two buffers (their contents are never looked at) and the same
- * scratch. Count arrays (N entries) are per rank only for alltoallv, whose
+ * the same two buffers (their contents are never looked at; aliased pages,
+ * 512 KiB of memory each) and the same scratch. Count arrays (N entries) are per rank only for alltoallv, whose
  * counts differ by rank; the other layouts write the same values for every
  * rank, so one set is shared.
  */
@@ -132,9 +132,13 @@ int cbt_sim_job_init(cbt_sim_job_t *j, const cbt_sim_opts_t *so)
         }
     }
     if (!so->o.check) {
-        /* contents never read: allreduce runs in place so that no rank copies its input */
-        j->shared_recv = calloc(1, recv_max);
-        j->shared_send = d->kind == COLL_ALLREDUCE ? j->shared_recv : calloc(1, send_max);
+        /* contents never read: allreduce runs in place so that no rank copies
+         * its input; aliased pages (sim.h) keep the copies the algorithms make
+         * themselves (direct: staging) in cache */
+        j->recv_max = recv_max;
+        j->send_max = send_max;
+        j->shared_recv = coll_sim_alias_map(recv_max);
+        j->shared_send = d->kind == COLL_ALLREDUCE ? j->shared_recv : coll_sim_alias_map(send_max);
         if (!j->shared_recv || !j->shared_send) {
             fprintf(stderr, "collbench sim: out of memory\n");
             return -1;
@@ -155,8 +159,8 @@ void cbt_sim_job_free(cbt_sim_job_t *j)
             free(j->c[r].recvbuf);
         }
     if (j->shared_send != j->shared_recv)
-        free(j->shared_send);
-    free(j->shared_recv);
+        coll_sim_alias_unmap(j->shared_send, j->send_max);
+    coll_sim_alias_unmap(j->shared_recv, j->recv_max);
     free(j->c);
     free(j->arrays);
     free(j->pats);

@@ -109,7 +109,7 @@ double cbt_as_median(const double *v, int n)
 
 /* ------------------------------------------------------------ measurement */
 
-static int st_code(coll_status_t st)
+int cbt_as_st_code(coll_status_t st)
 {
     return st == COLL_ERR_TIMEOUT ? CBT_EXIT_TIMEOUT : st == COLL_ERR_NO_MEMORY ? CBT_EXIT_FAIL : CBT_EXIT_CONN;
 }
@@ -118,10 +118,10 @@ static int st_code(coll_status_t st)
     do {                                                                                                   \
         coll_status_t st_ = (call);                                                                        \
         if (st_ != COLL_SUCCESS) {                                                                         \
-            cbt_error(TOOL, st_code(st_), "rank %d: %s: %s: %s", c->rank, #call, coll_strerror(st_),       \
+            cbt_error(TOOL, cbt_as_st_code(st_), "rank %d: %s: %s: %s", c->rank, #call, coll_strerror(st_),       \
                       coll_last_error());                                                                  \
             coll_comm_abort(c->comm);                                                                      \
-            return st_code(st_);                                                                           \
+            return cbt_as_st_code(st_);                                                                           \
         }                                                                                                  \
     } while (0)
 
@@ -239,14 +239,14 @@ static int gather(cbt_as_ctx_t *c, const rec_t *mine, rec_t *all)
     return CBT_EXIT_OK;
 }
 
-static void progress(const char *what, int done, int total, double t_start)
+void cbt_as_progress(const char *what, int done, int total, double t_start)
 {
     double el = cbt_now() - t_start, left = done ? el / done * (total - done) : 0;
     fprintf(stderr, "collbench assess: %s round %d/%d done, %.1f s, about %.1f s left\n", what, done, total, el,
             left);
 }
 
-static double better(int lower_is_better, double a, double b)
+double cbt_as_better(int lower_is_better, double a, double b)
 {
     if (a < 0)
         return b;
@@ -293,13 +293,13 @@ static int pairs_round(cbt_as_ctx_t *c, int p, int r, int confirm, rec_t *all)
             continue;
         }
         res->again_uni[ij] = x->uni_gbs;
-        res->uni[ij] = better(0, res->uni[ij], x->uni_gbs);
+        res->uni[ij] = cbt_as_better(0, res->uni[ij], x->uni_gbs);
         if (x->lat_us >= 0) {
             res->again_lat[ij] = res->again_lat[ji] = x->lat_us;
-            res->lat[ij] = res->lat[ji] = better(1, res->lat[ij], x->lat_us);
+            res->lat[ij] = res->lat[ji] = cbt_as_better(1, res->lat[ij], x->lat_us);
         }
         res->again_bidi[ij] = res->again_bidi[ji] = x->bidi_gbs;
-        res->bidi[ij] = res->bidi[ji] = better(0, res->bidi[ij], x->bidi_gbs);
+        res->bidi[ij] = res->bidi[ji] = cbt_as_better(0, res->bidi[ij], x->bidi_gbs);
     }
     return CBT_EXIT_OK;
 }
@@ -317,7 +317,7 @@ int cbt_as_pairs(cbt_as_ctx_t *c)
     for (int r = 0; r < nr && !rc; r++) {
         rc = pairs_round(c, c->speaker ? cbt_as_partner(r, c->me_host, n) : -1, r, 0, all);
         if (!rc && c->rank == 0 && !c->o->quiet)
-            progress("pairs", r + 1, nr, t_start);
+            cbt_as_progress("pairs", r + 1, nr, t_start);
     }
     /* Confirmation: every suspect pair (one of its figures past the threshold)
      * is measured again, alone (one pair at a time, so the others' traffic and
@@ -327,7 +327,7 @@ int cbt_as_pairs(cbt_as_ctx_t *c)
         sus[0] = c->rank == 0 ? cbt_as_suspects(c->res, c->o->threshold, sus + 1, n * n / 2) : 0;
         coll_status_t st = coll_broadcast(sus, (size_t)n * (size_t)n + 1, COLL_INT32, 0, c->comm);
         if (st != COLL_SUCCESS) {
-            rc = cbt_error(TOOL, st_code(st), "rank %d: broadcast: %s", c->rank, coll_strerror(st));
+            rc = cbt_error(TOOL, cbt_as_st_code(st), "rank %d: broadcast: %s", c->rank, coll_strerror(st));
             coll_comm_abort(c->comm);
             break;
         }
@@ -342,7 +342,7 @@ int cbt_as_pairs(cbt_as_ctx_t *c)
                 p = a;
             rc = pairs_round(c, p, -1, 1, all);
             if (!rc && c->rank == 0 && !c->o->quiet)
-                progress(pass ? "pairs confirmation 2" : "pairs confirmation", k + 1, sus[0], t_start);
+                cbt_as_progress(pass ? "pairs confirmation 2" : "pairs confirmation", k + 1, sus[0], t_start);
         }
         if (c->rank == 0)
             c->res->nconfirm += sus[0];
@@ -381,7 +381,7 @@ static int ring_run(cbt_as_ctx_t *c, int g, int confirm, int *perm, int *pos, do
         me.uni_gbs = (double)sz / (med > 0 ? med : 1e-9) / 1e9;
     }
     if (st != COLL_SUCCESS) {
-        rc = cbt_error(TOOL, st_code(st), "rank %d: ring %d: %s: %s", c->rank, g, coll_strerror(st),
+        rc = cbt_error(TOOL, cbt_as_st_code(st), "rank %d: ring %d: %s: %s", c->rank, g, coll_strerror(st),
                        coll_last_error());
         coll_comm_abort(c->comm);
         return rc;
@@ -396,7 +396,7 @@ static int ring_run(cbt_as_ctx_t *c, int g, int confirm, int *perm, int *pos, do
                 c->res->succ[g * n + h] = all[k].peer;
                 if (confirm) {
                     c->res->ring_again[g * n + h] = all[k].uni_gbs;
-                    c->res->ring[g * n + h] = better(0, c->res->ring[g * n + h], all[k].uni_gbs);
+                    c->res->ring[g * n + h] = cbt_as_better(0, c->res->ring[g * n + h], all[k].uni_gbs);
                 } else {
                     c->res->ring[g * n + h] = all[k].uni_gbs;
                 }
@@ -419,7 +419,7 @@ int cbt_as_ring(cbt_as_ctx_t *c)
     for (int g = 0; g < nrings && rc == CBT_EXIT_OK; g++) {
         rc = ring_run(c, g, 0, perm, pos, ex, all);
         if (!rc && c->rank == 0 && !c->o->quiet)
-            progress(g ? "ring (random)" : "ring (ordered)", g + 1, nrings, t_start);
+            cbt_as_progress(g ? "ring (random)" : "ring (ordered)", g + 1, nrings, t_start);
     }
     /* confirmation: a ring past the threshold runs again (up to CBT_AS_CONFIRM
      * times); named if still so */
@@ -427,7 +427,7 @@ int cbt_as_ring(cbt_as_ctx_t *c)
         sus[0] = c->rank == 0 ? cbt_as_ring_suspects(c->res, nrings, c->o->threshold, sus + 1) : 0;
         coll_status_t st = coll_broadcast(sus, (size_t)nrings + 1, COLL_INT32, 0, c->comm);
         if (st != COLL_SUCCESS) {
-            rc = cbt_error(TOOL, st_code(st), "rank %d: broadcast: %s", c->rank, coll_strerror(st));
+            rc = cbt_error(TOOL, cbt_as_st_code(st), "rank %d: broadcast: %s", c->rank, coll_strerror(st));
             coll_comm_abort(c->comm);
             break;
         }
@@ -436,7 +436,7 @@ int cbt_as_ring(cbt_as_ctx_t *c)
         for (int k = 0; k < sus[0] && !rc; k++) {
             rc = ring_run(c, sus[1 + k], 1, perm, pos, ex, all);
             if (!rc && c->rank == 0 && !c->o->quiet)
-                progress("ring confirmation", k + 1, sus[0], t_start);
+                cbt_as_progress("ring confirmation", k + 1, sus[0], t_start);
         }
     }
     if (c->rank == 0 && rc == CBT_EXIT_OK)
@@ -466,8 +466,8 @@ static int node_host(cbt_as_ctx_t *c, int h, int confirm, rec_t *all)
     const rec_t *x = &all[c->hosts[h].speaker];
     if (confirm) {
         res->again_d2d[h] = x->uni_gbs, res->again_gflops[h] = x->bidi_gbs;
-        res->d2d[h] = better(0, res->d2d[h], x->uni_gbs);
-        res->gflops[h] = better(0, res->gflops[h], x->bidi_gbs);
+        res->d2d[h] = cbt_as_better(0, res->d2d[h], x->uni_gbs);
+        res->gflops[h] = cbt_as_better(0, res->gflops[h], x->bidi_gbs);
     } else {
         res->d2d[h] = x->uni_gbs, res->gflops[h] = x->bidi_gbs;
     }
@@ -487,13 +487,13 @@ int cbt_as_node(cbt_as_ctx_t *c)
     for (int h = 0; h < n && !rc; h++) {
         rc = node_host(c, h, 0, all);
         if (!rc && c->rank == 0 && !c->o->quiet)
-            progress("node host", h + 1, n, t_start);
+            cbt_as_progress("node host", h + 1, n, t_start);
     }
     for (int pass = 0; pass < CBT_AS_CONFIRM && !rc && n > 1; pass++) { /* confirmation, as for pairs */
         sus[0] = c->rank == 0 ? cbt_as_node_suspects(c->res, c->o->threshold, sus + 1) : 0;
         coll_status_t st = coll_broadcast(sus, (size_t)n + 1, COLL_INT32, 0, c->comm);
         if (st != COLL_SUCCESS) {
-            rc = cbt_error(TOOL, st_code(st), "rank %d: broadcast: %s", c->rank, coll_strerror(st));
+            rc = cbt_error(TOOL, cbt_as_st_code(st), "rank %d: broadcast: %s", c->rank, coll_strerror(st));
             coll_comm_abort(c->comm);
             break;
         }
@@ -503,7 +503,7 @@ int cbt_as_node(cbt_as_ctx_t *c)
         for (int k = 0; k < sus[0] && !rc; k++) {
             rc = node_host(c, sus[1 + k], 1, all);
             if (!rc && c->rank == 0 && !c->o->quiet)
-                progress("node confirmation", k + 1, sus[0], t_start);
+                cbt_as_progress("node confirmation", k + 1, sus[0], t_start);
         }
     }
     if (c->rank == 0 && !rc)

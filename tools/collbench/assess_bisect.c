@@ -1,0 +1,166 @@
+/*
+ * assess_bisect.c - `collbench assess --tests bisect`: half the hosts against
+ * the other half, --halvings K times, every pair of a halving exchanging at
+ * once (so the network's bisection carries H/2 pairs in both directions).
+ *
+ * Halving g (cbt_as_halving): the hosts are relabelled by a random permutation
+ * drawn from --seed, and halving g pairs them as round g of the round-robin
+ * schedule of pairs (assess_run.c), each pair's two hosts put on opposite
+ * sides by a coin drawn from --seed and g. So the halvings are random but a
+ * host meets a different partner in each (up to H-1 halvings): a slow host is
+ * slow in every halving, each of its partners in one only, which tells them
+ * apart (assess_out2.c: a host is named when more than half of its pairs,
+ * and at least two, are slow).
+ * Per pair: one untimed then -et coll_sendrecv of -s bytes each way at once;
+ * each end takes its median execution, the pair's figure is the slower end's
+ * 2 x SIZE / time (GB/s, both directions). A halving's aggregate is the sum of
+ * its pairs' figures, its worst pair the smallest.
+ * Confirmation as for pairs: every pair below the threshold is measured again
+ * alone (one pair at a time), CBT_AS_CONFIRM passes at most, best kept.
+ * Cost: K x (et + 1) x SIZE / link rate for the halvings, independent of H,
+ * plus one pair per suspect and pass (2 x K for one bad host).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "assess.h"
+#include "cb.h"
+
+static const char *TOOL = "assess";
+
+static uint64_t mix(uint64_t x) /* splitmix64 */
+{
+    x += 0x9E3779B97F4A7C15ULL;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+
+void cbt_as_halving(unsigned long long seed, int g, int n, int *peer, int *side)
+{
+    int *perm = malloc((size_t)(n > 0 ? n : 1) * sizeof *perm);
+    for (int h = 0; h < n; h++)
+        peer[h] = -1, side[h] = 0;
+    if (!perm || n < 2) {
+        free(perm);
+        return;
+    }
+    cbt_as_ring_order(mix(seed ^ 0xB15EC7ULL), n, perm); /* label i -> host perm[i] */
+    int nr = cbt_as_rounds(n), r = g % nr;
+    for (int i = 0; i < n; i++) {
+        int j = cbt_as_partner(r, i, n);
+        if (j < 0)
+            continue;
+        peer[perm[i]] = perm[j];
+        if (i < j) {
+            int coin = (int)(mix(seed + 0x1000ULL * (unsigned long long)(g + 1) + (unsigned long long)i) & 1);
+            side[perm[i]] = coin, side[perm[j]] = !coin;
+        }
+    }
+    free(perm);
+}
+
+typedef struct {
+    int32_t peer; /* partner host, -1 none */
+    int32_t pad;
+    double gbs;   /* 2 x SIZE / my median execution */
+} brec_t;
+
+/* One halving (confirm = -1) or one pair of it measured alone (confirm = the
+ * pair's lower host a; only a and its partner move data). */
+static int halving_run(cbt_as_ctx_t *c, int g, int only, const int *peer, double *ex, brec_t *all)
+{
+    int n = c->nhosts;
+    size_t sz = (size_t)c->o->size;
+    brec_t me = {.peer = -1, .gbs = -1};
+    coll_status_t st = coll_barrier(c->comm);
+    int p = c->speaker ? peer[c->me_host] : -1;
+    if (only >= 0 && c->me_host != only && p != only)
+        p = -1;
+    if (st == COLL_SUCCESS && p >= 0) {
+        int pr = c->hosts[p].speaker;
+        unsigned char b = 0, b2 = 0;
+        st = coll_sendrecv(&b, 1, pr, &b2, 1, pr, COLL_UINT8, c->comm);
+        for (long long t = -1; t < c->o->et && st == COLL_SUCCESS; t++) {
+            double t0 = cbt_now();
+            st = coll_sendrecv(c->src, sz, pr, c->dst, sz, pr, COLL_UINT8, c->comm);
+            if (t >= 0)
+                ex[t] = cbt_now() - t0;
+        }
+        double med = cbt_as_median(ex, (int)c->o->et);
+        me.peer = p;
+        me.gbs = 2.0 * (double)sz / (med > 0 ? med : 1e-9) / 1e9;
+    }
+    if (st == COLL_SUCCESS)
+        st = coll_gather(&me, all, sizeof me, COLL_UINT8, 0, c->comm);
+    if (st != COLL_SUCCESS) {
+        int rc = cbt_error(TOOL, cbt_as_st_code(st), "rank %d: bisect halving %d: %s: %s", c->rank, g + 1,
+                           coll_strerror(st), coll_last_error());
+        coll_comm_abort(c->comm);
+        return rc;
+    }
+    if (c->rank != 0)
+        return CBT_EXIT_OK;
+    cbt_as_result_t *r = c->res;
+    for (int h = 0; h < n; h++) { /* the pair's figure: the slower end */
+        const brec_t *x = &all[c->hosts[h].speaker], *y;
+        if (x->peer < 0 || h > x->peer)
+            continue;
+        y = &all[c->hosts[x->peer].speaker];
+        double v = y->peer == h && y->gbs < x->gbs ? y->gbs : x->gbs;
+        int a = g * n + h, b = g * n + x->peer;
+        if (only >= 0) {
+            r->bis_again[a] = r->bis_again[b] = v;
+            r->bis[a] = r->bis[b] = cbt_as_better(0, r->bis[a], v);
+        } else {
+            r->bis[a] = r->bis[b] = v;
+        }
+    }
+    return CBT_EXIT_OK;
+}
+
+int cbt_as_bisect(cbt_as_ctx_t *c)
+{
+    int n = c->nhosts, k = (int)c->o->halvings, rc = CBT_EXIT_OK;
+    int *peer = malloc((size_t)k * (size_t)n * sizeof *peer), *side = malloc((size_t)n * sizeof *side);
+    int *sus = malloc(((size_t)k * (size_t)n + 1) * sizeof *sus);
+    double *ex = calloc((size_t)c->o->et, sizeof *ex);
+    brec_t *all = c->rank == 0 ? calloc((size_t)c->nranks, sizeof *all) : NULL;
+    if (!peer || !side || !sus || !ex || (c->rank == 0 && !all)) {
+        free(peer), free(side), free(sus), free(ex), free(all);
+        return cbt_error(TOOL, CBT_EXIT_FAIL, "out of memory");
+    }
+    for (int g = 0; g < k; g++)
+        cbt_as_halving(c->o->seed, g, n, peer + (size_t)g * (size_t)n, side);
+    if (c->rank == 0)
+        memcpy(c->res->bis_peer, peer, (size_t)k * (size_t)n * sizeof *peer);
+    double t_start = cbt_now();
+    for (int g = 0; g < k && !rc; g++) {
+        rc = halving_run(c, g, -1, peer + (size_t)g * (size_t)n, ex, all);
+        if (!rc && c->rank == 0 && !c->o->quiet)
+            cbt_as_progress("bisect halving", g + 1, k, t_start);
+    }
+    if (c->rank == 0 && !rc)
+        c->res->nhalv = k;
+    for (int pass = 0; pass < CBT_AS_CONFIRM && !rc; pass++) {
+        sus[0] = c->rank == 0 ? cbt_as_bisect_suspects(c->res, c->o->threshold, sus + 1) : 0;
+        coll_status_t st = coll_broadcast(sus, (size_t)k * (size_t)n + 1, COLL_INT32, 0, c->comm);
+        if (st != COLL_SUCCESS) {
+            rc = cbt_error(TOOL, cbt_as_st_code(st), "rank %d: broadcast: %s", c->rank, coll_strerror(st));
+            coll_comm_abort(c->comm);
+            break;
+        }
+        if (!sus[0])
+            break;
+        t_start = cbt_now();
+        for (int i = 0; i < sus[0] && !rc; i++) {
+            int g = sus[1 + i] / n, a = sus[1 + i] % n;
+            rc = halving_run(c, g, a, peer + (size_t)g * (size_t)n, ex, all);
+            if (!rc && c->rank == 0 && !c->o->quiet)
+                cbt_as_progress("bisect confirmation", i + 1, sus[0], t_start);
+        }
+    }
+    free(peer), free(side), free(sus), free(ex), free(all);
+    return rc;
+}

@@ -172,6 +172,7 @@ static int alloc_result(cbt_as_result_t *r, int n, const cbt_as_opts_t *o)
 {
     size_t nn = (size_t)n * (size_t)n, ng = (size_t)(1 + o->rings) * (size_t)n;
     r->n = n;
+    r->pairs_ref = -1;
     r->uni = malloc(nn * sizeof *r->uni), r->bidi = malloc(nn * sizeof *r->bidi);
     r->lat = malloc(nn * sizeof *r->lat), r->round = malloc(nn * sizeof *r->round);
     r->succ = malloc(ng * sizeof *r->succ), r->ring = malloc(ng * sizeof *r->ring);

@@ -70,6 +70,7 @@ typedef struct {
      * link was not suspect; uni/bidi/lat above hold the better of the two */
     double *again_uni, *again_bidi, *again_lat;
     int nconfirm;             /* suspect pairs measured again */
+    int pairs_ref;            /* reference pair a * n + b of the last confirmation, -1 none */
     double *ring_again;       /* nrings x n: the ring measured again, -1 not */
     /* node: per host GB/s (d2d) and GFLOPS (fp64); the second measurement of
      * a suspect host (-1 none); d2d/gflops hold the better of the two */

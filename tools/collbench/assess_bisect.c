@@ -67,9 +67,12 @@ typedef struct {
     double gbs;   /* 2 x SIZE / my median execution */
 } brec_t;
 
-/* One halving (confirm = -1) or one pair of it measured alone (confirm = the
- * pair's lower host a; only a and its partner move data). */
-static int halving_run(cbt_as_ctx_t *c, int g, int only, const int *peer, double *ex, brec_t *all)
+/* One halving (only = -1) or one pair of it measured alone (only = the pair's
+ * lower host; only it and its partner move data). f: the confirmation's scale
+ * (the pair's figure is multiplied by it before it is filed); ref: a reference
+ * measurement, nothing filed, the pair's figure in *ref (rank 0). */
+static int halving_run(cbt_as_ctx_t *c, int g, int only, const int *peer, double *ex, brec_t *all, double f,
+                       double *ref)
 {
     int n = c->nhosts;
     size_t sz = (size_t)c->o->size;
@@ -110,7 +113,10 @@ static int halving_run(cbt_as_ctx_t *c, int g, int only, const int *peer, double
         y = &all[c->hosts[x->peer].speaker];
         double v = y->peer == h && y->gbs < x->gbs ? y->gbs : x->gbs;
         int a = g * n + h, b = g * n + x->peer;
-        if (only >= 0) {
+        if (ref) {
+            *ref = v;
+        } else if (only >= 0) {
+            v *= f;
             r->bis_again[a] = r->bis_again[b] = v;
             r->bis[a] = r->bis[b] = cbt_as_better(0, r->bis[a], v);
         } else {
@@ -120,11 +126,45 @@ static int halving_run(cbt_as_ctx_t *c, int g, int only, const int *peer, double
     return CBT_EXIT_OK;
 }
 
+/* Reference pair g * n + a (a its lower host): hosts in no suspect pair,
+ * figure nearest the median of such pairs; -1 none. */
+static int bis_ref(const cbt_as_result_t *r, const int *sus, int ns)
+{
+    int n = r->n, best = -1, m = 0;
+    char *touched = calloc((size_t)n, 1);
+    double *v = malloc(((size_t)r->nhalv * (size_t)n + 1) * sizeof *v), bd = -1;
+    if (!touched || !v) {
+        free(touched), free(v);
+        return -1;
+    }
+    for (int i = 0; i < ns; i++) {
+        int g = sus[i] / n, a = sus[i] % n;
+        touched[a] = touched[r->bis_peer[g * n + a]] = 1;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        double med = pass ? cbt_as_median(v, m) : 0;
+        for (int i = 0; i < r->nhalv * n; i++) {
+            int a = i % n, b = r->bis_peer[i];
+            if (b <= a || touched[a] || touched[b] || r->bis[i] < 0)
+                continue;
+            if (!pass) {
+                v[m++] = r->bis[i];
+                continue;
+            }
+            double d = r->bis[i] > med ? r->bis[i] - med : med - r->bis[i];
+            if (bd < 0 || d < bd)
+                bd = d, best = i;
+        }
+    }
+    free(touched), free(v);
+    return best;
+}
+
 int cbt_as_bisect(cbt_as_ctx_t *c)
 {
     int n = c->nhosts, k = (int)c->o->halvings, rc = CBT_EXIT_OK;
     int *peer = malloc((size_t)k * (size_t)n * sizeof *peer), *side = malloc((size_t)n * sizeof *side);
-    int *sus = malloc(((size_t)k * (size_t)n + 1) * sizeof *sus);
+    int *sus = malloc(((size_t)k * (size_t)n + 2) * sizeof *sus);
     double *ex = calloc((size_t)c->o->et, sizeof *ex);
     brec_t *all = c->rank == 0 ? calloc((size_t)c->nranks, sizeof *all) : NULL;
     if (!peer || !side || !sus || !ex || (c->rank == 0 && !all)) {
@@ -137,15 +177,20 @@ int cbt_as_bisect(cbt_as_ctx_t *c)
         memcpy(c->res->bis_peer, peer, (size_t)k * (size_t)n * sizeof *peer);
     double t_start = cbt_now();
     for (int g = 0; g < k && !rc; g++) {
-        rc = halving_run(c, g, -1, peer + (size_t)g * (size_t)n, ex, all);
+        rc = halving_run(c, g, -1, peer + (size_t)g * (size_t)n, ex, all, 1, NULL);
         if (!rc && c->rank == 0 && !c->o->quiet)
             cbt_as_progress("bisect halving", g + 1, k, t_start);
     }
     if (c->rank == 0 && !rc)
         c->res->nhalv = k;
+    /* confirmation: each suspect pair alone, after a reference pair alone
+     * (as pairs does, assess_run.c: a healthy pair of the halvings touching no
+     * suspect host, figure nearest the median; the suspect's figure scaled by
+     * the reference's first / now, clamped to 1/4..4) */
     for (int pass = 0; pass < CBT_AS_CONFIRM && !rc; pass++) {
-        sus[0] = c->rank == 0 ? cbt_as_bisect_suspects(c->res, c->o->threshold, sus + 1) : 0;
-        coll_status_t st = coll_broadcast(sus, (size_t)k * (size_t)n + 1, COLL_INT32, 0, c->comm);
+        sus[0] = c->rank == 0 ? cbt_as_bisect_suspects(c->res, c->o->threshold, sus + 2) : 0;
+        sus[1] = c->rank == 0 && sus[0] ? bis_ref(c->res, sus + 2, sus[0]) : -1;
+        coll_status_t st = coll_broadcast(sus, (size_t)k * (size_t)n + 2, COLL_INT32, 0, c->comm);
         if (st != COLL_SUCCESS) {
             rc = cbt_error(TOOL, cbt_as_st_code(st), "rank %d: broadcast: %s", c->rank, coll_strerror(st));
             coll_comm_abort(c->comm);
@@ -155,8 +200,19 @@ int cbt_as_bisect(cbt_as_ctx_t *c)
             break;
         t_start = cbt_now();
         for (int i = 0; i < sus[0] && !rc; i++) {
-            int g = sus[1 + i] / n, a = sus[1 + i] % n;
-            rc = halving_run(c, g, a, peer + (size_t)g * (size_t)n, ex, all);
+            int g = sus[2 + i] / n, a = sus[2 + i] % n;
+            double f = 1, now = -1;
+            if (sus[1] >= 0) {
+                int rg = sus[1] / n, ra = sus[1] % n;
+                rc = halving_run(c, rg, ra, peer + (size_t)rg * (size_t)n, ex, all, 1, &now);
+                if (rc)
+                    break;
+                if (c->rank == 0 && now > 0 && c->res->bis[sus[1]] > 0) {
+                    f = c->res->bis[sus[1]] / now;
+                    f = f < 0.25 ? 0.25 : f > 4 ? 4 : f;
+                }
+            }
+            rc = halving_run(c, g, a, peer + (size_t)g * (size_t)n, ex, all, f, NULL);
             if (!rc && c->rank == 0 && !c->o->quiet)
                 cbt_as_progress("bisect confirmation", i + 1, sus[0], t_start);
         }

@@ -501,7 +501,13 @@ int cbt_as_report(const cbt_as_opts_t *o, const cbt_as_result_t *r)
     if (r->ngroups > 1)
         cnt += cbt_as_coll_outliers(r, o->threshold);
     if ((o->tests & CBT_AS_PAIRS) && n > 1)
-        printf("collbench assess: %d suspect pair%s measured again\n", r->nconfirm, r->nconfirm == 1 ? "" : "s");
+    {
+        printf("collbench assess: %d suspect pair%s measured again", r->nconfirm, r->nconfirm == 1 ? "" : "s");
+        if (r->pairs_ref >= 0)
+            printf(", each after the reference pair %s<->%s (its change since the first pass scales them)",
+                   r->hosts[r->pairs_ref / n].name, r->hosts[r->pairs_ref % n].name);
+        printf("\n");
+    }
     printf("collbench assess: %d outlier%s\n", cnt, cnt == 1 ? "" : "s");
     fflush(stdout);
     int bad_json = o->json_dir && write_json(o, r);

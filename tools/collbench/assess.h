@@ -32,6 +32,10 @@ enum { CBT_AS_PAIRS = 1 << 0, CBT_AS_RING = 1 << 1, CBT_AS_NODE = 1 << 2, CBT_AS
 /* confirmation passes: what is still past the threshold is measured again,
  * alone, up to this many times (the better figure kept each time) */
 #define CBT_AS_CONFIRM 2
+/* pairs and bisect: up to this many passes, the second and later only over
+ * marginal suspects (past the threshold, not past half of it): a clear outlier
+ * costs one pass, a healthy link that a burst of load hit gets more chances */
+#define CBT_AS_CONFIRM_PAIRS 4
 
 /* node: seconds each probe (d2d, flops) warms up, then measures */
 #define CBT_AS_NODE_WARMUP_S 0.1
@@ -140,15 +144,19 @@ int cbt_as_coll(cbt_as_ctx_t *c);
 int cbt_as_groups(int n, int k, int *grp);
 
 /* assess_out.c: the suspect pairs after the first pass (a figure of theirs
- * past the threshold): up to max entries a * n + b (a < b) in out; how many. */
-int cbt_as_suspects(const cbt_as_result_t *r, double th, int *out, int max);
+ * past the threshold): up to max entries a * n + b (a < b) in out; how many.
+ * marginal: only figures past the threshold but not past half of it (the
+ * second confirmation: a clear outlier, measured alone once, is not measured
+ * a third time). */
+int cbt_as_suspects(const cbt_as_result_t *r, double th, int marginal, int *out, int max);
 /* Suspect rings (slowest host below th x the median ring): indexes in out. */
 int cbt_as_ring_suspects(const cbt_as_result_t *r, int nrings, double th, int *out);
 
 /* Suspect hosts of node (d2d or flops below th x the median host). */
 int cbt_as_node_suspects(const cbt_as_result_t *r, double th, int *out);
-/* Suspect bisect pairs (below th x the median pair): g * n + a (a the lower). */
-int cbt_as_bisect_suspects(const cbt_as_result_t *r, double th, int *out);
+/* Suspect bisect pairs (below th x the median pair): g * n + a (a the lower);
+ * marginal: not below th / 2 x the median (as cbt_as_suspects). */
+int cbt_as_bisect_suspects(const cbt_as_result_t *r, double th, int marginal, int *out);
 /* Suspect coll groups (largest size's bus bandwidth below th x the median). */
 int cbt_as_coll_suspects(const cbt_as_result_t *r, double th, int *out);
 

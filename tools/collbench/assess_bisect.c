@@ -16,7 +16,7 @@
  * 2 x SIZE / time (GB/s, both directions). A halving's aggregate is the sum of
  * its pairs' figures, its worst pair the smallest.
  * Confirmation as for pairs: every pair below the threshold is measured again
- * alone (one pair at a time), CBT_AS_CONFIRM passes at most, best kept.
+ * alone (one pair at a time), CBT_AS_CONFIRM_PAIRS passes at most (after the first only marginal suspects), best kept.
  * Cost: K x (et + 1) x SIZE / link rate for the halvings, independent of H,
  * plus one pair per suspect and pass (2 x K for one bad host).
  */
@@ -186,9 +186,9 @@ int cbt_as_bisect(cbt_as_ctx_t *c)
     /* confirmation: each suspect pair alone, after a reference pair alone
      * (as pairs does, assess_run.c: a healthy pair of the halvings touching no
      * suspect host, figure nearest the median; the suspect's figure scaled by
-     * the reference's first / now, clamped to 1/4..4) */
-    for (int pass = 0; pass < CBT_AS_CONFIRM && !rc; pass++) {
-        sus[0] = c->rank == 0 ? cbt_as_bisect_suspects(c->res, c->o->threshold, sus + 2) : 0;
+     * the reference's first / now, clamped to 1..4) */
+    for (int pass = 0; pass < CBT_AS_CONFIRM_PAIRS && !rc; pass++) {
+        sus[0] = c->rank == 0 ? cbt_as_bisect_suspects(c->res, c->o->threshold, pass > 0, sus + 2) : 0;
         sus[1] = c->rank == 0 && sus[0] ? bis_ref(c->res, sus + 2, sus[0]) : -1;
         coll_status_t st = coll_broadcast(sus, (size_t)k * (size_t)n + 2, COLL_INT32, 0, c->comm);
         if (st != COLL_SUCCESS) {
@@ -209,7 +209,7 @@ int cbt_as_bisect(cbt_as_ctx_t *c)
                     break;
                 if (c->rank == 0 && now > 0 && c->res->bis[sus[1]] > 0) {
                     f = c->res->bis[sus[1]] / now;
-                    f = f < 0.25 ? 0.25 : f > 4 ? 4 : f;
+                    f = f < 1 ? 1 : f > 4 ? 4 : f; /* only a busier machine is corrected (assess_run.c) */
                 }
             }
             rc = halving_run(c, g, a, peer + (size_t)g * (size_t)n, ex, all, f, NULL);

@@ -76,13 +76,21 @@ void cbt_as_note_outlier(const char *test, const char *subject, double v, double
     x->v = v, x->med = med;
 }
 
-static int bad(const fig_t *f, double v, double med, double th)
+/* Past th (latency: --lat-threshold when set) scaled by k: k = 1 the
+ * threshold itself, k = 0.5 half of it (a clear outlier). */
+static int bad_k(const fig_t *f, double v, double med, double th, double k)
 {
     if (v < 0 || med <= 0)
         return 0;
     if (!f->lower_is_bad && lat_th > 0)
         th = lat_th;
+    th *= k;
     return f->lower_is_bad ? v < th * med : v > med / th;
+}
+
+static int bad(const fig_t *f, double v, double med, double th)
+{
+    return bad_k(f, v, med, th, 1);
 }
 
 /* Past the threshold in the first pass and again in the confirmation round
@@ -113,7 +121,7 @@ static void figs_of(const cbt_as_result_t *r, fig_t *figs)
     memcpy(figs, f, sizeof f);
 }
 
-int cbt_as_suspects(const cbt_as_result_t *r, double th, int *out, int max)
+int cbt_as_suspects(const cbt_as_result_t *r, double th, int marginal, int *out, int max)
 {
     int n = r->n, k = 0;
     fig_t figs[3];
@@ -128,7 +136,10 @@ int cbt_as_suspects(const cbt_as_result_t *r, double th, int *out, int max)
         for (int b = a + 1; b < n && k < max; b++) {
             int s = 0;
             for (int f = 0; f < 3; f++)
-                s |= bad(&figs[f], figs[f].m[a * n + b], med[f], th) || bad(&figs[f], figs[f].m[b * n + a], med[f], th);
+                for (int d = 0; d < 2; d++) {
+                    double x = figs[f].m[d ? b * n + a : a * n + b];
+                    s |= bad(&figs[f], x, med[f], th) && !(marginal && bad_k(&figs[f], x, med[f], th, 0.5));
+                }
             if (s)
                 out[k++] = a * n + b;
         }

@@ -34,7 +34,7 @@ static double bis_median(const cbt_as_result_t *r, double *v)
     return cbt_as_median(v, k);
 }
 
-int cbt_as_bisect_suspects(const cbt_as_result_t *r, double th, int *out)
+int cbt_as_bisect_suspects(const cbt_as_result_t *r, double th, int marginal, int *out)
 {
     int n = r->n, k = 0;
     double *v = malloc(((size_t)r->nhalv * (size_t)n + 1) * sizeof *v);
@@ -45,7 +45,7 @@ int cbt_as_bisect_suspects(const cbt_as_result_t *r, double th, int *out)
     for (int g = 0; g < r->nhalv; g++)
         for (int h = 0; h < n; h++) {
             double x = r->bis[g * n + h];
-            if (r->bis_peer[g * n + h] > h && x >= 0 && med > 0 && x < th * med)
+            if (r->bis_peer[g * n + h] > h && x >= 0 && med > 0 && x < th * med && !(marginal && x < th / 2 * med))
                 out[k++] = g * n + h;
         }
     return k;

@@ -26,7 +26,8 @@
  *   operations / elapsed), so a host whose rank gets a small CPU share shows.
  * Confirmation (each test): what is past the threshold after the first pass
  *   (a pair, a ring, a host) is measured again, alone, and keeps the better of
- *   its figures, then what is still past it once more (CBT_AS_CONFIRM passes);
+ *   its figures, then what is still past it once more (CBT_AS_CONFIRM passes;
+ *   pairs and bisect: CBT_AS_CONFIRM_PAIRS, marginal suspects only after the first);
  *   assess_out.c names only what is still past it after that.
  * Every round opens with a barrier of all ranks and closes with a gather to
  * rank 0 (the non-speakers contribute an empty record), which prints progress.
@@ -354,7 +355,11 @@ static int pick_ref(const cbt_as_result_t *r, const int *sus, int ns)
 }
 
 /* Scale factors (uni, bidi, latency) from the reference pair a-b just measured
- * (all[]) against its first-pass figures: first / now, clamped to 1/4..4. */
+ * (all[]) against its first-pass figures: first / now, clamped so that they
+ * only ever help the suspect (bandwidth 1..4, latency 1/4..1): alone, a pair
+ * is faster than in the first pass, where two pairs shared the machine, and
+ * scaling that away would make a healthy suspect look as slow as it did then;
+ * only a machine busier now than then is corrected for. */
 static void ref_scale(const cbt_as_ctx_t *c, int a, int b, const rec_t *all, double *f)
 {
     const cbt_as_result_t *r = c->res;
@@ -366,7 +371,10 @@ static void ref_scale(const cbt_as_ctx_t *c, int a, int b, const rec_t *all, dou
         f[i] = 1;
         if (now[i] > 0 && first[i] > 0)
             f[i] = first[i] / now[i];
-        f[i] = f[i] < 0.25 ? 0.25 : f[i] > 4 ? 4 : f[i];
+        if (i < 2)
+            f[i] = f[i] < 1 ? 1 : f[i] > 4 ? 4 : f[i];
+        else
+            f[i] = f[i] > 1 ? 1 : f[i] < 0.25 ? 0.25 : f[i];
     }
 }
 
@@ -387,9 +395,10 @@ int cbt_as_pairs(cbt_as_ctx_t *c)
     }
     /* Confirmation: every suspect pair (one of its figures past the threshold)
      * is measured again, alone (one pair at a time, so the others' traffic and
-     * CPU load are not in it), up to CBT_AS_CONFIRM passes, each over the pairs
-     * still suspect; a link is named only if still past it after the last.
-     * Each suspect is preceded by a reference pair (a healthy pair of the
+     * CPU load are not in it), up to CBT_AS_CONFIRM_PAIRS passes, each over the pairs
+     * still suspect and not past half the threshold (a clear outlier measured
+     * alone once is not measured again); a link is named only if still past it
+     * after the last. Each suspect is preceded by a reference pair (a healthy pair of the
      * first pass, hosts touched by no suspect, figure nearest the median),
      * measured alone too: the suspect's figures are scaled by the reference's
      * first-pass / now (clamped to 1/4..4), so a machine that is busier now
@@ -397,8 +406,8 @@ int cbt_as_pairs(cbt_as_ctx_t *c)
      * measured 0.3-1.4 GB/s a few seconds apart) does not make a healthy link
      * look slow against a median taken earlier. */
     int ref[2] = {-1, -1};
-    for (int pass = 0; pass < CBT_AS_CONFIRM && !rc; pass++) {
-        sus[0] = c->rank == 0 ? cbt_as_suspects(c->res, c->o->threshold, sus + 2, n * n / 2) : 0;
+    for (int pass = 0; pass < CBT_AS_CONFIRM_PAIRS && !rc; pass++) {
+        sus[0] = c->rank == 0 ? cbt_as_suspects(c->res, c->o->threshold, pass > 0, sus + 2, n * n / 2) : 0;
         sus[1] = c->rank == 0 && sus[0] ? pick_ref(c->res, sus + 2, sus[0]) : -1;
         coll_status_t st = coll_broadcast(sus, (size_t)n * (size_t)n + 2, COLL_INT32, 0, c->comm);
         if (st != COLL_SUCCESS) {
@@ -421,7 +430,7 @@ int cbt_as_pairs(cbt_as_ctx_t *c)
             }
             rc = pairs_round(c, pair_peer(c, sus[2 + k] / n, sus[2 + k] % n), -1, 1, all, f);
             if (!rc && c->rank == 0 && !c->o->quiet)
-                cbt_as_progress(pass ? "pairs confirmation 2" : "pairs confirmation", k + 1, sus[0], t_start);
+                cbt_as_progress(pass ? "pairs confirmation (marginal)" : "pairs confirmation", k + 1, sus[0], t_start);
         }
         if (c->rank == 0)
             c->res->nconfirm += sus[0], c->res->pairs_ref = sus[1];

@@ -30,7 +30,7 @@ printf '10.77.0.1:2\n10.77.0.2:2\n10.77.0.3:1\n10.77.0.4:1\n' >"$W/hf.mpich"
 TBF="tbf rate 100mbit burst 32kb latency 100ms"
 netns_exec 3 tc qdisc add dev cbeth0 root $TBF || fail "tc on cbh3"
 nsenter -t "$NETNS_SWITCH" -n tc qdisc add dev h3e0 root $TBF || fail "tc on the switch side"
-ARGS="--tests pairs,bisect -s 1M -et 3 --lat-iters 10 --threshold 0.5 --lat-threshold 0.25"
+ARGS="--tests pairs,bisect -s 512K -et 3 --lat-iters 10 --threshold 0.5 --lat-threshold 0.25"
 
 for mpi in openmpi mpich; do
     out=$W/$mpi

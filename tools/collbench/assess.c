@@ -72,7 +72,7 @@ static void usage(FILE *f)
             "                   Confirmation: every pair with a figure past the threshold in the first pass\n"
             "                   is measured again, one pair at a time (no other traffic), right after a\n"
             "                   healthy reference pair whose change since the first pass scales it; what is\n"
-            "                   still past the threshold but not past half of it is measured again, 4 passes\n"
+            "                   still past the threshold but not past a quarter of it is measured again, 4 passes\n"
             "                   at most (cost: one reference and one pair per suspect and pass: 2 x (H-1) for\n"
             "                   one clearly bad host); each figure is the best of its measurements and a link\n"
             "                   is named only when still past the threshold. Halvings' pairs are confirmed the\n"

@@ -33,9 +33,13 @@ enum { CBT_AS_PAIRS = 1 << 0, CBT_AS_RING = 1 << 1, CBT_AS_NODE = 1 << 2, CBT_AS
  * alone, up to this many times (the better figure kept each time) */
 #define CBT_AS_CONFIRM 2
 /* pairs and bisect: up to this many passes, the second and later only over
- * marginal suspects (past the threshold, not past half of it): a clear outlier
+ * marginal suspects (past the threshold, not past CBT_AS_CLEAR x it): a clear outlier
  * costs one pass, a healthy link that a burst of load hit gets more chances */
 #define CBT_AS_CONFIRM_PAIRS 4
+/* clear outlier: past CBT_AS_CLEAR x the threshold (bandwidth below th/4 of
+ * the median, latency above 4/th of it); healthy links on a loaded 2-core VM
+ * measured down to 15% of the median alone, a tbf-limited one 1-5% */
+#define CBT_AS_CLEAR 0.25
 
 /* node: seconds each probe (d2d, flops) warms up, then measures */
 #define CBT_AS_NODE_WARMUP_S 0.1
@@ -145,7 +149,7 @@ int cbt_as_groups(int n, int k, int *grp);
 
 /* assess_out.c: the suspect pairs after the first pass (a figure of theirs
  * past the threshold): up to max entries a * n + b (a < b) in out; how many.
- * marginal: only figures past the threshold but not past half of it (the
+ * marginal: only figures past the threshold but not past CBT_AS_CLEAR x it (the
  * second confirmation: a clear outlier, measured alone once, is not measured
  * a third time). */
 int cbt_as_suspects(const cbt_as_result_t *r, double th, int marginal, int *out, int max);
@@ -155,7 +159,7 @@ int cbt_as_ring_suspects(const cbt_as_result_t *r, int nrings, double th, int *o
 /* Suspect hosts of node (d2d or flops below th x the median host). */
 int cbt_as_node_suspects(const cbt_as_result_t *r, double th, int *out);
 /* Suspect bisect pairs (below th x the median pair): g * n + a (a the lower);
- * marginal: not below th / 2 x the median (as cbt_as_suspects). */
+ * marginal: not below CBT_AS_CLEAR x th x the median (as cbt_as_suspects). */
 int cbt_as_bisect_suspects(const cbt_as_result_t *r, double th, int marginal, int *out);
 /* Suspect coll groups (largest size's bus bandwidth below th x the median). */
 int cbt_as_coll_suspects(const cbt_as_result_t *r, double th, int *out);

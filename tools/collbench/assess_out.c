@@ -77,7 +77,7 @@ void cbt_as_note_outlier(const char *test, const char *subject, double v, double
 }
 
 /* Past th (latency: --lat-threshold when set) scaled by k: k = 1 the
- * threshold itself, k = 0.5 half of it (a clear outlier). */
+ * threshold itself, k = CBT_AS_CLEAR a clear outlier. */
 static int bad_k(const fig_t *f, double v, double med, double th, double k)
 {
     if (v < 0 || med <= 0)
@@ -138,7 +138,7 @@ int cbt_as_suspects(const cbt_as_result_t *r, double th, int marginal, int *out,
             for (int f = 0; f < 3; f++)
                 for (int d = 0; d < 2; d++) {
                     double x = figs[f].m[d ? b * n + a : a * n + b];
-                    s |= bad(&figs[f], x, med[f], th) && !(marginal && bad_k(&figs[f], x, med[f], th, 0.5));
+                    s |= bad(&figs[f], x, med[f], th) && !(marginal && bad_k(&figs[f], x, med[f], th, CBT_AS_CLEAR));
                 }
             if (s)
                 out[k++] = a * n + b;

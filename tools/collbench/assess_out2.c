@@ -45,7 +45,7 @@ int cbt_as_bisect_suspects(const cbt_as_result_t *r, double th, int marginal, in
     for (int g = 0; g < r->nhalv; g++)
         for (int h = 0; h < n; h++) {
             double x = r->bis[g * n + h];
-            if (r->bis_peer[g * n + h] > h && x >= 0 && med > 0 && x < th * med && !(marginal && x < th / 2 * med))
+            if (r->bis_peer[g * n + h] > h && x >= 0 && med > 0 && x < th * med && !(marginal && x < CBT_AS_CLEAR * th * med))
                 out[k++] = g * n + h;
         }
     return k;

@@ -396,7 +396,7 @@ int cbt_as_pairs(cbt_as_ctx_t *c)
     /* Confirmation: every suspect pair (one of its figures past the threshold)
      * is measured again, alone (one pair at a time, so the others' traffic and
      * CPU load are not in it), up to CBT_AS_CONFIRM_PAIRS passes, each over the pairs
-     * still suspect and not past half the threshold (a clear outlier measured
+     * still suspect and not past CBT_AS_CLEAR x the threshold (a clear outlier measured
      * alone once is not measured again); a link is named only if still past it
      * after the last. Each suspect is preceded by a reference pair (a healthy pair of the
      * first pass, hosts touched by no suspect, figure nearest the median),

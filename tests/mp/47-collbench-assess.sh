@@ -44,6 +44,26 @@ for n in 2 3 4 5 6 7 8 9; do
 done
 echo "ok: round-robin schedule for 2..9 hosts"
 
+# bisect's halvings (printed side A first: "a-b" = a on side A, b on side B):
+# each a matching of all hosts (one idle when odd), and no pair twice while
+# the halvings fit in the rounds (a host meets a new partner each time)
+for n in 2 3 4 5 8 9; do
+    for seed in 1 7; do
+        k=$(( n % 2 ? n : n - 1 )); [ $k -gt 6 ] && k=6
+        "$CB" assess --halvings $k --seed $seed --schedule $n | awk -v n=$n -v k=$k '
+            /^halving/ { h++; delete seen; m = 0
+                for (i = 3; i <= NF; i++) { if ($i !~ /^[0-9]+-[0-9]+$/) continue; split($i, p, "-");
+                    if ((p[1] in seen) || (p[2] in seen)) { print "host twice: " $0; bad = 1 }
+                    seen[p[1]] = 1; seen[p[2]] = 1; m += 2
+                    key = p[1] < p[2] ? p[1] "-" p[2] : p[2] "-" p[1]; if (key in met) { print "pair again: " $0; bad = 1 }; met[key] = 1 }
+                if (m != n - n % 2) { print "not a matching of " n ": " $0; bad = 1 } }
+            END { if (h != k) { print "halvings " h " want " k; bad = 1 } exit bad }' || fail "halvings for $n hosts, seed $seed"
+    done
+done
+a=$("$CB" assess --seed 1 --schedule 8 | grep '^halving'); b=$("$CB" assess --seed 2 --schedule 8 | grep '^halving')
+[ "$a" != "$b" ] || fail "halvings do not depend on --seed"
+echo "ok: bisect halvings: matchings, a new partner each time, seeded"
+
 . "$ROOT/tests/lib/netns.sh"
 command -v tc >/dev/null || { echo "SKIP: no tc"; exit 77; }
 netns_up 5 || fail "netns_up"

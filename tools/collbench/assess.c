@@ -82,14 +82,16 @@ static void usage(FILE *f)
             "                   and outliers.json (DIR must exist); collbench-report assess DIR draws them\n"
             "  -p N             standalone: ranks forked here (default 1; one host, nothing to compare)\n"
             "  -q               no progress on stderr\n"
-            "  --schedule N     print the pairs rounds for N hosts and exit (nothing launched)\n"
+            "  --schedule N     print the pairs rounds and bisect's halvings for N hosts and exit (nothing\n"
+            "                   launched; --halvings and --seed before it apply)\n"
             "Output: progress per round on stderr, tables and 'OUTLIER <test> <host or a->b>: <value> (median <m>,\n"
             "<pct>%%)' lines on stdout. Exit 0 no outlier, 1 outliers, 2 bad command line, 3 network error,\n"
             "4 timeout, 5 a rank aborted.\n");
 }
 
-/* --schedule N: the pairs rounds for N hosts, nothing launched. */
-static void print_schedule(int n)
+/* --schedule N: the pairs rounds for N hosts, then bisect's halvings (K of
+ * --halvings, --seed, as given before --schedule), nothing launched. */
+static void print_schedule(int n, int k, unsigned long long seed)
 {
     int nr = cbt_as_rounds(n);
     printf("%d hosts: %d rounds\n", n, nr);
@@ -105,6 +107,19 @@ static void print_schedule(int n)
                 printf(" idle %d", h);
         printf("\n");
     }
+    int *peer = malloc((size_t)n * sizeof *peer), *side = malloc((size_t)n * sizeof *side);
+    for (int g = 0; g < k && peer && side && n > 1; g++) {
+        cbt_as_halving(seed, g, n, peer, side);
+        printf("halving %d:", g + 1);
+        for (int h = 0; h < n; h++) /* side A first */
+            if (peer[h] >= 0 && side[h] == 0)
+                printf(" %d-%d", h, peer[h]);
+        for (int h = 0; h < n; h++)
+            if (peer[h] < 0)
+                printf(" idle %d", h);
+        printf("\n");
+    }
+    free(peer), free(side);
 }
 
 static int parse_tests(const char *v, unsigned *out)
@@ -368,7 +383,7 @@ int cbt_assess_main(int argc, char **argv)
         } else if (!strcmp(a, "--schedule")) {
             if (!(v = cbt_optval(TOOL, argc, argv, &i)) || cbt_parse_ll(TOOL, a, v, 1, 100000, &ll))
                 return CBT_EXIT_USAGE;
-            print_schedule((int)ll);
+            print_schedule((int)ll, (int)o.halvings, o.seed);
             return CBT_EXIT_OK;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             o.quiet = 1;

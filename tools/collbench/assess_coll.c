@@ -98,9 +98,12 @@ static int step(cbt_as_ctx_t *c, int which, int mygrp, float *sb, float *rb, dou
             return rc;
         me.group = c->rank == 0 ? -2 : -1;
     } else {
-        /* the group's communicator lives for this step only: the job's
-         * collectives after a split communicator had been used and kept hung
-         * in the namespace test (libcoll, left to its owners; see the report) */
+        /* the group's communicator lives for this step only (made by every
+         * rank: coll_comm_split is collective over the job; a rank of another
+         * group passes no colour). Its init's network probe keeps the job's
+         * constants (coll_net_probe): a probe of its own hosts had left the
+         * job's ranks with different ones, and the job's next collective
+         * hung (different algorithms on different ranks). */
         int in = which == -1 || which == mygrp;
         st = coll_comm_split(c->comm, in ? mygrp : COLL_SPLIT_NOCOLOR, c->rank, &gc);
         if (st != COLL_SUCCESS) {

@@ -179,7 +179,7 @@ DOCDIR  ?= $(PREFIX)/share/doc/collbench
 PCDIR   ?= $(LIBDIR)/pkgconfig
 INSTALL ?= install
 # Scripts for users go next to the executables (they look for them in ../bin).
-INST_SCRIPTS := scripts/collbench-report scripts/parse-hccl-result.py scripts/pre-test-check.sh \
+INST_SCRIPTS := scripts/collbench-report scripts/collbench_report_assess.py scripts/parse-hccl-result.py scripts/pre-test-check.sh \
                 scripts/multi-node-test.sh scripts/quick-verify.sh
 INST_DOCS    := README.md $(wildcard docs/*.md)
 INST_BINS    := $(TEST_BINS) $(if $(CB_SRC),$(BIN)/collbench)

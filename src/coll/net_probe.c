@@ -58,6 +58,18 @@ coll_status_t coll_net_probe(coll_comm *comm)
 {
     if (comm->nhosts < 2 || !coll_cfg_bool(COLL_CFG_NET_PROBE) || *coll_cfg_str(COLL_CFG_TUNING_FILE))
         return COLL_SUCCESS;
+    /* The tcp constants are process-wide (tuning.c). A communicator made
+     * later in the same process (coll_comm_split, or a second init) keeps the
+     * first probe's: its own probe would measure its own hosts 0 and 1, so the
+     * ranks of different sub-communicators would hold different constants and
+     * then select different algorithms for the same collective of the parent
+     * (a hang: collbench assess --tests coll, groups of hosts with one slow
+     * link). Every rank of such a communicator was a rank of one that probed
+     * and broadcast its result, so all of them skip alike. */
+    if (!strcmp(coll_tuning_tcp_source(), "probe")) {
+        COLL_DEBUG(COLL_SUB_TUNING, "network probe: keeping this process's earlier measurement");
+        return COLL_SUCCESS;
+    }
     int a = comm->leader_ranks[0], b = comm->leader_ranks[1];
     double res[3] = {0, 0, 0};   /* latency us, bandwidth GB/s, valid */
     double t0 = coll_now();

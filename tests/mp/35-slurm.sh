@@ -7,7 +7,8 @@
 # The executables see SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID and take the first
 # host of SLURM_JOB_NODELIST (cbh1) as the rendezvous: one result table, every
 # row "success", exit 0, 4 ranks on 1 host. Then the same with MASTER_ADDR set
-# (it wins over the node list), and srun -n 3 of all_gatherv.
+# (it wins over the node list), and srun -n 3 of all_gatherv; then collbench
+# assess over srun with three hosts told apart by COLL_HOST_ID.
 # Slurm setup (no munge, no cgroups, no root-namespace state): AuthType=auth/none
 # + CredType=cred/none (still shipped in 22.05), ProctrackType=proctrack/linuxproc,
 # TaskPlugin=task/none, no accounting; slurmctld -D -c and slurmd -D with
@@ -100,6 +101,30 @@ srun_case nodelist 4 10.77.0.1 "$B/all_reduce_test" -p 4 -b 8K -e 1M -f 2
 srun_case master-addr 4 127.0.0.1 env MASTER_ADDR=127.0.0.1 MASTER_PORT=29911 \
     "$B/all_reduce_test" -p 4 -b 8K -e 1M -f 2 -n 3 -w 1
 srun_case odd 3 10.77.0.1 "$B/all_gatherv_test" -p 3 -b 8K -e 1M -f 4 -n 3 -w 1
+
+# collbench assess under srun: the node is one host, so three are told apart
+# by COLL_HOST_ID from SLURM_PROCID (s0: ranks 0-1, s1: 2-3, s2: 4); each
+# elects one speaker (its local rank 0) and the results name hosts. A launch
+# check: --threshold 0.1 (only a gross failure is an outlier; the outlier
+# rules are 47's and 49's).
+netns_exec 1 timeout -k 5 120 srun -n 5 --overcommit sh -c 'COLL_HOST_ID=s$((SLURM_PROCID / 2)) exec "$0" "$@"' \
+    "$B/collbench" assess --tests pairs,bisect,coll -s 256K -et 3 --lat-iters 10 --threshold 0.1 \
+    >"$D/assess.out" 2>"$D/assess.err"
+rc=$?
+bad=0
+[ $rc = 0 ] || bad=1
+grep -q '^collbench assess: 3 hosts (launch slurm)' "$D/assess.out" || bad=1
+for h in "0: s0 (speaker rank 0, 2 ranks)" "1: s1 (speaker rank 2, 2 ranks)" "2: s2 (speaker rank 4, 1 rank)"; do
+    grep -qF "Host $h" "$D/assess.out" || bad=1
+done
+grep -q '^Bisection (3 halvings' "$D/assess.out" && grep -q '^   job all hosts' "$D/assess.out" || bad=1
+if [ $bad = 0 ]; then
+    echo "ok: srun -n 5 collbench assess: 3 hosts s0 s1 s2 (2+2+1 ranks), one speaker each, exit 0"
+else
+    echo "FAIL: srun -n 5 collbench assess: exit $rc"
+    head -n 8 "$D/assess.out" | sed 's/^/    /'; tail -n 4 "$D/assess.err" | sed 's/^/    /'
+    fail=1
+fi
 
 netns_exec 1 squeue -h 2>/dev/null | grep -q . && { echo "FAIL: jobs left in the queue: $(netns_exec 1 squeue -h)"; fail=1; }
 netns_down

@@ -23,6 +23,7 @@
 static const char *TOOL = "assess";
 
 #define AS_MAX_RANKS 4096
+static const char *const ALLOWED = "pairs, ring, bisect, node, coll, all";
 
 typedef struct {
     char host[CBT_AS_HOST_MAX];
@@ -33,41 +34,64 @@ typedef struct {
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: collbench assess [--tests LIST] [-s SIZE] [-et N] [--lat-iters N] [--rings K] [--seed S]\n"
-            "                        [--threshold T] [--json DIR] [-p N] [-q]\n"
-            "  --tests LIST     comma list of: pairs, ring, node (default all three)\n"
+            "usage: collbench assess [--tests LIST] [-s SIZE] [-et N] [--lat-iters N] [--rings K] [--halvings K]\n"
+            "                        [--group-size K] [--seed S] [--threshold T] [--json DIR] [-p N] [-q]\n"
+            "  --tests LIST     comma list of: pairs, ring, bisect, node, coll, all (default all)\n"
+            "Cost of each test for H hosts (r: the link rate, SIZE: -s, et: -et; confirmations add one pair,\n"
+            "ring or group per suspect, twice at most):\n"
             "     pairs  latency, unidirectional (both ways) and bidirectional bandwidth of every pair of hosts,\n"
-            "            round robin: H-1 rounds of H/2 disjoint pairs for H hosts (H rounds when H is odd,\n"
-            "            one host idle per round). Time ~ rounds x (lat-iters x RTT + 3 x et x SIZE / link rate)\n"
-            "            + one untimed execution each: 127 rounds for 128 hosts.\n"
-            "     ring   every host sends to its successor at once: 1 ordered ring + K random ones.\n"
-            "            Time ~ (1 + K) x (et + 1) x SIZE / link rate, independent of H.\n"
-            "     node   memory bandwidth (the d2d memcpy path, SIZE bytes, bytes copied in 0.3 s) and FP64\n"
-            "            GFLOPS (the flops kernel, one thread, 0.3 s) of each host's speaker, one host at a\n"
-            "            time (hosts sharing a machine do not disturb each other). Time ~ H x 0.8 s.\n"
+            "            round robin: H-1 rounds of H/2 disjoint pairs (H rounds when H is odd, one host idle\n"
+            "            per round). Time = (H-1 rounds) x per-round time, per round ~ lat-iters x RTT\n"
+            "            + 3 x (et + 1) x SIZE / r: 127 rounds for 128 hosts, 999 for 1,000.\n"
+            "     ring   every host sends to its successor at once: 1 ordered ring + K random ones (--rings).\n"
+            "            Time ~ (1 + K) x (et + 1) x SIZE / r: constant in H.\n"
+            "     bisect half the hosts against the other half, --halvings K random halvings (seeded, default 3;\n"
+            "            a host meets a different partner in each), every pair of a halving exchanging both\n"
+            "            ways at once; per halving the aggregate and the worst pair. Time ~ K x (et + 1) x\n"
+            "            SIZE / r: k halvings, constant in H. A host is named when more than half of its pairs\n"
+            "            (and two or more: K >= 3) are slow.\n"
+            "     node   memory bandwidth (the d2d memcpy path, SIZE bytes, 0.3 s) and FP64 GFLOPS (one\n"
+            "            thread, 0.3 s) of each host's speaker, one host at a time (hosts sharing a machine do\n"
+            "            not disturb each other). Time ~ 0.8 s per host: H x 0.8 s (constant per host).\n"
+            "     coll   the AllReduce sweep of libcoll (FP32 sum, SIZE, SIZE/8, ... down to 1K) on every\n"
+            "            group of --group-size K consecutive hosts (default 2; a remainder joins the last\n"
+            "            group), all groups at once, then on the whole job; a group whose bus bandwidth at\n"
+            "            SIZE is below the threshold is named. Time ~ 2 x sweep per group, constant in H.\n"
+            "  A 1,000-host run in minutes: pairs is the only test that grows with H; leave it out\n"
+            "  (--tests ring,bisect,node,coll) or make its rounds short (-s 1M -et 3 --lat-iters 20: ~10 ms a\n"
+            "  round at 100 Gb/s, 999 rounds ~ 10 s plus the barriers), and run pairs on the suspects later.\n"
             "  -s SIZE          bytes per execution (default 8M; 1K..4G, K/M/G suffixes)\n"
             "  -et N            timed executions per measurement (default 10, 1..1000)\n"
-            "  --lat-iters N    8-byte ping-pongs per pair latency, median reported (default 100, 1..100000)\n"
-            "  --rings K        random rings (default 2, 0..64); --seed S their seed (default 1)\n"
-            "  --threshold T    outlier: below T x the test's median, latency above median / T\n"
-            "  --lat-threshold L  latency's own threshold (default T): latency above median / L\n"
-            "                   (default 0.8, 0.01..1). Confirmation: every pair with a figure past it in the\n"
-            "                   first pass is measured again, one pair at a time (no other traffic), twice at\n"
-            "                   most (each pass only what is still past it; cost: one pair per suspect and\n"
-            "                   pass, 2 x (H-1) for one bad host); each figure is the best of its measurements\n"
-            "                   and a link is named only when still past the threshold. Rings and node hosts\n"
-            "                   are confirmed the same way. A host is named when most of its links are.\n"
-            "  --json DIR       one file per test: DIR/pairs.json, DIR/ring.json (DIR must exist)\n"
+            "  --lat-iters N    8-byte ping-pongs per pair latency, the smallest reported (default 100, 1..100000)\n"
+            "  --rings K        random rings (default 2, 0..64); --seed S their and the halvings' seed (default 1)\n"
+            "  --halvings K     bisect's halvings (default 3, 1..64)\n"
+            "  --group-size K   coll's hosts per group (default 2, 1..4096)\n"
+            "  --threshold T    outlier: below T x the test's median, latency above median / T (default 0.8,\n"
+            "                   0.01..1)\n"
+            "  --lat-threshold L  latency's own threshold (default T): latency above median / L.\n"
+            "                   Confirmation: every pair with a figure past the threshold in the first pass\n"
+            "                   is measured again, one pair at a time (no other traffic), right after a\n"
+            "                   healthy reference pair whose change since the first pass scales it; what is\n"
+            "                   still past the threshold but not past a quarter of it is measured again, 4 passes\n"
+            "                   at most (cost: one reference and one pair per suspect and pass: 2 x (H-1) for\n"
+            "                   one clearly bad host); each figure is the best of its measurements and a link\n"
+            "                   is named only when still past the threshold. Halvings' pairs are confirmed the\n"
+            "                   same way; rings, coll groups and node hosts are measured again alone, twice at\n"
+            "                   most. A host is named when most of its links are.\n"
+            "  --json DIR       one file per test: DIR/pairs.json, ring.json, bisect.json, node.json, coll.json,\n"
+            "                   and outliers.json (DIR must exist); collbench-report assess DIR draws them\n"
             "  -p N             standalone: ranks forked here (default 1; one host, nothing to compare)\n"
             "  -q               no progress on stderr\n"
-            "  --schedule N     print the pairs rounds for N hosts and exit (nothing launched)\n"
+            "  --schedule N     print the pairs rounds and bisect's halvings for N hosts and exit (nothing\n"
+            "                   launched; --halvings and --seed before it apply)\n"
             "Output: progress per round on stderr, tables and 'OUTLIER <test> <host or a->b>: <value> (median <m>,\n"
             "<pct>%%)' lines on stdout. Exit 0 no outlier, 1 outliers, 2 bad command line, 3 network error,\n"
             "4 timeout, 5 a rank aborted.\n");
 }
 
-/* --schedule N: the pairs rounds for N hosts, nothing launched. */
-static void print_schedule(int n)
+/* --schedule N: the pairs rounds for N hosts, then bisect's halvings (K of
+ * --halvings, --seed, as given before --schedule), nothing launched. */
+static void print_schedule(int n, int k, unsigned long long seed)
 {
     int nr = cbt_as_rounds(n);
     printf("%d hosts: %d rounds\n", n, nr);
@@ -83,13 +107,26 @@ static void print_schedule(int n)
                 printf(" idle %d", h);
         printf("\n");
     }
+    int *peer = malloc((size_t)n * sizeof *peer), *side = malloc((size_t)n * sizeof *side);
+    for (int g = 0; g < k && peer && side && n > 1; g++) {
+        cbt_as_halving(seed, g, n, peer, side);
+        printf("halving %d:", g + 1);
+        for (int h = 0; h < n; h++) /* side A first */
+            if (peer[h] >= 0 && side[h] == 0)
+                printf(" %d-%d", h, peer[h]);
+        for (int h = 0; h < n; h++)
+            if (peer[h] < 0)
+                printf(" idle %d", h);
+        printf("\n");
+    }
+    free(peer), free(side);
 }
 
 static int parse_tests(const char *v, unsigned *out)
 {
     char buf[256];
     if (strlen(v) >= sizeof buf)
-        return cbt_usage_error(TOOL, "invalid --tests: too long (allowed: pairs, ring, node)");
+        return cbt_usage_error(TOOL, "invalid --tests: too long (allowed: %s)", ALLOWED);
     snprintf(buf, sizeof buf, "%s", v);
     unsigned t = 0;
     for (char *save = NULL, *s = strtok_r(buf, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
@@ -99,18 +136,17 @@ static int parse_tests(const char *v, unsigned *out)
             t |= CBT_AS_RING;
         else if (!strcmp(s, "node"))
             t |= CBT_AS_NODE;
+        else if (!strcmp(s, "bisect"))
+            t |= CBT_AS_BISECT;
+        else if (!strcmp(s, "coll"))
+            t |= CBT_AS_COLL;
         else if (!strcmp(s, "all"))
-            t |= CBT_AS_PAIRS | CBT_AS_RING | CBT_AS_NODE;
-        else if (!strcmp(s, "bisect") || !strcmp(s, "coll"))
-            return cbt_usage_error(TOOL,
-                                   "invalid --tests '%s': '%s' is not implemented yet (allowed: pairs, ring, node)", v,
-                                   s);
+            t |= CBT_AS_ALL;
         else
-            return cbt_usage_error(TOOL, "invalid --tests '%s': unknown test '%s' (allowed: pairs, ring, node)", v,
-                                   s);
+            return cbt_usage_error(TOOL, "invalid --tests '%s': unknown test '%s' (allowed: %s)", v, s, ALLOWED);
     }
     if (!t)
-        return cbt_usage_error(TOOL, "invalid --tests '%s' (allowed: pairs, ring, node)", v);
+        return cbt_usage_error(TOOL, "invalid --tests '%s' (allowed: %s)", v, ALLOWED);
     *out = t;
     return 0;
 }
@@ -153,6 +189,7 @@ static int alloc_result(cbt_as_result_t *r, int n, const cbt_as_opts_t *o)
 {
     size_t nn = (size_t)n * (size_t)n, ng = (size_t)(1 + o->rings) * (size_t)n;
     r->n = n;
+    r->pairs_ref = -1;
     r->uni = malloc(nn * sizeof *r->uni), r->bidi = malloc(nn * sizeof *r->bidi);
     r->lat = malloc(nn * sizeof *r->lat), r->round = malloc(nn * sizeof *r->round);
     r->succ = malloc(ng * sizeof *r->succ), r->ring = malloc(ng * sizeof *r->ring);
@@ -160,8 +197,19 @@ static int alloc_result(cbt_as_result_t *r, int n, const cbt_as_opts_t *o)
     r->again_lat = malloc(nn * sizeof *r->again_lat), r->ring_again = malloc(ng * sizeof *r->ring_again);
     r->d2d = malloc((size_t)n * sizeof *r->d2d), r->gflops = malloc((size_t)n * sizeof *r->gflops);
     r->again_d2d = malloc((size_t)n * sizeof *r->d2d), r->again_gflops = malloc((size_t)n * sizeof *r->gflops);
-    if (!r->d2d || !r->gflops || !r->again_d2d || !r->again_gflops)
+    size_t nb = (size_t)o->halvings * (size_t)n, ngc = (size_t)n * CBT_AS_COLL_SIZES;
+    r->bis_peer = malloc(nb * sizeof *r->bis_peer), r->bis = malloc(nb * sizeof *r->bis);
+    r->bis_again = malloc(nb * sizeof *r->bis_again), r->grp = malloc((size_t)n * sizeof *r->grp);
+    r->gbus = malloc(ngc * sizeof *r->gbus), r->gbus_again = malloc(ngc * sizeof *r->gbus_again);
+    if (!r->d2d || !r->gflops || !r->again_d2d || !r->again_gflops || !r->bis_peer || !r->bis || !r->bis_again ||
+        !r->grp || !r->gbus || !r->gbus_again)
         return -1;
+    for (size_t i = 0; i < nb; i++)
+        r->bis_peer[i] = -1, r->bis[i] = r->bis_again[i] = -1;
+    for (size_t i = 0; i < ngc; i++)
+        r->gbus[i] = r->gbus_again[i] = -1;
+    for (int i = 0; i < CBT_AS_COLL_SIZES; i++)
+        r->job_bus[i] = -1;
     for (int h = 0; h < n; h++)
         r->d2d[h] = r->gflops[h] = r->again_d2d[h] = r->again_gflops[h] = -1;
     if (!r->uni || !r->bidi || !r->lat || !r->round || !r->succ || !r->ring || !r->again_uni || !r->again_bidi ||
@@ -180,6 +228,7 @@ static void free_result(cbt_as_result_t *r)
     free(r->uni), free(r->bidi), free(r->lat), free(r->round), free(r->succ), free(r->ring);
     free(r->again_uni), free(r->again_bidi), free(r->again_lat), free(r->ring_again);
     free(r->d2d), free(r->gflops), free(r->again_d2d), free(r->again_gflops);
+    free(r->bis_peer), free(r->bis), free(r->bis_again), free(r->grp), free(r->gbus), free(r->gbus_again);
 }
 
 static int rank_main(void *arg, const cb_launch_t *l, int rank, int nranks, const coll_unique_id_t *id)
@@ -239,15 +288,22 @@ static int rank_main(void *arg, const cb_launch_t *l, int rank, int nranks, cons
         res.hosts = hosts;
         c.res = &res;
         if (!o->quiet)
-            fprintf(stderr, "collbench assess: %d ranks on %d hosts; pairs: %d rounds, ring: %lld rings, node: %d hosts\n",
+            fprintf(stderr,
+                    "collbench assess: %d ranks on %d hosts; pairs: %d rounds, ring: %lld rings, bisect: %lld "
+                    "halvings (seed %llu), node: %d hosts, coll: groups of %lld hosts\n",
                     nranks, c.nhosts, o->tests & CBT_AS_PAIRS ? cbt_as_rounds(c.nhosts) : 0,
-                    o->tests & CBT_AS_RING ? 1 + o->rings : 0, o->tests & CBT_AS_NODE ? c.nhosts : 0);
+                    o->tests & CBT_AS_RING ? 1 + o->rings : 0, o->tests & CBT_AS_BISECT ? o->halvings : 0, o->seed,
+                    o->tests & CBT_AS_NODE ? c.nhosts : 0, o->tests & CBT_AS_COLL ? o->group_size : 0);
     }
     if ((o->tests & CBT_AS_PAIRS) && (rc = cbt_as_pairs(&c)))
         goto out;
     if ((o->tests & CBT_AS_RING) && c.nhosts > 1 && (rc = cbt_as_ring(&c)))
         goto out;
+    if ((o->tests & CBT_AS_BISECT) && c.nhosts > 1 && (rc = cbt_as_bisect(&c)))
+        goto out;
     if ((o->tests & CBT_AS_NODE) && (rc = cbt_as_node(&c)))
+        goto out;
+    if ((o->tests & CBT_AS_COLL) && (rc = cbt_as_coll(&c)))
         goto out;
     if ((st = coll_barrier(comm)) != COLL_SUCCESS) {
         rc = cbt_error(TOOL, CBT_EXIT_CONN, "rank %d: barrier: %s", rank, coll_strerror(st));
@@ -270,8 +326,8 @@ out:
 
 int cbt_assess_main(int argc, char **argv)
 {
-    cbt_as_opts_t o = {.tests = CBT_AS_PAIRS | CBT_AS_RING | CBT_AS_NODE, .size = 8ULL << 20, .et = 10, .lat_iters = 100,
-                       .rings = 2, .seed = 1, .threshold = 0.8, .npus = 1};
+    cbt_as_opts_t o = {.tests = CBT_AS_ALL, .size = 8ULL << 20, .et = 10, .lat_iters = 100, .rings = 2,
+                       .halvings = 3, .group_size = 2, .seed = 1, .threshold = 0.8, .npus = 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         long long ll;
@@ -293,6 +349,12 @@ int cbt_assess_main(int argc, char **argv)
                 return CBT_EXIT_USAGE;
         } else if (!strcmp(a, "--rings")) {
             if (!(v = cbt_optval(TOOL, argc, argv, &i)) || cbt_parse_ll(TOOL, a, v, 0, 64, &o.rings))
+                return CBT_EXIT_USAGE;
+        } else if (!strcmp(a, "--halvings")) {
+            if (!(v = cbt_optval(TOOL, argc, argv, &i)) || cbt_parse_ll(TOOL, a, v, 1, 64, &o.halvings))
+                return CBT_EXIT_USAGE;
+        } else if (!strcmp(a, "--group-size")) {
+            if (!(v = cbt_optval(TOOL, argc, argv, &i)) || cbt_parse_ll(TOOL, a, v, 1, 4096, &o.group_size))
                 return CBT_EXIT_USAGE;
         } else if (!strcmp(a, "--seed")) {
             if (!(v = cbt_optval(TOOL, argc, argv, &i)) || cbt_parse_size(TOOL, a, v, 0, ~0ULL, &ull))
@@ -321,7 +383,7 @@ int cbt_assess_main(int argc, char **argv)
         } else if (!strcmp(a, "--schedule")) {
             if (!(v = cbt_optval(TOOL, argc, argv, &i)) || cbt_parse_ll(TOOL, a, v, 1, 100000, &ll))
                 return CBT_EXIT_USAGE;
-            print_schedule((int)ll);
+            print_schedule((int)ll, (int)o.halvings, o.seed);
             return CBT_EXIT_OK;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             o.quiet = 1;

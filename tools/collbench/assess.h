@@ -4,7 +4,10 @@
  *   assess.c        options, launch, the host map (one speaker per host)
  *   assess_run.c    the measurements: pairs (round-robin), ring (ordered, random),
  *                   node (d2d and flops per host, one host at a time)
+ *   assess_bisect.c bisect: random halvings, every pair of a halving at once
+ *   assess_coll.c   coll: the AllReduce sweep per group of hosts and on the job
  *   assess_out.c    median, outliers, tables (stdout), JSON files (--json DIR)
+ *   assess_out2.c   bisect's and coll's tables, outliers and JSON files
  * Only the speakers (local rank 0 of each host) move data; the other ranks join
  * the barrier that opens each round and the gather that closes it.
  * Memory: rank 0 holds H x H matrices (H hosts); every other rank O(H).
@@ -13,16 +16,30 @@
 #define CBT_ASSESS_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "coll.h"
 
 #define CBT_AS_HOST_MAX 64 /* bytes of a host name */
 
-enum { CBT_AS_PAIRS = 1 << 0, CBT_AS_RING = 1 << 1, CBT_AS_NODE = 1 << 2 };
+enum { CBT_AS_PAIRS = 1 << 0, CBT_AS_RING = 1 << 1, CBT_AS_NODE = 1 << 2, CBT_AS_BISECT = 1 << 3,
+       CBT_AS_COLL = 1 << 4 };
+#define CBT_AS_ALL (CBT_AS_PAIRS | CBT_AS_RING | CBT_AS_NODE | CBT_AS_BISECT | CBT_AS_COLL)
+
+/* coll: AllReduce sizes of the sweep (-s / 8^k down to 1K, at most this many) */
+#define CBT_AS_COLL_SIZES 6
 
 /* confirmation passes: what is still past the threshold is measured again,
  * alone, up to this many times (the better figure kept each time) */
 #define CBT_AS_CONFIRM 2
+/* pairs and bisect: up to this many passes, the second and later only over
+ * marginal suspects (past the threshold, not past CBT_AS_CLEAR x it): a clear outlier
+ * costs one pass, a healthy link that a burst of load hit gets more chances */
+#define CBT_AS_CONFIRM_PAIRS 4
+/* clear outlier: past CBT_AS_CLEAR x the threshold (bandwidth below th/4 of
+ * the median, latency above 4/th of it); healthy links on a loaded 2-core VM
+ * measured down to 15% of the median alone, a tbf-limited one 1-5% */
+#define CBT_AS_CLEAR 0.25
 
 /* node: seconds each probe (d2d, flops) warms up, then measures */
 #define CBT_AS_NODE_WARMUP_S 0.1
@@ -34,7 +51,9 @@ typedef struct {
     long long et;             /* -et executions per measurement */
     long long lat_iters;      /* --lat-iters ping-pongs per latency */
     long long rings;          /* --rings random rings */
-    unsigned long long seed;  /* --seed of the random rings */
+    unsigned long long seed;  /* --seed of the random rings and halvings */
+    long long halvings;       /* --halvings of bisect */
+    long long group_size;     /* --group-size K hosts per coll group */
     double threshold;         /* --threshold (0, 1] */
     double lat_threshold;     /* --lat-threshold (0, 1], 0 = threshold */
     const char *json_dir;     /* --json DIR or NULL */
@@ -59,6 +78,7 @@ typedef struct {
      * link was not suspect; uni/bidi/lat above hold the better of the two */
     double *again_uni, *again_bidi, *again_lat;
     int nconfirm;             /* suspect pairs measured again */
+    int pairs_ref;            /* reference pair a * n + b of the last confirmation, -1 none */
     double *ring_again;       /* nrings x n: the ring measured again, -1 not */
     /* node: per host GB/s (d2d) and GFLOPS (fp64); the second measurement of
      * a suspect host (-1 none); d2d/gflops hold the better of the two */
@@ -67,6 +87,20 @@ typedef struct {
     int nrings;               /* 1 ordered + random ones; 0 when ring did not run */
     int *succ;                /* nrings x n: successor host of h in ring r */
     double *ring;             /* nrings x n: GB/s of h -> succ */
+    /* bisect: nhalv halvings; per halving g and host h its partner (-1 idle),
+     * the pair's GB/s (both directions together), the pair measured again
+     * alone (-1 not); bis holds the better of the two */
+    int nhalv;
+    int *bis_peer;
+    double *bis, *bis_again;
+    /* coll: ngroups groups of consecutive hosts (group of host h: grp[h]);
+     * per group and size the bus bandwidth GB/s (-1 none), the group measured
+     * again alone (-1 not); the whole job's sweep in job_bus */
+    int ngroups, ncsizes;
+    int *grp;
+    unsigned long long csize[CBT_AS_COLL_SIZES];
+    double *gbus, *gbus_again; /* ngroups x CBT_AS_COLL_SIZES */
+    double job_bus[CBT_AS_COLL_SIZES];
 } cbt_as_result_t;
 
 typedef struct {
@@ -94,19 +128,59 @@ double cbt_as_median(const double *v, int n);
 int cbt_as_pairs(cbt_as_ctx_t *c);
 int cbt_as_ring(cbt_as_ctx_t *c);
 int cbt_as_node(cbt_as_ctx_t *c);
+/* shared by the measurements (assess_run.c): exit code of a failed call;
+ * a progress line on stderr; the better of two figures (-1 = none) */
+int cbt_as_st_code(coll_status_t st);
+void cbt_as_progress(const char *what, int done, int total, double t_start);
+double cbt_as_better(int lower_is_better, double a, double b);
+/* assess_bisect.c */
+int cbt_as_bisect(cbt_as_ctx_t *c);
+/* Partner of every host in halving g of n hosts (-1: idle when n is odd) and
+ * its side (0 or 1; pairs have one host on each side). Pure: a random
+ * relabelling of the hosts (from seed) walked through the round-robin rounds,
+ * so a host meets a different partner in each halving (up to H-1 of them),
+ * and a coin per pair for its sides. */
+void cbt_as_halving(unsigned long long seed, int g, int n, int *peer, int *side);
+/* assess_coll.c */
+int cbt_as_coll(cbt_as_ctx_t *c);
+/* Groups of --group-size K consecutive hosts; a remainder smaller than K
+ * joins the last group. grp[h] = group of host h; returns the group count. */
+int cbt_as_groups(int n, int k, int *grp);
 
 /* assess_out.c: the suspect pairs after the first pass (a figure of theirs
- * past the threshold): up to max entries a * n + b (a < b) in out; how many. */
-int cbt_as_suspects(const cbt_as_result_t *r, double th, int *out, int max);
+ * past the threshold): up to max entries a * n + b (a < b) in out; how many.
+ * marginal: only figures past the threshold but not past CBT_AS_CLEAR x it (the
+ * second confirmation: a clear outlier, measured alone once, is not measured
+ * a third time). */
+int cbt_as_suspects(const cbt_as_result_t *r, double th, int marginal, int *out, int max);
 /* Suspect rings (slowest host below th x the median ring): indexes in out. */
 int cbt_as_ring_suspects(const cbt_as_result_t *r, int nrings, double th, int *out);
 
 /* Suspect hosts of node (d2d or flops below th x the median host). */
 int cbt_as_node_suspects(const cbt_as_result_t *r, double th, int *out);
+/* Suspect bisect pairs (below th x the median pair): g * n + a (a the lower);
+ * marginal: not below CBT_AS_CLEAR x th x the median (as cbt_as_suspects). */
+int cbt_as_bisect_suspects(const cbt_as_result_t *r, double th, int marginal, int *out);
+/* Suspect coll groups (largest size's bus bandwidth below th x the median). */
+int cbt_as_coll_suspects(const cbt_as_result_t *r, double th, int *out);
 
 /* assess_out.c (rank 0): tables to stdout, outliers, JSON; returns the
  * number of outliers, or -1 when a JSON file could not be written. */
 int cbt_as_report(const cbt_as_opts_t *o, const cbt_as_result_t *r);
+
+/* assess_out2.c (rank 0): bisect's and coll's tables (stdout), outliers
+ * (count returned) and JSON files (-1: a file could not be written). */
+void cbt_as_print_bisect(const cbt_as_opts_t *o, const cbt_as_result_t *r);
+void cbt_as_print_coll(const cbt_as_opts_t *o, const cbt_as_result_t *r);
+int cbt_as_bisect_outliers(const cbt_as_result_t *r, double th);
+int cbt_as_coll_outliers(const cbt_as_result_t *r, double th);
+int cbt_as_json_bisect_coll(const cbt_as_opts_t *o, const cbt_as_result_t *r);
+/* JSON file DIR/<test>.json opened with the common header (assess_out.c). */
+FILE *cbt_as_json_open(const cbt_as_opts_t *o, const cbt_as_result_t *r, const char *test);
+void cbt_as_json_num(FILE *f, const char *sep, double v);
+
+/* Notes an OUTLIER line (test, subject, value, median) for DIR/outliers.json. */
+void cbt_as_note_outlier(const char *test, const char *subject, double v, double med);
 
 /* Latency outliers use this threshold instead of --threshold (0: the same). */
 void cbt_as_set_lat_threshold(double t);

@@ -3,7 +3,9 @@
  * pair matrices as `collbench bw -t p2p` prints them (row: source, column:
  * destination, columns are host numbers), the ring table, then one line per
  * outlier with its evidence, and with --json DIR one file per test
- * (DIR/pairs.json, DIR/ring.json, DIR/node.json, schema collbench-assess/1).
+ * (DIR/pairs.json, DIR/ring.json, DIR/node.json, schema collbench-assess/1;
+ * bisect's and coll's in assess_out2.c) and DIR/outliers.json (every OUTLIER
+ * line: test, subject, value, median; what collbench-report lists).
  *
  * Outliers: per test figure, the median of all its values; a value below
  * threshold x median (latency: above median / threshold) is suspect. Every
@@ -51,13 +53,44 @@ void cbt_as_set_lat_threshold(double t)
     lat_th = t;
 }
 
-static int bad(const fig_t *f, double v, double med, double th)
+/* The OUTLIER lines printed, for DIR/outliers.json (rank 0 only). */
+typedef struct {
+    char test[16], subject[600];
+    double v, med;
+} note_t;
+static note_t *notes;
+static int nnotes, cap_notes;
+
+void cbt_as_note_outlier(const char *test, const char *subject, double v, double med)
+{
+    if (nnotes == cap_notes) {
+        int c2 = cap_notes ? 2 * cap_notes : 16;
+        note_t *p = realloc(notes, (size_t)c2 * sizeof *p);
+        if (!p)
+            return;
+        notes = p, cap_notes = c2;
+    }
+    note_t *x = &notes[nnotes++];
+    snprintf(x->test, sizeof x->test, "%s", test);
+    snprintf(x->subject, sizeof x->subject, "%s", subject);
+    x->v = v, x->med = med;
+}
+
+/* Past th (latency: --lat-threshold when set) scaled by k: k = 1 the
+ * threshold itself, k = CBT_AS_CLEAR a clear outlier. */
+static int bad_k(const fig_t *f, double v, double med, double th, double k)
 {
     if (v < 0 || med <= 0)
         return 0;
     if (!f->lower_is_bad && lat_th > 0)
         th = lat_th;
+    th *= k;
     return f->lower_is_bad ? v < th * med : v > med / th;
+}
+
+static int bad(const fig_t *f, double v, double med, double th)
+{
+    return bad_k(f, v, med, th, 1);
 }
 
 /* Past the threshold in the first pass and again in the confirmation round
@@ -88,7 +121,7 @@ static void figs_of(const cbt_as_result_t *r, fig_t *figs)
     memcpy(figs, f, sizeof f);
 }
 
-int cbt_as_suspects(const cbt_as_result_t *r, double th, int *out, int max)
+int cbt_as_suspects(const cbt_as_result_t *r, double th, int marginal, int *out, int max)
 {
     int n = r->n, k = 0;
     fig_t figs[3];
@@ -103,7 +136,10 @@ int cbt_as_suspects(const cbt_as_result_t *r, double th, int *out, int max)
         for (int b = a + 1; b < n && k < max; b++) {
             int s = 0;
             for (int f = 0; f < 3; f++)
-                s |= bad(&figs[f], figs[f].m[a * n + b], med[f], th) || bad(&figs[f], figs[f].m[b * n + a], med[f], th);
+                for (int d = 0; d < 2; d++) {
+                    double x = figs[f].m[d ? b * n + a : a * n + b];
+                    s |= bad(&figs[f], x, med[f], th) && !(marginal && bad_k(&figs[f], x, med[f], th, CBT_AS_CLEAR));
+                }
             if (s)
                 out[k++] = a * n + b;
         }
@@ -161,6 +197,7 @@ static int node_outliers(const cbt_as_result_t *r, double th)
                 continue;
             printf("OUTLIER %s %s: %.6f %s (median %.6f, %.0f%%; last measured alone: %.6f)\n", f[i].test,
                    r->hosts[h].name, x, f[i].unit, med, 100.0 * x / med, f[i].again[h]);
+            cbt_as_note_outlier(f[i].test, r->hosts[h].name, x, med);
             cnt++;
         }
     }
@@ -219,6 +256,9 @@ static int pair_outliers(const cbt_as_result_t *r, const fig_t *f, double th)
             printf("OUTLIER %s %s%s%s: %.6f %s (median %.6f, %.0f%%; last measured alone: %.6f)\n", f->test,
                    r->hosts[i].name, f->directed ? "->" : "<->", r->hosts[j].name, x, f->unit, med,
                    100.0 * x / med, f->again[i * n + j]);
+            char subj[2 * CBT_AS_HOST_MAX + 4];
+            snprintf(subj, sizeof subj, "%s%s%s", r->hosts[i].name, f->directed ? "->" : "<->", r->hosts[j].name);
+            cbt_as_note_outlier(f->test, subj, x, med);
             cnt++;
         }
     int *nbad = calloc((size_t)n, sizeof *nbad), *nlink = calloc((size_t)n, sizeof *nlink);
@@ -243,6 +283,7 @@ static int pair_outliers(const cbt_as_result_t *r, const fig_t *f, double th)
             continue;
         printf("OUTLIER %s %s: %.6f %s (median %.6f, %.0f%%)\n", f->test, r->hosts[h].name, hv[h], f->unit, hmed,
                100.0 * hv[h] / hmed);
+        cbt_as_note_outlier(f->test, r->hosts[h].name, hv[h], hmed);
         printf("  evidence: row %d (%s):", h, r->hosts[h].name);
         for (int j = 0; j < n; j++)
             printf(j == h ? " -" : " %.6f", f->m[h * n + j]);
@@ -272,9 +313,13 @@ static int ring_outliers(const cbt_as_result_t *r, double th)
     for (int g = 0; g < r->nrings; g++) {
         if (mins[g] < 0 || med <= 0 || mins[g] >= th * med || r->ring_again[g * n] < 0)
             continue;
-        printf("OUTLIER %s ", g ? "ring-random" : "ring-ordered");
-        for (int i = 0, h = 0; i <= n; i++, h = r->succ[g * n + h] >= 0 ? r->succ[g * n + h] : 0)
-            printf("%s%s", i ? "->" : "", r->hosts[h].name);
+        char subj[1024];
+        size_t l = 0;
+        subj[0] = 0;
+        for (int i = 0, h = 0; i <= n && l + 1 < sizeof subj; i++, h = r->succ[g * n + h] >= 0 ? r->succ[g * n + h] : 0)
+            l += (size_t)snprintf(subj + l, sizeof subj - l, "%s%s", i ? "->" : "", r->hosts[h].name);
+        printf("OUTLIER %s %s", g ? "ring-random" : "ring-ordered", subj);
+        cbt_as_note_outlier(g ? "ring-random" : "ring-ordered", subj, mins[g], med);
         printf(": %.6f GB/s (median ring %.6f, %.0f%%)\n", mins[g], med, 100.0 * mins[g] / med);
         printf("  evidence: ring %d, every host to its successor:", g);
         for (int h = 0; h < n; h++)
@@ -319,7 +364,7 @@ static void print_ring(const cbt_as_result_t *r, const cbt_as_opts_t *o)
     printf("%s\n\n", LINE);
 }
 
-static void json_num(FILE *f, const char *sep, double v)
+void cbt_as_json_num(FILE *f, const char *sep, double v)
 {
     if (v < 0)
         fprintf(f, "%snull", sep);
@@ -333,13 +378,13 @@ static void json_matrix(FILE *f, const char *name, const double *m, int n)
     for (int i = 0; i < n; i++) {
         fprintf(f, "%s[", i ? ", " : "");
         for (int j = 0; j < n; j++)
-            json_num(f, j ? ", " : "", m[i * n + j]);
+            cbt_as_json_num(f, j ? ", " : "", m[i * n + j]);
         fprintf(f, "]");
     }
     fprintf(f, "]");
 }
 
-static FILE *json_open(const cbt_as_opts_t *o, const cbt_as_result_t *r, const char *test)
+FILE *cbt_as_json_open(const cbt_as_opts_t *o, const cbt_as_result_t *r, const char *test)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.json", o->json_dir, test);
@@ -359,11 +404,31 @@ static FILE *json_open(const cbt_as_opts_t *o, const cbt_as_result_t *r, const c
     return f;
 }
 
+/* DIR/outliers.json: every OUTLIER line (test, subject, value, median). */
+static int write_outliers(const cbt_as_opts_t *o, const cbt_as_result_t *r)
+{
+    FILE *f = cbt_as_json_open(o, r, "outliers");
+    if (!f)
+        return -1;
+    fprintf(f, ",\n \"outliers\": [");
+    for (int i = 0; i < nnotes; i++) {
+        fprintf(f, "%s\n  {\"test\": ", i ? "," : "");
+        cbt_json_str(f, notes[i].test);
+        fprintf(f, ", \"subject\": ");
+        cbt_json_str(f, notes[i].subject);
+        fprintf(f, ", \"value\": %.6f, \"median\": %.6f}", notes[i].v, notes[i].med);
+    }
+    fprintf(f, "]}\n");
+    return fclose(f) ? -1 : 0;
+}
+
 static int write_json(const cbt_as_opts_t *o, const cbt_as_result_t *r)
 {
     int n = r->n;
+    if (write_outliers(o, r) || cbt_as_json_bisect_coll(o, r))
+        return -1;
     if (o->tests & CBT_AS_PAIRS) {
-        FILE *f = json_open(o, r, "pairs");
+        FILE *f = cbt_as_json_open(o, r, "pairs");
         if (!f)
             return -1;
         json_matrix(f, "uni_gbs", r->uni, n);
@@ -377,21 +442,21 @@ static int write_json(const cbt_as_opts_t *o, const cbt_as_result_t *r)
             return -1;
     }
     if (r->node_done) {
-        FILE *f = json_open(o, r, "node");
+        FILE *f = cbt_as_json_open(o, r, "node");
         if (!f)
             return -1;
         fprintf(f, ",\n \"d2d_gbs\": [");
         for (int h = 0; h < n; h++)
-            json_num(f, h ? ", " : "", r->d2d[h]);
+            cbt_as_json_num(f, h ? ", " : "", r->d2d[h]);
         fprintf(f, "],\n \"gflops_fp64\": [");
         for (int h = 0; h < n; h++)
-            json_num(f, h ? ", " : "", r->gflops[h]);
+            cbt_as_json_num(f, h ? ", " : "", r->gflops[h]);
         fprintf(f, "]}\n");
         if (fclose(f))
             return -1;
     }
     if ((o->tests & CBT_AS_RING) && r->nrings) {
-        FILE *f = json_open(o, r, "ring");
+        FILE *f = cbt_as_json_open(o, r, "ring");
         if (!f)
             return -1;
         fprintf(f, ",\n \"rings\": [");
@@ -401,7 +466,7 @@ static int write_json(const cbt_as_opts_t *o, const cbt_as_result_t *r)
                 fprintf(f, "%s%d", h ? ", " : "", r->succ[g * n + h]);
             fprintf(f, "], \"gbs\": [");
             for (int h = 0; h < n; h++)
-                json_num(f, h ? ", " : "", r->ring[g * n + h]);
+                cbt_as_json_num(f, h ? ", " : "", r->ring[g * n + h]);
             fprintf(f, "]}");
         }
         fprintf(f, "]}\n");
@@ -429,6 +494,10 @@ int cbt_as_report(const cbt_as_opts_t *o, const cbt_as_result_t *r)
         print_ring(r, o);
     if (r->node_done)
         print_node(r);
+    if (r->nhalv)
+        cbt_as_print_bisect(o, r);
+    if (r->ngroups)
+        cbt_as_print_coll(o, r);
     if (n < 2 && (o->tests & (CBT_AS_PAIRS | CBT_AS_RING)))
         printf("collbench assess: one host: pairs and ring need two or more\n");
     if (r->node_done && n > 1)
@@ -438,11 +507,22 @@ int cbt_as_report(const cbt_as_opts_t *o, const cbt_as_result_t *r)
             cnt += pair_outliers(r, &figs[i], o->threshold);
     if ((o->tests & CBT_AS_RING) && r->nrings)
         cnt += ring_outliers(r, o->threshold);
+    if (r->nhalv)
+        cnt += cbt_as_bisect_outliers(r, o->threshold);
+    if (r->ngroups > 1)
+        cnt += cbt_as_coll_outliers(r, o->threshold);
     if ((o->tests & CBT_AS_PAIRS) && n > 1)
-        printf("collbench assess: %d suspect pair%s measured again\n", r->nconfirm, r->nconfirm == 1 ? "" : "s");
+    {
+        printf("collbench assess: %d suspect pair%s measured again", r->nconfirm, r->nconfirm == 1 ? "" : "s");
+        if (r->pairs_ref >= 0)
+            printf(", each after the reference pair %s<->%s (its change since the first pass scales them)",
+                   r->hosts[r->pairs_ref / n].name, r->hosts[r->pairs_ref % n].name);
+        printf("\n");
+    }
     printf("collbench assess: %d outlier%s\n", cnt, cnt == 1 ? "" : "s");
     fflush(stdout);
-    if (o->json_dir && write_json(o, r))
-        return -1;
-    return cnt;
+    int bad_json = o->json_dir && write_json(o, r);
+    free(notes);
+    notes = NULL, nnotes = cap_notes = 0;
+    return bad_json ? -1 : cnt;
 }

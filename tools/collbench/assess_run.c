@@ -26,7 +26,8 @@
  *   operations / elapsed), so a host whose rank gets a small CPU share shows.
  * Confirmation (each test): what is past the threshold after the first pass
  *   (a pair, a ring, a host) is measured again, alone, and keeps the better of
- *   its figures, then what is still past it once more (CBT_AS_CONFIRM passes);
+ *   its figures, then what is still past it once more (CBT_AS_CONFIRM passes;
+ *   pairs and bisect: CBT_AS_CONFIRM_PAIRS, marginal suspects only after the first);
  *   assess_out.c names only what is still past it after that.
  * Every round opens with a barrier of all ranks and closes with a gather to
  * rank 0 (the non-speakers contribute an empty record), which prints progress.
@@ -109,7 +110,7 @@ double cbt_as_median(const double *v, int n)
 
 /* ------------------------------------------------------------ measurement */
 
-static int st_code(coll_status_t st)
+int cbt_as_st_code(coll_status_t st)
 {
     return st == COLL_ERR_TIMEOUT ? CBT_EXIT_TIMEOUT : st == COLL_ERR_NO_MEMORY ? CBT_EXIT_FAIL : CBT_EXIT_CONN;
 }
@@ -118,10 +119,10 @@ static int st_code(coll_status_t st)
     do {                                                                                                   \
         coll_status_t st_ = (call);                                                                        \
         if (st_ != COLL_SUCCESS) {                                                                         \
-            cbt_error(TOOL, st_code(st_), "rank %d: %s: %s: %s", c->rank, #call, coll_strerror(st_),       \
+            cbt_error(TOOL, cbt_as_st_code(st_), "rank %d: %s: %s: %s", c->rank, #call, coll_strerror(st_),       \
                       coll_last_error());                                                                  \
             coll_comm_abort(c->comm);                                                                      \
-            return st_code(st_);                                                                           \
+            return cbt_as_st_code(st_);                                                                           \
         }                                                                                                  \
     } while (0)
 
@@ -239,14 +240,14 @@ static int gather(cbt_as_ctx_t *c, const rec_t *mine, rec_t *all)
     return CBT_EXIT_OK;
 }
 
-static void progress(const char *what, int done, int total, double t_start)
+void cbt_as_progress(const char *what, int done, int total, double t_start)
 {
     double el = cbt_now() - t_start, left = done ? el / done * (total - done) : 0;
     fprintf(stderr, "collbench assess: %s round %d/%d done, %.1f s, about %.1f s left\n", what, done, total, el,
             left);
 }
 
-static double better(int lower_is_better, double a, double b)
+double cbt_as_better(int lower_is_better, double a, double b)
 {
     if (a < 0)
         return b;
@@ -256,9 +257,11 @@ static double better(int lower_is_better, double a, double b)
 }
 
 /* One pairs round: my host measures with host p (-1: idle), then rank 0 files
- * the records under round r. confirm: a confirmation round, whose figures
- * replace the first only where better (bandwidth higher, latency lower). */
-static int pairs_round(cbt_as_ctx_t *c, int p, int r, int confirm, rec_t *all)
+ * the records under round r. confirm 1: a confirmation round, whose figures,
+ * scaled by f (uni, bidi, latency; NULL: 1), replace the first only where
+ * better (bandwidth higher, latency lower); confirm 2: a reference round,
+ * nothing filed (rank 0 reads all[]). */
+static int pairs_round(cbt_as_ctx_t *c, int p, int r, int confirm, rec_t *all, const double *f)
 {
     int n = c->nhosts, rc;
     rec_t me = {.peer = -1, .lat_us = -1, .uni_gbs = -1, .bidi_gbs = -1};
@@ -270,13 +273,19 @@ static int pairs_round(cbt_as_ctx_t *c, int p, int r, int confirm, rec_t *all)
     }
     if ((rc = gather(c, &me, all)))
         return rc;
-    if (c->rank != 0)
+    if (c->rank != 0 || confirm == 2)
         return CBT_EXIT_OK;
     cbt_as_result_t *res = c->res;
     for (int k = 0; k < c->nranks; k++) {
-        const rec_t *x = &all[k];
+        rec_t sc = all[k];
+        const rec_t *x = &sc;
         if (x->peer < 0)
             continue;
+        if (confirm && f) {
+            sc.uni_gbs = sc.uni_gbs >= 0 ? sc.uni_gbs * f[0] : -1;
+            sc.bidi_gbs = sc.bidi_gbs >= 0 ? sc.bidi_gbs * f[1] : -1;
+            sc.lat_us = sc.lat_us >= 0 ? sc.lat_us * f[2] : -1;
+        }
         int h = -1;
         for (int i = 0; i < n; i++)
             if (c->hosts[i].speaker == k)
@@ -293,59 +302,138 @@ static int pairs_round(cbt_as_ctx_t *c, int p, int r, int confirm, rec_t *all)
             continue;
         }
         res->again_uni[ij] = x->uni_gbs;
-        res->uni[ij] = better(0, res->uni[ij], x->uni_gbs);
+        res->uni[ij] = cbt_as_better(0, res->uni[ij], x->uni_gbs);
         if (x->lat_us >= 0) {
             res->again_lat[ij] = res->again_lat[ji] = x->lat_us;
-            res->lat[ij] = res->lat[ji] = better(1, res->lat[ij], x->lat_us);
+            res->lat[ij] = res->lat[ji] = cbt_as_better(1, res->lat[ij], x->lat_us);
         }
         res->again_bidi[ij] = res->again_bidi[ji] = x->bidi_gbs;
-        res->bidi[ij] = res->bidi[ji] = better(0, res->bidi[ij], x->bidi_gbs);
+        res->bidi[ij] = res->bidi[ji] = cbt_as_better(0, res->bidi[ij], x->bidi_gbs);
     }
     return CBT_EXIT_OK;
+}
+
+/* My partner when hosts a and b meet (-1: not my host or not its speaker). */
+static int pair_peer(const cbt_as_ctx_t *c, int a, int b)
+{
+    if (c->speaker && c->me_host == a)
+        return b;
+    if (c->speaker && c->me_host == b)
+        return a;
+    return -1;
+}
+
+/* Reference pair (a * n + b, a < b) for the confirmation: hosts in no suspect
+ * pair, uni figure (both ways) nearest the median of such pairs; -1 none. */
+static int pick_ref(const cbt_as_result_t *r, const int *sus, int ns)
+{
+    int n = r->n, best = -1;
+    char *touched = calloc((size_t)n, 1);
+    double *v = malloc(((size_t)n * (size_t)n + 1) * sizeof *v);
+    if (!touched || !v) {
+        free(touched), free(v);
+        return -1;
+    }
+    for (int k = 0; k < ns; k++)
+        touched[sus[k] / n] = touched[sus[k] % n] = 1;
+    int m = 0;
+    for (int a = 0; a < n; a++)
+        for (int b = a + 1; b < n; b++)
+            if (!touched[a] && !touched[b] && r->uni[a * n + b] >= 0 && r->uni[b * n + a] >= 0)
+                v[m++] = r->uni[a * n + b] + r->uni[b * n + a];
+    double med = cbt_as_median(v, m), bd = -1;
+    for (int a = 0; a < n && m; a++)
+        for (int b = a + 1; b < n; b++)
+            if (!touched[a] && !touched[b] && r->uni[a * n + b] >= 0 && r->uni[b * n + a] >= 0) {
+                double d = r->uni[a * n + b] + r->uni[b * n + a] - med;
+                d = d < 0 ? -d : d;
+                if (bd < 0 || d < bd)
+                    bd = d, best = a * n + b;
+            }
+    free(touched), free(v);
+    return best;
+}
+
+/* Scale factors (uni, bidi, latency) from the reference pair a-b just measured
+ * (all[]) against its first-pass figures: first / now, clamped so that they
+ * only ever help the suspect (bandwidth 1..4, latency 1/4..1): alone, a pair
+ * is faster than in the first pass, where two pairs shared the machine, and
+ * scaling that away would make a healthy suspect look as slow as it did then;
+ * only a machine busier now than then is corrected for. */
+static void ref_scale(const cbt_as_ctx_t *c, int a, int b, const rec_t *all, double *f)
+{
+    const cbt_as_result_t *r = c->res;
+    int n = r->n;
+    const rec_t *x = &all[c->hosts[a].speaker], *y = &all[c->hosts[b].speaker];
+    double now[3] = {x->uni_gbs + y->uni_gbs, x->bidi_gbs, x->lat_us >= 0 ? x->lat_us : y->lat_us};
+    double first[3] = {r->uni[a * n + b] + r->uni[b * n + a], r->bidi[a * n + b], r->lat[a * n + b]};
+    for (int i = 0; i < 3; i++) {
+        f[i] = 1;
+        if (now[i] > 0 && first[i] > 0)
+            f[i] = first[i] / now[i];
+        if (i < 2)
+            f[i] = f[i] < 1 ? 1 : f[i] > 4 ? 4 : f[i];
+        else
+            f[i] = f[i] > 1 ? 1 : f[i] < 0.25 ? 0.25 : f[i];
+    }
 }
 
 int cbt_as_pairs(cbt_as_ctx_t *c)
 {
     int n = c->nhosts, nr = cbt_as_rounds(n), rc = CBT_EXIT_OK;
     rec_t *all = c->rank == 0 ? calloc((size_t)c->nranks, sizeof *all) : NULL;
-    int *sus = malloc(((size_t)n * (size_t)n + 1) * sizeof *sus);
+    int *sus = malloc(((size_t)n * (size_t)n + 2) * sizeof *sus);
     if ((c->rank == 0 && !all) || !sus) {
         free(all), free(sus);
         return cbt_error(TOOL, CBT_EXIT_FAIL, "out of memory");
     }
     double t_start = cbt_now();
     for (int r = 0; r < nr && !rc; r++) {
-        rc = pairs_round(c, c->speaker ? cbt_as_partner(r, c->me_host, n) : -1, r, 0, all);
+        rc = pairs_round(c, c->speaker ? cbt_as_partner(r, c->me_host, n) : -1, r, 0, all, NULL);
         if (!rc && c->rank == 0 && !c->o->quiet)
-            progress("pairs", r + 1, nr, t_start);
+            cbt_as_progress("pairs", r + 1, nr, t_start);
     }
     /* Confirmation: every suspect pair (one of its figures past the threshold)
      * is measured again, alone (one pair at a time, so the others' traffic and
-     * CPU load are not in it), up to CBT_AS_CONFIRM passes, each over the pairs
-     * still suspect; a link is named only if still past it after the last. */
-    for (int pass = 0; pass < CBT_AS_CONFIRM && !rc; pass++) {
-        sus[0] = c->rank == 0 ? cbt_as_suspects(c->res, c->o->threshold, sus + 1, n * n / 2) : 0;
-        coll_status_t st = coll_broadcast(sus, (size_t)n * (size_t)n + 1, COLL_INT32, 0, c->comm);
+     * CPU load are not in it), up to CBT_AS_CONFIRM_PAIRS passes, each over the pairs
+     * still suspect and not past CBT_AS_CLEAR x the threshold (a clear outlier measured
+     * alone once is not measured again); a link is named only if still past it
+     * after the last. Each suspect is preceded by a reference pair (a healthy pair of the
+     * first pass, hosts touched by no suspect, figure nearest the median),
+     * measured alone too: the suspect's figures are scaled by the reference's
+     * first-pass / now (clamped to 1/4..4), so a machine that is busier now
+     * than during the first pass (other jobs; on a shared VM the same link
+     * measured 0.3-1.4 GB/s a few seconds apart) does not make a healthy link
+     * look slow against a median taken earlier. */
+    int ref[2] = {-1, -1};
+    for (int pass = 0; pass < CBT_AS_CONFIRM_PAIRS && !rc; pass++) {
+        sus[0] = c->rank == 0 ? cbt_as_suspects(c->res, c->o->threshold, pass > 0, sus + 2, n * n / 2) : 0;
+        sus[1] = c->rank == 0 && sus[0] ? pick_ref(c->res, sus + 2, sus[0]) : -1;
+        coll_status_t st = coll_broadcast(sus, (size_t)n * (size_t)n + 2, COLL_INT32, 0, c->comm);
         if (st != COLL_SUCCESS) {
-            rc = cbt_error(TOOL, st_code(st), "rank %d: broadcast: %s", c->rank, coll_strerror(st));
+            rc = cbt_error(TOOL, cbt_as_st_code(st), "rank %d: broadcast: %s", c->rank, coll_strerror(st));
             coll_comm_abort(c->comm);
             break;
         }
         if (!sus[0])
             break;
+        ref[0] = sus[1] >= 0 ? sus[1] / n : -1, ref[1] = sus[1] >= 0 ? sus[1] % n : -1;
         t_start = cbt_now();
         for (int k = 0; k < sus[0] && !rc; k++) {
-            int a = sus[1 + k] / n, b = sus[1 + k] % n, p = -1;
-            if (c->speaker && c->me_host == a)
-                p = b;
-            else if (c->speaker && c->me_host == b)
-                p = a;
-            rc = pairs_round(c, p, -1, 1, all);
+            double f[3] = {1, 1, 1};
+            if (ref[0] >= 0) {
+                rc = pairs_round(c, pair_peer(c, ref[0], ref[1]), -1, 2, all, NULL);
+                if (rc)
+                    break;
+                if (c->rank == 0)
+                    ref_scale(c, ref[0], ref[1], all, f);
+            }
+            rc = pairs_round(c, pair_peer(c, sus[2 + k] / n, sus[2 + k] % n), -1, 1, all, f);
             if (!rc && c->rank == 0 && !c->o->quiet)
-                progress(pass ? "pairs confirmation 2" : "pairs confirmation", k + 1, sus[0], t_start);
+                cbt_as_progress(pass ? "pairs confirmation (marginal)" : "pairs confirmation", k + 1, sus[0], t_start);
         }
         if (c->rank == 0)
-            c->res->nconfirm += sus[0];
+            c->res->nconfirm += sus[0], c->res->pairs_ref = sus[1];
     }
     free(all), free(sus);
     return rc;
@@ -381,7 +469,7 @@ static int ring_run(cbt_as_ctx_t *c, int g, int confirm, int *perm, int *pos, do
         me.uni_gbs = (double)sz / (med > 0 ? med : 1e-9) / 1e9;
     }
     if (st != COLL_SUCCESS) {
-        rc = cbt_error(TOOL, st_code(st), "rank %d: ring %d: %s: %s", c->rank, g, coll_strerror(st),
+        rc = cbt_error(TOOL, cbt_as_st_code(st), "rank %d: ring %d: %s: %s", c->rank, g, coll_strerror(st),
                        coll_last_error());
         coll_comm_abort(c->comm);
         return rc;
@@ -396,7 +484,7 @@ static int ring_run(cbt_as_ctx_t *c, int g, int confirm, int *perm, int *pos, do
                 c->res->succ[g * n + h] = all[k].peer;
                 if (confirm) {
                     c->res->ring_again[g * n + h] = all[k].uni_gbs;
-                    c->res->ring[g * n + h] = better(0, c->res->ring[g * n + h], all[k].uni_gbs);
+                    c->res->ring[g * n + h] = cbt_as_better(0, c->res->ring[g * n + h], all[k].uni_gbs);
                 } else {
                     c->res->ring[g * n + h] = all[k].uni_gbs;
                 }
@@ -419,7 +507,7 @@ int cbt_as_ring(cbt_as_ctx_t *c)
     for (int g = 0; g < nrings && rc == CBT_EXIT_OK; g++) {
         rc = ring_run(c, g, 0, perm, pos, ex, all);
         if (!rc && c->rank == 0 && !c->o->quiet)
-            progress(g ? "ring (random)" : "ring (ordered)", g + 1, nrings, t_start);
+            cbt_as_progress(g ? "ring (random)" : "ring (ordered)", g + 1, nrings, t_start);
     }
     /* confirmation: a ring past the threshold runs again (up to CBT_AS_CONFIRM
      * times); named if still so */
@@ -427,7 +515,7 @@ int cbt_as_ring(cbt_as_ctx_t *c)
         sus[0] = c->rank == 0 ? cbt_as_ring_suspects(c->res, nrings, c->o->threshold, sus + 1) : 0;
         coll_status_t st = coll_broadcast(sus, (size_t)nrings + 1, COLL_INT32, 0, c->comm);
         if (st != COLL_SUCCESS) {
-            rc = cbt_error(TOOL, st_code(st), "rank %d: broadcast: %s", c->rank, coll_strerror(st));
+            rc = cbt_error(TOOL, cbt_as_st_code(st), "rank %d: broadcast: %s", c->rank, coll_strerror(st));
             coll_comm_abort(c->comm);
             break;
         }
@@ -436,7 +524,7 @@ int cbt_as_ring(cbt_as_ctx_t *c)
         for (int k = 0; k < sus[0] && !rc; k++) {
             rc = ring_run(c, sus[1 + k], 1, perm, pos, ex, all);
             if (!rc && c->rank == 0 && !c->o->quiet)
-                progress("ring confirmation", k + 1, sus[0], t_start);
+                cbt_as_progress("ring confirmation", k + 1, sus[0], t_start);
         }
     }
     if (c->rank == 0 && rc == CBT_EXIT_OK)
@@ -466,8 +554,8 @@ static int node_host(cbt_as_ctx_t *c, int h, int confirm, rec_t *all)
     const rec_t *x = &all[c->hosts[h].speaker];
     if (confirm) {
         res->again_d2d[h] = x->uni_gbs, res->again_gflops[h] = x->bidi_gbs;
-        res->d2d[h] = better(0, res->d2d[h], x->uni_gbs);
-        res->gflops[h] = better(0, res->gflops[h], x->bidi_gbs);
+        res->d2d[h] = cbt_as_better(0, res->d2d[h], x->uni_gbs);
+        res->gflops[h] = cbt_as_better(0, res->gflops[h], x->bidi_gbs);
     } else {
         res->d2d[h] = x->uni_gbs, res->gflops[h] = x->bidi_gbs;
     }
@@ -487,13 +575,13 @@ int cbt_as_node(cbt_as_ctx_t *c)
     for (int h = 0; h < n && !rc; h++) {
         rc = node_host(c, h, 0, all);
         if (!rc && c->rank == 0 && !c->o->quiet)
-            progress("node host", h + 1, n, t_start);
+            cbt_as_progress("node host", h + 1, n, t_start);
     }
     for (int pass = 0; pass < CBT_AS_CONFIRM && !rc && n > 1; pass++) { /* confirmation, as for pairs */
         sus[0] = c->rank == 0 ? cbt_as_node_suspects(c->res, c->o->threshold, sus + 1) : 0;
         coll_status_t st = coll_broadcast(sus, (size_t)n + 1, COLL_INT32, 0, c->comm);
         if (st != COLL_SUCCESS) {
-            rc = cbt_error(TOOL, st_code(st), "rank %d: broadcast: %s", c->rank, coll_strerror(st));
+            rc = cbt_error(TOOL, cbt_as_st_code(st), "rank %d: broadcast: %s", c->rank, coll_strerror(st));
             coll_comm_abort(c->comm);
             break;
         }
@@ -503,7 +591,7 @@ int cbt_as_node(cbt_as_ctx_t *c)
         for (int k = 0; k < sus[0] && !rc; k++) {
             rc = node_host(c, sus[1 + k], 1, all);
             if (!rc && c->rank == 0 && !c->o->quiet)
-                progress("node confirmation", k + 1, sus[0], t_start);
+                cbt_as_progress("node confirmation", k + 1, sus[0], t_start);
         }
     }
     if (c->rank == 0 && !rc)

@@ -96,9 +96,12 @@ def human(b):
         if b >= s: return '%g%s' % (b / s, u)
     return str(b)
 med = statistics.median
-def spread(xs, fmt):
+def num(x):   # 3 significant digits, no exponent
+    return '%.3g' % x if abs(x) < 100 else '%.0f' % x
+def spread(xs, fmt=None):
     if not xs: return '-'
-    return (fmt % med(xs)) + ('' if len(xs) < 2 else (' [' + fmt % min(xs) + '-' + fmt % max(xs) + ']'))
+    f = (lambda x: fmt % x) if fmt else num
+    return f(med(xs)) + ('' if len(xs) < 2 else (' [' + f(min(xs)) + '-' + f(max(xs)) + ']'))
 cpu = next((l.split(':', 1)[1].strip() for l in open('/proc/cpuinfo') if l.startswith('model name')), '?')
 try: load = open('/proc/loadavg').read().split()[0]
 except OSError: load = '?'
@@ -120,7 +123,7 @@ for key, d in res.items():
         rr = d.get(impl, {})
         ts = [t for t, _ in rr.values()]
         pc = [100 * fl[r]['us'] / rr[r][0] for r in rr if r in fl and rr[r][0] > 0]
-        return spread(ts, '%.1f' if ts and med(ts) >= 10 else '%.2f'), spread(pc, '%.2g' if pc and med(pc) < 10 else '%.0f')
+        return spread(ts, '%.1f' if ts and med(ts) >= 10 else '%.2f'), spread(pc)
     def ratio(impl):
         rs = []
         for r, (t, _) in d.get(impl, {}).items():
@@ -131,7 +134,7 @@ for key, d in res.items():
     bound = collections.Counter(v['bound'] for v in fl.values()).most_common(1)[0][0] if fl else ''
     cb, cz, om, mp = col('collbench'), col('collbench-z'), col('openmpi'), col('mpich')
     lines.append('| %s | %d | %s | %s %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
-        coll, p, human(b), spread(fus, '%.3g'), bound, cb[0], cb[1], algo.get(('collbench',) + key, ''),
+        coll, p, human(b), spread(fus), bound, cb[0], cb[1], algo.get(('collbench',) + key, ''),
         cz[0], cz[1], om[0], om[1], mp[0], mp[1], ratio('collbench'), ratio('collbench-z')))
     if fl:
         v0 = next(iter(fl.values()))

@@ -46,7 +46,9 @@ cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Isrc -Ibench -o $B/coll_bench bench/col
 # the floor's loops: this machine's best code (the library's reductions use AVX2/AVX-512 where present)
 cc -std=c11 -D_GNU_SOURCE -O3 -march=native -Ibench -o $B/roofline bench/roofline.c -pthread 2>/dev/null ||
     cc -std=c11 -D_GNU_SOURCE -O3 -Ibench -o $B/roofline bench/roofline.c -pthread
-$B/roofline -F -p 2 -c "$COLLS" -s "$SIZES" >/dev/null   # bad -c/-s: its one-line error, exit 2
+for p in ${RANKS//,/ }; do   # bad -c/-s (or a size below 4p): roofline's one-line error, exit 2
+    $B/roofline -F -p "$p" -c "$COLLS" -s "$SIZES" >/dev/null || exit 2
+done
 impls=()
 want collbench && impls+=(collbench)
 want collbench-z && impls+=(collbench-z)
@@ -78,6 +80,7 @@ raw, out, args = sys.argv[1], sys.argv[2], sys.argv[3]
 res = collections.OrderedDict()   # (coll, p, bytes) -> impl -> {round: (time_us, busbw)}
 floor = {}                        # (coll, p, bytes) -> {round: fields}
 algo = {}
+cpu_t = {}                        # (coll, p, bytes) -> impl -> {round: CPU us per call, all ranks}
 for line in open(raw):
     f = line.split()
     if len(f) < 2 or not f[0].startswith('R'): continue
@@ -90,7 +93,9 @@ for line in open(raw):
     elif f[0] == 'RESULT' and len(f) >= 8:
         impl, key = f[1], (f[2], int(f[3]), int(f[4]))
         res.setdefault(key, {}).setdefault(impl, {})[rnd] = (float(f[5]), float(f[7]))
-        if len(f) > 8: algo[(impl,) + key] = f[8]
+        if len(f) > 8 and f[8] != '-': algo[(impl,) + key] = f[8]
+        for x in f[8:]:
+            if x.startswith('cpu='): cpu_t.setdefault(key, {}).setdefault(impl, {})[rnd] = float(x[4:])
 def human(b):
     for u, s in (('G', 1 << 30), ('M', 1 << 20), ('K', 1 << 10)):
         if b >= s: return '%g%s' % (b / s, u)
@@ -143,6 +148,22 @@ for key, d in res.items():
             coll, p, human(b), v0['copy'] / (1 << 20), (v0['rd'] + v0['wr']) / (1 << 20), v0['k'],
             g('c1') if v0['copy'] else '-', g('ck') if v0['copy'] else '-',
             g('r1') if v0['rd'] else '-', g('rk') if v0['rd'] else '-'))
+cpus = []
+for key in res:
+    if key not in cpu_t: continue
+    def cc(impl):
+        d = cpu_t[key].get(impl, {})
+        t = res[key].get(impl, {})
+        xs = list(d.values())
+        share = [d[r] / t[r][0] for r in d if r in t and t[r][0] > 0]
+        return '-' if not xs else '%s (%s)' % (spread(xs), num(med(share)) if share else '-')
+    cpus.append('| %s | %d | %s | %s | %s | %s | %s |' % (key[0], key[1], human(key[2]),
+                cc('collbench'), cc('collbench-z'), cc('openmpi'), cc('mpich')))
+if cpus:
+    lines += ['', 'CPU time per call (user + system, all ranks together, us), median [min-max] over rounds, '
+              'and in parentheses the cores it ran on on average (CPU time / time, median): on a loaded '
+              'machine a side is slow either because it needs more CPU per call or because it got fewer cores.', '',
+              '| collective | ranks | size | collbench | -z | Open MPI | MPICH |', '|---|---|---|---|---|---|---|'] + cpus
 if rates:
     lines += ['', 'The floors\' inputs: MiB copied and MiB read + written by the reduction (all ranks), '
               'k = cores the p ranks can use, rates in GB/s (copy: bytes copied; reduce: bytes of c = a + b) '

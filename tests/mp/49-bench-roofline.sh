@@ -4,7 +4,8 @@
 # "Checked examples" line of docs/performance.md (the formulas in
 # bench/roofline.h cannot drift from the docs), every collective has an
 # example, bad input exits 2 with one line, and bench/run-bench.sh prints the
-# floor and "% fl" columns with measured rates, median and range over rounds.
+# floor and "% fl" columns with measured rates, median and range over rounds,
+# and the CPU time per call.
 set -u
 ROOT=${CB_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 cd "$ROOT" || exit 1
@@ -81,6 +82,12 @@ for c in allgather allreduce; do
 done
 grep -q '^| allreduce | 2 | 256K | 0.25 | 0.75 | ' "$T/r.md" && ok "rates table: allreduce 256K copies 0.25 MiB, reduces 0.75 MiB" ||
     bad "rates table: allreduce 256K row wrong: $(grep '^| allreduce | 2 | 256K | [0-9.]* | [0-9.]* |' "$T/r.md")"
+
+# the CPU time per call of both collbench sides, with the cores they had
+for c in allgather allreduce; do
+    row=$(grep "^| $c | 2 | 256K | [0-9.]* \[[0-9.]*-[0-9.]*\] ([0-9.]*) | [0-9.]* \[[0-9.]*-[0-9.]*\] ([0-9.]*) | - | - |$" "$T/r.md")
+    [ -n "$row" ] && ok "cpu table: $row" || bad "cpu table: no $c 256K row with collbench and -z CPU times: $(grep "^| $c | 2 | 256K |" "$T/r.md" | tail -2)"
+done
 
 [ $fails -eq 0 ] && echo "all roofline checks passed"
 exit $((fails > 0))

@@ -3,6 +3,9 @@
  * mpi_bench (MPI), so both sides are timed exactly the same way:
  * W warm-up calls, a barrier, N timed calls; each rank's average, the
  * slowest rank's average reported; repeated R times, best repetition kept.
+ * Also the CPU time (user + system, getrusage) of the timed calls, summed over
+ * the ranks, per call: on a loaded machine wall time is CPU time over the
+ * share of the cores a side got, and this separates the two.
  */
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H
@@ -10,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 static inline double bench_now_us(void)
@@ -17,6 +21,15 @@ static inline double bench_now_us(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+/* This process's user + system CPU time, microseconds. */
+static inline double bench_cpu_us(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0;
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
 
 typedef enum { B_ALLREDUCE, B_ALLGATHER, B_REDUCE_SCATTER, B_BCAST, B_REDUCE, B_ALLTOALL, B_SCATTER, B_GATHER, B_NCOLL } bench_coll_t;

@@ -19,8 +19,9 @@ REPORT='ERROR: (Address|Leak)Sanitizer|runtime error:|SUMMARY: (Address|Undefine
 SAN_CONTEXT=12
 . "$ROOT/tests/lib/sanitize.sh"
 san_build $A address,undefined asan
-for t in $A/build/tests/test_*; do
-    [ -x "$t" ] && run "unit-${t##*/}" 120 "$t"
+for s in tests/unit/test_*.c; do   # every unit test: one not built (no cmocka?) fails
+    t=$A/build/tests/$(basename "$s" .c)
+    if [ -x "$t" ]; then run "unit-${t##*/}" 120 "$t"; else fails=$((fails + 1)); echo "FAIL: $t not built (cmocka installed?)"; fi
 done
 for n in 2 3 5; do
     run "matrix-n$n" 180 $A/build/tests/matrix -q -n $n

@@ -9,7 +9,7 @@ san_t0=$(date +%s)
 san_build() {
     local dir=$1 san=$2 name=$3
     if ! make -q O="$dir" SAN="$san" >/dev/null 2>&1; then
-        make O="$dir" SAN="$san" -j2 >"$LOG/build.log" 2>&1 || { tail -n 30 "$LOG/build.log"; echo "FAIL: $name build"; exit 1; }
+        make O="$dir" SAN="$san" -j"$(nproc)" >"$LOG/build.log" 2>&1 || { tail -n 30 "$LOG/build.log"; echo "FAIL: $name build"; exit 1; }
     fi
     echo "build: $(( $(date +%s) - san_t0 )) s"
 }

@@ -8,15 +8,13 @@
  * plus the algorithm chosen and cpu=US (the ranks' CPU time per call, summed).
  */
 #include <getopt.h>
-#include <signal.h>
 #include <stdint.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench_common.h"
 #include "coll.h"
 #include "core/config.h"
+#include "../tests/lib/fork_ranks.h"
 
 static coll_status_t run_one(int c, void *s, void *r, size_t bytes, int p, coll_comm_t comm)
 {
@@ -39,8 +37,9 @@ static int iters, warm, reps = 3, zc, nranks = 2, nhosts;
 
 #define CK(x) do { coll_status_t st_ = (x); if (st_) { fprintf(stderr, "rank %d: %s: %s\n", rank, #x, coll_last_error()); return 1; } } while (0)
 
-static int rank_main(int rank, coll_unique_id_t id)
+static int rank_main(int rank, void *arg)
 {
+    coll_unique_id_t id = *(const coll_unique_id_t *)arg;
     coll_comm_t comm;
     if (nhosts > 0) {
         char host[32];
@@ -135,20 +134,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "coll_get_unique_id: %s\n", coll_last_error());
         return 3;
     }
-    fflush(stdout);
-    pid_t pids[256];
-    for (int r = 0; r < nranks; r++)
-        if ((pids[r] = fork()) == 0) {
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            _exit(rank_main(r, id));
-        }
-    int rc = 0;
-    for (int r = 0; r < nranks; r++) {
-        int st;
-        waitpid(pids[r], &st, 0);
-        if (!WIFEXITED(st) || WEXITSTATUS(st))
-            rc = 1;
-    }
+    int rc = cb_ranks_run(nranks, rank_main, &id, "coll_bench");
     coll_unique_id_release(&id);
-    return rc;
+    return rc ? 1 : 0;
 }

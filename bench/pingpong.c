@@ -10,17 +10,15 @@
  *   /tmp/pingpong [-i ITERS]
  * Prints one line per link and a COLL_TUNING_FILE-style line.
  */
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "coll.h"
 #include "core/comm.h"
 #include "core/config.h"
+#include "../tests/lib/fork_ranks.h"
 
 #define BIG ((size_t)16 << 20)
 
@@ -52,8 +50,12 @@ static double pingpong(coll_comm_t comm, int rank, int peer, char *buf, size_t b
     return best[0];
 }
 
-static int run_rank(int rank, coll_unique_id_t id, int iters)
+static int g_iters = 200;
+
+static int run_rank(int rank, void *arg)
 {
+    coll_unique_id_t id = *(const coll_unique_id_t *)arg;
+    int iters = g_iters;
     coll_cfg_set(COLL_CFG_HOST_ID, rank < 2 ? "simhost0" : "simhost1");
     coll_cfg_set(COLL_CFG_IF_IP, "127.0.0.1");
     coll_comm_t comm;
@@ -90,20 +92,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "pingpong: %s\n", coll_last_error());
         return 1;
     }
-    fflush(stdout);
-    pid_t pids[3];
-    for (int r = 0; r < 3; r++)
-        if ((pids[r] = fork()) == 0) {
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            _exit(run_rank(r, id, iters));
-        }
-    int rc = 0;
-    for (int r = 0; r < 3; r++) {
-        int st;
-        waitpid(pids[r], &st, 0);
-        if (!WIFEXITED(st) || WEXITSTATUS(st))
-            rc = 1;
-    }
+    g_iters = iters;
+    int rc = cb_ranks_run(3, run_rank, &id, "pingpong");
     coll_unique_id_release(&id);
-    return rc;
+    return rc ? 1 : 0;
 }

@@ -135,7 +135,7 @@ void coll_store_set_abort_flag(coll_store_t *st, const atomic_int *flag);
 /* "10.0.0.1:29500" of the store this client talks to. */
 const char *coll_store_addr(const coll_store_t *st);
 
-/* The bootstrap network of one communicator (issue: thousands of ranks).
+/* The bootstrap network of one communicator (built for thousands of ranks).
  *
  * Join (coll_bootstrap_init): every rank opens a listener, makes ONE short
  * connection to the store and GATHERs its address and its record (rec_len

@@ -4,10 +4,17 @@
  * table in registry.c lists them all. The names are what users pass in
  * COLL_ALGO / --algo and what the test matrix iterates over.
  *
- * Selection order (logged under COLL_DEBUG=INFO, subsystem TUNING):
- *   1. forced (COLL_ALGO or coll_algo_force) if usable for this call;
- *   2. the measured rules (tuning_rules.c);
- *   3. the cheapest usable algorithm by its alpha-beta cost model (tuning.h).
+ * Selection order (coll_algo_select in registry.c; logged under
+ * COLL_DEBUG=INFO, subsystem TUNING):
+ *   1. forced (COLL_ALGO or coll_algo_force) if usable for this call (else a
+ *      warning, once, and the automatic choice);
+ *   2. the first measured rule (tuning_rules.c) whose collective, group size,
+ *      byte range and scope (host-local, crowded) match and whose algorithm is
+ *      usable; COLL_TUNING_RULES_OFF=1 skips this step;
+ *   3. the cheapest usable algorithm by its alpha-beta cost model (tuning.h),
+ *      or the first usable one when none has a cost.
+ * COLL_ALGO_F_ORDERED_ONLY algorithms are chosen automatically (2, 3) only
+ * under COLL_DETERMINISTIC=1.
  * With COLL_DETERMINISTIC=1 the reducing collectives (allreduce, reduce,
  * reduce_scatter(v)) only use COLL_ALGO_F_DETERMINISTIC algorithms: the others
  * are not usable, and forcing one is an error naming the allowed ones.

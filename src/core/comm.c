@@ -20,13 +20,6 @@ double coll_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-uint64_t coll_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 const char *coll_peer_desc(const coll_comm *comm, int rank, char *buf, size_t len)
 {
     if (comm->peers && rank >= 0 && rank < comm->nranks)

@@ -18,7 +18,7 @@ typedef struct {
     char host_id[128];          /* hostname + boot id, or COLL_HOST_ID */
     int32_t pid;
     int32_t rank;
-    /* TCP data listener of this rank (issue: multi-host). */
+    /* TCP data listener of this rank: where peers on other hosts connect. */
     uint16_t family, port;
     uint8_t addr[16];
     char ifname[32];
@@ -115,6 +115,5 @@ int coll_comm_tcp_spin_us(const coll_peer_info_t *peers, int nranks, const coll_
 
 /* Monotonic clock. */
 double coll_now(void);
-uint64_t coll_now_ns(void);
 
 #endif

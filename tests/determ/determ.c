@@ -20,19 +20,17 @@
  * (the direct algorithms' zero-copy paths). Exit 0 unless a call failed.
  */
 #include <getopt.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "coll.h"
 #include "coll/algo.h"
 #include "core/config.h"
 #include "core/reduce.h"
+#include "../lib/fork_ranks.h"
 
 static int nranks = 2, nsim = 0, interleave = 0, reps = 2, zero_copy = 0;
 static int sim_host[64];
@@ -131,7 +129,7 @@ static int call(coll_kind_t k, const void *sb, void *rb, size_t n, coll_dtype_t 
     return st == COLL_SUCCESS ? 0 : 1;
 }
 
-static int rank_main(int rank)
+static int rank_main(int rank, void *arg)
 {
     if (nsim) {
         char host[32];
@@ -269,27 +267,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "determ: %s\n", coll_last_error());
         return 3;
     }
-    fflush(stdout);
-    pid_t pids[64];
-    for (int r = 0; r < nranks; r++)
-        if ((pids[r] = fork()) == 0) {
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            _exit(rank_main(r));
-        }
-    int worst = 0;
-    for (int r = 0; r < nranks; r++) {
-        int status;
-        waitpid(pids[r], &status, 0);
-        int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        if (code) {
-            fprintf(stderr, "determ: rank %d exited with %d\n", r, code);
-            if (!worst && code != 1)
-                for (int q = 0; q < nranks; q++)
-                    if (q != r)
-                        kill(pids[q], SIGTERM);
-            worst = code;
-        }
-    }
+    int worst = cb_ranks_run(nranks, rank_main, NULL, "determ");
     coll_unique_id_release(&the_id);
     return worst ? 1 : 0;
 }

@@ -19,7 +19,7 @@ CLANG=${CLANG:-$(command -v clang || command -v clang-14 || true)}
 
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 CFLAGS="-std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Wno-unused-parameter -pthread -Iinclude -Isrc -Itools"
-JOBS=${JOBS:-2}
+JOBS=${JOBS:-$(nproc)}
 GCC=${GCC:-gcc}
 
 # Library + driver/launcher/collbench helpers (never a file with main()).

@@ -18,13 +18,10 @@
  * contiguous (rank order vs host order).
  */
 #include <getopt.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "coll.h"
@@ -147,14 +144,16 @@ static int call_failed(ctx_t *c, const char *what, coll_status_t st)
 }
 
 #include "matrix_cases.h"
+#include "../lib/fork_ranks.h"
 
 static const size_t counts_full[] = {0, 1, 7, 1021, 70001};
 static const size_t counts_quick[] = {0, 1, 7, 1021};
 static const coll_dtype_t dtypes_full[] = {COLL_INT8, COLL_UINT8, COLL_INT16, COLL_UINT16, COLL_INT32, COLL_UINT32,
                                            COLL_INT64, COLL_UINT64, COLL_FP16, COLL_BF16, COLL_FP32, COLL_FP64};
 
-static int run_rank(int rank, coll_unique_id_t id)
+static int run_rank(int rank, void *arg)
 {
+    coll_unique_id_t id = *(const coll_unique_id_t *)arg;
     ctx_t c = {rank, nranks, NULL, 0, 0, ""};
     if (nsim) {
         char host[32];
@@ -291,29 +290,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "matrix: coll_get_unique_id: %s\n", coll_last_error());
         return 3;
     }
-    fflush(stdout);
-    pid_t pids[64];
-    for (int r = 0; r < nranks; r++) {
-        pids[r] = fork();
-        if (pids[r] == 0) {
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            _exit(run_rank(r, id));
-        }
-    }
-    int worst = 0;
-    for (int r = 0; r < nranks; r++) {
-        int status;
-        waitpid(pids[r], &status, 0);
-        int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        if (code) {
-            fprintf(stderr, "matrix: rank %d exited with %d\n", r, code);
-            if (!worst && code != 1) /* a crash: stop the others rather than wait for timeouts */
-                for (int q = 0; q < nranks; q++)
-                    if (q != r)
-                        kill(pids[q], SIGTERM);
-            worst = code;
-        }
-    }
+    int worst = cb_ranks_run(nranks, run_rank, &id, "matrix");
     coll_unique_id_release(&id);
     printf("matrix: %d ranks%s%s: %s\n", nranks, hosts ? " on simulated hosts " : "", hosts ? hosts : "",
            worst ? "FAILED" : "all cases passed");

@@ -2,9 +2,11 @@
 # timeout: 300
 # collbench bw -t p2p (ascend-dmi --bw -t p2p): the seed's four tables for a
 # pair (--ds/--dd: device ids, i.e. NUMA nodes, of rank 0 and rank 1; -d, -m
-# device|card), the every-pair matrices, JSON, mpirun --sp 2, the
-# command-line errors (one line naming the value, exit 2), and the figures of
-# p2p against d2d single-core memcpy at 64 MiB and 256 MiB (printed in the log).
+# device|card), the every-pair matrices, JSON, mpirun --sp 2, and the
+# command-line errors (one line naming the value, exit 2). The figures of p2p
+# against d2d one-core memcpy at 64 and 256 MiB, which this test printed until
+# 2026-12 (asserting only a bandwidth > 0, as check_pair does), are
+# bench/p2p-bench.sh's (interleaved rounds, a median).
 set -u
 CB=${CB_O:-.}/bin/collbench
 fail() { echo "FAIL: $*"; exit 1; }
@@ -41,9 +43,12 @@ for k, (kind, a, b, word) in enumerate(want):
     assert len(v) == 4 and int(v[0]) == size and int(v[1]) == times, row
     gbs, us = float(v[2]), float(v[3])
     assert row == "%12d%11d%20.6f%14.2f" % (size, times, gbs, us), ("column layout", row)
-    assert gbs > 0 and us > 0, row
+    assert us > 0, row
+    # bandwidth = bytes moved / time, to the printed 6 decimals (1 byte that
+    # took more than 2 ms on a loaded machine prints 0.000000, correctly)
     moved = size * (2 if kind == "Bidirectional" else 1)
-    assert abs(gbs * us * 1e3 - moved) <= moved * 0.01 + 1, ("bandwidth x time != bytes moved", row)
+    want = moved / (us * 1e3)
+    assert abs(gbs - want) <= want * 0.01 + 5e-7, ("bandwidth != bytes moved / time", want, row)
     assert lines[i + 6] == dash, lines[i + 6]
     i += 7
 PY
@@ -165,11 +170,4 @@ err "missing value after --dd" bw -t p2p --ds 0 --dd
 err "unknown option '--frobnicate'" bw -t p2p --frobnicate
 err "needs 512 GiB.*use a smaller -s" bw -t p2p -s 4G -p 64
 
-# p2p (two local ranks, shm) against d2d (one core, memcpy): figures for the report
-for s in 64M 256M; do
-    d2d=$("$CB" bw -t d2d -s $s -et 10 -q --method memcpy | awk '/one core/ {f=1} f && $1 ~ /^[0-9]+$/ {print $3; exit}')
-    p2p=$("$CB" bw -t p2p -s $s -et 10 --ds 0 --dd 0 -q | awk '$1 ~ /^[0-9]+$/ {print $3; exit}')
-    echo "figures $s: d2d memcpy one core $d2d GB/s, p2p unidirectional $p2p GB/s ($(awk -v a="$p2p" -v b="$d2d" 'BEGIN{printf "%.0f", 100*a/b}')%)"
-    awk -v a="$p2p" 'BEGIN{exit !(a > 0)}' || fail "no p2p figure at $s"
-done
 echo PASS

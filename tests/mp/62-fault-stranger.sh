@@ -3,15 +3,16 @@
 # A stranger hammers the rendezvous port and the TCP data ports with random
 # bytes, partial headers, huge lengths and silent connections while a
 # 3-rank run (TCP between ranks: COLL_SHM_DISABLE=1, loopback only) goes on:
-# the run still succeeds, every row checked.
+# the run still succeeds, every row checked. The stranger stops when the ranks
+# are done (a stop file; at most 20 s): the test used to wait out its 20 s.
 . "$(dirname "$0")/../lib/common.sh"
 tmp=$(mktemp -d); trap 'kill $spam 2>/dev/null; rm -rf "$tmp"' EXIT
 port=$(free_port); base=$((port + 1))
-/usr/bin/python3 - "$port" "$base" >"$tmp/spam.log" 2>&1 <<'PY' &
+/usr/bin/python3 - "$port" "$base" "$tmp/stop" >"$tmp/spam.log" 2>&1 <<'PY' &
 import os, random, socket, struct, sys, time
-port, base = int(sys.argv[1]), int(sys.argv[2])
+port, base, stop = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 held, n, end = [], 0, time.time() + 20          # bounded: 20 s, a few thousand connections at most
-while time.time() < end and n < 5000:
+while time.time() < end and n < 5000 and not os.path.exists(stop):
     p = random.choice([port] + [base + i for i in range(4)])
     try:
         s = socket.create_connection(("127.0.0.1", p), timeout=0.2)
@@ -43,6 +44,7 @@ for r in 0 1 2; do
 done
 rcs=()
 for p in "${pids[@]}"; do wait $p; rcs+=($?); done
+touch "$tmp/stop"   # the ranks are done: so is the stranger
 wait $spam
 cat "$tmp/r0.out" "$tmp/spam.log"; tail -n 3 "$tmp/r1.out" "$tmp/r2.out"
 check "all ranks exit 0 (${rcs[*]})" test "${rcs[*]}" = "0 0 0"

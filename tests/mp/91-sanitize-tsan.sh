@@ -17,7 +17,8 @@ export COLL_SOCKET_IFNAME="${COLL_SOCKET_IFNAME-=lo}"
 REPORT='WARNING: ThreadSanitizer|ERROR: ThreadSanitizer|SUMMARY: ThreadSanitizer|FATAL: ThreadSanitizer'
 SAN_CONTEXT=25
 . "$ROOT/tests/lib/sanitize.sh"
-san_build $T thread tsan
+san_build $T thread tsan $T/build/tests/test_bootstrap $T/build/tests/matrix $T/bin/all_reduce_test \
+    $T/bin/broadcast_test $T/bin/collbench
 run unit-test_bootstrap 180 $T/build/tests/test_bootstrap
 run matrix-n3-allreduce 180 $T/build/tests/matrix -q -n 3 -k allreduce
 run all_reduce-p2 60 $T/bin/all_reduce_test -p 2 -b 1K -e 64K -f 8 -n 3 -w 1

@@ -10,17 +10,15 @@
  * after its parent is gone). Exit 0 when every check passed.
  */
 #include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "coll.h"
 #include "core/config.h"
+#include "../lib/fork_ranks.h"
 
 #define N 8
 #define HOST(r) ((r) / 4)
@@ -121,8 +119,10 @@ static coll_comm_t split(coll_comm_t parent, int color, int key)
     return st == COLL_SUCCESS ? c : NULL;
 }
 
-static int run_rank(coll_unique_id_t id)
+static int run_rank(int rank, void *arg)
 {
+    coll_unique_id_t id = *(const coll_unique_id_t *)arg;
+    me = rank;
     char host[32];
     snprintf(host, sizeof host, "simhost%d", HOST(me));
     coll_cfg_set(COLL_CFG_HOST_ID, host);
@@ -223,26 +223,7 @@ int main(void)
         fprintf(stderr, "split_test: id: %s\n", coll_last_error());
         return 3;
     }
-    fflush(stdout);
-    pid_t pids[N];
-    for (int r = 0; r < N; r++) {
-        pids[r] = fork();
-        if (pids[r] == 0) {
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            me = r;
-            _exit(run_rank(id));
-        }
-    }
-    int worst = 0;
-    for (int r = 0; r < N; r++) {
-        int status;
-        waitpid(pids[r], &status, 0);
-        int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        if (code) {
-            fprintf(stderr, "split_test: rank %d exited with %d\n", r, code);
-            worst = code;
-        }
-    }
+    int worst = cb_ranks_run(N, run_rank, &id, "split_test");
     coll_unique_id_release(&id);
     printf("split_test: %d ranks on 2 simulated hosts: %s\n", N, worst ? "FAILED" : "all checks passed");
     return worst ? 1 : 0;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "bootstrap/bootstrap.h"
+#include "../lib/fork_ranks.h"
 
 static double now_s(void)
 {
@@ -130,6 +131,18 @@ static int notice_child(const coll_id_info_t *info, int rank, int n, int who, in
     return 0;
 }
 
+typedef struct {
+    const coll_id_info_t *info;
+    int n, who, how;
+    const char *prefix;
+} notice_arg_t;
+
+static int notice_rank(int rank, void *arg)
+{
+    const notice_arg_t *na = arg;
+    return notice_child(na->info, rank, na->n, na->who, na->how, na->prefix);
+}
+
 static void run_notice(int n, int who, int how)
 {
     coll_id_info_t info;
@@ -137,24 +150,8 @@ static void run_notice(int n, int who, int how)
     assert_int_equal(coll_store_server_start("127.0.0.1", 0, test_secret, &s, &info), COLL_SUCCESS);
     char prefix[32];
     snprintf(prefix, sizeof prefix, "n%d-%d-%d", n, who, how);
-    pid_t *pids = calloc((size_t)n, sizeof *pids);
-    assert_non_null(pids);
-    for (int r = 0; r < n; r++) {
-        pids[r] = fork();
-        assert_true(pids[r] >= 0);
-        if (pids[r] == 0)
-            _exit(notice_child(&info, r, n, who, how, prefix));
-    }
-    int bad = 0;
-    for (int r = 0; r < n; r++) {
-        int status = 0;
-        assert_int_equal(waitpid(pids[r], &status, 0), pids[r]);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            print_message("n=%d who=%d how=%d rank %d: status 0x%x\n", n, who, how, r, status);
-            bad++;
-        }
-    }
-    free(pids);
+    notice_arg_t na = {&info, n, who, how, prefix};
+    int bad = cb_ranks_run(n, notice_rank, &na, prefix);
     coll_store_server_stop(s);
     assert_int_equal(bad, 0);
 }

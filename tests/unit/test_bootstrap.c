@@ -28,6 +28,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "core/netif.h"
+#include "../lib/fork_ranks.h"
 
 static const uint8_t test_secret[COLL_SECRET_BYTES] = "0123456789abcdef0123456789abcde";
 
@@ -907,29 +908,27 @@ static int child_run(const coll_id_info_t *info, int rank, int n, atomic_int *ar
     return 0;
 }
 
+typedef struct {
+    const coll_id_info_t *info;
+    int n;
+    atomic_int *arrived;
+} proc_arg_t;
+
+static int proc_rank(int rank, void *arg)
+{
+    const proc_arg_t *pa = arg;
+    alarm(60);
+    return child_run(pa->info, rank, pa->n, pa->arrived);
+}
+
 static void run_procs(const coll_id_info_t *info, int n)
 {
     atomic_int *arrived = mmap(NULL, sizeof *arrived, PROT_READ | PROT_WRITE,
                                MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     assert_true(arrived != MAP_FAILED);
     atomic_init(arrived, 0);
-    pid_t pids[8];
-    for (int r = 0; r < n; r++) {
-        pids[r] = fork();
-        assert_true(pids[r] >= 0);
-        if (pids[r] == 0) {
-            alarm(60);
-            _exit(child_run(info, r, n, arrived));
-        }
-    }
-    for (int r = 0; r < n; r++) {
-        int status = 0;
-        assert_int_equal(waitpid(pids[r], &status, 0), pids[r]);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-            print_message("n=%d rank %d: status 0x%x\n", n, r, status);
-        assert_true(WIFEXITED(status));
-        assert_int_equal(WEXITSTATUS(status), 0);
-    }
+    proc_arg_t pa = {info, n, arrived};
+    assert_int_equal(cb_ranks_run(n, proc_rank, &pa, "test_bootstrap"), 0);
     munmap(arrived, sizeof *arrived);
 }
 

@@ -9,7 +9,8 @@
  * (no socket before the first message; only the directions used exist, each
  * carrying data one way), strangers on the listener, a peer dying or aborting
  * mid-message, a refused connect failing at once and an unanswered one timing
- * out naming the peer, and loopback throughput with 1, 2 and 4 sockets.
+ * out naming the peer, and loopback throughput with 1, 2 and 4 sockets (data
+ * intact, every socket used, a floor far below any machine: BW_FLOOR_GBPS).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -37,6 +38,7 @@
 #include "bootstrap/bootstrap.h"
 #include "transport/tcp_internal.h"
 #include "transport/transport.h"
+#include "../lib/fork_ranks.h"
 
 static int g_rank = -1;
 
@@ -165,50 +167,54 @@ static void rank_main(int rank, int n, int up, int down, rank_fn fn, void *arg)
 
 /* Forks n ranks; hook runs in the parent once every listener is up and before
  * any rank starts setup. Every rank must exit 0. */
+typedef struct {
+    int up[16][2], down[16][2];   /* pipes: rank -> parent, parent -> rank */
+    rank_fn fn;
+    void *arg;
+    int n;
+} ranks_arg_t;
+
+static int pipe_rank(int r, void *arg)
+{
+    ranks_arg_t *ra = arg;
+    for (int q = 0; q < ra->n; q++) {   /* keep only this rank's own ends */
+        close(ra->up[q][0]);
+        close(ra->down[q][1]);
+        if (q != r) {
+            close(ra->up[q][1]);
+            close(ra->down[q][0]);
+        }
+    }
+    rank_main(r, ra->n, ra->up[r][1], ra->down[r][0], ra->fn, ra->arg);
+    return 0;   /* rank_main exits */
+}
+
 static void run_ranks(int n, rank_fn fn, void *arg, setup_hook hook)
 {
-    pid_t pid[16];
-    int up[16], down[16];
-    fflush(stdout);
-    fflush(stderr);
+    ranks_arg_t ra = {.fn = fn, .arg = arg, .n = n};
+    assert_true(n <= 16);
     for (int r = 0; r < n; r++) {
-        int a[2], b[2];
-        assert_int_equal(pipe(a), 0);
-        assert_int_equal(pipe(b), 0);
-        pid[r] = fork();
-        assert_true(pid[r] >= 0);
-        if (pid[r] == 0) {
-            close(a[0]);
-            close(b[1]);
-            rank_main(r, n, a[1], b[0], fn, arg);
-        }
-        close(a[1]);
-        close(b[0]);
-        up[r] = a[0];
-        down[r] = b[1];
+        assert_int_equal(pipe(ra.up[r]), 0);
+        assert_int_equal(pipe(ra.down[r]), 0);
+    }
+    cb_ranks_t rs;
+    assert_int_equal(cb_ranks_start(&rs, n, pipe_rank, &ra, "test_tcp"), 0);
+    for (int r = 0; r < n; r++) {
+        close(ra.up[r][1]);
+        close(ra.down[r][0]);
     }
     coll_peer_info_t peers[16];
     for (int r = 0; r < n; r++)
-        assert_int_equal(read(up[r], &peers[r], sizeof peers[r]), (ssize_t)sizeof peers[r]);
+        assert_int_equal(read(ra.up[r][0], &peers[r], sizeof peers[r]), (ssize_t)sizeof peers[r]);
     if (hook)
         hook(peers, n);
     for (int r = 0; r < n; r++) {
-        assert_int_equal(write(down[r], peers, sizeof peers[0] * (size_t)n),
+        assert_int_equal(write(ra.down[r][1], peers, sizeof peers[0] * (size_t)n),
                          (ssize_t)(sizeof peers[0] * (size_t)n));
-        close(down[r]);
-        close(up[r]);
+        close(ra.down[r][1]);
+        close(ra.up[r][0]);
     }
-    int bad = 0;
-    for (int r = 0; r < n; r++) {
-        int ws = 0;
-        assert_int_equal(waitpid(pid[r], &ws, 0), pid[r]);
-        if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
-            fprintf(stderr, "rank %d: %s %d\n", r, WIFEXITED(ws) ? "exit" : "signal",
-                    WIFEXITED(ws) ? WEXITSTATUS(ws) : WTERMSIG(ws));
-            bad++;
-        }
-    }
-    assert_int_equal(bad, 0);
+    assert_int_equal(cb_ranks_wait(&rs), 0);
 }
 
 /* ---- the executor's loop, in small ---- */
@@ -872,17 +878,34 @@ static void test_connect_fails(void **state)
 
 /* ---- throughput ---- */
 
+/* A floor far below any sane machine's loopback (a few GB/s; the oversubscribed
+ * 2-core test VM measured 0.3-1.5 GB/s under load): only a transport that
+ * stalls (a lost wake-up waiting for a poll timeout, a 1-byte read loop) falls
+ * under it. The numbers are printed for the eye; bench/ measures properly. */
+#ifndef BW_FLOOR_GBPS   /* -DBW_FLOOR_GBPS=1000 shows the check failing */
+#define BW_FLOOR_GBPS 0.05
+#endif
+
+/* 64 MiB from rank 0 to rank 1, copied then fp32-summed into a second buffer:
+ * every element arrives intact (or summed exactly: small integers in fp32),
+ * the configured sockets all carried data, and the best of 2 runs beats the floor. */
 static void rank_bw(coll_comm *c, void *arg)
 {
     (void)arg;
-    size_t len = 64u << 20;
-    uint8_t *buf = malloc(len), *src2 = malloc(len);
-    CHECK(buf && src2);
-    memset(buf, 1, len);
-    memset(src2, 2, len);
+    size_t len = 64u << 20, n = len / sizeof(float);
+    float *buf = malloc(len), *src2 = malloc(len), *want = malloc(len);
+    CHECK(buf && src2 && want);
+    for (size_t i = 0; i < n; i++) {
+        buf[i] = (float)(i & 4095);   /* rank 0 sends this, unchanged */
+        src2[i] = (float)(i & 7);
+    }
     for (int reduce = 0; reduce < 2; reduce++) {
         double best = 1e9;
-        for (int it = 0; it < 5; it++) {
+        for (size_t i = 0; i < n; i++)
+            want[i] = (float)(i & 4095) + (reduce ? (float)(i & 7) : 0.0f);
+        for (int it = 0; it < 2; it++) {
+            if (c->rank == 1)
+                memset(buf, 0xff, len);   /* NaNs: nothing left from the last run */
             /* align both ranks with a 1-byte ping-pong */
             uint8_t t = 0;
             op_t ping[2] = {op_send(1 - c->rank, &t, 1), op_recv(1 - c->rank, &t, NULL, NULL, 1, 1)};
@@ -895,15 +918,21 @@ static void rank_bw(coll_comm *c, void *arg)
             double el = now_s() - t0;
             if (el < best)
                 best = el;
+            if (c->rank == 1)
+                CHECK(memcmp(buf, want, len) == 0);
         }
-        if (c->rank == 1)
-            printf("tcp loopback 64 MiB, COLL_NSOCKS=%d, %s sink: %.2f GB/s (best of 5, %.1f ms)\n",
-                   c->tcp->peers[0]->nrecv, reduce ? "fp32-sum reducing" : "copying",
-                   (double)len / best / 1e9, best * 1e3);
+        if (c->rank == 1) {
+            double gbps = (double)len / best / 1e9;
+            printf("tcp loopback 64 MiB, COLL_NSOCKS=%d, %s sink: %.2f GB/s (best of 2, %.1f ms)\n",
+                   c->tcp->peers[0]->nrecv, reduce ? "fp32-sum reducing" : "copying", gbps, best * 1e3);
+            CHECK(c->tcp->peers[0]->nrecv == g_nsocks);
+            CHECK(gbps > BW_FLOOR_GBPS);
+        }
     }
     fflush(stdout);
     free(buf);
     free(src2);
+    free(want);
 }
 
 static void test_throughput(void **state)

@@ -31,7 +31,6 @@ enum {
 
 /* Monotonic clock. */
 double cbt_now(void);
-uint64_t cbt_now_ns(void);
 
 /* Print "collbench TOOL: MESSAGE" (one line) to stderr; returns CBT_EXIT_USAGE. */
 int cbt_usage_error(const char *tool, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -70,8 +69,6 @@ typedef struct {
 int cbt_dev_lookup(int card, int id, cbt_dev_t *out, char *err, size_t errlen);
 /* Pin the calling thread to the device's CPUs and its allocations to its nodes. */
 int cbt_dev_bind(const cbt_dev_t *d, char *err, size_t errlen);
-/* The device's CPUs, ascending; returns how many. */
-int cbt_dev_cpus(const cbt_dev_t *d, int *cpus, int max);
 /* "-m device|card" value: 0 device, 1 card, -1 after printing the usage error. */
 int cbt_parse_devmode(const char *tool, const char *val);
 

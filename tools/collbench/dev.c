@@ -189,15 +189,6 @@ int cbt_dev_bind(const cbt_dev_t *d, char *err, size_t errlen)
     return 0;
 }
 
-int cbt_dev_cpus(const cbt_dev_t *d, int *cpus, int max)
-{
-    int n = 0;
-    for (int c = 0; c < CPU_SETSIZE && n < max; c++)
-        if (CPU_ISSET(c, &d->cpus))
-            cpus[n++] = c;
-    return n;
-}
-
 int cbt_parse_devmode(const char *tool, const char *val)
 {
     if (!strcmp(val, "device"))

@@ -258,6 +258,11 @@ int cbt_p2p_run(coll_comm_t comm, const cbt_p2p_opts_t *o, const char *const *po
         } else {
             rc = CBT_EXIT_USAGE;
         }
+        /* The ranks that found nothing wrong wait until the one that did has
+         * said why: under mpirun the first rank to exit non-zero gets the
+         * others killed, which could silence the only useful line. */
+        fflush(stderr);
+        (void)coll_barrier(comm);
         goto out;
     }
     for (int r = 0; r < n; r++) {

@@ -16,8 +16,9 @@ set -u
 cd "${CB_ROOT:-$(dirname "$0")/../..}"
 FUZZ_TIME=${FUZZ_TIME:-5}
 OUT=build/fuzz
-if ! JOBS=${JOBS:-$(nproc)} tests/fuzz/build.sh -O "$OUT" >"$OUT.build.log" 2>&1; then
-    rc=$?
+JOBS=${JOBS:-$(nproc)} tests/fuzz/build.sh -O "$OUT" >"$OUT.build.log" 2>&1
+rc=$?
+if [ $rc -ne 0 ]; then
     tail -n 30 "$OUT.build.log"
     [ $rc -eq 77 ] && exit 77
     echo "FAIL: tests/fuzz/build.sh (log $OUT.build.log)"; exit 1

@@ -50,7 +50,8 @@ static coll_status_t small(coll_comm *comm, const coll_group_t *g, const char *s
     COLL_CHECK(coll_direct_small_wait_all(comm, seq));
     for (int j = 0; j < g->size; j++)
         if (j != g->me)
-            coll_direct_copy(comm, rb + (size_t)j * blk, coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq), blk);
+            coll_direct_copy(comm, rb + (size_t)j * blk,
+                             coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq), blk);
     coll_direct_small_done(comm, seq);
     return COLL_SUCCESS;
 }

@@ -43,8 +43,8 @@ static coll_status_t small(coll_comm *comm, const coll_group_t *g, const char *s
     COLL_CHECK(coll_direct_small_wait_all(comm, seq));
     for (int j = 0; j < g->size; j++)
         if (j != g->me && counts[j])
-            coll_direct_copy(comm, rb + displs[j] * es, coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq),
-                   counts[j] * es);
+            coll_direct_copy(comm, rb + displs[j] * es,
+                             coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq), counts[j] * es);
     coll_direct_small_done(comm, seq);
     return COLL_SUCCESS;
 }

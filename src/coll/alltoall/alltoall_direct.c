@@ -43,8 +43,9 @@ static coll_status_t small(coll_comm *comm, const coll_group_t *g, const char *s
     for (int j = 0; j < p; j++)
         if (j != me)
             coll_direct_copy(comm, rb + (size_t)j * blk,
-                   (const char *)coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq) + (size_t)me * blk,
-                   blk);
+                             (const char *)coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq) +
+                                 (size_t)me * blk,
+                             blk);
     coll_direct_small_done(comm, seq);
     return COLL_SUCCESS;
 }
@@ -78,7 +79,8 @@ coll_status_t coll_alltoall_direct_run(coll_comm *comm, const coll_group_t *g, c
         if (!reg)
             for (int i = 0; i < p; i++)
                 if (i != me)
-                    coll_direct_copy(comm, mine + h + (size_t)i * c * es, sb + ((size_t)i * n + off) * es, cnt * es);
+                    coll_direct_copy(comm, mine + h + (size_t)i * c * es, sb + ((size_t)i * n + off) * es,
+                                     cnt * es);
         COLL_CHECK(coll_direct_barrier(comm));
         if (k == 0 && coll_group_peer_ptrs(comm, g, PUB_SEND, NULL, zc)) {
             for (int j = 0; j < p; j++)

@@ -118,8 +118,9 @@ static void copy_packed(coll_comm *comm, const coll_group_t *g, uint64_t seq, ch
     for (int j = 0; j < p; j++) {
         const char *slot = coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq);
         if (j != me && rcounts[j])
-            coll_direct_copy(comm, rb + rdispls[j] * es, slot + hb + ((const hdr_t *)slot)->words[(size_t)p + (size_t)me] * es,
-                   rcounts[j] * es);
+            coll_direct_copy(comm, rb + rdispls[j] * es,
+                             slot + hb + ((const hdr_t *)slot)->words[(size_t)p + (size_t)me] * es,
+                             rcounts[j] * es);
     }
 }
 

@@ -57,7 +57,8 @@ coll_status_t coll_broadcast_direct_run(coll_comm *comm, const coll_group_t *g, 
         if (is_root) {
             size_t noff = off + chunk; /* stage the next chunk into the other half */
             if (noff < n)
-                coll_direct_copy(comm, stage + ((k + 1) % 2) * half, b + noff * es, coll_min_sz(chunk, n - noff) * es);
+                coll_direct_copy(comm, stage + ((k + 1) % 2) * half, b + noff * es,
+                                 coll_min_sz(chunk, n - noff) * es);
         } else {
             coll_direct_copy(comm, b + off * es, stage + (k % 2) * half, coll_min_sz(chunk, n - off) * es);
         }

@@ -72,7 +72,8 @@ coll_status_t coll_gather_direct_run(coll_comm *comm, const coll_group_t *g, con
     }
     for (size_t k = 0, off = 0; off < n; k++, off += cs) {
         if (stage && off + cs < n)
-            coll_direct_copy(comm, mine + ((k + 1) % 2) * half, sb + (off + cs) * es, coll_min_sz(cs, n - off - cs) * es);
+            coll_direct_copy(comm, mine + ((k + 1) % 2) * half, sb + (off + cs) * es,
+                             coll_min_sz(cs, n - off - cs) * es);
         for (int j = 0; is_root && j < p; j++) {
             if (j == me)
                 continue;

@@ -83,7 +83,8 @@ coll_status_t coll_reduce_scatter_direct_run(coll_comm *comm, const coll_group_t
         if (!reg)
             for (int i = 0; i < p; i++)
                 if (i != me) /* my own block is read from sendbuf */
-                    coll_direct_copy(comm, mine + h + (size_t)i * c * es, sb + ((size_t)i * n + off) * es, cnt * es);
+                    coll_direct_copy(comm, mine + h + (size_t)i * c * es, sb + ((size_t)i * n + off) * es,
+                                     cnt * es);
         COLL_CHECK(coll_direct_barrier(comm));
         if (k == 0 && coll_group_peer_ptrs(comm, g, PUB_SEND, NULL, zc)) {
             for (int j = 0; j < p; j++)

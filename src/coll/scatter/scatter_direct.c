@@ -32,7 +32,8 @@
 enum { PUB_BUF = 0 };
 
 /* Root: stage piece [off, off+cnt) of every other member's block into half h. */
-static void stage_round(coll_comm *comm, char *h, const char *sb, int p, int me, size_t n, size_t cs, size_t off, size_t es)
+static void stage_round(coll_comm *comm, char *h, const char *sb, int p, int me, size_t n, size_t cs,
+                        size_t off, size_t es)
 {
     size_t cnt = coll_min_sz(cs, n - off);
     for (int j = 0; j < p; j++)
@@ -77,7 +78,7 @@ coll_status_t coll_scatter_direct_run(coll_comm *comm, const coll_group_t *g, co
                 stage_round(comm, stage + ((k + 1) % 2) * half, sb, p, me, n, cs, off + cs, es);
         } else {
             coll_direct_copy(comm, rb + off * es, stage + (k % 2) * half + (size_t)me * cs * es,
-                   coll_min_sz(cs, n - off) * es);
+                             coll_min_sz(cs, n - off) * es);
         }
         COLL_CHECK(coll_direct_barrier(comm));
     }

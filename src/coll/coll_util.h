@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/comm.h"
+#include "core/reduce.h"   /* coll_reduce_multi */
 #include "topo/topo.h"   /* coll_group_is_host, COLL_MAX_LOCAL */
 #include "core/log.h"
 
@@ -48,11 +49,6 @@ static inline coll_status_t coll_root_index(const coll_group_t *g, const char *w
     return *ri >= 0 ? COLL_SUCCESS
                     : coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "%s: root %d is not in the group", what, root);
 }
-
-/* out = in[0] OP in[1] OP ... OP in[k-1] over n elements, in blocks that stay in
- * cache; fixed order so every rank computes bitwise identical results.
- * out may be one of the inputs. k == 1 copies. */
-void coll_reduce_multi(void *out, const void *const *in, int k, size_t n, coll_dtype_t dt, coll_op_t op);
 
 /* Local (shm) index of member i of g. */
 static inline int coll_group_lr(const coll_comm *comm, const coll_group_t *g, int i)

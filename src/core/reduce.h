@@ -32,6 +32,11 @@ static inline void coll_reduce_local(void *out, const void *a, const void *b, si
     coll_reduce_kernel(op, dt)(out, a, b, n);
 }
 
+/* reduce_multi.c: out = in[0] OP in[1] OP ... OP in[k-1] over n elements, in
+ * blocks that stay in cache; fixed order so every rank computes bitwise
+ * identical results. out may be one of the inputs. k == 1 copies. */
+void coll_reduce_multi(void *out, const void *const *in, int k, size_t n, coll_dtype_t dt, coll_op_t op);
+
 /* Exact conversions (round to nearest even; NaN stays NaN, overflow -> inf). */
 float coll_fp16_to_fp32(uint16_t h);
 uint16_t coll_fp32_to_fp16(float f);

@@ -5,10 +5,18 @@
  * NULL when no local peer's memory is readable (one rank per host, shm off):
  * sizes then read 0, cma is off and the barrier is a no-op; the other calls
  * are only made by algorithms whose group is the host (coll_group_is_host).
+ *
+ * coll_direct_copy / coll_direct_reduce: every copy and reduction of staged,
+ * peer or user data in those algorithms goes through them (not tiny headers),
+ * so a transport may account for or skip the work (sim). On shm the ops are
+ * NULL: one predictable branch, then memcpy / coll_reduce_multi inline.
  */
 #ifndef COLL_DIRECT_H
 #define COLL_DIRECT_H
 
+#include <string.h>
+
+#include "core/reduce.h"
 #include "transport/transport.h"
 
 static inline void *coll_direct_stage(coll_comm *comm, int lr)
@@ -67,6 +75,22 @@ static inline coll_status_t coll_direct_cma_read(coll_comm *comm, int lr, int sl
                                                  size_t len)
 {
     return comm->direct->cma_read(comm, lr, slot, off, dst, len);
+}
+static inline void coll_direct_copy(coll_comm *comm, void *dst, const void *src, size_t len)
+{
+    if (comm->direct->copy)
+        comm->direct->copy(comm, dst, src, len);
+    else
+        memcpy(dst, src, len);
+}
+/* out = in[0] OP ... OP in[k-1] over n elements (coll_reduce_multi). */
+static inline void coll_direct_reduce(coll_comm *comm, void *out, const void *const *in, int k, size_t n,
+                                      coll_dtype_t dt, coll_op_t op)
+{
+    if (comm->direct->reduce)
+        comm->direct->reduce(comm, out, in, k, n, dt, op);
+    else
+        coll_reduce_multi(out, in, k, n, dt, op);
 }
 
 #endif

@@ -23,7 +23,8 @@
  * The sender's clock advances by the per-message overhead (sends are eager);
  * a receive completes at max(receiver clock, arrival), a receive-reduce adds
  * B / reduce_bw. Local copies and reductions an algorithm does outside the
- * primitives cost no virtual time.
+ * primitives and the direct services below (a tree's local reduce) cost no
+ * virtual time.
  *
  * Direct memory (sim_direct.c): ranks of a simulated host with more than one
  * rank get comm->direct (coll_direct_ops_t), as shm gives it on a real host,
@@ -34,9 +35,16 @@
  *   small post:   shm_ovh + B / shm_bw;  wait_all: the last post + shm_lat +
  *                 the peers' posted bytes / shm_bw (the reads)
  *   cma_read:     shm_ovh + B / shm_bw
- * Copies into / out of the staging buffers are the algorithm's own memcpy:
- * free, like other local copies. Waits block the coroutine (no spin) and are
- * deadlock-detected like message waits. Zero-copy (peer_ptr) is never
+ *   copy:         B / shm_bw   (coll_direct_copy: into / out of stages, from
+ *                 peers' slots and buffers, within the user's buffers)
+ *   reduce:       (k - 1) B / reduce_bw for k inputs of B bytes each
+ *                 (coll_direct_reduce; k == 1 is a copy)
+ * The copies and reductions are a service of the capability (direct.h), so
+ * the algorithms pay for them as on a real host and, without move_data, the
+ * simulator skips the work (a sizes-only run moves no byte). The copy port
+ * of sends is not involved, and reads of a peer's memory see no contention
+ * beyond the reader's own bandwidth. Waits block the coroutine (no spin) and
+ * are deadlock-detected like message waits. Zero-copy (peer_ptr) is never
  * offered: simulated buffers are not coll_mem_alloc regions.
  *
  * Memory: the N communicators share the peer records, the topology arrays

@@ -15,14 +15,16 @@
  *   cma_*       cma_ok is COLL_CMA (default on: a simulated host permits
  *               cross-memory reads); cma_read copies from the published
  *               address (sizes only: copies nothing)
+ *   copy,       the algorithms' copies and reductions of staged, peer and user
+ *   reduce      data (direct.h): charged; sizes only: nothing copied or reduced
  *   publish     zero-copy needs coll_mem_alloc regions, which simulated ranks
  *               do not have: peer_ptr is NULL, is_registered 0 (the staging
  *               paths run, as on a real host with malloc'd buffers)
  * Virtual time (sim.h): a barrier ends at the last arrival + one shm round
  * (shm_ovh + shm_lat); a small post costs shm_ovh + B / shm_bw, wait_all ends
  * one shm latency after the last post plus the peers' posted bytes / shm_bw
- * (the reads); a cma_read of B bytes costs shm_ovh + B / shm_bw. Copies an
- * algorithm makes itself (memcpy into / out of a stage) cost nothing.
+ * (the reads); a cma_read of B bytes costs shm_ovh + B / shm_bw; a copy of B
+ * bytes B / shm_bw; a reduction of k inputs of B bytes (k - 1) B / reduce_bw.
  *
  * Memory: O(N) counters; with move_data N x (stage + 2 x 64 KiB) bytes of
  * address space (MAP_NORESERVE: pages touched only); sizes only one stage
@@ -37,6 +39,7 @@
 
 #include "core/config.h"
 #include "core/log.h"
+#include "core/reduce.h"
 #include "transport/shm_size.h"
 #include "transport/sim.h"
 
@@ -67,7 +70,7 @@ struct coll_sim_direct {
     sd_rank_t *r;                   /* [n] */
     sd_host_t *h;                   /* [nhosts] */
     int cma;
-    double bar_us, ovh_us, lat_us, shm_b;
+    double bar_us, ovh_us, lat_us, shm_b, red_b;   /* us, us per byte */
 };
 
 static struct coll_sim_direct *sd_of(const coll_comm *comm)
@@ -257,6 +260,28 @@ static coll_status_t sd_cma_read(coll_comm *comm, int lr, int slot, size_t off, 
     return COLL_SUCCESS;
 }
 
+/* The copies and reductions of direct.h, on behalf of the calling rank:
+ * charged to its clock, done only when data moves. A copy streams B bytes at
+ * shm_bw; a k-input reduction of B bytes each is k - 1 pairwise passes at
+ * reduce_bw (as a receive-reduce: B / reduce_bw each), k == 1 a copy. */
+static void sd_copy(coll_comm *comm, void *dst, const void *src, size_t len)
+{
+    struct coll_sim_direct *d = sd_of(comm);
+    if (d->move && len)
+        memcpy(dst, src, len);
+    *coll_sim_clock(comm) += (double)len * d->shm_b;
+}
+
+static void sd_reduce(coll_comm *comm, void *out, const void *const *in, int k, size_t n, coll_dtype_t dt,
+                      coll_op_t op)
+{
+    struct coll_sim_direct *d = sd_of(comm);
+    double bytes = (double)n * (double)coll_dtype_size(dt);
+    if (d->move && n)
+        coll_reduce_multi(out, in, k, n, dt, op);
+    *coll_sim_clock(comm) += k > 1 ? (double)(k - 1) * bytes * d->red_b : bytes * d->shm_b;
+}
+
 static const coll_direct_ops_t sim_direct_ops = {
     .stage = sd_stage,
     .stage_bytes = sd_stage_bytes,
@@ -272,6 +297,8 @@ static const coll_direct_ops_t sim_direct_ops = {
     .cma_ok = sd_cma_ok,
     .publish_addr = sd_publish_addr,
     .cma_read = sd_cma_read,
+    .copy = sd_copy,
+    .reduce = sd_reduce,
 };
 
 static void *map(size_t bytes)
@@ -356,6 +383,7 @@ coll_status_t coll_sim_direct_attach(coll_sim_t *s)
     d->cma = coll_cfg_bool(COLL_CFG_CMA);
     d->stage_bytes = (size_t)shm_sizes_config(2, coll_cfg_size(COLL_CFG_BUFFSIZE), 4096, 2).stage;
     d->shm_b = 8.0 / (p->shm_gbps * 1e3);   /* Gbit/s -> us per byte */
+    d->red_b = 8.0 / (p->reduce_gbps * 1e3);
     d->ovh_us = p->shm_ovh_us;
     d->lat_us = p->shm_us;
     d->bar_us = p->shm_ovh_us + p->shm_us;

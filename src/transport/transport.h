@@ -147,6 +147,14 @@ typedef struct coll_direct_ops {
     int (*cma_ok)(const coll_comm *comm);
     void (*publish_addr)(coll_comm *comm, int slot, const void *ptr);
     coll_status_t (*cma_read)(coll_comm *comm, int lr, int slot, size_t off, void *dst, size_t len);
+    /* Optional (NULL: the wrappers of direct.h do the work inline, as on shm):
+     * the copies and reductions an algorithm makes on staged, peer or user
+     * data, done by the transport on behalf of the calling rank (sim: charged
+     * in virtual time, skipped when no data moves). Same contracts as memcpy
+     * and coll_reduce_multi (core/reduce.h). */
+    void (*copy)(coll_comm *comm, void *dst, const void *src, size_t len);
+    void (*reduce)(coll_comm *comm, void *out, const void *const *in, int k, size_t n, coll_dtype_t dt,
+                   coll_op_t op);
 } coll_direct_ops_t;
 
 extern const coll_transport_ops_t coll_shm_ops;

@@ -21,6 +21,7 @@
 
 #include <cmocka.h>
 #include <malloc.h>
+#include <sys/mman.h>
 
 #include "coll/algo.h"
 #include "core/config.h"
@@ -448,6 +449,71 @@ static void test_direct_deadlock(void **state)
     coll_sim_destroy(sim);
 }
 
+/* The direct capability's copies and reductions (direct.h) cost virtual time
+ * and, sizes only, are not done: AllReduce of 1 MiB fp32 on one host of 4
+ * ranks, forced direct then cma. With data: every element right, and the time
+ * at least the model's work (direct: copy in + copy out at shm_bw, the 1/p
+ * slice reduced from p inputs at reduce_bw; cma: that reduction). Sizes only:
+ * the same time, on buffers that fault if anyone touches them. */
+#define DC_P 4
+#define DC_N (256 * 1024)
+static struct {
+    float *sb[DC_P], *rb[DC_P];
+} dc;
+
+static coll_status_t dc_fn(coll_comm *comm, void *arg)
+{
+    return coll_all_reduce(dc.sb[comm->rank], dc.rb[comm->rank], DC_N, COLL_FP32, COLL_SUM, comm);
+}
+
+static void test_direct_costs(void **state)
+{
+    (void)state;
+    coll_sim_params_t sp = {.net_gbps = 100, .net_us = 2, .net_ovh_us = 1, .shm_gbps = 200, .shm_us = 0.3,
+                            .shm_ovh_us = 0.2, .reduce_gbps = 80, .move_data = 1};
+    double us_b = 8.0 / 200e3, red_b = 8.0 / 80e3, bytes = 4.0 * DC_N;
+    const char *algos[2] = {"allreduce=direct", "allreduce=cma"};
+    double reduce_us = (DC_P - 1) * bytes / DC_P * red_b;   /* my 1/p slice, p inputs */
+    double least[2] = {2 * bytes * us_b + reduce_us, reduce_us};
+    int hn[1] = {DC_P};
+    size_t len = 4 * (size_t)DC_N;
+    char *none = mmap(NULL, 2 * len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(none != MAP_FAILED);
+    for (int a = 0; a < 2; a++) {
+        double t[2];
+        for (int move = 1; move >= 0; move--) {
+            sp.move_data = move;
+            for (int r = 0; r < DC_P; r++) {
+                dc.sb[r] = move ? malloc(len) : (float *)none;
+                dc.rb[r] = move ? malloc(len) : (float *)(none + len);
+                assert_non_null(dc.sb[r]);
+                assert_non_null(dc.rb[r]);
+                for (size_t i = 0; move && i < DC_N; i++)
+                    dc.sb[r][i] = (float)(r + 1) + (float)(i % 7);
+            }
+            coll_sim_t *sim = NULL;
+            assert_int_equal(coll_sim_create(1, hn, &sp, &sim), COLL_SUCCESS);
+            assert_int_equal(coll_algo_force(algos[a]), COLL_SUCCESS);
+            if (coll_sim_run(sim, dc_fn, NULL, &t[move]) != COLL_SUCCESS)
+                fail_msg("%s, move_data %d: %s", algos[a], move, coll_last_error());
+            assert_string_equal(coll_comm_last_algo(coll_sim_comm(sim, 0)), algos[a] + strlen("allreduce="));
+            coll_sim_destroy(sim);
+            for (int r = 0; move && r < DC_P; r++) {
+                for (size_t i = 0; i < DC_N; i++)
+                    if (dc.rb[r][i] != (float)(10 + DC_P * (int)(i % 7)))
+                        fail_msg("%s: rank %d element %zu is %g", algos[a], r, i, (double)dc.rb[r][i]);
+                free(dc.sb[r]);
+                free(dc.rb[r]);
+            }
+        }
+        assert_int_equal(coll_algo_force(NULL), COLL_SUCCESS);
+        if (t[0] != t[1] || t[1] < least[a])
+            fail_msg("%s: %.2f us with data, %.2f us sizes only; its copies and reductions take %.2f us",
+                     algos[a], t[1], t[0], least[a]);
+    }
+    munmap(none, 2 * len);
+}
+
 int main(void)
 {
     setenv("COLL_BUFFSIZE", "65536", 1);
@@ -457,6 +523,7 @@ int main(void)
     mallopt(M_TRIM_THRESHOLD, 256 << 20);   /* direct algorithms: several chunks at 100 KB */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_direct_deadlock),
+        cmocka_unit_test(test_direct_costs),
         cmocka_unit_test(test_barrier),
         cmocka_unit_test(test_every_algo),
     };

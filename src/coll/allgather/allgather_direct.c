@@ -50,7 +50,8 @@ static coll_status_t small(coll_comm *comm, const coll_group_t *g, const char *s
     COLL_CHECK(coll_direct_small_wait_all(comm, seq));
     for (int j = 0; j < g->size; j++)
         if (j != g->me)
-            memcpy(rb + (size_t)j * blk, coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq), blk);
+            coll_direct_copy(comm, rb + (size_t)j * blk,
+                             coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq), blk);
     coll_direct_small_done(comm, seq);
     return COLL_SUCCESS;
 }
@@ -64,10 +65,13 @@ coll_status_t coll_allgather_direct_run(coll_comm *comm, const coll_group_t *g, 
     const char *sb = sendbuf;
     if (n == 0)
         return COLL_SUCCESS;
-    if (sb != rb + (size_t)me * blk)
-        memcpy(rb + (size_t)me * blk, sb, blk);
-    if (p == 1)
+    if (p == 1) { /* alone: comm->direct may be NULL */
+        if (sb != rb)
+            memcpy(rb, sb, blk);
         return COLL_SUCCESS;
+    }
+    if (sb != rb + (size_t)me * blk)
+        coll_direct_copy(comm, rb + (size_t)me * blk, sb, blk);
     if (blk <= coll_direct_small_max(comm))
         return small(comm, g, sb, rb, blk);
     size_t half = coll_direct_stage_bytes(comm) / 2, chunk = half / es;
@@ -78,12 +82,12 @@ coll_status_t coll_allgather_direct_run(coll_comm *comm, const coll_group_t *g, 
     for (size_t k = 0, off = 0; off < n; k++, off += chunk) {
         size_t cnt = coll_min_sz(chunk, n - off), h = (k % 2) * half;
         if (!reg)
-            memcpy(mine + h, sb + off * es, cnt * es);
+            coll_direct_copy(comm, mine + h, sb + off * es, cnt * es);
         COLL_CHECK(coll_direct_barrier(comm));
         if (k == 0 && coll_group_peer_ptrs(comm, g, PUB_SEND, NULL, zc)) {
             for (int j = 0; j < p; j++)
                 if (j != me)
-                    memcpy(rb + (size_t)j * blk, zc[j], blk);
+                    coll_direct_copy(comm, rb + (size_t)j * blk, zc[j], blk);
             break;
         }
         for (int j = 0; j < p; j++) {
@@ -91,7 +95,7 @@ coll_status_t coll_allgather_direct_run(coll_comm *comm, const coll_group_t *g, 
                 continue;
             const char *src =
                 zc[j] ? zc[j] + off * es : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + h;
-            memcpy(rb + ((size_t)j * n + off) * es, src, cnt * es);
+            coll_direct_copy(comm, rb + ((size_t)j * n + off) * es, src, cnt * es);
         }
     }
     return coll_direct_barrier(comm); /* peers are done reading my stage and buffers */

@@ -43,8 +43,8 @@ static coll_status_t small(coll_comm *comm, const coll_group_t *g, const char *s
     COLL_CHECK(coll_direct_small_wait_all(comm, seq));
     for (int j = 0; j < g->size; j++)
         if (j != g->me && counts[j])
-            memcpy(rb + displs[j] * es, coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq),
-                   counts[j] * es);
+            coll_direct_copy(comm, rb + displs[j] * es,
+                             coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq), counts[j] * es);
     coll_direct_small_done(comm, seq);
     return COLL_SUCCESS;
 }
@@ -57,11 +57,16 @@ coll_status_t coll_allgatherv_direct_run(coll_comm *comm, const coll_group_t *g,
     size_t es = coll_dtype_size(dt), maxc = 0;
     char *rb = recvbuf;
     const char *sb = sendbuf;
+    if (p == 1) { /* alone: comm->direct may be NULL */
+        if (counts[me] && sb != rb + displs[me] * es)
+            memcpy(rb + displs[me] * es, sb, counts[me] * es);
+        return COLL_SUCCESS;
+    }
     if (counts[me] && sb != rb + displs[me] * es)
-        memcpy(rb + displs[me] * es, sb, counts[me] * es);
+        coll_direct_copy(comm, rb + displs[me] * es, sb, counts[me] * es);
     for (int i = 0; i < p; i++)
         maxc = counts[i] > maxc ? counts[i] : maxc;
-    if (p == 1 || maxc == 0)
+    if (maxc == 0)
         return COLL_SUCCESS;
     if (maxc * es <= coll_direct_small_max(comm))
         return small(comm, g, sb, rb, counts, displs, es);
@@ -73,12 +78,12 @@ coll_status_t coll_allgatherv_direct_run(coll_comm *comm, const coll_group_t *g,
     for (size_t k = 0, off = 0; off < maxc; k++, off += chunk) {
         size_t h = (k % 2) * half, cnt = piece(counts[me], off, chunk);
         if (!reg && cnt)
-            memcpy(mine + h, sb + off * es, cnt * es);
+            coll_direct_copy(comm, mine + h, sb + off * es, cnt * es);
         COLL_CHECK(coll_direct_barrier(comm));
         if (k == 0 && coll_group_peer_ptrs(comm, g, PUB_SEND, counts, zc)) {
             for (int j = 0; j < p; j++)
                 if (j != me && counts[j])
-                    memcpy(rb + displs[j] * es, zc[j], counts[j] * es);
+                    coll_direct_copy(comm, rb + displs[j] * es, zc[j], counts[j] * es);
             break;
         }
         for (int j = 0; j < p; j++) {
@@ -87,7 +92,7 @@ coll_status_t coll_allgatherv_direct_run(coll_comm *comm, const coll_group_t *g,
                 continue;
             const char *src =
                 zc[j] ? zc[j] + off * es : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + h;
-            memcpy(rb + (displs[j] + off) * es, src, jc * es);
+            coll_direct_copy(comm, rb + (displs[j] + off) * es, src, jc * es);
         }
     }
     return coll_direct_barrier(comm); /* peers are done reading my stage and buffers */

@@ -46,7 +46,6 @@ coll_status_t coll_allreduce_cma_run(coll_comm *comm, const coll_group_t *g, con
         return coll_allreduce_zero_copy(comm, g, recvbuf, n, dt, op);
     size_t so = coll_block_offset(n, p, me), sc = coll_block_count(n, p, me);
     size_t piece = PIECE_BYTES / es;
-    coll_reduce_fn fn = coll_reduce_kernel(op, dt);
     char *out = (char *)recvbuf + so * es;
     const char *mine = (const char *)sendbuf + so * es;
     for (size_t off = 0; off < sc; off += piece) {
@@ -64,12 +63,13 @@ coll_status_t coll_allreduce_cma_run(coll_comm *comm, const coll_group_t *g, con
             }
             if (j == 0) {
                 if (src != acc)
-                    memcpy(acc, src, k * es);
+                    coll_direct_copy(comm, acc, src, k * es);
             } else {
-                fn(acc, acc, src, k);
+                const void *in[2] = {acc, src};
+                coll_direct_reduce(comm, acc, in, 2, k, dt, op);
             }
         }
-        memcpy(out + off * es, acc, k * es);
+        coll_direct_copy(comm, out + off * es, acc, k * es);
     }
     COLL_CHECK(coll_direct_barrier(comm));
     for (int j = 0; j < p; j++) {

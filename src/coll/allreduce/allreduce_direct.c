@@ -51,14 +51,14 @@ coll_status_t coll_allreduce_zero_copy(coll_comm *comm, const coll_group_t *g, v
     for (int j = 0; j < p; j++)
         src[j] = (const char *)coll_direct_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND) + so * es;
     if (sc)
-        coll_reduce_multi((char *)recvbuf + so * es, src, p, sc, dt, op);
+        coll_direct_reduce(comm, (char *)recvbuf + so * es, src, p, sc, dt, op);
     COLL_CHECK(coll_direct_barrier(comm));
     for (int j = 0; j < p; j++) {
         if (j == me)
             continue;
         size_t jo = coll_block_offset(n, p, j), jc = coll_block_count(n, p, j);
         const char *peer = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_RECV);
-        memcpy((char *)recvbuf + jo * es, peer + jo * es, jc * es);
+        coll_direct_copy(comm, (char *)recvbuf + jo * es, peer + jo * es, jc * es);
     }
     return coll_direct_barrier(comm);   /* peers are done reading my buffers */
 }
@@ -76,7 +76,7 @@ static coll_status_t small(coll_comm *comm, const coll_group_t *g, const void *s
     COLL_CHECK(coll_direct_small_wait_all(comm, seq));
     for (int j = 0; j < p; j++)
         src[j] = coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq);
-    coll_reduce_multi(recvbuf, src, p, n, dt, op);
+    coll_direct_reduce(comm, recvbuf, src, p, n, dt, op);
     coll_direct_small_done(comm, seq);
     return COLL_SUCCESS;
 }
@@ -102,7 +102,7 @@ coll_status_t coll_allreduce_direct_run(coll_comm *comm, const coll_group_t *g, 
         size_t cnt = coll_min_sz(chunk, n - off);
         char *in_me = coll_direct_stage(comm, mylr);
         if (!send_reg)
-            memcpy(in_me, (const char *)sendbuf + off * es, cnt * es);
+            coll_direct_copy(comm, in_me, (const char *)sendbuf + off * es, cnt * es);
         COLL_CHECK(coll_direct_barrier(comm));
         if (off == 0) {
             if (coll_allreduce_all_zero_copy(comm, g))
@@ -119,12 +119,12 @@ coll_status_t coll_allreduce_direct_run(coll_comm *comm, const coll_group_t *g, 
         }
         char *out_me = (char *)coll_direct_stage(comm, mylr) + half;
         if (sc)
-            coll_reduce_multi(out_me + so * es, src, p, sc, dt, op);
+            coll_direct_reduce(comm, out_me + so * es, src, p, sc, dt, op);
         COLL_CHECK(coll_direct_barrier(comm));
         for (int j = 0; j < p; j++) {
             size_t jo = coll_block_offset(cnt, p, j), jc = coll_block_count(cnt, p, j);
             const char *out_j = (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + half;
-            memcpy((char *)recvbuf + (off + jo) * es, out_j + jo * es, jc * es);
+            coll_direct_copy(comm, (char *)recvbuf + (off + jo) * es, out_j + jo * es, jc * es);
         }
     }
     return COLL_SUCCESS;

@@ -42,9 +42,10 @@ static coll_status_t small(coll_comm *comm, const coll_group_t *g, const char *s
     COLL_CHECK(coll_direct_small_wait_all(comm, seq));
     for (int j = 0; j < p; j++)
         if (j != me)
-            memcpy(rb + (size_t)j * blk,
-                   (const char *)coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq) + (size_t)me * blk,
-                   blk);
+            coll_direct_copy(comm, rb + (size_t)j * blk,
+                             (const char *)coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq) +
+                                 (size_t)me * blk,
+                             blk);
     coll_direct_small_done(comm, seq);
     return COLL_SUCCESS;
 }
@@ -58,9 +59,11 @@ coll_status_t coll_alltoall_direct_run(coll_comm *comm, const coll_group_t *g, c
     char *rb = recvbuf;
     if (n == 0)
         return COLL_SUCCESS;
-    memcpy(rb + (size_t)me * blk, sb + (size_t)me * blk, blk);
-    if (p == 1)
+    if (p == 1) { /* alone: comm->direct may be NULL */
+        memcpy(rb, sb, blk);
         return COLL_SUCCESS;
+    }
+    coll_direct_copy(comm, rb + (size_t)me * blk, sb + (size_t)me * blk, blk);
     if ((size_t)p * blk <= coll_direct_small_max(comm))
         return small(comm, g, sb, rb, blk);
     size_t half = coll_direct_stage_bytes(comm) / 2, c = half / es / (size_t)p;
@@ -76,12 +79,13 @@ coll_status_t coll_alltoall_direct_run(coll_comm *comm, const coll_group_t *g, c
         if (!reg)
             for (int i = 0; i < p; i++)
                 if (i != me)
-                    memcpy(mine + h + (size_t)i * c * es, sb + ((size_t)i * n + off) * es, cnt * es);
+                    coll_direct_copy(comm, mine + h + (size_t)i * c * es, sb + ((size_t)i * n + off) * es,
+                                     cnt * es);
         COLL_CHECK(coll_direct_barrier(comm));
         if (k == 0 && coll_group_peer_ptrs(comm, g, PUB_SEND, NULL, zc)) {
             for (int j = 0; j < p; j++)
                 if (j != me)
-                    memcpy(rb + (size_t)j * blk, zc[j] + (size_t)me * blk, blk);
+                    coll_direct_copy(comm, rb + (size_t)j * blk, zc[j] + (size_t)me * blk, blk);
             break;
         }
         for (int j = 0; j < p; j++) {
@@ -90,7 +94,7 @@ coll_status_t coll_alltoall_direct_run(coll_comm *comm, const coll_group_t *g, c
             const char *src = zc[j] ? zc[j] + ((size_t)me * n + off) * es
                                     : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + h +
                                           (size_t)me * c * es;
-            memcpy(rb + ((size_t)j * n + off) * es, src, cnt * es);
+            coll_direct_copy(comm, rb + ((size_t)j * n + off) * es, src, cnt * es);
         }
     }
     return coll_direct_barrier(comm); /* peers are done reading my stage and buffers */

@@ -60,13 +60,13 @@ static size_t piece(size_t cnt, size_t off, size_t chunk)
 }
 
 /* Copy this rank's data for chunk k into stage half `half` (slot i = for rank i). */
-static void stage_chunk(char *half, int p, int me, const char *sb, const size_t *scounts,
+static void stage_chunk(coll_comm *comm, char *half, int p, int me, const char *sb, const size_t *scounts,
                         const size_t *sdispls, size_t k, size_t c, size_t es)
 {
     for (int i = 0; i < p; i++) {
         size_t cnt = piece(scounts[i], k * c, c);
         if (i != me && cnt)
-            memcpy(half + (size_t)i * c * es, sb + (sdispls[i] + k * c) * es, cnt * es);
+            coll_direct_copy(comm, half + (size_t)i * c * es, sb + (sdispls[i] + k * c) * es, cnt * es);
     }
 }
 
@@ -101,7 +101,7 @@ static coll_status_t post_header(coll_comm *comm, const coll_group_t *g, const c
         h->words[i] = sdispls[i];
         h->words[(size_t)p + i] = o;
         if (fits && i != (size_t)me && scounts[i]) {
-            memcpy(post + hb + o * es, sb + sdispls[i] * es, scounts[i] * es);
+            coll_direct_copy(comm, post + hb + o * es, sb + sdispls[i] * es, scounts[i] * es);
             o += scounts[i];
         }
     }
@@ -118,8 +118,9 @@ static void copy_packed(coll_comm *comm, const coll_group_t *g, uint64_t seq, ch
     for (int j = 0; j < p; j++) {
         const char *slot = coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq);
         if (j != me && rcounts[j])
-            memcpy(rb + rdispls[j] * es, slot + hb + ((const hdr_t *)slot)->words[(size_t)p + (size_t)me] * es,
-                   rcounts[j] * es);
+            coll_direct_copy(comm, rb + rdispls[j] * es,
+                             slot + hb + ((const hdr_t *)slot)->words[(size_t)p + (size_t)me] * es,
+                             rcounts[j] * es);
     }
 }
 
@@ -137,7 +138,7 @@ static coll_status_t staged_rounds(coll_comm *comm, const coll_group_t *g, const
     for (size_t k = 0; k < nk; k++) {
         size_t hoff = (k % 2) * half;
         if (!reg)
-            stage_chunk(mine + hoff, p, me, sb, scounts, sdispls, k, c, es);
+            stage_chunk(comm, mine + hoff, p, me, sb, scounts, sdispls, k, c, es);
         COLL_CHECK(coll_direct_barrier(comm));
         for (int j = 0; j < p; j++) {
             size_t cnt = piece(rcounts[j], k * c, c);
@@ -146,7 +147,7 @@ static coll_status_t staged_rounds(coll_comm *comm, const coll_group_t *g, const
             const char *src = zc[j] ? zc[j] + (zoff[j] + k * c) * es
                                     : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + hoff +
                                           (size_t)me * c * es;
-            memcpy(rb + (rdispls[j] + k * c) * es, src, cnt * es);
+            coll_direct_copy(comm, rb + (rdispls[j] + k * c) * es, src, cnt * es);
         }
     }
     return coll_direct_barrier(comm); /* peers are done reading my stage and buffers */
@@ -188,7 +189,7 @@ coll_status_t coll_alltoallv_direct_run(coll_comm *comm, const coll_group_t *g, 
     if (all_zc) {
         for (int j = 0; j < p; j++)
             if (j != me && rcounts[j])
-                memcpy(rb + rdispls[j] * es, zc[j] + zoff[j] * es, rcounts[j] * es);
+                coll_direct_copy(comm, rb + rdispls[j] * es, zc[j] + zoff[j] * es, rcounts[j] * es);
         return coll_direct_barrier(comm); /* peers are done reading my send buffer */
     }
     return staged_rounds(comm, g, sb, scounts, sdispls, rb, rcounts, rdispls, es, reg, gmax, zc, zoff);

@@ -45,21 +45,22 @@ coll_status_t coll_broadcast_direct_run(coll_comm *comm, const coll_group_t *g, 
     int reg = is_root && coll_direct_is_registered(comm, b, bytes);
     coll_direct_publish(comm, PUB_BUF, reg ? b : NULL);
     if (is_root && !reg)
-        memcpy(stage, b, coll_min_sz(chunk, n) * es);
+        coll_direct_copy(comm, stage, b, coll_min_sz(chunk, n) * es);
     COLL_CHECK(coll_direct_barrier(comm));
     const char *zc = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, ri), PUB_BUF);
     if (zc) {
         if (!is_root)
-            memcpy(b, zc, bytes);
+            coll_direct_copy(comm, b, zc, bytes);
         return coll_direct_barrier(comm); /* the root's buffer is read until here */
     }
     for (size_t k = 0, off = 0; off < n; k++, off += chunk) {
         if (is_root) {
             size_t noff = off + chunk; /* stage the next chunk into the other half */
             if (noff < n)
-                memcpy(stage + ((k + 1) % 2) * half, b + noff * es, coll_min_sz(chunk, n - noff) * es);
+                coll_direct_copy(comm, stage + ((k + 1) % 2) * half, b + noff * es,
+                                 coll_min_sz(chunk, n - noff) * es);
         } else {
-            memcpy(b + off * es, stage + (k % 2) * half, coll_min_sz(chunk, n - off) * es);
+            coll_direct_copy(comm, b + off * es, stage + (k % 2) * half, coll_min_sz(chunk, n - off) * es);
         }
         COLL_CHECK(coll_direct_barrier(comm));
     }

@@ -43,17 +43,20 @@ coll_status_t coll_gather_direct_run(coll_comm *comm, const coll_group_t *g, con
     if (n == 0)
         return COLL_SUCCESS;
     int is_root = me == ri;
-    if (is_root && sb != rb + (size_t)me * blk)
-        memcpy(rb + (size_t)me * blk, sb, blk);
-    if (p == 1)
+    if (p == 1) { /* alone (the root): comm->direct may be NULL */
+        if (sb != rb)
+            memcpy(rb, sb, blk);
         return COLL_SUCCESS;
+    }
+    if (is_root && sb != rb + (size_t)me * blk)
+        coll_direct_copy(comm, rb + (size_t)me * blk, sb, blk);
     size_t half = coll_direct_stage_bytes(comm) / 2, cs = half / es;
     char *mine = coll_direct_stage(comm, coll_group_lr(comm, g, me));
     int reg = !is_root && coll_direct_is_registered(comm, sb, blk);
     coll_direct_publish(comm, PUB_SEND, reg ? sb : NULL);
     int stage = !is_root && !reg;
     if (stage)
-        memcpy(mine, sb, coll_min_sz(cs, n) * es);
+        coll_direct_copy(comm, mine, sb, coll_min_sz(cs, n) * es);
     COLL_CHECK(coll_direct_barrier(comm));
     const char *zc[COLL_MAX_LOCAL];
     int all = 1;
@@ -64,19 +67,20 @@ coll_status_t coll_gather_direct_run(coll_comm *comm, const coll_group_t *g, con
     if (all) { /* every member published: the root copies whole blocks */
         for (int j = 0; is_root && j < p; j++)
             if (j != me)
-                memcpy(rb + (size_t)j * blk, zc[j], blk);
+                coll_direct_copy(comm, rb + (size_t)j * blk, zc[j], blk);
         return coll_direct_barrier(comm); /* the members' sendbufs are read until here */
     }
     for (size_t k = 0, off = 0; off < n; k++, off += cs) {
         if (stage && off + cs < n)
-            memcpy(mine + ((k + 1) % 2) * half, sb + (off + cs) * es, coll_min_sz(cs, n - off - cs) * es);
+            coll_direct_copy(comm, mine + ((k + 1) % 2) * half, sb + (off + cs) * es,
+                             coll_min_sz(cs, n - off - cs) * es);
         for (int j = 0; is_root && j < p; j++) {
             if (j == me)
                 continue;
             const char *src =
                 zc[j] ? zc[j] + off * es
                       : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + (k % 2) * half;
-            memcpy(rb + ((size_t)j * n + off) * es, src, coll_min_sz(cs, n - off) * es);
+            coll_direct_copy(comm, rb + ((size_t)j * n + off) * es, src, coll_min_sz(cs, n - off) * es);
         }
         COLL_CHECK(coll_direct_barrier(comm));
     }

@@ -57,7 +57,7 @@ coll_status_t coll_reduce_direct_run(coll_comm *comm, const coll_group_t *g, con
     for (size_t off = 0; off < n; off += chunk) {
         size_t cnt = coll_min_sz(chunk, n - off);
         if (!send_reg)
-            memcpy(mine, sb + off * es, cnt * es);
+            coll_direct_copy(comm, mine, sb + off * es, cnt * es);
         COLL_CHECK(coll_direct_barrier(comm));
         if (off == 0) {
             int all = coll_group_peer_ptrs(comm, g, PUB_SEND, NULL, zc);
@@ -67,7 +67,7 @@ coll_status_t coll_reduce_direct_run(coll_comm *comm, const coll_group_t *g, con
                 for (int j = 0; j < p; j++)
                     src[j] = zc[j] + so * es;
                 if (sc)
-                    coll_reduce_multi(out + so * es, src, p, sc, dt, op);
+                    coll_direct_reduce(comm, out + so * es, src, p, sc, dt, op);
                 return coll_direct_barrier(comm); /* the root's recvbuf is complete */
             }
         }
@@ -77,13 +77,13 @@ coll_status_t coll_reduce_direct_run(coll_comm *comm, const coll_group_t *g, con
                 (zc[j] ? zc[j] + off * es : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j))) +
                 so * es;
         if (sc)
-            coll_reduce_multi(mine + half + so * es, src, p, sc, dt, op);
+            coll_direct_reduce(comm, mine + half + so * es, src, p, sc, dt, op);
         COLL_CHECK(coll_direct_barrier(comm));
         if (is_root)
             for (int j = 0; j < p; j++) {
                 size_t jo = coll_block_offset(cnt, p, j), jc = coll_block_count(cnt, p, j);
                 const char *out_j = (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + half;
-                memcpy(rb + (off + jo) * es, out_j + jo * es, jc * es);
+                coll_direct_copy(comm, rb + (off + jo) * es, out_j + jo * es, jc * es);
             }
     }
     return coll_direct_barrier(comm); /* the root is done reading the stages */

@@ -54,7 +54,7 @@ static coll_status_t small(coll_comm *comm, const coll_group_t *g, const char *s
     for (int j = 0; j < p; j++)
         src[j] =
             (const char *)coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq) + (size_t)g->me * n * es;
-    coll_reduce_multi(rb, src, p, n, dt, op);
+    coll_direct_reduce(comm, rb, src, p, n, dt, op);
     coll_direct_small_done(comm, seq);
     return COLL_SUCCESS;
 }
@@ -83,12 +83,13 @@ coll_status_t coll_reduce_scatter_direct_run(coll_comm *comm, const coll_group_t
         if (!reg)
             for (int i = 0; i < p; i++)
                 if (i != me) /* my own block is read from sendbuf */
-                    memcpy(mine + h + (size_t)i * c * es, sb + ((size_t)i * n + off) * es, cnt * es);
+                    coll_direct_copy(comm, mine + h + (size_t)i * c * es, sb + ((size_t)i * n + off) * es,
+                                     cnt * es);
         COLL_CHECK(coll_direct_barrier(comm));
         if (k == 0 && coll_group_peer_ptrs(comm, g, PUB_SEND, NULL, zc)) {
             for (int j = 0; j < p; j++)
                 src[j] = zc[j] + (size_t)me * n * es;
-            coll_reduce_multi(rb, (const void *const *)src, p, n, dt, op);
+            coll_direct_reduce(comm, rb, (const void *const *)src, p, n, dt, op);
             break;
         }
         for (int j = 0; j < p; j++)
@@ -96,7 +97,7 @@ coll_status_t coll_reduce_scatter_direct_run(coll_comm *comm, const coll_group_t
                      : j == me ? sb + ((size_t)me * n + off) * es
                                : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + h +
                                      (size_t)me * c * es;
-        coll_reduce_multi(rb + off * es, (const void *const *)src, p, cnt, dt, op);
+        coll_direct_reduce(comm, rb + off * es, (const void *const *)src, p, cnt, dt, op);
     }
     return coll_direct_barrier(comm); /* peers are done reading my stage and buffers */
 }

@@ -58,7 +58,7 @@ static coll_status_t small(coll_comm *comm, const coll_group_t *g, const char *s
     for (int j = 0; j < p; j++)
         src[j] = (const char *)coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq) + displs[me] * es;
     if (counts[me])
-        coll_reduce_multi(rb, src, p, counts[me], dt, op);
+        coll_direct_reduce(comm, rb, src, p, counts[me], dt, op);
     coll_direct_small_done(comm, seq);
     return COLL_SUCCESS;
 }
@@ -100,7 +100,7 @@ coll_status_t coll_reduce_scatterv_direct_run(coll_comm *comm, const coll_group_
             for (size_t i = 0, o = 0; i < (size_t)p; i++) {
                 size_t ci = (counts[i] + nk - 1) / nk, cnt = piece(counts[i], k * ci, ci);
                 if (cnt && i != (size_t)me) /* my own block is read from sendbuf */
-                    memcpy(mine + h + o * es, sb + (displs[i] + k * ci) * es, cnt * es);
+                    coll_direct_copy(comm, mine + h + o * es, sb + (displs[i] + k * ci) * es, cnt * es);
                 o += ci;
             }
         COLL_CHECK(coll_direct_barrier(comm));
@@ -108,7 +108,7 @@ coll_status_t coll_reduce_scatterv_direct_run(coll_comm *comm, const coll_group_
             for (int j = 0; j < p; j++)
                 src[j] = zc[j] + displs[me] * es;
             if (counts[me])
-                coll_reduce_multi(rb, (const void *const *)src, p, counts[me], dt, op);
+                coll_direct_reduce(comm, rb, (const void *const *)src, p, counts[me], dt, op);
             break;
         }
         size_t cnt = piece(counts[me], k * myc, myc);
@@ -119,7 +119,7 @@ coll_status_t coll_reduce_scatterv_direct_run(coll_comm *comm, const coll_group_
                      : j == me
                          ? sb + (displs[me] + k * myc) * es
                          : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + h + myslot * es;
-        coll_reduce_multi(rb + k * myc * es, (const void *const *)src, p, cnt, dt, op);
+        coll_direct_reduce(comm, rb + k * myc * es, (const void *const *)src, p, cnt, dt, op);
     }
     return coll_direct_barrier(comm); /* peers are done reading my stage and buffers */
 }

@@ -32,12 +32,13 @@
 enum { PUB_BUF = 0 };
 
 /* Root: stage piece [off, off+cnt) of every other member's block into half h. */
-static void stage_round(char *h, const char *sb, int p, int me, size_t n, size_t cs, size_t off, size_t es)
+static void stage_round(coll_comm *comm, char *h, const char *sb, int p, int me, size_t n, size_t cs,
+                        size_t off, size_t es)
 {
     size_t cnt = coll_min_sz(cs, n - off);
     for (int j = 0; j < p; j++)
         if (j != me)
-            memcpy(h + (size_t)j * cs * es, sb + ((size_t)j * n + off) * es, cnt * es);
+            coll_direct_copy(comm, h + (size_t)j * cs * es, sb + ((size_t)j * n + off) * es, cnt * es);
 }
 
 coll_status_t coll_scatter_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
@@ -51,30 +52,33 @@ coll_status_t coll_scatter_direct_run(coll_comm *comm, const coll_group_t *g, co
     if (n == 0)
         return COLL_SUCCESS;
     int is_root = me == ri;
-    if (is_root && rb != sb + (size_t)me * blk)
-        memcpy(rb, sb + (size_t)me * blk, blk);
-    if (p == 1)
+    if (p == 1) { /* alone (the root): comm->direct may be NULL */
+        if (rb != sb)
+            memcpy(rb, sb, blk);
         return COLL_SUCCESS;
+    }
+    if (is_root && rb != sb + (size_t)me * blk)
+        coll_direct_copy(comm, rb, sb + (size_t)me * blk, blk);
     size_t half = coll_direct_stage_bytes(comm) / 2, cs = half / (size_t)p / es;
     char *stage = coll_direct_stage(comm, coll_group_lr(comm, g, ri));
     int reg = is_root && coll_direct_is_registered(comm, sb, (size_t)p * blk);
     coll_direct_publish(comm, PUB_BUF, reg ? sb : NULL);
     if (is_root && !reg)
-        stage_round(stage, sb, p, me, n, cs, 0, es);
+        stage_round(comm, stage, sb, p, me, n, cs, 0, es);
     COLL_CHECK(coll_direct_barrier(comm));
     const char *zc = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, ri), PUB_BUF);
     if (zc) {
         if (!is_root)
-            memcpy(rb, zc + (size_t)me * blk, blk);
+            coll_direct_copy(comm, rb, zc + (size_t)me * blk, blk);
         return coll_direct_barrier(comm); /* the root's sendbuf is read until here */
     }
     for (size_t k = 0, off = 0; off < n; k++, off += cs) {
         if (is_root) {
             if (off + cs < n)
-                stage_round(stage + ((k + 1) % 2) * half, sb, p, me, n, cs, off + cs, es);
+                stage_round(comm, stage + ((k + 1) % 2) * half, sb, p, me, n, cs, off + cs, es);
         } else {
-            memcpy(rb + off * es, stage + (k % 2) * half + (size_t)me * cs * es,
-                   coll_min_sz(cs, n - off) * es);
+            coll_direct_copy(comm, rb + off * es, stage + (k % 2) * half + (size_t)me * cs * es,
+                             coll_min_sz(cs, n - off) * es);
         }
         COLL_CHECK(coll_direct_barrier(comm));
     }

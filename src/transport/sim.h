@@ -47,6 +47,7 @@ typedef struct {
     double reduce_gbps;                    /* reduction, Gbit/s of input */
     int move_data;                         /* 0: sizes and virtual time only */
     size_t shared_scratch;                 /* !move_data: one scratch block of this size for every rank */
+    double cores_per_host;                 /* CPU cores a host's ranks share (0: one per rank) */
 } coll_sim_params_t;
 
 typedef struct coll_sim coll_sim_t;

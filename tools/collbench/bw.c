@@ -39,6 +39,10 @@ static void usage(FILE *f)
             "                           copies (a fresh process copies at about half speed at first)\n"
             "  -fmt, --format F         normal (table) or json; --json = -fmt json\n"
             "  -q, --quiet              tables only\n"
+            "  --calibration-out FILE   d2d: set the host keys of a collbench sim calibration file\n"
+            "                           (docs/sim-calibration.md): shm_gbps (one core's memcpy / 2: the\n"
+            "                           shared-memory path copies in and out), reduce_gbps (one core's fp32\n"
+            "                           sum), cores_per_host (the physical cores this process may use)\n"
             "d2d options:\n"
             "  -c, --cores N            threads of the all-cores run (default: one per physical core)\n"
             "  --method M               memcpy, nt or all (default all)\n"
@@ -117,12 +121,20 @@ int cbt_bw_main(int argc, char **argv)
             o.json = 1;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             o.quiet = 1;
+        } else if (!strcmp(a, "--calibration-out")) {
+            if (!(v = cbt_optval(TOOL, argc, argv, &i)))
+                goto out;
+            o.calib_out = v;
         } else {
             o.extra[o.nextra++] = argv[i]; /* the mode's option (or value) */
         }
     }
     if (!o.type) {
         cbt_usage_error(TOOL, "missing -t TYPE (allowed: d2d, p2p)");
+        goto out;
+    }
+    if (o.calib_out && strcmp(o.type, "d2d")) {
+        cbt_usage_error(TOOL, "invalid --calibration-out with -t %s (allowed: -t d2d)", o.type);
         goto out;
     }
     for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {

@@ -18,6 +18,7 @@
 #     -e      largest size (default 64M; sizes 1M, 4M, 16M, 64M)
 #     -P      predict only, from the raw measurements of an earlier run (after a
 #             change to the link model: no namespaces, seconds)
+#     -C      as -P, but first write the calibration files again (2 hosts per link rate)
 #     -o      results file (default bench/results/sim-calibration-<date>.md)
 #     SIMCAL_BIN=DIR  measure with the executables in DIR (default bin/); predictions use bin/collbench
 # Needs root (namespaces, tc). The namespace hosts share this machine's CPUs:
@@ -25,11 +26,12 @@
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-OUT=bench/results/sim-calibration-$(date +%Y%m%d).md REP=3 NI=3 MAXS=64M PREDICT_ONLY=0
-while getopts "o:r:n:e:Ph" o; do
+OUT=bench/results/sim-calibration-$(date +%Y%m%d).md REP=3 NI=3 MAXS=64M PREDICT_ONLY=0 RECAL=0
+while getopts "o:r:n:e:PCh" o; do
     case $o in
         o) OUT=$OPTARG ;; r) REP=$OPTARG ;; n) NI=$OPTARG ;; e) MAXS=$OPTARG ;; P) PREDICT_ONLY=1 ;;
-        *) sed -n '2,24p' "$0"; exit 2 ;;
+        C) PREDICT_ONLY=1 RECAL=1 ;;
+        *) sed -n '2,26p' "$0"; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
@@ -61,17 +63,16 @@ limit() {   # limit GBIT
 }
 
 port=29700
-calibrate() {   # calibrate GBIT FILE: collbench net (cbh1 -> cbh2) and bw d2d write FILE
+calibrate() {   # calibrate GBIT FILE: collbench net (cbh1 -> cbh2), bw -t p2p (cbh1 <-> cbh2) and bw -t d2d write FILE
     local f=$2
     rm -f "$f"
     port=$((port + 1))
     netns_exec 2 timeout 60 "$BIN/collbench" net -p "$port" --timeout 30 >/dev/null 2>&1 &
     netns_exec 1 timeout 60 "$BIN/collbench" net 10.77.0.2 -p "$port" --retry 10 -s 1M -D 3 --calibration-out "$f" >"$RAW/net-bw-$1.out" 2>&1 || { cat "$RAW/net-bw-$1.out"; return 1; }
     wait
+    # one ring step: a lockstep exchange of one COLL_CHUNK (256K) each way through libcoll
     port=$((port + 1))
-    netns_exec 2 timeout 60 "$BIN/collbench" net -p "$port" --timeout 30 >/dev/null 2>&1 &
-    netns_exec 1 timeout 60 "$BIN/collbench" net 10.77.0.2 -p "$port" --retry 10 --lat -n 2000 --calibration-out "$f" >"$RAW/net-lat-$1.out" 2>&1 || { cat "$RAW/net-lat-$1.out"; return 1; }
-    wait
+    NETNS_MASTER_PORT=$port netns_env_launch "$RAW/p2p-$1" "1 1" "$BIN/collbench" bw -t p2p -s 256K -et 40 --calibration-out "$f" >&2 || return 1
     netns_exec 1 timeout 120 "$BIN/collbench" bw -t d2d -s 64M -et 10 --method memcpy --calibration-out "$f" >"$RAW/d2d-$1.out" 2>&1 || { cat "$RAW/d2d-$1.out"; return 1; }
 }
 
@@ -131,6 +132,16 @@ fi
 [ -s "$RAW/measured" ] || { echo "sim-calibrate: no measurements in $RAW (run without -P first)" >&2; exit 1; }
 read -r REP NI MAXS NCPU <"$RAW/params"
 mapfile -t SETUPS <"$RAW/setups"
+if [ "$RECAL" = 1 ]; then
+    [ "$(id -u)" = 0 ] || { echo "sim-calibrate: needs root (network namespaces, tc)" >&2; exit 1; }
+    . tests/lib/netns.sh
+    for g in $(printf '%s\n' "${SETUPS[@]}" | sed 's/.*@//' | sort -u); do
+        netns_up 2 >/dev/null || exit 1
+        trap 'netns_down >/dev/null 2>&1' EXIT
+        limit "$g" && calibrate "$g" "$RAW/calib-$g.txt" || exit 1
+        netns_down >/dev/null 2>&1
+    done
+fi
 
 # predictions: one sim sweep per setup and collective
 : >"$RAW/predicted"

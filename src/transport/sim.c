@@ -76,6 +76,7 @@ struct coll_sim {
     struct coll_comm *comms;      /* [n] */
     sim_rank_t *r;                /* [n] */
     double *tx_free, *rx_free;    /* [nhosts] */
+    double *cpu_f;                /* [nhosts] CPU oversubscription: max(1, ranks / cores_per_host) */
     /* shared, read-only for the comms */
     coll_peer_info_t *peers;
     int *rank_host, *rank_local, *host_nranks, *world_ranks, *leader_ranks, *host_start;
@@ -221,16 +222,17 @@ static coll_status_t sim_send(coll_comm *comm, int peer, const void *buf, size_t
     }
     double t = me->clock, x;
     int hs = s->rank_host[me_r], hd = s->rank_host[peer];
+    double f = s->cpu_f[hs];   /* CPU work on an oversubscribed host takes f times as long */
     if (hs == hd) {
-        double start = t + s->p.shm_ovh_us;
+        double start = t + s->p.shm_ovh_us * f;
         if (start < me->port_free)
             start = me->port_free;
-        x = (double)len * s->shm_b;
+        x = (double)len * s->shm_b * f;
         me->port_free = start + x;
         m->arrive = start + x + s->p.shm_us;
-        me->clock = t + s->p.shm_ovh_us;
+        me->clock = t + s->p.shm_ovh_us * f;
     } else {
-        double start = t + s->p.net_ovh_us;
+        double start = t + s->p.net_ovh_us * f;
         if (start < s->tx_free[hs])
             start = s->tx_free[hs];
         x = (double)len * s->net_b;
@@ -240,7 +242,7 @@ static coll_status_t sim_send(coll_comm *comm, int peer, const void *buf, size_t
             rx = s->rx_free[hd];
         s->rx_free[hd] = rx + x;
         m->arrive = rx + x;
-        me->clock = t + s->p.net_ovh_us;
+        me->clock = t + s->p.net_ovh_us * f;
     }
     m->src = me_r;
     m->len = len;
@@ -277,7 +279,7 @@ static coll_status_t sim_recv(coll_comm *comm, int peer, const coll_sink_t *sink
     if (me->clock < m->arrive)
         me->clock = m->arrive;
     if (sink->fn)
-        me->clock += (double)len * s->red_b;
+        me->clock += (double)len * s->red_b * s->cpu_f[s->rank_host[comm->rank]];
     if (m->data) {
         if (!sink->fn)
             memcpy(sink->dst, m->data, len);
@@ -465,6 +467,7 @@ void coll_sim_destroy(coll_sim_t *s)
     free(s->r);
     free(s->tx_free);
     free(s->rx_free);
+    free(s->cpu_f);
     free(s->peers);
     free(s->rank_host);
     free(s->rank_local);
@@ -543,6 +546,7 @@ coll_status_t coll_sim_create(int nhosts, const int *host_nranks, const coll_sim
     s->r = calloc(un, sizeof *s->r);
     s->tx_free = calloc(uh, sizeof(double));
     s->rx_free = calloc(uh, sizeof(double));
+    s->cpu_f = calloc(uh, sizeof(double));
     s->peers = calloc(un, sizeof *s->peers);
     s->rank_host = calloc(un, sizeof(int));
     s->rank_local = calloc(un, sizeof(int));
@@ -563,7 +567,7 @@ coll_status_t coll_sim_create(int nhosts, const int *host_nranks, const coll_sim
         if (s->scratch == MAP_FAILED)
             s->scratch = NULL;
     }
-    if (!s->comms || !s->r || !s->tx_free || !s->rx_free || !s->peers || !s->rank_host || !s->rank_local ||
+    if (!s->comms || !s->r || !s->tx_free || !s->rx_free || !s->cpu_f || !s->peers || !s->rank_host || !s->rank_local ||
         !s->host_nranks || !s->world_ranks || !s->leader_ranks || !s->host_start || !s->tp || !s->hkey ||
         !s->hrank || !s->stacks || (!p->move_data && p->shared_scratch && !s->scratch)) {
         coll_sim_destroy(s);
@@ -577,6 +581,9 @@ coll_status_t coll_sim_create(int nhosts, const int *host_nranks, const coll_sim
     for (int h = 0; h < nhosts; h++) {
         s->host_nranks[h] = host_nranks[h];
         s->host_start[h] = r;
+        s->cpu_f[h] = 1.0;
+        if (p->cores_per_host > 0 && host_nranks[h] > p->cores_per_host)
+            s->cpu_f[h] = host_nranks[h] / p->cores_per_host;
         s->leader_ranks[h] = r;
         for (int l = 0; l < host_nranks[h]; l++, r++) {
             s->rank_host[r] = h;

@@ -24,7 +24,16 @@
  * a receive completes at max(receiver clock, arrival), a receive-reduce adds
  * B / reduce_bw. Local copies and reductions an algorithm does outside the
  * primitives cost no virtual time.
- *
+ * CPU oversubscription: with cores_per_host > 0 and L ranks on a host with
+ * L > cores_per_host, the CPU's part on that host (shm copies and overheads,
+ * reductions, net_ovh) takes f = L / cores_per_host times as long; the wire
+ * (net_bw, net_lat, shm_lat) does not.
+ * What the parameters hold when they come from a calibration file
+ * (docs/sim-calibration.md): net_bw is a TCP stream's achieved rate (not the
+ * line rate); net_lat is what one lockstep exchange of a chunk (a ring step)
+ * costs beyond its transmission: propagation, TCP's ACK clocking and waking
+ * the receiving rank, which on a loaded host is milliseconds, not
+ * microseconds.
  * Memory: the N communicators share the peer records, the topology arrays
  * and the transport table (comm->tp); nothing is N x N. Each comm has
  * comm->shm == NULL: shared-memory-only algorithms (direct, cma, barrier_shm)

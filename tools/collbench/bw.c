@@ -42,7 +42,10 @@ static void usage(FILE *f)
             "  --calibration-out FILE   d2d: set the host keys of a collbench sim calibration file\n"
             "                           (docs/sim-calibration.md): shm_gbps (one core's memcpy / 2: the\n"
             "                           shared-memory path copies in and out), reduce_gbps (one core's fp32\n"
-            "                           sum), cores_per_host (the physical cores this process may use)\n"
+            "                           sum), cores_per_host (the physical cores this process may use);\n"
+            "                           p2p, 2 ranks on 2 hosts: net_us, the bidirectional exchange's time\n"
+            "                           less -s at the file's net_gbps (run collbench net first; -s 256K,\n"
+            "                           the ring algorithms' chunk)\n"
             "d2d options:\n"
             "  -c, --cores N            threads of the all-cores run (default: one per physical core)\n"
             "  --method M               memcpy, nt or all (default all)\n"
@@ -131,10 +134,6 @@ int cbt_bw_main(int argc, char **argv)
     }
     if (!o.type) {
         cbt_usage_error(TOOL, "missing -t TYPE (allowed: d2d, p2p)");
-        goto out;
-    }
-    if (o.calib_out && strcmp(o.type, "d2d")) {
-        cbt_usage_error(TOOL, "invalid --calibration-out with -t %s (allowed: -t d2d)", o.type);
         goto out;
     }
     for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {

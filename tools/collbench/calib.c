@@ -139,6 +139,25 @@ int cbt_calib_read(const char *tool, const char *path, coll_sim_params_t *p, uns
     return rc ? -1 : 0;
 }
 
+int cbt_calib_get(const char *path, const char *key, double *out)
+{
+    FILE *f = fopen(path, "r");
+    char line[LINE_MAX_LEN + 2];
+    int rc = -1;
+    if (!f)
+        return -1;
+    while (rc && fgets(line, sizeof line, f)) {
+        char *k, *v, *end;
+        if (split_line(line, &k, &v) == 1 && !strcmp(k, key)) {
+            *out = strtod(v, &end);
+            rc = *v && !*end && *out > 0 ? 0 : -1;
+            break;
+        }
+    }
+    fclose(f);
+    return rc;
+}
+
 int cbt_calib_write(const char *tool, const char *path, const char *by, const cbt_calib_kv_t *kv, int n)
 {
     char tmp[4096], line[LINE_MAX_LEN + 2], copy[LINE_MAX_LEN + 2];

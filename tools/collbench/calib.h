@@ -28,6 +28,10 @@ int cbt_calib_write(const char *tool, const char *path, const char *by, const cb
  * 0, or -1 after one line "collbench sim: FILE:LINE: ..." on stderr. */
 int cbt_calib_read(const char *tool, const char *path, coll_sim_params_t *p, unsigned keep);
 
+/* One key's value in FILE (no checks beyond the number): 0, or -1 when the
+ * file or the key is missing. */
+int cbt_calib_get(const char *path, const char *key, double *out);
+
 /* The key table's bit of a key (for the flags that override it); 0 if unknown. */
 unsigned cbt_calib_bit(const char *key);
 

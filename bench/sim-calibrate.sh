@@ -18,7 +18,7 @@
 #     -e      largest size (default 64M; sizes 1M, 4M, 16M, 64M)
 #     -P      predict only, from the raw measurements of an earlier run (after a
 #             change to the link model: no namespaces, seconds)
-#     -C      as -P, but first write the calibration files again (2 hosts per link rate)
+#     -C      as -P, but first write the calibration files again (now: not the load of the measurements)
 #     -o      results file (default bench/results/sim-calibration-<date>.md)
 #     SIMCAL_BIN=DIR  measure with the executables in DIR (default bin/); predictions use bin/collbench
 # Needs root (namespaces, tc). The namespace hosts share this machine's CPUs:
@@ -63,17 +63,32 @@ limit() {   # limit GBIT
 }
 
 port=29700
-calibrate() {   # calibrate GBIT FILE: collbench net (cbh1 -> cbh2), bw -t p2p (cbh1 <-> cbh2) and bw -t d2d write FILE
-    local f=$2
+calibrate() {   # calibrate GBIT FILE: the measuring runs between cbh1 and cbh2 write FILE
+    local f=$2 i
     rm -f "$f"
+    net_run() {   # net_run NAME CLIENT-ARGS...
+        local name=$1
+        shift
+        port=$((port + 1))
+        netns_exec 2 timeout 60 "$BIN/collbench" net -p "$port" --timeout 30 >/dev/null 2>&1 &
+        netns_exec 1 timeout 60 "$BIN/collbench" net 10.77.0.2 -p "$port" --retry 10 "$@" --calibration-out "$f" \
+            >"$RAW/net-$name-$g.out" 2>&1 || { cat "$RAW/net-$name-$g.out"; return 1; }
+        wait
+    }
+    local g=$1
+    net_run bw -s 1M -D 3 || return 1            # net_gbps: one TCP stream through the tbf link
+    net_run lat --lat -n 2000 || return 1        # net_us: small messages (what the init probe sees)
+    # net_step_us: one ring step, a lockstep exchange of one COLL_CHUNK (256K) each way through libcoll
     port=$((port + 1))
-    netns_exec 2 timeout 60 "$BIN/collbench" net -p "$port" --timeout 30 >/dev/null 2>&1 &
-    netns_exec 1 timeout 60 "$BIN/collbench" net 10.77.0.2 -p "$port" --retry 10 -s 1M -D 3 --calibration-out "$f" >"$RAW/net-bw-$1.out" 2>&1 || { cat "$RAW/net-bw-$1.out"; return 1; }
-    wait
-    # one ring step: a lockstep exchange of one COLL_CHUNK (256K) each way through libcoll
-    port=$((port + 1))
-    NETNS_MASTER_PORT=$port netns_env_launch "$RAW/p2p-$1" "1 1" "$BIN/collbench" bw -t p2p -s 256K -et 40 --calibration-out "$f" >&2 || return 1
-    netns_exec 1 timeout 120 "$BIN/collbench" bw -t d2d -s 64M -et 10 --method memcpy --calibration-out "$f" >"$RAW/d2d-$1.out" 2>&1 || { cat "$RAW/d2d-$1.out"; return 1; }
+    NETNS_MASTER_PORT=$port netns_env_launch "$RAW/p2p-$g" "1 1" "$BIN/collbench" bw -t p2p -s 256K -et 40 --calibration-out "$f" >&2 || return 1
+    netns_exec 1 timeout 120 "$BIN/collbench" bw -t d2d -s 64M -et 10 --method memcpy --calibration-out "$f" >"$RAW/d2d-$g.out" 2>&1 || { cat "$RAW/d2d-$g.out"; return 1; }
+    # net_cpu_gbps: the same path without the rate limit, both ways: what the shared cores push through TCP
+    for i in 1 2; do
+        netns_exec "$i" tc qdisc del dev cbeth0 root
+        nsenter -t "$NETNS_SWITCH" -n tc qdisc del dev "h${i}e0" root
+    done
+    net_run cpu -s 1M -D 3 -b -q 2 --calibration-cpu || return 1
+    limit "$g"
 }
 
 measure() {   # measure SETUP: raw rows "setup coll bytes time_us algo"
@@ -81,7 +96,8 @@ measure() {   # measure SETUP: raw rows "setup coll bytes time_us algo"
     h=${s%%x*} l=${s#*x}; l=${l%@*} g=${s#*@}
     for k in $(seq 1 "$h"); do layout="$layout $l"; done
     limit "$g" || return 1
-    [ -f "$RAW/calib-$g.txt" ] || calibrate "$g" "$RAW/calib-$g.txt" || return 1
+    # calibrated right before the setup's measurements: the same load on the shared machine
+    calibrate "$g" "$RAW/calib-$s.txt" || return 1
     for rep in $(seq 1 "$REP"); do
         for c in $COLLS; do
             port=$((port + 1))
@@ -135,10 +151,11 @@ mapfile -t SETUPS <"$RAW/setups"
 if [ "$RECAL" = 1 ]; then
     [ "$(id -u)" = 0 ] || { echo "sim-calibrate: needs root (network namespaces, tc)" >&2; exit 1; }
     . tests/lib/netns.sh
-    for g in $(printf '%s\n' "${SETUPS[@]}" | sed 's/.*@//' | sort -u); do
+    for s in "${SETUPS[@]}"; do
+        g=${s#*@}
         netns_up 2 >/dev/null || exit 1
         trap 'netns_down >/dev/null 2>&1' EXIT
-        limit "$g" && calibrate "$g" "$RAW/calib-$g.txt" || exit 1
+        limit "$g" && calibrate "$g" "$RAW/calib-$s.txt" || exit 1
         netns_down >/dev/null 2>&1
     done
 fi
@@ -149,7 +166,7 @@ for s in "${SETUPS[@]}"; do
     h=${s%%x*} l=${s#*x}; l=${l%@*} g=${s#*@}
     hl=$(printf "$l,%.0s" $(seq 1 "$h")); hl=${hl%,}
     for c in $COLLS; do
-        bin/collbench sim -H "$hl" -c "$c" -b 1M -e "$MAXS" -f 4 --calibration "$RAW/calib-$g.txt" \
+        bin/collbench sim -H "$hl" -c "$c" -b 1M -e "$MAXS" -f 4 --calibration "$RAW/calib-$s.txt" \
             --cores-per-host "$(awk -v n="$NCPU" -v h="$h" 'BEGIN {print n / h}')" --json |
             python3 -c 'import json,sys
 s, c = sys.argv[1:3]
@@ -164,7 +181,7 @@ done
     echo "Generated by \`bench/sim-calibrate.sh -r $REP -n $NI -e $MAXS ${SETUPS[*]}\` (as root); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $NCPU CPUs shared by every namespace host (and by the other engineers' builds), kernel $(uname -r)."
     echo "Setup HxL@G: H hosts x L ranks, every host's link limited to G Gbit/s each way (tbf on both ends of its veth)."
     echo "Measured: rank 0's aveg_time (slowest rank) of \`-n $NI -w 1 -c 0\`, median of $REP repeats, spread = (max - min) / median."
-    echo "Predicted: \`collbench sim -H L,..,L -c C -b 1M -e $MAXS -f 4 --calibration calib-G.txt --cores-per-host $NCPU/H\`."
+    echo "Predicted: \`collbench sim -H L,..,L -c C -b 1M -e $MAXS -f 4 --calibration calib-HxL@G.txt --cores-per-host $NCPU/H\`, the calibration file written by the measuring runs right before the setup's measurements (below)."
     echo "Error = (predicted - measured) / measured."
     echo
     python3 - "$RAW/measured" "$RAW/predicted" <<'PY'

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # timeout: 60
 # collbench sim --calibration FILE, written by measuring runs on loopback:
-# collbench net (bandwidth, then --lat) and collbench bw -t d2d each set their
-# keys with --calibration-out (keeping the others and the user's lines); the
+# collbench net (bandwidth, --lat, -b --calibration-cpu) and collbench bw -t d2d
+# each set their keys with --calibration-out (keeping the others and the user's lines); the
 # sim reads them (its JSON "link" shows the file's values), its prediction
 # follows the file's bandwidth (half the net_gbps: a 2-host allreduce takes
-# about twice as long), explicit flags win over single keys; bad files and
+# about twice as long; so does a CPU limit below the link; net_step_us adds
+# to every ring step), explicit flags win over single keys; bad files and
 # misplaced --calibration-out exit 2 with one line naming the line and value.
 set -u
 . "$(dirname "$0")/../lib/common.sh"   # free_port (its fail() is redefined below)
@@ -46,7 +47,9 @@ typ=$(awk '$1 == 2 && NF == 9 {print $5}' "$TMP/cli")
     fail "net --lat --calibration-out: net_us '$lat', typical '$typ'"
 [ "$(key net_gbps)" = "$gbps" ] || fail "the latency run changed net_gbps: $(cat "$F")"
 "$CB" bw -t d2d -s 4M -et 3 --method memcpy --calibration-out "$F" >"$TMP/d2d" 2>&1 || fail "bw d2d: $(tail -2 "$TMP/d2d")"
-for k in shm_gbps reduce_gbps cores_per_host net_overhead_us; do
+net_pair "-s 256K -n 200 -b --calibration-out $F --calibration-cpu"   # loopback: the CPUs are the limit
+[ "$(key net_gbps)" = "$gbps" ] || fail "--calibration-cpu changed net_gbps: $(cat "$F")"
+for k in shm_gbps reduce_gbps cores_per_host net_overhead_us net_cpu_gbps; do
     [ -n "$(key $k)" ] || fail "no $k in the calibration file: $(cat "$F")"
 done
 grep -q '^# measured on loopback by' "$F" || fail "the writers dropped the user's comment line"
@@ -60,8 +63,9 @@ for k in net_gbps net_us shm_gbps reduce_gbps cores_per_host; do
         fail "sim's $k $(link "$TMP/a.json" $k) is not the file's $(key $k)"
 done
 # the same file at 1 and at 0.5 Gbit/s: the network dominates, the time about doubles
-sed "s/^net_gbps = .*/net_gbps = 1/" "$F" >"$TMP/one.txt"
-sed "s/^net_gbps = .*/net_gbps = 0.5/" "$F" >"$TMP/half.txt"
+# (no CPU limit in these two: the measured one may be anything on a loaded machine)
+sed -e "s/^net_gbps = .*/net_gbps = 1/" -e "s/^net_cpu_gbps = .*/net_cpu_gbps = 0/" "$F" >"$TMP/one.txt"
+sed -e "s/^net_gbps = .*/net_gbps = 0.5/" -e "s/^net_cpu_gbps = .*/net_cpu_gbps = 0/" "$F" >"$TMP/half.txt"
 half=0.5
 "$CB" sim -H 2,2 -c allreduce -b 4M -e 4M --calibration "$TMP/one.txt" --json >"$TMP/a1.json" || fail "sim 1: exit $?"
 "$CB" sim -H 2,2 -c allreduce -b 4M -e 4M --calibration "$TMP/half.txt" --json >"$TMP/b.json" || fail "sim half: exit $?"
@@ -71,6 +75,17 @@ awk -v a="$ta" -v b="$tb" 'BEGIN { exit !(b > 1.5 * a) }' || fail "half the net_
 [ "$(t_us "$TMP/c.json")" = "$tb" ] || fail "--net-gbps $half over the file: $(t_us "$TMP/c.json") us, want $tb"
 "$CB" sim -H 2,2 -c allreduce -b 4M -e 4M --net-gbps "$half" --calibration "$F" | grep -q "net $half Gbit/s" ||
     fail "--net-gbps before --calibration did not win"
+# the CPU limit and the step term of the file slow the prediction down
+sed "s/^net_cpu_gbps = .*/net_cpu_gbps = 0.125/" "$TMP/one.txt" >"$TMP/cpu.txt"
+"$CB" sim -H 2,2 -c allreduce -b 4M -e 4M --calibration "$TMP/cpu.txt" --cores-per-host 2 --json >"$TMP/cpu.json" || fail "sim cpu"
+awk -v a="$ta" -v b="$(t_us "$TMP/cpu.json")" 'BEGIN { exit !(b > 1.5 * a) }' ||
+    fail "net_cpu_gbps 0.125 x 2 cores (0.25 Gbit/s) did not slow 1 Gbit/s down: $(t_us "$TMP/cpu.json") us vs $ta us"
+"$CB" sim -H 1,1 -c allgather -b 1M -e 1M --calibration "$TMP/half.txt" --algo ring --json >"$TMP/s0.json" || fail "sim s0"
+"$CB" sim -H 1,1 -c allgather -b 1M -e 1M --calibration "$TMP/half.txt" --algo ring --net-step-us 1000 --json >"$TMP/s1.json" ||
+    fail "sim s1"
+# 512K each way in 2 chunks of 256K: two steps of 1000 us more
+awk -v a="$(t_us "$TMP/s0.json")" -v b="$(t_us "$TMP/s1.json")" 'BEGIN { exit !(b - a > 1999 && b - a < 2001) }' ||
+    fail "--net-step-us 1000: $(t_us "$TMP/s1.json") us, want $(t_us "$TMP/s0.json") + 2000"
 echo "ok: sim --calibration: $(t_us "$TMP/a.json") us as measured, $ta us at net_gbps = 1, $tb us at 0.5; --net-gbps wins"
 
 # 3. bad files: exit 2, one line naming the file's line and the value
@@ -94,6 +109,8 @@ msg=$("$CB" sim -n 4 -c allreduce --calibration "$TMP/none.txt" 2>&1 >/dev/null)
 [ $st = 2 ] && echo "$msg" | grep -q "none.txt" || fail "missing file: exit $st, '$msg'"
 msg=$("$CB" net --calibration-out "$TMP/x" --timeout 1 2>&1 >/dev/null); st=$?
 [ $st = 2 ] && echo "$msg" | grep -q "client option" || fail "net server --calibration-out: exit $st, '$msg'"
+msg=$("$CB" net 127.0.0.1 --calibration-cpu 2>&1 >/dev/null); st=$?
+[ $st = 2 ] && echo "$msg" | grep -q "needs --calibration-out FILE and -b" || fail "net --calibration-cpu alone: exit $st, '$msg'"
 msg=$("$CB" bw -t p2p --calibration-out "$TMP/x" 2>&1 >/dev/null); st=$?
 [ $st = 2 ] && echo "$msg" | grep -q "standalone ranks" || fail "bw p2p --calibration-out: exit $st, '$msg'"
 [ ! -e "$TMP/x" ] || fail "a refused --calibration-out left $TMP/x"

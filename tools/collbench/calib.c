@@ -27,6 +27,9 @@ static const struct {
     {"shm_overhead_us", offsetof(coll_sim_params_t, shm_ovh_us), 0, 1e6, "us"},
     {"reduce_gbps", offsetof(coll_sim_params_t, reduce_gbps), 1e-3, 1e6, "Gbit/s"},
     {"cores_per_host", offsetof(coll_sim_params_t, cores_per_host), 0, 1e6, "cores (0: one per rank)"},
+    {"net_step_us", offsetof(coll_sim_params_t, net_step_us), 0, 1e7, "us"},
+    {"net_step_bytes", offsetof(coll_sim_params_t, net_step_bytes), 1, 1e12, "bytes"},
+    {"net_cpu_gbps", offsetof(coll_sim_params_t, net_cpu_gbps), 0, 1e6, "Gbit/s per core (0: no limit)"},
 };
 #define NKEYS (int)(sizeof keys / sizeof keys[0])
 #define LINE_MAX_LEN 512

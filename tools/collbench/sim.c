@@ -68,6 +68,10 @@ static void usage(FILE *f)
             "  --net-gbps G --net-us US --net-overhead-us US   NIC between hosts (100, 2, 1)\n"
             "  --shm-gbps G --shm-us US --shm-overhead-us US   within a host (200, 0.3, 0.2)\n"
             "  --reduce-gbps G     reduction throughput, Gbit/s of input (80)\n"
+            "  --net-step-us US --net-step-bytes B   extra time of a message between hosts, in full from\n"
+            "                      B bytes up, less below (0, 262144): a ring step's cost beyond the wire\n"
+            "  --net-cpu-gbps G    TCP Gbit/s one core sends and receives; a host's NIC runs at most at\n"
+            "                      G x its cores (0: no limit)\n"
             "  --cores-per-host C  CPU cores the ranks of a host share (0: one per rank; default 0); with\n"
             "                      more ranks than cores, copies, reductions and per-message costs slow\n"
             "                      down by ranks / cores (docs/sim-calibration.md)\n"
@@ -121,7 +125,7 @@ static int parse(int argc, char **argv, cbt_sim_opts_t *so)
     o->op = COLL_SUM;
     o->iters = 1;
     so->nhosts = 1;
-    so->p = (coll_sim_params_t){100, 2, 1, 200, 0.3, 0.2, 80, 0, 0, 0};
+    so->p = (coll_sim_params_t){100, 2, 1, 200, 0.3, 0.2, 80, 0, 0, 0, 0, 262144, 0};
     long long nranks = 0, v;
     const char *hosts = NULL, *coll = NULL;
     unsigned explicit_keys = 0;   /* link flags given: they win over the calibration file's keys */
@@ -205,6 +209,9 @@ static int parse(int argc, char **argv, cbt_sim_opts_t *so)
             DBL("--shm-overhead-us", "shm_overhead_us", 0, 1e6, "us", &so->p.shm_ovh_us)
             DBL("--reduce-gbps", "reduce_gbps", 1e-3, 1e6, "Gbit/s", &so->p.reduce_gbps)
             DBL("--cores-per-host", "cores_per_host", 0, 1e6, "cores (0: one per rank)", &so->p.cores_per_host)
+            DBL("--net-step-us", "net_step_us", 0, 1e7, "us", &so->p.net_step_us)
+            DBL("--net-step-bytes", "net_step_bytes", 1, 1e12, "bytes", &so->p.net_step_bytes)
+            DBL("--net-cpu-gbps", "net_cpu_gbps", 0, 1e6, "Gbit/s per core (0: no limit)", &so->p.net_cpu_gbps)
             return cbt_usage_error(TOOL, "unknown option '%s' (see collbench sim --help)", a), -1;
         }
     }
@@ -305,10 +312,11 @@ int cbt_sim_main(int argc, char **argv)
         printf("{\"schema\": \"collbench-sim/1\", \"collective\": \"%s\", \"ranks\": %d, \"hosts\": %d, "
                "\"dtype\": \"%s\", \"op\": \"%s\", \"root\": %d, \"verify\": %d,\n \"link\": {\"net_gbps\": %g, "
                "\"net_us\": %g, \"net_overhead_us\": %g, \"shm_gbps\": %g, \"shm_us\": %g, \"shm_overhead_us\": %g, "
-               "\"reduce_gbps\": %g, \"cores_per_host\": %g},\n \"calibration\": ",
+               "\"reduce_gbps\": %g, \"cores_per_host\": %g, \"net_step_us\": %g, \"net_step_bytes\": %g, "
+               "\"net_cpu_gbps\": %g},\n \"calibration\": ",
                so.desc->name, so.nranks, so.nhosts, coll_dtype_name(o->dt), coll_op_name(o->op), o->root, o->check,
                so.p.net_gbps, so.p.net_us, so.p.net_ovh_us, so.p.shm_gbps, so.p.shm_us, so.p.shm_ovh_us,
-               so.p.reduce_gbps, so.p.cores_per_host);
+               so.p.reduce_gbps, so.p.cores_per_host, so.p.net_step_us, so.p.net_step_bytes, so.p.net_cpu_gbps);
         if (so.calibration)
             cbt_json_str(stdout, so.calibration);
         else
@@ -321,6 +329,10 @@ int cbt_sim_main(int argc, char **argv)
                so.p.net_us, so.p.net_ovh_us, so.p.shm_gbps, so.p.shm_us, so.p.shm_ovh_us, so.p.reduce_gbps);
         if (so.p.cores_per_host > 0)
             printf(", %g cores per host", so.p.cores_per_host);
+        if (so.p.net_step_us > 0)
+            printf(", net step +%g us from %g B", so.p.net_step_us, so.p.net_step_bytes);
+        if (so.p.net_cpu_gbps > 0)
+            printf(", TCP %g Gbit/s per core", so.p.net_cpu_gbps);
         if (so.calibration)
             printf(" (calibration %s)", so.calibration);
         printf("\ndata_size(Bytes): | aveg_time(us): | alg_bandwidth(GB/s): | check_result: | bus_bandwidth(GB/s): | "

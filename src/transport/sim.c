@@ -239,8 +239,9 @@ static coll_status_t sim_send(coll_comm *comm, int peer, const void *buf, size_t
         x = (double)len * s->nic_b[hs];
         s->tx_free[hs] = start + x;
         double lat = s->p.net_us, xr = (double)len * s->nic_b[hd];
-        if (s->p.net_step_us > 0)
-            lat += s->p.net_step_us * ((double)len < s->p.net_step_bytes ? (double)len / s->p.net_step_bytes : 1.0);
+        if (s->p.net_step_us > 0)   /* in full from net_step_bytes up, in proportion below */
+            lat += s->p.net_step_us * ((double)len < s->p.net_step_bytes ? (double)len / s->p.net_step_bytes
+                                                                          : 1.0);
         double rx = start + lat;
         if (rx < s->rx_free[hd])
             rx = s->rx_free[hd];
@@ -572,8 +573,9 @@ coll_status_t coll_sim_create(int nhosts, const int *host_nranks, const coll_sim
         if (s->scratch == MAP_FAILED)
             s->scratch = NULL;
     }
-    if (!s->comms || !s->r || !s->tx_free || !s->rx_free || !s->cpu_f || !s->nic_b || !s->peers || !s->rank_host || !s->rank_local ||
+    if (!s->comms || !s->r || !s->tx_free || !s->rx_free || !s->peers || !s->rank_host || !s->rank_local ||
         !s->host_nranks || !s->world_ranks || !s->leader_ranks || !s->host_start || !s->tp || !s->hkey ||
+        !s->cpu_f || !s->nic_b ||
         !s->hrank || !s->stacks || (!p->move_data && p->shared_scratch && !s->scratch)) {
         coll_sim_destroy(s);
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "sim: out of memory for %d ranks", n);

@@ -3,7 +3,7 @@
  * plain text, one `key = value` per line, `#` comments, the link model's
  * parameters (coll_sim_params_t, src/transport/sim.h) in the units of the
  * sim's command-line flags. Measuring runs (`collbench net --calibration-out`,
- * `collbench bw -t d2d --calibration-out`) each write the keys they measured
+ * `collbench bw -t p2p|d2d --calibration-out`) each write the keys they measured
  * into the file, keeping the others; `collbench sim --calibration FILE` reads
  * it, flags given on its command line winning over single keys.
  */

@@ -73,10 +73,12 @@ typedef struct {
 struct coll_sim {
     int n, nhosts;
     coll_sim_params_t p;
-    double net_b, shm_b, red_b;   /* us per byte */
+    double shm_b, red_b;          /* us per byte */
     struct coll_comm *comms;      /* [n] */
     sim_rank_t *r;                /* [n] */
     double *tx_free, *rx_free;    /* [nhosts] */
+    double *cpu_f;                /* [nhosts] CPU oversubscription: max(1, ranks / cores_per_host) */
+    double *nic_b;                /* [nhosts] us per byte of the host's NIC (its CPUs' limit included) */
     /* shared, read-only for the comms */
     coll_peer_info_t *peers;
     int *rank_host, *rank_local, *host_nranks, *world_ranks, *leader_ranks, *host_start;
@@ -223,26 +225,31 @@ static coll_status_t sim_send(coll_comm *comm, int peer, const void *buf, size_t
     }
     double t = me->clock, x;
     int hs = s->rank_host[me_r], hd = s->rank_host[peer];
+    double f = s->cpu_f[hs];   /* CPU work on an oversubscribed host takes f times as long */
     if (hs == hd) {
-        double start = t + s->p.shm_ovh_us;
+        double start = t + s->p.shm_ovh_us * f;
         if (start < me->port_free)
             start = me->port_free;
-        x = (double)len * s->shm_b;
+        x = (double)len * s->shm_b * f;
         me->port_free = start + x;
         m->arrive = start + x + s->p.shm_us;
-        me->clock = t + s->p.shm_ovh_us;
+        me->clock = t + s->p.shm_ovh_us * f;
     } else {
-        double start = t + s->p.net_ovh_us;
+        double start = t + s->p.net_ovh_us * f;
         if (start < s->tx_free[hs])
             start = s->tx_free[hs];
-        x = (double)len * s->net_b;
+        x = (double)len * s->nic_b[hs];
         s->tx_free[hs] = start + x;
-        double rx = start + s->p.net_us;
+        double lat = s->p.net_us, xr = (double)len * s->nic_b[hd];
+        if (s->p.net_step_us > 0)   /* in full from net_step_bytes up, in proportion below */
+            lat += s->p.net_step_us * ((double)len < s->p.net_step_bytes ? (double)len / s->p.net_step_bytes
+                                                                          : 1.0);
+        double rx = start + lat;
         if (rx < s->rx_free[hd])
             rx = s->rx_free[hd];
-        s->rx_free[hd] = rx + x;
-        m->arrive = rx + x;
-        me->clock = t + s->p.net_ovh_us;
+        s->rx_free[hd] = rx + xr;
+        m->arrive = rx + xr > start + x + lat ? rx + xr : start + x + lat;
+        me->clock = t + s->p.net_ovh_us * f;
     }
     m->src = me_r;
     m->len = len;
@@ -279,7 +286,7 @@ static coll_status_t sim_recv(coll_comm *comm, int peer, const coll_sink_t *sink
     if (me->clock < m->arrive)
         me->clock = m->arrive;
     if (sink->fn)
-        me->clock += (double)len * s->red_b;
+        me->clock += (double)len * s->red_b * s->cpu_f[s->rank_host[comm->rank]];
     if (m->data) {
         if (!sink->fn)
             memcpy(sink->dst, m->data, len);
@@ -511,6 +518,8 @@ void coll_sim_destroy(coll_sim_t *s)
     free(s->r);
     free(s->tx_free);
     free(s->rx_free);
+    free(s->cpu_f);
+    free(s->nic_b);
     free(s->peers);
     free(s->rank_host);
     free(s->rank_local);
@@ -575,7 +584,6 @@ coll_status_t coll_sim_create(int nhosts, const int *host_nranks, const coll_sim
     s->n = n;
     s->nhosts = nhosts;
     s->p = *p;
-    s->net_b = 8.0 / (p->net_gbps * 1e3);   /* Gbit/s -> us per byte */
     s->shm_b = 8.0 / (p->shm_gbps * 1e3);
     s->red_b = 8.0 / (p->reduce_gbps * 1e3);
     size_t un = (size_t)n, uh = (size_t)nhosts;
@@ -583,6 +591,8 @@ coll_status_t coll_sim_create(int nhosts, const int *host_nranks, const coll_sim
     s->r = calloc(un, sizeof *s->r);
     s->tx_free = calloc(uh, sizeof(double));
     s->rx_free = calloc(uh, sizeof(double));
+    s->cpu_f = calloc(uh, sizeof(double));
+    s->nic_b = calloc(uh, sizeof(double));
     s->peers = calloc(un, sizeof *s->peers);
     s->rank_host = calloc(un, sizeof(int));
     s->rank_local = calloc(un, sizeof(int));
@@ -605,6 +615,7 @@ coll_status_t coll_sim_create(int nhosts, const int *host_nranks, const coll_sim
     }
     if (!s->comms || !s->r || !s->tx_free || !s->rx_free || !s->peers || !s->rank_host || !s->rank_local ||
         !s->host_nranks || !s->world_ranks || !s->leader_ranks || !s->host_start || !s->tp || !s->hkey ||
+        !s->cpu_f || !s->nic_b ||
         !s->hrank || !s->stacks || (!p->move_data && p->shared_scratch && !s->scratch)) {
         coll_sim_destroy(s);
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "sim: out of memory for %d ranks", n);
@@ -617,6 +628,13 @@ coll_status_t coll_sim_create(int nhosts, const int *host_nranks, const coll_sim
     for (int h = 0; h < nhosts; h++) {
         s->host_nranks[h] = host_nranks[h];
         s->host_start[h] = r;
+        s->cpu_f[h] = 1.0;
+        if (p->cores_per_host > 0 && host_nranks[h] > p->cores_per_host)
+            s->cpu_f[h] = host_nranks[h] / p->cores_per_host;
+        double bw = p->net_gbps, cores = p->cores_per_host > 0 ? p->cores_per_host : host_nranks[h];
+        if (p->net_cpu_gbps > 0 && p->net_cpu_gbps * cores < bw)
+            bw = p->net_cpu_gbps * cores;
+        s->nic_b[h] = 8.0 / (bw * 1e3);   /* Gbit/s -> us per byte */
         s->leader_ranks[h] = r;
         for (int l = 0; l < host_nranks[h]; l++, r++) {
             s->rank_host[r] = h;

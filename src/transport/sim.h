@@ -17,9 +17,13 @@
  *               time per rank); arrival = start + B / shm_bw + shm_lat,
  *               start = max(t + shm_ovh, port free)
  *   other host: the sending host's NIC transmits one message at a time:
- *               start = max(t + net_ovh, tx free of the host), busy B / net_bw;
- *               the receiving host's NIC likewise: rx = max(start + net_lat,
- *               rx free of the host), arrival = rx + B / net_bw.
+ *               start = max(t + net_ovh, tx free of the host), busy B / bw_s;
+ *               the receiving host's NIC likewise: rx = max(start + net_lat
+ *               + step, rx free of the host), busy B / bw_d, arrival =
+ *               max(rx + B / bw_d, start + B / bw_s + net_lat + step), where
+ *               step = net_step * min(1, B / net_step_bytes) and a host's
+ *               bw = min(net_bw, net_cpu_bw * cores_per_host): its CPUs may
+ *               not keep up with the NIC (sending and receiving both cost).
  * The sender's clock advances by the per-message overhead (sends are eager);
  * a receive completes at max(receiver clock, arrival), a receive-reduce adds
  * B / reduce_bw. Local copies and reductions an algorithm does outside the
@@ -47,6 +51,19 @@
  * are deadlock-detected like message waits. Zero-copy (peer_ptr) is never
  * offered: simulated buffers are not coll_mem_alloc regions.
  *
+ * CPU oversubscription: with cores_per_host > 0 and L ranks on a host with
+ * L > cores_per_host, the CPU's part on that host (shm copies and overheads,
+ * reductions, net_ovh) takes f = L / cores_per_host times as long; the wire
+ * (net_bw, net_lat, shm_lat) does not.
+ * What the parameters hold when they come from a calibration file
+ * (docs/sim-calibration.md): net_bw is a TCP stream's achieved rate (not the
+ * line rate); net_lat a small message's one-way time (what the init probe,
+ * and so the selection, sees); net_step what one lockstep exchange of a
+ * chunk (a ring step) costs beyond its transmission and net_lat: TCP's ACK
+ * clocking behind the reverse data and waking the receiving rank, which on
+ * a loaded host is milliseconds; net_cpu_bw the TCP rate per core when the
+ * CPUs, not the link, are the limit (hosts sharing one machine's cores).
+ *
  * Memory: the N communicators share the peer records, the topology arrays
  * and the transport table (comm->tp); nothing is N x N.
  *
@@ -66,6 +83,9 @@ typedef struct {
     double reduce_gbps;                    /* reduction, Gbit/s of input */
     int move_data;                         /* 0: sizes and virtual time only */
     size_t shared_scratch;                 /* !move_data: one scratch block of this size for every rank */
+    double cores_per_host;                 /* CPU cores a host's ranks share (0: one per rank) */
+    double net_step_us, net_step_bytes;    /* NIC: extra per message, full from this size up */
+    double net_cpu_gbps;                   /* TCP Gbit/s one core sends + receives (0: no limit) */
 } coll_sim_params_t;
 
 typedef struct coll_sim coll_sim_t;

@@ -39,6 +39,13 @@ static void usage(FILE *f)
             "                           copies (a fresh process copies at about half speed at first)\n"
             "  -fmt, --format F         normal (table) or json; --json = -fmt json\n"
             "  -q, --quiet              tables only\n"
+            "  --calibration-out FILE   d2d: set the host keys of a collbench sim calibration file\n"
+            "                           (docs/sim-calibration.md): shm_gbps (one core's memcpy / 2: the\n"
+            "                           shared-memory path copies in and out), reduce_gbps (one core's fp32\n"
+            "                           sum), cores_per_host (the physical cores this process may use);\n"
+            "                           p2p, 2 ranks on 2 hosts: net_us, the bidirectional exchange's time\n"
+            "                           less -s at the file's net_gbps (run collbench net first; -s 256K,\n"
+            "                           the ring algorithms' chunk)\n"
             "d2d options:\n"
             "  -c, --cores N            threads of the all-cores run (default: one per physical core)\n"
             "  --method M               memcpy, nt or all (default all)\n"
@@ -117,6 +124,10 @@ int cbt_bw_main(int argc, char **argv)
             o.json = 1;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             o.quiet = 1;
+        } else if (!strcmp(a, "--calibration-out")) {
+            if (!(v = cbt_optval(TOOL, argc, argv, &i)))
+                goto out;
+            o.calib_out = v;
         } else {
             o.extra[o.nextra++] = argv[i]; /* the mode's option (or value) */
         }

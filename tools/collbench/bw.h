@@ -15,6 +15,7 @@ typedef struct {
     long long exec_times;         /* -et, 1..1000 (default 40) */
     int json;                     /* -fmt json */
     int quiet;                    /* -q: tables only */
+    const char *calib_out;        /* --calibration-out FILE (d2d) */
     int nextra;                   /* options left for the mode */
     char **extra;
 } cbt_bw_opts_t;

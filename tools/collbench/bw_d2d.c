@@ -39,6 +39,7 @@
 #endif
 
 #include "bw.h"
+#include "calib.h"
 #include "cb.h"
 
 static const char *TOOL = "bw";
@@ -396,6 +397,20 @@ int cbt_bw_d2d(const cbt_bw_opts_t *o)
         printf("]}\n");
     } else if (!o->quiet) {
         printf("Bandwidth = Size / Elapsed Time of one execution (bytes copied; memory traffic is 2x that).\n");
+    }
+    if (o->calib_out && !rc && nres) {
+        /* one core's copy (memcpy if it ran): a shared-memory message is copied twice (in and out of
+         * the segment) by one core each; the reduction measured on the same core */
+        const result_t *one = &res[0];
+        size_t rb = o->size < (64u << 20) ? (size_t)o->size : (size_t)64 << 20;
+        double red = cbt_calib_reduce_gbps(rb < 4096 ? 4096 : rb, 0.5);
+        char by[160];
+        snprintf(by, sizeof by, "collbench bw -t d2d -s %llu (%s one core %.3f GB/s; %d cores)", o->size,
+                 one->method, one->gbs, all);
+        cbt_calib_kv_t kv[3] = {{"shm_gbps", one->gbs * 8 / 2}, {"reduce_gbps", red}, {"cores_per_host", all}};
+        rc = cbt_calib_write(TOOL, o->calib_out, by, kv, 3);
+    }
+    if (!o->json && !o->quiet) {
         if (ds >= 0)
             printf("Source buffer on %s %d, destination buffer and copying threads on %s %d (CPUs of %s %d).\n",
                    card ? "card" : "device", ds, card ? "card" : "device", dd, card ? "card" : "device", dd);

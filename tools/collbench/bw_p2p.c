@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "bw_p2p.h"
+#include "calib.h"
 #include "cb.h"
 #include "../launch/launch.h"
 
@@ -203,6 +204,41 @@ static const char *transport_of(coll_comm_t comm, int nranks)
     return ls > 1 ? "shm+tcp" : "tcp";
 }
 
+/* --calibration-out: the sim's extra time of a message between hosts
+ * (net_step_us), from the bidirectional exchange of rank 0 and rank 1 on two
+ * hosts, one -s message each way through coll_sendrecv, as one step of a
+ * ring: its time less the message's transmission at the file's net_gbps and
+ * less the file's net_us (both written before by `collbench net
+ * --calibration-out`, net_us 0 when absent). It holds what a step costs
+ * beyond the wire: TCP's ACK clocking behind the reverse data and waking the
+ * receiving rank on its (maybe loaded) host. -s should be the pipelining
+ * chunk of the ring algorithms (COLL_CHUNK); it becomes net_step_bytes. */
+static int write_calibration(const cbt_p2p_opts_t *o, const cbt_p2p_report_t *rep)
+{
+    const char *f = o->bw->calib_out;
+    double gbps, lat = 0;
+    if (rep->nranks != 2 || strcmp(rep->transport, "tcp"))
+        return cbt_usage_error(TOOL, "invalid --calibration-out with %d ranks over %s (allowed: 2 ranks on 2 hosts, tcp)",
+                               rep->nranks, rep->transport);
+    if (cbt_calib_get(f, "net_gbps", &gbps))
+        return cbt_usage_error(TOOL, "--calibration-out %s has no net_gbps: run collbench net HOST --calibration-out %s "
+                               "first (p2p derives net_step_us from it)", f, f);
+    if (cbt_calib_get(f, "net_us", &lat))
+        lat = 0;
+    const cbt_p2p_result_t *x = NULL;
+    for (int i = 0; i < rep->nres; i++)
+        if (rep->res[i].bidi)
+            x = &rep->res[i];
+    if (!x)
+        return cbt_error(TOOL, CBT_EXIT_FAIL, "no bidirectional measurement for --calibration-out");
+    double wire = (double)o->bw->size * 8 / (gbps * 1e3), step = x->us - wire - lat;
+    char by[200];
+    snprintf(by, sizeof by, "collbench bw -t p2p -s %llu: exchange %.1f us, transmission at net_gbps %.1f us, net_us %.1f",
+             o->bw->size, x->us, wire, lat);
+    cbt_calib_kv_t kv[2] = {{"net_step_us", step > 0 ? step : 0}, {"net_step_bytes", (double)o->bw->size}};
+    return cbt_calib_write(TOOL, f, by, kv, 2);
+}
+
 int cbt_p2p_run(coll_comm_t comm, const cbt_p2p_opts_t *o, const char *const *pods)
 {
     ctx_t cc = {.comm = comm, .size = (size_t)o->bw->size, .times = o->bw->exec_times}, *c = &cc;
@@ -327,6 +363,8 @@ int cbt_p2p_run(coll_comm_t comm, const cbt_p2p_opts_t *o, const char *const *po
             cbt_p2p_print_matrix(&rep);
     }
     fflush(stdout);
+    if (o->bw->calib_out && c->rank == 0 && !bad)
+        rc = write_calibration(o, &rep);
     if (bad && (c->rank == 0 || o->sp == 0 || o->sp == 1))
         rc = cbt_error(TOOL, CBT_EXIT_FAIL, "received data differs from what was sent (see the check field)");
     else if (bad)
@@ -473,6 +511,9 @@ int cbt_bw_p2p(const cbt_bw_opts_t *bw)
         return rc;
     }
     o.launch = l.name;
+    if (bw->calib_out && l.kind == CB_LAUNCH_STANDALONE)
+        return cbt_usage_error(TOOL, "invalid --calibration-out with standalone ranks (one host; allowed: 2 ranks on "
+                               "2 hosts started by a launcher, or --sp 0/1)");
     if (o.sp == 2 && l.kind == CB_LAUNCH_STANDALONE)
         return cbt_usage_error(TOOL, "--sp 2 is the MPI mode: start it under mpirun (mpirun -n 2 collbench bw -t "
                                "p2p --sp 2 ...), or drop --sp to fork the ranks here (-p N)");

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "calib.h"
 #include "cb.h"
 #include "net.h"
 
@@ -29,6 +30,8 @@ typedef struct {
     double timeout;                /* server: wait for a client (0 = forever) */
     double connect_timeout, retry;
     int json;
+    const char *calib_out;         /* client: --calibration-out FILE */
+    int calib_cpu;                 /* --calibration-cpu: the CPUs limit the stream, not the link */
     cbt_net_params_t p;
     int size_set, iters_set, set_mask; /* what the command line gave */
 } net_opts_t;
@@ -58,6 +61,13 @@ static void usage(FILE *f)
             "  --retry SEC             client: retry a refused connection for SEC, 0..600 (default 0)\n"
             "  --bind ADDR             server: listen on this address only (default: all, IPv6 and IPv4)\n"
             "  --timeout SEC           server: exit 4 if no client comes within SEC, 0..86400 (0 = wait)\n"
+            "  --calibration-out FILE  client: set the link keys of a collbench sim calibration file\n"
+            "                          (docs/sim-calibration.md): a bandwidth test writes net_gbps (the\n"
+            "                          largest size's average, one direction), --lat writes net_us (the\n"
+            "                          smallest size's typical one-way time) and net_overhead_us = 0\n"
+            "  --calibration-cpu       with -b, when no link limits the stream (no tc rate, or both ends on\n"
+            "                          one machine's cores): write net_cpu_gbps, both directions' sum / the\n"
+            "                          cores, instead of net_gbps\n"
             "The client's flags drive the test; the server prints the same table.\n");
 }
 
@@ -127,6 +137,11 @@ static int parse_args(int argc, char **argv, net_opts_t *o)
         } else if (!strcmp(a, "--bind")) {
             VAL();
             o->bind_addr = v;
+        } else if (!strcmp(a, "--calibration-out")) {
+            VAL();
+            o->calib_out = v;
+        } else if (!strcmp(a, "--calibration-cpu")) {
+            o->calib_cpu = 1;
         } else if (a[0] == '-') {
             return cbt_usage_error(TOOL, "unknown option '%s' (see collbench net --help)", a), -1;
         } else if (!o->host) {
@@ -146,6 +161,11 @@ static int parse_args(int argc, char **argv, net_opts_t *o)
         return cbt_usage_error(TOOL, "invalid -q %d with --lat (allowed: 1)", o->p.nconn), -1;
     if (o->host && o->bind_addr)
         return cbt_usage_error(TOOL, "--bind is a server option (the client connects to HOST)"), -1;
+    if (o->calib_cpu && (!o->calib_out || !o->p.bidir || o->p.lat))
+        return cbt_usage_error(TOOL, "--calibration-cpu needs --calibration-out FILE and -b (a bidirectional bandwidth "
+                               "test)"), -1;
+    if (!o->host && o->calib_out)
+        return cbt_usage_error(TOOL, "--calibration-out is a client option (the client drives the test)"), -1;
     if (o->host && o->timeout > 0)
         return cbt_usage_error(TOOL, "--timeout is a server option (client: --connect-timeout)"), -1;
     if (!(o->set_mask & SET_S))
@@ -337,6 +357,32 @@ static int server_accept(net_opts_t *o, int *ctrl, int *fds, char *peer, size_t 
     return 0;
 }
 
+/* --calibration-out: the sim's NIC keys. The bandwidth is one direction's
+ * (-b adds both); the latency test's one-way time already holds both ends'
+ * per-message costs, so net_overhead_us is 0. */
+static int write_calibration(const net_opts_t *o, const char *peer, const row_t *rows, int n)
+{
+    char by[256];
+    if (o->p.lat) {
+        snprintf(by, sizeof by, "collbench net %s --lat -s %llu (peer %s)", o->host, rows[0].bytes, peer);
+        cbt_calib_kv_t kv[2] = {{"net_us", rows[0].lat.typical}, {"net_overhead_us", 0}};
+        return cbt_calib_write(TOOL, o->calib_out, by, kv, 2);
+    }
+    const row_t *r = &rows[n - 1];
+    snprintf(by, sizeof by, "collbench net %s -s %llu -q %d%s%s (peer %s)", o->host, r->bytes, o->p.nconn,
+             o->p.bidir ? " -b" : "", o->calib_cpu ? " --calibration-cpu" : "", peer);
+    if (o->calib_cpu) {
+        /* both directions at once: every byte costs a send and a receive, on the cores of this machine */
+        int cpus[CBT_MAX_CPUS], ncores = 0;
+        if (cbt_cpu_list(cpus, CBT_MAX_CPUS, &ncores) < 1 || ncores < 1)
+            ncores = 1;
+        cbt_calib_kv_t kc[1] = {{"net_cpu_gbps", r->avg * 8 / ncores}};
+        return cbt_calib_write(TOOL, o->calib_out, by, kc, 1);
+    }
+    cbt_calib_kv_t kv[1] = {{"net_gbps", r->avg * 8 / (o->p.bidir ? 2 : 1)}};
+    return cbt_calib_write(TOOL, o->calib_out, by, kv, 1);
+}
+
 int cbt_net_main(int argc, char **argv)
 {
     net_opts_t o = {.port = CBT_NET_PORT, .connect_timeout = 10,
@@ -401,6 +447,8 @@ int cbt_net_main(int argc, char **argv)
         print_json(&o, peer, rows, nsizes);
     else
         printf("%s\n", LINE);
+    if (o.calib_out)
+        rc = write_calibration(&o, peer, rows, nsizes);
 out:
     for (int i = 0; i < CBT_NET_MAXQ; i++)
         if (fds[i] >= 0)

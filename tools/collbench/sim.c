@@ -13,6 +13,7 @@
 #include "cb.h"
 #include "coll.h"
 #include "../common/coll_internal.h"
+#include "calib.h"
 #include "sim.h"
 
 #define TOOL "sim"
@@ -67,9 +68,18 @@ static void usage(FILE *f)
             "  --net-gbps G --net-us US --net-overhead-us US   NIC between hosts (100, 2, 1)\n"
             "  --shm-gbps G --shm-us US --shm-overhead-us US   within a host (200, 0.3, 0.2)\n"
             "  --reduce-gbps G     reduction throughput, Gbit/s of input (80)\n"
+            "  --net-step-us US --net-step-bytes B   extra time of a message between hosts, in full from\n"
+            "                      B bytes up, less below (0, 262144): a ring step's cost beyond the wire\n"
+            "  --net-cpu-gbps G    TCP Gbit/s one core sends and receives; a host's NIC runs at most at\n"
+            "                      G x its cores (0: no limit)\n"
+            "  --cores-per-host C  CPU cores the ranks of a host share (0: one per rank; default 0); with\n"
+            "                      more ranks than cores, copies, reductions and per-message costs slow\n"
+            "                      down by ranks / cores (docs/sim-calibration.md)\n"
+            "  --calibration FILE  the link parameters from a calibration file (key = value) written by\n"
+            "                      collbench net/bw --calibration-out; the flags above win over its keys\n"
             "Ranks of one simulated host read each other's memory: the direct, cma and shm algorithms\n"
-            "run as on a real host (their barriers and small exchanges cost a shm round; their own\n"
-            "copies into and out of staging buffers cost no virtual time).\n",
+            "run as on a real host; their barriers and small exchanges cost a shm round, their copies\n"
+            "and reductions B / shm or reduce bandwidth.\n",
             SIM_MAX_RANKS);
 }
 
@@ -117,19 +127,21 @@ static int parse(int argc, char **argv, cbt_sim_opts_t *so)
     o->op = COLL_SUM;
     o->iters = 1;
     so->nhosts = 1;
-    so->p = (coll_sim_params_t){100, 2, 1, 200, 0.3, 0.2, 80, 0, 0};
+    so->p = (coll_sim_params_t){100, 2, 1, 200, 0.3, 0.2, 80, 0, 0, 0, 0, 262144, 0};
     long long nranks = 0, v;
     const char *hosts = NULL, *coll = NULL;
+    unsigned explicit_keys = 0;   /* link flags given: they win over the calibration file's keys */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val;
 #define VAL() \
     if (!(val = cbt_optval(TOOL, argc, argv, &i))) \
     return -1
-#define DBL(opt, lo, hi, unit, dst)                                           \
+#define DBL(opt, key, lo, hi, unit, dst)                                      \
     if (!strcmp(a, opt)) {                                                    \
         VAL();                                                                \
         if (cbt_parse_double(TOOL, opt, val, lo, hi, unit, dst))              \
             return -1;                                                        \
+        explicit_keys |= cbt_calib_bit(key);                                  \
         continue;                                                             \
     }
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -187,17 +199,26 @@ static int parse(int argc, char **argv, cbt_sim_opts_t *so)
             so->json = 1;
         } else if (!strcmp(a, "--compare-algos")) {
             so->compare = 1;
+        } else if (!strcmp(a, "--calibration")) {
+            VAL();
+            so->calibration = val;
         } else {
-            DBL("--net-gbps", 1e-3, 1e6, "Gbit/s", &so->p.net_gbps)
-            DBL("--net-us", 0, 1e6, "us", &so->p.net_us)
-            DBL("--net-overhead-us", 0, 1e6, "us", &so->p.net_ovh_us)
-            DBL("--shm-gbps", 1e-3, 1e6, "Gbit/s", &so->p.shm_gbps)
-            DBL("--shm-us", 0, 1e6, "us", &so->p.shm_us)
-            DBL("--shm-overhead-us", 0, 1e6, "us", &so->p.shm_ovh_us)
-            DBL("--reduce-gbps", 1e-3, 1e6, "Gbit/s", &so->p.reduce_gbps)
+            DBL("--net-gbps", "net_gbps", 1e-3, 1e6, "Gbit/s", &so->p.net_gbps)
+            DBL("--net-us", "net_us", 0, 1e6, "us", &so->p.net_us)
+            DBL("--net-overhead-us", "net_overhead_us", 0, 1e6, "us", &so->p.net_ovh_us)
+            DBL("--shm-gbps", "shm_gbps", 1e-3, 1e6, "Gbit/s", &so->p.shm_gbps)
+            DBL("--shm-us", "shm_us", 0, 1e6, "us", &so->p.shm_us)
+            DBL("--shm-overhead-us", "shm_overhead_us", 0, 1e6, "us", &so->p.shm_ovh_us)
+            DBL("--reduce-gbps", "reduce_gbps", 1e-3, 1e6, "Gbit/s", &so->p.reduce_gbps)
+            DBL("--cores-per-host", "cores_per_host", 0, 1e6, "cores (0: one per rank)", &so->p.cores_per_host)
+            DBL("--net-step-us", "net_step_us", 0, 1e7, "us", &so->p.net_step_us)
+            DBL("--net-step-bytes", "net_step_bytes", 1, 1e12, "bytes", &so->p.net_step_bytes)
+            DBL("--net-cpu-gbps", "net_cpu_gbps", 0, 1e6, "Gbit/s per core (0: no limit)", &so->p.net_cpu_gbps)
             return cbt_usage_error(TOOL, "unknown option '%s' (see collbench sim --help)", a), -1;
         }
     }
+    if (so->calibration && cbt_calib_read(TOOL, so->calibration, &so->p, explicit_keys))
+        return -1;
     if (!coll)
         return cbt_usage_error(TOOL, "missing -c COLLECTIVE (allowed: allreduce allgather allgatherv reduce_scatter "
                                "reduce_scatterv reduce broadcast scatter gather alltoall alltoallv)"), -1;
@@ -289,21 +310,36 @@ int cbt_sim_main(int argc, char **argv)
     }
     const cb_opts_t *o = &so.o;
     int rc = CBT_EXIT_OK;
-    if (so.json)
+    if (so.json) {
         printf("{\"schema\": \"collbench-sim/1\", \"collective\": \"%s\", \"ranks\": %d, \"hosts\": %d, "
                "\"dtype\": \"%s\", \"op\": \"%s\", \"root\": %d, \"verify\": %d,\n \"link\": {\"net_gbps\": %g, "
                "\"net_us\": %g, \"net_overhead_us\": %g, \"shm_gbps\": %g, \"shm_us\": %g, \"shm_overhead_us\": %g, "
-               "\"reduce_gbps\": %g},\n \"rows\": [",
+               "\"reduce_gbps\": %g, \"cores_per_host\": %g, \"net_step_us\": %g, \"net_step_bytes\": %g, "
+               "\"net_cpu_gbps\": %g},\n \"calibration\": ",
                so.desc->name, so.nranks, so.nhosts, coll_dtype_name(o->dt), coll_op_name(o->op), o->root, o->check,
                so.p.net_gbps, so.p.net_us, so.p.net_ovh_us, so.p.shm_gbps, so.p.shm_us, so.p.shm_ovh_us,
-               so.p.reduce_gbps);
-    else
+               so.p.reduce_gbps, so.p.cores_per_host, so.p.net_step_us, so.p.net_step_bytes, so.p.net_cpu_gbps);
+        if (so.calibration)
+            cbt_json_str(stdout, so.calibration);
+        else
+            printf("null");
+        printf(",\n \"rows\": [");
+    } else {
         printf("# collbench sim: %s, %d ranks on %d hosts, %s %s; net %g Gbit/s %g us +%g us/msg, shm %g Gbit/s "
-               "%g us +%g us/msg, reduce %g Gbit/s\n"
-               "data_size(Bytes): | aveg_time(us): | alg_bandwidth(GB/s): | check_result: | bus_bandwidth(GB/s): | "
-               "algorithm:\n",
+               "%g us +%g us/msg, reduce %g Gbit/s",
                so.desc->name, so.nranks, so.nhosts, coll_dtype_name(o->dt), coll_op_name(o->op), so.p.net_gbps,
                so.p.net_us, so.p.net_ovh_us, so.p.shm_gbps, so.p.shm_us, so.p.shm_ovh_us, so.p.reduce_gbps);
+        if (so.p.cores_per_host > 0)
+            printf(", %g cores per host", so.p.cores_per_host);
+        if (so.p.net_step_us > 0)
+            printf(", net step +%g us from %g B", so.p.net_step_us, so.p.net_step_bytes);
+        if (so.p.net_cpu_gbps > 0)
+            printf(", TCP %g Gbit/s per core", so.p.net_cpu_gbps);
+        if (so.calibration)
+            printf(" (calibration %s)", so.calibration);
+        printf("\ndata_size(Bytes): | aveg_time(us): | alg_bandwidth(GB/s): | check_result: | bus_bandwidth(GB/s): | "
+               "algorithm:\n");
+    }
     fflush(stdout);
     int first = 1;
     unsigned long long s = o->minbytes, msgs = 0;

@@ -17,6 +17,7 @@ typedef struct {
     cb_opts_t o;                   /* sizes, dtype, op, root, check (driver's struct) */
     const char *algo;              /* --algo NAME or NULL */
     int json, compare;
+    const char *calibration;       /* --calibration FILE or NULL */
     coll_sim_params_t p;
 } cbt_sim_opts_t;
 

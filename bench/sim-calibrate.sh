@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# bench/sim-calibrate.sh - does `collbench sim` predict what the real library
+# does? Builds namespace hosts (tests/lib/netns.sh) whose links are limited
+# with tc tbf in both directions (the host's cbeth0 = what it sends, the
+# switch's end h<i>e0 = what it receives), writes a calibration file per link
+# rate with the measuring tools (collbench net: bandwidth and latency between
+# cbh1 and cbh2; collbench bw -t d2d: copy and reduction rates, cores), runs
+# all_reduce_test, all_gather_test and alltoall_test from 1 MiB up across the
+# hosts (torchrun-style launch as tests/mp/31-multihost-env.sh) and predicts
+# the same rows with `collbench sim --calibration FILE`. Prints and writes the
+# table: setup, collective, size, measured (median of the repeats, and their
+# spread), predicted, error %, and the algorithm each picked.
+#
+#   bench/sim-calibrate.sh [-o FILE.md] [-r REPEATS] [-n ITERS] [-e MAXSIZE] [-P] [SETUP ...]
+#     SETUP   HOSTSxRANKS@GBIT, e.g. 2x1@1 4x4@5 (default: 2x1@1 2x4@1 4x1@5 4x2@5 4x4@5)
+#     -r      repeats of every measured row (default 3; the median is compared)
+#     -n      timed iterations per run (default 3, after 1 warm-up)
+#     -e      largest size (default 64M; sizes 1M, 4M, 16M, 64M)
+#     -P      predict only, from the raw measurements of an earlier run (after a
+#             change to the link model: no namespaces, seconds)
+#     -C      as -P, but first write the calibration files again (now: not the load of the measurements)
+#     -o      results file (default bench/results/sim-calibration-<date>.md)
+#     SIMCAL_BIN=DIR  measure with the executables in DIR (default bin/); predictions use bin/collbench
+# Needs root (namespaces, tc). The namespace hosts share this machine's CPUs:
+# the sim is told so with --cores-per-host (nproc / hosts), see docs/sim-calibration.md.
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+OUT=bench/results/sim-calibration-$(date +%Y%m%d).md REP=3 NI=3 MAXS=64M PREDICT_ONLY=0 RECAL=0
+while getopts "o:r:n:e:PCh" o; do
+    case $o in
+        o) OUT=$OPTARG ;; r) REP=$OPTARG ;; n) NI=$OPTARG ;; e) MAXS=$OPTARG ;; P) PREDICT_ONLY=1 ;;
+        C) PREDICT_ONLY=1 RECAL=1 ;;
+        *) sed -n '2,26p' "$0"; exit 2 ;;
+    esac
+done
+shift $((OPTIND - 1))
+SETUPS=("$@")
+[ ${#SETUPS[@]} -gt 0 ] || SETUPS=(2x1@1 2x4@1 4x1@5 4x2@5 4x4@5)
+for s in "${SETUPS[@]}"; do
+    [[ $s =~ ^([2-4])x([1-4])@([0-9]+)$ ]] ||
+        { echo "sim-calibrate: invalid setup '$s' (allowed: HOSTSxRANKS@GBIT with 2..4 hosts, 1..4 ranks, e.g. 4x2@5)" >&2; exit 2; }
+done
+[[ $REP =~ ^[1-9][0-9]*$ ]] || { echo "sim-calibrate: invalid -r '$REP' (allowed: 1 or more)" >&2; exit 2; }
+[[ $NI =~ ^[1-9][0-9]*$ ]] || { echo "sim-calibrate: invalid -n '$NI' (allowed: 1 or more)" >&2; exit 2; }
+[[ $MAXS =~ ^[0-9]+[KM]$ ]] || { echo "sim-calibrate: invalid -e '$MAXS' (allowed: a size like 16M)" >&2; exit 2; }
+BIN=${SIMCAL_BIN:-$ROOT/bin}   # the measured executables (a copy lets a rebuild run beside a long measurement)
+for b in collbench all_reduce_test all_gather_test alltoall_test; do
+    [ -x "$BIN/$b" ] || { echo "missing $BIN/$b (make)" >&2; exit 1; }
+done
+RAW=$ROOT/build/bench/sim-calibrate
+COLLS="allreduce allgather alltoall"
+exe() { case $1 in allreduce) echo all_reduce_test ;; allgather) echo all_gather_test ;; alltoall) echo alltoall_test ;; esac; }
+NCPU=$(nproc)
+
+# tbf on both directions of every host's link
+limit() {   # limit GBIT
+    local i burst=$(( $1 * 256 ))kb
+    for i in $(seq 1 "$NETNS_N"); do
+        netns_exec "$i" tc qdisc replace dev cbeth0 root tbf rate "$1gbit" burst "$burst" latency 20ms || return 1
+        nsenter -t "$NETNS_SWITCH" -n tc qdisc replace dev "h${i}e0" root tbf rate "$1gbit" burst "$burst" latency 20ms || return 1
+    done
+}
+
+port=29700
+calibrate() {   # calibrate GBIT FILE: the measuring runs between cbh1 and cbh2 write FILE
+    local f=$2 i
+    rm -f "$f"
+    net_run() {   # net_run NAME CLIENT-ARGS...
+        local name=$1
+        shift
+        port=$((port + 1))
+        netns_exec 2 timeout 60 "$BIN/collbench" net -p "$port" --timeout 30 >/dev/null 2>&1 &
+        netns_exec 1 timeout 60 "$BIN/collbench" net 10.77.0.2 -p "$port" --retry 10 "$@" --calibration-out "$f" \
+            >"$RAW/net-$name-$g.out" 2>&1 || { cat "$RAW/net-$name-$g.out"; return 1; }
+        wait
+    }
+    local g=$1
+    net_run bw -s 1M -D 3 || return 1            # net_gbps: one TCP stream through the tbf link
+    net_run lat --lat -n 2000 || return 1        # net_us: small messages (what the init probe sees)
+    # net_step_us: one ring step, a lockstep exchange of one COLL_CHUNK (256K) each way through
+    # libcoll. p2p reports a mean, which a single stall of several ms can double: 5 short runs,
+    # each writing a copy of the file, and the copy with the median net_step_us is kept.
+    local k
+    for k in 1 2 3 4 5; do
+        cp "$f" "$f.p2p$k"
+        port=$((port + 1))
+        NETNS_MASTER_PORT=$port netns_env_launch "$RAW/p2p-$g" "1 1" "$BIN/collbench" bw -t p2p -s 256K -et 10 \
+            --calibration-out "$f.p2p$k" >&2 || return 1
+    done
+    k=$(for k in 1 2 3 4 5; do awk -F' *= *' -v k=$k '$1 == "net_step_us" {print $2, k}' "$f.p2p$k"; done | sort -n | sed -n 3p)
+    mv "$f.p2p${k#* }" "$f" && rm -f "$f".p2p?
+    netns_exec 1 timeout 120 "$BIN/collbench" bw -t d2d -s 64M -et 10 --method memcpy --calibration-out "$f" >"$RAW/d2d-$g.out" 2>&1 || { cat "$RAW/d2d-$g.out"; return 1; }
+    # net_cpu_gbps: the same path without the rate limit, both ways: what the shared cores push through TCP
+    for i in 1 2; do
+        netns_exec "$i" tc qdisc del dev cbeth0 root
+        nsenter -t "$NETNS_SWITCH" -n tc qdisc del dev "h${i}e0" root
+    done
+    net_run cpu -s 1M -D 3 -b -q 2 --calibration-cpu || return 1
+    limit "$g"
+}
+
+measure() {   # measure SETUP: raw rows "setup coll bytes time_us algo"
+    local s=$1 h l g layout="" k c rep out
+    h=${s%%x*} l=${s#*x}; l=${l%@*} g=${s#*@}
+    for k in $(seq 1 "$h"); do layout="$layout $l"; done
+    limit "$g" || return 1
+    # calibrated right before and right after the setup's measurements (the load on the shared
+    # machine moves by the minute); the file the sim reads holds the mean of the two
+    calibrate "$g" "$RAW/calib-$s.before" || return 1
+    for rep in $(seq 1 "$REP"); do
+        for c in $COLLS; do
+            port=$((port + 1))
+            out=$RAW/run-$s-$c-$rep
+            NETNS_MASTER_PORT=$port NETNS_RANK0_ENV="COLL_DEBUG=DEBUG COLL_DEBUG_SUBSYS=TUNING" \
+                netns_env_launch "$out" "$layout" "$BIN/$(exe "$c")" -b 1M -e "$MAXS" -f 4 -n "$NI" -w 1 -c 0 >&2 ||
+                { echo "sim-calibrate: $s $c repeat $rep failed (see $out.r*.err)" >&2; continue; }
+            python3 - "$s" "$c" "$out.r0.out" "$out.r0.err" >>"$RAW/measured" <<'PY'
+import re, sys
+s, c, outf, errf = sys.argv[1:5]
+# the i-th size of the sweep is the i-th distinct size the TUNING log names for this collective
+# (the log's bytes may be per rank; the driver's 16-byte timing allreduces are left out)
+algos, seen = [], set()
+for l in open(errf, errors="replace"):
+    m = re.search(r" %s (\d+) bytes on \d+ ranks: algorithm (\w+)" % c, l)
+    if m and int(m.group(1)) > 64 and m.group(1) not in seen:
+        seen.add(m.group(1)); algos.append(m.group(2))
+rows = [l.split("|") for l in open(outf) if re.match(r"^\d+ +\|", l)]
+for i, r in enumerate(rows):
+    print(s, c, int(r[0]), "%.2f" % float(r[1]), algos[i] if i < len(algos) else "-")
+PY
+            echo "  $s $c repeat $rep: $(awk -v s="$s" -v c="$c" '$1 == s && $2 == c {printf "%s:%s ", $3, $4}' "$RAW/measured" | tail -c 200)" >&2
+        done
+    done
+    calibrate "$g" "$RAW/calib-$s.after" || return 1
+    awk -F' *= *' 'FNR == 1 { n++ } /^#/ { print; next } NF == 2 { v[$1] += $2; if (!($1 in seen)) { seen[$1] = 1; k[++nk] = $1 } }
+        END { print "# the mean of the two calibrations above"; for (i = 1; i <= nk; i++) printf "%s = %.6g\n", k[i], v[k[i]] / n }' \
+        "$RAW/calib-$s.before" "$RAW/calib-$s.after" >"$RAW/calib-$s.txt"
+}
+
+if [ "$PREDICT_ONLY" = 0 ]; then
+    [ "$(id -u)" = 0 ] || { echo "sim-calibrate: needs root (network namespaces, tc)" >&2; exit 1; }
+    rm -rf "$RAW"
+    mkdir -p "$RAW"
+    . tests/lib/netns.sh
+    maxh=2
+    for s in "${SETUPS[@]}"; do h=${s%%x*}; [ "$h" -gt $maxh ] && maxh=$h; done
+    export NETNS_RANK_TIMEOUT=300 COLL_EXEC_TIMEOUT=200
+    : >"$RAW/measured"
+    for s in "${SETUPS[@]}"; do
+        h=${s%%x*}
+        # a fresh set of hosts per setup: only the hosts of the setup exist (no idle links)
+        netns_up "$h" >/dev/null || exit 1
+        trap 'netns_down >/dev/null 2>&1' EXIT
+        echo "setup $s" >&2
+        measure "$s"
+        netns_down >/dev/null 2>&1
+    done
+    printf '%s\n' "${SETUPS[@]}" >"$RAW/setups"
+    echo "$REP $NI $MAXS $NCPU" >"$RAW/params"
+fi
+[ -s "$RAW/measured" ] || { echo "sim-calibrate: no measurements in $RAW (run without -P first)" >&2; exit 1; }
+read -r REP NI MAXS NCPU <"$RAW/params"
+mapfile -t SETUPS <"$RAW/setups"
+if [ "$RECAL" = 1 ]; then
+    [ "$(id -u)" = 0 ] || { echo "sim-calibrate: needs root (network namespaces, tc)" >&2; exit 1; }
+    . tests/lib/netns.sh
+    for s in "${SETUPS[@]}"; do
+        g=${s#*@}
+        netns_up 2 >/dev/null || exit 1
+        trap 'netns_down >/dev/null 2>&1' EXIT
+        limit "$g" && calibrate "$g" "$RAW/calib-$s.txt" || exit 1
+        netns_down >/dev/null 2>&1
+    done
+fi
+
+# predictions: one sim sweep per setup and collective
+: >"$RAW/predicted"
+for s in "${SETUPS[@]}"; do
+    h=${s%%x*} l=${s#*x}; l=${l%@*} g=${s#*@}
+    hl=$(printf "$l,%.0s" $(seq 1 "$h")); hl=${hl%,}
+    for c in $COLLS; do
+        bin/collbench sim -H "$hl" -c "$c" -b 1M -e "$MAXS" -f 4 --calibration "$RAW/calib-$s.txt" \
+            --cores-per-host "$(awk -v n="$NCPU" -v h="$h" 'BEGIN {print n / h}')" --json |
+            python3 -c 'import json,sys
+s, c = sys.argv[1:3]
+for r in json.load(sys.stdin)["rows"]:
+    print(s, c, r["bytes"], "%.2f" % r["time_us"], r["algorithm"])' "$s" "$c" >>"$RAW/predicted" || exit 1
+    done
+done
+
+{
+    echo "# collbench sim against measurements: namespace hosts with tc tbf links - $(date +%Y-%m-%d)"
+    echo
+    echo "Generated by \`bench/sim-calibrate.sh -r $REP -n $NI -e $MAXS ${SETUPS[*]}\` (as root); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $NCPU CPUs shared by every namespace host (and by the other engineers' builds), kernel $(uname -r)."
+    echo "Setup HxL@G: H hosts x L ranks, every host's link limited to G Gbit/s each way (tbf on both ends of its veth)."
+    echo "Measured: rank 0's aveg_time (slowest rank) of \`-n $NI -w 1 -c 0\`, median of $REP repeats, spread = (max - min) / median."
+    echo "Predicted: \`collbench sim -H L,..,L -c C -b 1M -e $MAXS -f 4 --calibration calib-HxL@G.txt --cores-per-host $NCPU/H\`, the calibration file of the setup: the mean of the measuring runs right before and right after its measurements (below)."
+    echo "Error = (predicted - measured) / measured."
+    echo
+    python3 - "$RAW/measured" "$RAW/predicted" <<'PY'
+import sys, statistics, collections
+meas = collections.defaultdict(list); malgo = {}
+for l in open(sys.argv[1]):
+    s, c, b, t, a = l.split(); meas[(s, c, int(b))].append(float(t)); malgo[(s, c, int(b))] = a
+pred = {}
+for l in open(sys.argv[2]):
+    s, c, b, t, a = l.split(); pred[(s, c, int(b))] = (float(t), a)
+print("| setup | collective | size | measured us (median) | spread | predicted us | error % | real algorithm | sim algorithm |")
+print("|---|---|---|---|---|---|---|---|---|")
+errs = []
+for k in sorted(pred, key=lambda k: (list(dict.fromkeys(x[0] for x in pred)).index(k[0]), k[1], k[2])):
+    p, pa = pred[k]
+    if k not in meas:
+        print("| %s | %s | %dM | - | - | %.0f | - | - | %s |" % (k[0], k[1], k[2] >> 20, p, pa)); continue
+    m = statistics.median(meas[k]); sp = (max(meas[k]) - min(meas[k])) / m
+    e = (p - m) / m * 100; errs.append(abs(e))
+    flag = "" if abs(e) <= 25 else " **"
+    print("| %s | %s | %dM | %.0f | %.0f%% (n=%d) | %.0f | %+.1f%s | %s | %s |" % (k[0], k[1], k[2] >> 20, m, sp * 100, len(meas[k]), p, e, flag, malgo[k], pa))
+if errs:
+    print()
+    print("%d rows: %d within +-25%%, median |error| %.1f%%, largest %.1f%%." % (len(errs), sum(1 for e in errs if e <= 25), statistics.median(errs), max(errs)))
+PY
+    echo
+    echo "Calibration files (as the measuring runs wrote them):"
+    for f in "$RAW"/calib-*.txt; do
+        echo
+        echo "\`$(basename "$f")\`:"
+        echo '```'
+        grep -v '^$' "$f"
+        echo '```'
+    done
+} >"$OUT.new"
+mv "$OUT.new" "$OUT"
+cat "$OUT"
+echo "results: $OUT (raw: $RAW)" >&2

@@ -44,6 +44,12 @@ static inline int coll_group_lr(const coll_comm *comm, const coll_group_t *g, in
 int coll_group_peer_ptrs(coll_comm *comm, const coll_group_t *g, int slot, const size_t *counts,
                          const char **out);
 
+/* Private working memory of an algorithm (bytes may be 0): malloc, except on
+ * a simulated comm without data, where every rank shares one block
+ * (transport/sim.h). Release with coll_work_free. One branch on the real path. */
+void *coll_work_alloc(coll_comm *comm, size_t bytes);
+void coll_work_free(coll_comm *comm, void *p);
+
 /* Working memory for an algorithm: the communicator scratch when it runs on
  * the world group (it is then the outermost algorithm of the call), else a
  * private block, since the scratch belongs to the outermost algorithm (comm.h).

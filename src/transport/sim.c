@@ -81,6 +81,9 @@ struct coll_sim {
     int *rank_host, *rank_local, *host_nranks, *world_ranks, *leader_ranks, *host_start;
     const struct coll_transport_ops **tp;
     void *scratch;
+    const char *blank[SIM_BLANKS];   /* !move_data: regions whose messages carry no bytes */
+    size_t blank_len[SIM_BLANKS];
+    int nblank;
     /* scheduler */
     char *stacks;
 #if SIM_FAST_SWITCH
@@ -198,6 +201,25 @@ static int waits_for(const sim_rank_t *r, int src)
     return 0;
 }
 
+/* Does [p, p + len) lie in a region without data? (!move_data; O(SIM_BLANKS)) */
+static int is_blank(const coll_sim_t *s, const void *p, size_t len)
+{
+    const char *c = p;
+    for (int i = 0; i < s->nblank; i++)
+        if (c >= s->blank[i] && len <= s->blank_len[i] && (size_t)(c - s->blank[i]) <= s->blank_len[i] - len)
+            return 1;
+    return 0;
+}
+
+coll_status_t coll_sim_blank(coll_sim_t *s, const void *p, size_t len)
+{
+    if (s->nblank == SIM_BLANKS)
+        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "sim: more than %d blank regions", SIM_BLANKS);
+    s->blank[s->nblank] = p;
+    s->blank_len[s->nblank++] = len;
+    return COLL_SUCCESS;
+}
+
 static coll_status_t sim_send(coll_comm *comm, int peer, const void *buf, size_t len, size_t *done)
 {
     coll_sim_t *s = comm->sim;
@@ -211,7 +233,7 @@ static coll_status_t sim_send(coll_comm *comm, int peer, const void *buf, size_t
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "sim: out of memory");
     s->nmsgs++;
     m->data = NULL;
-    if (s->p.move_data && len) {
+    if (len && (s->p.move_data || !is_blank(s, buf, len))) {
         m->data = malloc(len);
         if (!m->data) {
             free(m);
@@ -433,6 +455,17 @@ coll_status_t coll_sim_run(coll_sim_t *s, coll_sim_fn fn, void *arg, double *t_u
 
 /* ---- communicators ---- */
 
+void *coll_sim_work(const coll_comm *comm, size_t bytes)
+{
+    const coll_sim_t *s = comm->sim;
+    return s->scratch && bytes <= s->p.shared_scratch ? s->scratch : NULL;
+}
+
+int coll_sim_is_work(const coll_comm *comm, const void *p)
+{
+    return p && p == comm->sim->scratch;
+}
+
 void coll_sim_counts(const coll_sim_t *s, unsigned long long *msgs, unsigned long long *switches)
 {
     *msgs = s->nmsgs;
@@ -562,6 +595,8 @@ coll_status_t coll_sim_create(int nhosts, const int *host_nranks, const coll_sim
                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (s->scratch == MAP_FAILED)
             s->scratch = NULL;
+        else
+            coll_sim_blank(s, s->scratch, p->shared_scratch);
     }
     if (!s->comms || !s->r || !s->tx_free || !s->rx_free || !s->peers || !s->rank_host || !s->rank_local ||
         !s->host_nranks || !s->world_ranks || !s->leader_ranks || !s->host_start || !s->tp || !s->hkey ||

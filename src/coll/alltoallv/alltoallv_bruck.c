@@ -92,10 +92,10 @@ coll_status_t coll_bruck_a2a(coll_comm *comm, const coll_group_t *g, const char 
         }
         for (int t = 0; t < nb; t++)
             tot_r += hin[t];
-        char *pack = tot_s ? malloc(tot_s) : NULL;
-        held[s] = tot_r ? malloc(tot_r) : NULL;
+        char *pack = tot_s ? coll_work_alloc(comm, tot_s) : NULL;
+        held[s] = tot_r ? coll_work_alloc(comm, tot_r) : NULL;
         if ((tot_s && !pack) || (tot_r && !held[s])) {
-            free(pack);
+            coll_work_free(comm, pack);
             st = coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "alltoallv bruck: cannot allocate %zu + %zu bytes",
                             tot_s, tot_r);
             goto out;
@@ -109,7 +109,7 @@ coll_status_t coll_bruck_a2a(coll_comm *comm, const coll_group_t *g, const char 
                 off += len[i];
             }
         st = coll_prim_sendrecv(comm, pack, tot_s, dst, held[s], tot_r, src);
-        free(pack);
+        coll_work_free(comm, pack);
         if (st != COLL_SUCCESS)
             goto out;
         off = 0;
@@ -134,7 +134,7 @@ coll_status_t coll_bruck_a2a(coll_comm *comm, const coll_group_t *g, const char 
 out:
     if (held)
         for (int s = 0; s <= nsteps; s++)
-            free(held[s]);
+            coll_work_free(comm, held[s]);
     free(held);
     free(len);
     free(ptr);

@@ -80,9 +80,15 @@ static coll_status_t build_topology(coll_comm *comm)
         if (comm->rank_host[r] == comm->host)
             comm->local_ranks[comm->local_size++] = r;
     comm->uniform_hosts = 1;
-    for (int h = 1; h < comm->nhosts; h++)
+    comm->min_local = comm->max_local = comm->host_nranks[0];
+    for (int h = 1; h < comm->nhosts; h++) {
         if (comm->host_nranks[h] != comm->host_nranks[0])
             comm->uniform_hosts = 0;
+        if (comm->host_nranks[h] < comm->min_local)
+            comm->min_local = comm->host_nranks[h];
+        if (comm->host_nranks[h] > comm->max_local)
+            comm->max_local = comm->host_nranks[h];
+    }
     comm->world = (coll_group_t){n, comm->rank, comm->world_ranks};
     comm->local = (coll_group_t){comm->local_size, comm->local_rank, comm->local_ranks};
     comm->leaders = (coll_group_t){comm->nhosts, comm->local_rank == 0 ? comm->host : -1, comm->leader_ranks};

@@ -79,6 +79,7 @@ struct coll_sim {
     /* shared, read-only for the comms */
     coll_peer_info_t *peers;
     int *rank_host, *rank_local, *host_nranks, *world_ranks, *leader_ranks, *host_start;
+    int min_local, max_local;
     const struct coll_transport_ops **tp;
     void *scratch;
     const char *blank[SIM_BLANKS];   /* !move_data: regions whose messages carry no bytes */
@@ -536,10 +537,9 @@ static void init_comm(coll_sim_t *s, int r)
     c->world = (coll_group_t){s->n, r, s->world_ranks};
     c->local = (coll_group_t){c->local_size, c->local_rank, c->local_ranks};
     c->leaders = (coll_group_t){s->nhosts, c->local_rank == 0 ? h : -1, s->leader_ranks};
-    c->uniform_hosts = 1;
-    for (int k = 1; k < s->nhosts; k++)
-        if (s->host_nranks[k] != s->host_nranks[0])
-            c->uniform_hosts = 0;
+    c->uniform_hosts = s->min_local == s->max_local;
+    c->min_local = s->min_local;
+    c->max_local = s->max_local;
     c->oversub = 1.0;
     c->tp = s->tp;
     c->sim = s;
@@ -605,10 +605,15 @@ coll_status_t coll_sim_create(int nhosts, const int *host_nranks, const coll_sim
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "sim: out of memory for %d ranks", n);
     }
     int r = 0;
-    int maxl = 0;
-    for (int h = 0; h < nhosts; h++)
+    int maxl = 0, minl = n;
+    for (int h = 0; h < nhosts; h++) {
         if (host_nranks[h] > maxl)
             maxl = host_nranks[h];
+        if (host_nranks[h] < minl)
+            minl = host_nranks[h];
+    }
+    s->min_local = minl;
+    s->max_local = maxl;
     for (int h = 0; h < nhosts; h++) {
         s->host_nranks[h] = host_nranks[h];
         s->host_start[h] = r;

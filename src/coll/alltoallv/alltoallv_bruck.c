@@ -40,14 +40,18 @@
 #include "coll/prim.h"
 #include "coll/tuning.h"
 
-/* Bytes moved per step relative to n: (1/p) * sum over k of #{i < p : i & k}. */
+/* Bytes moved per step relative to n: (1/p) * sum over k of #{i < p : i & k}.
+ * Bit k is set in the upper half of every full 2k-period of 0..p-1 and in the
+ * part of the last one past k: O(log p) per call, not O(p log p) (every rank
+ * selects: at 32,768 simulated ranks that was 16 G steps per size). */
 double coll_bruck_a2a_factor(int p, int *steps)
 {
     double moved = 0;
     int s = 0;
-    for (int k = 1; k < p; k <<= 1, s++)
-        for (int i = 0; i < p; i++)
-            moved += (i & k) != 0;
+    for (long long k = 1; k < p; k <<= 1, s++) {
+        long long rem = p % (2 * k);
+        moved += (double)((p / (2 * k)) * k + (rem > k ? rem - k : 0));
+    }
     if (steps)
         *steps = s;
     return p > 0 ? moved / p : 0;

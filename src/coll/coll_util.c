@@ -70,6 +70,11 @@ void *coll_work_alloc(coll_comm *comm, size_t bytes)
     return malloc(bytes ? bytes : 1);
 }
 
+int coll_data_real(const coll_comm *comm)
+{
+    return !comm->sim || coll_sim_moves_data(comm);
+}
+
 void coll_work_free(coll_comm *comm, void *p)
 {
     if (comm->sim && coll_sim_is_work(comm, p))

@@ -49,6 +49,9 @@ int coll_group_peer_ptrs(coll_comm *comm, const coll_group_t *g, int slot, const
  * (transport/sim.h). Release with coll_work_free. One branch on the real path. */
 void *coll_work_alloc(coll_comm *comm, size_t bytes);
 void coll_work_free(coll_comm *comm, void *p);
+/* 0 on a simulated comm without data: an algorithm may skip its local
+ * reductions (they cost no virtual time; sizes-only runs hold no values). */
+int coll_data_real(const coll_comm *comm);
 
 /* Working memory for an algorithm: the communicator scratch when it runs on
  * the world group (it is then the outermost algorithm of the call), else a

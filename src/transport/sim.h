@@ -81,6 +81,8 @@ coll_status_t coll_sim_blank(coll_sim_t *s, const void *p, size_t len);
  * moves or the block is too small: allocate privately. */
 void *coll_sim_work(const coll_comm *comm, size_t bytes);
 int coll_sim_is_work(const coll_comm *comm, const void *p);
+/* Does data move on this simulated comm (--verify)? */
+int coll_sim_moves_data(const coll_comm *comm);
 
 /* Messages sent and rank -> scheduler switches of the last run. */
 void coll_sim_counts(const coll_sim_t *s, unsigned long long *msgs, unsigned long long *switches);

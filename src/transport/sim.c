@@ -171,6 +171,11 @@ static void to_sched(coll_sim_t *s, int rank)
      * one switch instead of two); back to the scheduler loop otherwise */
     if (s->hn) {
         s->cur = h_pop(s);
+        if (s->hn) {   /* the likely next one after it: its frame is cold too */
+            const char *nsp = s->r[s->heap[0].rank].sp;
+            for (int k = 0; k < 4; k++)
+                __builtin_prefetch(nsp + 64 * k);
+        }
         coll_sim_switch(&s->r[rank].sp, s->r[s->cur].sp);
         return;
     }

@@ -10,6 +10,7 @@
 #include "core/reduce.h"
 #include "coll/tuning.h"
 #include "transport/direct.h"
+#include "transport/sim.h"
 
 int coll_group_peer_ptrs(coll_comm *comm, const coll_group_t *g, int slot, const size_t *counts,
                          const char **out)
@@ -23,11 +24,31 @@ int coll_group_peer_ptrs(coll_comm *comm, const coll_group_t *g, int slot, const
     return all;
 }
 
+void *coll_work_alloc(coll_comm *comm, size_t bytes)
+{
+    void *p;
+    if (comm->sim && (p = coll_sim_work(comm, bytes)))
+        return p;
+    return malloc(bytes ? bytes : 1);
+}
+
+int coll_data_real(const coll_comm *comm)
+{
+    return !comm->sim || coll_sim_moves_data(comm);
+}
+
+void coll_work_free(coll_comm *comm, void *p)
+{
+    if (comm->sim && coll_sim_is_work(comm, p))
+        return;
+    free(p);
+}
+
 coll_status_t coll_tmp_get(coll_comm *comm, const coll_group_t *g, size_t bytes, void **out)
 {
     if (g == &comm->world)
         return coll_comm_scratch(comm, bytes, out);
-    if (!(*out = malloc(bytes ? bytes : 1)))
+    if (!(*out = coll_work_alloc(comm, bytes)))
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "out of memory (%zu bytes of working memory)", bytes);
     return COLL_SUCCESS;
 }
@@ -35,5 +56,5 @@ coll_status_t coll_tmp_get(coll_comm *comm, const coll_group_t *g, size_t bytes,
 void coll_tmp_put(coll_comm *comm, const coll_group_t *g, void *p)
 {
     if (g != &comm->world)
-        free(p);
+        coll_work_free(comm, p);
 }

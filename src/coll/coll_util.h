@@ -63,6 +63,15 @@ static inline int coll_group_lr(const coll_comm *comm, const coll_group_t *g, in
 int coll_group_peer_ptrs(coll_comm *comm, const coll_group_t *g, int slot, const size_t *counts,
                          const char **out);
 
+/* Private working memory of an algorithm (bytes may be 0): malloc, except on
+ * a simulated comm without data, where every rank shares one block
+ * (transport/sim.h). Release with coll_work_free. One branch on the real path. */
+void *coll_work_alloc(coll_comm *comm, size_t bytes);
+void coll_work_free(coll_comm *comm, void *p);
+/* 0 on a simulated comm without data: an algorithm may skip its local
+ * reductions (they cost no virtual time; sizes-only runs hold no values). */
+int coll_data_real(const coll_comm *comm);
+
 /* Working memory for an algorithm: the communicator scratch when it runs on
  * the world group (it is then the outermost algorithm of the call), else a
  * private block, since the scratch belongs to the outermost algorithm (comm.h).

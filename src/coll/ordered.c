@@ -40,7 +40,7 @@ coll_status_t coll_ordered_reduce_scatterv(coll_comm *comm, const coll_group_t *
     chunk = coll_min_sz(chunk, maxc);
     size_t mine = counts[me], slot = coll_min_sz(chunk, mine);
     /* private: the executor writes it during the steps (see reduce_scatter_ring.c) */
-    char *tmp = slot ? malloc((size_t)p * slot * es) : NULL;
+    char *tmp = slot ? coll_work_alloc(comm, (size_t)p * slot * es) : NULL;
     coll_prim_t *ops = malloc(sizeof(coll_prim_t) * 2 * (size_t)p);
     const void **in = malloc(sizeof(void *) * (size_t)p);
     coll_status_t st = COLL_SUCCESS;
@@ -71,7 +71,7 @@ coll_status_t coll_ordered_reduce_scatterv(coll_comm *comm, const coll_group_t *
 out:
     free(in);
     free(ops);
-    free(tmp);
+    coll_work_free(comm, tmp);
     return st;
 }
 

@@ -58,6 +58,7 @@ struct coll_comm {
     int *leader_ranks;                   /* [nhosts] local rank 0 of each host */
     coll_group_t world, local, leaders;
     int uniform_hosts;                   /* every host has the same number of ranks */
+    int min_local, max_local;            /* fewest / most ranks on a host (0: not set, count them) */
     double oversub;                      /* max over hosts of ranks / online CPUs (>= 1), same on every rank */
 
     /* transports: the one used towards each peer (NULL for self) */

@@ -82,10 +82,22 @@ void coll_topo_set_groups(coll_comm *comm)
     comm->world = (coll_group_t){comm->nranks, comm->rank, comm->world_ranks};
     comm->local = (coll_group_t){comm->local_size, comm->local_rank, comm->local_ranks};
     comm->leaders = (coll_group_t){comm->nhosts, comm->local_rank == 0 ? comm->host : -1, comm->leader_ranks};
+}
+
+/* uniform_hosts, min_local, max_local: O(H) once at init, so the selection's
+ * per-call questions (coll_hier_min/max_local, busiest host) are O(1). */
+static void count_host_sizes(coll_comm *comm)
+{
     comm->uniform_hosts = 1;
-    for (int h = 1; h < comm->nhosts; h++)
+    comm->min_local = comm->max_local = comm->host_nranks[0];
+    for (int h = 1; h < comm->nhosts; h++) {
         if (comm->host_nranks[h] != comm->host_nranks[0])
             comm->uniform_hosts = 0;
+        if (comm->host_nranks[h] < comm->min_local)
+            comm->min_local = comm->host_nranks[h];
+        if (comm->host_nranks[h] > comm->max_local)
+            comm->max_local = comm->host_nranks[h];
+    }
 }
 
 /* Ranks per online CPU on the most crowded host (>= 1), from each host
@@ -124,6 +136,7 @@ coll_status_t coll_topo_build(coll_comm *comm)
         if (comm->rank_host[r] == comm->host)
             comm->local_ranks[comm->local_size++] = r;
     coll_topo_set_groups(comm);
+    count_host_sizes(comm);
     comm->oversub = most_ranks_per_cpu(comm);
     return COLL_SUCCESS;
 }

@@ -30,8 +30,9 @@ void coll_topo_identify(coll_peer_info_t *me, int rank);
  * (every rank sees the same hosts, so all fail alike). Free with coll_topo_free. */
 coll_status_t coll_topo_build(coll_comm *comm);
 void coll_topo_free(coll_comm *comm);
-/* Groups and uniform_hosts from the arrays (coll_topo_build does it; the
- * simulated communicators, which share one set of arrays, call it alone). */
+/* world, local and leaders from the arrays (coll_topo_build does it; the
+ * simulated communicators, which share one set of arrays, call it alone and
+ * set uniform_hosts, min_local and max_local themselves, counted once). */
 void coll_topo_set_groups(coll_comm *comm);
 /* Rank 0, log level INFO: one line per host with its ranks. */
 void coll_topo_log(const coll_comm *comm);

@@ -54,6 +54,13 @@ typedef struct sim_msg {
     char *data;
 } sim_msg_t;
 
+/* A runnable rank in the scheduler's heap: key and rank side by side (one
+ * cache line holds the 4 children of a node). */
+typedef struct {
+    double key;                   /* clock it resumes at */
+    int rank;
+} sim_hent_t;
+
 typedef struct {
 #if SIM_FAST_SWITCH
     void *sp;                     /* saved stack pointer */
@@ -82,8 +89,12 @@ struct coll_sim {
     /* shared, read-only for the comms */
     coll_peer_info_t *peers;
     int *rank_host, *rank_local, *host_nranks, *world_ranks, *leader_ranks, *host_start;
+    int min_local, max_local;
     const struct coll_transport_ops **tp;
     void *scratch;
+    const char *blank[SIM_BLANKS];   /* !move_data: regions whose messages carry no bytes */
+    size_t blank_len[SIM_BLANKS];
+    int nblank;
     /* scheduler */
     char *stacks;
 #if SIM_FAST_SWITCH
@@ -92,8 +103,9 @@ struct coll_sim {
     ucontext_t sched;
 #endif
     int cur, ndone;
-    double *hkey;
-    int *hrank, hn;
+    sim_hent_t *heap;             /* [n] runnable ranks, 4-ary min-heap (heap_mem + 3) */
+    sim_hent_t *heap_mem;
+    int hn;
     coll_sim_fn fn;
     void *arg;
     sim_msg_t *free_msgs;         /* recycled message records */
@@ -103,51 +115,53 @@ struct coll_sim {
 
 static coll_sim_t *sim_running;   /* the run in progress (coroutine entry reads it) */
 
-/* ---- min-heap of runnable ranks by (clock, rank) ---- */
+/* ---- min-heap of runnable ranks by (clock, rank) ----
+ * 4-ary: half the levels of a binary heap (8 at 32,768 ranks), and the
+ * children of node i (4i+1 .. 4i+4) share a cache line; the heap is cold at
+ * that size, so a pop costs its levels' cache misses. (clock, rank) is a
+ * total order on distinct ranks: the pop order, hence every prediction, does
+ * not depend on the heap's shape. */
 
-static int h_less(const coll_sim_t *s, int a, int b)
+static int h_less(const sim_hent_t *a, const sim_hent_t *b)
 {
-    return s->hkey[a] < s->hkey[b] || (s->hkey[a] == s->hkey[b] && s->hrank[a] < s->hrank[b]);
-}
-
-static void h_swap(coll_sim_t *s, int a, int b)
-{
-    double k = s->hkey[a];
-    int r = s->hrank[a];
-    s->hkey[a] = s->hkey[b];
-    s->hrank[a] = s->hrank[b];
-    s->hkey[b] = k;
-    s->hrank[b] = r;
+    return a->key < b->key || (a->key == b->key && a->rank < b->rank);
 }
 
 static void h_push(coll_sim_t *s, double key, int rank)
 {
+    sim_hent_t e = {key, rank}, *h = s->heap;
     int i = s->hn++;
-    s->hkey[i] = key;
-    s->hrank[i] = rank;
-    while (i > 0 && h_less(s, i, (i - 1) / 2)) {
-        h_swap(s, i, (i - 1) / 2);
-        i = (i - 1) / 2;
+    while (i > 0 && h_less(&e, &h[(i - 1) / 4])) {
+        h[i] = h[(i - 1) / 4];
+        i = (i - 1) / 4;
     }
+    h[i] = e;
 }
 
 static int h_pop(coll_sim_t *s)
 {
-    int top = s->hrank[0];
-    s->hn--;
-    s->hkey[0] = s->hkey[s->hn];
-    s->hrank[0] = s->hrank[s->hn];
-    for (int i = 0;;) {
-        int l = 2 * i + 1, m = i;
-        if (l < s->hn && h_less(s, l, m))
-            m = l;
-        if (l + 1 < s->hn && h_less(s, l + 1, m))
-            m = l + 1;
-        if (m == i)
+    sim_hent_t *h = s->heap;
+    int top = h[0].rank;
+    sim_hent_t e = h[--s->hn];
+    int n = s->hn, i = 0;
+    for (;;) {
+        int c = 4 * i + 1, m = -1;
+        if (c >= n)
             break;
-        h_swap(s, i, m);
+        int end = c + 4 < n ? c + 4 : n;
+        const sim_hent_t *best = &e;
+        for (int j = c; j < end; j++)
+            if (h_less(&h[j], best)) {
+                best = &h[j];
+                m = j;
+            }
+        if (m < 0)
+            break;
+        h[i] = h[m];
         i = m;
     }
+    if (n)
+        h[i] = e;
     return top;
 }
 
@@ -161,6 +175,11 @@ static void to_sched(coll_sim_t *s, int rank)
      * one switch instead of two); back to the scheduler loop otherwise */
     if (s->hn) {
         s->cur = h_pop(s);
+        if (s->hn) {   /* the likely next one after it: its frame is cold too */
+            const char *nsp = s->r[s->heap[0].rank].sp;
+            for (int k = 0; k < 4; k++)
+                __builtin_prefetch(nsp + 64 * k);
+        }
         coll_sim_switch(&s->r[rank].sp, s->r[s->cur].sp);
         return;
     }
@@ -185,7 +204,7 @@ static void sim_order(coll_sim_t *s, int rank)
     sim_rank_t *me = &s->r[rank];
     if (s->hn == 0)
         return;
-    if (s->hkey[0] < me->clock || (s->hkey[0] == me->clock && s->hrank[0] < rank)) {
+    if (s->heap[0].key < me->clock || (s->heap[0].key == me->clock && s->heap[0].rank < rank)) {
         me->state = SIM_RUNNABLE;
         h_push(s, me->clock, rank);
         to_sched(s, rank);
@@ -202,6 +221,25 @@ static int waits_for(const sim_rank_t *r, int src)
     return 0;
 }
 
+/* Does [p, p + len) lie in a region without data? (!move_data; O(SIM_BLANKS)) */
+static int is_blank(const coll_sim_t *s, const void *p, size_t len)
+{
+    const char *c = p;
+    for (int i = 0; i < s->nblank; i++)
+        if (c >= s->blank[i] && len <= s->blank_len[i] && (size_t)(c - s->blank[i]) <= s->blank_len[i] - len)
+            return 1;
+    return 0;
+}
+
+coll_status_t coll_sim_blank(coll_sim_t *s, const void *p, size_t len)
+{
+    if (s->nblank == SIM_BLANKS)
+        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "sim: more than %d blank regions", SIM_BLANKS);
+    s->blank[s->nblank] = p;
+    s->blank_len[s->nblank++] = len;
+    return COLL_SUCCESS;
+}
+
 static coll_status_t sim_send(coll_comm *comm, int peer, const void *buf, size_t len, size_t *done)
 {
     coll_sim_t *s = comm->sim;
@@ -215,7 +253,7 @@ static coll_status_t sim_send(coll_comm *comm, int peer, const void *buf, size_t
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "sim: out of memory");
     s->nmsgs++;
     m->data = NULL;
-    if (s->p.move_data && len) {
+    if (len && (s->p.move_data || !is_blank(s, buf, len))) {
         m->data = malloc(len);
         if (!m->data) {
             free(m);
@@ -263,6 +301,12 @@ static coll_status_t sim_send(coll_comm *comm, int peer, const void *buf, size_t
     if (d->state == SIM_BLOCKED && waits_for(d, me_r)) {
         d->state = SIM_RUNNABLE;
         h_push(s, d->clock > m->arrive ? d->clock : m->arrive, peer);
+#if SIM_FAST_SWITCH
+        /* its saved registers and innermost frames: a cold line per resume
+         * was a fifth of a 32,768-rank run, fetched now while we go on */
+        for (int k = 0; k < 4; k++)
+            __builtin_prefetch((const char *)d->sp + 64 * k);
+#endif
     }
     *done = len;
     return COLL_SUCCESS;
@@ -485,6 +529,22 @@ coll_status_t coll_sim_run(coll_sim_t *s, coll_sim_fn fn, void *arg, double *t_u
 
 /* ---- communicators ---- */
 
+void *coll_sim_work(const coll_comm *comm, size_t bytes)
+{
+    const coll_sim_t *s = comm->sim;
+    return s->scratch && bytes <= s->p.shared_scratch ? s->scratch : NULL;
+}
+
+int coll_sim_moves_data(const coll_comm *comm)
+{
+    return comm->sim->p.move_data;
+}
+
+int coll_sim_is_work(const coll_comm *comm, const void *p)
+{
+    return p && p == comm->sim->scratch;
+}
+
 void coll_sim_counts(const coll_sim_t *s, unsigned long long *msgs, unsigned long long *switches)
 {
     *msgs = s->nmsgs;
@@ -528,8 +588,7 @@ void coll_sim_destroy(coll_sim_t *s)
     free(s->leader_ranks);
     free(s->host_start);
     free(s->tp);
-    free(s->hkey);
-    free(s->hrank);
+    free(s->heap_mem);
     while (s->free_msgs) {
         sim_msg_t *m = s->free_msgs;
         s->free_msgs = m->next;
@@ -555,7 +614,10 @@ static void init_comm(coll_sim_t *s, int r)
     c->world_ranks = s->world_ranks;
     c->local_ranks = s->world_ranks + s->host_start[h];   /* ranks are numbered host by host */
     c->leader_ranks = s->leader_ranks;
-    coll_topo_set_groups(c);   /* world, local, leaders, uniform_hosts */
+    coll_topo_set_groups(c);   /* world, local, leaders */
+    c->uniform_hosts = s->min_local == s->max_local;   /* O(1) per rank: counted once for all */
+    c->min_local = s->min_local;
+    c->max_local = s->max_local;
     c->oversub = 1.0;
     c->tp = s->tp;
     c->sim = s;
@@ -601,8 +663,9 @@ coll_status_t coll_sim_create(int nhosts, const int *host_nranks, const coll_sim
     s->leader_ranks = calloc(uh, sizeof(int));
     s->host_start = calloc(uh, sizeof(int));
     s->tp = calloc(un, sizeof *s->tp);
-    s->hkey = calloc(un, sizeof(double));
-    s->hrank = calloc(un, sizeof(int));
+    /* 16-byte entries from 3 past a cache line: children 4i+1..4i+4 fill one line */
+    s->heap_mem = aligned_alloc(64, ((un + 3) * sizeof(sim_hent_t) + 63) & ~(size_t)63);
+    s->heap = s->heap_mem ? s->heap_mem + 3 : NULL;
     s->stacks = mmap(NULL, un * SIM_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                      -1, 0);
     if (s->stacks == MAP_FAILED)
@@ -612,19 +675,25 @@ coll_status_t coll_sim_create(int nhosts, const int *host_nranks, const coll_sim
                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (s->scratch == MAP_FAILED)
             s->scratch = NULL;
+        else
+            coll_sim_blank(s, s->scratch, p->shared_scratch);
     }
     if (!s->comms || !s->r || !s->tx_free || !s->rx_free || !s->peers || !s->rank_host || !s->rank_local ||
-        !s->host_nranks || !s->world_ranks || !s->leader_ranks || !s->host_start || !s->tp || !s->hkey ||
-        !s->cpu_f || !s->nic_b ||
-        !s->hrank || !s->stacks || (!p->move_data && p->shared_scratch && !s->scratch)) {
+        !s->host_nranks || !s->world_ranks || !s->leader_ranks || !s->host_start || !s->tp || !s->heap ||
+        !s->cpu_f || !s->nic_b || !s->stacks || (!p->move_data && p->shared_scratch && !s->scratch)) {
         coll_sim_destroy(s);
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "sim: out of memory for %d ranks", n);
     }
     int r = 0;
-    int maxl = 0;
-    for (int h = 0; h < nhosts; h++)
+    int maxl = 0, minl = n;
+    for (int h = 0; h < nhosts; h++) {
         if (host_nranks[h] > maxl)
             maxl = host_nranks[h];
+        if (host_nranks[h] < minl)
+            minl = host_nranks[h];
+    }
+    s->min_local = minl;
+    s->max_local = maxl;
     for (int h = 0; h < nhosts; h++) {
         s->host_nranks[h] = host_nranks[h];
         s->host_start[h] = r;

@@ -67,7 +67,10 @@
  * Memory: the N communicators share the peer records, the topology arrays
  * and the transport table (comm->tp); nothing is N x N.
  *
- * Without move_data no byte is copied or reduced: messages carry sizes only.
+ * Without move_data no byte is copied or reduced: messages carry sizes only,
+ * except those sent from outside the blank regions (the shared working block
+ * and what coll_sim_blank names: the caller's dummy buffers): an algorithm's
+ * own control data (alltoallv Bruck's size headers) still arrives.
  */
 #ifndef COLL_SIM_H
 #define COLL_SIM_H
@@ -104,6 +107,21 @@ coll_comm *coll_sim_comm(coll_sim_t *s, int rank);
  * COLL_ERR_INTERNAL naming a blocked rank). */
 typedef coll_status_t (*coll_sim_fn)(coll_comm *comm, void *arg);
 coll_status_t coll_sim_run(coll_sim_t *s, coll_sim_fn fn, void *arg, double *t_us);
+
+/* Without move_data: [p, p + len) holds no data (every rank's dummy buffer);
+ * messages sent from it carry no bytes. At most SIM_BLANKS regions. */
+#define SIM_BLANKS 4
+coll_status_t coll_sim_blank(coll_sim_t *s, const void *p, size_t len);
+
+/* Working memory of an algorithm on a simulated comm (coll_work_alloc):
+ * without move_data no byte is ever looked at, so every rank of every
+ * algorithm gets the one shared block (shared_scratch bytes), which N ranks
+ * holding their blocks at once would otherwise multiply by N. NULL when data
+ * moves or the block is too small: allocate privately. */
+void *coll_sim_work(const coll_comm *comm, size_t bytes);
+int coll_sim_is_work(const coll_comm *comm, const void *p);
+/* Does data move on this simulated comm (--verify)? */
+int coll_sim_moves_data(const coll_comm *comm);
 
 /* Messages sent and rank -> scheduler switches of the last run. */
 void coll_sim_counts(const coll_sim_t *s, unsigned long long *msgs, unsigned long long *switches);

@@ -408,6 +408,36 @@ static void test_data(void **state)
     assert_true(w == 2 || (b[1234] == b[1235] && w == 0));
     cb_poison(&c.data, b, n);
     assert_true(cb_compare_seed(&c, b, n, 3, 17, 0) == n);
+
+    /* blocks (scatter, all-to-all): round trip, a neighbour's block (sender
+     * or receiver off by one, or far apart) fails most elements, a swap and
+     * the poison are caught; int8 (m = 128) and int32 (m = 200) */
+    for (int ti = 0; ti < 2; ti++) {
+        coll_dtype_t dt = ti ? COLL_INT8 : COLL_INT32;
+        cb_data_free(&c.data);
+        c.dt = dt;
+        c.esize = coll_dtype_size(dt);
+        assert_int_equal(cb_data_init(&c.data, dt, 0, COLL_SUM, 32768), 0);
+        int pairs[][4] = {{0, 5, 1, 5}, {7, 3, 7, 4}, {4095, 0, 4094, 0}, {12, 32767, 12, 32766},
+                          {1021, 9, 0, 9}, {3, 1021, 3, 0}, {200, 1, 200, 8120}};
+        for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+            cb_fill_block(&c.data, b, n, pairs[i][0], pairs[i][1]);
+            assert_int_equal(cb_compare_block(&c, b, n, pairs[i][0], pairs[i][1], 0), 0);
+            assert_true(cb_compare_block(&c, b, n, pairs[i][2], pairs[i][3], 0) > n / 2);
+            assert_true(cb_compare_block(&c, b + 1, n - 8, pairs[i][0], pairs[i][1], 0) > n / 2);
+        }
+        cb_fill_block(&c.data, b, 1, 9, 9);
+        assert_int_equal(cb_compare_block(&c, b, 1, 9, 9, 0), 0);
+        char *e = (char *)b + 700 * c.esize;
+        cb_fill_block(&c.data, b, n, 11, 13);
+        char sv[8];
+        memcpy(sv, e, c.esize);
+        memcpy(e, e + c.esize, c.esize);
+        w = cb_compare_block(&c, b, n, 11, 13, 0);
+        assert_true(w == 1 || (memcmp(sv, e, c.esize) == 0 && w == 0));
+        cb_poison(&c.data, b, n);
+        assert_true(cb_compare_block(&c, b, n, 11, 13, 0) == n);
+    }
     free(b);
     cb_data_free(&c.data);
 }

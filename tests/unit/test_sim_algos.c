@@ -93,22 +93,23 @@ static const cb_data_t *cached_data(int n, coll_dtype_t dt, int reducing, coll_o
     return &cache.data[reducing][dt][op];
 }
 
-/* Pattern of seed (a block from -> to, or a rank's: from = -1) for c's dtype. */
+/* Rank to's pattern (from = -1: blocks have cb_fill_block) for c's dtype. */
 static const char *pattern(cb_ctx_t *c, int from, int to)
 {
     int n = c->nranks;
-    size_t pb = (size_t)CB_PERIOD * c->esize, i = from < 0 ? (size_t)n * n + (size_t)to : (size_t)from * n + to;
+    size_t pb = (size_t)CB_PERIOD * c->esize, i = (size_t)to;
     if (cache.pat_dt != c->dt) {
         free(cache.pats);
         free(cache.pat_have);
-        cache.pats = malloc(((size_t)n * n + n) * CB_PERIOD * 8);
-        cache.pat_have = calloc((size_t)n * n + n, 1);
+        cache.pats = malloc((size_t)n * CB_PERIOD * 8);
+        cache.pat_have = calloc((size_t)n, 1);
         assert_non_null(cache.pats);
         assert_non_null(cache.pat_have);
         cache.pat_dt = c->dt;
     }
     if (!cache.pat_have[i]) {
-        cb_pattern(&c->data, from < 0 ? CB_SEED_RANK(to) : CB_SEED_BLOCK(from, to, n), cache.pats + i * pb);
+        assert_true(from < 0);   /* blocks: cb_fill_block / cb_compare_block, no pattern */
+        cb_pattern(&c->data, CB_SEED_RANK(to), cache.pats + i * pb);
         cache.pat_have[i] = 1;
     }
     return cache.pats + i * pb;
@@ -130,8 +131,7 @@ static void fast_a2a_init(cb_ctx_t *c)
 {
     for (int q = 0; q < c->nranks; q++)
         if (c->scounts[q])
-            cb_fill((char *)c->sendbuf + c->sdispls[q] * c->esize, c->scounts[q], pattern(c, c->rank, q), c->esize,
-                    0);
+            cb_fill_block(&c->data, (char *)c->sendbuf + c->sdispls[q] * c->esize, c->scounts[q], c->rank, q);
     cb_poison(&c->data, c->recvbuf, c->recv_elems);
 }
 
@@ -140,8 +140,8 @@ static uint64_t fast_a2a_check(cb_ctx_t *c)
     uint64_t wrong = 0;
     for (int p = 0; p < c->nranks; p++)
         if (c->rcounts[p])
-            wrong += cb_compare(c, (char *)c->recvbuf + c->rdispls[p] * c->esize, c->rcounts[p],
-                                pattern(c, p, c->rank), 0, c->rdispls[p]);
+            wrong += cb_compare_block(c, (char *)c->recvbuf + c->rdispls[p] * c->esize, c->rcounts[p], p, c->rank,
+                                      c->rdispls[p]);
     return wrong;
 }
 

@@ -353,9 +353,9 @@ int cbt_sim_main(int argc, char **argv)
             rc = CBT_EXIT_FAIL;
         if (so.json)
             printf("%s\n  {\"bytes\": %zu, \"time_us\": %.3f, \"algbw\": %.6f, \"busbw\": %.6f, \"check\": \"%s\", "
-                   "\"algorithm\": \"%s\", \"messages\": %llu, \"wall_s\": %.3f",
+                   "\"algorithm\": \"%s\", \"messages\": %llu, \"switches\": %llu, \"wall_s\": %.3f",
                    first ? "" : ",", r.bytes, r.t_us, alg, bus, check_str(&so, &r), r.algo ? r.algo : "", r.msgs,
-                   r.wall_s);
+                   r.switches, r.wall_s);
         else
             printf("%-17zu | %-14.2f | %-20.5f | %-13s | %-20.5f | %s%s\n", r.bytes, r.t_us, alg, check_str(&so, &r),
                    bus, r.algo ? r.algo : "-", so.algo ? " (forced)" : "");

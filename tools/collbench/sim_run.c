@@ -147,6 +147,12 @@ int cbt_sim_job_init(cbt_sim_job_t *j, const cbt_sim_opts_t *so)
             j->c[r].sendbuf = j->shared_send;
             j->c[r].recvbuf = j->shared_recv;
         }
+        /* messages from them carry no bytes (others do: an algorithm's headers) */
+        if (coll_sim_blank(j->sim, j->shared_recv, recv_max) != COLL_SUCCESS ||
+            (j->shared_send != j->shared_recv && coll_sim_blank(j->sim, j->shared_send, send_max) != COLL_SUCCESS)) {
+            fprintf(stderr, "collbench sim: %s\n", coll_last_error());
+            return -1;
+        }
     }
     return 0;
 }

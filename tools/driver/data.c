@@ -15,6 +15,9 @@
  *   max/min and non-reducing collectives: lo .. lo+m-1 (negative ones in
  *             signed types), at most 200 distinct values.
  * The reduced pattern is precomputed once (n x 1021 values).
+ * Blocks (scatter, all-to-all: N^2 of them, 16.8 M at 4,096 ranks) get no
+ * pattern of their own (1021 hashed values each was 17 G value computations
+ * per all-to-all check): see cb_fill_block.
  * Receive buffers are poisoned with a value no expectation takes (-range or
  * +range), so an element the collective did not write is caught too.
  */
@@ -214,6 +217,18 @@ int cb_data_init(cb_data_t *d, coll_dtype_t dt, int reducing, coll_op_t op, int 
         cb_data_free(d);
         return -1;
     }
+    if (d->mode == CB_MODE_ANY) {   /* m <= 200: an index fits a byte */
+        d->bidx = malloc(CB_PERIOD);
+        d->bval = malloc((size_t)d->m * d->esize);
+        if (!d->bidx || !d->bval) {
+            cb_data_free(d);
+            return -1;
+        }
+        for (size_t k = 0; k < CB_PERIOD; k++)
+            d->bidx[k] = (unsigned char)(value(d, CB_SEED_BLOCKS, k) - (double)d->lo);
+        for (long long v = 0; v < d->m; v++)
+            store(dt, (char *)d->bval + (size_t)v * d->esize, (double)(d->lo + v));
+    }
     for (size_t k = 0; k < CB_PERIOD; k++)
         store(dt, (char *)d->poison + k * d->esize, is_signed(dt) ? -L : L);
     if (reducing) {
@@ -244,7 +259,10 @@ void cb_data_free(cb_data_t *d)
     free(d->red);
     free(d->tmp);
     free(d->poison);
-    d->red = d->tmp = d->poison = NULL;
+    free(d->bidx);
+    free(d->bval);
+    d->red = d->tmp = d->poison = d->bval = NULL;
+    d->bidx = NULL;
 }
 
 void cb_fill(void *dst, size_t n, const void *pat, size_t esize, size_t start)
@@ -323,4 +341,60 @@ uint64_t cb_compare_seed(cb_ctx_t *c, const void *buf, size_t n, int seed, size_
     if (!n) return 0;
     pattern_part(&c->data, seed, c->data.tmp, start, n);
     return cb_compare(c, buf, n, c->data.tmp, start, base);
+}
+
+/* Block (from, to), element k = lo + (bidx[(ph + k) % CB_PERIOD] + off) % m
+ * with key = (from + to * BLOCK_STRIDE) mod (CB_PERIOD * m), ph = key %
+ * CB_PERIOD, off = key / CB_PERIOD. The stride is a prime above CB_PERIOD
+ * and m (<= 200), so prime to CB_PERIOD * m: for a fixed receiver the key is
+ * one-to-one in the sender, and for a fixed sender in the receiver, up to
+ * CB_PERIOD * m >= 130,688 ranks. Two blocks with the same phase and different
+ * offsets differ in every element; with different phases they are different
+ * shifts of a hashed pattern (an element matches with chance 1/m, as between
+ * two seeds' patterns). Cost: an add, a compare and a table load per element. */
+#define BLOCK_STRIDE 7919u
+
+static uint64_t block_key(const cb_data_t *d, int from, int to)
+{
+    return ((uint64_t)from + (uint64_t)to * BLOCK_STRIDE) % ((uint64_t)CB_PERIOD * (uint64_t)d->m);
+}
+
+#define BLOCK_GEN(ES)                                                    \
+    for (size_t i = 0; i < n; i++) {                                     \
+        unsigned x = d->bidx[j] + off;                                   \
+        if (x >= m) x -= m;                                              \
+        memcpy(o + i * (ES), (const char *)d->bval + (size_t)x * (ES), (ES)); \
+        if (++j == CB_PERIOD) j = 0;                                     \
+    }
+
+/* Elements [start, start + n) of the block with this key into out. */
+static void block_gen(const cb_data_t *d, void *out, size_t n, uint64_t key, size_t start)
+{
+    char *o = out;
+    size_t j = (size_t)((key % CB_PERIOD + start) % CB_PERIOD);
+    unsigned off = (unsigned)(key / CB_PERIOD), m = (unsigned)d->m;
+    switch (d->esize) {
+    case 1: BLOCK_GEN(1) break;
+    case 2: BLOCK_GEN(2) break;
+    case 4: BLOCK_GEN(4) break;
+    default: BLOCK_GEN(8) break;
+    }
+}
+
+void cb_fill_block(const cb_data_t *d, void *dst, size_t n, int from, int to)
+{
+    if (n)
+        block_gen(d, dst, n, block_key(d, from, to), 0);
+}
+
+uint64_t cb_compare_block(cb_ctx_t *c, const void *buf, size_t n, int from, int to, size_t base)
+{
+    enum { CHUNK = 512 };
+    uint64_t exp[CHUNK], wrong = 0, key = block_key(&c->data, from, to);
+    for (size_t o = 0; o < n; o += CHUNK) {
+        size_t k = n - o < CHUNK ? n - o : CHUNK;
+        block_gen(&c->data, exp, k, key, o);
+        wrong += cb_compare(c, (const char *)buf + o * c->esize, k, exp, 0, base + o);
+    }
+    return wrong;
 }

@@ -1,5 +1,5 @@
 /* desc_alltoall.c - AlltoAll: each rank sends S bytes (S/n to every peer) and
- * receives S; the block from p to q is pattern CB_SEED_BLOCK(p, q).
+ * receives S; the block from p to q is block (p, q) (cb_fill_block).
  * busbw = algbw * (n-1)/n. */
 #include "driver.h"
 

@@ -1,5 +1,5 @@
 /* desc_scatter.c - Scatter: the root sends S bytes, rank r receives block r
- * (S/n bytes), pattern CB_SEED_BLOCK(root, r). busbw = algbw * (n-1)/n. */
+ * (S/n bytes), block (root, r) (cb_fill_block). busbw = algbw * (n-1)/n. */
 #include "driver.h"
 
 static void layout(cb_ctx_t *c, size_t bytes)
@@ -14,8 +14,7 @@ static void init(cb_ctx_t *c)
 {
     if (c->rank == c->root)
         for (int b = 0; b < c->nranks; b++)
-            cb_fill_seed(&c->data, (char *)c->sendbuf + c->displs[b] * c->esize, c->counts[b],
-                         CB_SEED_BLOCK(c->root, b, c->nranks), 0);
+            cb_fill_block(&c->data, (char *)c->sendbuf + c->displs[b] * c->esize, c->counts[b], c->root, b);
     cb_poison(&c->data, c->recvbuf, c->recv_elems);
 }
 
@@ -26,8 +25,7 @@ static coll_status_t run(cb_ctx_t *c)
 
 static uint64_t check(cb_ctx_t *c)
 {
-    return cb_compare_seed(c, c->recvbuf, c->recv_elems,
-                           CB_SEED_BLOCK(c->root, c->rank, c->nranks), 0, 0);
+    return cb_compare_block(c, c->recvbuf, c->recv_elems, c->root, c->rank, 0);
 }
 
 const cb_desc_t cb_desc_scatter = {

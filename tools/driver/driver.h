@@ -80,6 +80,8 @@ typedef struct {
     void *red;                        /* typed reduced pattern (CB_PERIOD elements) */
     void *tmp;                        /* scratch typed pattern */
     void *poison;                     /* typed poison pattern */
+    unsigned char *bidx;              /* blocks (non-reducing): index pattern, CB_PERIOD values 0..m-1 */
+    void *bval;                       /* blocks: typed value lo + v for v = 0..m-1 */
 } cb_data_t;
 
 /* Per-rank state for the current data size. */
@@ -182,9 +184,14 @@ uint64_t cb_compare(cb_ctx_t *c, const void *buf, size_t n, const void *pat, siz
 uint64_t cb_compare_seed(cb_ctx_t *c, const void *buf, size_t n, int seed, size_t start,
                          size_t base);
 double cb_elem_to_double(coll_dtype_t dt, const void *p);
+/* The block from rank `from` to rank `to` (scatter, all-to-all; non-reducing
+ * data only): n elements filled / checked in O(n), with no per-block set-up
+ * (N^2 blocks). Blocks sent by one rank, or received by one, all differ. */
+void cb_fill_block(const cb_data_t *d, void *dst, size_t n, int from, int to);
+uint64_t cb_compare_block(cb_ctx_t *c, const void *buf, size_t n, int from, int to, size_t base);
 /* Seeds: per-rank data, per-block data (scatter, alltoall) and poison. */
 #define CB_SEED_RANK(r) (r)
-#define CB_SEED_BLOCK(from, to, n) (1000003 + (from) * (n) + (to))
+#define CB_SEED_BLOCKS 1000003   /* the index pattern every block is a shift of (data.c) */
 #define CB_SEED_POISON 999983
 
 /* output.c */

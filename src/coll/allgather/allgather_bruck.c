@@ -45,7 +45,7 @@ coll_status_t coll_allgather_bruck_run(coll_comm *comm, const coll_group_t *g, c
     }
     /* private, not comm->scratch: the executor reads and writes it during the
      * steps, and neither a transport nor a caller may share it */
-    char *tmp = malloc((size_t)p * blk);
+    char *tmp = coll_work_alloc(comm, (size_t)p * blk);
     if (!tmp)
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "allgather bruck: cannot allocate %zu bytes",
                           (size_t)p * blk);
@@ -61,7 +61,7 @@ coll_status_t coll_allgather_bruck_run(coll_comm *comm, const coll_group_t *g, c
     memcpy(rb + (size_t)me * blk, tmp, (size_t)(p - me) * blk);
     memcpy(rb, tmp + (size_t)(p - me) * blk, (size_t)me * blk);
 out:
-    free(tmp);
+    coll_work_free(comm, tmp);
     return st;
 }
 

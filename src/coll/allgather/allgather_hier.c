@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "coll/algo.h"
+#include "coll/coll_util.h"
 #include "coll/hier.h"
 
 static coll_status_t leaders_exchange(coll_comm *comm, char *rb, size_t count, coll_dtype_t dt, size_t es)
@@ -42,7 +43,7 @@ static coll_status_t leaders_exchange(coll_comm *comm, char *rb, size_t count, c
     if (coll_hier_contiguous(comm)) {
         st = coll_sub_allgatherv(comm, &comm->leaders, rb + displs[comm->host] * es, rb, counts, displs, dt);
     } else {
-        char *tmp = malloc((size_t)p * bb);
+        char *tmp = coll_work_alloc(comm, (size_t)p * bb);
         if (!tmp) {
             free(counts);
             return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "allgather hier: out of memory (%zu bytes)",
@@ -55,7 +56,7 @@ static coll_status_t leaders_exchange(coll_comm *comm, char *rb, size_t count, c
             if (comm->rank_host[r] != comm->host)
                 memcpy(rb + (size_t)r * bb, tmp + displs[comm->rank_host[r]] * es + (size_t)comm->rank_local[r] * bb,
                        bb);
-        free(tmp);
+        coll_work_free(comm, tmp);
     }
     free(counts);
     return st;

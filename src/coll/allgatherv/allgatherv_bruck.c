@@ -51,7 +51,7 @@ coll_status_t coll_allgatherv_bruck_run(coll_comm *comm, const coll_group_t *g, 
         total += counts[(me + i) % p] * es;
     }
     off[p] = total;
-    char *tmp = total ? malloc(total) : NULL;
+    char *tmp = total ? coll_work_alloc(comm, total) : NULL;
     coll_status_t st = COLL_SUCCESS;
     if (total && !tmp) {
         free(off);
@@ -71,7 +71,7 @@ coll_status_t coll_allgatherv_bruck_run(coll_comm *comm, const coll_group_t *g, 
             memcpy(rb + displs[b] * es, tmp + off[i], counts[b] * es);
     }
 out:
-    free(tmp);
+    coll_work_free(comm, tmp);
     free(off);
     return st;
 }

@@ -163,6 +163,7 @@ coll_status_t coll_allreduce_tree_run(coll_comm *comm, const coll_group_t *g, co
     char *tmp = NULL;
     if (tmp_elems)
         COLL_CHECK(coll_tmp_get(comm, g, tmp_elems * es, (void **)&tmp));
+    int fold = coll_data_real(comm);   /* sizes-only simulation: no values to fold (an eighth of its CPU) */
     coll_status_t st = COLL_SUCCESS;
     for (long s = 0; s < steps && st == COLL_SUCCESS; s++) {
         coll_prim_t ops[MAX_OPS];
@@ -171,7 +172,7 @@ coll_status_t coll_allreduce_tree_run(coll_comm *comm, const coll_group_t *g, co
         for (int t = 0; t < 2; t++)
             nops += step_ops(&side[t], s, g, sb, rb, tmp, es, ops + nops, &fold_off, &fold_cnt);
         st = run_rounds(comm, ops, nops, dt, op);
-        if (st == COLL_SUCCESS && fold_cnt)
+        if (st == COLL_SUCCESS && fold_cnt && fold)
             coll_reduce_local(rb + fold_off * es, rb + fold_off * es, tmp, fold_cnt, dt, op);
     }
     if (tmp)

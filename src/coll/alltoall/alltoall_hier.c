@@ -38,6 +38,7 @@
 #include "coll/algo.h"
 #include "coll/alltoall/alltoall.h"
 #include "coll/alltoallv/alltoallv.h"
+#include "coll/coll_util.h"
 #include "coll/hier.h"
 #include "core/config.h"
 
@@ -55,7 +56,7 @@ static coll_status_t leader_exchange(coll_comm *comm, char *A, size_t count, col
     size_t es = coll_dtype_size(dt), bb = count * es, host_bytes = (size_t)L * (size_t)p * bb;
     int *hm = malloc(sizeof *hm * (size_t)p);
     size_t *v = malloc(sizeof *v * 4 * (size_t)H);
-    char *pack = malloc(host_bytes), *recv = malloc(host_bytes);
+    char *pack = coll_work_alloc(comm, host_bytes), *recv = coll_work_alloc(comm, host_bytes);
     coll_status_t st = COLL_SUCCESS;
     if (!hm || !v || !pack || !recv) {
         st = coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "alltoall hier: out of memory (2 x %zu bytes)",
@@ -84,8 +85,8 @@ static coll_status_t leader_exchange(coll_comm *comm, char *A, size_t count, col
                 memcpy(A + ((size_t)t * (size_t)p + (size_t)src[j]) * bb, recv + o, bb);
     }
 out:
-    free(recv);
-    free(pack);
+    coll_work_free(comm, recv);
+    coll_work_free(comm, pack);
     free(v);
     free(hm);
     return st;
@@ -98,7 +99,7 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
         return COLL_SUCCESS;
     int leader = comm->leader_ranks[comm->host], is_leader = comm->rank == leader;
     char *A = NULL;
-    if (is_leader && !(A = malloc(per * es * (size_t)comm->local_size)))
+    if (is_leader && !(A = coll_work_alloc(comm, per * es * (size_t)comm->local_size)))
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "alltoall hier: out of memory (%zu bytes)",
                           per * es * (size_t)comm->local_size);
     coll_status_t st;
@@ -107,7 +108,7 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
         COLL_CHECK_GOTO(leader_exchange(comm, A, count, a->dt), st, out);
     COLL_CHECK_GOTO(coll_sub_scatter(comm, &comm->local, A, a->recvbuf, per, a->dt, leader), st, out);
 out:
-    free(A);
+    coll_work_free(comm, A);
     return st;
 }
 

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "coll/algo.h"
+#include "coll/coll_util.h"
 #include "coll/hier.h"
 
 static coll_status_t run_uniform(coll_comm *comm, const char *sb, char *rb, char *tmp, size_t count,
@@ -81,12 +82,12 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
     size_t count = a->count, bytes = count * coll_dtype_size(a->dt) * (size_t)comm->nranks;
     if (count == 0)
         return COLL_SUCCESS;
-    char *tmp = malloc(bytes);
+    char *tmp = coll_work_alloc(comm, bytes);
     if (!tmp)
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "reduce_scatter hier: out of memory (%zu bytes)", bytes);
     coll_status_t st = comm->uniform_hosts ? run_uniform(comm, a->sendbuf, a->recvbuf, tmp, count, a->dt, a->op)
                                            : run_uneven(comm, a->sendbuf, a->recvbuf, tmp, count, a->dt, a->op);
-    free(tmp);
+    coll_work_free(comm, tmp);
     return st;
 }
 

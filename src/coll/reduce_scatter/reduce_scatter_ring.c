@@ -48,7 +48,7 @@ coll_status_t coll_reduce_scatter_ring_run(coll_comm *comm, const coll_group_t *
     chunk = coll_min_sz(chunk, n);
     /* private, not comm->scratch: the executor reads and writes it during the
      * steps, and neither a transport nor a caller may share it */
-    char *tmp = p > 2 ? malloc(2 * chunk * es) : NULL; /* p = 2 receives straight into recvbuf */
+    char *tmp = p > 2 ? coll_work_alloc(comm, 2 * chunk * es) : NULL; /* p = 2 receives straight into recvbuf */
     if (p > 2 && !tmp)
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "reduce_scatter ring: cannot allocate %zu bytes",
                           2 * chunk * es);
@@ -65,7 +65,7 @@ coll_status_t coll_reduce_scatter_ring_run(coll_comm *comm, const coll_group_t *
         }
     }
 out:
-    free(tmp);
+    coll_work_free(comm, tmp);
     return st;
 }
 

@@ -62,7 +62,7 @@ coll_status_t coll_reduce_scatterv_halving_run(coll_comm *comm, const coll_group
     for (int i = 0; i < p; i++)
         po[i + 1] = po[i] + counts[i] * es;
     size_t total = po[p];
-    char *tmp = total ? malloc(total) : NULL;
+    char *tmp = total ? coll_work_alloc(comm, total) : NULL;
     coll_status_t st = COLL_SUCCESS;
     if (total && !tmp) {
         free(po);
@@ -98,7 +98,7 @@ coll_status_t coll_reduce_scatterv_halving_run(coll_comm *comm, const coll_group
     if (counts[me] && rb != tmp + po[me])
         memcpy(rb, tmp + po[me], counts[me] * es);
 out:
-    free(tmp);
+    coll_work_free(comm, tmp);
     free(po);
     return st;
 }

@@ -10,7 +10,8 @@
  *   assess_coll.c   coll: the AllReduce sweep per group of hosts and on the job
  *   assess_out.c    median, outliers, tables (stdout), JSON files (--json DIR)
  *   assess_out2.c   bisect's and coll's tables, outliers and JSON files
- * Only the speakers (local rank 0 of each host) move data; the other ranks join
+ * Only the speakers (local rank 0 of each host) move data, and for node-shm
+ * each host's second rank (it maps 2 x SIZE bytes too); the other ranks join
  * the barrier that opens each round and the gather that closes it.
  * Memory: rank 0 holds H x H matrices (H hosts); every other rank O(H).
  */

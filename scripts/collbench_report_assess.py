@@ -5,7 +5,7 @@ DIR/outliers.json, writes one PNG heat map per matrix into OUTDIR (default DIR):
   pairs_uni.png, pairs_bidi.png, pairs_lat.png   host x host (row: source)
   ring.png                                       ring x host (to its successor)
   bisect.png                                     host x host (the pair's GB/s)
-  node.png                                       figure x host (d2d, GFLOPS)
+  node.png                                       figure x host (d2d, GFLOPS, shm GB/s)
   coll.png                                       group (and job) x size
 and prints the outliers as assess printed them:
   OUTLIER <test> <subject>: <value> (median <m>, <pct>%)
@@ -124,8 +124,10 @@ def maps(d, test):
     elif test == "bisect":
         out.append(("bisect", "bisect pair GB/s (seed %s)" % d.get("seed"), d["pair_gbs"], hosts, hosts, "GB/s"))
     elif test == "node":
-        out.append(("node", "node d2d GB/s / FP64 GFLOPS", [d["d2d_gbs"], d["gflops_fp64"]], hosts,
-                    ["d2d GB/s", "GFLOPS"], "per row"))
+        rows, ylab = [d["d2d_gbs"], d["gflops_fp64"]], ["d2d GB/s", "GFLOPS"]
+        if "shm_gbs" in d:  # node-shm (files written before it lack the row)
+            rows.append(d["shm_gbs"]), ylab.append("shm GB/s")
+        out.append(("node", "node d2d GB/s / FP64 GFLOPS / shm GB/s", rows, hosts, ylab, "per row"))
     elif test == "coll":
         groups = {}
         for h, g in enumerate(d["group_of_host"]):

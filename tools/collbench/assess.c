@@ -53,6 +53,9 @@ static void usage(FILE *f)
             "     node   memory bandwidth (the d2d memcpy path, SIZE bytes, 0.3 s) and FP64 GFLOPS (one\n"
             "            thread, 0.3 s) of each host's speaker, one host at a time (hosts sharing a machine do\n"
             "            not disturb each other). Time ~ 0.8 s per host: H x 0.8 s (constant per host).\n"
+            "            Then node-shm: on every host with 2+ ranks, shared-memory p2p between its speaker and\n"
+            "            its second rank (latency 0.1 s, SIZE sends 0.3 s), all hosts at once: ~0.4 s, constant\n"
+            "            in H, plus 0.4 s per suspect host; one-rank hosts print '-'.\n"
             "     coll   the AllReduce sweep of libcoll (FP32 sum, SIZE, SIZE/8, ... down to 1K) on every\n"
             "            group of --group-size K consecutive hosts (default 2; a remainder joins the last\n"
             "            group), all groups at once, then on the whole job; a group whose bus bandwidth at\n"
@@ -197,6 +200,12 @@ static int alloc_result(cbt_as_result_t *r, int n, const cbt_as_opts_t *o)
     r->again_lat = malloc(nn * sizeof *r->again_lat), r->ring_again = malloc(ng * sizeof *r->ring_again);
     r->d2d = malloc((size_t)n * sizeof *r->d2d), r->gflops = malloc((size_t)n * sizeof *r->gflops);
     r->again_d2d = malloc((size_t)n * sizeof *r->d2d), r->again_gflops = malloc((size_t)n * sizeof *r->gflops);
+    r->shm_gbs = malloc((size_t)n * sizeof *r->shm_gbs), r->shm_lat = malloc((size_t)n * sizeof *r->shm_lat);
+    r->again_shm_gbs = malloc((size_t)n * sizeof *r->shm_gbs), r->again_shm_lat = malloc((size_t)n * sizeof *r->shm_lat);
+    if (!r->shm_gbs || !r->shm_lat || !r->again_shm_gbs || !r->again_shm_lat)
+        return -1;
+    for (int h = 0; h < n; h++)
+        r->shm_gbs[h] = r->shm_lat[h] = r->again_shm_gbs[h] = r->again_shm_lat[h] = -1;
     size_t nb = (size_t)o->halvings * (size_t)n, ngc = (size_t)n * CBT_AS_COLL_SIZES;
     r->bis_peer = malloc(nb * sizeof *r->bis_peer), r->bis = malloc(nb * sizeof *r->bis);
     r->bis_again = malloc(nb * sizeof *r->bis_again), r->grp = malloc((size_t)n * sizeof *r->grp);
@@ -228,7 +237,21 @@ static void free_result(cbt_as_result_t *r)
     free(r->uni), free(r->bidi), free(r->lat), free(r->round), free(r->succ), free(r->ring);
     free(r->again_uni), free(r->again_bidi), free(r->again_lat), free(r->ring_again);
     free(r->d2d), free(r->gflops), free(r->again_d2d), free(r->again_gflops);
+    free(r->shm_gbs), free(r->shm_lat), free(r->again_shm_gbs), free(r->again_shm_lat);
     free(r->bis_peer), free(r->bis), free(r->bis_again), free(r->grp), free(r->gbus), free(r->gbus_again);
+}
+
+/* node-shm's partner of rank me: its host's speaker pairs with the lowest
+ * other rank of the host, and that rank with the speaker; -1 otherwise. O(N). */
+static int shm_peer(const int *of, int nranks, const cbt_as_host_t *hosts, int me)
+{
+    int sp = hosts[of[me]].speaker, second = -1;
+    for (int r = 0; r < nranks && second < 0; r++)
+        if (of[r] == of[me] && r != sp)
+            second = r;
+    if (second < 0)
+        return -1;
+    return me == sp ? second : me == second ? sp : -1;
 }
 
 static int rank_main(void *arg, const cb_launch_t *l, int rank, int nranks, const coll_unique_id_t *id)
@@ -272,7 +295,8 @@ static int rank_main(void *arg, const cb_launch_t *l, int rank, int nranks, cons
     host_map(ids, nranks, hosts, &c.nhosts, of);
     c.me_host = of[rank];
     c.speaker = hosts[c.me_host].speaker == rank;
-    if (c.speaker && (!(c.src = map_buf(sz)) || !(c.dst = map_buf(sz)))) {
+    c.shm_peer = shm_peer(of, nranks, hosts, rank);
+    if ((c.speaker || c.shm_peer >= 0) && (!(c.src = map_buf(sz)) || !(c.dst = map_buf(sz)))) {
         rc = cbt_error(TOOL, CBT_EXIT_FAIL, "rank %d: cannot map 2 x %zu bytes", rank, sz);
         coll_comm_abort(comm);
         goto out;

@@ -4,11 +4,14 @@
  *   assess.c        options, launch, the host map (one speaker per host)
  *   assess_run.c    the measurements: pairs (round-robin), ring (ordered, random),
  *                   node (d2d and flops per host, one host at a time)
+ *   assess_shm.c    node-shm: shared-memory p2p between two ranks of each host
+ *                   with several, all hosts at once; its table column, outliers
  *   assess_bisect.c bisect: random halvings, every pair of a halving at once
  *   assess_coll.c   coll: the AllReduce sweep per group of hosts and on the job
  *   assess_out.c    median, outliers, tables (stdout), JSON files (--json DIR)
  *   assess_out2.c   bisect's and coll's tables, outliers and JSON files
- * Only the speakers (local rank 0 of each host) move data; the other ranks join
+ * Only the speakers (local rank 0 of each host) move data, and for node-shm
+ * each host's second rank (it maps 2 x SIZE bytes too); the other ranks join
  * the barrier that opens each round and the gather that closes it.
  * Memory: rank 0 holds H x H matrices (H hosts); every other rank O(H).
  */
@@ -44,6 +47,9 @@ enum { CBT_AS_PAIRS = 1 << 0, CBT_AS_RING = 1 << 1, CBT_AS_NODE = 1 << 2, CBT_AS
 /* node: seconds each probe (d2d, flops) warms up, then measures */
 #define CBT_AS_NODE_WARMUP_S 0.1
 #define CBT_AS_NODE_S 0.3
+/* node-shm: seconds of ping-pongs (latency) and of sends (bandwidth) */
+#define CBT_AS_SHM_LAT_S 0.1
+#define CBT_AS_SHM_BW_S 0.3
 
 typedef struct {
     unsigned tests;           /* CBT_AS_* bits */
@@ -84,6 +90,10 @@ typedef struct {
      * a suspect host (-1 none); d2d/gflops hold the better of the two */
     double *d2d, *gflops, *again_d2d, *again_gflops;
     int node_done;
+    /* node-shm: per host GB/s and latency (us) between its speaker and its
+     * second rank over libcoll's shared-memory path (-1: one rank, none);
+     * again_*: the measurement alone of a suspect host (-1 none) */
+    double *shm_gbs, *shm_lat, *again_shm_gbs, *again_shm_lat;
     int nrings;               /* 1 ordered + random ones; 0 when ring did not run */
     int *succ;                /* nrings x n: successor host of h in ring r */
     double *ring;             /* nrings x n: GB/s of h -> succ */
@@ -109,6 +119,8 @@ typedef struct {
     int rank, nranks, nhosts;
     int me_host; /* host index of this rank */
     int speaker; /* this rank speaks for its host */
+    int shm_peer; /* node-shm: the speaker's second rank of its host, that
+                   * rank's speaker; -1 for every other rank */
     const cbt_as_host_t *hosts;
     unsigned char *src, *dst;
     cbt_as_result_t *res; /* rank 0 only */
@@ -158,6 +170,13 @@ int cbt_as_ring_suspects(const cbt_as_result_t *r, int nrings, double th, int *o
 
 /* Suspect hosts of node (d2d or flops below th x the median host). */
 int cbt_as_node_suspects(const cbt_as_result_t *r, double th, int *out);
+/* assess_shm.c: node-shm (called by cbt_as_node, every rank); suspect hosts
+ * (GB/s below th x the median of hosts with several ranks, latency above the
+ * median / lat_th); the OUTLIER lines (count); the JSON arrays. */
+int cbt_as_node_shm(cbt_as_ctx_t *c);
+int cbt_as_shm_suspects(const cbt_as_result_t *r, double th, double lat_th, int *out);
+int cbt_as_shm_outliers(const cbt_as_result_t *r, double th, double lat_th);
+void cbt_as_json_shm(FILE *f, const cbt_as_result_t *r);
 /* Suspect bisect pairs (below th x the median pair): g * n + a (a the lower);
  * marginal: not below CBT_AS_CLEAR x th x the median (as cbt_as_suspects). */
 int cbt_as_bisect_suspects(const cbt_as_result_t *r, double th, int marginal, int *out);

@@ -23,7 +23,9 @@
  *         half their links slow). Its line gives the median of its links
  *         against the median of those host figures.
  *   ring  a ring's slowest host against the median ring (see assess_run.c).
- *   node  a host's d2d GB/s or FP64 GFLOPS against the median host.
+ *   node  a host's d2d GB/s or FP64 GFLOPS against the median host; node-shm
+ *         (assess_shm.c) a host's shared-memory GB/s and latency against the
+ *         median of the hosts with several ranks.
  * Line: OUTLIER <test> <host or link>: <value> (median <m>, <pct>%), then
  * "  evidence:" lines (the host's matrix row and the rounds it was slow in).
  */
@@ -206,11 +208,17 @@ static int node_outliers(const cbt_as_result_t *r, double th)
 
 static void print_node(const cbt_as_result_t *r)
 {
-    printf("Node (per host: d2d memcpy GB/s, FP64 GFLOPS on one thread; better of two where measured again)\n%s\n",
+    printf("Node (per host: d2d memcpy GB/s, FP64 GFLOPS on one thread, shared-memory p2p between two of its "
+           "ranks; better of two where measured again)\n%s\n",
            LINE);
-    printf("%6s %-24s %12s %12s\n", "host", "name", "d2d GB/s", "GFLOPS");
-    for (int h = 0; h < r->n; h++)
-        printf("%6d %-24s %12.6f %12.6f\n", h, r->hosts[h].name, r->d2d[h], r->gflops[h]);
+    printf("%6s %-24s %12s %12s %12s %12s\n", "host", "name", "d2d GB/s", "GFLOPS", "shm GB/s", "shm lat us");
+    for (int h = 0; h < r->n; h++) {
+        printf("%6d %-24s %12.6f %12.6f", h, r->hosts[h].name, r->d2d[h], r->gflops[h]);
+        if (r->shm_gbs[h] < 0) /* one rank on the host: no shared-memory figure */
+            printf(" %12s %12s\n", "-", "-");
+        else
+            printf(" %12.6f %12.3f\n", r->shm_gbs[h], r->shm_lat[h]);
+    }
     printf("%s\n\n", LINE);
 }
 
@@ -451,7 +459,9 @@ static int write_json(const cbt_as_opts_t *o, const cbt_as_result_t *r)
         fprintf(f, "],\n \"gflops_fp64\": [");
         for (int h = 0; h < n; h++)
             cbt_as_json_num(f, h ? ", " : "", r->gflops[h]);
-        fprintf(f, "]}\n");
+        fprintf(f, "]");
+        cbt_as_json_shm(f, r);
+        fprintf(f, "}\n");
         if (fclose(f))
             return -1;
     }
@@ -502,6 +512,8 @@ int cbt_as_report(const cbt_as_opts_t *o, const cbt_as_result_t *r)
         printf("collbench assess: one host: pairs and ring need two or more\n");
     if (r->node_done && n > 1)
         cnt += node_outliers(r, o->threshold);
+    if (r->node_done) /* node-shm: hosts with several ranks, however many hosts */
+        cnt += cbt_as_shm_outliers(r, o->threshold, o->lat_threshold > 0 ? o->lat_threshold : o->threshold);
     if ((o->tests & CBT_AS_PAIRS) && n > 1)
         for (size_t i = 0; i < sizeof figs / sizeof figs[0]; i++)
             cnt += pair_outliers(r, &figs[i], o->threshold);

@@ -24,6 +24,7 @@
  *   path and runs the FP64 flops kernel on one thread, each for 0.3 s after
  *   0.1 s of warm-up; figures are throughput over that time (bytes or
  *   operations / elapsed), so a host whose rank gets a small CPU share shows.
+ *   Then node-shm (assess_shm.c): two ranks of each host, all hosts at once.
  * Confirmation (each test): what is past the threshold after the first pass
  *   (a pair, a ring, a host) is measured again, alone, and keeps the better of
  *   its figures, then what is still past it once more (CBT_AS_CONFIRM passes;
@@ -594,6 +595,8 @@ int cbt_as_node(cbt_as_ctx_t *c)
                 cbt_as_progress("node confirmation", k + 1, sus[0], t_start);
         }
     }
+    if (!rc)
+        rc = cbt_as_node_shm(c); /* assess_shm.c: all hosts at once */
     if (c->rank == 0 && !rc)
         c->res->node_done = 1;
     free(all), free(sus);

@@ -629,25 +629,10 @@ static void init_comm(coll_sim_t *s, int r)
     }
 }
 
-coll_status_t coll_sim_create(int nhosts, const int *host_nranks, const coll_sim_params_t *p, coll_sim_t **out)
+/* The shared arrays, the scheduler's heap, the stacks and, sizes-only, the
+ * shared scratch block: O(N + H) (stacks are address space, touched lazily). */
+static coll_status_t alloc_arrays(coll_sim_t *s, int n, int nhosts, const coll_sim_params_t *p)
 {
-    int n = 0;
-    for (int h = 0; h < nhosts; h++) {
-        if (host_nranks[h] < 1)
-            return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_INIT, "sim: host %d has %d ranks (need >= 1)", h,
-                              host_nranks[h]);
-        n += host_nranks[h];
-    }
-    if (nhosts < 1 || n < 1)
-        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_INIT, "sim: no ranks");
-    coll_sim_t *s = calloc(1, sizeof *s);
-    if (!s)
-        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "sim: out of memory");
-    s->n = n;
-    s->nhosts = nhosts;
-    s->p = *p;
-    s->shm_b = 8.0 / (p->shm_gbps * 1e3);
-    s->red_b = 8.0 / (p->reduce_gbps * 1e3);
     size_t un = (size_t)n, uh = (size_t)nhosts;
     s->comms = calloc(un, sizeof *s->comms);
     s->r = calloc(un, sizeof *s->r);
@@ -681,9 +666,14 @@ coll_status_t coll_sim_create(int nhosts, const int *host_nranks, const coll_sim
     if (!s->comms || !s->r || !s->tx_free || !s->rx_free || !s->peers || !s->rank_host || !s->rank_local ||
         !s->host_nranks || !s->world_ranks || !s->leader_ranks || !s->host_start || !s->tp || !s->heap ||
         !s->cpu_f || !s->nic_b || !s->stacks || (!p->move_data && p->shared_scratch && !s->scratch)) {
-        coll_sim_destroy(s);
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "sim: out of memory for %d ranks", n);
     }
+    return COLL_SUCCESS;
+}
+
+/* Ranks numbered host by host; each host's CPU factor and NIC rate. */
+static void lay_out_hosts(coll_sim_t *s, int n, int nhosts, const int *host_nranks, const coll_sim_params_t *p)
+{
     int r = 0;
     int maxl = 0, minl = n;
     for (int h = 0; h < nhosts; h++) {
@@ -717,9 +707,36 @@ coll_status_t coll_sim_create(int nhosts, const int *host_nranks, const coll_sim
             pi->ncpus = maxl;   /* one core per rank: not oversubscribed */
         }
     }
-    for (r = 0; r < n; r++)
+}
+
+coll_status_t coll_sim_create(int nhosts, const int *host_nranks, const coll_sim_params_t *p, coll_sim_t **out)
+{
+    int n = 0;
+    for (int h = 0; h < nhosts; h++) {
+        if (host_nranks[h] < 1)
+            return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_INIT, "sim: host %d has %d ranks (need >= 1)", h,
+                              host_nranks[h]);
+        n += host_nranks[h];
+    }
+    if (nhosts < 1 || n < 1)
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_INIT, "sim: no ranks");
+    coll_sim_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "sim: out of memory");
+    s->n = n;
+    s->nhosts = nhosts;
+    s->p = *p;
+    s->shm_b = 8.0 / (p->shm_gbps * 1e3);
+    s->red_b = 8.0 / (p->reduce_gbps * 1e3);
+    coll_status_t st = alloc_arrays(s, n, nhosts, p);
+    if (st != COLL_SUCCESS) {
+        coll_sim_destroy(s);
+        return st;
+    }
+    lay_out_hosts(s, n, nhosts, host_nranks, p);
+    for (int r = 0; r < n; r++)
         init_comm(s, r);
-    coll_status_t st = coll_sim_direct_attach(s);
+    st = coll_sim_direct_attach(s);
     if (st != COLL_SUCCESS) {
         coll_sim_destroy(s);
         return st;

@@ -29,12 +29,23 @@ static inline double bench_cpu_us(void)
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) != 0)
         return 0;
-    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6
+        + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
 
-typedef enum { B_ALLREDUCE, B_ALLGATHER, B_REDUCE_SCATTER, B_BCAST, B_REDUCE, B_ALLTOALL, B_SCATTER, B_GATHER, B_NCOLL } bench_coll_t;
+typedef enum {
+    B_ALLREDUCE,
+    B_ALLGATHER,
+    B_REDUCE_SCATTER,
+    B_BCAST,
+    B_REDUCE,
+    B_ALLTOALL,
+    B_SCATTER,
+    B_GATHER,
+    B_NCOLL
+} bench_coll_t;
 static const char *bench_coll_names[B_NCOLL] = {"allreduce", "allgather", "reduce_scatter", "broadcast",
-                                                "reduce", "alltoall", "scatter", "gather"};
+                                                "reduce",    "alltoall",  "scatter",        "gather"};
 
 static inline int bench_coll_from_name(const char *s)
 {
@@ -49,7 +60,8 @@ static inline double bench_busbw_factor(int c, int p)
 {
     switch (c) {
     case B_ALLREDUCE: return 2.0 * (p - 1) / p;
-    case B_BCAST: case B_REDUCE: return 1.0;
+    case B_BCAST:
+    case B_REDUCE: return 1.0;
     default: return (double)(p - 1) / p;
     }
 }
@@ -63,9 +75,12 @@ static inline int bench_parse_sizes(const char *s, size_t *out, int max)
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && n < max; t = strtok_r(NULL, ",", &save)) {
         char *end;
         double v = strtod(t, &end);
-        if (*end == 'K' || *end == 'k') v *= 1024;
-        else if (*end == 'M' || *end == 'm') v *= 1048576;
-        else if (*end == 'G' || *end == 'g') v *= 1073741824.0;
+        if (*end == 'K' || *end == 'k')
+            v *= 1024;
+        else if (*end == 'M' || *end == 'm')
+            v *= 1048576;
+        else if (*end == 'G' || *end == 'g')
+            v *= 1073741824.0;
         out[n++] = (size_t)v;
     }
     return n;

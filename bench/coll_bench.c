@@ -35,7 +35,14 @@ static coll_status_t run_one(int c, void *s, void *r, size_t bytes, int p, coll_
 static const char *colls = "allreduce", *sizes_s = "8K,1M,64M", *label = "collbench";
 static int iters, warm, reps = 3, zc, nranks = 2, nhosts;
 
-#define CK(x) do { coll_status_t st_ = (x); if (st_) { fprintf(stderr, "rank %d: %s: %s\n", rank, #x, coll_last_error()); return 1; } } while (0)
+#define CK(x) \
+    do { \
+        coll_status_t st_ = (x); \
+        if (st_) { \
+            fprintf(stderr, "rank %d: %s: %s\n", rank, #x, coll_last_error()); \
+            return 1; \
+        } \
+    } while (0)
 
 static int rank_main(int rank, void *arg)
 {
@@ -92,8 +99,9 @@ static int rank_main(int rank, void *arg)
             }
             CK(run_one(c, s, r, b, p, comm));
             if (rank == 0)
-                printf("RESULT %s %s %d %zu %.3f %.4f %.4f %s cpu=%.3f\n", label, cn, p, b, best, (double)b / best / 1e3,
-                       (double)b / best / 1e3 * bench_busbw_factor(c, p), coll_comm_last_algo(comm), best_cpu);
+                printf("RESULT %s %s %d %zu %.3f %.4f %.4f %s cpu=%.3f\n", label, cn, p, b, best,
+                       (double)b / best / 1e3, (double)b / best / 1e3 * bench_busbw_factor(c, p),
+                       coll_comm_last_algo(comm), best_cpu);
             fflush(stdout);
         }
     }

@@ -29,7 +29,7 @@ static double pingpong(coll_comm_t comm, int rank, int peer, char *buf, size_t b
 {
     double best[64];
     int reps = iters < 64 ? iters : 64;
-    for (int k = 0; k < reps + 2; k++) {   /* 2 warm-up round trips */
+    for (int k = 0; k < reps + 2; k++) { /* 2 warm-up round trips */
         double t0 = coll_now();
         if (rank == 0) {
             coll_send(buf, bytes, COLL_UINT8, peer, comm);
@@ -41,7 +41,7 @@ static double pingpong(coll_comm_t comm, int rank, int peer, char *buf, size_t b
         if (k >= 2)
             best[k - 2] = (coll_now() - t0) * 1e6 / 2;
     }
-    for (int i = 1; i < reps; i++)   /* insertion sort, median */
+    for (int i = 1; i < reps; i++) /* insertion sort, median */
         for (int j = i; j > 0 && best[j] < best[j - 1]; j--) {
             double t = best[j];
             best[j] = best[j - 1];

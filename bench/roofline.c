@@ -43,9 +43,7 @@ static void pass(const job_t *j)
     const float *restrict x = (const float *)j->a, *restrict y = (const float *)j->b;
     float *restrict z = (float *)j->c;
     switch (j->kind) {
-    case K_COPY:
-        memcpy(j->b, j->a, j->n);
-        break;
+    case K_COPY: memcpy(j->b, j->a, j->n); break;
     case K_RED:
         for (size_t i = 0; i < j->n / 4; i++)
             z[i] = x[i] + y[i];
@@ -63,9 +61,7 @@ static void pass(const job_t *j)
         _mm_sfence();
         break;
 #else
-    case K_COPY_NT:
-        memcpy(j->b, j->a, j->n);
-        break;
+    case K_COPY_NT: memcpy(j->b, j->a, j->n); break;
     case K_RED_NT:
         for (size_t i = 0; i < j->n / 4; i++)
             z[i] = x[i] + y[i];
@@ -151,7 +147,12 @@ static double measure(kind_t kind, int nth, size_t n)
 /* the better of measure() with normal and with non-temporal stores, cached per (kind, threads, bytes) */
 static double rate(kind_t kind, int nth, size_t n)
 {
-    static struct { kind_t kind; int nth; size_t n; double gbs; } cache[512];
+    static struct {
+        kind_t kind;
+        int nth;
+        size_t n;
+        double gbs;
+    } cache[512];
     static int ncache;
     n = (n + 63) / 64 * 64;
     for (int i = 0; i < ncache; i++)
@@ -190,7 +191,8 @@ int main(int argc, char **argv)
     int ns = bench_parse_sizes(sizes_s, sizes, 32);
     for (int i = 0; i < ns; i++)
         if (sizes[i] < 4 * (size_t)p) {
-            fprintf(stderr, "roofline: invalid size %zu in -s %s: allowed >= 4 * p = %d bytes\n", sizes[i], sizes_s, 4 * p);
+            fprintf(stderr, "roofline: invalid size %zu in -s %s: allowed >= 4 * p = %d bytes\n", sizes[i], sizes_s,
+                    4 * p);
             return 2;
         }
     if (ns < 1) {
@@ -201,13 +203,16 @@ int main(int argc, char **argv)
     snprintf(cbuf, sizeof cbuf, "%s", colls);
     for (char *save = NULL, *cn = strtok_r(cbuf, ",", &save); cn; cn = strtok_r(NULL, ",", &save))
         if (bench_coll_from_name(cn) < 0) {
-            fprintf(stderr, "roofline: invalid collective '%s': allowed allreduce, allgather, reduce_scatter, broadcast, reduce, alltoall, scatter, gather\n", cn);
+            fprintf(
+                stderr,
+                "roofline: invalid collective '%s': allowed allreduce, allgather, reduce_scatter, broadcast, reduce, alltoall, scatter, gather\n",
+                cn);
             return 2;
         }
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     int k = p < ncpu ? p : (int)(ncpu > 0 ? ncpu : 1);
     k = k < 256 ? k : 256; /* threads measured at most */
-    if (!floor_only) { /* a fresh process copies slowly for its first few hundred ms (README) */
+    if (!floor_only) {     /* a fresh process copies slowly for its first few hundred ms (README) */
         double until = bench_now_us() + 3e5;
         while (bench_now_us() < until)
             measure(K_COPY, k, (size_t)1 << 20);

@@ -23,9 +23,9 @@
 #include "bench_common.h"
 
 typedef struct {
-    double copy;        /* bytes copied (each read once + written once), all ranks */
-    double red_rd;      /* bytes read by the reduction, all ranks */
-    double red_wr;      /* bytes written by the reduction, all ranks */
+    double copy;   /* bytes copied (each read once + written once), all ranks */
+    double red_rd; /* bytes read by the reduction, all ranks */
+    double red_wr; /* bytes written by the reduction, all ranks */
 } roof_bytes_t;
 
 /* The one table of formulas. Returns -1 for an unknown collective or p < 1. */
@@ -36,20 +36,18 @@ static inline int roof_bytes(int c, int p, double S, roof_bytes_t *o)
         return -1;
     switch (c) {
     case B_ALLREDUCE: /* reduce-scatter (p S read, S written) + allgather of the result ((p-1) S) */
-        z.red_rd = p * S, z.red_wr = S, z.copy = (p - 1) * S; break;
+        z.red_rd = p * S, z.red_wr = S, z.copy = (p - 1) * S;
+        break;
     case B_REDUCE_SCATTER: /* each block reduced from p inputs, written once */
     case B_REDUCE:         /* the root's result reduced from p inputs (the work shared by all) */
-        z.red_rd = p * S, z.red_wr = S; break;
+        z.red_rd = p * S, z.red_wr = S;
+        break;
     case B_ALLGATHER: /* every rank's receive buffer filled: (p-1)/p S from peers + its own S/p */
-    case B_ALLTOALL:  /* every rank receives S: (p-1)/p S from peers + its own block S/p */
-        z.copy = p * S; break;
-    case B_BCAST: /* in place: p-1 ranks receive S */
-        z.copy = (p - 1) * S; break;
+    case B_ALLTOALL: /* every rank receives S: (p-1)/p S from peers + its own block S/p */ z.copy = p * S; break;
+    case B_BCAST: /* in place: p-1 ranks receive S */ z.copy = (p - 1) * S; break;
     case B_SCATTER: /* every rank (the root too, out of place) receives S/p */
-    case B_GATHER:  /* the root receives S: (p-1)/p S from peers + its own S/p */
-        z.copy = S; break;
-    default:
-        return -1;
+    case B_GATHER: /* the root receives S: (p-1)/p S from peers + its own S/p */ z.copy = S; break;
+    default: return -1;
     }
     *o = z;
     return 0;
@@ -61,7 +59,10 @@ static inline double roof_ws(int c, int p, double S)
 {
     switch (c) {
     case B_BCAST: return S;
-    case B_ALLGATHER: case B_REDUCE_SCATTER: case B_SCATTER: case B_GATHER: return S + S / p;
+    case B_ALLGATHER:
+    case B_REDUCE_SCATTER:
+    case B_SCATTER:
+    case B_GATHER: return S + S / p;
     default: return 2 * S; /* allreduce, reduce, alltoall */
     }
 }
@@ -84,7 +85,7 @@ typedef struct {
  */
 static inline double roof_floor_us(const roof_bytes_t *b, const roof_rates_t *r, int k, const char **bound)
 {
-    double red_t = (b->red_rd + b->red_wr) / 3; /* in c = a + b outputs' worth of traffic */
+    double red_t = (b->red_rd + b->red_wr) / 3;               /* in c = a + b outputs' worth of traffic */
     double copyk = r->copyk > r->copy1 ? r->copyk : r->copy1; /* k cores do at least what one does */
     double redk = r->redk > r->red1 ? r->redk : r->red1;
     double mem = (b->copy ? b->copy / copyk : 0) + (red_t ? red_t / redk : 0);

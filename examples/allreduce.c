@@ -23,7 +23,7 @@ static coll_comm_t join(void)
         st = coll_get_unique_id(&id);
     else if (!addr || !port)
         return fprintf(stderr, "MASTER_ADDR and MASTER_PORT must be set\n"), NULL;
-    else if (rank == 0)   /* the secret: COLL_SECRET, else a string every rank derives */
+    else if (rank == 0) /* the secret: COLL_SECRET, else a string every rank derives */
         st = coll_unique_id_listen(addr, atoi(port), getenv("COLL_SECRET") ? NULL : "example", &id);
     else
         st = coll_unique_id_from_addr(addr, atoi(port), getenv("COLL_SECRET") ? NULL : "example", &id);
@@ -48,7 +48,7 @@ int main(void)
     float *x = malloc(COUNT * sizeof *x);
     for (int i = 0; i < COUNT; i++)
         x[i] = (float)(rank + 1);
-    coll_status_t st = coll_all_reduce(x, x, COUNT, COLL_FP32, COLL_SUM, comm);   /* in place */
+    coll_status_t st = coll_all_reduce(x, x, COUNT, COLL_FP32, COLL_SUM, comm); /* in place */
     if (st != COLL_SUCCESS) {
         fprintf(stderr, "rank %d: allreduce: %s\n", rank, coll_last_error());
         return 1;

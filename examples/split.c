@@ -24,7 +24,7 @@ static coll_comm_t join(void)
         st = coll_get_unique_id(&id);
     else if (!addr || !port)
         return fprintf(stderr, "MASTER_ADDR and MASTER_PORT must be set\n"), NULL;
-    else if (rank == 0)   /* the secret: COLL_SECRET, else a string every rank derives */
+    else if (rank == 0) /* the secret: COLL_SECRET, else a string every rank derives */
         st = coll_unique_id_listen(addr, atoi(port), getenv("COLL_SECRET") ? NULL : "example", &id);
     else
         st = coll_unique_id_from_addr(addr, atoi(port), getenv("COLL_SECRET") ? NULL : "example", &id);
@@ -60,8 +60,8 @@ int main(void)
         want += r;
     st = coll_all_reduce(&mine, &sum, 1, COLL_INT64, COLL_SUM, group);
     int ok = st == COLL_SUCCESS && sum == want && grank == rank / 2;
-    printf("split: rank %d of %d: group %d, rank %d of %d, sum of world ranks %lld: %s\n", rank, size, rank % 2,
-           grank, gsize, sum, ok ? "ok" : "WRONG");
+    printf("split: rank %d of %d: group %d, rank %d of %d, sum of world ranks %lld: %s\n", rank, size, rank % 2, grank,
+           gsize, sum, ok ? "ok" : "WRONG");
 
     /* a rank may stay out: COLL_SPLIT_NOCOLOR gives it NULL */
     coll_comm_t most;

@@ -25,7 +25,7 @@ static coll_comm_t join(void)
         st = coll_get_unique_id(&id);
     else if (!addr || !port)
         return fprintf(stderr, "MASTER_ADDR and MASTER_PORT must be set\n"), NULL;
-    else if (rank == 0)   /* the secret: COLL_SECRET, else a string every rank derives */
+    else if (rank == 0) /* the secret: COLL_SECRET, else a string every rank derives */
         st = coll_unique_id_listen(addr, atoi(port), getenv("COLL_SECRET") ? NULL : "example", &id);
     else
         st = coll_unique_id_from_addr(addr, atoi(port), getenv("COLL_SECRET") ? NULL : "example", &id);
@@ -54,7 +54,7 @@ int main(void)
         return 1;
     }
     int bad = 0;
-    for (int iter = 0; iter < 3; iter++) {   /* the buffer is reused: that is the point */
+    for (int iter = 0; iter < 3; iter++) { /* the buffer is reused: that is the point */
         for (int i = 0; i < COUNT; i++)
             x[i] = rank + i % 7 + iter;
         st = coll_all_reduce(x, x, COUNT, COLL_FP64, COLL_SUM, comm);
@@ -65,7 +65,8 @@ int main(void)
         for (int i = 0; i < COUNT; i++)
             bad += x[i] != (double)size * (size - 1) / 2 + (double)size * (i % 7 + iter);
     }
-    printf("zero_copy: rank %d of %d: %s (algorithm %s)\n", rank, size, bad ? "WRONG" : "ok", coll_comm_last_algo(comm));
+    printf("zero_copy: rank %d of %d: %s (algorithm %s)\n", rank, size, bad ? "WRONG" : "ok",
+           coll_comm_last_algo(comm));
     coll_mem_free(comm, x);
     coll_comm_destroy(comm);
     return bad ? 1 : 0;

@@ -23,17 +23,17 @@
 
 #include "bootstrap/bootstrap.h"
 
-#define BOOT_HELLO_MAGIC 0x48424243u   /* "CBBH" */
-#define BOOT_FRAME_MAGIC 0x46424243u   /* "CBBF" */
+#define BOOT_HELLO_MAGIC 0x48424243u /* "CBBH" */
+#define BOOT_FRAME_MAGIC 0x46424243u /* "CBBF" */
 #define BOOT_VERSION 1u
 #define BOOT_HELLO_BYTES 56
 #define BOOT_FRAME_HDR 24
-#define BOOT_ADDR_BYTES 20             /* u16 family, u16 port, 16 address bytes */
-#define BOOT_HELLO_WAIT_S 2.0          /* an accepted connection must say hello within this */
+#define BOOT_ADDR_BYTES 20    /* u16 family, u16 port, 16 address bytes */
+#define BOOT_HELLO_WAIT_S 2.0 /* an accepted connection must say hello within this */
 #define BOOT_MAX_FRAME ((uint64_t)1 << 34)
-#define BOOT_CHILD_GRACE_S 1.0         /* a rank waiting for its parent gives the root this head start */
+#define BOOT_CHILD_GRACE_S 1.0 /* a rank waiting for its parent gives the root this head start */
 
-#define BOOT_AGAIN ((coll_status_t)1000)   /* internal: nothing yet, ask again */
+#define BOOT_AGAIN ((coll_status_t)1000) /* internal: nothing yet, ask again */
 
 enum { BOOT_T_TABLE = 1, BOOT_T_UP, BOOT_T_DOWN, BOOT_T_ABORT, BOOT_T_BYE };
 
@@ -52,24 +52,23 @@ void boot_addr_decode(const uint8_t in[BOOT_ADDR_BYTES], struct sockaddr_storage
 /* The listener on the interface the store and the tcp transport use. */
 coll_status_t boot_listen(coll_bootstrap_t *bs);
 /* Connect to rank 'to' at ss and send the hello (blocking, with deadline). */
-coll_status_t boot_connect(coll_bootstrap_t *bs, int to, const struct sockaddr_storage *ss,
-                           double deadline, int *fd_out);
+coll_status_t boot_connect(coll_bootstrap_t *bs, int to, const struct sockaddr_storage *ss, double deadline,
+                           int *fd_out);
 /* Accept the hello of rank 'from' on the listener (others are dropped). */
 coll_status_t boot_accept_from(coll_bootstrap_t *bs, int from, double deadline, int *fd_out);
 
 /* Whole buffers with a deadline; EOF / errors say which rank. */
-coll_status_t boot_send_all(coll_bootstrap_t *bs, int fd, int peer, const void *buf, size_t len,
-                            double deadline);
+coll_status_t boot_send_all(coll_bootstrap_t *bs, int fd, int peer, const void *buf, size_t len, double deadline);
 /* The 24-byte frame header (magic, type, epoch, this rank, len) into out. */
 void boot_frame_hdr(const coll_bootstrap_t *bs, uint32_t type, uint32_t epoch, uint64_t len,
                     uint8_t out[BOOT_FRAME_HDR]);
-coll_status_t boot_send_frame(coll_bootstrap_t *bs, int fd, int peer, uint32_t type,
-                              const void *buf, size_t len, double deadline);
+coll_status_t boot_send_frame(coll_bootstrap_t *bs, int fd, int peer, uint32_t type, const void *buf, size_t len,
+                              double deadline);
 /* Receive the next frame of 'type' / epoch bs->epoch from neighbour fd (rank
  * peer) into buf (exactly len bytes, or any length up to len with *got),
  * watching the other neighbours for ABORT / EOF meanwhile. */
-coll_status_t boot_recv_frame(coll_bootstrap_t *bs, int fd, int peer, uint32_t type, void *buf,
-                              size_t len, size_t *got, double deadline);
+coll_status_t boot_recv_frame(coll_bootstrap_t *bs, int fd, int peer, uint32_t type, void *buf, size_t len, size_t *got,
+                              double deadline);
 
 /* An ABORT or a death heard: remember it (first one wins) and pass it on to
  * the other neighbours (not back to via_fd). */

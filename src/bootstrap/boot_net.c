@@ -53,10 +53,7 @@ static void put64(uint8_t *p, uint64_t v)
     put32(p + 4, (uint32_t)(v >> 32));
 }
 
-static uint64_t get64(const uint8_t *p)
-{
-    return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
+static uint64_t get64(const uint8_t *p) { return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32; }
 
 void boot_addr_encode(const struct sockaddr_storage *ss, uint8_t out[BOOT_ADDR_BYTES])
 {
@@ -126,8 +123,8 @@ coll_status_t boot_listen(coll_bootstrap_t *bs)
                                 COLL_SUB_BOOTSTRAP, "cannot create the bootstrap listener");
     coll_sockaddr_set_port(&ss, 0);
     socklen_t sl = sizeof ss;
-    if (bind(fd, (struct sockaddr *)&ss, coll_sockaddr_len(&ss)) != 0 || listen(fd, 1024) != 0 ||
-        getsockname(fd, (struct sockaddr *)&ss, &sl) != 0) {
+    if (bind(fd, (struct sockaddr *)&ss, coll_sockaddr_len(&ss)) != 0 || listen(fd, 1024) != 0
+        || getsockname(fd, (struct sockaddr *)&ss, &sl) != 0) {
         char a[COLL_SOCKADDR_STRLEN];
         coll_status_t st = coll_error_errno(COLL_ERR_NETWORK, COLL_SUB_BOOTSTRAP,
                                             "cannot listen for bootstrap connections on %s",
@@ -150,8 +147,7 @@ static coll_status_t check_abort_flag(const coll_bootstrap_t *bs)
 static coll_status_t timed_out(const coll_bootstrap_t *bs, const char *what, int peer)
 {
     return coll_error(COLL_ERR_TIMEOUT, COLL_SUB_BOOTSTRAP,
-                      "bootstrap: timed out after %.1f s (COLL_CONNECT_TIMEOUT) %s rank %d", bs->timeout_s,
-                      what, peer);
+                      "bootstrap: timed out after %.1f s (COLL_CONNECT_TIMEOUT) %s rank %d", bs->timeout_s, what, peer);
 }
 
 coll_status_t boot_connect(coll_bootstrap_t *bs, int to, const struct sockaddr_storage *ss, double deadline,
@@ -163,8 +159,8 @@ coll_status_t boot_connect(coll_bootstrap_t *bs, int to, const struct sockaddr_s
         COLL_CHECK(check_abort_flag(bs));
         int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (fd < 0)
-            return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_BOOTSTRAP,
-                                    "cannot create a bootstrap socket to rank %d", to);
+            return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_BOOTSTRAP, "cannot create a bootstrap socket to rank %d",
+                                    to);
         int err = 0;
         if (connect(fd, (const struct sockaddr *)ss, coll_sockaddr_len(ss)) != 0) {
             err = errno;
@@ -209,8 +205,8 @@ coll_status_t boot_connect(coll_bootstrap_t *bs, int to, const struct sockaddr_s
          * refusal means it is gone; a full backlog or a lost SYN is transient. */
         if (err == ECONNREFUSED || err == EHOSTUNREACH || err == ENETUNREACH)
             return coll_error(COLL_ERR_NETWORK, COLL_SUB_BOOTSTRAP,
-                              "bootstrap: rank %d at %s refused the connection (%s): it has exited or died",
-                              to, coll_sockaddr_str(ss, a, sizeof a), strerror(err));
+                              "bootstrap: rank %d at %s refused the connection (%s): it has exited or died", to,
+                              coll_sockaddr_str(ss, a, sizeof a), strerror(err));
         if (deadline > 0 && boot_now() + backoff >= deadline)
             return coll_error(COLL_ERR_TIMEOUT, COLL_SUB_BOOTSTRAP, "bootstrap: cannot connect to rank %d at %s: %s",
                               to, coll_sockaddr_str(ss, a, sizeof a), strerror(err));
@@ -228,7 +224,7 @@ coll_status_t boot_accept_from(coll_bootstrap_t *bs, int from, double deadline, 
             return timed_out(bs, "waiting for the bootstrap connection of its parent,", from);
         struct pollfd pf = {bs->listen_fd, POLLIN, 0};
         if (poll(&pf, 1, boot_wait_ms(deadline, SLICE_MS)) <= 0)
-            return BOOT_AGAIN;   /* the caller probes the store now and then */
+            return BOOT_AGAIN; /* the caller probes the store now and then */
         struct sockaddr_storage ss;
         socklen_t sl = sizeof ss;
         int fd = accept4(bs->listen_fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -374,7 +370,7 @@ static void flood(coll_bootstrap_t *bs, int origin, const char *why, int via_fd)
     fds[n++] = bs->parent_fd;
     for (int i = 0; i < bs->nchild; i++)
         fds[n++] = bs->child_fd[i];
-    for (int i = 0; i < n; i++)   /* one small frame: the socket buffer takes it */
+    for (int i = 0; i < n; i++) /* one small frame: the socket buffer takes it */
         if (fds[i] >= 0 && fds[i] != via_fd)
             (void)!send(fds[i], msg, BOOT_FRAME_HDR + 4 + wl, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
@@ -417,7 +413,7 @@ void boot_neighbour_gone(coll_bootstrap_t *bs, int fd)
             forget_fd(bs, fd);
         return;
     }
-    if (neighbour_rank(bs, fd) < 0) {   /* it said goodbye: it left before this call ended */
+    if (neighbour_rank(bs, fd) < 0) { /* it said goodbye: it left before this call ended */
         boot_heard_abort(bs, r, "left (closed its communicator) before the others finished", -1);
         return;
     }
@@ -475,10 +471,10 @@ static int handle_control(coll_bootstrap_t *bs, int fd)
     return 1;
 }
 
-coll_status_t boot_recv_frame(coll_bootstrap_t *bs, int fd, int peer, uint32_t type, void *buf, size_t len,
-                              size_t *got, double deadline)
+coll_status_t boot_recv_frame(coll_bootstrap_t *bs, int fd, int peer, uint32_t type, void *buf, size_t len, size_t *got,
+                              double deadline)
 {
-    int skip[COLL_BOOT_K + 1] = {0};   /* neighbours with a data frame already waiting */
+    int skip[COLL_BOOT_K + 1] = {0}; /* neighbours with a data frame already waiting */
     for (;;) {
         if (bs->aborted_by >= 0)
             return boot_abort_error(bs);
@@ -510,17 +506,17 @@ coll_status_t boot_recv_frame(coll_bootstrap_t *bs, int fd, int peer, uint32_t t
         if (bs->aborted_by >= 0 || !pf[0].revents)
             continue;
         if (handle_control(bs, fd))
-            continue;   /* an abort (loop reports it) or a goodbye (fd gone) */
+            continue; /* an abort (loop reports it) or a goodbye (fd gone) */
         uint8_t h[BOOT_FRAME_HDR];
         COLL_CHECK(recv_all(bs, fd, peer, h, sizeof h, deadline));
         uint64_t flen = get64(h + 16);
-        if (get32(h) != BOOT_FRAME_MAGIC || get32(h + 4) != type || get32(h + 8) != (uint32_t)bs->epoch ||
-            flen > len || (!got && flen != len))
+        if (get32(h) != BOOT_FRAME_MAGIC || get32(h + 4) != type || get32(h + 8) != (uint32_t)bs->epoch || flen > len
+            || (!got && flen != len))
             return coll_error(COLL_ERR_INTERNAL, COLL_SUB_BOOTSTRAP,
                               "bootstrap: unexpected frame from rank %d (type %u epoch %u, %llu bytes; expected "
                               "type %u epoch %u, %zu bytes): do all ranks make the same calls?",
-                              peer, get32(h + 4), get32(h + 8), (unsigned long long)flen, type,
-                              (unsigned)bs->epoch, len);
+                              peer, get32(h + 4), get32(h + 8), (unsigned long long)flen, type, (unsigned)bs->epoch,
+                              len);
         if (got)
             *got = (size_t)flen;
         return recv_all(bs, fd, peer, buf, (size_t)flen, deadline);
@@ -542,9 +538,11 @@ coll_status_t boot_store_probe(coll_bootstrap_t *bs)
         bs->store_lost = 1;
         char why[512];
         snprintf(why, sizeof why, "%s", coll_last_error());
-        return coll_error(COLL_ERR_NETWORK, COLL_SUB_BOOTSTRAP,
-                          "lost the connection to rendezvous store while waiting to join (its host has exited, so the job "
-                          "failed): %s", why);
+        return coll_error(
+            COLL_ERR_NETWORK, COLL_SUB_BOOTSTRAP,
+            "lost the connection to rendezvous store while waiting to join (its host has exited, so the job "
+            "failed): %s",
+            why);
     }
     char key[COLL_STORE_MAX_KEY];
     snprintf(key, sizeof key, "%s/!probe", bs->prefix);
@@ -554,7 +552,7 @@ coll_status_t boot_store_probe(coll_bootstrap_t *bs)
     free(v);
     coll_store_close(st);
     if (s == COLL_ERR_ABORTED)
-        return s;   /* the job failed: coll_store_get said why */
+        return s; /* the job failed: coll_store_get said why */
     coll_error_clear();
     return COLL_SUCCESS;
 }
@@ -596,7 +594,7 @@ int coll_bootstrap_check_abort(coll_bootstrap_t *bs, int wait_ms, char *why, siz
 {
     if (why && len)
         why[0] = '\0';
-    if (!bs || !bs->ready)   /* not joined (or a communicator built by hand in tests) */
+    if (!bs || !bs->ready) /* not joined (or a communicator built by hand in tests) */
         return -1;
     if (bs->aborted_by < 0 && bs->ready) {
         double until = boot_now() + wait_ms * 1e-3;
@@ -623,6 +621,6 @@ void coll_bootstrap_abort(coll_bootstrap_t *bs, const char *why)
 {
     if (!bs)
         return;
-    if (bs->ready)   /* before the join the caller marks the job failed in the store */
+    if (bs->ready) /* before the join the caller marks the job failed in the store */
         flood(bs, bs->rank, why ? why : "", -1);
 }

@@ -15,11 +15,10 @@
 #include "core/log.h"
 #include "core/netif.h"
 
-void coll_bootstrap_tree(int nranks, int k, int rank, int *parent, int *hi, int *nchild, int *child,
-                         int *child_hi)
+void coll_bootstrap_tree(int nranks, int k, int rank, int *parent, int *hi, int *nchild, int *child, int *child_hi)
 {
     int lo = 0, h = nranks, par = -1;
-    while (lo != rank) {   /* descend: log_k(nranks) levels, k parts each */
+    while (lo != rank) { /* descend: log_k(nranks) levels, k parts each */
         int rest = h - lo - 1, m = rest < k ? rest : k, start = lo + 1;
         for (int i = 0; i < m; i++) {
             int sz = rest / m + (i < rest % m);
@@ -44,15 +43,9 @@ void coll_bootstrap_tree(int nranks, int k, int rank, int *parent, int *hi, int 
     *nchild = m;
 }
 
-double coll_bootstrap_probe_interval(int nranks)
-{
-    return nranks / 1000.0 < 1.0 ? 1.0 : nranks / 1000.0;
-}
+double coll_bootstrap_probe_interval(int nranks) { return nranks / 1000.0 < 1.0 ? 1.0 : nranks / 1000.0; }
 
-static double deadline_of(const coll_bootstrap_t *bs)
-{
-    return bs->timeout_s > 0 ? boot_now() + bs->timeout_s : 0;
-}
+static double deadline_of(const coll_bootstrap_t *bs) { return bs->timeout_s > 0 ? boot_now() + bs->timeout_s : 0; }
 
 /* Rank r's slot in the store table: address, then the caller's record. */
 static coll_status_t join_store(coll_bootstrap_t *bs, const uint8_t *slot, size_t slot_len, uint8_t *table)
@@ -123,8 +116,8 @@ static coll_status_t join_wait_parent(coll_bootstrap_t *bs, uint8_t *table, size
     return boot_recv_frame(bs, bs->parent_fd, bs->parent, BOOT_T_TABLE, table, table_len, NULL, deadline);
 }
 
-static coll_status_t join_push_children(coll_bootstrap_t *bs, const uint8_t *table, size_t table_len,
-                                        size_t slot_len, double deadline)
+static coll_status_t join_push_children(coll_bootstrap_t *bs, const uint8_t *table, size_t table_len, size_t slot_len,
+                                        double deadline)
 {
     for (int i = 0; i < bs->nchild; i++) {
         struct sockaddr_storage ss;
@@ -140,8 +133,8 @@ coll_status_t coll_bootstrap_init(coll_bootstrap_t *bs, const coll_id_info_t *id
                                   int nranks, double timeout_s, const atomic_int *abort_flag, const void *rec,
                                   size_t rec_len, void *all_recs)
 {
-    if (!bs || !id || !prefix || !prefix[0] || strlen(prefix) >= sizeof bs->prefix || nranks < 1 || rank < 0 ||
-        rank >= nranks || (rec_len && (!rec || !all_recs)))
+    if (!bs || !id || !prefix || !prefix[0] || strlen(prefix) >= sizeof bs->prefix || nranks < 1 || rank < 0
+        || rank >= nranks || (rec_len && (!rec || !all_recs)))
         return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP,
                           "coll_bootstrap_init: invalid arguments (rank %d of %d, prefix '%s')", rank, nranks,
                           prefix ? prefix : "(null)");
@@ -175,8 +168,7 @@ coll_status_t coll_bootstrap_init(coll_bootstrap_t *bs, const coll_id_info_t *id
         s = join_push_children(bs, table, table_len, slot_len, deadline);
     if (s == COLL_SUCCESS) {
         for (int r = 0; r < nranks && rec_len; r++)
-            memcpy((uint8_t *)all_recs + (size_t)r * rec_len, table + (size_t)r * slot_len + BOOT_ADDR_BYTES,
-                   rec_len);
+            memcpy((uint8_t *)all_recs + (size_t)r * rec_len, table + (size_t)r * slot_len + BOOT_ADDR_BYTES, rec_len);
         bs->ready = 1;
         if (rank == 0)
             COLL_INFO(COLL_SUB_BOOTSTRAP, "bootstrap: %d ranks joined in %.3f s (tree of degree %d, %zu-byte table)",
@@ -215,7 +207,7 @@ void coll_bootstrap_close(coll_bootstrap_t *bs)
     for (int i = 0; i < n; i++) {
         if (fds[i] < 0)
             continue;
-        if (bs->ready) {   /* a goodbye, so that the EOF that follows is no death */
+        if (bs->ready) { /* a goodbye, so that the EOF that follows is no death */
             boot_frame_hdr(bs, BOOT_T_BYE, 0, 0, bye);
             (void)!send(fds[i], bye, sizeof bye, MSG_NOSIGNAL | MSG_DONTWAIT);
         }
@@ -249,7 +241,7 @@ coll_status_t coll_bootstrap_fail(coll_bootstrap_t *bs, const char *why)
 
 static coll_status_t not_ready(const coll_bootstrap_t *bs, const char *what)
 {
-    if (bs && bs->ready && bs->aborted_by >= 0)   /* the tree may be broken: fail like the others */
+    if (bs && bs->ready && bs->aborted_by >= 0) /* the tree may be broken: fail like the others */
         return coll_error(COLL_ERR_ABORTED, COLL_SUB_BOOTSTRAP, "bootstrap %s: rank %d aborted%s%s", what,
                           bs->aborted_by, *bs->abort_why ? ": " : "", bs->abort_why);
     if (bs && bs->ready)
@@ -277,7 +269,7 @@ coll_status_t coll_bootstrap_allgather(coll_bootstrap_t *bs, const void *mine, s
     double deadline = deadline_of(bs);
     if (len)
         memmove(o + (size_t)bs->rank * len, mine, len);
-    for (int i = 0; i < bs->nchild; i++)   /* a child's subtree is a contiguous range */
+    for (int i = 0; i < bs->nchild; i++) /* a child's subtree is a contiguous range */
         COLL_CHECK(boot_recv_frame(bs, bs->child_fd[i], bs->child[i], BOOT_T_UP, o + (size_t)bs->child[i] * len,
                                    (size_t)(bs->child_hi[i] - bs->child[i]) * len, NULL, deadline));
     if (bs->parent >= 0)
@@ -309,8 +301,7 @@ coll_status_t coll_bootstrap_bcast(coll_bootstrap_t *bs, void *buf, size_t len, 
     /* up: the data climbs from the root to rank 0; the other subtrees send nothing */
     for (int i = 0; i < bs->nchild; i++) {
         int has = root >= bs->child[i] && root < bs->child_hi[i];
-        COLL_CHECK(boot_recv_frame(bs, bs->child_fd[i], bs->child[i], BOOT_T_UP, buf, has ? len : 0, NULL,
-                                   deadline));
+        COLL_CHECK(boot_recv_frame(bs, bs->child_fd[i], bs->child[i], BOOT_T_UP, buf, has ? len : 0, NULL, deadline));
     }
     int mine = root >= bs->rank && root < bs->hi;
     if (bs->parent >= 0)

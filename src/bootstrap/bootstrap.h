@@ -43,17 +43,25 @@
 #define COLL_STORE_MAX_KEY 256
 #define COLL_STORE_MAX_VALUE (16u << 20)
 
-#define COLL_STORE_MAGIC 0x31534243u         /* "CBS1" little-endian */
+#define COLL_STORE_MAGIC 0x31534243u /* "CBS1" little-endian */
 #define COLL_STORE_VERSION 1u
 #define COLL_STORE_HELLO_BYTES (8 + COLL_SECRET_BYTES)
 #define COLL_STORE_REQ_HDR 16
 #define COLL_STORE_REP_HDR 12
 #define COLL_STORE_WAIT_FOREVER 0xffffffffu
-#define COLL_STORE_MAX_TOTAL (1ull << 30)    /* bytes of values held */
-#define COLL_STORE_HELLO_TIMEOUT_S 5.0       /* a client must say hello within this */
-#define COLL_STORE_STALL_TIMEOUT_S 60.0      /* a half-sent frame must progress within this */
-enum { COLL_STORE_SET = 1, COLL_STORE_GET, COLL_STORE_ADD, COLL_STORE_DEL, COLL_STORE_BARRIER,
-       COLL_STORE_FAIL, COLL_STORE_GATHER, COLL_STORE_OP_END };
+#define COLL_STORE_MAX_TOTAL (1ull << 30) /* bytes of values held */
+#define COLL_STORE_HELLO_TIMEOUT_S 5.0    /* a client must say hello within this */
+#define COLL_STORE_STALL_TIMEOUT_S 60.0   /* a half-sent frame must progress within this */
+enum {
+    COLL_STORE_SET = 1,
+    COLL_STORE_GET,
+    COLL_STORE_ADD,
+    COLL_STORE_DEL,
+    COLL_STORE_BARRIER,
+    COLL_STORE_FAIL,
+    COLL_STORE_GATHER,
+    COLL_STORE_OP_END
+};
 /* FAIL (key = a job, the text before the first '/' of its keys; value = why):
  * the job failed. Every GET / BARRIER of that job's keys parked now, and any
  * later one whose key does not exist yet, is answered COLL_ERR_ABORTED with the
@@ -66,12 +74,12 @@ void coll_sha256(const void *data, size_t len, uint8_t out[32]);
 
 /* Decoded unique id (the opaque 128 bytes of coll_unique_id_t). */
 typedef struct coll_id_info {
-    uint32_t magic;                          /* 'CBID' */
-    uint16_t family;                         /* AF_INET / AF_INET6 */
-    uint16_t port;                           /* host order */
-    uint8_t addr[16];                        /* in_addr / in6_addr */
+    uint32_t magic;   /* 'CBID' */
+    uint16_t family;  /* AF_INET / AF_INET6 */
+    uint16_t port;    /* host order */
+    uint8_t addr[16]; /* in_addr / in6_addr */
     uint8_t secret[COLL_SECRET_BYTES];
-    uint64_t nonce;                          /* distinguishes ids on one store */
+    uint64_t nonce; /* distinguishes ids on one store */
 } coll_id_info_t;
 
 coll_status_t coll_id_encode(const coll_id_info_t *info, coll_unique_id_t *id);
@@ -88,30 +96,27 @@ void coll_id_server_drop(const coll_id_info_t *info);
 typedef struct coll_store_server coll_store_server_t;
 /* addr NULL = choose an address peers can reach (interface selection rules of
  * the config table), port 0 = ephemeral. */
-coll_status_t coll_store_server_start(const char *addr, int port,
-                                      const uint8_t secret[COLL_SECRET_BYTES],
+coll_status_t coll_store_server_start(const char *addr, int port, const uint8_t secret[COLL_SECRET_BYTES],
                                       coll_store_server_t **out, coll_id_info_t *info);
 void coll_store_server_stop(coll_store_server_t *s);
 /* Counters of the server thread (any output may be NULL; safe while it runs):
  * bytes received and sent, most clients connected at once, most bytes of
  * values alive at once (held by keys or being sent; a value shared by many
  * replies counts once). */
-void coll_store_server_stats(coll_store_server_t *s, uint64_t *bytes_in, uint64_t *bytes_out,
-                             uint64_t *peak_conns, uint64_t *peak_value_bytes);
+void coll_store_server_stats(coll_store_server_t *s, uint64_t *bytes_in, uint64_t *bytes_out, uint64_t *peak_conns,
+                             uint64_t *peak_value_bytes);
 
 /* A client connection to the store. All calls honour a deadline (seconds from
  * now; <= 0 = wait forever) and an abort flag (may be NULL). */
 typedef struct coll_store coll_store_t;
-coll_status_t coll_store_connect(const coll_id_info_t *info, double timeout_s,
-                                 coll_store_t **out);
+coll_status_t coll_store_connect(const coll_id_info_t *info, double timeout_s, coll_store_t **out);
 void coll_store_close(coll_store_t *st);
 coll_status_t coll_store_set(coll_store_t *st, const char *key, const void *val, size_t len);
 /* Waits until key exists; *val malloc'ed, caller frees. On COLL_ERR_TIMEOUT
  * (the store's wait ran out) coll_last_error() ends with the store's text, for a
  * gather table "<k> of <n> joined; missing: i, j, ...", so callers can name the
  * missing ranks. */
-coll_status_t coll_store_get(coll_store_t *st, const char *key, double timeout_s,
-                             void **val, size_t *len);
+coll_status_t coll_store_get(coll_store_t *st, const char *key, double timeout_s, void **val, size_t *len);
 /* GET with wait 0: SUCCESS with the value, COLL_ERR_TIMEOUT at once when the
  * key is absent (nothing logged; for an incomplete gather table *val then
  * holds the store's text "<k> of <n> joined; missing: ...", NUL-terminated,
@@ -120,8 +125,8 @@ coll_status_t coll_store_get(coll_store_t *st, const char *key, double timeout_s
 coll_status_t coll_store_try_get(coll_store_t *st, const char *key, void **val, size_t *len);
 /* Fill slot idx of the n-slot gather table under key with len bytes (see
  * GATHER); read the whole table with coll_store_get. */
-coll_status_t coll_store_gather(coll_store_t *st, const char *key, uint32_t n, uint32_t idx,
-                                const void *val, size_t len);
+coll_status_t coll_store_gather(coll_store_t *st, const char *key, uint32_t n, uint32_t idx, const void *val,
+                                size_t len);
 /* Atomic add to an integer counter key; returns the new value. */
 coll_status_t coll_store_add(coll_store_t *st, const char *key, int64_t delta, int64_t *newval);
 /* Deletes a key (no error if absent). */
@@ -160,31 +165,31 @@ const char *coll_store_addr(const coll_store_t *st);
  * O(N len), K + 1 messages. Waits honour timeout_s (<= 0: forever). */
 #define COLL_BOOT_K 8
 typedef struct coll_bootstrap {
-    coll_id_info_t id;                       /* the store: short connections only */
+    coll_id_info_t id; /* the store: short connections only */
     char prefix[64];
     int rank, nranks;
-    uint64_t epoch;                          /* bumps every helper call */
+    uint64_t epoch; /* bumps every helper call */
     double timeout_s;
-    const atomic_int *abort_flag;            /* may be NULL */
+    const atomic_int *abort_flag; /* may be NULL */
     int listen_fd;
-    struct sockaddr_storage addr;            /* where listen_fd listens */
-    int hi;                                  /* my subtree is [rank, hi) */
-    int parent, parent_fd;                   /* -1 at the root */
+    struct sockaddr_storage addr; /* where listen_fd listens */
+    int hi;                       /* my subtree is [rank, hi) */
+    int parent, parent_fd;        /* -1 at the root */
     int nchild;
     int child[COLL_BOOT_K], child_hi[COLL_BOOT_K], child_fd[COLL_BOOT_K];
-    int aborted_by;                          /* rank whose abort / death was heard, -1 */
+    int aborted_by; /* rank whose abort / death was heard, -1 */
     char abort_why[320];
-    int abort_fwd;                           /* passed on already */
-    int ready;                               /* joined */
-    int store_lost;                          /* the store could not be reached: no point telling it */
+    int abort_fwd;  /* passed on already */
+    int ready;      /* joined */
+    int store_lost; /* the store could not be reached: no point telling it */
 } coll_bootstrap_t;
 
 /* Join (see above). rec / all_recs may be NULL with rec_len 0; all_recs gets
  * nranks * rec_len bytes, rank r's record at r * rec_len. abort_flag: set by
  * another thread to stop waiting (may be NULL). */
-coll_status_t coll_bootstrap_init(coll_bootstrap_t *bs, const coll_id_info_t *id, const char *prefix,
-                                  int rank, int nranks, double timeout_s, const atomic_int *abort_flag,
-                                  const void *rec, size_t rec_len, void *all_recs);
+coll_status_t coll_bootstrap_init(coll_bootstrap_t *bs, const coll_id_info_t *id, const char *prefix, int rank,
+                                  int nranks, double timeout_s, const atomic_int *abort_flag, const void *rec,
+                                  size_t rec_len, void *all_recs);
 /* Say goodbye to the tree neighbours and close everything (idempotent). */
 void coll_bootstrap_close(coll_bootstrap_t *bs);
 /* Mark the job failed in the store, with why (a short connection; best effort
@@ -198,11 +203,9 @@ double coll_bootstrap_probe_interval(int nranks);
 /* The tree's descriptors (for a poll set that should wake on an abort notice). */
 int coll_bootstrap_pollfds(const coll_bootstrap_t *bs, struct pollfd *fds, int max);
 /* Subtree layout (pure, unit-tested): parent of rank, end of its range, children. */
-void coll_bootstrap_tree(int nranks, int k, int rank, int *parent, int *hi, int *nchild, int *child,
-                         int *child_hi);
+void coll_bootstrap_tree(int nranks, int k, int rank, int *parent, int *hi, int *nchild, int *child, int *child_hi);
 
-coll_status_t coll_bootstrap_allgather(coll_bootstrap_t *bs, const void *mine, size_t len,
-                                       void *out);
+coll_status_t coll_bootstrap_allgather(coll_bootstrap_t *bs, const void *mine, size_t len, void *out);
 coll_status_t coll_bootstrap_barrier(coll_bootstrap_t *bs);
 /* root's len bytes to every rank */
 coll_status_t coll_bootstrap_bcast(coll_bootstrap_t *bs, void *buf, size_t len, int root);

@@ -24,17 +24,16 @@
 
 /* ---- SHA-256 (FIPS 180-4) ---------------------------------------------- */
 
-static const uint32_t sha_k[64] = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
-    0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
-    0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
-    0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
-    0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
-    0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
-    0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
-    0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
-    0xc67178f2};
+static const uint32_t sha_k[64] = {0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
+                                   0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
+                                   0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
+                                   0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
+                                   0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
+                                   0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+                                   0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
+                                   0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+                                   0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+                                   0xc67178f2};
 
 #define ROR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
 
@@ -42,8 +41,7 @@ static void sha_block(uint32_t h[8], const uint8_t *p)
 {
     uint32_t w[64];
     for (int i = 0; i < 16; i++)
-        w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
-               (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+        w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
     for (int i = 16; i < 64; i++) {
         uint32_t s0 = ROR(w[i - 15], 7) ^ ROR(w[i - 15], 18) ^ (w[i - 15] >> 3);
         uint32_t s1 = ROR(w[i - 2], 17) ^ ROR(w[i - 2], 19) ^ (w[i - 2] >> 10);
@@ -51,8 +49,7 @@ static void sha_block(uint32_t h[8], const uint8_t *p)
     }
     uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], k = h[7];
     for (int i = 0; i < 64; i++) {
-        uint32_t t1 = k + (ROR(e, 6) ^ ROR(e, 11) ^ ROR(e, 25)) + ((e & f) ^ (~e & g)) +
-                      sha_k[i] + w[i];
+        uint32_t t1 = k + (ROR(e, 6) ^ ROR(e, 11) ^ ROR(e, 25)) + ((e & f) ^ (~e & g)) + sha_k[i] + w[i];
         uint32_t t2 = (ROR(a, 2) ^ ROR(a, 13) ^ ROR(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
         k = g;
         g = f;
@@ -68,8 +65,7 @@ static void sha_block(uint32_t h[8], const uint8_t *p)
 
 void coll_sha256(const void *data, size_t len, uint8_t out[32])
 {
-    uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                     0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+    uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
     const uint8_t *p = data;
     size_t left = len;
     for (; left >= 64; left -= 64, p += 64)
@@ -111,8 +107,7 @@ static uint64_t get_le(const uint8_t *p, int n)
 coll_status_t coll_id_encode(const coll_id_info_t *info, coll_unique_id_t *id)
 {
     if (!info || !id || (info->family != AF_INET && info->family != AF_INET6))
-        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP,
-                          "coll_id_encode: invalid arguments");
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP, "coll_id_encode: invalid arguments");
     uint8_t b[COLL_UNIQUE_ID_BYTES] = {0};
     put_le(b, ID_MAGIC, 4);
     put_le(b + 4, info->family == AF_INET6 ? 6 : 4, 2);
@@ -130,14 +125,12 @@ coll_status_t coll_id_encode(const coll_id_info_t *info, coll_unique_id_t *id)
 coll_status_t coll_id_decode(const coll_unique_id_t *id, coll_id_info_t *info)
 {
     if (!id || !info)
-        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP,
-                          "coll_id_decode: invalid arguments");
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP, "coll_id_decode: invalid arguments");
     const uint8_t *b = (const uint8_t *)id->internal;
     uint8_t sum[32];
     coll_sha256(b, 64, sum);
     unsigned fam = (unsigned)get_le(b + 4, 2);
-    if (get_le(b, 4) != ID_MAGIC || memcmp(sum, b + 64, 4) != 0 || (fam != 4 && fam != 6) ||
-        get_le(b + 6, 2) == 0)
+    if (get_le(b, 4) != ID_MAGIC || memcmp(sum, b + 64, 4) != 0 || (fam != 4 && fam != 6) || get_le(b + 6, 2) == 0)
         return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP,
                           "invalid unique id (not made by coll_get_unique_id, or corrupted "
                           "while passed between processes)");
@@ -189,7 +182,7 @@ typedef struct srv_entry {
     struct srv_entry *next;
     coll_store_server_t *srv;
     coll_id_info_t info;
-    pid_t pid;      /* a forked child inherits the list, not the thread */
+    pid_t pid; /* a forked child inherits the list, not the thread */
     int holds;
 } srv_entry_t;
 
@@ -198,8 +191,8 @@ static srv_entry_t *srv_list;
 
 static int same_store(const coll_id_info_t *a, const coll_id_info_t *b)
 {
-    return a->family == b->family && a->port == b->port && !memcmp(a->addr, b->addr, 16) &&
-           !memcmp(a->secret, b->secret, COLL_SECRET_BYTES);
+    return a->family == b->family && a->port == b->port && !memcmp(a->addr, b->addr, 16)
+        && !memcmp(a->secret, b->secret, COLL_SECRET_BYTES);
 }
 
 /* Unlinks and returns the entry of info hosted by this very process. */
@@ -275,8 +268,7 @@ void coll_unique_id_release(const coll_unique_id_t *id)
 
 /* ---- public constructors ----------------------------------------------- */
 
-static coll_status_t host_store(const char *addr, int port, const uint8_t *secret,
-                                uint64_t nonce, coll_unique_id_t *id)
+static coll_status_t host_store(const char *addr, int port, const uint8_t *secret, uint64_t nonce, coll_unique_id_t *id)
 {
     coll_store_server_t *srv = NULL;
     coll_id_info_t info;
@@ -298,8 +290,7 @@ static coll_status_t host_store(const char *addr, int port, const uint8_t *secre
 coll_status_t coll_get_unique_id(coll_unique_id_t *id)
 {
     if (!id)
-        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP,
-                          "coll_get_unique_id: id is NULL");
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP, "coll_get_unique_id: id is NULL");
     uint8_t secret[COLL_SECRET_BYTES];
     uint64_t nonce;
     COLL_CHECK(random_bytes(secret, sizeof secret));
@@ -307,8 +298,7 @@ coll_status_t coll_get_unique_id(coll_unique_id_t *id)
     return host_store(NULL, 0, secret, nonce, id);
 }
 
-coll_status_t coll_unique_id_listen(const char *addr, int port, const char *secret,
-                                    coll_unique_id_t *id)
+coll_status_t coll_unique_id_listen(const char *addr, int port, const char *secret, coll_unique_id_t *id)
 {
     if (!id || port < 0 || port > 65535)
         return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP,
@@ -326,8 +316,7 @@ coll_status_t coll_unique_id_listen(const char *addr, int port, const char *secr
     return host_store(addr, port, key, nonce, id);
 }
 
-coll_status_t coll_unique_id_from_addr(const char *addr, int port, const char *secret,
-                                       coll_unique_id_t *id)
+coll_status_t coll_unique_id_from_addr(const char *addr, int port, const char *secret, coll_unique_id_t *id)
 {
     if (!id || !addr || !addr[0] || port <= 0 || port > 65535)
         return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP,

@@ -28,12 +28,12 @@
 struct coll_store {
     int fd;
     int broken;
-    double op_timeout_s;              /* SET/ADD/DEL; <= 0 = none */
+    double op_timeout_s; /* SET/ADD/DEL; <= 0 = none */
     const atomic_int *abort_flag;
     pthread_mutex_t lock;
     struct sockaddr_storage ss;
     char addr[COLL_SOCKADDR_STRLEN];
-    char why[640];                    /* why it broke */
+    char why[640]; /* why it broke */
 };
 
 static double now_s(void)
@@ -43,10 +43,7 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static double deadline_of(double timeout_s)
-{
-    return timeout_s > 0 ? now_s() + timeout_s : 0;
-}
+static double deadline_of(double timeout_s) { return timeout_s > 0 ? now_s() + timeout_s : 0; }
 
 static void wr32(uint8_t *p, uint32_t v)
 {
@@ -95,8 +92,7 @@ static coll_status_t wait_fd(const coll_store_t *st, int fd, short ev, double de
 
 /* Move len bytes (send when out, else recv). On failure returns the status and
  * leaves the cause in err (0 = peer closed, or the status says timeout/abort). */
-static coll_status_t xfer(const coll_store_t *st, int fd, int out, void *buf, size_t len,
-                          double deadline, int *err)
+static coll_status_t xfer(const coll_store_t *st, int fd, int out, void *buf, size_t len, double deadline, int *err)
 {
     uint8_t *p = buf;
     *err = 0;
@@ -130,8 +126,7 @@ static coll_status_t xfer(const coll_store_t *st, int fd, int out, void *buf, si
 
 /* One attempt: TCP connect + hello. A retryable failure returns NETWORK with
  * the reason in why; AUTH / UNSUPPORTED are final. */
-static coll_status_t try_connect(coll_store_t *st, const uint8_t *secret, double deadline,
-                                 char *why, size_t wl)
+static coll_status_t try_connect(coll_store_t *st, const uint8_t *secret, double deadline, char *why, size_t wl)
 {
     char e[96];
     int fd = socket(st->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -165,8 +160,7 @@ static coll_status_t try_connect(coll_store_t *st, const uint8_t *secret, double
         if (s == COLL_SUCCESS)
             s = xfer(st, fd, 0, rep, sizeof rep, deadline, &err);
         if (s == COLL_ERR_NETWORK)
-            snprintf(why, wl, "%s during the handshake",
-                     err ? err_text(err, e, sizeof e) : "connection closed");
+            snprintf(why, wl, "%s during the handshake", err ? err_text(err, e, sizeof e) : "connection closed");
     }
     if (s == COLL_SUCCESS && (rd32(rep) != COLL_STORE_MAGIC || rd32(rep + 8) != 0)) {
         snprintf(why, wl, "not a collbench rendezvous store (bad handshake reply)");
@@ -182,12 +176,10 @@ static coll_status_t try_connect(coll_store_t *st, const uint8_t *secret, double
     return COLL_SUCCESS;
 }
 
-coll_status_t coll_store_connect(const coll_id_info_t *info, double timeout_s,
-                                 coll_store_t **out)
+coll_status_t coll_store_connect(const coll_id_info_t *info, double timeout_s, coll_store_t **out)
 {
     if (!info || !out || (info->family != AF_INET && info->family != AF_INET6))
-        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP,
-                          "coll_store_connect: invalid arguments");
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP, "coll_store_connect: invalid arguments");
     coll_log_init();
     coll_store_t *st = calloc(1, sizeof *st);
     if (!st)
@@ -208,8 +200,8 @@ coll_status_t coll_store_connect(const coll_id_info_t *info, double timeout_s,
     coll_status_t s;
     for (int attempt = 1;; attempt++) {
         s = try_connect(st, info->secret, deadline, why, sizeof why);
-        if (s == COLL_SUCCESS || s == COLL_ERR_AUTH || s == COLL_ERR_UNSUPPORTED ||
-            s == COLL_ERR_ABORTED || s == COLL_ERR_SYSTEM)
+        if (s == COLL_SUCCESS || s == COLL_ERR_AUTH || s == COLL_ERR_UNSUPPORTED || s == COLL_ERR_ABORTED
+            || s == COLL_ERR_SYSTEM)
             break;
         if (s == COLL_ERR_TIMEOUT && attempt == 1)
             snprintf(why, sizeof why, "no answer"); /* else keep the last real reason */
@@ -219,27 +211,24 @@ coll_status_t coll_store_connect(const coll_id_info_t *info, double timeout_s,
             break;
         }
         if (attempt == 1 || attempt % 50 == 0)
-            COLL_DEBUG(COLL_SUB_BOOTSTRAP, "rendezvous store %s not reachable yet (%s), retrying",
-                       st->addr, why);
+            COLL_DEBUG(COLL_SUB_BOOTSTRAP, "rendezvous store %s not reachable yet (%s), retrying", st->addr, why);
         double nap = backoff < left ? backoff : left;
         usleep((useconds_t)(nap * 1e6));
         backoff = backoff * 2 > 0.5 ? 0.5 : backoff * 2;
     }
     if (s != COLL_SUCCESS) {
         if (s == COLL_ERR_AUTH)
-            coll_error(s, COLL_SUB_BOOTSTRAP,
-                       "rendezvous store %s refused our secret (wrong unique id?)", st->addr);
+            coll_error(s, COLL_SUB_BOOTSTRAP, "rendezvous store %s refused our secret (wrong unique id?)", st->addr);
         else if (s == COLL_ERR_UNSUPPORTED)
             coll_error(s, COLL_SUB_BOOTSTRAP,
                        "rendezvous store %s speaks another protocol version (mixed collbench "
                        "versions?)",
                        st->addr);
         else if (s == COLL_ERR_ABORTED)
-            coll_error(s, COLL_SUB_BOOTSTRAP, "aborted while connecting to rendezvous store %s",
-                       st->addr);
+            coll_error(s, COLL_SUB_BOOTSTRAP, "aborted while connecting to rendezvous store %s", st->addr);
         else
-            coll_error(s, COLL_SUB_BOOTSTRAP, "cannot reach rendezvous store %s after %.1f s (%s)",
-                       st->addr, now_s() - start, why);
+            coll_error(s, COLL_SUB_BOOTSTRAP, "cannot reach rendezvous store %s after %.1f s (%s)", st->addr,
+                       now_s() - start, why);
         pthread_mutex_destroy(&st->lock);
         free(st);
         return s;
@@ -265,10 +254,7 @@ void coll_store_set_abort_flag(coll_store_t *st, const atomic_int *flag)
         st->abort_flag = flag;
 }
 
-const char *coll_store_addr(const coll_store_t *st)
-{
-    return st ? st->addr : "";
-}
+const char *coll_store_addr(const coll_store_t *st) { return st ? st->addr : ""; }
 
 /* ---- requests ----------------------------------------------------------- */
 
@@ -278,23 +264,19 @@ static const char *op_name(uint32_t op)
     return op < COLL_STORE_OP_END ? n[op] : "?";
 }
 
-static coll_status_t broken_error(coll_store_t *st, coll_status_t s, uint32_t op,
-                                  const char *key, int err, double timeout_s)
+static coll_status_t broken_error(coll_store_t *st, coll_status_t s, uint32_t op, const char *key, int err,
+                                  double timeout_s)
 {
     char e[96];
     const char *on = op_name(op);
     if (s == COLL_ERR_TIMEOUT)
-        snprintf(st->why, sizeof st->why,
-                 "rendezvous store %s did not answer %s '%s' within %.1f s", st->addr, on, key,
+        snprintf(st->why, sizeof st->why, "rendezvous store %s did not answer %s '%s' within %.1f s", st->addr, on, key,
                  timeout_s);
     else if (s == COLL_ERR_ABORTED)
-        snprintf(st->why, sizeof st->why,
-                 "aborted while waiting for rendezvous store %s (%s '%s')", st->addr, on, key);
+        snprintf(st->why, sizeof st->why, "aborted while waiting for rendezvous store %s (%s '%s')", st->addr, on, key);
     else
-        snprintf(st->why, sizeof st->why,
-                 "lost the connection to rendezvous store %s during %s '%s' (%s)", st->addr, on,
-                 key, err ? err_text(err, e, sizeof e)
-                          : "closed by the store: did its process exit?");
+        snprintf(st->why, sizeof st->why, "lost the connection to rendezvous store %s during %s '%s' (%s)", st->addr,
+                 on, key, err ? err_text(err, e, sizeof e) : "closed by the store: did its process exit?");
     st->broken = 1;
     close(st->fd);
     st->fd = -1;
@@ -304,17 +286,15 @@ static coll_status_t broken_error(coll_store_t *st, coll_status_t s, uint32_t op
 /* One request/reply. rval (may be NULL) receives the malloc'ed reply value
  * (NUL-terminated, so a text can be printed) whenever a reply came, whatever
  * its status: the caller frees it. */
-static coll_status_t request(coll_store_t *st, uint32_t op, const char *key, const void *v1,
-                             size_t l1, const void *v2, size_t l2, double timeout_s,
-                             void **rval, size_t *rlen)
+static coll_status_t request(coll_store_t *st, uint32_t op, const char *key, const void *v1, size_t l1, const void *v2,
+                             size_t l2, double timeout_s, void **rval, size_t *rlen)
 {
     size_t klen = key ? strlen(key) : 0;
     if (!st || klen == 0 || klen > COLL_STORE_MAX_KEY || l1 + l2 > COLL_STORE_MAX_VALUE)
         return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP,
                           "rendezvous store %s '%.40s': key must be 1..%d bytes (got %zu), "
                           "value at most %u bytes (got %zu)",
-                          op_name(op), key ? key : "", COLL_STORE_MAX_KEY, klen,
-                          COLL_STORE_MAX_VALUE, l1 + l2);
+                          op_name(op), key ? key : "", COLL_STORE_MAX_KEY, klen, COLL_STORE_MAX_VALUE, l1 + l2);
     pthread_mutex_lock(&st->lock);
     coll_status_t s;
     if (st->broken) {
@@ -342,8 +322,7 @@ static coll_status_t request(coll_store_t *st, uint32_t op, const char *key, con
         goto out;
     }
     uint32_t status = rd32(rep + 4), vlen = rd32(rep + 8);
-    if (rd32(rep) != COLL_STORE_MAGIC || vlen > COLL_STORE_MAX_VALUE ||
-        status >= COLL_STATUS_COUNT) {
+    if (rd32(rep) != COLL_STORE_MAGIC || vlen > COLL_STORE_MAX_VALUE || status >= COLL_STATUS_COUNT) {
         s = broken_error(st, COLL_ERR_NETWORK, op, key, EPROTO, timeout_s);
         goto out;
     }
@@ -360,7 +339,7 @@ static coll_status_t request(coll_store_t *st, uint32_t op, const char *key, con
     }
     val[vlen] = '\0';
     s = (coll_status_t)status;
-    if (s == COLL_ERR_ABORTED && vlen)   /* the job failed: the reason its rank gave */
+    if (s == COLL_ERR_ABORTED && vlen) /* the job failed: the reason its rank gave */
         coll_error(s, COLL_SUB_BOOTSTRAP, "%.*s (while waiting for '%s' in rendezvous store %s)", (int)vlen,
                    (const char *)val, key, st->addr);
     if (rval) {
@@ -378,28 +357,24 @@ coll_status_t coll_store_set(coll_store_t *st, const char *key, const void *val,
 {
     if (len && !val)
         return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP, "coll_store_set: NULL value");
-    coll_status_t s = request(st, COLL_STORE_SET, key, val, len, NULL, 0, st ? st->op_timeout_s : 0,
-                              NULL, NULL);
+    coll_status_t s = request(st, COLL_STORE_SET, key, val, len, NULL, 0, st ? st->op_timeout_s : 0, NULL, NULL);
     if (s == COLL_ERR_NO_MEMORY)
-        return coll_error(s, COLL_SUB_BOOTSTRAP,
-                          "rendezvous store %s is full (SET '%s' of %zu bytes refused)",
+        return coll_error(s, COLL_SUB_BOOTSTRAP, "rendezvous store %s is full (SET '%s' of %zu bytes refused)",
                           st->addr, key, len);
     return s;
 }
 
-coll_status_t coll_store_get(coll_store_t *st, const char *key, double timeout_s, void **val,
-                             size_t *len)
+coll_status_t coll_store_get(coll_store_t *st, const char *key, double timeout_s, void **val, size_t *len)
 {
     if (!val || !len)
         return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP, "coll_store_get: NULL output");
     uint8_t w[4];
     double ms = timeout_s > 0 ? timeout_s * 1000.0 : 0;
-    wr32(w, timeout_s <= 0 ? COLL_STORE_WAIT_FOREVER
-                           : ms >= 4294967294.0 ? 4294967294u : (uint32_t)(ms < 1 ? 1 : ms));
+    wr32(w, timeout_s <= 0 ? COLL_STORE_WAIT_FOREVER : ms >= 4294967294.0 ? 4294967294u : (uint32_t)(ms < 1 ? 1 : ms));
     void *v = NULL;
     size_t l = 0;
-    coll_status_t s = request(st, COLL_STORE_GET, key, w, 4, NULL, 0,
-                              timeout_s > 0 ? timeout_s + GET_GRACE_S : 0, &v, &l);
+    coll_status_t s = request(st, COLL_STORE_GET, key, w, 4, NULL, 0, timeout_s > 0 ? timeout_s + GET_GRACE_S : 0, &v,
+                              &l);
     if (s == COLL_ERR_TIMEOUT && v) /* the store's wait ran out: its text says who is missing */
         coll_error(s, COLL_SUB_BOOTSTRAP,
                    "key '%s' did not appear in rendezvous store %s within %.1f s "
@@ -417,15 +392,13 @@ coll_status_t coll_store_get(coll_store_t *st, const char *key, double timeout_s
 coll_status_t coll_store_try_get(coll_store_t *st, const char *key, void **val, size_t *len)
 {
     if (!val || !len)
-        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP,
-                          "coll_store_try_get: NULL output");
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP, "coll_store_try_get: NULL output");
     uint8_t w[4] = {0, 0, 0, 0}; /* wait 0: answered at once */
     void *v = NULL;
     size_t l = 0;
-    coll_status_t s = request(st, COLL_STORE_GET, key, w, 4, NULL, 0, st ? st->op_timeout_s : 0,
-                              &v, &l);
+    coll_status_t s = request(st, COLL_STORE_GET, key, w, 4, NULL, 0, st ? st->op_timeout_s : 0, &v, &l);
     if (s == COLL_SUCCESS || (s == COLL_ERR_TIMEOUT && v && l)) {
-        if (s == COLL_ERR_TIMEOUT) {   /* the store's text about the key: NUL-terminated */
+        if (s == COLL_ERR_TIMEOUT) { /* the store's text about the key: NUL-terminated */
             char *t = realloc(v, l + 1);
             if (t)
                 t[l] = '\0';
@@ -441,22 +414,19 @@ coll_status_t coll_store_try_get(coll_store_t *st, const char *key, void **val, 
     return s;
 }
 
-coll_status_t coll_store_gather(coll_store_t *st, const char *key, uint32_t n, uint32_t idx,
-                                const void *val, size_t len)
+coll_status_t coll_store_gather(coll_store_t *st, const char *key, uint32_t n, uint32_t idx, const void *val,
+                                size_t len)
 {
     if (len && !val)
-        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP,
-                          "coll_store_gather: NULL value");
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP, "coll_store_gather: NULL value");
     uint8_t h[8];
     wr32(h, n);
     wr32(h + 4, idx);
     void *v = NULL;
     size_t l = 0;
-    coll_status_t s = request(st, COLL_STORE_GATHER, key, h, 8, val, len,
-                              st ? st->op_timeout_s : 0, &v, &l);
+    coll_status_t s = request(st, COLL_STORE_GATHER, key, h, 8, val, len, st ? st->op_timeout_s : 0, &v, &l);
     if (v && (s == COLL_ERR_INVALID_ARG || s == COLL_ERR_NO_MEMORY))
-        coll_error(s, COLL_SUB_BOOTSTRAP,
-                   "rendezvous store %s refused GATHER '%s' (slot %u of %u, %zu bytes): %s",
+        coll_error(s, COLL_SUB_BOOTSTRAP, "rendezvous store %s refused GATHER '%s' (slot %u of %u, %zu bytes): %s",
                    st->addr, key, idx, n, len, l ? (const char *)v : "no reason given");
     free(v);
     return s;
@@ -469,13 +439,11 @@ coll_status_t coll_store_add(coll_store_t *st, const char *key, int64_t delta, i
         d[i] = (uint8_t)((uint64_t)delta >> (8 * i));
     void *v = NULL;
     size_t l = 0;
-    coll_status_t s = request(st, COLL_STORE_ADD, key, d, 8, NULL, 0, st ? st->op_timeout_s : 0,
-                              &v, &l);
+    coll_status_t s = request(st, COLL_STORE_ADD, key, d, 8, NULL, 0, st ? st->op_timeout_s : 0, &v, &l);
     if (s != COLL_SUCCESS)
         free(v);
     if (s == COLL_ERR_INVALID_ARG)
-        return coll_error(s, COLL_SUB_BOOTSTRAP,
-                          "rendezvous store %s: ADD on key '%s' that does not hold a counter",
+        return coll_error(s, COLL_SUB_BOOTSTRAP, "rendezvous store %s: ADD on key '%s' that does not hold a counter",
                           st->addr, key);
     if (s != COLL_SUCCESS)
         return s;
@@ -484,8 +452,7 @@ coll_status_t coll_store_add(coll_store_t *st, const char *key, int64_t delta, i
         r |= (uint64_t)((uint8_t *)v)[i] << (8 * i);
     free(v);
     if (l != 8)
-        return coll_error(COLL_ERR_NETWORK, COLL_SUB_BOOTSTRAP,
-                          "rendezvous store %s: malformed ADD reply", st->addr);
+        return coll_error(COLL_ERR_NETWORK, COLL_SUB_BOOTSTRAP, "rendezvous store %s: malformed ADD reply", st->addr);
     if (newval)
         *newval = (int64_t)r;
     return COLL_SUCCESS;
@@ -493,22 +460,22 @@ coll_status_t coll_store_add(coll_store_t *st, const char *key, int64_t delta, i
 
 coll_status_t coll_store_del(coll_store_t *st, const char *key)
 {
-    return request(st, COLL_STORE_DEL, key, NULL, 0, NULL, 0, st ? st->op_timeout_s : 0, NULL,
-                   NULL);
+    return request(st, COLL_STORE_DEL, key, NULL, 0, NULL, 0, st ? st->op_timeout_s : 0, NULL, NULL);
 }
 
 coll_status_t coll_store_barrier(coll_store_t *st, const char *key, int n, double timeout_s)
 {
     if (n < 1)
-        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP,
-                          "coll_store_barrier: n = %d", n);
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP, "coll_store_barrier: n = %d", n);
     uint8_t p[8];
     double ms = timeout_s > 0 ? timeout_s * 1000.0 : 0;
     wr32(p, (uint32_t)n);
-    wr32(p + 4, timeout_s <= 0 ? COLL_STORE_WAIT_FOREVER
-                               : ms >= 4294967294.0 ? 4294967294u : (uint32_t)(ms < 1 ? 1 : ms));
-    coll_status_t s = request(st, COLL_STORE_BARRIER, key, p, 8, NULL, 0,
-                              timeout_s > 0 ? timeout_s + GET_GRACE_S : 0, NULL, NULL);
+    wr32(p + 4,
+         timeout_s <= 0           ? COLL_STORE_WAIT_FOREVER
+             : ms >= 4294967294.0 ? 4294967294u
+                                  : (uint32_t)(ms < 1 ? 1 : ms));
+    coll_status_t s = request(st, COLL_STORE_BARRIER, key, p, 8, NULL, 0, timeout_s > 0 ? timeout_s + GET_GRACE_S : 0,
+                              NULL, NULL);
     if (s == COLL_ERR_TIMEOUT && st && !st->broken)
         return coll_error(s, COLL_SUB_BOOTSTRAP,
                           "barrier '%s' of %d ranks on rendezvous store %s not complete after "

@@ -47,45 +47,45 @@ struct conn {
     int fd;
     int dead;
     cstate_t state;
-    uint32_t events;                      /* epoll interest now */
-    const char *close_after;              /* set: close after the reply, logging this */
+    uint32_t events;         /* epoll interest now */
+    const char *close_after; /* set: close after the reply, logging this */
     char peer[COLL_SOCKADDR_STRLEN];
-    uint8_t hdr[COLL_STORE_HELLO_BYTES];  /* hello, then each request header */
-    size_t got;                           /* bytes of hdr / key / value received */
+    uint8_t hdr[COLL_STORE_HELLO_BYTES]; /* hello, then each request header */
+    size_t got;                          /* bytes of hdr / key / value received */
     uint32_t op, klen, vlen;
     uint8_t key[COLL_STORE_MAX_KEY];
-    sval_t *val;                          /* the request's value (vlen > 0) */
-    uint8_t rhdr[COLL_STORE_REP_HDR];     /* reply header ... */
-    sval_t *rval;                         /* ... and its value (a shared reference) */
-    size_t out_done;                      /* bytes of the reply sent */
+    sval_t *val;                      /* the request's value (vlen > 0) */
+    uint8_t rhdr[COLL_STORE_REP_HDR]; /* reply header ... */
+    sval_t *rval;                     /* ... and its value (a shared reference) */
+    size_t out_done;                  /* bytes of the reply sent */
     /* timers: hello / stall lists are ordered by deadline (constant timeouts) */
     int tlist;
     link_t tlink;
-    double deadline;                      /* of the list it is on, or of its wait */
-    size_t heap_idx;                      /* parked with a deadline: index + 1, else 0 */
+    double deadline; /* of the list it is on, or of its wait */
+    size_t heap_idx; /* parked with a deadline: index + 1, else 0 */
     /* parked: on its key's waiters and (key "<job>/...") its job's waiters */
     entry_t *wkey, *wjob;
     link_t klink, jlink;
-    link_t alink;                         /* every live connection (for the stop) */
-    int64_t target;                       /* BARRIER: answer when counter >= target */
+    link_t alink;   /* every live connection (for the stop) */
+    int64_t target; /* BARRIER: answer when counter >= target */
     conn_t *next_dead;
 };
 
 typedef struct {
     uint32_t n, len, filled;
-    uint64_t *bits;                       /* n bits: slot filled */
-    sval_t *buf;                          /* n * len bytes: becomes the key's value */
+    uint64_t *bits; /* n bits: slot filled */
+    sval_t *buf;    /* n * len bytes: becomes the key's value */
 } gather_t;
 
 struct entry {
-    entry_t *next;                        /* hash chain */
+    entry_t *next; /* hash chain */
     uint32_t hash, klen;
-    sval_t *val;                          /* NULL: no value (yet) */
-    gather_t *gather;                     /* a table being filled (val is NULL) */
-    clist_t waiters;                      /* parked on this key */
-    uint32_t nget;                        /* GETs among them */
-    int64_t min_target;                   /* smallest BARRIER target among them */
-    clist_t jwaiters;                     /* "<job>/!failed" entry: parked on the job's keys */
+    sval_t *val;        /* NULL: no value (yet) */
+    gather_t *gather;   /* a table being filled (val is NULL) */
+    clist_t waiters;    /* parked on this key */
+    uint32_t nget;      /* GETs among them */
+    int64_t min_target; /* smallest BARRIER target among them */
+    clist_t jwaiters;   /* "<job>/!failed" entry: parked on the job's keys */
     uint8_t key[];
 };
 
@@ -97,17 +97,17 @@ struct coll_store_server {
     /* keys: chained hash map, doubled when it holds more entries than buckets */
     entry_t **buckets;
     size_t nbuckets, nentries;
-    uint64_t total;                       /* bytes of values and tables held (limit) */
-    uint64_t live;                        /* bytes of values alive, replies' included */
+    uint64_t total; /* bytes of values and tables held (limit) */
+    uint64_t live;  /* bytes of values alive, replies' included */
     /* connections and timers */
     size_t nconns;
     clist_t all, hello_list, stall_list;
-    conn_t **heap;                        /* parked waits with a deadline, min-heap */
+    conn_t **heap; /* parked waits with a deadline, min-heap */
     size_t nheap, heap_cap;
-    conn_t *dead;                         /* freed at the end of a loop turn */
-    double accept_pause_until;            /* 0: accepting */
+    conn_t *dead;              /* freed at the end of a loop turn */
+    double accept_pause_until; /* 0: accepting */
     int fd_warned, fd_raised;
-    int started;                          /* the thread runs (under fork_lock) */
+    int started; /* the thread runs (under fork_lock) */
     /* statistics (written by the server thread only) */
     _Atomic uint64_t bytes_in, bytes_out, peak_conns, peak_live;
 };
@@ -122,16 +122,16 @@ sval_t *sval_ref(sval_t *v);
 void sval_put(coll_store_server_t *s, sval_t *v);
 entry_t *kv_find(coll_store_server_t *s, const uint8_t *key, uint32_t klen);
 entry_t *kv_get(coll_store_server_t *s, const uint8_t *key, uint32_t klen); /* creates */
-void kv_maybe_free(coll_store_server_t *s, entry_t *e);  /* when it holds nothing */
-coll_status_t kv_set(coll_store_server_t *s, entry_t *e, sval_t *v); /* takes v's ref */
-void kv_clear(coll_store_server_t *s, entry_t *e);       /* value and table */
+void kv_maybe_free(coll_store_server_t *s, entry_t *e);                     /* when it holds nothing */
+coll_status_t kv_set(coll_store_server_t *s, entry_t *e, sval_t *v);        /* takes v's ref */
+void kv_clear(coll_store_server_t *s, entry_t *e);                          /* value and table */
 void kv_free_all(coll_store_server_t *s);
 entry_t *kv_job_failed(coll_store_server_t *s, const uint8_t *key, uint32_t klen);
 size_t kv_job_key(const uint8_t *key, uint32_t klen, uint8_t *out); /* 0: none */
 /* GATHER into e: SUCCESS (e->val set once complete) or INVALID_ARG / NO_MEMORY
  * with a message in why. */
-coll_status_t kv_gather(coll_store_server_t *s, entry_t *e, uint32_t n, uint32_t idx,
-                        const uint8_t *p, uint32_t len, char *why, size_t wl);
+coll_status_t kv_gather(coll_store_server_t *s, entry_t *e, uint32_t n, uint32_t idx, const uint8_t *p, uint32_t len,
+                        char *why, size_t wl);
 /* "<k> of <n> joined; missing: i, j, ..." (first 16) into buf; its length. */
 size_t kv_gather_text(const gather_t *g, char *buf, size_t len);
 
@@ -141,10 +141,8 @@ void store_expire_parked(coll_store_server_t *s, conn_t *c);
 void store_unpark(coll_store_server_t *s, conn_t *c);
 void heap_remove(coll_store_server_t *s, conn_t *c);
 conn_t *heap_top(const coll_store_server_t *s);
-coll_status_t store_check_header(const uint8_t *h, uint32_t *op, uint32_t *klen,
-                                 uint32_t *vlen, const char **why);
-coll_status_t store_check_payload(uint32_t op, const uint8_t *val, uint32_t vlen,
-                                  const char **why);
+coll_status_t store_check_header(const uint8_t *h, uint32_t *op, uint32_t *klen, uint32_t *vlen, const char **why);
+coll_status_t store_check_payload(uint32_t op, const uint8_t *val, uint32_t vlen, const char **why);
 
 /* store_server.c */
 void conn_reply(coll_store_server_t *s, conn_t *c, coll_status_t st, sval_t *val);

@@ -112,15 +112,9 @@ entry_t *kv_get(coll_store_server_t *s, const uint8_t *key, uint32_t klen)
     return e;
 }
 
-static uint64_t table_bytes(const gather_t *g)
-{
-    return (uint64_t)g->n * g->len + ((uint64_t)g->n + 63) / 64 * 8;
-}
+static uint64_t table_bytes(const gather_t *g) { return (uint64_t)g->n * g->len + ((uint64_t)g->n + 63) / 64 * 8; }
 
-static uint64_t held(const entry_t *e)
-{
-    return (e->val ? e->val->len : 0) + (e->gather ? table_bytes(e->gather) : 0);
-}
+static uint64_t held(const entry_t *e) { return (e->val ? e->val->len : 0) + (e->gather ? table_bytes(e->gather) : 0); }
 
 static void gather_free(coll_store_server_t *s, entry_t *e)
 {
@@ -200,8 +194,8 @@ entry_t *kv_job_failed(coll_store_server_t *s, const uint8_t *key, uint32_t klen
 
 /* ---- gather tables ----------------------------------------------------------- */
 
-coll_status_t kv_gather(coll_store_server_t *s, entry_t *e, uint32_t n, uint32_t idx,
-                        const uint8_t *p, uint32_t len, char *why, size_t wl)
+coll_status_t kv_gather(coll_store_server_t *s, entry_t *e, uint32_t n, uint32_t idx, const uint8_t *p, uint32_t len,
+                        char *why, size_t wl)
 {
     gather_t *g = e->gather;
     if (e->val) {
@@ -209,8 +203,8 @@ coll_status_t kv_gather(coll_store_server_t *s, entry_t *e, uint32_t n, uint32_t
         return COLL_ERR_INVALID_ARG;
     }
     if (g && (g->n != n || g->len != len)) {
-        snprintf(why, wl, "gather: %u slots of %u bytes differ from the table's %u slots of %u bytes",
-                 n, len, g->n, g->len);
+        snprintf(why, wl, "gather: %u slots of %u bytes differ from the table's %u slots of %u bytes", n, len, g->n,
+                 g->len);
         return COLL_ERR_INVALID_ARG;
     }
     if (n == 0 || idx >= n) {
@@ -219,14 +213,13 @@ coll_status_t kv_gather(coll_store_server_t *s, entry_t *e, uint32_t n, uint32_t
     }
     if (!g) {
         if ((uint64_t)n * len > COLL_STORE_MAX_VALUE) {
-            snprintf(why, wl, "gather: %u slots of %u bytes exceed the %u-byte value limit", n,
-                     len, COLL_STORE_MAX_VALUE);
+            snprintf(why, wl, "gather: %u slots of %u bytes exceed the %u-byte value limit", n, len,
+                     COLL_STORE_MAX_VALUE);
             return COLL_ERR_INVALID_ARG;
         }
         gather_t t = {.n = n, .len = len};
         if (s->total + table_bytes(&t) > COLL_STORE_MAX_TOTAL) {
-            snprintf(why, wl, "gather: the store is full (%llu bytes held)",
-                     (unsigned long long)s->total);
+            snprintf(why, wl, "gather: the store is full (%llu bytes held)", (unsigned long long)s->total);
             return COLL_ERR_NO_MEMORY;
         }
         g = calloc(1, sizeof *g);

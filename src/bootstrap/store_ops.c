@@ -20,10 +20,7 @@
 #define rd32 coll_store_rd32
 #define wr32 coll_store_wr32
 
-static int64_t rd64(const uint8_t *p)
-{
-    return (int64_t)((uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32);
-}
+static int64_t rd64(const uint8_t *p) { return (int64_t)((uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32); }
 
 static void wr64(uint8_t *p, int64_t v)
 {
@@ -33,8 +30,7 @@ static void wr64(uint8_t *p, int64_t v)
 
 /* ---- frame validation (shared with coll_store_decode_frame) ------------ */
 
-coll_status_t store_check_header(const uint8_t *h, uint32_t *op, uint32_t *klen,
-                                 uint32_t *vlen, const char **why)
+coll_status_t store_check_header(const uint8_t *h, uint32_t *op, uint32_t *klen, uint32_t *vlen, const char **why)
 {
     *op = rd32(h + 4), *klen = rd32(h + 8), *vlen = rd32(h + 12);
     if (rd32(h) != COLL_STORE_MAGIC)
@@ -45,11 +41,10 @@ coll_status_t store_check_header(const uint8_t *h, uint32_t *op, uint32_t *klen,
         return *why = "bad key length", COLL_ERR_INVALID_ARG;
     if (*vlen > COLL_STORE_MAX_VALUE)
         return *why = "value too large", COLL_ERR_INVALID_ARG;
-    int ok = *op == COLL_STORE_SET ||
-             (*op == COLL_STORE_GET && (*vlen == 0 || *vlen == 4)) ||
-             (*op == COLL_STORE_ADD && *vlen == 8) || (*op == COLL_STORE_DEL && *vlen == 0) ||
-             (*op == COLL_STORE_BARRIER && *vlen == 8) || *op == COLL_STORE_FAIL ||
-             (*op == COLL_STORE_GATHER && *vlen >= 8);
+    int ok = *op == COLL_STORE_SET || (*op == COLL_STORE_GET && (*vlen == 0 || *vlen == 4))
+        || (*op == COLL_STORE_ADD && *vlen == 8) || (*op == COLL_STORE_DEL && *vlen == 0)
+        || (*op == COLL_STORE_BARRIER && *vlen == 8) || *op == COLL_STORE_FAIL
+        || (*op == COLL_STORE_GATHER && *vlen >= 8);
     if (!ok)
         return *why = "bad value length for op", COLL_ERR_INVALID_ARG;
     return COLL_SUCCESS;
@@ -57,8 +52,7 @@ coll_status_t store_check_header(const uint8_t *h, uint32_t *op, uint32_t *klen,
 
 /* Drops the connection; GATHER's n / idx are checked against the table and
  * answered INVALID_ARG instead (store_process). */
-coll_status_t store_check_payload(uint32_t op, const uint8_t *val, uint32_t vlen,
-                                  const char **why)
+coll_status_t store_check_payload(uint32_t op, const uint8_t *val, uint32_t vlen, const char **why)
 {
     (void)vlen;
     if (op == COLL_STORE_BARRIER && rd32(val) == 0)
@@ -144,10 +138,7 @@ void heap_remove(coll_store_server_t *s, conn_t *c)
     }
 }
 
-conn_t *heap_top(const coll_store_server_t *s)
-{
-    return s->nheap ? s->heap[0] : NULL;
-}
+conn_t *heap_top(const coll_store_server_t *s) { return s->nheap ? s->heap[0] : NULL; }
 
 /* ---- parking ---------------------------------------------------------------- */
 
@@ -379,8 +370,8 @@ static void op_gather(coll_store_server_t *s, conn_t *c)
     coll_status_t st = kv_gather(s, e, rd32(p), rd32(p + 4), p + 8, c->vlen - 8, why, sizeof why);
     if (st != COLL_SUCCESS) {
         kv_maybe_free(s, e);
-        COLL_DEBUG(COLL_SUB_BOOTSTRAP, "rendezvous store: %s: '%.*s' %s", c->peer, (int)c->klen,
-                   (const char *)c->key, why);
+        COLL_DEBUG(COLL_SUB_BOOTSTRAP, "rendezvous store: %s: '%.*s' %s", c->peer, (int)c->klen, (const char *)c->key,
+                   why);
         conn_reply_text(s, c, st, why);
         return;
     }
@@ -394,15 +385,9 @@ void store_process(coll_store_server_t *s, conn_t *c)
     entry_t *e;
     coll_status_t st;
     switch (c->op) {
-    case COLL_STORE_SET:
-        op_set(s, c);
-        return;
-    case COLL_STORE_GET:
-        op_get(s, c);
-        return;
-    case COLL_STORE_FAIL:
-        op_fail(s, c);
-        return;
+    case COLL_STORE_SET: op_set(s, c); return;
+    case COLL_STORE_GET: op_get(s, c); return;
+    case COLL_STORE_FAIL: op_fail(s, c); return;
     case COLL_STORE_ADD:
         st = counter_add(s, c, rd64(c->val->data), &e);
         conn_reply(s, c, st, st == COLL_SUCCESS ? sval_ref(e->val) : NULL);
@@ -416,13 +401,8 @@ void store_process(coll_store_server_t *s, conn_t *c)
         }
         conn_reply(s, c, COLL_SUCCESS, NULL);
         return;
-    case COLL_STORE_BARRIER:
-        op_barrier(s, c);
-        return;
-    case COLL_STORE_GATHER:
-        op_gather(s, c);
-        return;
-    default:
-        conn_kill(s, c, "unknown op");
+    case COLL_STORE_BARRIER: op_barrier(s, c); return;
+    case COLL_STORE_GATHER: op_gather(s, c); return;
+    default: conn_kill(s, c, "unknown op");
     }
 }

@@ -43,7 +43,7 @@
 
 #define ACCEPT_BURST 64
 #define EPOLL_BATCH 256
-#define LISTEN_BACKLOG 4096        /* the kernel caps it at net.core.somaxconn */
+#define LISTEN_BACKLOG 4096 /* the kernel caps it at net.core.somaxconn */
 #define ACCEPT_PAUSE_S 0.010
 
 static char listener_tag, wake_tag; /* epoll data of the listener and the stop eventfd */
@@ -72,8 +72,7 @@ void coll_store_wr32(uint8_t *p, uint32_t v)
 
 static void add_stat(_Atomic uint64_t *c, uint64_t v)
 {
-    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
-                          memory_order_relaxed);
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v, memory_order_relaxed);
 }
 
 /* ---- timers and epoll interest ------------------------------------------ */
@@ -99,12 +98,9 @@ static void timer_set(coll_store_server_t *s, conn_t *c, int which, double deadl
 static uint32_t events_of(const conn_t *c)
 {
     switch (c->state) {
-    case C_PARKED:
-        return EPOLLRDHUP;
-    case C_WRITE:
-        return EPOLLOUT;
-    default:
-        return EPOLLIN;
+    case C_PARKED: return EPOLLRDHUP;
+    case C_WRITE: return EPOLLOUT;
+    default: return EPOLLIN;
     }
 }
 
@@ -308,8 +304,9 @@ static void conn_read(coll_store_server_t *s, conn_t *c)
             return;
         }
         if (n == 0) {
-            conn_kill(s, c, c->state == C_HELLO ? "closed the connection during the hello"
-                                                : "closed the connection in the middle of a request");
+            conn_kill(s, c,
+                      c->state == C_HELLO ? "closed the connection during the hello"
+                                          : "closed the connection in the middle of a request");
             return;
         }
         if (n < 0) {
@@ -351,8 +348,7 @@ static int raise_nofile(coll_store_server_t *s)
     rl.rlim_cur = rl.rlim_max;
     if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
         return 0;
-    COLL_INFO(COLL_SUB_BOOTSTRAP,
-              "rendezvous store: raised the open-file limit from %llu to %llu at %zu clients",
+    COLL_INFO(COLL_SUB_BOOTSTRAP, "rendezvous store: raised the open-file limit from %llu to %llu at %zu clients",
               (unsigned long long)old, (unsigned long long)rl.rlim_max, s->nconns);
     return 1;
 }
@@ -370,8 +366,7 @@ static void pause_accepting(coll_store_server_t *s, int err)
     COLL_WARN(COLL_SUB_BOOTSTRAP,
               "rendezvous store: accept: %s with %zu clients connected (open-file limit %llu, "
               "hard %llu): new clients wait in the listen backlog until some leave",
-              strerror(err), s->nconns, (unsigned long long)rl.rlim_cur,
-              (unsigned long long)rl.rlim_max);
+              strerror(err), s->nconns, (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max);
 }
 
 static void resume_accepting(coll_store_server_t *s)
@@ -426,8 +421,7 @@ static void run_timers(coll_store_server_t *s)
     while ((c = s->hello_list.head) && c->deadline <= now)
         conn_kill(s, c, "no valid hello within the handshake timeout");
     while ((c = s->stall_list.head) && c->deadline <= now)
-        conn_kill(s, c, c->state == C_WRITE ? "does not read its reply"
-                                            : "stalled in the middle of a request");
+        conn_kill(s, c, c->state == C_WRITE ? "does not read its reply" : "stalled in the middle of a request");
     while ((c = heap_top(s)) && c->deadline <= now)
         store_expire_parked(s, c);
     if (s->accept_pause_until > 0 && now >= s->accept_pause_until)
@@ -460,21 +454,11 @@ static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t started_cond = PTHREAD_COND_INITIALIZER; /* with fork_lock */
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
-static void fork_prepare(void)
-{
-    pthread_mutex_lock(&fork_lock);
-}
+static void fork_prepare(void) { pthread_mutex_lock(&fork_lock); }
 
-static void fork_release(void)
-{
-    pthread_mutex_unlock(&fork_lock); /* parent, and the child's only thread */
-}
+static void fork_release(void) { pthread_mutex_unlock(&fork_lock); /* parent, and the child's only thread */ }
 
-static void fork_register(void)
-{
-    pthread_atfork(fork_prepare, fork_release, fork_release);
-}
-
+static void fork_register(void) { pthread_atfork(fork_prepare, fork_release, fork_release); }
 
 static void *server_main(void *arg)
 {
@@ -521,8 +505,8 @@ static void *server_main(void *arg)
     return NULL;
 }
 
-void coll_store_server_stats(coll_store_server_t *s, uint64_t *bytes_in, uint64_t *bytes_out,
-                             uint64_t *peak_conns, uint64_t *peak_value_bytes)
+void coll_store_server_stats(coll_store_server_t *s, uint64_t *bytes_in, uint64_t *bytes_out, uint64_t *peak_conns,
+                             uint64_t *peak_value_bytes)
 {
     if (!s)
         return;
@@ -572,7 +556,7 @@ static coll_status_t store_addrs(const char *addr, int port, struct sockaddr_sto
         COLL_CHECK(coll_netif_select(adv->ss_family, adv, NULL, 0));
         coll_sockaddr_set_port(adv, port);
     }
-    if (is_loopback(adv)) {   /* single-host jobs: never listen beyond this machine */
+    if (is_loopback(adv)) { /* single-host jobs: never listen beyond this machine */
         *bind_ss = *adv;
         return COLL_SUCCESS;
     }
@@ -586,15 +570,14 @@ static coll_status_t open_listener(const struct sockaddr_storage *ss, int *out)
     coll_sockaddr_str(ss, a, sizeof a);
     int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
-        return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_BOOTSTRAP,
-                                "cannot create the rendezvous store socket for %s", a);
+        return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_BOOTSTRAP, "cannot create the rendezvous store socket for %s",
+                                a);
     int one = 1;
-    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-        bind(fd, (const struct sockaddr *)ss, coll_sockaddr_len(ss)) != 0 ||
-        listen(fd, LISTEN_BACKLOG > SOMAXCONN ? LISTEN_BACKLOG : SOMAXCONN) != 0) {
-        coll_status_t st = coll_error_errno(
-            errno == EADDRINUSE ? COLL_ERR_NETWORK : COLL_ERR_SYSTEM, COLL_SUB_BOOTSTRAP,
-            "cannot listen for the rendezvous store on %s", a);
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0
+        || bind(fd, (const struct sockaddr *)ss, coll_sockaddr_len(ss)) != 0
+        || listen(fd, LISTEN_BACKLOG > SOMAXCONN ? LISTEN_BACKLOG : SOMAXCONN) != 0) {
+        coll_status_t st = coll_error_errno(errno == EADDRINUSE ? COLL_ERR_NETWORK : COLL_ERR_SYSTEM,
+                                            COLL_SUB_BOOTSTRAP, "cannot listen for the rendezvous store on %s", a);
         close(fd);
         return st;
     }
@@ -629,14 +612,12 @@ static coll_status_t open_epoll(coll_store_server_t *s)
         return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_BOOTSTRAP, "epoll_create1 for the store");
     struct epoll_event w = {.events = EPOLLIN, .data.ptr = &wake_tag};
     struct epoll_event l = {.events = EPOLLIN, .data.ptr = &listener_tag};
-    if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->efd, &w) != 0 ||
-        epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->lfd, &l) != 0)
+    if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->efd, &w) != 0 || epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->lfd, &l) != 0)
         return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_BOOTSTRAP, "epoll_ctl for the store");
     return COLL_SUCCESS;
 }
 
-coll_status_t coll_store_server_start(const char *addr, int port,
-                                      const uint8_t secret[COLL_SECRET_BYTES],
+coll_status_t coll_store_server_start(const char *addr, int port, const uint8_t secret[COLL_SECRET_BYTES],
                                       coll_store_server_t **out, coll_id_info_t *info)
 {
     if (!secret || !out || !info || port < 0 || port > 65535)
@@ -647,8 +628,7 @@ coll_status_t coll_store_server_start(const char *addr, int port,
     COLL_CHECK(store_addrs(addr, port, &bind_ss, &adv));
     coll_store_server_t *s = calloc(1, sizeof *s);
     if (!s)
-        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_BOOTSTRAP,
-                          "out of memory for the rendezvous store");
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_BOOTSTRAP, "out of memory for the rendezvous store");
     s->lfd = s->efd = s->epfd = -1;
     memcpy(s->secret, secret, COLL_SECRET_BYTES);
     coll_status_t st = open_listener(&bind_ss, &s->lfd);
@@ -684,8 +664,7 @@ coll_status_t coll_store_server_start(const char *addr, int port,
     }
     if (rc != 0) {
         errno = rc;
-        st = coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_BOOTSTRAP,
-                              "cannot start the rendezvous store thread");
+        st = coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_BOOTSTRAP, "cannot start the rendezvous store thread");
         server_free(s);
         return st;
     }

@@ -47,9 +47,9 @@ typedef struct {
     const size_t *scounts, *sdispls, *rcounts, *rdispls;
     coll_dtype_t dt;
     coll_op_t op;
-    int root;                 /* global rank */
+    int root; /* global rank */
     size_t esize;
-    size_t bytes;             /* "message size" for selection: nccl-tests size convention */
+    size_t bytes; /* "message size" for selection: nccl-tests size convention */
     int inplace;
 } coll_args_t;
 
@@ -59,20 +59,22 @@ typedef struct {
  * sub-group calls. O(p) for the v-collectives, O(1) otherwise. */
 void coll_args_finish(const coll_comm *comm, const coll_group_t *g, coll_args_t *a);
 
-#define COLL_ALGO_F_SINGLE_HOST  (1u << 0)   /* needs every member of the group on one host (shm) */
-#define COLL_ALGO_F_HIER         (1u << 1)   /* hierarchical: needs >1 host and >1 rank on some host */
-#define COLL_ALGO_F_POW2         (1u << 2)   /* group size must be a power of two */
-#define COLL_ALGO_F_ALL_PEERS    (1u << 3)   /* a rank talks to every member (O(p) connections): automatic
+#define COLL_ALGO_F_SINGLE_HOST (1u << 0) /* needs every member of the group on one host (shm) */
+#define COLL_ALGO_F_HIER (1u << 1)        /* hierarchical: needs >1 host and >1 rank on some host */
+#define COLL_ALGO_F_POW2 (1u << 2)        /* group size must be a power of two */
+#define COLL_ALGO_F_ALL_PEERS \
+    (1u << 3) /* a rank talks to every member (O(p) connections): automatic
                                                 selection avoids it across hosts past COLL_PEERS_MAX members */
-#define COLL_ALGO_F_DETERMINISTIC (1u << 4)  /* reduces every element in rank order ((x0 OP x1) OP x2) ... with
+#define COLL_ALGO_F_DETERMINISTIC \
+    (1u << 4)                              /* reduces every element in rank order ((x0 OP x1) OP x2) ... with
                                                 the pairwise kernels, like coll_reduce_multi over members 0..p-1:
                                                 the only reducing algorithms COLL_DETERMINISTIC=1 allows */
-#define COLL_ALGO_F_ORDERED_ONLY  (1u << 5)  /* exists for COLL_DETERMINISTIC: chosen automatically only then */
+#define COLL_ALGO_F_ORDERED_ONLY (1u << 5) /* exists for COLL_DETERMINISTIC: chosen automatically only then */
 
 typedef struct coll_algo {
     coll_kind_t kind;
     const char *name;
-    const char *desc;         /* one line: what it does and its cost */
+    const char *desc; /* one line: what it does and its cost */
     unsigned flags;
     /* NULL = usable whenever the flags allow. */
     int (*usable)(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a);
@@ -85,11 +87,9 @@ typedef struct coll_algo {
 extern const coll_algo_t *const coll_algo_table[];
 
 const coll_algo_t *coll_algo_find(coll_kind_t kind, const char *name);
-int coll_algo_is_usable(const coll_algo_t *al, const coll_comm *comm, const coll_group_t *g,
-                        const coll_args_t *a);
+int coll_algo_is_usable(const coll_algo_t *al, const coll_comm *comm, const coll_group_t *g, const coll_args_t *a);
 /* Choose for this call on group g (forced -> cost model). */
-coll_status_t coll_algo_select(coll_comm *comm, const coll_group_t *g, const coll_args_t *a,
-                               const coll_algo_t **out);
+coll_status_t coll_algo_select(coll_comm *comm, const coll_group_t *g, const coll_args_t *a, const coll_algo_t **out);
 /* Force programmatically ("allreduce=ring;..." or a bare name); NULL clears.
  * Replaces the whole forced set: name every collective to force in one spec. */
 coll_status_t coll_algo_force(const char *spec);

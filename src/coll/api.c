@@ -31,9 +31,8 @@ static coll_status_t check_op(coll_op_t op, const char *fn)
 
 static coll_status_t check_root(coll_comm *comm, int root, const char *fn)
 {
-    return root >= 0 && root < comm->nranks
-               ? COLL_SUCCESS
-               : BAD("%s: invalid root %d (allowed 0..%d)", fn, root, comm->nranks - 1);
+    return root >= 0 && root < comm->nranks ? COLL_SUCCESS
+                                            : BAD("%s: invalid root %d (allowed 0..%d)", fn, root, comm->nranks - 1);
 }
 
 static coll_status_t run(coll_comm *comm, coll_args_t *a)
@@ -48,28 +47,28 @@ static coll_status_t run(coll_comm *comm, coll_args_t *a)
     return st;
 }
 
-coll_status_t coll_all_reduce(const void *sendbuf, void *recvbuf, size_t count, coll_dtype_t dt,
-                              coll_op_t op, coll_comm_t comm)
+coll_status_t coll_all_reduce(const void *sendbuf, void *recvbuf, size_t count, coll_dtype_t dt, coll_op_t op,
+                              coll_comm_t comm)
 {
     COLL_CHECK(check_common(comm, dt, __func__));
     COLL_CHECK(check_op(op, __func__));
     if (count && (!sendbuf || !recvbuf))
         return BAD("%s: NULL buffer with count %zu", __func__, count);
-    coll_args_t a = {.kind = COLL_ALLREDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
-                     .dt = dt, .op = op};
+    coll_args_t a
+        = {.kind = COLL_ALLREDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dt = dt, .op = op};
     return run(comm, &a);
 }
 
-coll_status_t coll_reduce(const void *sendbuf, void *recvbuf, size_t count, coll_dtype_t dt,
-                          coll_op_t op, int root, coll_comm_t comm)
+coll_status_t coll_reduce(const void *sendbuf, void *recvbuf, size_t count, coll_dtype_t dt, coll_op_t op, int root,
+                          coll_comm_t comm)
 {
     COLL_CHECK(check_common(comm, dt, __func__));
     COLL_CHECK(check_op(op, __func__));
     COLL_CHECK(check_root(comm, root, __func__));
     if (count && (!sendbuf || (comm->rank == root && !recvbuf)))
         return BAD("%s: NULL buffer with count %zu", __func__, count);
-    coll_args_t a = {.kind = COLL_REDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
-                     .dt = dt, .op = op, .root = root};
+    coll_args_t a = {
+        .kind = COLL_REDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dt = dt, .op = op, .root = root};
     return run(comm, &a);
 }
 
@@ -79,25 +78,21 @@ coll_status_t coll_broadcast(void *buf, size_t count, coll_dtype_t dt, int root,
     COLL_CHECK(check_root(comm, root, __func__));
     if (count && !buf)
         return BAD("%s: NULL buffer with count %zu", __func__, count);
-    coll_args_t a = {.kind = COLL_BROADCAST, .sendbuf = buf, .recvbuf = buf, .count = count, .dt = dt,
-                     .root = root};
+    coll_args_t a = {.kind = COLL_BROADCAST, .sendbuf = buf, .recvbuf = buf, .count = count, .dt = dt, .root = root};
     return run(comm, &a);
 }
 
-coll_status_t coll_all_gather(const void *sendbuf, void *recvbuf, size_t sendcount, coll_dtype_t dt,
-                              coll_comm_t comm)
+coll_status_t coll_all_gather(const void *sendbuf, void *recvbuf, size_t sendcount, coll_dtype_t dt, coll_comm_t comm)
 {
     COLL_CHECK(check_common(comm, dt, __func__));
     if (sendcount && (!sendbuf || !recvbuf))
         return BAD("%s: NULL buffer with count %zu", __func__, sendcount);
-    coll_args_t a = {.kind = COLL_ALLGATHER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = sendcount,
-                     .dt = dt};
+    coll_args_t a = {.kind = COLL_ALLGATHER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = sendcount, .dt = dt};
     return run(comm, &a);
 }
 
-coll_status_t coll_all_gatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
-                               const size_t *recvcounts, const size_t *displs, coll_dtype_t dt,
-                               coll_comm_t comm)
+coll_status_t coll_all_gatherv(const void *sendbuf, size_t sendcount, void *recvbuf, const size_t *recvcounts,
+                               const size_t *displs, coll_dtype_t dt, coll_comm_t comm)
 {
     COLL_CHECK(check_common(comm, dt, __func__));
     if (!recvcounts || !displs)
@@ -110,25 +105,30 @@ coll_status_t coll_all_gatherv(const void *sendbuf, size_t sendcount, void *recv
         total += recvcounts[r];
     if ((sendcount && !sendbuf) || (total && !recvbuf))
         return BAD("%s: NULL buffer", __func__);
-    coll_args_t a = {.kind = COLL_ALLGATHERV, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = sendcount,
-                     .counts = recvcounts, .displs = displs, .dt = dt};
+    coll_args_t a = {.kind = COLL_ALLGATHERV,
+                     .sendbuf = sendbuf,
+                     .recvbuf = recvbuf,
+                     .count = sendcount,
+                     .counts = recvcounts,
+                     .displs = displs,
+                     .dt = dt};
     return run(comm, &a);
 }
 
-coll_status_t coll_reduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount, coll_dtype_t dt,
-                                  coll_op_t op, coll_comm_t comm)
+coll_status_t coll_reduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount, coll_dtype_t dt, coll_op_t op,
+                                  coll_comm_t comm)
 {
     COLL_CHECK(check_common(comm, dt, __func__));
     COLL_CHECK(check_op(op, __func__));
     if (recvcount && (!sendbuf || !recvbuf))
         return BAD("%s: NULL buffer with count %zu", __func__, recvcount);
-    coll_args_t a = {.kind = COLL_REDUCE_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = recvcount,
-                     .dt = dt, .op = op};
+    coll_args_t a
+        = {.kind = COLL_REDUCE_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = recvcount, .dt = dt, .op = op};
     return run(comm, &a);
 }
 
-coll_status_t coll_reduce_scatterv(const void *sendbuf, void *recvbuf, const size_t *recvcounts,
-                                   coll_dtype_t dt, coll_op_t op, coll_comm_t comm)
+coll_status_t coll_reduce_scatterv(const void *sendbuf, void *recvbuf, const size_t *recvcounts, coll_dtype_t dt,
+                                   coll_op_t op, coll_comm_t comm)
 {
     COLL_CHECK(check_common(comm, dt, __func__));
     COLL_CHECK(check_op(op, __func__));
@@ -146,8 +146,13 @@ coll_status_t coll_reduce_scatterv(const void *sendbuf, void *recvbuf, const siz
     if ((total && !sendbuf) || (recvcounts[comm->rank] && !recvbuf)) {
         st = BAD("%s: NULL buffer", __func__);
     } else {
-        coll_args_t a = {.kind = COLL_REDUCE_SCATTERV, .sendbuf = sendbuf, .recvbuf = recvbuf,
-                         .count = recvcounts[comm->rank], .counts = recvcounts, .displs = displs, .dt = dt,
+        coll_args_t a = {.kind = COLL_REDUCE_SCATTERV,
+                         .sendbuf = sendbuf,
+                         .recvbuf = recvbuf,
+                         .count = recvcounts[comm->rank],
+                         .counts = recvcounts,
+                         .displs = displs,
+                         .dt = dt,
                          .op = op};
         st = run(comm, &a);
     }
@@ -162,8 +167,8 @@ coll_status_t coll_scatter(const void *sendbuf, void *recvbuf, size_t recvcount,
     COLL_CHECK(check_root(comm, root, __func__));
     if (recvcount && (!recvbuf || (comm->rank == root && !sendbuf)))
         return BAD("%s: NULL buffer with count %zu", __func__, recvcount);
-    coll_args_t a = {.kind = COLL_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = recvcount,
-                     .dt = dt, .root = root};
+    coll_args_t a
+        = {.kind = COLL_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = recvcount, .dt = dt, .root = root};
     return run(comm, &a);
 }
 
@@ -174,8 +179,8 @@ coll_status_t coll_gather(const void *sendbuf, void *recvbuf, size_t sendcount, 
     COLL_CHECK(check_root(comm, root, __func__));
     if (sendcount && (!sendbuf || (comm->rank == root && !recvbuf)))
         return BAD("%s: NULL buffer with count %zu", __func__, sendcount);
-    coll_args_t a = {.kind = COLL_GATHER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = sendcount,
-                     .dt = dt, .root = root};
+    coll_args_t a
+        = {.kind = COLL_GATHER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = sendcount, .dt = dt, .root = root};
     return run(comm, &a);
 }
 
@@ -190,9 +195,8 @@ coll_status_t coll_all_to_all(const void *sendbuf, void *recvbuf, size_t count, 
     return run(comm, &a);
 }
 
-coll_status_t coll_all_to_allv(const void *sendbuf, const size_t *sendcounts, const size_t *sdispls,
-                               void *recvbuf, const size_t *recvcounts, const size_t *rdispls, coll_dtype_t dt,
-                               coll_comm_t comm)
+coll_status_t coll_all_to_allv(const void *sendbuf, const size_t *sendcounts, const size_t *sdispls, void *recvbuf,
+                               const size_t *recvcounts, const size_t *rdispls, coll_dtype_t dt, coll_comm_t comm)
 {
     COLL_CHECK(check_common(comm, dt, __func__));
     if (!sendcounts || !sdispls || !recvcounts || !rdispls)
@@ -206,8 +210,14 @@ coll_status_t coll_all_to_allv(const void *sendbuf, const size_t *sendcounts, co
         return BAD("%s: NULL buffer", __func__);
     if (stot && rtot && sendbuf == recvbuf)
         return BAD("%s: in-place all-to-all-v is not supported (sendbuf == recvbuf)", __func__);
-    coll_args_t a = {.kind = COLL_ALLTOALLV, .sendbuf = sendbuf, .recvbuf = recvbuf, .scounts = sendcounts,
-                     .sdispls = sdispls, .rcounts = recvcounts, .rdispls = rdispls, .dt = dt};
+    coll_args_t a = {.kind = COLL_ALLTOALLV,
+                     .sendbuf = sendbuf,
+                     .recvbuf = recvbuf,
+                     .scounts = sendcounts,
+                     .sdispls = sdispls,
+                     .rcounts = recvcounts,
+                     .rdispls = rdispls,
+                     .dt = dt};
     return run(comm, &a);
 }
 
@@ -225,8 +235,8 @@ static coll_status_t check_peer(coll_comm *comm, int peer, const char *fn)
     return COLL_SUCCESS;
 }
 
-coll_status_t coll_sendrecv(const void *sendbuf, size_t sendcount, int dst, void *recvbuf, size_t recvcount,
-                            int src, coll_dtype_t dt, coll_comm_t comm)
+coll_status_t coll_sendrecv(const void *sendbuf, size_t sendcount, int dst, void *recvbuf, size_t recvcount, int src,
+                            coll_dtype_t dt, coll_comm_t comm)
 {
     COLL_CHECK(check_common(comm, dt, __func__));
     if (dst != -1)

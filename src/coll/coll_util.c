@@ -12,8 +12,7 @@
 #include "transport/direct.h"
 #include "transport/sim.h"
 
-int coll_group_peer_ptrs(coll_comm *comm, const coll_group_t *g, int slot, const size_t *counts,
-                         const char **out)
+int coll_group_peer_ptrs(coll_comm *comm, const coll_group_t *g, int slot, const size_t *counts, const char **out)
 {
     int all = 1;
     for (int j = 0; j < g->size; j++) {
@@ -32,10 +31,7 @@ void *coll_work_alloc(coll_comm *comm, size_t bytes)
     return malloc(bytes ? bytes : 1);
 }
 
-int coll_data_real(const coll_comm *comm)
-{
-    return !comm->sim || coll_sim_moves_data(comm);
-}
+int coll_data_real(const coll_comm *comm) { return !comm->sim || coll_sim_moves_data(comm); }
 
 void coll_work_free(coll_comm *comm, void *p)
 {

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "core/comm.h"
-#include "core/reduce.h"   /* coll_reduce_multi */
+#include "core/reduce.h" /* coll_reduce_multi */
 #include "topo/topo.h"   /* coll_group_is_host, COLL_MAX_LOCAL */
 #include "core/log.h"
 
@@ -60,8 +60,7 @@ static inline int coll_group_lr(const coll_comm *comm, const coll_group_t *g, in
  * published in shm slot `slot` into out[i] (NULL where it staged instead).
  * Returns 1 when every member published one, or, with counts, every member
  * whose counts[i] is non-zero: the same answer on every rank. g: the host group. */
-int coll_group_peer_ptrs(coll_comm *comm, const coll_group_t *g, int slot, const size_t *counts,
-                         const char **out);
+int coll_group_peer_ptrs(coll_comm *comm, const coll_group_t *g, int slot, const size_t *counts, const char **out);
 
 /* Private working memory of an algorithm (bytes may be 0): malloc, except on
  * a simulated comm without data, where every rank shares one block

@@ -41,10 +41,7 @@ static inline double coll_cost_beta(const coll_comm *comm, const coll_group_t *g
 }
 
 /* Messages of `bytes` in COLL_CHUNK pieces: one alpha a piece (1 + bytes/chunk). */
-static inline double coll_cost_chunks(double bytes)
-{
-    return 1.0 + bytes / (double)coll_cfg_size(COLL_CFG_CHUNK);
-}
+static inline double coll_cost_chunks(double bytes) { return 1.0 + bytes / (double)coll_cfg_size(COLL_CFG_CHUNK); }
 
 /* Rounds of a direct algorithm moving `bytes` through half of the stage (the
  * other half fills meanwhile): 1 + floor(bytes / half); 1 without a stage. */

@@ -29,7 +29,7 @@ double coll_comm_ranks_per_core(coll_comm_t comm, int *crowded)
 
 void coll_comm_net_cost(coll_comm_t comm, coll_net_cost_t *out)
 {
-    (void)comm;   /* the constants are per process (tuning.c); every rank of a communicator agrees */
+    (void)comm; /* the constants are per process (tuning.c); every rank of a communicator agrees */
     const coll_link_cost_t *t = coll_tuning_tcp();
     out->lat_us = t->lat_us;
     out->step_us = t->step_us;
@@ -37,11 +37,9 @@ void coll_comm_net_cost(coll_comm_t comm, coll_net_cost_t *out)
     out->source = coll_tuning_tcp_source();
 }
 
-coll_status_t coll_comm_explain(coll_comm_t comm, coll_kind_t kind, size_t bytes, coll_dtype_t dt,
-                                coll_explain_t *out)
+coll_status_t coll_comm_explain(coll_comm_t comm, coll_kind_t kind, size_t bytes, coll_dtype_t dt, coll_explain_t *out)
 {
-    if (!comm || !out || (unsigned)dt >= COLL_DTYPE_COUNT || (unsigned)kind >= COLL_KIND_COUNT ||
-        kind == COLL_SENDRECV)
+    if (!comm || !out || (unsigned)dt >= COLL_DTYPE_COUNT || (unsigned)kind >= COLL_KIND_COUNT || kind == COLL_SENDRECV)
         return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_COLL, "coll_comm_explain: invalid arguments (kind %d)",
                           (int)kind);
     size_t n = (size_t)comm->nranks, es = coll_dtype_size(dt);
@@ -66,8 +64,8 @@ coll_status_t coll_comm_explain(coll_comm_t comm, coll_kind_t kind, size_t bytes
         a.count = per;
         a.bytes = per * es * n;
         for (size_t r = 0; r < n; r++) {
-            v[r] = per;           /* counts / scounts / rcounts */
-            v[n + r] = r * per;   /* displs */
+            v[r] = per;         /* counts / scounts / rcounts */
+            v[n + r] = r * per; /* displs */
         }
         a.counts = v, a.displs = v + n;
         a.scounts = a.rcounts = v;

@@ -27,8 +27,8 @@ typedef struct {
 void coll_comm_net_cost(coll_comm_t comm, coll_net_cost_t *out);
 
 typedef struct {
-    const char *algo;   /* registry name */
-    double cost_us;     /* the cost model's estimate; < 0 when the algorithm has none */
+    const char *algo; /* registry name */
+    double cost_us;   /* the cost model's estimate; < 0 when the algorithm has none */
 } coll_explain_t;
 
 /* The algorithm coll_<kind> would run on the whole communicator for a call of
@@ -37,7 +37,6 @@ typedef struct {
  * total over ranks, split evenly) of dtype dt, op sum, root 0, not in place.
  * COLL_ALGO forcing applies as it would for the call. kind COLL_SENDRECV is
  * not a selected collective: COLL_ERR_INVALID_ARG. */
-coll_status_t coll_comm_explain(coll_comm_t comm, coll_kind_t kind, size_t bytes, coll_dtype_t dt,
-                                coll_explain_t *out);
+coll_status_t coll_comm_explain(coll_comm_t comm, coll_kind_t kind, size_t bytes, coll_dtype_t dt, coll_explain_t *out);
 
 #endif

@@ -45,9 +45,9 @@ int coll_hd_fold_peer(int i, int p);
 /* One halving step of virtual rank v: partner virtual rank, and the blocks
  * (in units of the pof2 blocks) v sends and keeps. */
 typedef struct {
-    int peer;              /* virtual rank of the partner */
-    int send_lo, send_n;   /* blocks [send_lo, send_lo + send_n) leave */
-    int keep_lo, keep_n;   /* blocks [keep_lo, keep_lo + keep_n) are reduced into */
+    int peer;            /* virtual rank of the partner */
+    int send_lo, send_n; /* blocks [send_lo, send_lo + send_n) leave */
+    int keep_lo, keep_n; /* blocks [keep_lo, keep_lo + keep_n) are reduced into */
 } coll_hd_step_t;
 /* Halving step s (0 <= s < nsteps). The doubling (allgather) step s runs
  * coll_hd_halving(v, p, nsteps - 1 - s) with send and keep swapped. */

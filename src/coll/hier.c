@@ -20,19 +20,19 @@ static coll_status_t sub_run(coll_comm *comm, const coll_group_t *g, coll_args_t
 static coll_status_t sub_reducing(coll_comm *comm, const coll_group_t *g, coll_kind_t kind, const void *sendbuf,
                                   void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op, int root)
 {
-    coll_args_t a = {.kind = kind, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = n, .dt = dt, .op = op,
-                     .root = root};
+    coll_args_t a
+        = {.kind = kind, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = n, .dt = dt, .op = op, .root = root};
     return sub_run(comm, g, &a);
 }
 
-coll_status_t coll_sub_allreduce(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                 size_t n, coll_dtype_t dt, coll_op_t op)
+coll_status_t coll_sub_allreduce(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf, size_t n,
+                                 coll_dtype_t dt, coll_op_t op)
 {
     return sub_reducing(comm, g, COLL_ALLREDUCE, sendbuf, recvbuf, n, dt, op, 0);
 }
 
-coll_status_t coll_sub_reduce(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                              size_t n, coll_dtype_t dt, coll_op_t op, int root)
+coll_status_t coll_sub_reduce(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf, size_t n,
+                              coll_dtype_t dt, coll_op_t op, int root)
 {
     return sub_reducing(comm, g, COLL_REDUCE, sendbuf, recvbuf, n, dt, op, root);
 }
@@ -43,36 +43,44 @@ coll_status_t coll_sub_barrier(coll_comm *comm, const coll_group_t *g)
     return sub_run(comm, g, &a);
 }
 
-coll_status_t coll_sub_broadcast(coll_comm *comm, const coll_group_t *g, void *buf, size_t n,
-                                 coll_dtype_t dt, int root)
+coll_status_t coll_sub_broadcast(coll_comm *comm, const coll_group_t *g, void *buf, size_t n, coll_dtype_t dt, int root)
 {
-    coll_args_t a = {.kind = COLL_BROADCAST, .sendbuf = buf, .recvbuf = buf, .count = n, .dt = dt,
-                     .root = root};
+    coll_args_t a = {.kind = COLL_BROADCAST, .sendbuf = buf, .recvbuf = buf, .count = n, .dt = dt, .root = root};
     return sub_run(comm, g, &a);
 }
 
-coll_status_t coll_sub_reduce_scatter(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                      void *recvbuf, size_t count, coll_dtype_t dt, coll_op_t op)
+coll_status_t coll_sub_reduce_scatter(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                      size_t count, coll_dtype_t dt, coll_op_t op)
 {
-    coll_args_t a = {.kind = COLL_REDUCE_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
-                     .dt = dt, .op = op};
+    coll_args_t a
+        = {.kind = COLL_REDUCE_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dt = dt, .op = op};
     return sub_run(comm, g, &a);
 }
 
-coll_status_t coll_sub_reduce_scatterv(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                       void *recvbuf, const size_t *counts, const size_t *displs,
-                                       coll_dtype_t dt, coll_op_t op)
+coll_status_t coll_sub_reduce_scatterv(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                       const size_t *counts, const size_t *displs, coll_dtype_t dt, coll_op_t op)
 {
-    coll_args_t a = {.kind = COLL_REDUCE_SCATTERV, .sendbuf = sendbuf, .recvbuf = recvbuf,
-                     .count = counts[g->me], .counts = counts, .displs = displs, .dt = dt, .op = op};
+    coll_args_t a = {.kind = COLL_REDUCE_SCATTERV,
+                     .sendbuf = sendbuf,
+                     .recvbuf = recvbuf,
+                     .count = counts[g->me],
+                     .counts = counts,
+                     .displs = displs,
+                     .dt = dt,
+                     .op = op};
     return sub_run(comm, g, &a);
 }
 
 coll_status_t coll_sub_allgatherv(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
                                   const size_t *counts, const size_t *displs, coll_dtype_t dt)
 {
-    coll_args_t a = {.kind = COLL_ALLGATHERV, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = counts[g->me],
-                     .counts = counts, .displs = displs, .dt = dt};
+    coll_args_t a = {.kind = COLL_ALLGATHERV,
+                     .sendbuf = sendbuf,
+                     .recvbuf = recvbuf,
+                     .count = counts[g->me],
+                     .counts = counts,
+                     .displs = displs,
+                     .dt = dt};
     return sub_run(comm, g, &a);
 }
 
@@ -80,29 +88,34 @@ coll_status_t coll_sub_allgatherv(coll_comm *comm, const coll_group_t *g, const 
 static coll_status_t sub_rooted(coll_comm *comm, const coll_group_t *g, coll_kind_t kind, const void *sendbuf,
                                 void *recvbuf, size_t count, coll_dtype_t dt, int root)
 {
-    coll_args_t a = {.kind = kind, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dt = dt,
-                     .root = root};
+    coll_args_t a = {.kind = kind, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dt = dt, .root = root};
     return sub_run(comm, g, &a);
 }
 
-coll_status_t coll_sub_scatter(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                               size_t count, coll_dtype_t dt, int root)
+coll_status_t coll_sub_scatter(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf, size_t count,
+                               coll_dtype_t dt, int root)
 {
     return sub_rooted(comm, g, COLL_SCATTER, sendbuf, recvbuf, count, dt, root);
 }
 
-coll_status_t coll_sub_gather(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                              size_t count, coll_dtype_t dt, int root)
+coll_status_t coll_sub_gather(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf, size_t count,
+                              coll_dtype_t dt, int root)
 {
     return sub_rooted(comm, g, COLL_GATHER, sendbuf, recvbuf, count, dt, root);
 }
 
-coll_status_t coll_sub_alltoallv(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                 const size_t *scounts, const size_t *sdispls, void *recvbuf,
-                                 const size_t *rcounts, const size_t *rdispls, coll_dtype_t dt)
+coll_status_t coll_sub_alltoallv(coll_comm *comm, const coll_group_t *g, const void *sendbuf, const size_t *scounts,
+                                 const size_t *sdispls, void *recvbuf, const size_t *rcounts, const size_t *rdispls,
+                                 coll_dtype_t dt)
 {
-    coll_args_t a = {.kind = COLL_ALLTOALLV, .sendbuf = sendbuf, .recvbuf = recvbuf, .scounts = scounts,
-                     .sdispls = sdispls, .rcounts = rcounts, .rdispls = rdispls, .dt = dt};
+    coll_args_t a = {.kind = COLL_ALLTOALLV,
+                     .sendbuf = sendbuf,
+                     .recvbuf = recvbuf,
+                     .scounts = scounts,
+                     .sdispls = sdispls,
+                     .rcounts = rcounts,
+                     .rdispls = rdispls,
+                     .dt = dt};
     return sub_run(comm, g, &a);
 }
 
@@ -205,10 +218,7 @@ double coll_hcost_shm_allgather(const coll_comm *comm, int p, double n)
     return shm_level(comm, p, n * (1.0 + 1.0 / p), 0);
 }
 
-double coll_hcost_shm_broadcast(const coll_comm *comm, int p, double n)
-{
-    return shm_level(comm, p, 2 * n, 0);
-}
+double coll_hcost_shm_broadcast(const coll_comm *comm, int p, double n) { return shm_level(comm, p, 2 * n, 0); }
 
 double coll_hcost_shm_reduce(const coll_comm *comm, int p, double n)
 {
@@ -232,8 +242,8 @@ double coll_hcost_tcp_allreduce(const coll_comm *comm, int p, double n, int flow
     const coll_link_cost_t *l = tcp_level(comm, p, flows, &alpha);
     if (!l)
         return 0;
-    double ring = 2 * (p - 1) * coll_cost_chunks(n / p) * alpha + 2.0 * (p - 1) / p * n * l->beta_us_per_b +
-                  (p - 1.0) / p * n * l->gamma_us_per_b * ov;
+    double ring = 2 * (p - 1) * coll_cost_chunks(n / p) * alpha + 2.0 * (p - 1) / p * n * l->beta_us_per_b
+        + (p - 1.0) / p * n * l->gamma_us_per_b * ov;
     double hd = coll_allreduce_hd_cost(l, l->beta_us_per_b, p, n, ov);
     return ring < hd ? ring : hd;
 }
@@ -267,6 +277,6 @@ double coll_hcost_tcp_reduce_scatter(const coll_comm *comm, int p, double n, int
     const coll_link_cost_t *l = tcp_level(comm, p, flows, &alpha);
     if (!l)
         return 0;
-    return (p - 1) * coll_cost_chunks(n / p) * alpha +
-           (p - 1.0) / p * n * (l->beta_us_per_b + l->gamma_us_per_b * coll_tuning_oversub(comm));
+    return (p - 1) * coll_cost_chunks(n / p) * alpha
+        + (p - 1.0) / p * n * (l->beta_us_per_b + l->gamma_us_per_b * coll_tuning_oversub(comm));
 }

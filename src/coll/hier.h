@@ -22,27 +22,26 @@
 
 /* Sub-collectives on group g, algorithm chosen by coll_algo_run. Arguments
  * follow the conventions of algo.h (counts in elements, roots global). */
-coll_status_t coll_sub_allreduce(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                 size_t n, coll_dtype_t dt, coll_op_t op);
-coll_status_t coll_sub_reduce(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                              size_t n, coll_dtype_t dt, coll_op_t op, int root);
+coll_status_t coll_sub_allreduce(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf, size_t n,
+                                 coll_dtype_t dt, coll_op_t op);
+coll_status_t coll_sub_reduce(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf, size_t n,
+                              coll_dtype_t dt, coll_op_t op, int root);
 coll_status_t coll_sub_barrier(coll_comm *comm, const coll_group_t *g);
-coll_status_t coll_sub_broadcast(coll_comm *comm, const coll_group_t *g, void *buf, size_t n,
-                                 coll_dtype_t dt, int root);
-coll_status_t coll_sub_reduce_scatter(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                      void *recvbuf, size_t count, coll_dtype_t dt, coll_op_t op);
-coll_status_t coll_sub_reduce_scatterv(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                       void *recvbuf, const size_t *counts, const size_t *displs,
-                                       coll_dtype_t dt, coll_op_t op);
+coll_status_t coll_sub_broadcast(coll_comm *comm, const coll_group_t *g, void *buf, size_t n, coll_dtype_t dt,
+                                 int root);
+coll_status_t coll_sub_reduce_scatter(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                      size_t count, coll_dtype_t dt, coll_op_t op);
+coll_status_t coll_sub_reduce_scatterv(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                       const size_t *counts, const size_t *displs, coll_dtype_t dt, coll_op_t op);
 coll_status_t coll_sub_allgatherv(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
                                   const size_t *counts, const size_t *displs, coll_dtype_t dt);
-coll_status_t coll_sub_gather(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                              size_t count, coll_dtype_t dt, int root);
-coll_status_t coll_sub_alltoallv(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                 const size_t *scounts, const size_t *sdispls, void *recvbuf,
-                                 const size_t *rcounts, const size_t *rdispls, coll_dtype_t dt);
-coll_status_t coll_sub_scatter(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                               size_t count, coll_dtype_t dt, int root);
+coll_status_t coll_sub_gather(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf, size_t count,
+                              coll_dtype_t dt, int root);
+coll_status_t coll_sub_alltoallv(coll_comm *comm, const coll_group_t *g, const void *sendbuf, const size_t *scounts,
+                                 const size_t *sdispls, void *recvbuf, const size_t *rcounts, const size_t *rdispls,
+                                 coll_dtype_t dt);
+coll_status_t coll_sub_scatter(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf, size_t count,
+                               coll_dtype_t dt, int root);
 
 /* Smallest and largest number of ranks on one host. */
 int coll_hier_min_local(const coll_comm *comm);

@@ -71,7 +71,7 @@ coll_status_t coll_net_probe(coll_comm *comm)
         return COLL_SUCCESS;
     }
     int a = comm->leader_ranks[0], b = comm->leader_ranks[1];
-    double res[3] = {0, 0, 0};   /* latency us, bandwidth GB/s, valid */
+    double res[3] = {0, 0, 0}; /* latency us, bandwidth GB/s, valid */
     double t0 = coll_now();
     if (comm->rank == a || comm->rank == b) {
         char *buf = calloc(1, PROBE_LARGE);
@@ -85,9 +85,9 @@ coll_status_t coll_net_probe(coll_comm *comm)
         free(buf);
         COLL_CHECK(st);
         double lat = small / 2 * 1e6, half = large / 2 * 1e6;
-        double xfer = half - lat > half / 10 ? half - lat : half;   /* noise: never below a tenth of the time */
+        double xfer = half - lat > half / 10 ? half - lat : half; /* noise: never below a tenth of the time */
         res[0] = lat > 0.05 ? lat : 0.05;
-        res[1] = (double)PROBE_LARGE / xfer / 1e3;                  /* bytes/us -> GB/s */
+        res[1] = (double)PROBE_LARGE / xfer / 1e3; /* bytes/us -> GB/s */
         res[2] = 1;
     }
     /* the result goes down the bootstrap tree: no data connection is opened
@@ -97,8 +97,10 @@ coll_status_t coll_net_probe(coll_comm *comm)
     if (res[2] == 1 && res[1] > 0) {
         coll_tuning_set_tcp(res[0], res[1]);
         if (comm->rank == 0)
-            COLL_INFO(COLL_SUB_TUNING, "network probe (rank %d <-> %d): latency %.1f us, %.2f GB/s (+ %.1f us a step); "
-                      "%.1f ms", a, b, res[0], res[1], coll_tuning_tcp()->step_us, (coll_now() - t0) * 1e3);
+            COLL_INFO(COLL_SUB_TUNING,
+                      "network probe (rank %d <-> %d): latency %.1f us, %.2f GB/s (+ %.1f us a step); "
+                      "%.1f ms",
+                      a, b, res[0], res[1], coll_tuning_tcp()->step_us, (coll_now() - t0) * 1e3);
     }
     return COLL_SUCCESS;
 }

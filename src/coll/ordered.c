@@ -18,9 +18,8 @@
 #include "coll/tuning.h"
 #include "core/config.h"
 
-coll_status_t coll_ordered_reduce_scatterv(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                           void *out, const size_t *counts, const size_t *displs,
-                                           coll_dtype_t dt, coll_op_t op)
+coll_status_t coll_ordered_reduce_scatterv(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *out,
+                                           const size_t *counts, const size_t *displs, coll_dtype_t dt, coll_op_t op)
 {
     int p = g->size, me = g->me;
     size_t es = coll_dtype_size(dt), maxc = 0;
@@ -65,7 +64,8 @@ coll_status_t coll_ordered_reduce_scatterv(coll_comm *comm, const coll_group_t *
         if (!len)
             continue;
         for (int i = 0; i < p; i++)
-            in[i] = i == me ? (const void *)(sb + (displs[me] + off) * es) : (const void *)(tmp + (size_t)i * slot * es);
+            in[i] = i == me ? (const void *)(sb + (displs[me] + off) * es)
+                            : (const void *)(tmp + (size_t)i * slot * es);
         coll_reduce_multi((char *)out + off * es, in, p, len, dt, op);
     }
 out:
@@ -80,7 +80,8 @@ double coll_ordered_rsv_cost(const coll_comm *comm, const coll_group_t *g, size_
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double ov = coll_tuning_oversub(comm);
     double p = g->size, m = (double)max_block_bytes;
-    return coll_cost_chunks(m) * (p - 1) * coll_cost_alpha(comm, l) + (p - 1) * m * (l->beta_us_per_b + l->gamma_us_per_b * ov);
+    return coll_cost_chunks(m) * (p - 1) * coll_cost_alpha(comm, l)
+        + (p - 1) * m * (l->beta_us_per_b + l->gamma_us_per_b * ov);
 }
 
 double coll_ordered_reduce_cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a, double steps)

@@ -21,9 +21,8 @@
  * Cost (p members, m = largest block in bytes, c = ceil(m / COLL_CHUNK)):
  *   c (p-1) alpha + (p-1) m beta + (p-1) m gamma      (= (p-1)/p n for even blocks)
  * Memory: (p-1) chunks private. A member talks to every other (O(p) peers). */
-coll_status_t coll_ordered_reduce_scatterv(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                           void *out, const size_t *counts, const size_t *displs,
-                                           coll_dtype_t dt, coll_op_t op);
+coll_status_t coll_ordered_reduce_scatterv(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *out,
+                                           const size_t *counts, const size_t *displs, coll_dtype_t dt, coll_op_t op);
 
 /* Latency and per-byte time of coll_ordered_reduce_scatterv (cost model). */
 double coll_ordered_rsv_cost(const coll_comm *comm, const coll_group_t *g, size_t max_block_bytes);

@@ -16,9 +16,9 @@
 #include "transport/transport.h"
 #include "transport/wait.h"
 
-#define PRIM_MAX_FDS 64                      /* per wait; peers beyond it make the wait poll 1 ms */
-#define PRIM_TCP_NOSPIN ((size_t)64 << 10)   /* tcp transfers this large wait in poll, not spinning */
-#define PRIM_TCP_SPINS 32u                   /* progress rounds before a smaller tcp wait polls */
+#define PRIM_MAX_FDS 64                    /* per wait; peers beyond it make the wait poll 1 ms */
+#define PRIM_TCP_NOSPIN ((size_t)64 << 10) /* tcp transfers this large wait in poll, not spinning */
+#define PRIM_TCP_SPINS 32u                 /* progress rounds before a smaller tcp wait polls */
 
 /* fds[nfds, nfds + k) were just added: drop those already in fds[0, nfds)
  * (the tcp listener is shared by every receive still waiting for its
@@ -85,8 +85,8 @@ static coll_status_t progress(coll_comm *comm, coll_prim_t *ops, int nops, coll_
 typedef struct {
     struct pollfd fds[PRIM_MAX_FDS];
     int nfds, waiting[PRIM_MAX_FDS], nwait;
-    int nbell;       /* peers whose transport does not wait on fds (doorbells) */
-    int tcp_large;   /* a socket transfer of PRIM_TCP_NOSPIN bytes or more left */
+    int nbell;     /* peers whose transport does not wait on fds (doorbells) */
+    int tcp_large; /* a socket transfer of PRIM_TCP_NOSPIN bytes or more left */
 } wait_set_t;
 
 static void wait_set_build(coll_comm *comm, const coll_prim_t *ops, int nops, coll_waiter_t *w, wait_set_t *ws)
@@ -104,7 +104,7 @@ static void wait_set_build(coll_comm *comm, const coll_prim_t *ops, int nops, co
                                                PRIM_MAX_FDS - ws->nfds);
             ws->nfds = merge_fds(ws->fds, ws->nfds, k);
         } else {
-            w->short_poll = 1;   /* this peer is not in the poll set */
+            w->short_poll = 1; /* this peer is not in the poll set */
         }
         if (!(comm->tp[p->peer]->caps & COLL_TP_WAITS_ON_FDS))
             ws->nbell++;
@@ -159,7 +159,7 @@ coll_status_t coll_prim_run(coll_comm *comm, coll_prim_t *ops, int nops, coll_dt
     int sends = 0;
     for (int i = 0; i < nops; i++)
         sends += ops[i].type == COLL_PRIM_SEND;
-    int both_ways = sends > 0 && sends < nops;   /* the step sends and receives (tcp spin) */
+    int both_ways = sends > 0 && sends < nops; /* the step sends and receives (tcp spin) */
     coll_waiter_t w;
     coll_waiter_init(&w, comm);
     for (;;) {
@@ -204,8 +204,8 @@ coll_status_t coll_prim_run(coll_comm *comm, coll_prim_t *ops, int nops, coll_dt
     return st;
 }
 
-coll_status_t coll_prim_sendrecv(coll_comm *comm, const void *sbuf, size_t sbytes, int dst,
-                                 void *rbuf, size_t rbytes, int src)
+coll_status_t coll_prim_sendrecv(coll_comm *comm, const void *sbuf, size_t sbytes, int dst, void *rbuf, size_t rbytes,
+                                 int src)
 {
     coll_prim_t ops[2];
     int n = 0;
@@ -216,9 +216,8 @@ coll_status_t coll_prim_sendrecv(coll_comm *comm, const void *sbuf, size_t sbyte
     return n ? coll_prim_run(comm, ops, n, COLL_UINT8, COLL_SUM) : COLL_SUCCESS;
 }
 
-coll_status_t coll_prim_send_recv_reduce(coll_comm *comm, const void *sbuf, size_t sbytes, int dst,
-                                         void *rdst, const void *rsrc2, size_t rbytes, int src,
-                                         coll_dtype_t dt, coll_op_t op)
+coll_status_t coll_prim_send_recv_reduce(coll_comm *comm, const void *sbuf, size_t sbytes, int dst, void *rdst,
+                                         const void *rsrc2, size_t rbytes, int src, coll_dtype_t dt, coll_op_t op)
 {
     coll_prim_t ops[2];
     int n = 0;

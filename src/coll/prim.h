@@ -20,17 +20,16 @@ typedef enum { COLL_PRIM_SEND, COLL_PRIM_RECV, COLL_PRIM_RECV_REDUCE } coll_prim
 
 typedef struct {
     coll_prim_type_t type;
-    int peer;                 /* global rank */
-    const void *src;          /* SEND: data */
-    void *dst;                /* RECV*: destination */
-    const void *src2;         /* RECV_REDUCE: dst = src2 OP incoming (src2 may be dst) */
+    int peer;         /* global rank */
+    const void *src;  /* SEND: data */
+    void *dst;        /* RECV*: destination */
+    const void *src2; /* RECV_REDUCE: dst = src2 OP incoming (src2 may be dst) */
     size_t bytes;
-    size_t done;              /* progress (executor) */
+    size_t done; /* progress (executor) */
 } coll_prim_t;
 
 /* Progress all ops until every one completes. dt/op are used by RECV_REDUCE. */
-coll_status_t coll_prim_run(coll_comm *comm, coll_prim_t *ops, int nops, coll_dtype_t dt,
-                            coll_op_t op);
+coll_status_t coll_prim_run(coll_comm *comm, coll_prim_t *ops, int nops, coll_dtype_t dt, coll_op_t op);
 
 /* Shorthands building a step. */
 static inline coll_prim_t coll_prim_send(int peer, const void *src, size_t bytes)
@@ -50,11 +49,10 @@ static inline coll_prim_t coll_prim_recv_reduce(int peer, void *dst, const void 
 }
 
 /* One send and one receive at once (either peer may be -1 to skip). */
-coll_status_t coll_prim_sendrecv(coll_comm *comm, const void *sbuf, size_t sbytes, int dst,
-                                 void *rbuf, size_t rbytes, int src);
+coll_status_t coll_prim_sendrecv(coll_comm *comm, const void *sbuf, size_t sbytes, int dst, void *rbuf, size_t rbytes,
+                                 int src);
 /* Send sbuf to dst while receiving from src and reducing: rdst = rsrc2 OP in. */
-coll_status_t coll_prim_send_recv_reduce(coll_comm *comm, const void *sbuf, size_t sbytes,
-                                         int dst, void *rdst, const void *rsrc2,
-                                         size_t rbytes, int src, coll_dtype_t dt, coll_op_t op);
+coll_status_t coll_prim_send_recv_reduce(coll_comm *comm, const void *sbuf, size_t sbytes, int dst, void *rdst,
+                                         const void *rsrc2, size_t rbytes, int src, coll_dtype_t dt, coll_op_t op);
 
 #endif

@@ -33,10 +33,7 @@ static pthread_mutex_t forced_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Other libraries' names for ours (case-insensitive, like every name here):
  * HCCL and NCCL call the hierarchical algorithms "hybrid". */
-static const char *canonical_name(const char *name)
-{
-    return !strcasecmp(name, "hybrid") ? "hier" : name;
-}
+static const char *canonical_name(const char *name) { return !strcasecmp(name, "hybrid") ? "hier" : name; }
 
 const coll_algo_t *coll_algo_find(coll_kind_t kind, const char *name)
 {
@@ -97,8 +94,7 @@ static void list_names(char *buf, size_t len, int kind)
 
 int coll_algo_kind_reduces(coll_kind_t kind)
 {
-    return kind == COLL_ALLREDUCE || kind == COLL_REDUCE || kind == COLL_REDUCE_SCATTER ||
-           kind == COLL_REDUCE_SCATTERV;
+    return kind == COLL_ALLREDUCE || kind == COLL_REDUCE || kind == COLL_REDUCE_SCATTER || kind == COLL_REDUCE_SCATTERV;
 }
 
 /* COLL_DETERMINISTIC=1 and al reduces in an order of its own? */
@@ -123,8 +119,10 @@ static int check_deterministic(const coll_algo_t *al, int determ, char *err, siz
         return 0;
     char names[200];
     list_deterministic(names, sizeof names, al->kind);
-    snprintf(err, errlen, "%s algorithm '%s' in COLL_ALGO is not deterministic and COLL_DETERMINISTIC=1 is set; "
-             "deterministic %s algorithms: %s", coll_kind_name(al->kind), al->name, coll_kind_name(al->kind), names);
+    snprintf(err, errlen,
+             "%s algorithm '%s' in COLL_ALGO is not deterministic and COLL_DETERMINISTIC=1 is set; "
+             "deterministic %s algorithms: %s",
+             coll_kind_name(al->kind), al->name, coll_kind_name(al->kind), names);
     return -1;
 }
 
@@ -153,7 +151,9 @@ static int parse_spec(const char *spec, int determ, const coll_algo_t **out, cha
                 }
             if (!found) {
                 list_names(names, sizeof names, -1);
-                snprintf(err, errlen, "unknown algorithm '%s' in COLL_ALGO; allowed: %s, hybrid = hier (or COLL=NAME;...)", item, names);
+                snprintf(err, errlen,
+                         "unknown algorithm '%s' in COLL_ALGO; allowed: %s, hybrid = hier (or COLL=NAME;...)", item,
+                         names);
                 return -1;
             }
             continue;
@@ -161,8 +161,10 @@ static int parse_spec(const char *spec, int determ, const coll_algo_t **out, cha
         *eq = '\0';
         coll_kind_t k;
         if (kind_from_name(item, &k)) {
-            snprintf(err, errlen, "unknown collective '%s' in COLL_ALGO; allowed: allreduce allgather "
-                     "allgatherv reduce_scatter reduce_scatterv reduce broadcast scatter gather alltoall alltoallv", item);
+            snprintf(err, errlen,
+                     "unknown collective '%s' in COLL_ALGO; allowed: allreduce allgather "
+                     "allgatherv reduce_scatter reduce_scatterv reduce broadcast scatter gather alltoall alltoallv",
+                     item);
             return -1;
         }
         const coll_algo_t *a = coll_algo_find(k, eq + 1);
@@ -211,8 +213,7 @@ static coll_status_t load_forced(void)
     return coll_algo_force(coll_cfg_str(COLL_CFG_ALGO));
 }
 
-int coll_algo_is_usable(const coll_algo_t *al, const coll_comm *comm, const coll_group_t *g,
-                        const coll_args_t *a)
+int coll_algo_is_usable(const coll_algo_t *al, const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     if (excluded_by_determinism(al, coll_cfg_bool(COLL_CFG_DETERMINISTIC)))
         return 0;
@@ -227,8 +228,7 @@ int coll_algo_is_usable(const coll_algo_t *al, const coll_comm *comm, const coll
     return al->usable ? al->usable(comm, g, a) : 1;
 }
 
-coll_status_t coll_algo_select(coll_comm *comm, const coll_group_t *g, const coll_args_t *a,
-                               const coll_algo_t **out)
+coll_status_t coll_algo_select(coll_comm *comm, const coll_group_t *g, const coll_args_t *a, const coll_algo_t **out)
 {
     COLL_CHECK(load_forced());
     const coll_algo_t *f = forced[a->kind];
@@ -248,19 +248,20 @@ coll_status_t coll_algo_select(coll_comm *comm, const coll_group_t *g, const col
     int skip_all_peers = 0;
     if (coll_tuning_too_many_peers(comm, g))
         for (int i = 0; coll_algo_table[i] && !skip_all_peers; i++)
-            skip_all_peers = coll_algo_table[i]->kind == a->kind && !(coll_algo_table[i]->flags & COLL_ALGO_F_ALL_PEERS) &&
-                             coll_algo_is_usable(coll_algo_table[i], comm, g, a);
+            skip_all_peers = coll_algo_table[i]->kind == a->kind && !(coll_algo_table[i]->flags & COLL_ALGO_F_ALL_PEERS)
+                && coll_algo_is_usable(coll_algo_table[i], comm, g, a);
     int determ = coll_cfg_bool(COLL_CFG_DETERMINISTIC);
     if (!coll_cfg_bool(COLL_CFG_TUNING_RULES_OFF)) {
         int host = coll_group_is_local(comm, g);
         for (int i = 0; coll_tuning_rules[i].algo; i++) {
             const coll_tuning_rule_t *r = &coll_tuning_rules[i];
-            if (r->kind != a->kind || g->size < r->pmin || g->size > r->pmax || a->bytes < r->bytes_min ||
-                a->bytes > r->bytes_max || (r->scope == COLL_RULE_HOST && !host) ||
-                (r->scope == COLL_RULE_CROWDED && !(host && coll_tuning_crowded(comm))))
+            if (r->kind != a->kind || g->size < r->pmin || g->size > r->pmax || a->bytes < r->bytes_min
+                || a->bytes > r->bytes_max || (r->scope == COLL_RULE_HOST && !host)
+                || (r->scope == COLL_RULE_CROWDED && !(host && coll_tuning_crowded(comm))))
                 continue;
             const coll_algo_t *al = coll_algo_find(a->kind, r->algo);
-            if (al && !((al->flags & COLL_ALGO_F_ORDERED_ONLY) && !determ) && !(skip_all_peers && (al->flags & COLL_ALGO_F_ALL_PEERS)) && coll_algo_is_usable(al, comm, g, a)) {
+            if (al && !((al->flags & COLL_ALGO_F_ORDERED_ONLY) && !determ)
+                && !(skip_all_peers && (al->flags & COLL_ALGO_F_ALL_PEERS)) && coll_algo_is_usable(al, comm, g, a)) {
                 COLL_DEBUG(COLL_SUB_TUNING, "  rule %d: %s/%s", i, coll_kind_name(a->kind), al->name);
                 *out = al;
                 return COLL_SUCCESS;
@@ -277,8 +278,8 @@ coll_status_t coll_algo_select(coll_comm *comm, const coll_group_t *g, const col
         agreed.bytes = 0;
     for (int i = 0; coll_algo_table[i]; i++) {
         const coll_algo_t *al = coll_algo_table[i];
-        if (al->kind != a->kind || (skip_all_peers && (al->flags & COLL_ALGO_F_ALL_PEERS)) ||
-            ((al->flags & COLL_ALGO_F_ORDERED_ONLY) && !determ) || !coll_algo_is_usable(al, comm, g, a))
+        if (al->kind != a->kind || (skip_all_peers && (al->flags & COLL_ALGO_F_ALL_PEERS))
+            || ((al->flags & COLL_ALGO_F_ORDERED_ONLY) && !determ) || !coll_algo_is_usable(al, comm, g, a))
             continue;
         if (!any)
             any = al;
@@ -305,10 +306,10 @@ coll_status_t coll_algo_run(coll_comm *comm, const coll_group_t *g, const coll_a
     const coll_algo_t *al;
     COLL_CHECK(coll_algo_select(comm, g, a, &al));
     if (g == &comm->world) {
-        if (comm->last_algo != al->name || comm->last_algo_kind != a->kind ||
-            coll_log_enabled(COLL_LOG_DEBUG, COLL_SUB_TUNING))
-            COLL_INFO(COLL_SUB_TUNING, "%s %zu bytes on %d ranks: algorithm %s%s", coll_kind_name(a->kind),
-                      a->bytes, g->size, al->name, forced[a->kind] == al ? " (forced)" : "");
+        if (comm->last_algo != al->name || comm->last_algo_kind != a->kind
+            || coll_log_enabled(COLL_LOG_DEBUG, COLL_SUB_TUNING))
+            COLL_INFO(COLL_SUB_TUNING, "%s %zu bytes on %d ranks: algorithm %s%s", coll_kind_name(a->kind), a->bytes,
+                      g->size, al->name, forced[a->kind] == al ? " (forced)" : "");
         comm->last_algo = al->name;
         comm->last_algo_kind = a->kind;
     }
@@ -321,8 +322,10 @@ void coll_algo_list(FILE *out)
     for (int i = 0; coll_algo_table[i]; i++)
         fprintf(out, "%-16s %-14s %s%s\n", coll_kind_name(coll_algo_table[i]->kind), coll_algo_table[i]->name,
                 coll_algo_table[i]->desc,
-                coll_algo_kind_reduces(coll_algo_table[i]->kind) && (coll_algo_table[i]->flags & COLL_ALGO_F_DETERMINISTIC)
-                    ? " [allowed with COLL_DETERMINISTIC=1]" : "");
+                coll_algo_kind_reduces(coll_algo_table[i]->kind)
+                        && (coll_algo_table[i]->flags & COLL_ALGO_F_DETERMINISTIC)
+                    ? " [allowed with COLL_DETERMINISTIC=1]"
+                    : "");
 }
 
 /* ---- the configuration's view of the algorithm names (core/config.h) ---- */
@@ -348,7 +351,4 @@ static const coll_cfg_algo_names_t cfg_names = {cfg_check_spec, cfg_canonical, c
 /* Registered when the library is loaded: the registry is linked into every
  * program that can run a collective, so the names are known before any
  * configuration is checked. */
-__attribute__((constructor)) static void register_cfg_names(void)
-{
-    coll_cfg_set_algo_names(&cfg_names);
-}
+__attribute__((constructor)) static void register_cfg_names(void) { coll_cfg_set_algo_names(&cfg_names); }

@@ -12,8 +12,8 @@
 
 #define BATCH 64
 
-coll_status_t coll_rooted_linear(coll_comm *comm, const coll_group_t *g, int ri, coll_rooted_dir_t dir,
-                                 char *blocks, char *own, size_t blk)
+coll_status_t coll_rooted_linear(coll_comm *comm, const coll_group_t *g, int ri, coll_rooted_dir_t dir, char *blocks,
+                                 char *own, size_t blk)
 {
     int p = g->size, me = g->me, to_root = dir == COLL_TO_ROOT;
     if (blk == 0)

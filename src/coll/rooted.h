@@ -18,8 +18,8 @@ typedef enum { COLL_TO_ROOT, COLL_FROM_ROOT } coll_rooted_dir_t;
 /* Linear: every member exchanges its block directly with the root; the root
  * posts all its operations at once (in batches) and copies its own block
  * (nothing when in place). ri: the root's index in g. */
-coll_status_t coll_rooted_linear(coll_comm *comm, const coll_group_t *g, int ri, coll_rooted_dir_t dir,
-                                 char *blocks, char *own, size_t blk);
+coll_status_t coll_rooted_linear(coll_comm *comm, const coll_group_t *g, int ri, coll_rooted_dir_t dir, char *blocks,
+                                 char *own, size_t blk);
 
 /* Binomial Gather and Scatter: where the blocks of child c's subtree (members
  * c, c+1, ... mod p: tree.h) are, len bytes in all. At the root, in member

@@ -3,10 +3,7 @@
  */
 #include "coll/tree.h"
 
-static int lowbit(int v)
-{
-    return v & -v;
-}
+static int lowbit(int v) { return v & -v; }
 
 int coll_tree_binomial_depth(int p)
 {
@@ -107,15 +104,9 @@ static int from_b(int t, int r, int p)
     return p % 2 == 0 ? p - 1 - r : (r + 1) % p;
 }
 
-int coll_dbtree_root(int t, int p)
-{
-    return from_b(t, 0, p);
-}
+int coll_dbtree_root(int t, int p) { return from_b(t, 0, p); }
 
-int coll_dbtree_parent(int t, int i, int p)
-{
-    return from_b(t, btree_parent(to_b(t, i, p), p), p);
-}
+int coll_dbtree_parent(int t, int i, int p) { return from_b(t, btree_parent(to_b(t, i, p), p), p); }
 
 int coll_dbtree_children(int t, int i, int p, int *out)
 {

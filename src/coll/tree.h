@@ -43,14 +43,8 @@
 /* Most children a binomial node can have (p <= 2^31). */
 #define COLL_TREE_MAX_CHILDREN 32
 
-static inline int coll_tree_rel(int i, int root, int p)
-{
-    return ((i - root) % p + p) % p;
-}
-static inline int coll_tree_abs(int v, int root, int p)
-{
-    return (v + root) % p;
-}
+static inline int coll_tree_rel(int i, int root, int p) { return ((i - root) % p + p) % p; }
+static inline int coll_tree_abs(int v, int root, int p) { return (v + root) % p; }
 
 /* ceil(log2 p): rounds of a binomial algorithm (0 for p = 1). */
 int coll_tree_binomial_depth(int p);

@@ -72,7 +72,7 @@ static void load_file(void)
         if (!dst)
             continue;
         if (nf < 6)
-            step = dst->step_us;   /* the built-in per-step overhead */
+            step = dst->step_us; /* the built-in per-step overhead */
         coll_link_cost_t c = {a + step, 1.0 / (b * 1000.0), 1.0 / (g * 1000.0), bar, a, step};
         *dst = c;
         if (dst == &tcp_cost)
@@ -152,7 +152,4 @@ double coll_tuning_oversub(const coll_comm *comm)
     return comm->oversub >= 1.0 ? comm->oversub : 1.0;
 }
 
-int coll_tuning_crowded(const coll_comm *comm)
-{
-    return coll_tuning_oversub(comm) > COLL_RULE_CROWDED_RATIO;
-}
+int coll_tuning_crowded(const coll_comm *comm) { return coll_tuning_oversub(comm) > COLL_RULE_CROWDED_RATIO; }

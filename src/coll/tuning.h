@@ -7,15 +7,15 @@
 #define COLL_TUNING_H
 
 #include "coll/algo.h"
-#include "topo/topo.h"   /* coll_group_is_local, coll_group_busiest_host */
+#include "topo/topo.h" /* coll_group_is_local, coll_group_busiest_host */
 
 typedef struct {
-    double alpha_us;        /* what one step costs before its bytes: lat_us + step_us (every model uses this) */
-    double beta_us_per_b;   /* transfer time per byte */
-    double gamma_us_per_b;  /* reduction time per byte */
-    double bar_us;          /* one shared-memory barrier (shm only) */
-    double lat_us;          /* half the round trip of an idle 2-rank ping-pong (built-in, file or probe) */
-    double step_us;         /* per-step overhead a collective step pays beyond lat_us */
+    double alpha_us;       /* what one step costs before its bytes: lat_us + step_us (every model uses this) */
+    double beta_us_per_b;  /* transfer time per byte */
+    double gamma_us_per_b; /* reduction time per byte */
+    double bar_us;         /* one shared-memory barrier (shm only) */
+    double lat_us;         /* half the round trip of an idle 2-rank ping-pong (built-in, file or probe) */
+    double step_us;        /* per-step overhead a collective step pays beyond lat_us */
 } coll_link_cost_t;
 
 /* Constants for traffic inside group g: shm if all members share my host, tcp

@@ -23,13 +23,13 @@ const coll_tuning_rule_t coll_tuning_rules[] = {
      * the staged direct algorithm wins for AllReduce at every size, and the
      * trees win small rooted calls by 3-13x. First, so they override the rows
      * below; from 5 ranks up, since every gap grew with the ranks per core. */
-    {COLL_ALLREDUCE, COLL_RULE_CROWDED, 5, 1024, 0, ANY_SIZE, "direct"},     /* 8 ranks 128K: 122 vs cma 356 us */
-    {COLL_BROADCAST, COLL_RULE_CROWDED, 5, 1024, 0, KB(128), "binomial"},    /* 8 ranks 8K: 11.7 vs direct 72.8 us */
+    {COLL_ALLREDUCE, COLL_RULE_CROWDED, 5, 1024, 0, ANY_SIZE, "direct"},  /* 8 ranks 128K: 122 vs cma 356 us */
+    {COLL_BROADCAST, COLL_RULE_CROWDED, 5, 1024, 0, KB(128), "binomial"}, /* 8 ranks 8K: 11.7 vs direct 72.8 us */
     {COLL_BROADCAST, COLL_RULE_CROWDED, 5, 1024, KB(128) + 1, ANY_SIZE, "direct"}, /* 8 ranks 1M: 344 vs binomial 524 */
     {COLL_REDUCE, COLL_RULE_CROWDED, 5, 1024, 0, KB(128), "binomial"},       /* 16 ranks 8K: 28 vs direct 311 us */
     {COLL_SCATTER, COLL_RULE_CROWDED, 5, 1024, 0, KB(16), "binomial"},       /* 8 ranks 8K: 11.9 vs direct 65.6 us */
     {COLL_SCATTER, COLL_RULE_CROWDED, 5, 1024, KB(16) + 1, MB(8), "linear"}, /* 8 ranks 1M: 46 vs direct 114 us */
-    {COLL_GATHER, COLL_RULE_CROWDED, 5, 1024, 0, MB(8), "linear"},       /* 8 ranks 1M: 49 vs direct 121 us */
+    {COLL_GATHER, COLL_RULE_CROWDED, 5, 1024, 0, MB(8), "linear"},           /* 8 ranks 1M: 49 vs direct 121 us */
     {COLL_ALLREDUCE, COLL_RULE_HOST, 2, 1024, 0, KB(32), "direct"},
     {COLL_ALLREDUCE, COLL_RULE_HOST, 2, 1024, KB(32) + 1, ANY_SIZE, "cma"},
     /* bench/results/tune-20261202.md, second table (after the cooperative CMA

@@ -33,8 +33,7 @@ static void log_transports(const coll_comm *comm)
     if (comm->rank != 0)
         return;
     COLL_INFO(COLL_SUB_INIT, "transports: shm within a host (%s), tcp across hosts (%s)",
-              comm->shm ? "on" : (comm->local_size > 1 ? "disabled" : "unused"),
-              comm->tcp ? "on" : "unused");
+              comm->shm ? "on" : (comm->local_size > 1 ? "disabled" : "unused"), comm->tcp ? "on" : "unused");
 }
 
 static void comm_free(coll_comm *comm)
@@ -91,7 +90,7 @@ static coll_status_t init_bootstrap(coll_comm *comm, const coll_unique_id_t *id,
     comm->held_store = coll_id_server_hold(comm->id);
     char prefix[64];
     snprintf(prefix, sizeof prefix, "c%016llx", (unsigned long long)comm->id->nonce);
-    coll_bootstrap_prepare(comm->bs, comm->id, prefix);   /* a failure from here on is told to the others */
+    coll_bootstrap_prepare(comm->bs, comm->id, prefix); /* a failure from here on is told to the others */
     coll_topo_identify(me, comm->rank);
     comm->peers = calloc((size_t)comm->nranks, sizeof *comm->peers);
     if (!comm->peers)
@@ -113,9 +112,9 @@ static void init_spin_policy(coll_comm *comm, const coll_peer_info_t *me)
     comm->yields = (int)coll_cfg_int(COLL_CFG_YIELD);
     if (comm->local_size > me->ncpus) {
         if (comm->spin > 50)
-            comm->spin = 50;   /* oversubscribed: a spinning waiter steals the core of a working rank */
+            comm->spin = 50; /* oversubscribed: a spinning waiter steals the core of a working rank */
         if (comm->yields < 0)
-            comm->yields = 64;  /* ... but yielding hands it straight to one */
+            comm->yields = 64; /* ... but yielding hands it straight to one */
     } else if (comm->yields < 0) {
         comm->yields = 4;
     }
@@ -123,8 +122,10 @@ static void init_spin_policy(coll_comm *comm, const coll_peer_info_t *me)
     int spin_us = coll_comm_tcp_spin_us(comm->peers, comm->nranks, me, comm->local_size,
                                         coll_cfg_int(COLL_CFG_TCP_SPIN_US), &machine_ranks);
     comm->tcp_spin_s = spin_us * 1e-6;
-    COLL_INFO(COLL_SUB_INIT, "waits on sockets alone spin %d us before sleeping (COLL_TCP_SPIN_US; %d rank(s) "
-              "on this machine, %d core(s))", spin_us, machine_ranks, me->ncpus);
+    COLL_INFO(COLL_SUB_INIT,
+              "waits on sockets alone spin %d us before sleeping (COLL_TCP_SPIN_US; %d rank(s) "
+              "on this machine, %d core(s))",
+              spin_us, machine_ranks, me->ncpus);
 }
 
 /* Step 4, transports: each agrees on what .prepare left (every rank at the
@@ -150,8 +151,8 @@ static void tell_failure(coll_comm *comm, coll_status_t st)
     snprintf(saved, sizeof saved, "%s", coll_last_error());
     gethostname(host, sizeof host - 1);
     host[sizeof host - 1] = '\0';
-    snprintf(why, sizeof why, "rank %d (host %s, pid %d) failed during communicator setup: %s", comm->rank,
-             host, (int)getpid(), saved);
+    snprintf(why, sizeof why, "rank %d (host %s, pid %d) failed during communicator setup: %s", comm->rank, host,
+             (int)getpid(), saved);
     if (coll_bootstrap_fail(comm->bs, why) != COLL_SUCCESS)
         COLL_DEBUG(COLL_SUB_INIT, "could not mark the job failed in the store: %s", coll_last_error());
     else if (comm->held_store && !comm->bs->ready && comm->nranks > 1) {
@@ -185,7 +186,7 @@ coll_status_t coll_comm_init_rank(coll_comm_t *out, int nranks, coll_unique_id_t
     COLL_CHECK_GOTO(coll_bootstrap_barrier(comm->bs), st, fail);
     coll_topo_log(comm);
     log_transports(comm);
-    COLL_CHECK_GOTO(coll_net_probe(comm), st, fail);   /* tcp latency/bandwidth for selection (tuning.h) */
+    COLL_CHECK_GOTO(coll_net_probe(comm), st, fail); /* tcp latency/bandwidth for selection (tuning.h) */
     *out = comm;
     return COLL_SUCCESS;
 fail:
@@ -211,8 +212,8 @@ coll_status_t coll_comm_abort(coll_comm_t comm)
     return COLL_SUCCESS;
 }
 
-#define GETTER_CHECK(ptr)                                                                     \
-    if (!comm || !(ptr))                                                                      \
+#define GETTER_CHECK(ptr) \
+    if (!comm || !(ptr)) \
     return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_INIT, "%s: NULL argument", __func__)
 
 coll_status_t coll_comm_rank(coll_comm_t comm, int *rank)
@@ -244,7 +245,4 @@ coll_status_t coll_comm_local(coll_comm_t comm, int *local_rank, int *local_size
     return COLL_SUCCESS;
 }
 
-const char *coll_comm_last_algo(coll_comm_t comm)
-{
-    return comm && comm->last_algo ? comm->last_algo : "";
-}
+const char *coll_comm_last_algo(coll_comm_t comm) { return comm && comm->last_algo ? comm->last_algo : ""; }

@@ -35,7 +35,7 @@ typedef struct {
 } split_rec_t;
 
 typedef struct {
-    int32_t status;                         /* coll_status_t of the id's creation */
+    int32_t status; /* coll_status_t of the id's creation */
     coll_unique_id_t id;
 } split_id_t;
 
@@ -77,13 +77,11 @@ static int color_members(const split_rec_t *all, int n, int me, int *members, in
 static coll_status_t parent_failed(coll_comm *comm, coll_status_t st, const char *step)
 {
     coll_comm_set_aborted(comm, st, "coll_comm_split (%s) failed: %s", step, coll_last_error());
-    return coll_error(st, COLL_SUB_INIT, "coll_comm_split: %s over the parent failed: %s", step,
-                      coll_last_error());
+    return coll_error(st, COLL_SUB_INIT, "coll_comm_split: %s over the parent failed: %s", step, coll_last_error());
 }
 
 /* Steps 1-2: my color's size, my new rank, and its id (when color >= 0). */
-static coll_status_t exchange(coll_comm *comm, int color, int key, int *size, int *newrank,
-                              split_id_t *mine)
+static coll_status_t exchange(coll_comm *comm, int color, int key, int *size, int *newrank, split_id_t *mine)
 {
     int n = comm->nranks;
     split_rec_t rec = {color < 0 ? -1 : color, key};
@@ -93,7 +91,7 @@ static coll_status_t exchange(coll_comm *comm, int color, int key, int *size, in
     coll_status_t st = COLL_SUCCESS;
     if (!all || !members || !ids) {
         st = coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "coll_comm_split: out of memory");
-        goto out;   /* the others then wait for us until their timeout: nothing better without memory */
+        goto out; /* the others then wait for us until their timeout: nothing better without memory */
     }
     if ((st = coll_bootstrap_allgather(comm->bs, &rec, sizeof rec, all)) != COLL_SUCCESS) {
         st = parent_failed(comm, st, "allgather of (color, key)");
@@ -102,7 +100,7 @@ static coll_status_t exchange(coll_comm *comm, int color, int key, int *size, in
     split_id_t id;
     memset(&id, 0, sizeof id);
     if ((*size = color_members(all, n, comm->rank, members, newrank)) < 0)
-        id.status = coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "out of memory");   /* told to all below */
+        id.status = coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "out of memory"); /* told to all below */
     else if (color >= 0 && *newrank == 0)
         id.status = (int32_t)coll_get_unique_id(&id.id);
     if ((st = coll_bootstrap_allgather(comm->bs, &id, sizeof id, ids)) != COLL_SUCCESS) {
@@ -112,13 +110,13 @@ static coll_status_t exchange(coll_comm *comm, int color, int key, int *size, in
         goto out;
     }
     for (int r = 0; r < n; r++)
-        if (ids[r].status != COLL_SUCCESS) {   /* every rank sees it: all return it */
+        if (ids[r].status != COLL_SUCCESS) { /* every rank sees it: all return it */
             if (color >= 0 && *newrank == 0 && id.status == COLL_SUCCESS)
                 coll_unique_id_release(&id.id);
             st = coll_error((coll_status_t)ids[r].status, COLL_SUB_INIT,
                             "coll_comm_split: rank %d could not create the new id of color %d (%s)%s%s", r,
-                            all[r].color, coll_strerror((coll_status_t)ids[r].status),
-                            r == comm->rank ? ": " : "", r == comm->rank ? coll_last_error() : "");
+                            all[r].color, coll_strerror((coll_status_t)ids[r].status), r == comm->rank ? ": " : "",
+                            r == comm->rank ? coll_last_error() : "");
             goto out;
         }
     if (color >= 0)
@@ -148,9 +146,9 @@ coll_status_t coll_comm_split(coll_comm_t comm, int color, int key, coll_comm_t 
     if (color >= 0) {
         int log_rank = coll_log_get_rank();
         st = coll_comm_init_rank(&sub, size, id.id, newrank);
-        coll_log_set_rank(log_rank);   /* log lines keep naming this process's rank as before */
+        coll_log_set_rank(log_rank); /* log lines keep naming this process's rank as before */
         if (st != COLL_SUCCESS && newrank == 0)
-            coll_unique_id_release(&id.id);   /* no-op when the failed init already stopped it */
+            coll_unique_id_release(&id.id); /* no-op when the failed init already stopped it */
     }
     char why[1024] = "";
     if (st != COLL_SUCCESS)

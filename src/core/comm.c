@@ -23,8 +23,7 @@ double coll_now(void)
 const char *coll_peer_desc(const coll_comm *comm, int rank, char *buf, size_t len)
 {
     if (comm->peers && rank >= 0 && rank < comm->nranks)
-        snprintf(buf, len, "rank %d (host %s, pid %d)", rank, comm->peers[rank].hostname,
-                 (int)comm->peers[rank].pid);
+        snprintf(buf, len, "rank %d (host %s, pid %d)", rank, comm->peers[rank].hostname, (int)comm->peers[rank].pid);
     else
         snprintf(buf, len, "rank %d", rank);
     return buf;
@@ -55,8 +54,8 @@ coll_status_t coll_comm_scratch(coll_comm *comm, size_t bytes, void **out)
     return COLL_SUCCESS;
 }
 
-int coll_comm_tcp_spin_us(const coll_peer_info_t *peers, int nranks, const coll_peer_info_t *me,
-                          int local_size, long long cfg_us, int *machine_ranks)
+int coll_comm_tcp_spin_us(const coll_peer_info_t *peers, int nranks, const coll_peer_info_t *me, int local_size,
+                          long long cfg_us, int *machine_ranks)
 {
     int same = 0;
     for (int r = 0; r < nranks; r++)

@@ -15,15 +15,15 @@
 /* What every rank tells the others at init (exchanged by bootstrap allgather). */
 typedef struct {
     char hostname[COLL_HOSTNAME_MAX];
-    char host_id[128];          /* hostname + boot id, or COLL_HOST_ID */
+    char host_id[128]; /* hostname + boot id, or COLL_HOST_ID */
     int32_t pid;
     int32_t rank;
     /* TCP data listener of this rank: where peers on other hosts connect. */
     uint16_t family, port;
     uint8_t addr[16];
     char ifname[32];
-    int32_t ncpus;              /* online CPUs of this rank's host */
-    char boot_id[40];           /* the kernel this rank runs on, even with COLL_HOST_ID: "hosts"
+    int32_t ncpus;    /* online CPUs of this rank's host */
+    char boot_id[40]; /* the kernel this rank runs on, even with COLL_HOST_ID: "hosts"
                                    that are containers or namespaces of one machine share it */
 } coll_peer_info_t;
 
@@ -32,7 +32,7 @@ typedef struct {
  * ones can compose flat ones. ranks[i] is the global rank of member i. */
 typedef struct {
     int size;
-    int me;                 /* my index in ranks[] (-1 if not a member) */
+    int me; /* my index in ranks[] (-1 if not a member) */
     const int *ranks;
 } coll_group_t;
 
@@ -46,47 +46,47 @@ struct coll_sim;
 
 struct coll_comm {
     int rank, nranks;
-    coll_peer_info_t *peers;             /* [nranks] */
+    coll_peer_info_t *peers; /* [nranks] */
     /* topology */
-    int nhosts, host;                    /* number of hosts, my host index */
-    int *rank_host;                      /* [nranks] host index of each rank */
-    int *rank_local;                     /* [nranks] local rank of each rank on its host */
+    int nhosts, host; /* number of hosts, my host index */
+    int *rank_host;   /* [nranks] host index of each rank */
+    int *rank_local;  /* [nranks] local rank of each rank on its host */
     int local_rank, local_size;
-    int *host_nranks;                    /* [nhosts] */
-    int *world_ranks;                    /* [nranks] 0..n-1 */
-    int *local_ranks;                    /* [local_size] global ranks of my host */
-    int *leader_ranks;                   /* [nhosts] local rank 0 of each host */
+    int *host_nranks;  /* [nhosts] */
+    int *world_ranks;  /* [nranks] 0..n-1 */
+    int *local_ranks;  /* [local_size] global ranks of my host */
+    int *leader_ranks; /* [nhosts] local rank 0 of each host */
     coll_group_t world, local, leaders;
-    int uniform_hosts;                   /* every host has the same number of ranks */
-    int min_local, max_local;            /* fewest / most ranks on a host (0: not set, count them) */
-    double oversub;                      /* max over hosts of ranks / online CPUs (>= 1), same on every rank */
+    int uniform_hosts;        /* every host has the same number of ranks */
+    int min_local, max_local; /* fewest / most ranks on a host (0: not set, count them) */
+    double oversub;           /* max over hosts of ranks / online CPUs (>= 1), same on every rank */
 
     /* transports: the one used towards each peer (NULL for self) */
-    const struct coll_transport_ops **tp;   /* [nranks] */
-    struct coll_shm *shm;                /* NULL when local_size == 1 or disabled */
-    struct coll_tcp *tcp;                /* NULL when every peer is local */
-    struct coll_sim *sim;                /* simulated communicator (transport/sim.h), else NULL */
-    const struct coll_direct_ops *direct;       /* NULL when no local peer's memory is readable */
+    const struct coll_transport_ops **tp; /* [nranks] */
+    struct coll_shm *shm;                 /* NULL when local_size == 1 or disabled */
+    struct coll_tcp *tcp;                 /* NULL when every peer is local */
+    struct coll_sim *sim;                 /* simulated communicator (transport/sim.h), else NULL */
+    const struct coll_direct_ops *direct; /* NULL when no local peer's memory is readable */
 
-    struct coll_bootstrap *bs;           /* bootstrap/bootstrap.h, allocated with the comm */
+    struct coll_bootstrap *bs; /* bootstrap/bootstrap.h, allocated with the comm */
     struct coll_id_info *id;
-    int held_store;                      /* this process hosts the id's store: hold/drop it */
+    int held_store; /* this process hosts the id's store: hold/drop it */
 
     /* state */
-    atomic_int aborted;                  /* set by abort, peer abort, fatal error */
-    double next_abort_check;             /* coll_now() of the next look at the bootstrap tree */
-    double next_liveness;                /* coll_now() of the next transport dead_peer check */
-    uint64_t seq;                        /* collective calls so far */
+    atomic_int aborted;      /* set by abort, peer abort, fatal error */
+    double next_abort_check; /* coll_now() of the next look at the bootstrap tree */
+    double next_liveness;    /* coll_now() of the next transport dead_peer check */
+    uint64_t seq;            /* collective calls so far */
     const char *last_algo;
     coll_kind_t last_algo_kind;
-    coll_kind_t cur_kind;                /* for timeout / abort messages */
+    coll_kind_t cur_kind; /* for timeout / abort messages */
     size_t cur_bytes;
-    int recvs_pending;                   /* executor: receives not finished in the current step
+    int recvs_pending; /* executor: receives not finished in the current step
                                             (a shm sender helps copy only when this is 0) */
     double exec_timeout_s, connect_timeout_s;
     int spin;
-    int yields;                          /* sched_yield rounds before blocking */
-    double tcp_spin_s;                   /* a wait on sockets alone keeps progressing this long
+    int yields;        /* sched_yield rounds before blocking */
+    double tcp_spin_s; /* a wait on sockets alone keeps progressing this long
                                             before sleeping in poll (COLL_TCP_SPIN_US) */
 
     /* scratch, grown on demand and reused (never freed per call) */
@@ -111,8 +111,8 @@ int coll_group_index(const coll_group_t *g, int global_rank);
  * that are namespaces or containers of one kernel (same boot id) share its
  * cores, so they count together; *machine_ranks gets that count. */
 #define COLL_TCP_SPIN_AUTO_US 2000
-int coll_comm_tcp_spin_us(const coll_peer_info_t *peers, int nranks, const coll_peer_info_t *me,
-                          int local_size, long long cfg_us, int *machine_ranks);
+int coll_comm_tcp_spin_us(const coll_peer_info_t *peers, int nranks, const coll_peer_info_t *me, int local_size,
+                          long long cfg_us, int *machine_ranks);
 
 /* Monotonic clock. */
 double coll_now(void);

@@ -43,9 +43,9 @@ static cfg_val_t cfg_vals[COLL_CFG_COUNT];
 static int cfg_loaded;
 static pthread_mutex_t cfg_lock = PTHREAD_MUTEX_INITIALIZER;
 static char cfg_err[1024];
-static char cfg_notes[4096];     /* WARN lines for coll_cfg_report */
-static char cfg_info[2048];      /* INFO lines for coll_cfg_report */
-static char cfg_unknown[1024];   /* HCCL_* names not in the table, one per line */
+static char cfg_notes[4096];   /* WARN lines for coll_cfg_report */
+static char cfg_info[2048];    /* INFO lines for coll_cfg_report */
+static char cfg_unknown[1024]; /* HCCL_* names not in the table, one per line */
 
 const coll_cfg_entry_t *coll_cfg_entry(coll_cfg_id_t id)
 {
@@ -67,10 +67,26 @@ int coll_parse_size(const char *s, unsigned long long *out)
         return -1;
     unsigned shift = 0;
     switch (*end) {
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    case 't': case 'T': shift = 40; end++; break;
+    case 'k':
+    case 'K':
+        shift = 10;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        shift = 20;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        shift = 30;
+        end++;
+        break;
+    case 't':
+    case 'T':
+        shift = 40;
+        end++;
+        break;
     default: break;
     }
     if (shift && (*end == 'b' || *end == 'B'))
@@ -101,10 +117,8 @@ static int cfg_parse(coll_cfg_type_t type, const char *s, cfg_val_t *v)
 {
     char *end;
     switch (type) {
-    case CFG_T_STR:
-        return 0;
-    case CFG_T_BOOL:
-        return parse_bool(s, &v->i);
+    case CFG_T_STR: return 0;
+    case CFG_T_BOOL: return parse_bool(s, &v->i);
     case CFG_T_INT:
         errno = 0;
         v->i = strtoll(s, &end, 10);
@@ -168,8 +182,10 @@ static int cfg_validate(coll_cfg_id_t id, const char *name, const char *s, char 
         snprintf(buf, sizeof buf, "%s", s);
         for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
             if (!one_of(t + (*t == '^'), subs)) {
-                snprintf(err, errlen, "invalid %s='%s': unknown subsystem '%s'; allowed: ALL INIT BOOTSTRAP SHM TCP "
-                         "NET COLL TUNING ENV (^X excludes)", name, s, t);
+                snprintf(err, errlen,
+                         "invalid %s='%s': unknown subsystem '%s'; allowed: ALL INIT BOOTSTRAP SHM TCP "
+                         "NET COLL TUNING ENV (^X excludes)",
+                         name, s, t);
                 return -1;
             }
         return 0;
@@ -189,8 +205,7 @@ static int cfg_validate(coll_cfg_id_t id, const char *name, const char *s, char 
         }
         return 0;
     }
-    default:
-        return 0;
+    default: return 0;
     }
 }
 
@@ -305,10 +320,9 @@ static void cfg_load_locked(void)
     /* COLL_DETERMINISTIC=1 (or HCCL_DETERMINISTIC=true): a forced reducing
      * algorithm must honour it (checked once both are known) */
     char msg[768], err[1024];
-    if (cfg_vals[COLL_CFG_DETERMINISTIC].i && !cfg_vals[COLL_CFG_ALGO].bad && cfg_vals[COLL_CFG_ALGO].str &&
-        cfg_vals[COLL_CFG_ALGO].str[0] &&
-        coll_cfg_algo_names()->check_spec_determ &&
-        coll_cfg_algo_names()->check_spec_determ(cfg_vals[COLL_CFG_ALGO].str, msg, sizeof msg) != 0) {
+    if (cfg_vals[COLL_CFG_DETERMINISTIC].i && !cfg_vals[COLL_CFG_ALGO].bad && cfg_vals[COLL_CFG_ALGO].str
+        && cfg_vals[COLL_CFG_ALGO].str[0] && coll_cfg_algo_names()->check_spec_determ
+        && coll_cfg_algo_names()->check_spec_determ(cfg_vals[COLL_CFG_ALGO].str, msg, sizeof msg) != 0) {
         snprintf(err, sizeof err, "invalid COLL_ALGO='%s': %s", cfg_vals[COLL_CFG_ALGO].str, msg);
         cfg_mark_bad(COLL_CFG_ALGO, err);
     }
@@ -353,10 +367,7 @@ coll_status_t coll_cfg_check(void)
     return COLL_SUCCESS;
 }
 
-const char *coll_cfg_check_message(void)
-{
-    return cfg_err;
-}
+const char *coll_cfg_check_message(void) { return cfg_err; }
 
 const char *coll_cfg_str(coll_cfg_id_t id)
 {
@@ -395,15 +406,9 @@ int coll_cfg_is_set(coll_cfg_id_t id)
 }
 
 /* 0 = COLL_ knob, 1 = HCCL_* name, 2 = set by launchers */
-static int var_class(const char *env)
-{
-    return !strncmp(env, "COLL_", 5) ? 0 : !strncmp(env, "HCCL_", 5) ? 1 : 2;
-}
+static int var_class(const char *env) { return !strncmp(env, "COLL_", 5) ? 0 : !strncmp(env, "HCCL_", 5) ? 1 : 2; }
 
-static int is_launcher_var(const char *env)
-{
-    return var_class(env) != 0;
-}
+static int is_launcher_var(const char *env) { return var_class(env) != 0; }
 
 void coll_cfg_print(FILE *out)
 {
@@ -497,10 +502,11 @@ void coll_cfg_report(int rank)
         char name[256];
         snprintf(name, sizeof name, "%.*s", (int)n, l);
         const char *hint = coll_hccl_hint(name);
-        COLL_WARN(COLL_SUB_ENV, "%s is not an HCCL setting collbench knows: ignored%s%s (known: HCCL_ALGO "
+        COLL_WARN(COLL_SUB_ENV,
+                  "%s is not an HCCL setting collbench knows: ignored%s%s (known: HCCL_ALGO "
                   "HCCL_BUFFSIZE HCCL_CONNECT_TIMEOUT HCCL_EXEC_TIMEOUT HCCL_SOCKET_IFNAME HCCL_IF_IP "
-                  "HCCL_SOCKET_FAMILY HCCL_IF_BASE_PORT HCCL_DETERMINISTIC)", name, hint ? "; instead: " : "",
-                  hint ? hint : "");
+                  "HCCL_SOCKET_FAMILY HCCL_IF_BASE_PORT HCCL_DETERMINISTIC)",
+                  name, hint ? "; instead: " : "", hint ? hint : "");
         l += n + (l[n] == '\n');
     }
 }
@@ -529,8 +535,7 @@ char *coll_cfg_nondefault(const char *sep)
     for (int id = 0; id < COLL_CFG_COUNT; id++) {
         if (!cfg_vals[id].set || is_launcher_var(cfg_table[id].env))
             continue;
-        len += (size_t)snprintf(s + len, cap - len, "%s%s=%s", len ? sep : "", cfg_table[id].env,
-                                cfg_vals[id].str);
+        len += (size_t)snprintf(s + len, cap - len, "%s%s=%s", len ? sep : "", cfg_table[id].env, cfg_vals[id].str);
     }
     return s;
 }
@@ -538,12 +543,6 @@ char *coll_cfg_nondefault(const char *sep)
 static const coll_cfg_algo_names_t *algo_names;
 static const coll_cfg_algo_names_t no_names = {NULL, NULL, NULL};
 
-void coll_cfg_set_algo_names(const coll_cfg_algo_names_t *names)
-{
-    algo_names = names;
-}
+void coll_cfg_set_algo_names(const coll_cfg_algo_names_t *names) { algo_names = names; }
 
-const coll_cfg_algo_names_t *coll_cfg_algo_names(void)
-{
-    return algo_names ? algo_names : &no_names;
-}
+const coll_cfg_algo_names_t *coll_cfg_algo_names(void) { return algo_names ? algo_names : &no_names; }

@@ -17,71 +17,107 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
  * (config_hccl.c maps each onto its COLL_ knob where that is unset), then
  * variables that launchers set (read-only for us, listed so one table
  * documents everything). */
-#define COLL_CONFIG_TABLE(X)                                                                      \
-    X(ALGO, "COLL_ALGO", STR, "", "", "force algorithms: NAME for every collective that has it, or per collective 'allreduce=ring;allgather=direct' (names: --list-algos)") \
-    X(DEBUG, "COLL_DEBUG", STR, "WARN", "", "log level: NONE, ERROR, WARN, INFO, DEBUG, TRACE")   \
-    X(DEBUG_SUBSYS, "COLL_DEBUG_SUBSYS", STR, "ALL", "", "subsystems to log: ALL or a comma list of INIT,BOOTSTRAP,SHM,TCP,COLL,TUNING,ENV (^X excludes)") \
+#define COLL_CONFIG_TABLE(X) \
+    X(ALGO, "COLL_ALGO", STR, "", "", \
+      "force algorithms: NAME for every collective that has it, or per collective 'allreduce=ring;allgather=direct' (names: --list-algos)") \
+    X(DEBUG, "COLL_DEBUG", STR, "WARN", "", "log level: NONE, ERROR, WARN, INFO, DEBUG, TRACE") \
+    X(DEBUG_SUBSYS, "COLL_DEBUG_SUBSYS", STR, "ALL", "", \
+      "subsystems to log: ALL or a comma list of INIT,BOOTSTRAP,SHM,TCP,COLL,TUNING,ENV (^X excludes)") \
     X(DEBUG_FILE, "COLL_DEBUG_FILE", STR, "", "", "log to this file instead of stderr; %h = hostname, %p = pid") \
     X(BUFFSIZE, "COLL_BUFFSIZE", SIZE, "8M", "bytes", "shared-memory staging buffer per rank (K/M/G suffixes)") \
     X(SHM_SLOT, "COLL_SHM_SLOT", SIZE, "128K", "bytes", "size of one slot of a shared-memory point-to-point FIFO") \
     X(SHM_NSLOTS, "COLL_SHM_NSLOTS", INT, "4", "", "slots per shared-memory point-to-point FIFO (pipelining depth)") \
-    X(CMA, "COLL_CMA", BOOL, "1", "", "large messages between ranks of a host copied once with process_vm_readv (when permitted)") \
-    X(CMA_MIN, "COLL_CMA_MIN", SIZE, "256K", "bytes", "point-to-point messages between ranks of a host from this size go by one CMA copy") \
-    X(CMA_COOP, "COLL_CMA_COOP", BOOL, "1", "", "the sender of a large CMA message writes part of it into the receiver (process_vm_writev) while the receiver reads the rest: two cores copy") \
-    X(CMA_PIECE, "COLL_CMA_PIECE", SIZE, "1M", "bytes", "piece size of a cooperative CMA copy (each side claims pieces until none is left)") \
-    X(SHM_DISABLE, "COLL_SHM_DISABLE", BOOL, "0", "", "use TCP even between ranks of one host")          \
-    X(SPIN, "COLL_SPIN", INT, "2000", "iterations", "busy-wait iterations before a waiting rank blocks (0 = block at once)") \
-    X(TCP_SPIN_US, "COLL_TCP_SPIN_US", INT, "-1", "us", "a rank in a step that sends and receives, waiting on sockets alone, polls them without sleeping this long before it sleeps (-1 = auto: 2000 while the ranks on this machine, namespaces and containers included, fit its cores; else 0)") \
-    X(YIELD, "COLL_YIELD", INT, "-1", "", "sched_yield rounds after spinning, before blocking (-1 = auto: 64 when ranks outnumber cores, else 4)") \
-    X(CONNECT_TIMEOUT, "COLL_CONNECT_TIMEOUT", DOUBLE, "120", "s", "bootstrap and transport setup timeout (0 = never)") \
-    X(EXEC_TIMEOUT, "COLL_EXEC_TIMEOUT", DOUBLE, "300", "s", "a collective waiting for a peer longer than this fails (0 = never)") \
-    X(SOCKET_IFNAME, "COLL_SOCKET_IFNAME", STR, "", "", "interfaces: 'eth,enp' prefix, '^docker' exclude prefix, '=eth0' exact, '^=eth0' exclude exact") \
-    X(IF_IP, "COLL_IF_IP", STR, "", "", "use this local address (wins over COLL_SOCKET_IFNAME)")     \
-    X(SOCKET_FAMILY, "COLL_SOCKET_FAMILY", STR, "", "", "AF_INET or AF_INET6 (default: whatever the interface has, IPv4 first)") \
+    X(CMA, "COLL_CMA", BOOL, "1", "", \
+      "large messages between ranks of a host copied once with process_vm_readv (when permitted)") \
+    X(CMA_MIN, "COLL_CMA_MIN", SIZE, "256K", "bytes", \
+      "point-to-point messages between ranks of a host from this size go by one CMA copy") \
+    X(CMA_COOP, "COLL_CMA_COOP", BOOL, "1", "", \
+      "the sender of a large CMA message writes part of it into the receiver (process_vm_writev) while the receiver reads the rest: two cores copy") \
+    X(CMA_PIECE, "COLL_CMA_PIECE", SIZE, "1M", "bytes", \
+      "piece size of a cooperative CMA copy (each side claims pieces until none is left)") \
+    X(SHM_DISABLE, "COLL_SHM_DISABLE", BOOL, "0", "", "use TCP even between ranks of one host") \
+    X(SPIN, "COLL_SPIN", INT, "2000", "iterations", \
+      "busy-wait iterations before a waiting rank blocks (0 = block at once)") \
+    X(TCP_SPIN_US, "COLL_TCP_SPIN_US", INT, "-1", "us", \
+      "a rank in a step that sends and receives, waiting on sockets alone, polls them without sleeping this long before it sleeps (-1 = auto: 2000 while the ranks on this machine, namespaces and containers included, fit its cores; else 0)") \
+    X(YIELD, "COLL_YIELD", INT, "-1", "", \
+      "sched_yield rounds after spinning, before blocking (-1 = auto: 64 when ranks outnumber cores, else 4)") \
+    X(CONNECT_TIMEOUT, "COLL_CONNECT_TIMEOUT", DOUBLE, "120", "s", \
+      "bootstrap and transport setup timeout (0 = never)") \
+    X(EXEC_TIMEOUT, "COLL_EXEC_TIMEOUT", DOUBLE, "300", "s", \
+      "a collective waiting for a peer longer than this fails (0 = never)") \
+    X(SOCKET_IFNAME, "COLL_SOCKET_IFNAME", STR, "", "", \
+      "interfaces: 'eth,enp' prefix, '^docker' exclude prefix, '=eth0' exact, '^=eth0' exclude exact") \
+    X(IF_IP, "COLL_IF_IP", STR, "", "", "use this local address (wins over COLL_SOCKET_IFNAME)") \
+    X(SOCKET_FAMILY, "COLL_SOCKET_FAMILY", STR, "", "", \
+      "AF_INET or AF_INET6 (default: whatever the interface has, IPv4 first)") \
     X(IF_BASE_PORT, "COLL_IF_BASE_PORT", INT, "0", "", "first port for data listeners (0 = any free port)") \
-    X(PORT_RANGE, "COLL_PORT_RANGE", INT, "1000", "ports", "ports tried from COLL_IF_BASE_PORT upwards")  \
-    X(NSOCKS, "COLL_NSOCKS", INT, "2", "", "TCP connections per peer and direction (each carries data one way); large messages are dealt across them in COLL_SOCK_CHUNK chunks") \
+    X(PORT_RANGE, "COLL_PORT_RANGE", INT, "1000", "ports", "ports tried from COLL_IF_BASE_PORT upwards") \
+    X(NSOCKS, "COLL_NSOCKS", INT, "2", "", \
+      "TCP connections per peer and direction (each carries data one way); large messages are dealt across them in COLL_SOCK_CHUNK chunks") \
     X(SOCK_BUF, "COLL_SOCK_BUF", SIZE, "4M", "bytes", "SO_SNDBUF/SO_RCVBUF of data sockets (0 = kernel default)") \
-    X(SOCK_CHUNK, "COLL_SOCK_CHUNK", SIZE, "128K", "bytes", "large messages go over a peer's sockets in chunks of this size, each to whichever socket takes data first") \
-    X(SOCK_NOTSENT, "COLL_SOCK_NOTSENT", SIZE, "0", "bytes", "TCP_NOTSENT_LOWAT of data sockets: unsent bytes a socket queues before it reports full (0 = kernel default)") \
-    X(CHUNK, "COLL_CHUNK", SIZE, "256K", "bytes", "pipelining chunk of ring / chain algorithms")    \
-    X(HOST_ID, "COLL_HOST_ID", STR, "", "", "override this process's host identity (tests; default hostname + boot id)") \
-    X(DETERMINISTIC, "COLL_DETERMINISTIC", BOOL, "0", "", "bitwise-reproducible reductions: every element of allreduce, reduce and reduce_scatter(v) is reduced in rank order ((x0 + x1) + x2) + ... whatever the algorithm, timing or host layout; only algorithms that honour it are selected (direct, cma, ordered; docs/algorithms.md gives the cost)") \
-    X(TUNING_RULES_OFF, "COLL_TUNING_RULES_OFF", BOOL, "0", "", "ignore the measured selection rules (src/coll/tuning_rules.c): cost model only") \
+    X(SOCK_CHUNK, "COLL_SOCK_CHUNK", SIZE, "128K", "bytes", \
+      "large messages go over a peer's sockets in chunks of this size, each to whichever socket takes data first") \
+    X(SOCK_NOTSENT, "COLL_SOCK_NOTSENT", SIZE, "0", "bytes", \
+      "TCP_NOTSENT_LOWAT of data sockets: unsent bytes a socket queues before it reports full (0 = kernel default)") \
+    X(CHUNK, "COLL_CHUNK", SIZE, "256K", "bytes", "pipelining chunk of ring / chain algorithms") \
+    X(HOST_ID, "COLL_HOST_ID", STR, "", "", \
+      "override this process's host identity (tests; default hostname + boot id)") \
+    X(DETERMINISTIC, "COLL_DETERMINISTIC", BOOL, "0", "", \
+      "bitwise-reproducible reductions: every element of allreduce, reduce and reduce_scatter(v) is reduced in rank order ((x0 + x1) + x2) + ... whatever the algorithm, timing or host layout; only algorithms that honour it are selected (direct, cma, ordered; docs/algorithms.md gives the cost)") \
+    X(TUNING_RULES_OFF, "COLL_TUNING_RULES_OFF", BOOL, "0", "", \
+      "ignore the measured selection rules (src/coll/tuning_rules.c): cost model only") \
     X(TUNING_FILE, "COLL_TUNING_FILE", STR, "", "", "alpha-beta constants file overriding the built-in measured ones") \
-    X(NET_PROBE, "COLL_NET_PROBE", BOOL, "1", "", "with more than one host, measure the network at init (the leaders of hosts 0 and 1 ping-pong 8 B and 1 MiB, a few ms) and use its latency and bandwidth in algorithm selection; skipped when COLL_TUNING_FILE is set") \
-    X(PEERS_MAX, "COLL_PEERS_MAX", INT, "64", "ranks", "across hosts, automatic selection avoids algorithms in which a rank talks to every member (pairwise alltoall, linear gather/scatter) on groups larger than this, when a log-peer one can run (one socket per peer)") \
-    X(TEST_CPUS, "COLL_TEST_CPUS", STR, "", "", "test tools: pin local rank i to the i-th CPU of this list (e.g. 0-7)") \
+    X(NET_PROBE, "COLL_NET_PROBE", BOOL, "1", "", \
+      "with more than one host, measure the network at init (the leaders of hosts 0 and 1 ping-pong 8 B and 1 MiB, a few ms) and use its latency and bandwidth in algorithm selection; skipped when COLL_TUNING_FILE is set") \
+    X(PEERS_MAX, "COLL_PEERS_MAX", INT, "64", "ranks", \
+      "across hosts, automatic selection avoids algorithms in which a rank talks to every member (pairwise alltoall, linear gather/scatter) on groups larger than this, when a log-peer one can run (one socket per peer)") \
+    X(TEST_CPUS, "COLL_TEST_CPUS", STR, "", "", \
+      "test tools: pin local rank i to the i-th CPU of this list (e.g. 0-7)") \
     X(TEST_OUTPUT, "COLL_TEST_OUTPUT", STR, "", "", "test tools: also write results to this .json or .csv file") \
-    X(TEST_FORMAT, "COLL_TEST_FORMAT", STR, "collbench", "", "test tools: table layout: collbench (hccl_test's four columns, check_result padded, then bus_bandwidth) or hccl (exactly hccl_test's four columns; same as --format)") \
-    X(SECRET, "COLL_SECRET", STR, "", "", "shared secret for environment launches (default: derived from the job's ids)") \
-    X(SHM_PREFIX, "COLL_SHM_PREFIX", STR, "", "", "internal: name prefix of shared-memory segments (set by the standalone launcher)") \
-    X(HCCL_ALGO, "HCCL_ALGO", STR, "", "", "HCCL's 'level0:NA;level1:ALGO', or per operator 'allreduce=level0:NA;level1:ring/alltoall=level0:NA;level1:pairwise': used as COLL_ALGO when that is unset (ring, H-D_R -> hd, NB -> bruck, pairwise, pipeline -> hier; what collbench lacks gets the nearest, with a warning)") \
-    X(HCCL_BUFFSIZE, "HCCL_BUFFSIZE", STR, "", "MB", "HCCL's staging buffer in MB (2048 = 2 GiB): used as COLL_BUFFSIZE when that is unset") \
-    X(HCCL_CONNECT_TIMEOUT, "HCCL_CONNECT_TIMEOUT", STR, "", "s", "HCCL's link set-up timeout: used as COLL_CONNECT_TIMEOUT when that is unset") \
-    X(HCCL_EXEC_TIMEOUT, "HCCL_EXEC_TIMEOUT", STR, "", "s", "HCCL's collective timeout (0 = never): used as COLL_EXEC_TIMEOUT when that is unset") \
-    X(HCCL_SOCKET_IFNAME, "HCCL_SOCKET_IFNAME", STR, "", "", "HCCL's interface selection (same syntax): used as COLL_SOCKET_IFNAME when that is unset") \
-    X(HCCL_IF_IP, "HCCL_IF_IP", STR, "", "", "HCCL's host address (an IPv4 or IPv6 address): used as COLL_IF_IP when that is unset") \
-    X(HCCL_SOCKET_FAMILY, "HCCL_SOCKET_FAMILY", STR, "", "", "HCCL's AF_INET or AF_INET6: used as COLL_SOCKET_FAMILY when that is unset") \
-    X(HCCL_IF_BASE_PORT, "HCCL_IF_BASE_PORT", STR, "", "", "HCCL's first port (0..65535): used as COLL_IF_BASE_PORT when that is unset") \
-    X(HCCL_DETERMINISTIC, "HCCL_DETERMINISTIC", STR, "", "", "HCCL's deterministic reductions (true/false): used as COLL_DETERMINISTIC (1/0) when that is unset") \
-    X(ENV_RANK, "RANK", INT, "-1", "", "launcher (torchrun): global rank")                        \
-    X(ENV_WORLD_SIZE, "WORLD_SIZE", INT, "-1", "", "launcher (torchrun): number of ranks")         \
-    X(ENV_LOCAL_RANK, "LOCAL_RANK", INT, "-1", "", "launcher (torchrun): rank on this host")      \
+    X(TEST_FORMAT, "COLL_TEST_FORMAT", STR, "collbench", "", \
+      "test tools: table layout: collbench (hccl_test's four columns, check_result padded, then bus_bandwidth) or hccl (exactly hccl_test's four columns; same as --format)") \
+    X(SECRET, "COLL_SECRET", STR, "", "", \
+      "shared secret for environment launches (default: derived from the job's ids)") \
+    X(SHM_PREFIX, "COLL_SHM_PREFIX", STR, "", "", \
+      "internal: name prefix of shared-memory segments (set by the standalone launcher)") \
+    X(HCCL_ALGO, "HCCL_ALGO", STR, "", "", \
+      "HCCL's 'level0:NA;level1:ALGO', or per operator 'allreduce=level0:NA;level1:ring/alltoall=level0:NA;level1:pairwise': used as COLL_ALGO when that is unset (ring, H-D_R -> hd, NB -> bruck, pairwise, pipeline -> hier; what collbench lacks gets the nearest, with a warning)") \
+    X(HCCL_BUFFSIZE, "HCCL_BUFFSIZE", STR, "", "MB", \
+      "HCCL's staging buffer in MB (2048 = 2 GiB): used as COLL_BUFFSIZE when that is unset") \
+    X(HCCL_CONNECT_TIMEOUT, "HCCL_CONNECT_TIMEOUT", STR, "", "s", \
+      "HCCL's link set-up timeout: used as COLL_CONNECT_TIMEOUT when that is unset") \
+    X(HCCL_EXEC_TIMEOUT, "HCCL_EXEC_TIMEOUT", STR, "", "s", \
+      "HCCL's collective timeout (0 = never): used as COLL_EXEC_TIMEOUT when that is unset") \
+    X(HCCL_SOCKET_IFNAME, "HCCL_SOCKET_IFNAME", STR, "", "", \
+      "HCCL's interface selection (same syntax): used as COLL_SOCKET_IFNAME when that is unset") \
+    X(HCCL_IF_IP, "HCCL_IF_IP", STR, "", "", \
+      "HCCL's host address (an IPv4 or IPv6 address): used as COLL_IF_IP when that is unset") \
+    X(HCCL_SOCKET_FAMILY, "HCCL_SOCKET_FAMILY", STR, "", "", \
+      "HCCL's AF_INET or AF_INET6: used as COLL_SOCKET_FAMILY when that is unset") \
+    X(HCCL_IF_BASE_PORT, "HCCL_IF_BASE_PORT", STR, "", "", \
+      "HCCL's first port (0..65535): used as COLL_IF_BASE_PORT when that is unset") \
+    X(HCCL_DETERMINISTIC, "HCCL_DETERMINISTIC", STR, "", "", \
+      "HCCL's deterministic reductions (true/false): used as COLL_DETERMINISTIC (1/0) when that is unset") \
+    X(ENV_RANK, "RANK", INT, "-1", "", "launcher (torchrun): global rank") \
+    X(ENV_WORLD_SIZE, "WORLD_SIZE", INT, "-1", "", "launcher (torchrun): number of ranks") \
+    X(ENV_LOCAL_RANK, "LOCAL_RANK", INT, "-1", "", "launcher (torchrun): rank on this host") \
     X(ENV_LOCAL_WORLD_SIZE, "LOCAL_WORLD_SIZE", INT, "-1", "", "launcher (torchrun): ranks on this host") \
-    X(ENV_MASTER_ADDR, "MASTER_ADDR", STR, "", "", "launcher (torchrun): rendezvous host")         \
-    X(ENV_MASTER_PORT, "MASTER_PORT", INT, "29500", "", "launcher (torchrun): rendezvous port")    \
+    X(ENV_MASTER_ADDR, "MASTER_ADDR", STR, "", "", "launcher (torchrun): rendezvous host") \
+    X(ENV_MASTER_PORT, "MASTER_PORT", INT, "29500", "", "launcher (torchrun): rendezvous port") \
     X(ENV_RUN_ID, "TORCHELASTIC_RUN_ID", STR, "", "", "launcher (torchrun): job id, part of the default secret") \
-    X(ENV_SLURM_PROCID, "SLURM_PROCID", INT, "-1", "", "launcher (srun): global rank")            \
-    X(ENV_SLURM_NTASKS, "SLURM_NTASKS", INT, "-1", "", "launcher (srun): number of ranks")        \
-    X(ENV_SLURM_LOCALID, "SLURM_LOCALID", INT, "-1", "", "launcher (srun): rank on this host")    \
-    X(ENV_SLURM_NODELIST, "SLURM_JOB_NODELIST", STR, "", "", "launcher (srun): hosts; the first is the rendezvous unless MASTER_ADDR is set") \
+    X(ENV_SLURM_PROCID, "SLURM_PROCID", INT, "-1", "", "launcher (srun): global rank") \
+    X(ENV_SLURM_NTASKS, "SLURM_NTASKS", INT, "-1", "", "launcher (srun): number of ranks") \
+    X(ENV_SLURM_LOCALID, "SLURM_LOCALID", INT, "-1", "", "launcher (srun): rank on this host") \
+    X(ENV_SLURM_NODELIST, "SLURM_JOB_NODELIST", STR, "", "", \
+      "launcher (srun): hosts; the first is the rendezvous unless MASTER_ADDR is set") \
     X(ENV_SLURM_JOB_ID, "SLURM_JOB_ID", STR, "", "", "launcher (srun): job id, part of the default secret") \
-    X(ENV_SLURM_STEP_ID, "SLURM_STEP_ID", STR, "", "", "launcher (srun): step id, part of the default port and secret") \
+    X(ENV_SLURM_STEP_ID, "SLURM_STEP_ID", STR, "", "", \
+      "launcher (srun): step id, part of the default port and secret") \
     X(ENV_OMPI_RANK, "OMPI_COMM_WORLD_RANK", INT, "-1", "", "launcher (Open MPI mpirun): marks an MPI launch") \
     X(ENV_OMPI_SIZE, "OMPI_COMM_WORLD_SIZE", INT, "-1", "", "launcher (Open MPI mpirun): world size") \
-    X(ENV_PMI_RANK, "PMI_RANK", INT, "-1", "", "launcher (MPICH hydra): marks an MPI launch")     \
-    X(ENV_PMI_SIZE, "PMI_SIZE", INT, "-1", "", "launcher (MPICH hydra): world size")               \
+    X(ENV_PMI_RANK, "PMI_RANK", INT, "-1", "", "launcher (MPICH hydra): marks an MPI launch") \
+    X(ENV_PMI_SIZE, "PMI_SIZE", INT, "-1", "", "launcher (MPICH hydra): world size") \
     X(ENV_MPI_HOME, "MPI_HOME", STR, "", "", "MPI installation whose library the test tools load under mpirun") \
     X(ENV_HOME, "HOME", STR, "", "", "read only to expand '~' in paths")
 
@@ -89,7 +125,7 @@ typedef enum {
 #define COLL_CFG_ENUM(id, env, type, def, unit, doc) COLL_CFG_##id,
     COLL_CONFIG_TABLE(COLL_CFG_ENUM)
 #undef COLL_CFG_ENUM
-    COLL_CFG_COUNT
+        COLL_CFG_COUNT
 } coll_cfg_id_t;
 
 typedef struct {
@@ -108,12 +144,12 @@ const coll_cfg_entry_t *coll_cfg_entry(coll_cfg_id_t id);
 coll_status_t coll_cfg_check(void);
 /* Message of the last failed check ("invalid COLL_X='v': expected ..."). */
 const char *coll_cfg_check_message(void);
-const char *coll_cfg_str(coll_cfg_id_t id);      /* never NULL ("" when unset) */
+const char *coll_cfg_str(coll_cfg_id_t id); /* never NULL ("" when unset) */
 long long coll_cfg_int(coll_cfg_id_t id);
 size_t coll_cfg_size(coll_cfg_id_t id);
 int coll_cfg_bool(coll_cfg_id_t id);
 double coll_cfg_double(coll_cfg_id_t id);
-int coll_cfg_is_set(coll_cfg_id_t id);           /* set in the environment */
+int coll_cfg_is_set(coll_cfg_id_t id); /* set in the environment */
 /* Tests and tools may override a value in-process (before first use by the library). */
 void coll_cfg_set(coll_cfg_id_t id, const char *value);
 /* Re-read the environment (tests). */
@@ -135,7 +171,6 @@ char *coll_cfg_nondefault(const char *sep);
 
 /* Parse "123", "64K", "8m", "1G" (powers of 1024). Returns 0 on success, -1 otherwise. */
 int coll_parse_size(const char *s, unsigned long long *out);
-
 
 /* Algorithm names are the registry's (src/coll, a layer above core): it
  * registers these two look-ups at load time, so that the configuration can be

@@ -22,7 +22,6 @@
 #include <string.h>
 #include <strings.h>
 
-
 static const struct {
     coll_cfg_id_t hccl, coll;
 } hccl_map[] = {
@@ -57,9 +56,9 @@ int coll_hccl_is(coll_cfg_id_t id)
 /* ---- HCCL_ALGO ------------------------------------------------------------ */
 
 /* The collectives HCCL_ALGO can name, in the column order of hccl_algos[]. */
-static const coll_kind_t kinds[] = {COLL_ALLREDUCE, COLL_ALLGATHER, COLL_ALLGATHERV, COLL_REDUCE_SCATTER,
-                                    COLL_REDUCE_SCATTERV, COLL_REDUCE, COLL_BROADCAST, COLL_SCATTER,
-                                    COLL_GATHER, COLL_ALLTOALL, COLL_ALLTOALLV};
+static const coll_kind_t kinds[] = {COLL_ALLREDUCE,       COLL_ALLGATHER, COLL_ALLGATHERV, COLL_REDUCE_SCATTER,
+                                    COLL_REDUCE_SCATTERV, COLL_REDUCE,    COLL_BROADCAST,  COLL_SCATTER,
+                                    COLL_GATHER,          COLL_ALLTOALL,  COLL_ALLTOALLV};
 #define NK (sizeof kinds / sizeof kinds[0])
 
 /* HCCL's level1 algorithms. Columns: allreduce allgather allgatherv
@@ -69,14 +68,16 @@ static const struct {
     const char *name;
     const char *per_kind[NK];
 } hccl_algos[] = {
-    {"ring", {"ring", "ring", "ring", "ring", "ring", "~rs_gather", "~scatter_allgather", NULL, NULL,
-              "~pairwise", "~pairwise"}},
-    {"H-D_R", {"hd", "~bruck", "~bruck", NULL, "halving", "~binomial", "~binomial", "~binomial", "~binomial",
-               "~bruck", "~bruck"}},
-    {"NHR", {"~hd", "~bruck", "~bruck", NULL, "~halving", "~rs_gather", "~scatter_allgather", NULL, NULL,
-             "~bruck", "~bruck"}},
-    {"NHR_V1", {"~hd", "~bruck", "~bruck", NULL, "~halving", "~rs_gather", "~scatter_allgather", NULL, NULL,
-                "~bruck", "~bruck"}},
+    {"ring",
+     {"ring", "ring", "ring", "ring", "ring", "~rs_gather", "~scatter_allgather", NULL, NULL, "~pairwise",
+      "~pairwise"}},
+    {"H-D_R",
+     {"hd", "~bruck", "~bruck", NULL, "halving", "~binomial", "~binomial", "~binomial", "~binomial", "~bruck",
+      "~bruck"}},
+    {"NHR",
+     {"~hd", "~bruck", "~bruck", NULL, "~halving", "~rs_gather", "~scatter_allgather", NULL, NULL, "~bruck", "~bruck"}},
+    {"NHR_V1",
+     {"~hd", "~bruck", "~bruck", NULL, "~halving", "~rs_gather", "~scatter_allgather", NULL, NULL, "~bruck", "~bruck"}},
     {"NB", {"~hd", "bruck", "bruck", NULL, "~halving", NULL, NULL, NULL, NULL, "bruck", "bruck"}},
     {"AHC", {"~hier", "~hier", NULL, "~hier", NULL, NULL, "~hier", NULL, NULL, "~hier", NULL}},
     {"pipeline", {"~hier", "~hier", NULL, "~hier", NULL, "~pipeline", "~hier", NULL, NULL, "~hier", NULL}},
@@ -107,7 +108,8 @@ static const struct {
     {"gather", {COLL_GATHER}, 1},
 };
 #define NOPS (sizeof hccl_ops / sizeof hccl_ops[0])
-#define OP_NAMES "allreduce allgather reducescatter broadcast reduce scatter alltoall (and allgatherv reducescatterv alltoallv gather)"
+#define OP_NAMES \
+    "allreduce allgather reducescatter broadcast reduce scatter alltoall (and allgatherv reducescatterv alltoallv gather)"
 
 static void appendf(char *buf, size_t len, const char *fmt, ...)
 {
@@ -172,13 +174,14 @@ static int parse_levels(char *levels, const char *v, char *notes, size_t notesle
             continue;
         char *colon = strchr(it, ':');
         const char *name = it;
-        int level = 1;       /* a bare name: taken as level1 */
+        int level = 1; /* a bare name: taken as level1 */
         if (colon) {
             *colon = '\0';
             char *lv = trim(it);
             name = trim(colon + 1);
             if (strncasecmp(lv, "level", 5) || !isdigit((unsigned char)lv[5]) || lv[6] || lv[5] > '2') {
-                snprintf(err, errlen, "invalid HCCL_ALGO='%s': unknown level '%s'; allowed: level0 level1 level2", v, lv);
+                snprintf(err, errlen, "invalid HCCL_ALGO='%s': unknown level '%s'; allowed: level0 level1 level2", v,
+                         lv);
                 return -1;
             }
             level = lv[5] - '0';
@@ -191,15 +194,15 @@ static int parse_levels(char *levels, const char *v, char *notes, size_t notesle
         if (level == 1)
             algo = a;
         else if (strcasecmp(name, "NA"))
-            appendf(notes, noteslen, "HCCL_ALGO level%d:%s ignored: collbench has no level%d choice (%s)\n", level, name,
-                    level, level == 0 ? "ranks of one host use shared memory" : "no superpods");
+            appendf(notes, noteslen, "HCCL_ALGO level%d:%s ignored: collbench has no level%d choice (%s)\n", level,
+                    name, level, level == 0 ? "ranks of one host use shared memory" : "no superpods");
     }
     return algo;
 }
 
 /* Sets per[kind] for the collectives of op (-1: all) from hccl_algos[a]. */
-static void apply(int a, int op, int explicit_op, const char **per, char *notes, size_t noteslen,
-                  char *info, size_t infolen)
+static void apply(int a, int op, int explicit_op, const char **per, char *notes, size_t noteslen, char *info,
+                  size_t infolen)
 {
     char subst[512] = "", none[256] = "";
     for (size_t c = 0; c < NK; c++) {
@@ -263,7 +266,7 @@ static int translate_algo(const char *v, char *out, size_t outlen, char *notes, 
         if (a < 0)
             return -1;
         apply(a, op, op >= 0, op >= 0 ? per : global, notes, noteslen, info, infolen);
-        if (op >= 0)   /* "allreduce=level1:NA" after a global one: automatic */
+        if (op >= 0) /* "allreduce=level1:NA" after a global one: automatic */
             for (int j = 0; j < hccl_ops[op].n; j++)
                 named[hccl_ops[op].k[j]] = 1;
     }
@@ -291,26 +294,25 @@ static int is_ip(const char *s)
     } else {
         memcpy(tmp, s, n + 1);
     }
-    char *pct = strchr(tmp, '%');    /* fe80::1%eth0 */
+    char *pct = strchr(tmp, '%'); /* fe80::1%eth0 */
     if (pct)
         *pct = '\0';
     return inet_pton(AF_INET, tmp, b) == 1 || inet_pton(AF_INET6, tmp, b) == 1;
 }
 
-int coll_hccl_translate(coll_cfg_id_t id, const char *v, char *out, size_t outlen, char *notes,
-                        size_t noteslen, char *info, size_t infolen, char *err, size_t errlen)
+int coll_hccl_translate(coll_cfg_id_t id, const char *v, char *out, size_t outlen, char *notes, size_t noteslen,
+                        char *info, size_t infolen, char *err, size_t errlen)
 {
     const char *env = coll_cfg_entry(id)->env;
     char *end;
     switch (id) {
-    case COLL_CFG_HCCL_ALGO:
-        return translate_algo(v, out, outlen, notes, noteslen, info, infolen, err, errlen);
+    case COLL_CFG_HCCL_ALGO: return translate_algo(v, out, outlen, notes, noteslen, info, infolen, err, errlen);
     case COLL_CFG_HCCL_BUFFSIZE: {
         errno = 0;
         unsigned long long mb = strtoull(v, &end, 10);
         if (!isdigit((unsigned char)v[0]) || *end || errno || mb < 1 || mb > (1ULL << 24)) {
-            snprintf(err, errlen, "invalid %s='%s': expected a whole number of MB, 1..16777216 (HCCL's unit: 2048 = 2 GiB)",
-                     env, v);
+            snprintf(err, errlen,
+                     "invalid %s='%s': expected a whole number of MB, 1..16777216 (HCCL's unit: 2048 = 2 GiB)", env, v);
             return -1;
         }
         snprintf(out, outlen, "%lluM", mb);
@@ -343,9 +345,7 @@ int coll_hccl_translate(coll_cfg_id_t id, const char *v, char *out, size_t outle
         }
         snprintf(out, outlen, "%s", !strcasecmp(v, "true") || !strcmp(v, "1") ? "1" : "0");
         return 0;
-    default:   /* same syntax and unit as the COLL_ knob (validated there) */
-        snprintf(out, outlen, "%s", v);
-        return 0;
+    default: /* same syntax and unit as the COLL_ knob (validated there) */ snprintf(out, outlen, "%s", v); return 0;
     }
 }
 

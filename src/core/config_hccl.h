@@ -18,8 +18,8 @@ int coll_hccl_is(coll_cfg_id_t id);
  * variable, the value and what is allowed. Warnings worth printing (HCCL
  * algorithms collbench lacks, and what it uses instead) go to notes, one per
  * line; remarks for INFO go to info. */
-int coll_hccl_translate(coll_cfg_id_t id, const char *v, char *out, size_t outlen, char *notes,
-                        size_t noteslen, char *info, size_t infolen, char *err, size_t errlen);
+int coll_hccl_translate(coll_cfg_id_t id, const char *v, char *out, size_t outlen, char *notes, size_t noteslen,
+                        char *info, size_t infolen, char *err, size_t errlen);
 
 /* For an HCCL_* name collbench does not know: the COLL_ setting to use
  * instead, or NULL. */

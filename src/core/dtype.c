@@ -11,20 +11,21 @@
 #include "coll.h"
 
 static const size_t dtype_sizes[COLL_DTYPE_COUNT] = {
-    [COLL_INT8] = 1,   [COLL_INT16] = 2,  [COLL_INT32] = 4,  [COLL_INT64] = 8,
-    [COLL_UINT8] = 1,  [COLL_UINT16] = 2, [COLL_UINT32] = 4, [COLL_UINT64] = 8,
-    [COLL_FP16] = 2,   [COLL_BF16] = 2,   [COLL_FP32] = 4,   [COLL_FP64] = 8,
+    [COLL_INT8] = 1,   [COLL_INT16] = 2,  [COLL_INT32] = 4, [COLL_INT64] = 8, [COLL_UINT8] = 1, [COLL_UINT16] = 2,
+    [COLL_UINT32] = 4, [COLL_UINT64] = 8, [COLL_FP16] = 2,  [COLL_BF16] = 2,  [COLL_FP32] = 4,  [COLL_FP64] = 8,
 };
 
 static const char *const dtype_names[COLL_DTYPE_COUNT] = {
-    [COLL_INT8] = "int8",     [COLL_INT16] = "int16",   [COLL_INT32] = "int32",
-    [COLL_INT64] = "int64",   [COLL_UINT8] = "uint8",   [COLL_UINT16] = "uint16",
-    [COLL_UINT32] = "uint32", [COLL_UINT64] = "uint64", [COLL_FP16] = "fp16",
-    [COLL_BF16] = "bfp16",    [COLL_FP32] = "fp32",     [COLL_FP64] = "fp64",
+    [COLL_INT8] = "int8",   [COLL_INT16] = "int16",   [COLL_INT32] = "int32",   [COLL_INT64] = "int64",
+    [COLL_UINT8] = "uint8", [COLL_UINT16] = "uint16", [COLL_UINT32] = "uint32", [COLL_UINT64] = "uint64",
+    [COLL_FP16] = "fp16",   [COLL_BF16] = "bfp16",    [COLL_FP32] = "fp32",     [COLL_FP64] = "fp64",
 };
 
 static const char *const op_names[COLL_OP_COUNT] = {
-    [COLL_SUM] = "sum", [COLL_PROD] = "prod", [COLL_MAX] = "max", [COLL_MIN] = "min",
+    [COLL_SUM] = "sum",
+    [COLL_PROD] = "prod",
+    [COLL_MAX] = "max",
+    [COLL_MIN] = "min",
 };
 
 static const char *const kind_names[COLL_KIND_COUNT] = {
@@ -50,19 +51,16 @@ struct name_alias {
 
 /* Accepted besides the canonical names above. */
 static const struct name_alias dtype_aliases[] = {
-    {"char", COLL_INT8},          {"schar", COLL_INT8},         {"short", COLL_INT16},
-    {"int", COLL_INT32},          {"long", COLL_INT64},         {"longlong", COLL_INT64},
-    {"uchar", COLL_UINT8},        {"byte", COLL_UINT8},         {"ushort", COLL_UINT16},
-    {"uint", COLL_UINT32},        {"unsigned", COLL_UINT32},    {"ulong", COLL_UINT64},
-    {"half", COLL_FP16},          {"float16", COLL_FP16},       {"f16", COLL_FP16},
-    {"bf16", COLL_BF16},          {"bfloat16", COLL_BF16},      {"bfp", COLL_BF16},
-    {"float", COLL_FP32},         {"float32", COLL_FP32},       {"f32", COLL_FP32},
-    {"double", COLL_FP64},        {"float64", COLL_FP64},       {"f64", COLL_FP64},
+    {"char", COLL_INT8},     {"schar", COLL_INT8},     {"short", COLL_INT16},     {"int", COLL_INT32},
+    {"long", COLL_INT64},    {"longlong", COLL_INT64}, {"uchar", COLL_UINT8},     {"byte", COLL_UINT8},
+    {"ushort", COLL_UINT16}, {"uint", COLL_UINT32},    {"unsigned", COLL_UINT32}, {"ulong", COLL_UINT64},
+    {"half", COLL_FP16},     {"float16", COLL_FP16},   {"f16", COLL_FP16},        {"bf16", COLL_BF16},
+    {"bfloat16", COLL_BF16}, {"bfp", COLL_BF16},       {"float", COLL_FP32},      {"float32", COLL_FP32},
+    {"f32", COLL_FP32},      {"double", COLL_FP64},    {"float64", COLL_FP64},    {"f64", COLL_FP64},
 };
 
 static const struct name_alias op_aliases[] = {
-    {"add", COLL_SUM}, {"mul", COLL_PROD}, {"product", COLL_PROD},
-    {"maximum", COLL_MAX}, {"minimum", COLL_MIN},
+    {"add", COLL_SUM}, {"mul", COLL_PROD}, {"product", COLL_PROD}, {"maximum", COLL_MAX}, {"minimum", COLL_MIN},
 };
 
 size_t coll_dtype_size(coll_dtype_t dt)
@@ -94,8 +92,8 @@ const char *coll_kind_name(coll_kind_t k)
 }
 
 /* Index of name in names[0..count) or in aliases[]; -1 if unknown. */
-static int lookup(const char *name, const char *const *names, size_t count,
-                  const struct name_alias *aliases, size_t naliases)
+static int lookup(const char *name, const char *const *names, size_t count, const struct name_alias *aliases,
+                  size_t naliases)
 {
     if (name == NULL)
         return -1;
@@ -112,8 +110,7 @@ coll_status_t coll_dtype_from_name(const char *name, coll_dtype_t *dt)
 {
     if (dt == NULL)
         return COLL_ERR_INVALID_ARG;
-    int v = lookup(name, dtype_names, COLL_DTYPE_COUNT, dtype_aliases,
-                   sizeof dtype_aliases / sizeof dtype_aliases[0]);
+    int v = lookup(name, dtype_names, COLL_DTYPE_COUNT, dtype_aliases, sizeof dtype_aliases / sizeof dtype_aliases[0]);
     if (v < 0)
         return COLL_ERR_INVALID_ARG;
     *dt = (coll_dtype_t)v;
@@ -124,8 +121,7 @@ coll_status_t coll_op_from_name(const char *name, coll_op_t *op)
 {
     if (op == NULL)
         return COLL_ERR_INVALID_ARG;
-    int v = lookup(name, op_names, COLL_OP_COUNT, op_aliases,
-                   sizeof op_aliases / sizeof op_aliases[0]);
+    int v = lookup(name, op_names, COLL_OP_COUNT, op_aliases, sizeof op_aliases / sizeof op_aliases[0]);
     if (v < 0)
         return COLL_ERR_INVALID_ARG;
     *op = (coll_op_t)v;

@@ -19,15 +19,18 @@
 int coll_log_level_cur = COLL_LOG_WARN;
 static unsigned log_mask = COLL_SUB_ALL;
 static FILE *log_file;
-static atomic_int log_rank = -1;   /* communicators of other threads may set it */
+static atomic_int log_rank = -1; /* communicators of other threads may set it */
 static char log_host[64];
 static pthread_once_t log_once = PTHREAD_ONCE_INIT;
 static _Thread_local char last_err[1024];
 
-static const struct { const char *name; unsigned bit; } subs[] = {
-    {"INIT", COLL_SUB_INIT}, {"BOOTSTRAP", COLL_SUB_BOOTSTRAP}, {"SHM", COLL_SUB_SHM},
-    {"TCP", COLL_SUB_TCP}, {"NET", COLL_SUB_TCP}, {"COLL", COLL_SUB_COLL},
-    {"TUNING", COLL_SUB_TUNING}, {"ENV", COLL_SUB_ENV}, {"ALL", COLL_SUB_ALL},
+static const struct {
+    const char *name;
+    unsigned bit;
+} subs[] = {
+    {"INIT", COLL_SUB_INIT}, {"BOOTSTRAP", COLL_SUB_BOOTSTRAP}, {"SHM", COLL_SUB_SHM},       {"TCP", COLL_SUB_TCP},
+    {"NET", COLL_SUB_TCP},   {"COLL", COLL_SUB_COLL},           {"TUNING", COLL_SUB_TUNING}, {"ENV", COLL_SUB_ENV},
+    {"ALL", COLL_SUB_ALL},
 };
 
 static unsigned parse_mask(const char *s)
@@ -90,20 +93,11 @@ static void log_init_once(void)
     }
 }
 
-void coll_log_init(void)
-{
-    pthread_once(&log_once, log_init_once);
-}
+void coll_log_init(void) { pthread_once(&log_once, log_init_once); }
 
-void coll_log_set_rank(int rank)
-{
-    log_rank = rank;
-}
+void coll_log_set_rank(int rank) { log_rank = rank; }
 
-int coll_log_get_rank(void)
-{
-    return log_rank;
-}
+int coll_log_get_rank(void) { return log_rank; }
 
 int coll_log_enabled(coll_log_level_t lvl, coll_log_sub_t sub)
 {
@@ -119,19 +113,17 @@ static const char *sub_name(coll_log_sub_t sub)
     return "COLL";
 }
 
-static void vlog(coll_log_level_t lvl, coll_log_sub_t sub, const char *file, int line,
-                 const char *fmt, va_list ap)
+static void vlog(coll_log_level_t lvl, coll_log_sub_t sub, const char *file, int line, const char *fmt, va_list ap)
 {
     static const char *lname[] = {"", "ERROR", "WARN", "INFO", "DEBUG", "TRACE"};
     char msg[1200];
     int n = 0;
     int lr = log_rank;
     if (lr >= 0)
-        n = snprintf(msg, sizeof msg, "%s:%d [rank %d] COLL %s %s ", log_host, (int)getpid(), lr,
-                     lname[lvl], sub_name(sub));
-    else
-        n = snprintf(msg, sizeof msg, "%s:%d COLL %s %s ", log_host, (int)getpid(), lname[lvl],
+        n = snprintf(msg, sizeof msg, "%s:%d [rank %d] COLL %s %s ", log_host, (int)getpid(), lr, lname[lvl],
                      sub_name(sub));
+    else
+        n = snprintf(msg, sizeof msg, "%s:%d COLL %s %s ", log_host, (int)getpid(), lname[lvl], sub_name(sub));
     if (n < 0)
         n = 0;
     vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
@@ -142,8 +134,7 @@ static void vlog(coll_log_level_t lvl, coll_log_sub_t sub, const char *file, int
         fprintf(out, "%s\n", msg);
 }
 
-void coll_log_msg(coll_log_level_t lvl, coll_log_sub_t sub, const char *file, int line,
-                  const char *fmt, ...)
+void coll_log_msg(coll_log_level_t lvl, coll_log_sub_t sub, const char *file, int line, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -151,8 +142,7 @@ void coll_log_msg(coll_log_level_t lvl, coll_log_sub_t sub, const char *file, in
     va_end(ap);
 }
 
-static coll_status_t record(coll_status_t st, coll_log_sub_t sub, int with_errno, int err,
-                            const char *fmt, va_list ap)
+static coll_status_t record(coll_status_t st, coll_log_sub_t sub, int with_errno, int err, const char *fmt, va_list ap)
 {
     char buf[sizeof last_err];
     vsnprintf(buf, sizeof buf, fmt, ap);
@@ -183,15 +173,9 @@ coll_status_t coll_error_errno(coll_status_t st, coll_log_sub_t sub, const char 
     return st;
 }
 
-void coll_error_clear(void)
-{
-    last_err[0] = '\0';
-}
+void coll_error_clear(void) { last_err[0] = '\0'; }
 
-const char *coll_last_error(void)
-{
-    return last_err;
-}
+const char *coll_last_error(void) { return last_err; }
 
 const char *coll_strerror(coll_status_t st)
 {
@@ -212,8 +196,11 @@ const char *coll_strerror(coll_status_t st)
 
 const char *coll_get_version(int *major, int *minor, int *patch)
 {
-    if (major) *major = COLL_VERSION_MAJOR;
-    if (minor) *minor = COLL_VERSION_MINOR;
-    if (patch) *patch = COLL_VERSION_PATCH;
+    if (major)
+        *major = COLL_VERSION_MAJOR;
+    if (minor)
+        *minor = COLL_VERSION_MINOR;
+    if (patch)
+        *patch = COLL_VERSION_PATCH;
     return COLL_VERSION_STRING;
 }

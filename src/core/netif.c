@@ -52,8 +52,7 @@ int coll_ifname_match(const char *spec, const char *ifname)
         if (tl == 0)
             continue;
         any = 1;
-        if (exact ? (nlen == tl && memcmp(ifname, tok, tl) == 0)
-                  : (nlen >= tl && memcmp(ifname, tok, tl) == 0))
+        if (exact ? (nlen == tl && memcmp(ifname, tok, tl) == 0) : (nlen >= tl && memcmp(ifname, tok, tl) == 0))
             hit = 1;
     }
     if (!any)
@@ -64,8 +63,8 @@ int coll_ifname_match(const char *spec, const char *ifname)
 /* Names container runtimes, hypervisors and overlay networks give to their
  * bridges and virtual links: usable, but rarely what peers on other hosts reach. */
 static const char *const virtual_prefixes[] = {
-    "docker", "virbr", "veth", "br-", "cni", "flannel", "cali", "lxcbr", "lxdbr",
-    "podman", "vmnet", "vboxnet", "weave", "cilium", "kube-", "vxlan", "tunl", "ifb",
+    "docker", "virbr", "veth",    "br-",   "cni",    "flannel", "cali",  "lxcbr", "lxdbr",
+    "podman", "vmnet", "vboxnet", "weave", "cilium", "kube-",   "vxlan", "tunl",  "ifb",
 };
 
 int coll_netif_class(const char *ifname, unsigned flags)
@@ -85,13 +84,11 @@ coll_status_t coll_netif_family(int *family)
         *family = AF_UNSPEC;
         return COLL_SUCCESS;
     }
-    if (!strcasecmp(v, "AF_INET") || !strcasecmp(v, "inet") || !strcasecmp(v, "ipv4") ||
-        !strcmp(v, "4")) {
+    if (!strcasecmp(v, "AF_INET") || !strcasecmp(v, "inet") || !strcasecmp(v, "ipv4") || !strcmp(v, "4")) {
         *family = AF_INET;
         return COLL_SUCCESS;
     }
-    if (!strcasecmp(v, "AF_INET6") || !strcasecmp(v, "inet6") || !strcasecmp(v, "ipv6") ||
-        !strcmp(v, "6")) {
+    if (!strcasecmp(v, "AF_INET6") || !strcasecmp(v, "inet6") || !strcasecmp(v, "ipv6") || !strcmp(v, "6")) {
         *family = AF_INET6;
         return COLL_SUCCESS;
     }
@@ -103,8 +100,7 @@ coll_status_t coll_netif_family(int *family)
 
 socklen_t coll_sockaddr_len(const struct sockaddr_storage *ss)
 {
-    return ss->ss_family == AF_INET6 ? (socklen_t)sizeof(struct sockaddr_in6)
-                                     : (socklen_t)sizeof(struct sockaddr_in);
+    return ss->ss_family == AF_INET6 ? (socklen_t)sizeof(struct sockaddr_in6) : (socklen_t)sizeof(struct sockaddr_in);
 }
 
 int coll_sockaddr_port(const struct sockaddr_storage *ss)
@@ -142,12 +138,10 @@ const char *coll_sockaddr_str(const struct sockaddr_storage *ss, char *buf, size
     return buf;
 }
 
-coll_status_t coll_sockaddr_parse(const char *host, int port, int family,
-                                  struct sockaddr_storage *out)
+coll_status_t coll_sockaddr_parse(const char *host, int port, int family, struct sockaddr_storage *out)
 {
     if (port < 0 || port > 65535)
-        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP,
-                          "invalid port %d (allowed 0..65535)", port);
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP, "invalid port %d (allowed 0..65535)", port);
     struct sockaddr_storage ss;
     memset(&ss, 0, sizeof ss);
     if (!host || !host[0]) {
@@ -163,8 +157,7 @@ coll_status_t coll_sockaddr_parse(const char *host, int port, int family,
     char name[256];
     size_t hl = strlen(host);
     if (hl >= sizeof name)
-        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP,
-                          "host name too long (%zu bytes)", hl);
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP, "host name too long (%zu bytes)", hl);
     if (host[0] == '[' && hl >= 2 && host[hl - 1] == ']') {
         memcpy(name, host + 1, hl - 2);
         name[hl - 2] = '\0';
@@ -177,9 +170,10 @@ coll_status_t coll_sockaddr_parse(const char *host, int port, int family,
     hints.ai_socktype = SOCK_STREAM;
     int rc = getaddrinfo(name, NULL, &hints, &res);
     if (rc != 0)
-        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP,
-                          "cannot resolve host '%s'%s: %s", host,
-                          family == AF_INET ? " (IPv4)" : family == AF_INET6 ? " (IPv6)" : "",
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP, "cannot resolve host '%s'%s: %s", host,
+                          family == AF_INET        ? " (IPv4)"
+                              : family == AF_INET6 ? " (IPv6)"
+                                                   : "",
                           gai_strerror(rc));
     const struct addrinfo *pick = NULL;
     for (const struct addrinfo *a = res; a; a = a->ai_next) /* IPv4 first when unspecified */
@@ -195,8 +189,7 @@ coll_status_t coll_sockaddr_parse(const char *host, int port, int family,
             }
     if (!pick || pick->ai_addrlen > sizeof ss) {
         freeaddrinfo(res);
-        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP,
-                          "host '%s' has no usable IPv4/IPv6 address", host);
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP, "host '%s' has no usable IPv4/IPv6 address", host);
     }
     memcpy(&ss, pick->ai_addr, pick->ai_addrlen);
     freeaddrinfo(res);
@@ -226,13 +219,11 @@ static int usable_addr(const struct ifaddrs *ifa, int family)
     return 1;
 }
 
-static void copy_addr(const struct ifaddrs *ifa, struct sockaddr_storage *addr, char *ifname,
-                      size_t len)
+static void copy_addr(const struct ifaddrs *ifa, struct sockaddr_storage *addr, char *ifname, size_t len)
 {
     memset(addr, 0, sizeof *addr);
     memcpy(addr, ifa->ifa_addr,
-           ifa->ifa_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-                                                : sizeof(struct sockaddr_in));
+           ifa->ifa_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
     coll_sockaddr_set_port(addr, 0);
     if (ifname && len) {
         snprintf(ifname, len, "%s", ifa->ifa_name);
@@ -267,21 +258,22 @@ static int same_ip(const struct sockaddr *a, const struct sockaddr_storage *b)
     if (a->sa_family != b->ss_family)
         return 0;
     if (a->sa_family == AF_INET)
-        return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-               ((const struct sockaddr_in *)b)->sin_addr.s_addr;
-    return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-                  &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr)) == 0;
+        return ((const struct sockaddr_in *)a)->sin_addr.s_addr == ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+    return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr, &((const struct sockaddr_in6 *)b)->sin6_addr,
+                  sizeof(struct in6_addr))
+        == 0;
 }
 
-static coll_status_t select_if_ip(const struct ifaddrs *all, const char *ip, int family,
-                                  struct sockaddr_storage *addr, char *ifname, size_t len)
+static coll_status_t select_if_ip(const struct ifaddrs *all, const char *ip, int family, struct sockaddr_storage *addr,
+                                  char *ifname, size_t len)
 {
     struct sockaddr_storage want;
     coll_status_t st = coll_sockaddr_parse(ip, 0, family, &want);
     if (st != COLL_SUCCESS)
-        return coll_error(st, COLL_SUB_BOOTSTRAP,
-                          "COLL_IF_IP='%s' is not an %saddress of this host", ip,
-                          family == AF_INET ? "IPv4 " : family == AF_INET6 ? "IPv6 " : "");
+        return coll_error(st, COLL_SUB_BOOTSTRAP, "COLL_IF_IP='%s' is not an %saddress of this host", ip,
+                          family == AF_INET        ? "IPv4 "
+                              : family == AF_INET6 ? "IPv6 "
+                                                   : "");
     for (const struct ifaddrs *a = all; a; a = a->ifa_next) {
         if (!a->ifa_addr || !same_ip(a->ifa_addr, &want))
             continue;
@@ -301,8 +293,7 @@ static coll_status_t select_if_ip(const struct ifaddrs *all, const char *ip, int
 
 /* First address of the first interface accepted by keep(); IPv4 before IPv6
  * when family is unspecified. */
-static const struct ifaddrs *pick_first(const struct ifaddrs *all, int family, const char *spec,
-                                        int cls)
+static const struct ifaddrs *pick_first(const struct ifaddrs *all, int family, const char *spec, int cls)
 {
     const int fams[2] = {family == AF_UNSPEC ? AF_INET : family, AF_INET6};
     int nf = family == AF_UNSPEC ? 2 : 1;
@@ -319,12 +310,10 @@ static const struct ifaddrs *pick_first(const struct ifaddrs *all, int family, c
     return NULL;
 }
 
-coll_status_t coll_netif_select(int family, struct sockaddr_storage *addr, char *ifname,
-                                size_t len)
+coll_status_t coll_netif_select(int family, struct sockaddr_storage *addr, char *ifname, size_t len)
 {
     if (!addr || (family != AF_UNSPEC && family != AF_INET && family != AF_INET6))
-        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP,
-                          "coll_netif_select: invalid arguments");
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP, "coll_netif_select: invalid arguments");
     coll_log_init();
     if (family == AF_UNSPEC) {
         coll_status_t st = coll_netif_family(&family);
@@ -333,8 +322,7 @@ coll_status_t coll_netif_select(int family, struct sockaddr_storage *addr, char 
     }
     struct ifaddrs *all = NULL;
     if (getifaddrs(&all) != 0)
-        return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_BOOTSTRAP,
-                                "getifaddrs failed listing network interfaces");
+        return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_BOOTSTRAP, "getifaddrs failed listing network interfaces");
     char ip[128], spec[256], s[COLL_SOCKADDR_STRLEN];
     snprintf(ip, sizeof ip, "%s", coll_cfg_str(COLL_CFG_IF_IP));
     snprintf(spec, sizeof spec, "%s", coll_cfg_str(COLL_CFG_SOCKET_IFNAME));
@@ -353,8 +341,7 @@ coll_status_t coll_netif_select(int family, struct sockaddr_storage *addr, char 
             a = pick_first(all, family, spec, -1);
         if (a) {
             copy_addr(a, addr, ifname, len);
-            COLL_INFO(COLL_SUB_BOOTSTRAP,
-                      "using interface %s address %s (COLL_SOCKET_IFNAME='%s')", a->ifa_name,
+            COLL_INFO(COLL_SUB_BOOTSTRAP, "using interface %s address %s (COLL_SOCKET_IFNAME='%s')", a->ifa_name,
                       coll_sockaddr_str(addr, s, sizeof s), spec);
         } else {
             char names[256];
@@ -380,8 +367,7 @@ coll_status_t coll_netif_select(int family, struct sockaddr_storage *addr, char 
                       coll_sockaddr_str(addr, s, sizeof s), why[cls - 1]);
         } else {
             st = coll_error(COLL_ERR_SYSTEM, COLL_SUB_BOOTSTRAP,
-                            "no up network interface with an%s address (not even loopback)",
-                            fam_s);
+                            "no up network interface with an%s address (not even loopback)", fam_s);
         }
     }
     freeifaddrs(all);

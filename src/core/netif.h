@@ -38,14 +38,12 @@ coll_status_t coll_netif_family(int *family);
 /* Choose the local address peers should use to reach this process. family:
  * AF_UNSPEC (then COLL_SOCKET_FAMILY decides), AF_INET or AF_INET6. On success
  * *addr holds the address (port 0) and ifname (may be NULL) the interface. */
-coll_status_t coll_netif_select(int family, struct sockaddr_storage *addr, char *ifname,
-                                size_t len);
+coll_status_t coll_netif_select(int family, struct sockaddr_storage *addr, char *ifname, size_t len);
 
 /* Resolve a host name or an IPv4/IPv6 literal ("10.0.0.1", "::1", "[::1]",
  * "node7") into *out with the given port. family AF_UNSPEC prefers IPv4.
  * host NULL or "" gives the wildcard address of the family (IPv4 if unspec). */
-coll_status_t coll_sockaddr_parse(const char *host, int port, int family,
-                                  struct sockaddr_storage *out);
+coll_status_t coll_sockaddr_parse(const char *host, int port, int family, struct sockaddr_storage *out);
 socklen_t coll_sockaddr_len(const struct sockaddr_storage *ss);
 int coll_sockaddr_port(const struct sockaddr_storage *ss);
 void coll_sockaddr_set_port(struct sockaddr_storage *ss, int port);

@@ -31,12 +31,12 @@
 
 /* ---- bit casts and exact conversions ---------------------------------- */
 
-#define BIT_CAST(NAME, TO, FROM)                                                      \
-    static inline TO NAME(FROM v)                                                     \
-    {                                                                                 \
-        TO r;                                                                         \
-        memcpy(&r, &v, sizeof r);                                                     \
-        return r;                                                                     \
+#define BIT_CAST(NAME, TO, FROM) \
+    static inline TO NAME(FROM v) \
+    { \
+        TO r; \
+        memcpy(&r, &v, sizeof r); \
+        return r; \
     }
 
 BIT_CAST(f32_bits, uint32_t, float)
@@ -89,10 +89,7 @@ static inline uint16_t f2h(float f)
     return (uint16_t)(sign | base);
 }
 
-static inline float b2f(uint16_t h)
-{
-    return f32_from((uint32_t)h << 16);
-}
+static inline float b2f(uint16_t h) { return f32_from((uint32_t)h << 16); }
 
 static inline uint16_t f2b(float f)
 {
@@ -112,10 +109,10 @@ uint16_t coll_fp32_to_bf16(float f) { return f2b(f); }
 
 /* W: an unsigned type at least as wide as int, so nothing promotes to a signed
  * int that could overflow (uint16 65535 * 65535 would). */
-#define INT_ELEMENT_OPS(SFX, T, W)                                              \
-    static inline T e_sum_##SFX(T a, T b) { return (T)((W)a + (W)b); }         \
-    static inline T e_prod_##SFX(T a, T b) { return (T)((W)a * (W)b); }        \
-    static inline T e_max_##SFX(T a, T b) { return a > b ? a : b; }            \
+#define INT_ELEMENT_OPS(SFX, T, W) \
+    static inline T e_sum_##SFX(T a, T b) { return (T)((W)a + (W)b); } \
+    static inline T e_prod_##SFX(T a, T b) { return (T)((W)a * (W)b); } \
+    static inline T e_max_##SFX(T a, T b) { return a > b ? a : b; } \
     static inline T e_min_##SFX(T a, T b) { return a < b ? a : b; }
 
 INT_ELEMENT_OPS(i8, int8_t, unsigned)
@@ -134,22 +131,22 @@ static inline double e_prod_f64(double a, double b) { return a * b; }
 
 /* IEEE maximum/minimum: equal values can only differ in the sign of zero, and
  * and/or of the bits picks +0 for max, -0 for min. BITS/FROM: the bit casts. */
-#define IEEE_MAX_MIN(SFX, T, BITS, FROM)                                              \
-    static inline T e_max_##SFX(T a, T b)                                             \
-    {                                                                                 \
-        if (isnan(a) || isnan(b))                                                     \
-            return a + b;                                                             \
-        if (a == b)                                                                   \
-            return FROM(BITS(a) & BITS(b));                                           \
-        return a > b ? a : b;                                                         \
-    }                                                                                 \
-    static inline T e_min_##SFX(T a, T b)                                             \
-    {                                                                                 \
-        if (isnan(a) || isnan(b))                                                     \
-            return a + b;                                                             \
-        if (a == b)                                                                   \
-            return FROM(BITS(a) | BITS(b));                                           \
-        return a < b ? a : b;                                                         \
+#define IEEE_MAX_MIN(SFX, T, BITS, FROM) \
+    static inline T e_max_##SFX(T a, T b) \
+    { \
+        if (isnan(a) || isnan(b)) \
+            return a + b; \
+        if (a == b) \
+            return FROM(BITS(a) & BITS(b)); \
+        return a > b ? a : b; \
+    } \
+    static inline T e_min_##SFX(T a, T b) \
+    { \
+        if (isnan(a) || isnan(b)) \
+            return a + b; \
+        if (a == b) \
+            return FROM(BITS(a) | BITS(b)); \
+        return a < b ? a : b; \
     }
 
 IEEE_MAX_MIN(f32, float, f32_bits, f32_from)
@@ -159,84 +156,87 @@ IEEE_MAX_MIN(f64, double, f64_bits, f64_from)
  * selects that the vectoriser if-converts (a + b on a NaN would trap, so the
  * NaN is built as x86 returns it: the first NaN operand, made quiet: QUIET is
  * the quiet bit of type U). == is a quiet comparison. */
-#define VEC_MAX_MIN(SFX, T, U, BITS, FROM, QUIET)                                     \
-    static inline T v_max_##SFX(T a, T b)                                             \
-    {                                                                                 \
-        U ua = BITS(a), ub = BITS(b);                                                 \
-        U r = __builtin_isgreater(a, b) ? ua : ub;                                    \
-        r = a == b ? (ua & ub) : r;                                                   \
-        U nan = (__builtin_isunordered(a, a) ? ua : ub) | QUIET;                      \
-        return FROM(__builtin_isunordered(a, b) ? nan : r);                           \
-    }                                                                                 \
-    static inline T v_min_##SFX(T a, T b)                                             \
-    {                                                                                 \
-        U ua = BITS(a), ub = BITS(b);                                                 \
-        U r = __builtin_isless(a, b) ? ua : ub;                                       \
-        r = a == b ? (ua | ub) : r;                                                   \
-        U nan = (__builtin_isunordered(a, a) ? ua : ub) | QUIET;                      \
-        return FROM(__builtin_isunordered(a, b) ? nan : r);                           \
+#define VEC_MAX_MIN(SFX, T, U, BITS, FROM, QUIET) \
+    static inline T v_max_##SFX(T a, T b) \
+    { \
+        U ua = BITS(a), ub = BITS(b); \
+        U r = __builtin_isgreater(a, b) ? ua : ub; \
+        r = a == b ? (ua & ub) : r; \
+        U nan = (__builtin_isunordered(a, a) ? ua : ub) | QUIET; \
+        return FROM(__builtin_isunordered(a, b) ? nan : r); \
+    } \
+    static inline T v_min_##SFX(T a, T b) \
+    { \
+        U ua = BITS(a), ub = BITS(b); \
+        U r = __builtin_isless(a, b) ? ua : ub; \
+        r = a == b ? (ua | ub) : r; \
+        U nan = (__builtin_isunordered(a, a) ? ua : ub) | QUIET; \
+        return FROM(__builtin_isunordered(a, b) ? nan : r); \
     }
 
 VEC_MAX_MIN(f32, float, uint32_t, f32_bits, f32_from, 0x400000u)
 VEC_MAX_MIN(f64, double, uint64_t, f64_bits, f64_from, 0x8000000000000ull)
 
 /* fp16 / bf16: widen, compute in fp32, round once. */
-#define HALF_ELEMENT_OPS(SFX, TO32, FROM32)                                           \
-    static inline uint16_t e_sum_##SFX(uint16_t a, uint16_t b)                        \
-    { return FROM32(e_sum_f32(TO32(a), TO32(b))); }                                   \
-    static inline uint16_t e_prod_##SFX(uint16_t a, uint16_t b)                       \
-    { return FROM32(e_prod_f32(TO32(a), TO32(b))); }                                  \
-    static inline uint16_t e_max_##SFX(uint16_t a, uint16_t b)                        \
-    { return FROM32(e_max_f32(TO32(a), TO32(b))); }                                   \
-    static inline uint16_t e_min_##SFX(uint16_t a, uint16_t b)                        \
-    { return FROM32(e_min_f32(TO32(a), TO32(b))); }
+#define HALF_ELEMENT_OPS(SFX, TO32, FROM32) \
+    static inline uint16_t e_sum_##SFX(uint16_t a, uint16_t b) { return FROM32(e_sum_f32(TO32(a), TO32(b))); } \
+    static inline uint16_t e_prod_##SFX(uint16_t a, uint16_t b) { return FROM32(e_prod_f32(TO32(a), TO32(b))); } \
+    static inline uint16_t e_max_##SFX(uint16_t a, uint16_t b) { return FROM32(e_max_f32(TO32(a), TO32(b))); } \
+    static inline uint16_t e_min_##SFX(uint16_t a, uint16_t b) { return FROM32(e_min_f32(TO32(a), TO32(b))); }
 
 HALF_ELEMENT_OPS(f16, h2f, f2h)
 HALF_ELEMENT_OPS(b16, b2f, f2b)
 
 /* ---- kernels: scalar reference and generic (blocked) ------------------- */
 
-#define REF_KERNEL(OP, SFX, T)                                                        \
-    static void ref_##OP##_##SFX(void *out, const void *a, const void *b, size_t n)  \
-    {                                                                                 \
-        T *o = out;                                                                   \
-        const T *x = a, *y = b;                                                       \
-        for (size_t i = 0; i < n; i++)                                                \
-            o[i] = e_##OP##_##SFX(x[i], y[i]);                                        \
+#define REF_KERNEL(OP, SFX, T) \
+    static void ref_##OP##_##SFX(void *out, const void *a, const void *b, size_t n) \
+    { \
+        T *o = out; \
+        const T *x = a, *y = b; \
+        for (size_t i = 0; i < n; i++) \
+            o[i] = e_##OP##_##SFX(x[i], y[i]); \
     }
 
 #define GEN_BLOCK 64 /* bytes per block: one cache line, 4 SSE vectors */
 
-#define GEN_KERNEL(OP, SFX, T, FN)                                                      \
-    static void gen_##OP##_##SFX(void *out, const void *a, const void *b, size_t n)  \
-    {                                                                                 \
-        enum { B = GEN_BLOCK / sizeof(T) };                                           \
-        unsigned char *o = out;                                                       \
-        const unsigned char *x = a, *y = b;                                           \
-        size_t i = 0;                                                                 \
-        for (; i + B <= n; i += B) {                                                  \
-            T p[B], q[B];                                                             \
-            memcpy(p, x + i * sizeof(T), sizeof p);                                   \
-            memcpy(q, y + i * sizeof(T), sizeof q);                                   \
-            for (size_t j = 0; j < B; j++)                                            \
-                p[j] = FN(p[j], q[j]);                                                \
-            memcpy(o + i * sizeof(T), p, sizeof p);                                   \
-        }                                                                             \
-        for (; i < n; i++) {                                                          \
-            T p, q;                                                                   \
-            memcpy(&p, x + i * sizeof(T), sizeof p);                                  \
-            memcpy(&q, y + i * sizeof(T), sizeof q);                                  \
-            p = FN(p, q);                                                             \
-            memcpy(o + i * sizeof(T), &p, sizeof p);                                  \
-        }                                                                             \
+#define GEN_KERNEL(OP, SFX, T, FN) \
+    static void gen_##OP##_##SFX(void *out, const void *a, const void *b, size_t n) \
+    { \
+        enum { B = GEN_BLOCK / sizeof(T) }; \
+        unsigned char *o = out; \
+        const unsigned char *x = a, *y = b; \
+        size_t i = 0; \
+        for (; i + B <= n; i += B) { \
+            T p[B], q[B]; \
+            memcpy(p, x + i * sizeof(T), sizeof p); \
+            memcpy(q, y + i * sizeof(T), sizeof q); \
+            for (size_t j = 0; j < B; j++) \
+                p[j] = FN(p[j], q[j]); \
+            memcpy(o + i * sizeof(T), p, sizeof p); \
+        } \
+        for (; i < n; i++) { \
+            T p, q; \
+            memcpy(&p, x + i * sizeof(T), sizeof p); \
+            memcpy(&q, y + i * sizeof(T), sizeof q); \
+            p = FN(p, q); \
+            memcpy(o + i * sizeof(T), &p, sizeof p); \
+        } \
     }
 
 /* MAX, MIN: the element functions of the generic max/min kernels. */
-#define KERNELS(SFX, T, MAX, MIN)                                                     \
-    REF_KERNEL(sum, SFX, T) REF_KERNEL(prod, SFX, T)                                  \
-    REF_KERNEL(max, SFX, T) REF_KERNEL(min, SFX, T)                                   \
-    GEN_KERNEL(sum, SFX, T, e_sum_##SFX) GEN_KERNEL(prod, SFX, T, e_prod_##SFX)       \
-    GEN_KERNEL(max, SFX, T, MAX) GEN_KERNEL(min, SFX, T, MIN)
+/* One kernel a line: clang-format 14 packs this list differently on each pass. */
+// clang-format off
+#define KERNELS(SFX, T, MAX, MIN) \
+    REF_KERNEL(sum, SFX, T) \
+    REF_KERNEL(prod, SFX, T) \
+    REF_KERNEL(max, SFX, T) \
+    REF_KERNEL(min, SFX, T) \
+    GEN_KERNEL(sum, SFX, T, e_sum_##SFX) \
+    GEN_KERNEL(prod, SFX, T, e_prod_##SFX) \
+    GEN_KERNEL(max, SFX, T, MAX) \
+    GEN_KERNEL(min, SFX, T, MIN)
+// clang-format on
 
 KERNELS(i8, int8_t, e_max_i8, e_min_i8)
 KERNELS(i16, int16_t, e_max_i16, e_min_i16)
@@ -268,8 +268,7 @@ static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
 static int cpu_has_avx2(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-           __builtin_cpu_supports("f16c");
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
 #else
     return 0;
 #endif
@@ -278,9 +277,8 @@ static int cpu_has_avx2(void)
 static int cpu_has_avx512(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
-    return cpu_has_avx2() && __builtin_cpu_supports("avx512f") &&
-           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-           __builtin_cpu_supports("avx512dq");
+    return cpu_has_avx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
+        && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
 #else
     return 0;
 #endif

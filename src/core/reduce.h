@@ -26,8 +26,7 @@ int coll_reduce_force_isa(const char *isa);
 
 /* Convenience: out = a OP b over n elements. (Named coll_reduce_local: the name
  * coll_reduce is the public collective of coll.h.) */
-static inline void coll_reduce_local(void *out, const void *a, const void *b, size_t n,
-                                     coll_dtype_t dt, coll_op_t op)
+static inline void coll_reduce_local(void *out, const void *a, const void *b, size_t n, coll_dtype_t dt, coll_op_t op)
 {
     coll_reduce_kernel(op, dt)(out, a, b, n);
 }

@@ -26,11 +26,28 @@ typedef __m256 (*fop_t)(__m256, __m256);
 /* Copies n < 32 bytes with fixed-size pieces (inlined, unlike memcpy(n)). */
 INLINE void copy_small(unsigned char *d, const unsigned char *s, size_t n)
 {
-    if (n & 16) { memcpy(d, s, 16); d += 16; s += 16; }
-    if (n & 8) { memcpy(d, s, 8); d += 8; s += 8; }
-    if (n & 4) { memcpy(d, s, 4); d += 4; s += 4; }
-    if (n & 2) { memcpy(d, s, 2); d += 2; s += 2; }
-    if (n & 1) *d = *s;
+    if (n & 16) {
+        memcpy(d, s, 16);
+        d += 16;
+        s += 16;
+    }
+    if (n & 8) {
+        memcpy(d, s, 8);
+        d += 8;
+        s += 8;
+    }
+    if (n & 4) {
+        memcpy(d, s, 4);
+        d += 4;
+        s += 4;
+    }
+    if (n & 2) {
+        memcpy(d, s, 2);
+        d += 2;
+        s += 2;
+    }
+    if (n & 1)
+        *d = *s;
 }
 
 INLINE void run(void *out, const void *a, const void *b, size_t n, size_t es, vop_t op)
@@ -56,16 +73,14 @@ INLINE void run(void *out, const void *a, const void *b, size_t n, size_t es, vo
     if (i < bytes && es >= 4) { /* whole dwords: masked load/store */
         __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)((bytes - i) / 4)),
                                        _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-        __m256i r = op(_mm256_maskload_epi32((const int *)(x + i), m),
-                       _mm256_maskload_epi32((const int *)(y + i), m));
+        __m256i r = op(_mm256_maskload_epi32((const int *)(x + i), m), _mm256_maskload_epi32((const int *)(y + i), m));
         _mm256_maskstore_epi32((int *)(o + i), m, r);
     } else if (i < bytes) {
         unsigned char tx[32] = {0}, ty[32] = {0}, to[32];
         size_t rest = bytes - i;
         copy_small(tx, x + i, rest);
         copy_small(ty, y + i, rest);
-        __m256i r = op(_mm256_loadu_si256((const __m256i *)tx),
-                       _mm256_loadu_si256((const __m256i *)ty));
+        __m256i r = op(_mm256_loadu_si256((const __m256i *)tx), _mm256_loadu_si256((const __m256i *)ty));
         _mm256_storeu_si256((__m256i *)to, r);
         copy_small(o + i, to, rest);
     }
@@ -83,8 +98,7 @@ INLINE __m256i prod_8(__m256i a, __m256i b)
 {
     __m256i even = _mm256_mullo_epi16(a, b);
     __m256i odd = _mm256_mullo_epi16(_mm256_srli_epi16(a, 8), _mm256_srli_epi16(b, 8));
-    return _mm256_or_si256(_mm256_and_si256(even, _mm256_set1_epi16(0xff)),
-                           _mm256_slli_epi16(odd, 8));
+    return _mm256_or_si256(_mm256_and_si256(even, _mm256_set1_epi16(0xff)), _mm256_slli_epi16(odd, 8));
 }
 INLINE __m256i prod_16(__m256i a, __m256i b) { return _mm256_mullo_epi16(a, b); }
 INLINE __m256i prod_32(__m256i a, __m256i b) { return _mm256_mullo_epi32(a, b); }
@@ -112,14 +126,8 @@ INLINE __m256i max_u32(__m256i a, __m256i b) { return _mm256_max_epu32(a, b); }
 INLINE __m256i min_u32(__m256i a, __m256i b) { return _mm256_min_epu32(a, b); }
 
 /* 64-bit compares: signed only; unsigned by flipping the sign bits. */
-INLINE __m256i max_i64(__m256i a, __m256i b)
-{
-    return _mm256_blendv_epi8(b, a, _mm256_cmpgt_epi64(a, b));
-}
-INLINE __m256i min_i64(__m256i a, __m256i b)
-{
-    return _mm256_blendv_epi8(a, b, _mm256_cmpgt_epi64(a, b));
-}
+INLINE __m256i max_i64(__m256i a, __m256i b) { return _mm256_blendv_epi8(b, a, _mm256_cmpgt_epi64(a, b)); }
+INLINE __m256i min_i64(__m256i a, __m256i b) { return _mm256_blendv_epi8(a, b, _mm256_cmpgt_epi64(a, b)); }
 INLINE __m256i gt_u64(__m256i a, __m256i b)
 {
     __m256i bias = _mm256_set1_epi64x((long long)0x8000000000000000ull);
@@ -165,14 +173,14 @@ INLINE __m256i prod_f64(__m256i a, __m256i b)
 }
 
 /* IEEE maximum / minimum on fp64 lanes, as fmax_ieee / fmin_ieee. */
-#define F64_IEEE(NAME, PICK, EQUAL)                                                   \
-    INLINE __m256i NAME(__m256i ai, __m256i bi)                                       \
-    {                                                                                 \
-        __m256d a = _mm256_castsi256_pd(ai), b = _mm256_castsi256_pd(bi);             \
-        __m256d r = PICK(a, b);                                                       \
-        r = _mm256_blendv_pd(r, EQUAL(a, b), _mm256_cmp_pd(a, b, _CMP_EQ_OQ));        \
+#define F64_IEEE(NAME, PICK, EQUAL) \
+    INLINE __m256i NAME(__m256i ai, __m256i bi) \
+    { \
+        __m256d a = _mm256_castsi256_pd(ai), b = _mm256_castsi256_pd(bi); \
+        __m256d r = PICK(a, b); \
+        r = _mm256_blendv_pd(r, EQUAL(a, b), _mm256_cmp_pd(a, b, _CMP_EQ_OQ)); \
         r = _mm256_blendv_pd(r, _mm256_add_pd(a, b), _mm256_cmp_pd(a, b, _CMP_UNORD_Q)); \
-        return _mm256_castpd_si256(r);                                                \
+        return _mm256_castpd_si256(r); \
     }
 F64_IEEE(max_f64, _mm256_max_pd, _mm256_and_pd)
 F64_IEEE(min_f64, _mm256_min_pd, _mm256_or_pd)
@@ -202,8 +210,7 @@ INLINE __m256i f32_to_b16_lanes(__m256 f)
     __m256i r = _mm256_add_epi32(bits, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff)));
     __m256i qnan = _mm256_or_si256(bits, _mm256_set1_epi32(0x400000));
     __m256 nan = _mm256_cmp_ps(f, f, _CMP_UNORD_Q);
-    r = _mm256_castps_si256(
-        _mm256_blendv_ps(_mm256_castsi256_ps(r), _mm256_castsi256_ps(qnan), nan));
+    r = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(r), _mm256_castsi256_ps(qnan), nan));
     return _mm256_srli_epi32(r, 16);
 }
 

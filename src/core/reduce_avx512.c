@@ -14,8 +14,7 @@
 #include "core/reduce.h"
 #include "core/reduce_table.h"
 
-#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && \
-    defined(__F16C__)
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__F16C__)
 
 #include <immintrin.h>
 
@@ -79,8 +78,7 @@ INLINE __m512i prod_8(__m512i a, __m512i b)
 {
     __m512i even = _mm512_mullo_epi16(a, b);
     __m512i odd = _mm512_mullo_epi16(_mm512_srli_epi16(a, 8), _mm512_srli_epi16(b, 8));
-    return _mm512_or_si512(_mm512_and_si512(even, _mm512_set1_epi16(0xff)),
-                           _mm512_slli_epi16(odd, 8));
+    return _mm512_or_si512(_mm512_and_si512(even, _mm512_set1_epi16(0xff)), _mm512_slli_epi16(odd, 8));
 }
 INLINE __m512i prod_16(__m512i a, __m512i b) { return _mm512_mullo_epi16(a, b); }
 INLINE __m512i prod_32(__m512i a, __m512i b) { return _mm512_mullo_epi32(a, b); }
@@ -140,14 +138,14 @@ INLINE __m512i prod_f64(__m512i a, __m512i b)
 }
 
 /* IEEE maximum / minimum on fp64 lanes, as fmax_ieee / fmin_ieee. */
-#define F64_IEEE(NAME, PICK, EQUAL)                                                   \
-    INLINE __m512i NAME(__m512i ai, __m512i bi)                                       \
-    {                                                                                 \
-        __m512d a = _mm512_castsi512_pd(ai), b = _mm512_castsi512_pd(bi);             \
-        __m512d r = PICK(a, b);                                                       \
-        r = EQUAL(r, _mm512_cmp_pd_mask(a, b, _CMP_EQ_OQ), a, b);                     \
-        r = _mm512_mask_add_pd(r, _mm512_cmp_pd_mask(a, b, _CMP_UNORD_Q), a, b);      \
-        return _mm512_castpd_si512(r);                                                \
+#define F64_IEEE(NAME, PICK, EQUAL) \
+    INLINE __m512i NAME(__m512i ai, __m512i bi) \
+    { \
+        __m512d a = _mm512_castsi512_pd(ai), b = _mm512_castsi512_pd(bi); \
+        __m512d r = PICK(a, b); \
+        r = EQUAL(r, _mm512_cmp_pd_mask(a, b, _CMP_EQ_OQ), a, b); \
+        r = _mm512_mask_add_pd(r, _mm512_cmp_pd_mask(a, b, _CMP_UNORD_Q), a, b); \
+        return _mm512_castpd_si512(r); \
     }
 F64_IEEE(max_f64, _mm512_max_pd, _mm512_mask_and_pd)
 F64_IEEE(min_f64, _mm512_min_pd, _mm512_mask_or_pd)

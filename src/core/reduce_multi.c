@@ -20,7 +20,7 @@ void coll_reduce_multi(void *out, const void *const *in, int k, size_t n, coll_d
         return;
     }
     coll_reduce_fn fn = coll_reduce_kernel(op, dt);
-    if (k == 2 && in[1] != out) {   /* one pass: nothing to keep in cache between inputs */
+    if (k == 2 && in[1] != out) { /* one pass: nothing to keep in cache between inputs */
         fn(out, in[0], in[1], n);
         return;
     }

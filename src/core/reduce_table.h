@@ -11,22 +11,18 @@
 
 #include "core/reduce.h"
 
-#define COLL_REDUCE_TABLE_ROW(PFX, OP)                                                \
-    {                                                                                 \
-        [COLL_INT8] = PFX##_##OP##_i8, [COLL_INT16] = PFX##_##OP##_i16,               \
-        [COLL_INT32] = PFX##_##OP##_i32, [COLL_INT64] = PFX##_##OP##_i64,             \
-        [COLL_UINT8] = PFX##_##OP##_u8, [COLL_UINT16] = PFX##_##OP##_u16,             \
-        [COLL_UINT32] = PFX##_##OP##_u32, [COLL_UINT64] = PFX##_##OP##_u64,           \
-        [COLL_FP16] = PFX##_##OP##_f16, [COLL_BF16] = PFX##_##OP##_b16,               \
-        [COLL_FP32] = PFX##_##OP##_f32, [COLL_FP64] = PFX##_##OP##_f64,               \
+#define COLL_REDUCE_TABLE_ROW(PFX, OP) \
+    { \
+        [COLL_INT8] = PFX##_##OP##_i8, [COLL_INT16] = PFX##_##OP##_i16, [COLL_INT32] = PFX##_##OP##_i32, \
+        [COLL_INT64] = PFX##_##OP##_i64, [COLL_UINT8] = PFX##_##OP##_u8, [COLL_UINT16] = PFX##_##OP##_u16, \
+        [COLL_UINT32] = PFX##_##OP##_u32, [COLL_UINT64] = PFX##_##OP##_u64, [COLL_FP16] = PFX##_##OP##_f16, \
+        [COLL_BF16] = PFX##_##OP##_b16, [COLL_FP32] = PFX##_##OP##_f32, [COLL_FP64] = PFX##_##OP##_f64, \
     }
 
-#define COLL_REDUCE_TABLE(PFX)                                                        \
-    {                                                                                 \
-        [COLL_SUM] = COLL_REDUCE_TABLE_ROW(PFX, sum),                                 \
-        [COLL_PROD] = COLL_REDUCE_TABLE_ROW(PFX, prod),                               \
-        [COLL_MAX] = COLL_REDUCE_TABLE_ROW(PFX, max),                                 \
-        [COLL_MIN] = COLL_REDUCE_TABLE_ROW(PFX, min),                                 \
+#define COLL_REDUCE_TABLE(PFX) \
+    { \
+        [COLL_SUM] = COLL_REDUCE_TABLE_ROW(PFX, sum), [COLL_PROD] = COLL_REDUCE_TABLE_ROW(PFX, prod), \
+        [COLL_MAX] = COLL_REDUCE_TABLE_ROW(PFX, max), [COLL_MIN] = COLL_REDUCE_TABLE_ROW(PFX, min), \
     }
 
 /* ---- ISA files ----------------------------------------------------------
@@ -41,41 +37,38 @@
  */
 
 /* sum/prod/max/min_SFX: the fp32 op run through APPLY. */
-#define COLL_REDUCE_ISA_APPLIED(V, SFX, APPLY)                                        \
-    INLINE V sum_##SFX(V a, V b) { return APPLY(a, b, fsum); }                        \
-    INLINE V prod_##SFX(V a, V b) { return APPLY(a, b, fprod); }                      \
-    INLINE V max_##SFX(V a, V b) { return APPLY(a, b, fmax_ieee); }                   \
+#define COLL_REDUCE_ISA_APPLIED(V, SFX, APPLY) \
+    INLINE V sum_##SFX(V a, V b) { return APPLY(a, b, fsum); } \
+    INLINE V prod_##SFX(V a, V b) { return APPLY(a, b, fprod); } \
+    INLINE V max_##SFX(V a, V b) { return APPLY(a, b, fmax_ieee); } \
     INLINE V min_##SFX(V a, V b) { return APPLY(a, b, fmin_ieee); }
 
-#define COLL_REDUCE_ISA_FLOAT_OPS(V)                                                  \
-    COLL_REDUCE_ISA_APPLIED(V, f32, f32_apply)                                        \
-    COLL_REDUCE_ISA_APPLIED(V, f16, f16_apply)                                        \
+#define COLL_REDUCE_ISA_FLOAT_OPS(V) \
+    COLL_REDUCE_ISA_APPLIED(V, f32, f32_apply) \
+    COLL_REDUCE_ISA_APPLIED(V, f16, f16_apply) \
     COLL_REDUCE_ISA_APPLIED(V, b16, b16_apply)
 
 /* One dtype's four kernels: run() over ES-byte elements with each vector op. */
-#define COLL_REDUCE_ISA_K(OP, SFX, ES, VOP)                                           \
-    static void k_##OP##_##SFX(void *out, const void *a, const void *b, size_t n)     \
-    {                                                                                 \
-        run(out, a, b, n, ES, VOP);                                                   \
-    }
-#define COLL_REDUCE_ISA_DTYPE(SFX, ES, SUM, PROD, MAX, MIN)                           \
-    COLL_REDUCE_ISA_K(sum, SFX, ES, SUM) COLL_REDUCE_ISA_K(prod, SFX, ES, PROD)       \
-    COLL_REDUCE_ISA_K(max, SFX, ES, MAX) COLL_REDUCE_ISA_K(min, SFX, ES, MIN)
+#define COLL_REDUCE_ISA_K(OP, SFX, ES, VOP) \
+    static void k_##OP##_##SFX(void *out, const void *a, const void *b, size_t n) { run(out, a, b, n, ES, VOP); }
+#define COLL_REDUCE_ISA_DTYPE(SFX, ES, SUM, PROD, MAX, MIN) \
+    COLL_REDUCE_ISA_K(sum, SFX, ES, SUM) \
+    COLL_REDUCE_ISA_K(prod, SFX, ES, PROD) COLL_REDUCE_ISA_K(max, SFX, ES, MAX) COLL_REDUCE_ISA_K(min, SFX, ES, MIN)
 
 /* Signed and unsigned sum/prod are the same bits modulo 2^bits: one vector
  * op serves both. */
-#define COLL_REDUCE_ISA_KERNELS                                                       \
-    COLL_REDUCE_ISA_DTYPE(i8, 1, sum_8, prod_8, max_i8, min_i8)                       \
-    COLL_REDUCE_ISA_DTYPE(u8, 1, sum_8, prod_8, max_u8, min_u8)                       \
-    COLL_REDUCE_ISA_DTYPE(i16, 2, sum_16, prod_16, max_i16, min_i16)                  \
-    COLL_REDUCE_ISA_DTYPE(u16, 2, sum_16, prod_16, max_u16, min_u16)                  \
-    COLL_REDUCE_ISA_DTYPE(i32, 4, sum_32, prod_32, max_i32, min_i32)                  \
-    COLL_REDUCE_ISA_DTYPE(u32, 4, sum_32, prod_32, max_u32, min_u32)                  \
-    COLL_REDUCE_ISA_DTYPE(i64, 8, sum_64, prod_64, max_i64, min_i64)                  \
-    COLL_REDUCE_ISA_DTYPE(u64, 8, sum_64, prod_64, max_u64, min_u64)                  \
-    COLL_REDUCE_ISA_DTYPE(f16, 2, sum_f16, prod_f16, max_f16, min_f16)                \
-    COLL_REDUCE_ISA_DTYPE(b16, 2, sum_b16, prod_b16, max_b16, min_b16)                \
-    COLL_REDUCE_ISA_DTYPE(f32, 4, sum_f32, prod_f32, max_f32, min_f32)                \
+#define COLL_REDUCE_ISA_KERNELS \
+    COLL_REDUCE_ISA_DTYPE(i8, 1, sum_8, prod_8, max_i8, min_i8) \
+    COLL_REDUCE_ISA_DTYPE(u8, 1, sum_8, prod_8, max_u8, min_u8) \
+    COLL_REDUCE_ISA_DTYPE(i16, 2, sum_16, prod_16, max_i16, min_i16) \
+    COLL_REDUCE_ISA_DTYPE(u16, 2, sum_16, prod_16, max_u16, min_u16) \
+    COLL_REDUCE_ISA_DTYPE(i32, 4, sum_32, prod_32, max_i32, min_i32) \
+    COLL_REDUCE_ISA_DTYPE(u32, 4, sum_32, prod_32, max_u32, min_u32) \
+    COLL_REDUCE_ISA_DTYPE(i64, 8, sum_64, prod_64, max_i64, min_i64) \
+    COLL_REDUCE_ISA_DTYPE(u64, 8, sum_64, prod_64, max_u64, min_u64) \
+    COLL_REDUCE_ISA_DTYPE(f16, 2, sum_f16, prod_f16, max_f16, min_f16) \
+    COLL_REDUCE_ISA_DTYPE(b16, 2, sum_b16, prod_b16, max_b16, min_b16) \
+    COLL_REDUCE_ISA_DTYPE(f32, 4, sum_f32, prod_f32, max_f32, min_f32) \
     COLL_REDUCE_ISA_DTYPE(f64, 8, sum_f64, prod_f64, max_f64, min_f64)
 
 #endif

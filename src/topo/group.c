@@ -27,7 +27,7 @@ int coll_group_busiest_host(const coll_comm *comm, const coll_group_t *g)
 {
     int most = 1;
     if (g == &comm->world) {
-        if (comm->max_local > 0)   /* set at init: O(1) instead of O(H) per selection */
+        if (comm->max_local > 0) /* set at init: O(1) instead of O(H) per selection */
             return comm->max_local;
         for (int h = 0; h < comm->nhosts; h++)
             if (comm->host_nranks[h] > most)

@@ -72,8 +72,7 @@ static coll_status_t check_local_limit(const coll_comm *comm)
             return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_INIT,
                               "host %d (%s) holds %d ranks of this communicator: at most %d ranks per host "
                               "(COLL_MAX_LOCAL, fixed when libcoll is built); run fewer ranks per host",
-                              h, comm->peers[comm->leader_ranks[h]].hostname, comm->host_nranks[h],
-                              COLL_MAX_LOCAL);
+                              h, comm->peers[comm->leader_ranks[h]].hostname, comm->host_nranks[h], COLL_MAX_LOCAL);
     return COLL_SUCCESS;
 }
 
@@ -123,10 +122,9 @@ coll_status_t coll_topo_build(coll_comm *comm)
     comm->world_ranks = calloc(n, sizeof(int));
     comm->leader_ranks = calloc(n, sizeof(int));
     comm->local_ranks = calloc(n, sizeof(int));
-    if (!comm->rank_host || !comm->rank_local || !comm->host_nranks || !comm->world_ranks ||
-        !comm->leader_ranks || !comm->local_ranks)
-        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "out of memory for the topology of %zu ranks",
-                          n);
+    if (!comm->rank_host || !comm->rank_local || !comm->host_nranks || !comm->world_ranks || !comm->leader_ranks
+        || !comm->local_ranks)
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "out of memory for the topology of %zu ranks", n);
     group_hosts(comm);
     COLL_CHECK(check_local_limit(comm));
     comm->host = comm->rank_host[comm->rank];
@@ -166,7 +164,7 @@ void coll_topo_log(const coll_comm *comm)
         for (int r = 0; r < comm->nranks && o + 16 < sizeof list; r++)
             if (comm->rank_host[r] == h)
                 o += (size_t)snprintf(list + o, sizeof list - o, "%s%d", o ? "," : "", r);
-        COLL_INFO(COLL_SUB_INIT, "  host %d %s: %d rank(s) [%s]", h,
-                  comm->peers[comm->leader_ranks[h]].hostname, comm->host_nranks[h], list);
+        COLL_INFO(COLL_SUB_INIT, "  host %d %s: %d rank(s) [%s]", h, comm->peers[comm->leader_ranks[h]].hostname,
+                  comm->host_nranks[h], list);
     }
 }

@@ -38,10 +38,7 @@ void coll_topo_set_groups(coll_comm *comm);
 void coll_topo_log(const coll_comm *comm);
 
 /* Is rank r on my host? */
-static inline int coll_topo_is_mine(const coll_comm *comm, int r)
-{
-    return comm->rank_host[r] == comm->host;
-}
+static inline int coll_topo_is_mine(const coll_comm *comm, int r) { return comm->rank_host[r] == comm->host; }
 /* Are all members of g on my host (and shm available: comm->direct, set by the
  * transports)? Else only a group of one is. O(|g|). */
 int coll_group_is_local(const coll_comm *comm, const coll_group_t *g);

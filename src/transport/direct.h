@@ -19,10 +19,7 @@
 #include "core/reduce.h"
 #include "transport/transport.h"
 
-static inline void *coll_direct_stage(coll_comm *comm, int lr)
-{
-    return comm->direct->stage(comm, lr);
-}
+static inline void *coll_direct_stage(coll_comm *comm, int lr) { return comm->direct->stage(comm, lr); }
 static inline size_t coll_direct_stage_bytes(const coll_comm *comm)
 {
     return comm->direct ? comm->direct->stage_bytes(comm) : 0;
@@ -55,24 +52,17 @@ static inline const void *coll_direct_small_peer(coll_comm *comm, int lr, uint64
 {
     return comm->direct->small_peer(comm, lr, seq);
 }
-static inline void coll_direct_small_done(coll_comm *comm, uint64_t seq)
-{
-    comm->direct->small_done(comm, seq);
-}
+static inline void coll_direct_small_done(coll_comm *comm, uint64_t seq) { comm->direct->small_done(comm, seq); }
 static inline size_t coll_direct_small_max(const coll_comm *comm)
 {
     return comm->direct ? comm->direct->small_max(comm) : 0;
 }
-static inline int coll_direct_cma_ok(const coll_comm *comm)
-{
-    return comm->direct ? comm->direct->cma_ok(comm) : 0;
-}
+static inline int coll_direct_cma_ok(const coll_comm *comm) { return comm->direct ? comm->direct->cma_ok(comm) : 0; }
 static inline void coll_direct_publish_addr(coll_comm *comm, int slot, const void *ptr)
 {
     comm->direct->publish_addr(comm, slot, ptr);
 }
-static inline coll_status_t coll_direct_cma_read(coll_comm *comm, int lr, int slot, size_t off, void *dst,
-                                                 size_t len)
+static inline coll_status_t coll_direct_cma_read(coll_comm *comm, int lr, int slot, size_t off, void *dst, size_t len)
 {
     return comm->direct->cma_read(comm, lr, slot, off, dst, len);
 }

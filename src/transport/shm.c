@@ -49,10 +49,7 @@ void shm_futex_wait(atomic_uint *addr, uint32_t val, int timeout_ms)
     syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAIT, val, timeout_ms >= 0 ? &ts : NULL, NULL, 0);
 }
 
-void shm_futex_wake(atomic_uint *addr)
-{
-    syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE, 1 << 30, NULL, NULL, 0);
-}
+void shm_futex_wake(atomic_uint *addr) { syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE, 1 << 30, NULL, NULL, 0); }
 
 /* Segment name: identical on every local rank, unique per id and host. */
 static void shm_name(const coll_comm *comm, char *buf, size_t len)
@@ -106,7 +103,7 @@ static void prefault(struct coll_shm *s, size_t off, size_t len)
     if (madvise(p, len, MADV_POPULATE_WRITE) == 0)
         return;
 #endif
-    for (size_t o = 0; o < len; o += 4096)     /* older kernels: one read per page */
+    for (size_t o = 0; o < len; o += 4096) /* older kernels: one read per page */
         (void)*(volatile char *)(p + o);
 }
 
@@ -114,7 +111,7 @@ static void prefault_mine(struct coll_shm *s)
 {
     const shm_hdr_t *h = s->hdr;
     size_t box = (size_t)h->nout * h->nslots * h->slot_bytes;
-    prefault(s, 0, h->off_slots);    /* header, rank and outbox control */
+    prefault(s, 0, h->off_slots); /* header, rank and outbox control */
     prefault(s, h->off_slots + (size_t)s->me * box, box);
     prefault(s, h->off_stages + (size_t)s->me * h->stage_bytes, h->stage_bytes);
     prefault(s, h->off_small + (size_t)s->me * 2 * h->small_bytes, 2 * h->small_bytes);
@@ -133,21 +130,22 @@ static uint64_t devshm_free(void)
  * not fit the free space of /dev/shm; an error when not even the minimum does. */
 static coll_status_t choose_sizes(coll_comm *comm, shm_sizes_t *z)
 {
-    int L = comm->local_size;   /* <= COLL_MAX_LOCAL: checked at init (topo.h) */
+    int L = comm->local_size; /* <= COLL_MAX_LOCAL: checked at init (topo.h) */
     *z = shm_sizes_config(L, coll_cfg_size(COLL_CFG_BUFFSIZE), coll_cfg_size(COLL_CFG_SHM_SLOT),
                           coll_cfg_int(COLL_CFG_SHM_NSLOTS));
     uint64_t avail = devshm_free();
     if (avail == 0)
-        return COLL_SUCCESS;     /* unknown: posix_fallocate will tell */
+        return COLL_SUCCESS; /* unknown: posix_fallocate will tell */
     const double MiB = 1048576.0;
     uint64_t want = shm_layout_total(L, z);
     shm_fit_t fit = shm_fit(L, avail, z);
     uint64_t got = shm_layout_total(L, z);
     if (fit == SHM_FIT_SHRUNK)
-        COLL_WARN(COLL_SUB_SHM, "shm: /dev/shm has %.0f MiB free, the segment for %d local ranks needs %.1f MiB "
+        COLL_WARN(COLL_SUB_SHM,
+                  "shm: /dev/shm has %.0f MiB free, the segment for %d local ranks needs %.1f MiB "
                   "at the configured sizes: shrinking to %.1f MiB (staging %llu KiB per rank, slots %llu KiB; "
-                  "set COLL_BUFFSIZE / COLL_SHM_SLOT or enlarge /dev/shm)", (double)avail / MiB, L,
-                  (double)want / MiB, (double)got / MiB, (unsigned long long)z->stage >> 10,
+                  "set COLL_BUFFSIZE / COLL_SHM_SLOT or enlarge /dev/shm)",
+                  (double)avail / MiB, L, (double)want / MiB, (double)got / MiB, (unsigned long long)z->stage >> 10,
                   (unsigned long long)z->slot >> 10);
     if (fit == SHM_FIT_NONE) {
         uint64_t need = want + want / 7 > want + (1u << 20) ? want + want / 7 : want + (1u << 20);
@@ -156,10 +154,11 @@ static coll_status_t choose_sizes(coll_comm *comm, shm_sizes_t *z)
                           "minimum: staging %llu KiB per rank, %u x %llu KiB slots in %u outboxes per rank; "
                           "%.1f MiB at the configured sizes): %.1f MiB free, of which %.1f MiB stay free for "
                           "others; enlarge /dev/shm (docker run --shm-size=%lluM, or mount -o remount,size=%lluM "
-                          "/dev/shm) or run fewer ranks per host", (double)got / MiB, L,
-                          (unsigned long long)z->stage >> 10, z->nslots, (unsigned long long)z->slot >> 10,
-                          z->nout, (double)want / MiB, (double)avail / MiB, (double)shm_headroom(avail) / MiB,
-                          (unsigned long long)(need >> 20) + 1, (unsigned long long)(need >> 20) + 1);
+                          "/dev/shm) or run fewer ranks per host",
+                          (double)got / MiB, L, (unsigned long long)z->stage >> 10, z->nslots,
+                          (unsigned long long)z->slot >> 10, z->nout, (double)want / MiB, (double)avail / MiB,
+                          (double)shm_headroom(avail) / MiB, (unsigned long long)(need >> 20) + 1,
+                          (unsigned long long)(need >> 20) + 1);
     }
     return COLL_SUCCESS;
 }
@@ -190,8 +189,8 @@ static coll_status_t create_segment(coll_comm *comm, struct coll_shm *s)
     close(fd);
     if (map == MAP_FAILED) {
         shm_unlink(s->name);
-        return coll_error_errno(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "mmap of %s (%zu bytes) failed",
-                                s->name, (size_t)tmp.total);
+        return coll_error_errno(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "mmap of %s (%zu bytes) failed", s->name,
+                                (size_t)tmp.total);
     }
     memcpy(map, &tmp, sizeof tmp);
     coll_status_t st = attach(s, map);
@@ -204,9 +203,11 @@ static coll_status_t create_segment(coll_comm *comm, struct coll_shm *s)
     for (int i = 0; i < comm->local_size; i++)
         for (int k = 0; k < COLL_SHM_PUB_SLOTS; k++)
             s->ranks[i].pub_region[k] = -1;
-    COLL_INFO(COLL_SUB_SHM, "segment %s: %d local ranks, %u outboxes per rank of %u x %zu KiB slots, %zu KiB "
-              "stage per rank, %.1f MiB in all (%s)", s->name, comm->local_size, tmp.nout, tmp.nslots,
-              (size_t)tmp.slot_bytes >> 10, (size_t)tmp.stage_bytes >> 10, (double)tmp.total / 1048576.0,
+    COLL_INFO(COLL_SUB_SHM,
+              "segment %s: %d local ranks, %u outboxes per rank of %u x %zu KiB slots, %zu KiB "
+              "stage per rank, %.1f MiB in all (%s)",
+              s->name, comm->local_size, tmp.nout, tmp.nslots, (size_t)tmp.slot_bytes >> 10,
+              (size_t)tmp.stage_bytes >> 10, (double)tmp.total / 1048576.0,
               whole ? "prefaulted by every rank" : "each rank prefaults its own part");
     return COLL_SUCCESS;
 }
@@ -222,8 +223,7 @@ static coll_status_t open_segment(struct coll_shm *s)
         return coll_error(COLL_ERR_SYSTEM, COLL_SUB_SHM, "shared segment %s is truncated", s->name);
     }
     int whole = (uint64_t)stt.st_size <= SHM_POPULATE_ALL;
-    void *map = mmap(NULL, (size_t)stt.st_size, PROT_READ | PROT_WRITE, MAP_SHARED | (whole ? MAP_POPULATE : 0),
-                     fd, 0);
+    void *map = mmap(NULL, (size_t)stt.st_size, PROT_READ | PROT_WRITE, MAP_SHARED | (whole ? MAP_POPULATE : 0), fd, 0);
     close(fd);
     if (map == MAP_FAILED)
         return coll_error_errno(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "mmap of %s failed", s->name);
@@ -272,8 +272,10 @@ static coll_status_t map_segment(coll_comm *comm, struct coll_shm *s, int64_t *f
         return st2;
     }
     if (st == COLL_SUCCESS && fail[comm->host] > 0)
-        st = coll_error(COLL_ERR_SYSTEM, COLL_SUB_SHM, "local rank 0 (rank %d) could not create the "
-                        "shared-memory segment (see its error)", comm->local_ranks[0]);
+        st = coll_error(COLL_ERR_SYSTEM, COLL_SUB_SHM,
+                        "local rank 0 (rank %d) could not create the "
+                        "shared-memory segment (see its error)",
+                        comm->local_ranks[0]);
     else if (st == COLL_SUCCESS && s->me != 0) {
         st = open_segment(s);
         if (st != COLL_SUCCESS)
@@ -287,8 +289,8 @@ static coll_status_t map_segment(coll_comm *comm, struct coll_shm *s, int64_t *f
         st = st2;
     if (st == COLL_SUCCESS && failed_before == 0 && fail[comm->host] > 0)
         st = coll_error(COLL_ERR_SYSTEM, COLL_SUB_SHM,
-                        "local rank(s) could not map the shared-memory segment %s (rank %lld among them)",
-                        s->name, (long long)fail[comm->host] - 1);
+                        "local rank(s) could not map the shared-memory segment %s (rank %lld among them)", s->name,
+                        (long long)fail[comm->host] - 1);
     return st;
 }
 
@@ -365,15 +367,9 @@ void coll_shm_doorbell_wait(coll_comm *comm, uint32_t seen, int timeout_ms)
 
 /* ---------------------------------------------------------------- services */
 
-void *coll_shm_stage(coll_comm *comm, int lr)
-{
-    return comm->shm->stages + (size_t)lr * comm->shm->hdr->stage_bytes;
-}
+void *coll_shm_stage(coll_comm *comm, int lr) { return comm->shm->stages + (size_t)lr * comm->shm->hdr->stage_bytes; }
 
-size_t coll_shm_stage_bytes(const coll_comm *comm)
-{
-    return comm->shm ? comm->shm->hdr->stage_bytes : 0;
-}
+size_t coll_shm_stage_bytes(const coll_comm *comm) { return comm->shm ? comm->shm->hdr->stage_bytes : 0; }
 
 /* Each rank publishes how many barriers it has entered; a barrier is complete
  * when every local rank's count reaches mine. The rank that completes it rings
@@ -394,7 +390,7 @@ coll_status_t coll_shm_barrier(coll_comm *comm)
         return COLL_SUCCESS;
     uint32_t target = ++s->bar_epoch;
     atomic_store(&s->ranks[s->me].bar_epoch, target);
-    int *missing = s->missing, *who = s->who;   /* [nlocal] */
+    int *missing = s->missing, *who = s->who; /* [nlocal] */
     if (barrier_missing(s, target, missing) == 0) {
         for (int i = 0; i < s->nlocal; i++)
             if (i != s->me)
@@ -437,7 +433,7 @@ static int small_all_at_least(struct coll_shm *s, size_t field_off, uint64_t v, 
 static coll_status_t small_wait(coll_comm *comm, size_t field_off, uint64_t v)
 {
     struct coll_shm *s = comm->shm;
-    int *missing = s->missing, *who = s->who;   /* [nlocal] */
+    int *missing = s->missing, *who = s->who; /* [nlocal] */
     if (small_all_at_least(s, field_off, v, missing) == 0)
         return COLL_SUCCESS;
     coll_waiter_t w;
@@ -479,24 +475,18 @@ coll_status_t coll_shm_small_wait_all(coll_comm *comm, uint64_t seq)
     return small_wait(comm, offsetof(shm_rank_t, small_arrive), seq);
 }
 
-const void *coll_shm_small_peer(coll_comm *comm, int lr, uint64_t seq)
-{
-    return small_slot(comm->shm, lr, seq);
-}
+const void *coll_shm_small_peer(coll_comm *comm, int lr, uint64_t seq) { return small_slot(comm->shm, lr, seq); }
 
 void coll_shm_small_done(coll_comm *comm, uint64_t seq)
 {
     struct coll_shm *s = comm->shm;
     atomic_store_explicit(&s->ranks[s->me].small_done, seq, memory_order_release);
     for (int i = 0; i < s->nlocal; i++)
-        if (i != s->me)   /* unconditional: a peer may be about to sleep waiting for this */
+        if (i != s->me) /* unconditional: a peer may be about to sleep waiting for this */
             coll_shm_ring(comm, i);
 }
 
-size_t coll_shm_small_max(const coll_comm *comm)
-{
-    return comm->shm ? comm->shm->hdr->small_bytes : 0;
-}
+size_t coll_shm_small_max(const coll_comm *comm) { return comm->shm ? comm->shm->hdr->small_bytes : 0; }
 
 void coll_shm_publish(coll_comm *comm, int slot, const void *ptr)
 {

@@ -36,7 +36,7 @@ static ssize_t cma_write(pid_t pid, void *remote, const void *src, size_t len)
 coll_status_t coll_shm_cma_probe(coll_comm *comm)
 {
     struct coll_shm *s = comm->shm;
-    if (!s) {   /* no local peers: only take part in the agreement */
+    if (!s) { /* no local peers: only take part in the agreement */
         COLL_CHECK(coll_bootstrap_barrier(comm->bs));
         int64_t *none = calloc((size_t)comm->nhosts, sizeof *none);
         if (!none)
@@ -45,7 +45,7 @@ coll_status_t coll_shm_cma_probe(coll_comm *comm)
         free(none);
         return st;
     }
-    s->probe_word = 0x636f6c6c636d6131ull;   /* "collcma1" */
+    s->probe_word = 0x636f6c6c636d6131ull; /* "collcma1" */
     s->ranks[s->me].probe_addr = (uint64_t)(uintptr_t)&s->probe_word;
     s->ranks[s->me].probe_sink = (uint64_t)(uintptr_t)&s->probe_sink;
     COLL_CHECK(coll_bootstrap_barrier(comm->bs));
@@ -60,12 +60,12 @@ coll_status_t coll_shm_cma_probe(coll_comm *comm)
         else if (n >= 0)
             n = -2;
         if (n != (ssize_t)sizeof w) {
-            COLL_INFO(COLL_SUB_SHM, "cross-memory attach to local rank %d unavailable (%s): staging copies instead",
-                      i, n == -1 ? strerror(errno) : "short or wrong read");
+            COLL_INFO(COLL_SUB_SHM, "cross-memory attach to local rank %d unavailable (%s): staging copies instead", i,
+                      n == -1 ? strerror(errno) : "short or wrong read");
             ok = 0;
         }
     }
-    int64_t *bad = calloc((size_t)comm->nhosts, sizeof *bad);   /* per host: some rank cannot */
+    int64_t *bad = calloc((size_t)comm->nhosts, sizeof *bad); /* per host: some rank cannot */
     if (!bad)
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "out of memory");
     bad[comm->host] = !ok;
@@ -87,10 +87,7 @@ coll_status_t coll_shm_cma_probe(coll_comm *comm)
     return COLL_SUCCESS;
 }
 
-int coll_shm_cma_ok(const coll_comm *comm)
-{
-    return comm->shm && comm->shm->cma_ok;
-}
+int coll_shm_cma_ok(const coll_comm *comm) { return comm->shm && comm->shm->cma_ok; }
 
 void coll_shm_publish_addr(coll_comm *comm, int slot, const void *ptr)
 {

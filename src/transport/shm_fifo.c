@@ -49,14 +49,14 @@ int shm_out_claim(struct coll_shm *s, int to)
     for (int j = 0; j < (int)s->hdr->nout; j++) {
         shm_fifo_t *f = shm_outbox(s, s->me, j);
         uint64_t own = atomic_load_explicit(&f->owner, memory_order_relaxed);
-        if ((uint32_t)own == 0) {      /* never lent */
+        if ((uint32_t)own == 0) { /* never lent */
             best = j;
             break;
         }
         int rcv = (int)(uint32_t)own - 1;
-        int idle = s->cma_posted[rcv] == 0 &&
-                   atomic_load_explicit(&f->head, memory_order_acquire) ==
-                       atomic_load_explicit(&f->tail, memory_order_relaxed);
+        int idle = s->cma_posted[rcv] == 0
+            && atomic_load_explicit(&f->head, memory_order_acquire)
+                == atomic_load_explicit(&f->tail, memory_order_relaxed);
         if (idle && (best < 0 || s->out_used[j] < s->out_used[best]))
             best = j;
     }
@@ -123,13 +123,13 @@ static coll_status_t shm_cma_claim(coll_comm *comm, int lr, shm_cma_desc_t *d, i
 static coll_status_t shm_send_cma(coll_comm *comm, int to, int k, const void *buf, size_t len, size_t *done)
 {
     struct coll_shm *s = comm->shm;
-    shm_fifo_t *f = shm_outbox(s, s->me, k);   /* kept while our descriptor is posted */
+    shm_fifo_t *f = shm_outbox(s, s->me, k); /* kept while our descriptor is posted */
     uint64_t posted = s->cma_posted[to];
     if (!posted) {
         uint64_t tail = atomic_load_explicit(&f->tail, memory_order_relaxed);
         uint64_t head = atomic_load_explicit(&f->head, memory_order_acquire);
         if (tail - head >= s->hdr->nslots)
-            return COLL_SUCCESS;                       /* FIFO full: try later */
+            return COLL_SUCCESS; /* FIFO full: try later */
         shm_cma_desc_t *d = (shm_cma_desc_t *)shm_slot(s, s->me, k, tail);
         d->addr = (uint64_t)(uintptr_t)buf;
         d->len = len;
@@ -165,7 +165,7 @@ static coll_status_t shm_send(coll_comm *comm, int peer, const void *buf, size_t
     int to = comm->rank_local[peer];
     int k = shm_out_claim(s, to);
     if (k < 0)
-        return COLL_SUCCESS;    /* every outbox holds unread data: a receiver's ring wakes us */
+        return COLL_SUCCESS; /* every outbox holds unread data: a receiver's ring wakes us */
     if (s->cma_ok && (*done == 0 || s->cma_posted[to]) && len >= s->cma_min)
         return shm_send_cma(comm, to, k, buf, len, done);
     shm_fifo_t *f = shm_outbox(s, s->me, k);
@@ -216,7 +216,7 @@ static int shm_cma_recv(coll_comm *comm, int from, shm_cma_desc_t *d, const coll
     struct coll_shm *s = comm->shm;
     unsigned state = atomic_load_explicit(&d->state, memory_order_relaxed);
     if (state == SHM_CMA_POSTED) {
-        if (sink->fn || !s->cma_coop || d->len < 2 * d->piece) {   /* alone, at once: the sender never helps */
+        if (sink->fn || !s->cma_coop || d->len < 2 * d->piece) { /* alone, at once: the sender never helps */
             *st = shm_cma_consume(comm, from, d, sink);
             return *st == COLL_SUCCESS;
         }
@@ -228,19 +228,18 @@ static int shm_cma_recv(coll_comm *comm, int from, shm_cma_desc_t *d, const coll
     return *st == COLL_SUCCESS && atomic_load_explicit(&d->copied, memory_order_acquire) >= d->len;
 }
 
-static coll_status_t shm_recv(coll_comm *comm, int peer, const coll_sink_t *sink, size_t len,
-                              size_t *done)
+static coll_status_t shm_recv(coll_comm *comm, int peer, const coll_sink_t *sink, size_t len, size_t *done)
 {
     struct coll_shm *s = comm->shm;
     int from = comm->rank_local[peer], k;
     uint64_t own;
     shm_fifo_t *f = shm_in_fifo(s, from, &own, &k);
     if (!f)
-        return COLL_SUCCESS;    /* nothing lent to us yet */
+        return COLL_SUCCESS; /* nothing lent to us yet */
     uint64_t head = atomic_load_explicit(&f->head, memory_order_acquire);
     uint64_t tail = atomic_load_explicit(&f->tail, memory_order_acquire);
     if (atomic_load_explicit(&f->owner, memory_order_acquire) != own)
-        return COLL_SUCCESS;    /* lent to another receiver meanwhile: ours comes in another outbox */
+        return COLL_SUCCESS; /* lent to another receiver meanwhile: ours comes in another outbox */
     uint32_t nslots = s->hdr->nslots;
     int moved = 0;
     while (*done < len && head != tail) {
@@ -250,18 +249,20 @@ static coll_status_t shm_recv(coll_comm *comm, int peer, const coll_sink_t *sink
             if (*done != 0 || d->len != len - *done)
                 return coll_error(COLL_ERR_INTERNAL, COLL_SUB_SHM,
                                   "message from rank %d has %llu bytes, %zu expected: ranks called different "
-                                  "collectives or counts", peer, (unsigned long long)d->len, len - *done);
+                                  "collectives or counts",
+                                  peer, (unsigned long long)d->len, len - *done);
             coll_status_t st;
             if (!shm_cma_recv(comm, from, d, sink, &st)) {
                 if (st != COLL_SUCCESS)
                     return st;
-                break;                 /* the sender's pieces are still landing */
+                break; /* the sender's pieces are still landing */
             }
             n = (size_t)d->len;
         } else if (n > len - *done) {
             return coll_error(COLL_ERR_INTERNAL, COLL_SUB_SHM,
                               "message from rank %d longer than expected (%zu > %zu bytes left): "
-                              "ranks called different collectives or counts", peer, n, len - *done);
+                              "ranks called different collectives or counts",
+                              peer, n, len - *done);
         } else {
             coll_sink_apply(sink, *done, shm_slot(s, from, k, head), n);
         }
@@ -281,15 +282,9 @@ static coll_status_t shm_recv(coll_comm *comm, int peer, const coll_sink_t *sink
     return COLL_SUCCESS;
 }
 
-static int shm_pollfds(coll_comm *comm, int peer, int for_send, struct pollfd *fds, int max)
-{
-    return 0;
-}
+static int shm_pollfds(coll_comm *comm, int peer, int for_send, struct pollfd *fds, int max) { return 0; }
 
-static int shm_in_use(const coll_comm *comm)
-{
-    return comm->shm != NULL;
-}
+static int shm_in_use(const coll_comm *comm) { return comm->shm != NULL; }
 
 static void shm_teardown(coll_comm *comm)
 {

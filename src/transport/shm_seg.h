@@ -26,8 +26,8 @@
 
 #define SHM_MAGIC 0x434f4c4c53484d31ull /* "COLLSHM1" */
 #define SHM_LINE 64
-#define SHM_SLOT_CMA 0xffffffffu  /* slot holds a shm_cma_desc_t, not data */
-#define SHM_CMA_TMP (64 * 1024)   /* receiver's piece buffer for reducing sinks */
+#define SHM_SLOT_CMA 0xffffffffu /* slot holds a shm_cma_desc_t, not data */
+#define SHM_CMA_TMP (64 * 1024)  /* receiver's piece buffer for reducing sinks */
 
 /* A large message copied straight from the sender's memory into the receiver's,
  * living in the FIFO slot. The receiver either copies it alone (reducing sink)
@@ -37,27 +37,27 @@
  * receiver frees the slot when copied == len; the sender's send then ends. */
 enum { SHM_CMA_POSTED = 0, SHM_CMA_SHARED = 1 };
 typedef struct {
-    uint64_t addr;             /* in the sender's address space */
+    uint64_t addr; /* in the sender's address space */
     uint64_t len;
-    uint64_t piece;            /* claim granularity (set by the sender) */
-    uint64_t dst;              /* in the receiver's space, valid once SHARED */
+    uint64_t piece; /* claim granularity (set by the sender) */
+    uint64_t dst;   /* in the receiver's space, valid once SHARED */
     atomic_uint state;
-    _Alignas(SHM_LINE) atomic_ulong next;    /* first unclaimed byte */
-    _Alignas(SHM_LINE) atomic_ulong copied;  /* bytes landed */
+    _Alignas(SHM_LINE) atomic_ulong next;   /* first unclaimed byte */
+    _Alignas(SHM_LINE) atomic_ulong copied; /* bytes landed */
 } shm_cma_desc_t;
 
 typedef struct {
     _Alignas(SHM_LINE) atomic_uint doorbell;
     atomic_uint sleeping;
-    atomic_uint bar_epoch;                    /* barriers this rank has entered */
-    _Alignas(SHM_LINE) atomic_ulong small_arrive;  /* small exchanges whose data this rank posted */
-    atomic_ulong small_done;                  /* small exchanges this rank finished reading */
+    atomic_uint bar_epoch;                        /* barriers this rank has entered */
+    _Alignas(SHM_LINE) atomic_ulong small_arrive; /* small exchanges whose data this rank posted */
+    atomic_ulong small_done;                      /* small exchanges this rank finished reading */
     int32_t pid;
-    int32_t pub_region[COLL_SHM_PUB_SLOTS];   /* -1 = not registered */
+    int32_t pub_region[COLL_SHM_PUB_SLOTS]; /* -1 = not registered */
     uint64_t pub_off[COLL_SHM_PUB_SLOTS];
-    uint64_t pub_addr[COLL_SHM_PUB_SLOTS];    /* raw address in the owner's space (CMA) */
-    uint64_t probe_addr;                      /* a readable word of the owner (CMA probe) */
-    uint64_t probe_sink;                      /* a writable word of the owner (CMA probe) */
+    uint64_t pub_addr[COLL_SHM_PUB_SLOTS]; /* raw address in the owner's space (CMA) */
+    uint64_t probe_addr;                   /* a readable word of the owner (CMA probe) */
+    uint64_t probe_sink;                   /* a writable word of the owner (CMA probe) */
 } shm_rank_t;
 
 /* One outbox. owner = (generation << 32) | (receiver's local rank + 1), 0 =
@@ -66,29 +66,29 @@ typedef struct {
  * head, tail, then owner again (acquire loads): an unchanged owner means the
  * counters it read belong to its own lease. head and tail run on across leases. */
 typedef struct {
-    _Alignas(SHM_LINE) atomic_ulong owner;    /* written by the sender, only while empty */
-    _Alignas(SHM_LINE) atomic_ulong tail;     /* written by the producer */
-    _Alignas(SHM_LINE) atomic_ulong head;     /* written by the consumer */
-    _Alignas(SHM_LINE) uint32_t sizes[64];    /* bytes in each slot, or SHM_SLOT_CMA */
+    _Alignas(SHM_LINE) atomic_ulong owner; /* written by the sender, only while empty */
+    _Alignas(SHM_LINE) atomic_ulong tail;  /* written by the producer */
+    _Alignas(SHM_LINE) atomic_ulong head;  /* written by the consumer */
+    _Alignas(SHM_LINE) uint32_t sizes[64]; /* bytes in each slot, or SHM_SLOT_CMA */
 } shm_fifo_t;
 
 typedef struct {
     uint64_t magic;
     uint32_t nlocal, nslots;
-    uint32_t nout, pad;                         /* outboxes per rank */
+    uint32_t nout, pad; /* outboxes per rank */
     uint64_t slot_bytes, stage_bytes, total;
     uint64_t off_ranks, off_fifos, off_slots, off_stages, off_small;
-    uint64_t small_bytes;                       /* one of the two small slots per rank */
-    _Alignas(SHM_LINE) atomic_uint abort_flag;  /* 1 + local rank that aborted, 0 = none */
-    char abort_msg[256];                        /* why (written before the flag is visible... best effort) */
+    uint64_t small_bytes;                      /* one of the two small slots per rank */
+    _Alignas(SHM_LINE) atomic_uint abort_flag; /* 1 + local rank that aborted, 0 = none */
+    char abort_msg[256];                       /* why (written before the flag is visible... best effort) */
 } shm_hdr_t;
 
 typedef struct coll_mem_region {
     void *base;
     size_t bytes;
-    void **peer_base;        /* [local_size] mapping of each local peer's region k */
+    void **peer_base; /* [local_size] mapping of each local peer's region k */
     size_t *peer_bytes;
-    int index;               /* k: order of coll_mem_alloc calls */
+    int index; /* k: order of coll_mem_alloc calls */
     struct coll_mem_region *next;
 } coll_mem_region_t;
 
@@ -102,21 +102,21 @@ struct coll_shm {
     shm_fifo_t *fifos;
     char *slots;
     char *stages;
-    int nregions;            /* coll_mem_alloc calls so far */
-    uint64_t small_seq;      /* small exchanges so far (same on every local rank) */
-    int cma_ok;              /* every local rank can process_vm_readv/writev every other */
-    int cma_coop;            /* senders help copy large messages (COLL_CMA_COOP) */
+    int nregions;       /* coll_mem_alloc calls so far */
+    uint64_t small_seq; /* small exchanges so far (same on every local rank) */
+    int cma_ok;         /* every local rank can process_vm_readv/writev every other */
+    int cma_coop;       /* senders help copy large messages (COLL_CMA_COOP) */
     uint64_t probe_word, probe_sink;
-    size_t cma_min;          /* point-to-point messages this large go by CMA */
-    size_t cma_piece;        /* cooperative copy granularity */
-    uint64_t *cma_posted;    /* [nlocal] 1 + FIFO index of my posted CMA descriptor, 0 = none */
+    size_t cma_min;       /* point-to-point messages this large go by CMA */
+    size_t cma_piece;     /* cooperative copy granularity */
+    uint64_t *cma_posted; /* [nlocal] 1 + FIFO index of my posted CMA descriptor, 0 = none */
     /* private, O(L) ints per rank: */
-    int *out_of;             /* [nlocal] my outbox lent to each receiver, -1 = none */
-    uint8_t *in_hint;        /* [nlocal] outbox of each sender last found lent to me */
-    uint64_t *out_used;      /* [nout] tick of each outbox's last use (least recently used goes) */
+    int *out_of;        /* [nlocal] my outbox lent to each receiver, -1 = none */
+    uint8_t *in_hint;   /* [nlocal] outbox of each sender last found lent to me */
+    uint64_t *out_used; /* [nout] tick of each outbox's last use (least recently used goes) */
     uint64_t tick;
-    int *missing, *who;      /* [nlocal] scratch of barrier and small-exchange waits */
-    char *cma_tmp;           /* SHM_CMA_TMP bytes: pieces of CMA messages for reducing sinks */
+    int *missing, *who; /* [nlocal] scratch of barrier and small-exchange waits */
+    char *cma_tmp;      /* SHM_CMA_TMP bytes: pieces of CMA messages for reducing sinks */
     char *small;
 };
 

@@ -6,10 +6,7 @@
  */
 #include "transport/shm_size.h"
 
-static uint64_t align_up(uint64_t v, uint64_t a)
-{
-    return (v + a - 1) / a * a;
-}
+static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 shm_sizes_t shm_sizes_config(int nlocal, size_t buffsize, size_t slot, long long nslots)
 {
@@ -18,7 +15,7 @@ shm_sizes_t shm_sizes_config(int nlocal, size_t buffsize, size_t slot, long long
     z.slot = align_up(slot, 4096);
     if (z.slot < SHM_SLOT_MIN)
         z.slot = SHM_SLOT_MIN;
-    if (z.slot > (1u << 30))            /* sizes[] are 32-bit */
+    if (z.slot > (1u << 30)) /* sizes[] are 32-bit */
         z.slot = 1u << 30;
     z.stage = align_up(buffsize, 4096);
     if (z.stage < SHM_STAGE_MIN)

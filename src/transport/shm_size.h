@@ -13,16 +13,16 @@
 
 #include "transport/shm_seg.h"
 
-#define SHM_OUTBOXES 4               /* FIFOs each rank lends to receivers (ring/tree use 1-3) */
-#define SHM_STAGE_MIN (64 * 1024)    /* direct algorithms check their need (half/p/esize) */
-#define SHM_SLOT_MIN 4096            /* a CMA descriptor fits; a page */
-#define SHM_POPULATE_ALL (256u << 20)   /* segments up to this are prefaulted whole by every rank */
+#define SHM_OUTBOXES 4                /* FIFOs each rank lends to receivers (ring/tree use 1-3) */
+#define SHM_STAGE_MIN (64 * 1024)     /* direct algorithms check their need (half/p/esize) */
+#define SHM_SLOT_MIN 4096             /* a CMA descriptor fits; a page */
+#define SHM_POPULATE_ALL (256u << 20) /* segments up to this are prefaulted whole by every rank */
 
 typedef struct {
-    uint64_t stage;      /* staging bytes per rank */
-    uint64_t slot;       /* bytes per FIFO slot */
-    uint32_t nslots;     /* slots per FIFO (2..64) */
-    uint32_t nout;       /* outboxes per rank */
+    uint64_t stage;  /* staging bytes per rank */
+    uint64_t slot;   /* bytes per FIFO slot */
+    uint32_t nslots; /* slots per FIFO (2..64) */
+    uint32_t nout;   /* outboxes per rank */
 } shm_sizes_t;
 
 /* The configured sizes, normalised (4 KiB multiples, floors, nslots 2..64). */

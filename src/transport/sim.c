@@ -57,42 +57,42 @@ typedef struct sim_msg {
 /* A runnable rank in the scheduler's heap: key and rank side by side (one
  * cache line holds the 4 children of a node). */
 typedef struct {
-    double key;                   /* clock it resumes at */
+    double key; /* clock it resumes at */
     int rank;
 } sim_hent_t;
 
 typedef struct {
 #if SIM_FAST_SWITCH
-    void *sp;                     /* saved stack pointer */
+    void *sp; /* saved stack pointer */
 #else
     ucontext_t ctx;
 #endif
-    double clock;                 /* virtual time, us */
-    double port_free;             /* shm copy port busy until */
+    double clock;     /* virtual time, us */
+    double port_free; /* shm copy port busy until */
     int state;
-    const int *wait;              /* peers waited for (nwait < 0: any) */
+    const int *wait; /* peers waited for (nwait < 0: any) */
     int nwait;
-    int wake_err;                 /* resumed by deadlock detection */
-    sim_msg_t *head, *tail;       /* inbox, in send order */
+    int wake_err;           /* resumed by deadlock detection */
+    sim_msg_t *head, *tail; /* inbox, in send order */
     coll_status_t st;
 } sim_rank_t;
 
 struct coll_sim {
     int n, nhosts;
     coll_sim_params_t p;
-    double shm_b, red_b;          /* us per byte */
-    struct coll_comm *comms;      /* [n] */
-    sim_rank_t *r;                /* [n] */
-    double *tx_free, *rx_free;    /* [nhosts] */
-    double *cpu_f;                /* [nhosts] CPU oversubscription: max(1, ranks / cores_per_host) */
-    double *nic_b;                /* [nhosts] us per byte of the host's NIC (its CPUs' limit included) */
+    double shm_b, red_b;       /* us per byte */
+    struct coll_comm *comms;   /* [n] */
+    sim_rank_t *r;             /* [n] */
+    double *tx_free, *rx_free; /* [nhosts] */
+    double *cpu_f;             /* [nhosts] CPU oversubscription: max(1, ranks / cores_per_host) */
+    double *nic_b;             /* [nhosts] us per byte of the host's NIC (its CPUs' limit included) */
     /* shared, read-only for the comms */
     coll_peer_info_t *peers;
     int *rank_host, *rank_local, *host_nranks, *world_ranks, *leader_ranks, *host_start;
     int min_local, max_local;
     const struct coll_transport_ops **tp;
     void *scratch;
-    const char *blank[SIM_BLANKS];   /* !move_data: regions whose messages carry no bytes */
+    const char *blank[SIM_BLANKS]; /* !move_data: regions whose messages carry no bytes */
     size_t blank_len[SIM_BLANKS];
     int nblank;
     /* scheduler */
@@ -103,17 +103,17 @@ struct coll_sim {
     ucontext_t sched;
 #endif
     int cur, ndone;
-    sim_hent_t *heap;             /* [n] runnable ranks, 4-ary min-heap (heap_mem + 3) */
+    sim_hent_t *heap; /* [n] runnable ranks, 4-ary min-heap (heap_mem + 3) */
     sim_hent_t *heap_mem;
     int hn;
     coll_sim_fn fn;
     void *arg;
-    sim_msg_t *free_msgs;         /* recycled message records */
-    unsigned long long nmsgs, nswitch;   /* this run: messages sent, context switches */
-    struct coll_sim_direct *direct;      /* sim_direct.c's state, NULL without local peers */
+    sim_msg_t *free_msgs;              /* recycled message records */
+    unsigned long long nmsgs, nswitch; /* this run: messages sent, context switches */
+    struct coll_sim_direct *direct;    /* sim_direct.c's state, NULL without local peers */
 };
 
-static coll_sim_t *sim_running;   /* the run in progress (coroutine entry reads it) */
+static coll_sim_t *sim_running; /* the run in progress (coroutine entry reads it) */
 
 /* ---- min-heap of runnable ranks by (clock, rank) ----
  * 4-ary: half the levels of a binary heap (8 at 32,768 ranks), and the
@@ -175,7 +175,7 @@ static void to_sched(coll_sim_t *s, int rank)
      * one switch instead of two); back to the scheduler loop otherwise */
     if (s->hn) {
         s->cur = h_pop(s);
-        if (s->hn) {   /* the likely next one after it: its frame is cold too */
+        if (s->hn) { /* the likely next one after it: its frame is cold too */
             const char *nsp = s->r[s->heap[0].rank].sp;
             for (int k = 0; k < 4; k++)
                 __builtin_prefetch(nsp + 64 * k);
@@ -263,7 +263,7 @@ static coll_status_t sim_send(coll_comm *comm, int peer, const void *buf, size_t
     }
     double t = me->clock, x;
     int hs = s->rank_host[me_r], hd = s->rank_host[peer];
-    double f = s->cpu_f[hs];   /* CPU work on an oversubscribed host takes f times as long */
+    double f = s->cpu_f[hs]; /* CPU work on an oversubscribed host takes f times as long */
     if (hs == hd) {
         double start = t + s->p.shm_ovh_us * f;
         if (start < me->port_free)
@@ -279,9 +279,8 @@ static coll_status_t sim_send(coll_comm *comm, int peer, const void *buf, size_t
         x = (double)len * s->nic_b[hs];
         s->tx_free[hs] = start + x;
         double lat = s->p.net_us, xr = (double)len * s->nic_b[hd];
-        if (s->p.net_step_us > 0)   /* in full from net_step_bytes up, in proportion below */
-            lat += s->p.net_step_us * ((double)len < s->p.net_step_bytes ? (double)len / s->p.net_step_bytes
-                                                                          : 1.0);
+        if (s->p.net_step_us > 0) /* in full from net_step_bytes up, in proportion below */
+            lat += s->p.net_step_us * ((double)len < s->p.net_step_bytes ? (double)len / s->p.net_step_bytes : 1.0);
         double rx = start + lat;
         if (rx < s->rx_free[hd])
             rx = s->rx_free[hd];
@@ -325,8 +324,8 @@ static coll_status_t sim_recv(coll_comm *comm, int peer, const coll_sink_t *sink
         return COLL_SUCCESS;
     if (m->len != len || *done != 0)
         return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL,
-                          "sim: rank %d expects %zu bytes from rank %d, the message has %zu", comm->rank,
-                          len - *done, peer, m->len);
+                          "sim: rank %d expects %zu bytes from rank %d, the message has %zu", comm->rank, len - *done,
+                          peer, m->len);
     if (me->clock < m->arrive)
         me->clock = m->arrive;
     if (sink->fn)
@@ -350,10 +349,7 @@ static coll_status_t sim_recv(coll_comm *comm, int peer, const coll_sink_t *sink
     return COLL_SUCCESS;
 }
 
-static int sim_pollfds(coll_comm *comm, int peer, int for_send, struct pollfd *fds, int max)
-{
-    return 0;
-}
+static int sim_pollfds(coll_comm *comm, int peer, int for_send, struct pollfd *fds, int max) { return 0; }
 
 const coll_transport_ops_t coll_sim_ops = {.name = "sim", .send = sim_send, .recv = sim_recv, .pollfds = sim_pollfds};
 
@@ -362,7 +358,7 @@ coll_status_t coll_sim_wait(coll_comm *comm, const int *waiting_for, int n)
     coll_sim_t *s = comm->sim;
     sim_rank_t *me = &s->r[comm->rank];
     me->wait = waiting_for;
-    me->nwait = n >= 64 ? -1 : n;   /* the executor lists at most 64: then any message wakes */
+    me->nwait = n >= 64 ? -1 : n; /* the executor lists at most 64: then any message wakes */
     for (sim_msg_t *m = me->head; m; m = m->next)
         if (waits_for(me, m->src))
             return COLL_SUCCESS;
@@ -379,27 +375,18 @@ coll_status_t coll_sim_wait(coll_comm *comm, const int *waiting_for, int n)
 
 /* ---- for the direct-memory services (sim_direct.c) ---- */
 
-struct coll_sim_direct **coll_sim_direct_of(coll_sim_t *s)
-{
-    return &s->direct;
-}
+struct coll_sim_direct **coll_sim_direct_of(coll_sim_t *s) { return &s->direct; }
 
-const coll_sim_params_t *coll_sim_params(const coll_sim_t *s)
-{
-    return &s->p;
-}
+const coll_sim_params_t *coll_sim_params(const coll_sim_t *s) { return &s->p; }
 
-double *coll_sim_clock(coll_comm *comm)
-{
-    return &comm->sim->r[comm->rank].clock;
-}
+double *coll_sim_clock(coll_comm *comm) { return &comm->sim->r[comm->rank].clock; }
 
 coll_status_t coll_sim_block(coll_comm *comm, const char *what)
 {
     coll_sim_t *s = comm->sim;
     sim_rank_t *me = &s->r[comm->rank];
     me->wait = NULL;
-    me->nwait = 0;   /* no message wakes it: only coll_sim_wake */
+    me->nwait = 0; /* no message wakes it: only coll_sim_wake */
     me->state = SIM_BLOCKED;
     to_sched(s, comm->rank);
     if (me->wake_err) {
@@ -429,7 +416,7 @@ static void rank_entry(void)
     s->r[r].state = SIM_DONE;
     s->ndone++;
 #if SIM_FAST_SWITCH
-    to_sched(s, r);   /* never resumed */
+    to_sched(s, r); /* never resumed */
     abort();
 #endif
     /* ucontext: returning resumes uc_link, the scheduler */
@@ -487,7 +474,7 @@ coll_status_t coll_sim_run(coll_sim_t *s, coll_sim_fn fn, void *arg, double *t_u
         }
         if (s->ndone == s->n)
             break;
-        if (rounds > 2) {   /* a rank ignored the deadlock error and blocked again */
+        if (rounds > 2) { /* a rank ignored the deadlock error and blocked again */
             sim_running = NULL;
             return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "sim: deadlock; %d rank(s) never finished",
                               s->n - s->ndone);
@@ -535,15 +522,9 @@ void *coll_sim_work(const coll_comm *comm, size_t bytes)
     return s->scratch && bytes <= s->p.shared_scratch ? s->scratch : NULL;
 }
 
-int coll_sim_moves_data(const coll_comm *comm)
-{
-    return comm->sim->p.move_data;
-}
+int coll_sim_moves_data(const coll_comm *comm) { return comm->sim->p.move_data; }
 
-int coll_sim_is_work(const coll_comm *comm, const void *p)
-{
-    return p && p == comm->sim->scratch;
-}
+int coll_sim_is_work(const coll_comm *comm, const void *p) { return p && p == comm->sim->scratch; }
 
 void coll_sim_counts(const coll_sim_t *s, unsigned long long *msgs, unsigned long long *switches)
 {
@@ -551,15 +532,9 @@ void coll_sim_counts(const coll_sim_t *s, unsigned long long *msgs, unsigned lon
     *switches = s->nswitch;
 }
 
-int coll_sim_nranks(const coll_sim_t *s)
-{
-    return s->n;
-}
+int coll_sim_nranks(const coll_sim_t *s) { return s->n; }
 
-coll_comm *coll_sim_comm(coll_sim_t *s, int rank)
-{
-    return &s->comms[rank];
-}
+coll_comm *coll_sim_comm(coll_sim_t *s, int rank) { return &s->comms[rank]; }
 
 void coll_sim_destroy(coll_sim_t *s)
 {
@@ -612,10 +587,10 @@ static void init_comm(coll_sim_t *s, int r)
     c->local_size = s->host_nranks[h];
     c->host_nranks = s->host_nranks;
     c->world_ranks = s->world_ranks;
-    c->local_ranks = s->world_ranks + s->host_start[h];   /* ranks are numbered host by host */
+    c->local_ranks = s->world_ranks + s->host_start[h]; /* ranks are numbered host by host */
     c->leader_ranks = s->leader_ranks;
-    coll_topo_set_groups(c);   /* world, local, leaders */
-    c->uniform_hosts = s->min_local == s->max_local;   /* O(1) per rank: counted once for all */
+    coll_topo_set_groups(c);                         /* world, local, leaders */
+    c->uniform_hosts = s->min_local == s->max_local; /* O(1) per rank: counted once for all */
     c->min_local = s->min_local;
     c->max_local = s->max_local;
     c->oversub = 1.0;
@@ -651,21 +626,20 @@ static coll_status_t alloc_arrays(coll_sim_t *s, int n, int nhosts, const coll_s
     /* 16-byte entries from 3 past a cache line: children 4i+1..4i+4 fill one line */
     s->heap_mem = aligned_alloc(64, ((un + 3) * sizeof(sim_hent_t) + 63) & ~(size_t)63);
     s->heap = s->heap_mem ? s->heap_mem + 3 : NULL;
-    s->stacks = mmap(NULL, un * SIM_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                     -1, 0);
+    s->stacks = mmap(NULL, un * SIM_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (s->stacks == MAP_FAILED)
         s->stacks = NULL;
     if (!p->move_data && p->shared_scratch) {
-        s->scratch = mmap(NULL, p->shared_scratch, PROT_READ | PROT_WRITE,
-                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        s->scratch = mmap(NULL, p->shared_scratch, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                          -1, 0);
         if (s->scratch == MAP_FAILED)
             s->scratch = NULL;
         else
             coll_sim_blank(s, s->scratch, p->shared_scratch);
     }
-    if (!s->comms || !s->r || !s->tx_free || !s->rx_free || !s->peers || !s->rank_host || !s->rank_local ||
-        !s->host_nranks || !s->world_ranks || !s->leader_ranks || !s->host_start || !s->tp || !s->heap ||
-        !s->cpu_f || !s->nic_b || !s->stacks || (!p->move_data && p->shared_scratch && !s->scratch)) {
+    if (!s->comms || !s->r || !s->tx_free || !s->rx_free || !s->peers || !s->rank_host || !s->rank_local
+        || !s->host_nranks || !s->world_ranks || !s->leader_ranks || !s->host_start || !s->tp || !s->heap || !s->cpu_f
+        || !s->nic_b || !s->stacks || (!p->move_data && p->shared_scratch && !s->scratch)) {
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "sim: out of memory for %d ranks", n);
     }
     return COLL_SUCCESS;
@@ -693,7 +667,7 @@ static void lay_out_hosts(coll_sim_t *s, int n, int nhosts, const int *host_nran
         double bw = p->net_gbps, cores = p->cores_per_host > 0 ? p->cores_per_host : host_nranks[h];
         if (p->net_cpu_gbps > 0 && p->net_cpu_gbps * cores < bw)
             bw = p->net_cpu_gbps * cores;
-        s->nic_b[h] = 8.0 / (bw * 1e3);   /* Gbit/s -> us per byte */
+        s->nic_b[h] = 8.0 / (bw * 1e3); /* Gbit/s -> us per byte */
         s->leader_ranks[h] = r;
         for (int l = 0; l < host_nranks[h]; l++, r++) {
             s->rank_host[r] = h;
@@ -704,7 +678,7 @@ static void lay_out_hosts(coll_sim_t *s, int n, int nhosts, const int *host_nran
             snprintf(pi->hostname, sizeof pi->hostname, "sim%d", h);
             snprintf(pi->host_id, sizeof pi->host_id, "sim%d", h);
             pi->rank = r;
-            pi->ncpus = maxl;   /* one core per rank: not oversubscribed */
+            pi->ncpus = maxl; /* one core per rank: not oversubscribed */
         }
     }
 }

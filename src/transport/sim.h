@@ -81,14 +81,14 @@
 #include "transport/transport.h"
 
 typedef struct {
-    double net_gbps, net_us, net_ovh_us;   /* NIC: Gbit/s, latency us, per-message us */
-    double shm_gbps, shm_us, shm_ovh_us;   /* within a host */
-    double reduce_gbps;                    /* reduction, Gbit/s of input */
-    int move_data;                         /* 0: sizes and virtual time only */
-    size_t shared_scratch;                 /* !move_data: one scratch block of this size for every rank */
-    double cores_per_host;                 /* CPU cores a host's ranks share (0: one per rank) */
-    double net_step_us, net_step_bytes;    /* NIC: extra per message, full from this size up */
-    double net_cpu_gbps;                   /* TCP Gbit/s one core sends + receives (0: no limit) */
+    double net_gbps, net_us, net_ovh_us; /* NIC: Gbit/s, latency us, per-message us */
+    double shm_gbps, shm_us, shm_ovh_us; /* within a host */
+    double reduce_gbps;                  /* reduction, Gbit/s of input */
+    int move_data;                       /* 0: sizes and virtual time only */
+    size_t shared_scratch;               /* !move_data: one scratch block of this size for every rank */
+    double cores_per_host;               /* CPU cores a host's ranks share (0: one per rank) */
+    double net_step_us, net_step_bytes;  /* NIC: extra per message, full from this size up */
+    double net_cpu_gbps;                 /* TCP Gbit/s one core sends + receives (0: no limit) */
 } coll_sim_params_t;
 
 typedef struct coll_sim coll_sim_t;
@@ -146,7 +146,7 @@ double *coll_sim_clock(coll_comm *comm);
 /* Block the running rank until coll_sim_wake; a deadlock returns
  * COLL_ERR_INTERNAL naming the rank and `what` it waits in. */
 coll_status_t coll_sim_block(coll_comm *comm, const char *what);
-void coll_sim_wake(coll_sim_t *s, int rank);   /* no-op unless blocked */
+void coll_sim_wake(coll_sim_t *s, int rank); /* no-op unless blocked */
 /* sim_direct.c: set comm->direct on ranks of hosts with local peers
  * (coll_sim_create), clear the counters (each run), release (destroy). */
 coll_status_t coll_sim_direct_attach(coll_sim_t *s);

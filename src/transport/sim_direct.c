@@ -44,44 +44,38 @@
 #include "transport/sim.h"
 
 #define SD_PUB_SLOTS 8
-#define SD_SMALL_MAX (64 * 1024)   /* as shm (COLL_SHM_SMALL_MAX) */
+#define SD_SMALL_MAX (64 * 1024) /* as shm (COLL_SHM_SMALL_MAX) */
 
 typedef struct {
-    uint64_t bar;                   /* barriers entered */
+    uint64_t bar; /* barriers entered */
     uint64_t small_seq, small_arrive, small_done;
-    double arrive_t[2], done_t[2];  /* clock of the post / done of seq, by seq & 1 */
+    double arrive_t[2], done_t[2]; /* clock of the post / done of seq, by seq & 1 */
     size_t small_len[2];
     const void *pub_addr[SD_PUB_SLOTS];
-    int waiting;                    /* blocked in one of the waits below */
+    int waiting; /* blocked in one of the waits below */
 } sd_rank_t;
 
 typedef struct {
-    int cnt[2];                     /* arrivals at barrier k, by k & 1 */
+    int cnt[2]; /* arrivals at barrier k, by k & 1 */
     double tmax[2], release[2];
-    uint64_t done;                  /* barriers completed */
+    uint64_t done; /* barriers completed */
 } sd_host_t;
 
 struct coll_sim_direct {
     coll_sim_t *s;
     int n, nhosts, move;
     size_t stage_bytes;
-    char *stages, *small;           /* move: [n], else one shared */
+    char *stages, *small; /* move: [n], else one shared */
     size_t stages_map, small_map;
-    sd_rank_t *r;                   /* [n] */
-    sd_host_t *h;                   /* [nhosts] */
+    sd_rank_t *r; /* [n] */
+    sd_host_t *h; /* [nhosts] */
     int cma;
-    double bar_us, ovh_us, lat_us, shm_b, red_b;   /* us, us per byte */
+    double bar_us, ovh_us, lat_us, shm_b, red_b; /* us, us per byte */
 };
 
-static struct coll_sim_direct *sd_of(const coll_comm *comm)
-{
-    return *coll_sim_direct_of(comm->sim);
-}
+static struct coll_sim_direct *sd_of(const coll_comm *comm) { return *coll_sim_direct_of(comm->sim); }
 
-static int global_of(const coll_comm *comm, int lr)
-{
-    return comm->local_ranks[lr];
-}
+static int global_of(const coll_comm *comm, int lr) { return comm->local_ranks[lr]; }
 
 /* Wake the ranks of my host blocked in a direct wait (they re-check). */
 static void wake_host(coll_comm *comm)
@@ -116,10 +110,7 @@ static void *sd_stage(coll_comm *comm, int lr)
     return d->move ? d->stages + (size_t)global_of(comm, lr) * d->stage_bytes : d->stages;
 }
 
-static size_t sd_stage_bytes(const coll_comm *comm)
-{
-    return sd_of(comm)->stage_bytes;
-}
+static size_t sd_stage_bytes(const coll_comm *comm) { return sd_of(comm)->stage_bytes; }
 
 static coll_status_t sd_barrier(coll_comm *comm)
 {
@@ -142,19 +133,11 @@ static coll_status_t sd_barrier(coll_comm *comm)
     return COLL_SUCCESS;
 }
 
-static void sd_publish(coll_comm *comm, int slot, const void *ptr)
-{
-}
+static void sd_publish(coll_comm *comm, int slot, const void *ptr) {}
 
-static void *sd_peer_ptr(coll_comm *comm, int lr, int slot)
-{
-    return NULL;
-}
+static void *sd_peer_ptr(coll_comm *comm, int lr, int slot) { return NULL; }
 
-static int sd_is_registered(coll_comm *comm, const void *ptr, size_t len)
-{
-    return 0;
-}
+static int sd_is_registered(coll_comm *comm, const void *ptr, size_t len) { return 0; }
 
 static char *small_slot(struct coll_sim_direct *d, int g, uint64_t seq)
 {
@@ -166,11 +149,11 @@ static coll_status_t sd_small_post(coll_comm *comm, const void *src, size_t len,
     struct coll_sim_direct *d = sd_of(comm);
     sd_rank_t *me = &d->r[comm->rank];
     if (len > SD_SMALL_MAX)
-        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_COLL, "sim: small exchange of %zu bytes (at most %d)",
-                          len, SD_SMALL_MAX);
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_COLL, "sim: small exchange of %zu bytes (at most %d)", len,
+                          SD_SMALL_MAX);
     uint64_t q = ++me->small_seq;
     int b = (int)(q & 1);
-    if (q > 2) {   /* my slot is reused: every peer has read it (done q - 2) */
+    if (q > 2) { /* my slot is reused: every peer has read it (done q - 2) */
         for (;;) {
             int all = 1;
             for (int lr = 0; lr < comm->local_size && all; lr++)
@@ -232,15 +215,9 @@ static void sd_small_done(coll_comm *comm, uint64_t seq)
     wake_host(comm);
 }
 
-static size_t sd_small_max(const coll_comm *comm)
-{
-    return SD_SMALL_MAX;
-}
+static size_t sd_small_max(const coll_comm *comm) { return SD_SMALL_MAX; }
 
-static int sd_cma_ok(const coll_comm *comm)
-{
-    return sd_of(comm)->cma;
-}
+static int sd_cma_ok(const coll_comm *comm) { return sd_of(comm)->cma; }
 
 static void sd_publish_addr(coll_comm *comm, int slot, const void *ptr)
 {
@@ -252,8 +229,8 @@ static coll_status_t sd_cma_read(coll_comm *comm, int lr, int slot, size_t off, 
     struct coll_sim_direct *d = sd_of(comm);
     const char *src = d->r[global_of(comm, lr)].pub_addr[slot];
     if (!src && len)
-        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "sim: rank %d reads slot %d of local rank %d, never published",
-                          comm->rank, slot, lr);
+        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL,
+                          "sim: rank %d reads slot %d of local rank %d, never published", comm->rank, slot, lr);
     if (d->move && len)
         memcpy(dst, src + off, len);
     *coll_sim_clock(comm) += d->ovh_us + (double)len * d->shm_b;
@@ -272,8 +249,7 @@ static void sd_copy(coll_comm *comm, void *dst, const void *src, size_t len)
     *coll_sim_clock(comm) += (double)len * d->shm_b;
 }
 
-static void sd_reduce(coll_comm *comm, void *out, const void *const *in, int k, size_t n, coll_dtype_t dt,
-                      coll_op_t op)
+static void sd_reduce(coll_comm *comm, void *out, const void *const *in, int k, size_t n, coll_dtype_t dt, coll_op_t op)
 {
     struct coll_sim_direct *d = sd_of(comm);
     double bytes = (double)n * (double)coll_dtype_size(dt);
@@ -309,10 +285,7 @@ static void *map(size_t bytes)
 
 #define SIM_ALIAS_BYTES ((size_t)512 << 10)
 
-static size_t alias_size(size_t bytes)
-{
-    return (bytes + SIM_ALIAS_BYTES - 1) / SIM_ALIAS_BYTES * SIM_ALIAS_BYTES;
-}
+static size_t alias_size(size_t bytes) { return (bytes + SIM_ALIAS_BYTES - 1) / SIM_ALIAS_BYTES * SIM_ALIAS_BYTES; }
 
 void *coll_sim_alias_map(size_t bytes)
 {
@@ -326,8 +299,8 @@ void *coll_sim_alias_map(size_t bytes)
         if (base == MAP_FAILED)
             base = NULL;
         for (size_t off = 0; base && off < len; off += SIM_ALIAS_BYTES)
-            if (mmap(base + off, SIM_ALIAS_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) ==
-                MAP_FAILED) {
+            if (mmap(base + off, SIM_ALIAS_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0)
+                == MAP_FAILED) {
                 munmap(base, len);
                 base = NULL;
             }
@@ -370,7 +343,7 @@ coll_status_t coll_sim_direct_attach(coll_sim_t *s)
         multi |= c->local_size > 1;
     }
     if (!multi)
-        return COLL_SUCCESS;   /* one rank per host: no direct peers, as without shm */
+        return COLL_SUCCESS; /* one rank per host: no direct peers, as without shm */
     const coll_sim_params_t *p = coll_sim_params(s);
     struct coll_sim_direct *d = calloc(1, sizeof *d);
     if (!d)
@@ -382,7 +355,7 @@ coll_status_t coll_sim_direct_attach(coll_sim_t *s)
     d->move = p->move_data;
     d->cma = coll_cfg_bool(COLL_CFG_CMA);
     d->stage_bytes = (size_t)shm_sizes_config(2, coll_cfg_size(COLL_CFG_BUFFSIZE), 4096, 2).stage;
-    d->shm_b = 8.0 / (p->shm_gbps * 1e3);   /* Gbit/s -> us per byte */
+    d->shm_b = 8.0 / (p->shm_gbps * 1e3); /* Gbit/s -> us per byte */
     d->red_b = 8.0 / (p->reduce_gbps * 1e3);
     d->ovh_us = p->shm_ovh_us;
     d->lat_us = p->shm_us;
@@ -395,7 +368,8 @@ coll_status_t coll_sim_direct_attach(coll_sim_t *s)
     d->h = calloc((size_t)nhosts, sizeof *d->h);
     if (!d->stages || !d->small || !d->r || !d->h) {
         coll_sim_direct_detach(s);
-        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "sim: out of memory for the direct-memory services of %d ranks", n);
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT,
+                          "sim: out of memory for the direct-memory services of %d ranks", n);
     }
     for (int r = 0; r < n; r++) {
         coll_comm *c = coll_sim_comm(s, r);

@@ -36,10 +36,7 @@
 
 #include "core/log.h"
 
-int coll_tcp_chunked(size_t len, int nsocks)
-{
-    return nsocks > 1 && len >= COLL_TCP_STRIPE_MIN;
-}
+int coll_tcp_chunked(size_t len, int nsocks) { return nsocks > 1 && len >= COLL_TCP_STRIPE_MIN; }
 
 size_t coll_tcp_chunk_size(size_t len, int nsocks, size_t cfg)
 {
@@ -55,7 +52,7 @@ static void xfer_start(coll_tcp_xfer_t *x, int n, size_t len, size_t chunk_cfg)
     x->chunked = coll_tcp_chunked(len, n);
     for (int i = 0; i < n; i++)
         x->st[i] = (coll_tcp_stripe_t){.state = x->chunked ? COLL_TCP_SX_IDLE : COLL_TCP_SX_ENDED};
-    if (!x->chunked)   /* raw on socket 0: one headerless chunk */
+    if (!x->chunked) /* raw on socket 0: one headerless chunk */
         x->st[0] = (coll_tcp_stripe_t){.state = COLL_TCP_SX_CHUNK, .len = len, .hdr_pos = COLL_TCP_CHUNK_HDR};
     x->len = len;
     x->done = 0;
@@ -84,8 +81,7 @@ static size_t xfer_report(coll_tcp_xfer_t *x, int nsocks)
 }
 
 /* The connection to peer broke (err: errno, 0 = EOF / peer closed). */
-static coll_status_t tcp_fail(coll_comm *comm, int peer, coll_tcp_peer_t *pc, int is_send, int sock,
-                              int err)
+static coll_status_t tcp_fail(coll_comm *comm, int peer, coll_tcp_peer_t *pc, int is_send, int sock, int err)
 {
     char d[160], why[256];
     const coll_tcp_xfer_t *x = is_send ? &pc->tx : &pc->rx;
@@ -93,26 +89,25 @@ static coll_status_t tcp_fail(coll_comm *comm, int peer, coll_tcp_peer_t *pc, in
     int a;
     coll_tcp_peer_desc(comm, peer, d, sizeof d);
     if (atomic_load(&comm->aborted))
-        pc->failed = coll_error(COLL_ERR_ABORTED, COLL_SUB_TCP,
-                                "communicator aborted during a %zu-byte tcp %s %s %s", x->len, what,
-                                is_send ? "to" : "from", d);
+        pc->failed = coll_error(COLL_ERR_ABORTED, COLL_SUB_TCP, "communicator aborted during a %zu-byte tcp %s %s %s",
+                                x->len, what, is_send ? "to" : "from", d);
     else if ((a = coll_bootstrap_check_abort(comm->bs, 200, why, sizeof why)) >= 0 && !strcmp(why, COLL_BOOT_DIED))
         pc->failed = coll_error(COLL_ERR_ABORTED, COLL_SUB_TCP,
                                 "%s died during %s of %zu bytes (a %zu-byte tcp %s %s %d, %zu bytes done; its "
-                                "bootstrap connection closed)", coll_peer_desc(comm, a, d, sizeof d),
-                                coll_kind_name(comm->cur_kind), comm->cur_bytes, x->len, what,
-                                is_send ? "to rank" : "from rank", peer, x->done);
+                                "bootstrap connection closed)",
+                                coll_peer_desc(comm, a, d, sizeof d), coll_kind_name(comm->cur_kind), comm->cur_bytes,
+                                x->len, what, is_send ? "to rank" : "from rank", peer, x->done);
     else if (a >= 0)
         pc->failed = coll_error(COLL_ERR_ABORTED, COLL_SUB_TCP,
                                 "%s aborted during %s of %zu bytes (a %zu-byte tcp %s %s %d, %zu bytes done)%s%s",
-                                coll_peer_desc(comm, a, d, sizeof d), coll_kind_name(comm->cur_kind),
-                                comm->cur_bytes, x->len, what, is_send ? "to rank" : "from rank", peer, x->done,
-                                *why ? ": " : "", why);
+                                coll_peer_desc(comm, a, d, sizeof d), coll_kind_name(comm->cur_kind), comm->cur_bytes,
+                                x->len, what, is_send ? "to rank" : "from rank", peer, x->done, *why ? ": " : "", why);
     else
         pc->failed = coll_error(COLL_ERR_NETWORK, COLL_SUB_TCP,
                                 "connection to %s lost during %s of %zu bytes (a %zu-byte tcp %s, after %zu "
-                                "bytes, socket %d of %d): %s", d, coll_kind_name(comm->cur_kind),
-                                comm->cur_bytes, x->len, what, x->done, sock + 1, is_send ? pc->nsend : pc->nrecv,
+                                "bytes, socket %d of %d): %s",
+                                d, coll_kind_name(comm->cur_kind), comm->cur_bytes, x->len, what, x->done, sock + 1,
+                                is_send ? pc->nsend : pc->nrecv,
                                 err ? strerror(err) : "closed by the peer (it exited or crashed)");
     return pc->failed;
 }
@@ -128,10 +123,7 @@ static coll_status_t tcp_peer(coll_comm *comm, int peer, coll_tcp_peer_t **out)
     return (*out)->failed;
 }
 
-static int would_block(void)
-{
-    return errno == EAGAIN || errno == EWOULDBLOCK;
-}
+static int would_block(void) { return errno == EAGAIN || errno == EWOULDBLOCK; }
 
 /* Nothing moved: did the peer shut its end (FIN, error)? A genuine peer never
  * half-closes while we still send, so that means it aborted or died. */
@@ -191,7 +183,7 @@ static coll_status_t send_sock(coll_comm *comm, int peer, coll_tcp_peer_t *pc, i
             iov[k++] = (struct iovec){s->hdr + s->hdr_pos, COLL_TCP_CHUNK_HDR - s->hdr_pos};
         if (s->pos < s->len)
             iov[k++] = (struct iovec){(char *)x->buf + s->off + s->pos, s->len - s->pos};
-        if (k == 0) {   /* chunk through */
+        if (k == 0) { /* chunk through */
             s->state = !x->chunked || s->is_end ? COLL_TCP_SX_ENDED : COLL_TCP_SX_IDLE;
             continue;
         }
@@ -227,7 +219,7 @@ static coll_status_t tcp_send(coll_comm *comm, int peer, const void *buf, size_t
     coll_tcp_xfer_t *x = &pc->tx;
     if (!x->active && *done >= len)
         return COLL_SUCCESS;
-    COLL_CHECK(coll_tcp_accept(comm, 0));   /* peers connecting to us wait in the backlog */
+    COLL_CHECK(coll_tcp_accept(comm, 0)); /* peers connecting to us wait in the backlog */
     if (!pc->nsend || pc->sready < pc->nsend) {
         int ready;
         COLL_CHECK(coll_tcp_connect(comm, peer, pc, &ready));
@@ -240,7 +232,8 @@ static coll_status_t tcp_send(coll_comm *comm, int peer, const void *buf, size_t
     } else if (x->buf != buf || x->len != len) {
         return coll_error(COLL_ERR_INTERNAL, COLL_SUB_TCP,
                           "tcp send of %zu bytes to rank %d posted while one of %zu bytes is in "
-                          "flight", len, peer, x->len);
+                          "flight",
+                          len, peer, x->len);
     }
     size_t before = *done;
     for (int i = 0; i < pc->nsend; i++)
@@ -264,16 +257,17 @@ static coll_status_t recv_header(coll_comm *comm, int peer, coll_tcp_peer_t *pc,
         if (xfer_ended(x, pc->nrecv) && x->done != x->len)
             return coll_error(COLL_ERR_INTERNAL, COLL_SUB_TCP,
                               "message from rank %d ended after %zu of %zu bytes: ranks called "
-                              "different collectives or counts", peer, x->done, x->len);
+                              "different collectives or counts",
+                              peer, x->done, x->len);
         return COLL_SUCCESS;
     }
     size_t es = x->sink.fn ? x->sink.esize : 1;
-    if (len == 0 || off >= x->len || len > x->len - off || off % COLL_TCP_STRIPE_ALIGN ||
-        len % es || x->done + len > x->len)
+    if (len == 0 || off >= x->len || len > x->len - off || off % COLL_TCP_STRIPE_ALIGN || len % es
+        || x->done + len > x->len)
         return coll_error(COLL_ERR_INTERNAL, COLL_SUB_TCP,
                           "bad chunk [%llu, +%llu) from rank %d in a %zu-byte message: ranks called "
-                          "different collectives or counts", (unsigned long long)off,
-                          (unsigned long long)len, peer, x->len);
+                          "different collectives or counts",
+                          (unsigned long long)off, (unsigned long long)len, peer, x->len);
     s->off = (size_t)off;
     s->len = (size_t)len;
     s->pos = s->given = 0;
@@ -299,7 +293,7 @@ static coll_status_t recv_sock(coll_comm *comm, int peer, coll_tcp_peer_t *pc, i
                     COLL_CHECK(recv_header(comm, peer, pc, i));
                 continue;
             }
-        } else if (s->given >= s->len) {   /* chunk through */
+        } else if (s->given >= s->len) { /* chunk through */
             s->state = x->chunked ? COLL_TCP_SX_IDLE : COLL_TCP_SX_ENDED;
             s->hdr_pos = 0;
             continue;
@@ -324,8 +318,7 @@ static coll_status_t recv_sock(coll_comm *comm, int peer, coll_tcp_peer_t *pc, i
                 size_t whole = pc->fill[i] - pc->fill[i] % sk->esize;
                 if (whole) {
                     size_t o = s->off + s->given;
-                    sk->fn((char *)sk->dst + o, (const char *)sk->src2 + o, pc->bounce[i],
-                           whole / sk->esize);
+                    sk->fn((char *)sk->dst + o, (const char *)sk->src2 + o, pc->bounce[i], whole / sk->esize);
                     s->given += whole;
                     x->done += whole;
                     pc->fill[i] -= whole;
@@ -343,8 +336,7 @@ static coll_status_t recv_sock(coll_comm *comm, int peer, coll_tcp_peer_t *pc, i
     }
 }
 
-static coll_status_t tcp_recv(coll_comm *comm, int peer, const coll_sink_t *sink, size_t len,
-                              size_t *done)
+static coll_status_t tcp_recv(coll_comm *comm, int peer, const coll_sink_t *sink, size_t len, size_t *done)
 {
     coll_tcp_peer_t *pc;
     COLL_CHECK(tcp_peer(comm, peer, &pc));
@@ -352,14 +344,15 @@ static coll_status_t tcp_recv(coll_comm *comm, int peer, const coll_sink_t *sink
     if (!x->active && *done >= len)
         return COLL_SUCCESS;
     int missing = !pc->nrecv || pc->rgot < pc->nrecv;
-    COLL_CHECK(coll_tcp_accept(comm, missing));   /* the peer's sockets: accept and file them */
+    COLL_CHECK(coll_tcp_accept(comm, missing)); /* the peer's sockets: accept and file them */
     if (!pc->nrecv || pc->rgot < pc->nrecv)
         return COLL_SUCCESS;
     if (!x->active) {
         if (sink->fn && (sink->esize == 0 || len % sink->esize || COLL_TCP_STRIPE_ALIGN % sink->esize))
             return coll_error(COLL_ERR_INTERNAL, COLL_SUB_TCP,
                               "tcp recv-reduce of %zu bytes from rank %d: not whole %zu-byte "
-                              "elements", len, peer, sink->esize);
+                              "elements",
+                              len, peer, sink->esize);
         xfer_start(x, pc->nrecv, len, 0);
         x->sink = *sink;
         for (int i = 0; i < pc->nrecv; i++)
@@ -367,7 +360,8 @@ static coll_status_t tcp_recv(coll_comm *comm, int peer, const coll_sink_t *sink
     } else if (x->len != len || x->sink.dst != sink->dst || x->sink.fn != sink->fn) {
         return coll_error(COLL_ERR_INTERNAL, COLL_SUB_TCP,
                           "tcp recv of %zu bytes from rank %d posted while one of %zu bytes is "
-                          "in flight", len, peer, x->len);
+                          "in flight",
+                          len, peer, x->len);
     }
     for (int i = 0; i < pc->nrecv; i++)
         COLL_CHECK(recv_sock(comm, peer, pc, i));
@@ -405,14 +399,11 @@ static int tcp_pollfds(coll_comm *comm, int peer, int for_send, struct pollfd *f
     return n;
 }
 
-static int tcp_in_use(const coll_comm *comm)
-{
-    return comm->tcp != NULL;
-}
+static int tcp_in_use(const coll_comm *comm) { return comm->tcp != NULL; }
 
 static void tcp_abort(coll_comm *comm, const char *why)
 {
-    coll_tcp_abort(comm);   /* the reason travels through the bootstrap notice, sent first */
+    coll_tcp_abort(comm); /* the reason travels through the bootstrap notice, sent first */
 }
 
 const coll_transport_ops_t coll_tcp_ops = {

@@ -47,7 +47,7 @@ void coll_tcp_fd_reserve(coll_comm *comm, int npeers)
     struct coll_tcp *t = comm->tcp;
     unsigned long long need = fd_need(comm, npeers);
     if (t && t->fd_soft >= need)
-        return;   /* the common case: no system call */
+        return; /* the common case: no system call */
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
         return;
@@ -64,7 +64,7 @@ void coll_tcp_fd_reserve(coll_comm *comm, int npeers)
     rl.rlim_cur = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want ? rl.rlim_max : (rlim_t)want;
     if (rl.rlim_cur <= old || setrlimit(RLIMIT_NOFILE, &rl) != 0) {
         if (t)
-            t->fd_soft = old;   /* EMFILE will say what to do (coll_tcp_fd_error) */
+            t->fd_soft = old; /* EMFILE will say what to do (coll_tcp_fd_error) */
         return;
     }
     if (t)

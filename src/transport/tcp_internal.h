@@ -54,31 +54,32 @@
 #include "core/netif.h"
 #include "transport/transport.h"
 
-#define COLL_TCP_MAX_SOCKS 8                   /* per direction: COLL_NSOCKS <= 8 */
+#define COLL_TCP_MAX_SOCKS 8 /* per direction: COLL_NSOCKS <= 8 */
 #define COLL_TCP_STRIPE_MIN ((size_t)64 << 10)
 #define COLL_TCP_STRIPE_ALIGN ((size_t)64)
-#define COLL_TCP_BOUNCE ((size_t)256 << 10)    /* recv-reduce staging per socket */
+#define COLL_TCP_BOUNCE ((size_t)256 << 10) /* recv-reduce staging per socket */
 #define COLL_TCP_CHUNK_HDR 16
 #define COLL_TCP_CHUNK_END UINT64_MAX
-#define COLL_TCP_MAX_PENDING 256               /* accepted connections still owing a hello */
-#define COLL_TCP_BACKLOG 4096                  /* listen backlog (the kernel caps it at somaxconn):
+#define COLL_TCP_MAX_PENDING 256 /* accepted connections still owing a hello */
+#define COLL_TCP_BACKLOG \
+    4096                             /* listen backlog (the kernel caps it at somaxconn):
                                                   lazy connects may arrive from many ranks at once */
-#define COLL_TCP_ACCEPT_EVERY_S 0.01           /* hot-path accept check at most this often */
+#define COLL_TCP_ACCEPT_EVERY_S 0.01 /* hot-path accept check at most this often */
 
 /* Handshake: the connector's hello opens every connection, all integers
  * little-endian; the acceptor answers nothing (data follows the hello). */
-#define COLL_TCP_MAGIC 0x31544243u             /* "CBT1" */
-#define COLL_TCP_VERSION 4u                    /* 2: chunk headers; 3: a connection per direction; 4: lazy, no ack */
+#define COLL_TCP_MAGIC 0x31544243u /* "CBT1" */
+#define COLL_TCP_VERSION 4u        /* 2: chunk headers; 3: a connection per direction; 4: lazy, no ack */
 #define COLL_TCP_HDR_BYTES 64
-#define COLL_TCP_HELLO_TIMEOUT_S 10.0          /* silence allowed to an accepted connection */
+#define COLL_TCP_HELLO_TIMEOUT_S 10.0 /* silence allowed to an accepted connection */
 
 typedef struct {
     uint32_t magic, version;
     uint8_t secret[32];
     uint64_t nonce;
-    uint32_t from, to;          /* sender / intended receiver rank */
-    uint16_t idx, nsocks;       /* socket index, the sender's sockets in this direction */
-    uint32_t ack;               /* always 0 (3 had an ack) */
+    uint32_t from, to;    /* sender / intended receiver rank */
+    uint16_t idx, nsocks; /* socket index, the sender's sockets in this direction */
+    uint32_t ack;         /* always 0 (3 had an ack) */
 } coll_tcp_hdr_t;
 
 void coll_tcp_hdr_encode(const coll_tcp_hdr_t *h, uint8_t out[COLL_TCP_HDR_BYTES]);
@@ -87,12 +88,12 @@ void coll_tcp_hdr_decode(const uint8_t in[COLL_TCP_HDR_BYTES], coll_tcp_hdr_t *h
 /* Per socket state of the message in flight: the current chunk and its header. */
 enum { COLL_TCP_SX_IDLE, COLL_TCP_SX_CHUNK, COLL_TCP_SX_ENDED };
 typedef struct {
-    int state;                  /* IDLE: next header due; CHUNK: header/bytes moving; ENDED */
-    int is_end;                 /* send: the header in hdr is the end header */
-    size_t off, len;            /* current chunk: [off, off + len) of the message */
-    size_t pos;                 /* chunk bytes through the socket */
-    size_t given;               /* recv: chunk bytes handed to the sink (<= pos) */
-    size_t hdr_pos;             /* header bytes through the socket (COLL_TCP_CHUNK_HDR: all) */
+    int state;       /* IDLE: next header due; CHUNK: header/bytes moving; ENDED */
+    int is_end;      /* send: the header in hdr is the end header */
+    size_t off, len; /* current chunk: [off, off + len) of the message */
+    size_t pos;      /* chunk bytes through the socket */
+    size_t given;    /* recv: chunk bytes handed to the sink (<= pos) */
+    size_t hdr_pos;  /* header bytes through the socket (COLL_TCP_CHUNK_HDR: all) */
     uint8_t hdr[COLL_TCP_CHUNK_HDR];
 } coll_tcp_stripe_t;
 
@@ -107,11 +108,11 @@ size_t coll_tcp_chunk_size(size_t len, int nsocks, size_t cfg);
 typedef struct {
     int active;
     int chunked;
-    const void *buf;            /* send */
-    coll_sink_t sink;           /* recv */
-    size_t len, done;           /* done: message bytes through (send) / handed to the sink (recv) */
-    size_t next;                /* send: first byte not yet dealt to a socket */
-    size_t chunk;               /* send: chunk size */
+    const void *buf;  /* send */
+    coll_sink_t sink; /* recv */
+    size_t len, done; /* done: message bytes through (send) / handed to the sink (recv) */
+    size_t next;      /* send: first byte not yet dealt to a socket */
+    size_t chunk;     /* send: chunk size */
     coll_tcp_stripe_t st[COLL_TCP_MAX_SOCKS];
 } coll_tcp_xfer_t;
 
@@ -119,26 +120,26 @@ typedef struct {
 enum { COLL_TCP_C_RETRY, COLL_TCP_C_CONNECTING, COLL_TCP_C_HELLO, COLL_TCP_C_READY };
 typedef struct {
     int state;
-    size_t pos;                 /* hello bytes sent */
-    double timer, backoff;      /* C_RETRY: when to try again */
+    size_t pos;            /* hello bytes sent */
+    double timer, backoff; /* C_RETRY: when to try again */
     int last_err;
 } coll_tcp_conn_t;
 
 typedef struct {
     /* this rank -> peer: sockets this rank connected (sfd), sending only */
-    int nsend;                  /* 0 until the first send */
-    int sready;                 /* of nsend, connected with the hello out */
+    int nsend;  /* 0 until the first send */
+    int sready; /* of nsend, connected with the hello out */
     int sfd[COLL_TCP_MAX_SOCKS];
     coll_tcp_conn_t conn[COLL_TCP_MAX_SOCKS];
     double connect_start;
     /* peer -> this rank: sockets it connected to our listener (rfd), receiving only */
-    int nrecv;                  /* the peer's COLL_NSOCKS from its hello, 0 before */
-    int rgot;                   /* of nrecv, filed */
+    int nrecv; /* the peer's COLL_NSOCKS from its hello, 0 before */
+    int rgot;  /* of nrecv, filed */
     int rfd[COLL_TCP_MAX_SOCKS];
-    coll_status_t failed;       /* sticky error of this peer's connections */
+    coll_status_t failed; /* sticky error of this peer's connections */
     coll_tcp_xfer_t tx, rx;
-    uint8_t *bounce[COLL_TCP_MAX_SOCKS];   /* recv-reduce staging, allocated on first use */
-    size_t fill[COLL_TCP_MAX_SOCKS];       /* bytes waiting in bounce (a partial element) */
+    uint8_t *bounce[COLL_TCP_MAX_SOCKS]; /* recv-reduce staging, allocated on first use */
+    size_t fill[COLL_TCP_MAX_SOCKS];     /* bytes waiting in bounce (a partial element) */
 } coll_tcp_peer_t;
 
 /* An accepted connection whose hello has not all arrived. */
@@ -147,26 +148,26 @@ typedef struct {
     size_t pos;
     double deadline;
     uint8_t in[COLL_TCP_HDR_BYTES];
-    char addr[COLL_SOCKADDR_STRLEN];   /* who connected (for logs) */
+    char addr[COLL_SOCKADDR_STRLEN]; /* who connected (for logs) */
 } coll_tcp_pending_t;
 
 struct coll_tcp {
-    int listen_fd;              /* open for the communicator's life */
-    coll_status_t listen_st;    /* why there is no listener (coll_tcp_setup reports it) */
+    int listen_fd;           /* open for the communicator's life */
+    coll_status_t listen_st; /* why there is no listener (coll_tcp_setup reports it) */
     char listen_err[512];
-    struct sockaddr_storage addr;           /* where we listen (published) */
+    struct sockaddr_storage addr; /* where we listen (published) */
     char ifname[32];
-    int nsocks;                             /* sockets per direction: COLL_NSOCKS of this rank */
-    int sockbuf;                            /* COLL_SOCK_BUF (0 = kernel default) */
-    int notsent;                            /* COLL_SOCK_NOTSENT (TCP_NOTSENT_LOWAT, 0 = unset) */
-    size_t chunk;                           /* COLL_SOCK_CHUNK */
-    coll_tcp_peer_t **peers;                /* [nranks], NULL entries until first use */
-    int ntcp;                               /* ranks reached over tcp (potential peers) */
-    int npeers;                             /* peer records allocated (peers in use) */
+    int nsocks;              /* sockets per direction: COLL_NSOCKS of this rank */
+    int sockbuf;             /* COLL_SOCK_BUF (0 = kernel default) */
+    int notsent;             /* COLL_SOCK_NOTSENT (TCP_NOTSENT_LOWAT, 0 = unset) */
+    size_t chunk;            /* COLL_SOCK_CHUNK */
+    coll_tcp_peer_t **peers; /* [nranks], NULL entries until first use */
+    int ntcp;                /* ranks reached over tcp (potential peers) */
+    int npeers;              /* peer records allocated (peers in use) */
     coll_tcp_pending_t pend[COLL_TCP_MAX_PENDING];
     int npend;
-    double next_accept;                     /* hot-path accept rate limit (coll_tcp_accept) */
-    unsigned long long fd_soft;             /* soft RLIMIT_NOFILE as last raised / read */
+    double next_accept;         /* hot-path accept rate limit (coll_tcp_accept) */
+    unsigned long long fd_soft; /* soft RLIMIT_NOFILE as last raised / read */
 };
 
 /* Peer p's record, allocated on first use (budgeting its descriptors). */

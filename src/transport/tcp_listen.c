@@ -105,8 +105,7 @@ const char *coll_tcp_peer_desc(const coll_comm *comm, int p, char *buf, size_t l
     struct sockaddr_storage ss;
     char a[COLL_SOCKADDR_STRLEN];
     coll_tcp_peer_sockaddr(comm, p, &ss);
-    snprintf(buf, len, "rank %d (host %s, %s)", p, comm->peers[p].hostname,
-             coll_sockaddr_str(&ss, a, sizeof a));
+    snprintf(buf, len, "rank %d (host %s, %s)", p, comm->peers[p].hostname, coll_sockaddr_str(&ss, a, sizeof a));
     return buf;
 }
 
@@ -118,8 +117,9 @@ void coll_tcp_sockopts(int fd, int sockbuf, int notsent)
         COLL_DEBUG(COLL_SUB_TCP, "TCP_NODELAY: %s", strerror(errno));
     if (setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one) < 0)
         COLL_DEBUG(COLL_SUB_TCP, "SO_KEEPALIVE: %s", strerror(errno));
-    if (sockbuf > 0 && (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sockbuf, sizeof sockbuf) < 0 ||
-                        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sockbuf, sizeof sockbuf) < 0))
+    if (sockbuf > 0
+        && (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sockbuf, sizeof sockbuf) < 0
+            || setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sockbuf, sizeof sockbuf) < 0))
         COLL_DEBUG(COLL_SUB_TCP, "SO_SNDBUF/SO_RCVBUF %d: %s", sockbuf, strerror(errno));
     if (notsent > 0 && setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &notsent, sizeof notsent) < 0)
         COLL_DEBUG(COLL_SUB_TCP, "TCP_NOTSENT_LOWAT %d: %s", notsent, strerror(errno));
@@ -132,8 +132,7 @@ int coll_tcp_is_peer(const coll_comm *comm, int p)
         return 0;
     if (comm->tp)
         return !comm->tp[p] || comm->tp[p] == &coll_tcp_ops;
-    return !comm->rank_host || comm->rank_host[p] != comm->host ||
-           coll_cfg_bool(COLL_CFG_SHM_DISABLE);
+    return !comm->rank_host || comm->rank_host[p] != comm->host || coll_cfg_bool(COLL_CFG_SHM_DISABLE);
 }
 
 /* ---- listener ---- */
@@ -148,11 +147,11 @@ coll_status_t coll_tcp_state(coll_comm *comm)
     t->listen_fd = -1;
     long long ns = coll_cfg_int(COLL_CFG_NSOCKS);
     if (ns < 1 || ns > COLL_TCP_MAX_SOCKS) {
-        COLL_WARN(COLL_SUB_TCP, "COLL_NSOCKS=%lld out of range 1..%d, using %d", ns,
-                  COLL_TCP_MAX_SOCKS, ns < 1 ? 1 : COLL_TCP_MAX_SOCKS);
+        COLL_WARN(COLL_SUB_TCP, "COLL_NSOCKS=%lld out of range 1..%d, using %d", ns, COLL_TCP_MAX_SOCKS,
+                  ns < 1 ? 1 : COLL_TCP_MAX_SOCKS);
         ns = ns < 1 ? 1 : COLL_TCP_MAX_SOCKS;
     }
-    t->nsocks = (int)ns;   /* this rank's sending direction to each peer (tcp_internal.h) */
+    t->nsocks = (int)ns; /* this rank's sending direction to each peer (tcp_internal.h) */
     size_t sb = coll_cfg_size(COLL_CFG_SOCK_BUF);
     t->sockbuf = sb > INT_MAX ? INT_MAX : (int)sb;
     size_t ns2 = coll_cfg_size(COLL_CFG_SOCK_NOTSENT);
@@ -175,8 +174,7 @@ static coll_status_t listen_open(coll_comm *comm, coll_peer_info_t *me)
     long long base = coll_cfg_int(COLL_CFG_IF_BASE_PORT);
     long long range = coll_cfg_int(COLL_CFG_PORT_RANGE);
     if (base < 0 || base > 65535)
-        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_TCP,
-                          "COLL_IF_BASE_PORT=%lld is not a port (0..65535)", base);
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_TCP, "COLL_IF_BASE_PORT=%lld is not a port (0..65535)", base);
     if (base == 0 || range < 1)
         range = 1;
     if (base + range - 1 > 65535)
@@ -194,7 +192,7 @@ static coll_status_t listen_open(coll_comm *comm, coll_peer_info_t *me)
         int one = 1;
         if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
             COLL_DEBUG(COLL_SUB_TCP, "SO_REUSEADDR: %s", strerror(errno));
-        coll_tcp_sockopts(fd, t->sockbuf, t->notsent);   /* inherited by accepted sockets (window scale) */
+        coll_tcp_sockopts(fd, t->sockbuf, t->notsent); /* inherited by accepted sockets (window scale) */
         coll_sockaddr_set_port(&t->addr, (int)(base + i));
         what = "bind";
         if (bind(fd, (struct sockaddr *)&t->addr, coll_sockaddr_len(&t->addr)) == 0) {
@@ -218,9 +216,8 @@ static coll_status_t listen_open(coll_comm *comm, coll_peer_info_t *me)
         if (base && range > 1)
             return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_TCP,
                                     "cannot %s the tcp listener on %s (%s) on ports %lld..%lld "
-                                    "(COLL_IF_BASE_PORT, COLL_PORT_RANGE)", what,
-                                    coll_sockaddr_str(&t->addr, s, sizeof s), t->ifname, base,
-                                    base + range - 1);
+                                    "(COLL_IF_BASE_PORT, COLL_PORT_RANGE)",
+                                    what, coll_sockaddr_str(&t->addr, s, sizeof s), t->ifname, base, base + range - 1);
         return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_TCP, "cannot %s the tcp listener on %s (%s)", what,
                                 coll_sockaddr_str(&t->addr, s, sizeof s), t->ifname);
     }
@@ -235,9 +232,10 @@ static coll_status_t listen_open(coll_comm *comm, coll_peer_info_t *me)
     else
         memcpy(me->addr, &((struct sockaddr_in *)&t->addr)->sin_addr, 4);
     snprintf(me->ifname, sizeof me->ifname, "%s", t->ifname);
-    COLL_INFO(COLL_SUB_TCP, "data listener on %s (interface %s), %d socket(s) per peer and direction, "
-              "socket buffers %d, chunks %zu, notsent lowat %d", coll_sockaddr_str(&t->addr, s, sizeof s),
-              t->ifname, t->nsocks, t->sockbuf, t->chunk, t->notsent);
+    COLL_INFO(COLL_SUB_TCP,
+              "data listener on %s (interface %s), %d socket(s) per peer and direction, "
+              "socket buffers %d, chunks %zu, notsent lowat %d",
+              coll_sockaddr_str(&t->addr, s, sizeof s), t->ifname, t->nsocks, t->sockbuf, t->chunk, t->notsent);
     return COLL_SUCCESS;
 }
 
@@ -248,7 +246,7 @@ coll_status_t coll_tcp_listen(coll_comm *comm, coll_peer_info_t *me)
     coll_status_t st = listen_open(comm, me);
     t->listen_st = st;
     snprintf(t->listen_err, sizeof t->listen_err, "%s", st == COLL_SUCCESS ? "" : coll_last_error());
-    if (st != COLL_SUCCESS) {   /* publish "no listener": peers fail at once if they need it */
+    if (st != COLL_SUCCESS) { /* publish "no listener": peers fail at once if they need it */
         me->family = 0;
         me->port = 0;
         memset(me->addr, 0, sizeof me->addr);

@@ -56,10 +56,10 @@ coll_status_t coll_tcp_setup(coll_comm *comm)
     for (int p = 0; p < comm->nranks; p++)
         t->ntcp += coll_tcp_is_peer(comm, p);
     if (t->ntcp == 0) {
-        coll_tcp_teardown(comm);   /* every peer is local: comm->tcp = NULL, listener closed */
+        coll_tcp_teardown(comm); /* every peer is local: comm->tcp = NULL, listener closed */
         return COLL_SUCCESS;
     }
-    if (t->listen_fd < 0)   /* a listener failure matters only now that tcp is used */
+    if (t->listen_fd < 0) /* a listener failure matters only now that tcp is used */
         return coll_error(t->listen_st != COLL_SUCCESS ? t->listen_st : COLL_ERR_INTERNAL, COLL_SUB_TCP, "%s",
                           *t->listen_err ? t->listen_err : "coll_tcp_setup before coll_tcp_listen");
     t->peers = calloc((size_t)comm->nranks, sizeof *t->peers);
@@ -69,8 +69,8 @@ coll_status_t coll_tcp_setup(coll_comm *comm)
         if (comm->tp && coll_tcp_is_peer(comm, p))
             comm->tp[p] = &coll_tcp_ops;
     coll_tcp_fd_reserve(comm, 0);
-    COLL_INFO(COLL_SUB_TCP, "%d rank(s) reached over tcp, connected on first use (%d socket(s) each way)",
-              t->ntcp, t->nsocks);
+    COLL_INFO(COLL_SUB_TCP, "%d rank(s) reached over tcp, connected on first use (%d socket(s) each way)", t->ntcp,
+              t->nsocks);
     return COLL_SUCCESS;
 }
 
@@ -82,8 +82,8 @@ coll_status_t coll_tcp_check_listener(coll_comm *comm)
     int shm_off = coll_cfg_bool(COLL_CFG_SHM_DISABLE);
     for (int p = 0; p < comm->nranks; p++)
         if (p != comm->rank && (shm_off || comm->rank_host[p] != comm->host))
-            return coll_error(t->listen_st != COLL_SUCCESS ? t->listen_st : COLL_ERR_INTERNAL, COLL_SUB_TCP,
-                              "%s", t->listen_err);
+            return coll_error(t->listen_st != COLL_SUCCESS ? t->listen_st : COLL_ERR_INTERNAL, COLL_SUB_TCP, "%s",
+                              t->listen_err);
     return COLL_SUCCESS;
 }
 
@@ -101,7 +101,7 @@ coll_status_t coll_tcp_peer(coll_comm *comm, int p, coll_tcp_peer_t **out)
             pc->sfd[i] = pc->rfd[i] = -1;
         t->peers[p] = pc;
         t->npeers++;
-        coll_tcp_fd_reserve(comm, t->npeers);   /* before its sockets open */
+        coll_tcp_fd_reserve(comm, t->npeers); /* before its sockets open */
     }
     *out = pc;
     return COLL_SUCCESS;
@@ -120,7 +120,8 @@ static coll_status_t conn_failed(coll_comm *comm, int p, coll_tcp_peer_t *pc, in
         char d[160];
         pc->failed = coll_error(COLL_ERR_NETWORK, COLL_SUB_TCP,
                                 "cannot connect to %s: connection refused: that rank is gone (it exited, "
-                                "crashed or destroyed its communicator)", coll_tcp_peer_desc(comm, p, d, sizeof d));
+                                "crashed or destroyed its communicator)",
+                                coll_tcp_peer_desc(comm, p, d, sizeof d));
         return pc->failed;
     }
     c->state = COLL_TCP_C_RETRY;
@@ -138,8 +139,10 @@ static coll_status_t conn_open(coll_comm *comm, int p, coll_tcp_peer_t *pc, int 
     struct sockaddr_storage ss;
     if (comm->peers[p].port == 0) {
         char d[160];
-        pc->failed = coll_error(COLL_ERR_NETWORK, COLL_SUB_TCP, "cannot connect to %s: it has no tcp listener "
-                                "(it could not open one: see its log)", coll_tcp_peer_desc(comm, p, d, sizeof d));
+        pc->failed = coll_error(COLL_ERR_NETWORK, COLL_SUB_TCP,
+                                "cannot connect to %s: it has no tcp listener "
+                                "(it could not open one: see its log)",
+                                coll_tcp_peer_desc(comm, p, d, sizeof d));
         return pc->failed;
     }
     coll_tcp_peer_sockaddr(comm, p, &ss);
@@ -152,7 +155,7 @@ static coll_status_t conn_open(coll_comm *comm, int p, coll_tcp_peer_t *pc, int 
     }
     if (fd < 0)
         return conn_failed(comm, p, pc, i, errno, now);
-    coll_tcp_sockopts(fd, t->sockbuf, t->notsent);   /* before connect: window scale */
+    coll_tcp_sockopts(fd, t->sockbuf, t->notsent); /* before connect: window scale */
     pc->sfd[i] = fd;
     c->pos = 0;
     if (connect(fd, (struct sockaddr *)&ss, coll_sockaddr_len(&ss)) == 0)
@@ -169,8 +172,7 @@ static coll_status_t conn_step(coll_comm *comm, int p, coll_tcp_peer_t *pc, int 
     coll_tcp_conn_t *c = &pc->conn[i];
     for (;;) {
         switch (c->state) {
-        case COLL_TCP_C_READY:
-            return COLL_SUCCESS;
+        case COLL_TCP_C_READY: return COLL_SUCCESS;
         case COLL_TCP_C_RETRY:
             if (now < c->timer)
                 return COLL_SUCCESS;
@@ -192,8 +194,9 @@ static coll_status_t conn_step(coll_comm *comm, int p, coll_tcp_peer_t *pc, int 
             continue;
         }
         case COLL_TCP_C_HELLO: {
-            coll_tcp_hdr_t hd = {COLL_TCP_MAGIC, COLL_TCP_VERSION, {0}, comm->id->nonce,
-                                 (uint32_t)comm->rank, (uint32_t)p, (uint16_t)i, (uint16_t)pc->nsend, 0};
+            coll_tcp_hdr_t hd = {COLL_TCP_MAGIC,  COLL_TCP_VERSION,     {0},
+                                 comm->id->nonce, (uint32_t)comm->rank, (uint32_t)p,
+                                 (uint16_t)i,     (uint16_t)pc->nsend,  0};
             uint8_t h[COLL_TCP_HDR_BYTES];
             memcpy(hd.secret, comm->id->secret, 32);
             coll_tcp_hdr_encode(&hd, h);
@@ -274,8 +277,7 @@ static coll_status_t pend_file(coll_comm *comm, int i)
         why = "handshake version mismatch";
     else if (!secret_eq(hd.secret, comm->id->secret) || hd.nonce != comm->id->nonce)
         why = "wrong communicator secret";
-    else if (hd.ack || hd.to != (uint32_t)comm->rank || hd.from >= (uint32_t)comm->nranks ||
-             !coll_tcp_is_peer(comm, p))
+    else if (hd.ack || hd.to != (uint32_t)comm->rank || hd.from >= (uint32_t)comm->nranks || !coll_tcp_is_peer(comm, p))
         why = "unexpected ranks in handshake";
     else if (hd.nsocks < 1 || hd.nsocks > COLL_TCP_MAX_SOCKS || hd.idx >= hd.nsocks)
         why = "bad socket index in handshake";
@@ -325,7 +327,8 @@ static coll_status_t pend_step(coll_comm *comm, int i, double now, int *gone)
                 pend_drop(t, i, c->pos ? "partial handshake, then silence" : "no handshake (silent)");
             break;
         }
-        pend_drop(t, i, n == 0 && c->pos ? "closed after a partial handshake" : "closed or failed before the handshake");
+        pend_drop(t, i,
+                  n == 0 && c->pos ? "closed after a partial handshake" : "closed or failed before the handshake");
         break;
     }
     *gone = t->npend != n0;
@@ -342,7 +345,7 @@ coll_status_t coll_tcp_accept(coll_comm *comm, int force)
     double hto = COLL_TCP_HELLO_TIMEOUT_S;
     if (comm->connect_timeout_s > 0 && comm->connect_timeout_s < hto)
         hto = comm->connect_timeout_s;
-    for (int i = 0; i < t->npend;) {   /* the ones already waiting first: they are oldest */
+    for (int i = 0; i < t->npend;) { /* the ones already waiting first: they are oldest */
         int gone;
         COLL_CHECK(pend_step(comm, i, now, &gone));
         i += !gone;
@@ -356,7 +359,7 @@ coll_status_t coll_tcp_accept(coll_comm *comm, int force)
         if (fd < 0 && (errno == EMFILE || errno == ENFILE))
             return coll_tcp_fd_error(comm, errno, "cannot accept a tcp connection");
         if (fd < 0)
-            return COLL_SUCCESS;   /* EAGAIN: nothing (more) waiting */
+            return COLL_SUCCESS; /* EAGAIN: nothing (more) waiting */
         if (t->npend == COLL_TCP_MAX_PENDING)
             pend_drop(t, 0, "too many pending handshakes");
         coll_tcp_pending_t *c = &t->pend[t->npend++];
@@ -364,9 +367,9 @@ coll_status_t coll_tcp_accept(coll_comm *comm, int force)
         c->fd = fd;
         c->deadline = now + hto;
         coll_sockaddr_str(&ss, c->addr, sizeof c->addr);
-        coll_tcp_sockopts(fd, 0, t->notsent);   /* buffers: inherited from the listener */
+        coll_tcp_sockopts(fd, 0, t->notsent); /* buffers: inherited from the listener */
         int gone;
-        COLL_CHECK(pend_step(comm, t->npend - 1, now, &gone));   /* the hello is usually there */
+        COLL_CHECK(pend_step(comm, t->npend - 1, now, &gone)); /* the hello is usually there */
     }
 }
 

@@ -73,7 +73,7 @@ void coll_comm_set_aborted(coll_comm *comm, coll_status_t why, const char *fmt, 
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     COLL_INFO(COLL_SUB_INIT, "aborting communicator (%s): %s", coll_strerror(why), msg);
-    coll_transports_abort(comm, msg, 0);   /* shm: flag in the segment, local peers woken */
+    coll_transports_abort(comm, msg, 0); /* shm: flag in the segment, local peers woken */
     /* every rank, whatever transport reaches it; best effort: a notice that
      * fails must not replace the error the caller is about to return */
     char saved[1024];
@@ -83,5 +83,5 @@ void coll_comm_set_aborted(coll_comm *comm, coll_status_t why, const char *fmt, 
         coll_error_clear();
     else if (strcmp(saved, coll_last_error()) != 0)
         coll_error(why, COLL_SUB_INIT, "%s", saved);
-    coll_transports_abort(comm, msg, 1);   /* tcp, after the notice: peers blocked on our sockets see EOF */
+    coll_transports_abort(comm, msg, 1); /* tcp, after the notice: peers blocked on our sockets see EOF */
 }

@@ -63,14 +63,13 @@ typedef struct coll_transport_ops {
     /* Push as much of buf[*done, len) as the channel takes now; advance *done. */
     coll_status_t (*send)(coll_comm *comm, int peer, const void *buf, size_t len, size_t *done);
     /* Deliver as much of the message as has arrived to the sink; advance *done. */
-    coll_status_t (*recv)(coll_comm *comm, int peer, const coll_sink_t *sink, size_t len,
-                          size_t *done);
+    coll_status_t (*recv)(coll_comm *comm, int peer, const coll_sink_t *sink, size_t len, size_t *done);
     /* Fill fds to poll while this send/recv is pending (POLLOUT / POLLIN);
      * returns how many (0 when the transport signals through .wait instead). */
     int (*pollfds)(coll_comm *comm, int peer, int for_send, struct pollfd *fds, int max);
 
-    unsigned caps;                          /* COLL_TP_* */
-    const struct coll_direct_ops *direct;   /* with COLL_TP_DIRECT, else NULL */
+    unsigned caps;                        /* COLL_TP_* */
+    const struct coll_direct_ops *direct; /* with COLL_TP_DIRECT, else NULL */
 
     /* --- set-up and teardown: the communicator (comm/communicator.c), once
      * each per comm, in coll_transports[] order. NULL = nothing to do. */
@@ -153,8 +152,7 @@ typedef struct coll_direct_ops {
      * in virtual time, skipped when no data moves). Same contracts as memcpy
      * and coll_reduce_multi (core/reduce.h). */
     void (*copy)(coll_comm *comm, void *dst, const void *src, size_t len);
-    void (*reduce)(coll_comm *comm, void *out, const void *const *in, int k, size_t n, coll_dtype_t dt,
-                   coll_op_t op);
+    void (*reduce)(coll_comm *comm, void *out, const void *const *in, int k, size_t n, coll_dtype_t dt, coll_op_t op);
 } coll_direct_ops_t;
 
 extern const coll_transport_ops_t coll_shm_ops;

@@ -14,7 +14,7 @@
 #include "core/log.h"
 #include "transport/transport.h"
 
-#define WAIT_ABORT_CHECK_S 0.01             /* bootstrap-tree abort notices are looked at this often */
+#define WAIT_ABORT_CHECK_S 0.01 /* bootstrap-tree abort notices are looked at this often */
 
 /* The transport in use that has a .wait hook (shm), or NULL. */
 static const coll_transport_ops_t *doorbell(const coll_comm *comm)
@@ -29,7 +29,7 @@ static const coll_transport_ops_t *doorbell(const coll_comm *comm)
 
 uint32_t coll_wait_token(coll_comm *comm)
 {
-    if (comm->sim)   /* no doorbell: coll_sim_wait hands the core over */
+    if (comm->sim) /* no doorbell: coll_sim_wait hands the core over */
         return 0;
     const coll_transport_ops_t *t = doorbell(comm);
     return t ? t->wait_token(comm) : 0;
@@ -53,8 +53,7 @@ static void describe_ranks(const coll_comm *comm, const int *ranks, int n, char 
         if (ranks[i] == comm->rank)
             continue;
         char d[128];
-        o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? ", " : "",
-                              coll_peer_desc(comm, ranks[i], d, sizeof d));
+        o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? ", " : "", coll_peer_desc(comm, ranks[i], d, sizeof d));
     }
 }
 
@@ -73,8 +72,8 @@ static coll_status_t check_transport_aborts(coll_comm *comm, int *watch)
         if (a >= 0) {
             atomic_store(&comm->aborted, 1);
             return coll_error(COLL_ERR_ABORTED, COLL_SUB_COLL, "%s aborted during %s of %zu bytes%s%s",
-                              coll_peer_desc(comm, a, d, sizeof d), coll_kind_name(comm->cur_kind),
-                              comm->cur_bytes, *why ? ": " : "", why);
+                              coll_peer_desc(comm, a, d, sizeof d), coll_kind_name(comm->cur_kind), comm->cur_bytes,
+                              *why ? ": " : "", why);
         }
     }
     return COLL_SUCCESS;
@@ -104,8 +103,7 @@ static coll_status_t check_liveness(coll_waiter_t *w, coll_comm *comm, const int
         coll_comm_set_aborted(comm, COLL_ERR_ABORTED, "%s died", coll_peer_desc(comm, dead, d, sizeof d));
         atomic_store(&comm->aborted, 1);
         return coll_error(COLL_ERR_ABORTED, COLL_SUB_COLL, "%s died during %s of %zu bytes",
-                          coll_peer_desc(comm, dead, d, sizeof d), coll_kind_name(comm->cur_kind),
-                          comm->cur_bytes);
+                          coll_peer_desc(comm, dead, d, sizeof d), coll_kind_name(comm->cur_kind), comm->cur_bytes);
     } else {
         w->suspect = -1;
     }
@@ -127,18 +125,18 @@ static coll_status_t check_bootstrap_abort(coll_comm *comm, double now)
     char relay[400];
     snprintf(relay, sizeof relay, "passing on the abort of %s%s%s", coll_peer_desc(comm, a, d, sizeof d),
              *why ? ": " : "", why);
-    coll_transports_abort(comm, relay, 0);   /* wake this host's sleepers at once (shm) */
+    coll_transports_abort(comm, relay, 0); /* wake this host's sleepers at once (shm) */
     if (!strcmp(why, COLL_BOOT_DIED))
-        return coll_error(COLL_ERR_ABORTED, COLL_SUB_COLL, "%s died during %s of %zu bytes (its bootstrap "
-                          "connection closed)", coll_peer_desc(comm, a, d, sizeof d),
-                          coll_kind_name(comm->cur_kind), comm->cur_bytes);
+        return coll_error(COLL_ERR_ABORTED, COLL_SUB_COLL,
+                          "%s died during %s of %zu bytes (its bootstrap "
+                          "connection closed)",
+                          coll_peer_desc(comm, a, d, sizeof d), coll_kind_name(comm->cur_kind), comm->cur_bytes);
     return coll_error(COLL_ERR_ABORTED, COLL_SUB_COLL, "%s aborted during %s of %zu bytes%s%s",
                       coll_peer_desc(comm, a, d, sizeof d), coll_kind_name(comm->cur_kind), comm->cur_bytes,
                       *why ? ": " : "", why);
 }
 
-static coll_status_t check_deadline(const coll_waiter_t *w, coll_comm *comm, const int *waiting_for, int n,
-                                    double now)
+static coll_status_t check_deadline(const coll_waiter_t *w, coll_comm *comm, const int *waiting_for, int n, double now)
 {
     if (w->deadline <= 0 || now <= w->deadline)
         return COLL_SUCCESS;
@@ -168,10 +166,10 @@ coll_status_t coll_waiter_check(coll_waiter_t *w, coll_comm *comm, const int *wa
     return check_deadline(w, comm, waiting_for, n, now);
 }
 
-coll_status_t coll_waiter_idle(coll_waiter_t *w, coll_comm *comm, uint32_t seen,
-                               const int *waiting_for, int n, struct pollfd *fds, int nfds)
+coll_status_t coll_waiter_idle(coll_waiter_t *w, coll_comm *comm, uint32_t seen, const int *waiting_for, int n,
+                               struct pollfd *fds, int nfds)
 {
-    if (comm->sim)   /* simulated ranks: the scheduler runs another rank (transport/sim.h) */
+    if (comm->sim) /* simulated ranks: the scheduler runs another rank (transport/sim.h) */
         return coll_sim_wait(comm, waiting_for, n);
     if (w->spins < (unsigned)comm->spin) {
         w->spins++;
@@ -200,8 +198,7 @@ coll_status_t coll_waiter_idle(coll_waiter_t *w, coll_comm *comm, uint32_t seen,
     } else {
         sched_yield();
     }
-    w->spins = comm->spin / 2u;   /* after a wake-up, spin a little before sleeping again */
+    w->spins = comm->spin / 2u; /* after a wake-up, spin a little before sleeping again */
     w->yields = 0;
     return COLL_SUCCESS;
 }
-

@@ -16,12 +16,12 @@
 #include "core/comm.h"
 
 typedef struct {
-    double deadline;          /* coll_now() value, 0 = none */
+    double deadline; /* coll_now() value, 0 = none */
     unsigned spins;
     unsigned yields;
-    int suspect;              /* local peer seen dead once, confirmed on the next idle call */
-    double tcp_idle_since;    /* sockets-only wait: when progress stopped (0 = progressing) */
-    int short_poll;           /* the poll set misses some pending peer: poll 1 ms, not 100 */
+    int suspect;           /* local peer seen dead once, confirmed on the next idle call */
+    double tcp_idle_since; /* sockets-only wait: when progress stopped (0 = progressing) */
+    int short_poll;        /* the poll set misses some pending peer: poll 1 ms, not 100 */
 } coll_waiter_t;
 
 void coll_waiter_init(coll_waiter_t *w, const coll_comm *comm);
@@ -30,8 +30,8 @@ void coll_waiter_init(coll_waiter_t *w, const coll_comm *comm);
 uint32_t coll_wait_token(coll_comm *comm);
 /* Called when nothing progressed. 'waiting_for' (global ranks, n) is used in
  * the timeout message and the liveness checks. */
-coll_status_t coll_waiter_idle(coll_waiter_t *w, coll_comm *comm, uint32_t seen,
-                               const int *waiting_for, int n, struct pollfd *fds, int nfds);
+coll_status_t coll_waiter_idle(coll_waiter_t *w, coll_comm *comm, uint32_t seen, const int *waiting_for, int n,
+                               struct pollfd *fds, int nfds);
 /* The checks that end a wait (aborts, dead peers, deadline), without waiting. */
 coll_status_t coll_waiter_check(coll_waiter_t *w, coll_comm *comm, const int *waiting_for, int n);
 

@@ -34,7 +34,7 @@
 
 static int nranks = 2, nsim = 0, interleave = 0, reps = 2, zero_copy = 0;
 static int sim_host[64];
-static const size_t sizes[] = {840 * 9, 840 * 250};   /* multiples of every p in 2..8 */
+static const size_t sizes[] = {840 * 9, 840 * 250}; /* multiples of every p in 2..8 */
 
 static uint64_t mix(uint64_t x)
 {
@@ -51,8 +51,10 @@ static float gen(int r, size_t i)
     float m = 1.0f + (float)(h & 0xffffff) / 16777216.0f;
     int e = (int)((h >> 24) % 25) - 12;
     float v = m;
-    for (; e > 0; e--) v *= 2.0f;
-    for (; e < 0; e++) v *= 0.5f;
+    for (; e > 0; e--)
+        v *= 2.0f;
+    for (; e < 0; e++)
+        v *= 0.5f;
     return (h >> 60) & 1 ? -v : v;
 }
 
@@ -121,8 +123,7 @@ static int call(coll_kind_t k, const void *sb, void *rb, size_t n, coll_dtype_t 
         free(displs);
         break;
     }
-    default:
-        break;
+    default: break;
     }
     if (st != COLL_SUCCESS)
         fprintf(stderr, "rank %d: %s: %s\n", me, coll_kind_name(k), coll_last_error());
@@ -153,8 +154,8 @@ static int rank_main(int rank, void *arg)
             if (!zero_copy) {
                 sb = malloc(n * es);
                 rb = malloc(n * es);
-            } else if (coll_mem_alloc(comm, n * es, (void **)&sb) != COLL_SUCCESS ||
-                       coll_mem_alloc(comm, n * es, (void **)&rb) != COLL_SUCCESS) {
+            } else if (coll_mem_alloc(comm, n * es, (void **)&sb) != COLL_SUCCESS
+                       || coll_mem_alloc(comm, n * es, (void **)&rb) != COLL_SUCCESS) {
                 fprintf(stderr, "rank %d: coll_mem_alloc: %s\n", rank, coll_last_error());
                 return 3;
             }
@@ -165,7 +166,7 @@ static int rank_main(int rank, void *arg)
                 fill(x, r, n, dt);
                 coll_reduce_kernel_ref(COLL_SUM, dt)(ref, ref, x, n);
             }
-            for (int i = 0; i < p; i++)   /* uneven blocks for reduce_scatterv */
+            for (int i = 0; i < p; i++) /* uneven blocks for reduce_scatterv */
                 counts[i] = n / (size_t)p;
             counts[0] += counts[p - 1] / 2;
             counts[p - 1] -= counts[p - 1] / 2;

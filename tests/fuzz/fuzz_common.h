@@ -30,13 +30,13 @@ static inline void fz_quiet_stderr(void)
         stderr = f;
 }
 
-#define FZ_ASSERT(cond)                                                                 \
-    do {                                                                                \
-        if (!(cond)) {                                                                  \
+#define FZ_ASSERT(cond) \
+    do { \
+        if (!(cond)) { \
             fprintf(stdout, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond); \
-            fflush(stdout);                                                             \
-            abort();                                                                    \
-        }                                                                               \
+            fflush(stdout); \
+            abort(); \
+        } \
     } while (0)
 
 #endif

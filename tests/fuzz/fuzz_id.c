@@ -31,9 +31,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         coll_unique_id_t id2;
         FZ_ASSERT(coll_id_encode(&info, &id2) == COLL_SUCCESS);
         FZ_ASSERT(coll_id_decode(&id2, &again) == COLL_SUCCESS);
-        FZ_ASSERT(again.family == info.family && again.port == info.port &&
-                  again.nonce == info.nonce && !memcmp(again.addr, info.addr, 16) &&
-                  !memcmp(again.secret, info.secret, COLL_SECRET_BYTES));
+        FZ_ASSERT(again.family == info.family && again.port == info.port && again.nonce == info.nonce
+                  && !memcmp(again.addr, info.addr, 16) && !memcmp(again.secret, info.secret, COLL_SECRET_BYTES));
     }
     free(id);
     return 0;

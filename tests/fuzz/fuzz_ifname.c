@@ -20,13 +20,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FZ_ASSERT(coll_ifname_match(spec, NULL) == 0);
     (void)coll_ifname_match(NULL, name);
     /* complement: a spec that starts plainly (no blanks, no ^), with a token */
-    if (sl > 0 && spec[0] != '^' && spec[0] != ' ' && spec[0] != '\t' && strpbrk(spec, "abcdefghijklmnopqrstuvwxyz0123456789")) {
+    if (sl > 0 && spec[0] != '^' && spec[0] != ' ' && spec[0] != '\t'
+        && strpbrk(spec, "abcdefghijklmnopqrstuvwxyz0123456789")) {
         char *neg = malloc(sl + 2);
         if (!neg)
             abort();
         neg[0] = '^';
         memcpy(neg + 1, spec, sl + 1);
-        int has_token = 0;   /* at least one non-blank token between commas */
+        int has_token = 0; /* at least one non-blank token between commas */
         const char *body = spec[0] == '=' ? spec + 1 : spec;
         for (const char *p = body; *p; p++)
             if (*p != ',' && *p != ' ' && *p != '\t')

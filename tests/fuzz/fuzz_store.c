@@ -28,9 +28,9 @@ static const uint8_t secret[COLL_SECRET_BYTES] = "collbench-fuzz-secret-01234567
 
 typedef struct {
     int fd;
-    uint8_t rbuf[64];   /* reply parser: header bytes so far */
+    uint8_t rbuf[64]; /* reply parser: header bytes so far */
     size_t rgot;
-    uint64_t skip;      /* value bytes of the current reply still to read */
+    uint64_t skip; /* value bytes of the current reply still to read */
 } client_t;
 
 static uint32_t le32(const uint8_t *p)

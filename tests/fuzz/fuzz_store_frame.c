@@ -25,10 +25,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (consumed == 0)
             break; /* incomplete */
         FZ_ASSERT(consumed >= COLL_STORE_REQ_HDR && consumed <= size - off);
-        uint32_t op = (uint32_t)buf[off + 4] | (uint32_t)buf[off + 5] << 8 |
-                      (uint32_t)buf[off + 6] << 16 | (uint32_t)buf[off + 7] << 24;
-        size_t vlen = (size_t)buf[off + 12] | (size_t)buf[off + 13] << 8 |
-                      (size_t)buf[off + 14] << 16 | (size_t)buf[off + 15] << 24;
+        uint32_t op = (uint32_t)buf[off + 4] | (uint32_t)buf[off + 5] << 8 | (uint32_t)buf[off + 6] << 16
+            | (uint32_t)buf[off + 7] << 24;
+        size_t vlen = (size_t)buf[off + 12] | (size_t)buf[off + 13] << 8 | (size_t)buf[off + 14] << 16
+            | (size_t)buf[off + 15] << 24;
         if (op == COLL_STORE_GATHER) /* u32 n, u32 idx before its payload */
             FZ_ASSERT(vlen >= 8);
         /* every strict prefix of an accepted frame is "incomplete so far" */

@@ -35,9 +35,9 @@
 typedef int (*cb_rank_fn)(int rank, void *arg);
 
 typedef struct {
-    int n;              /* ranks started */
+    int n; /* ranks started */
     pid_t *pid;
-    const char *who;    /* program name for the messages */
+    const char *who; /* program name for the messages */
 } cb_ranks_t;
 
 static inline void cb_ranks_signal(cb_ranks_t *rs, int sig)
@@ -63,8 +63,7 @@ static inline int cb_ranks_wait(cb_ranks_t *rs)
                 continue;
             int code;
             if (p < 0) {
-                fprintf(stderr, "%s: waitpid of rank %d (pid %d): %s\n", rs->who, r, (int)rs->pid[r],
-                        strerror(errno));
+                fprintf(stderr, "%s: waitpid of rank %d (pid %d): %s\n", rs->who, r, (int)rs->pid[r], strerror(errno));
                 code = 127;
             } else {
                 code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
@@ -81,7 +80,7 @@ static inline int cb_ranks_wait(cb_ranks_t *rs)
                 fprintf(stderr, "%s: rank %d exited with %d\n", rs->who, r, code);
             if (!first)
                 first = code;
-            if (code != 1 && !stopped) {   /* a crash: stop the others rather than wait for timeouts */
+            if (code != 1 && !stopped) { /* a crash: stop the others rather than wait for timeouts */
                 cb_ranks_signal(rs, SIGTERM);
                 stopped = 1;
             }
@@ -109,7 +108,7 @@ static inline int cb_ranks_start(cb_ranks_t *rs, int n, cb_rank_fn fn, void *arg
         return -1;
     }
     pid_t parent = getpid();
-    fflush(NULL);   /* no buffered output printed once per rank */
+    fflush(NULL); /* no buffered output printed once per rank */
     for (int r = 0; r < n; r++) {
         pid_t p = fork();
         if (p < 0) {
@@ -119,10 +118,10 @@ static inline int cb_ranks_start(cb_ranks_t *rs, int n, cb_rank_fn fn, void *arg
             return -1;
         }
         if (p == 0) {
-            free(rs->pid);   /* the parent's bookkeeping (a leak of every rank under valgrind) */
+            free(rs->pid); /* the parent's bookkeeping (a leak of every rank under valgrind) */
             rs->pid = NULL;
             prctl(PR_SET_PDEATHSIG, SIGKILL);
-            if (getppid() != parent)   /* the parent died before prctl */
+            if (getppid() != parent) /* the parent died before prctl */
                 _exit(127);
             int rc = fn(r, arg);
             fflush(NULL);

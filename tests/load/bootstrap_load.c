@@ -49,7 +49,7 @@ typedef struct {
     uint16_t family, port;
     uint8_t addr[16];
     char hostname[64];
-    uint8_t caps[188];                    /* transport capabilities, shm name, ... */
+    uint8_t caps[188]; /* transport capabilities, shm name, ... */
 } record_t;
 _Static_assert(sizeof(record_t) == REC_BYTES, "peer record is 296 bytes");
 
@@ -74,10 +74,7 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int host_of(const load_t *l, int r)
-{
-    return (int)((int64_t)r * l->hosts / l->n);
-}
+static int host_of(const load_t *l, int r) { return (int)((int64_t)r * l->hosts / l->n); }
 
 static void make_record(const load_t *l, int r, record_t *rec)
 {
@@ -127,8 +124,7 @@ static int one_rank(load_t *l, int r)
     coll_store_close(c);
     if (st != COLL_ERR_TIMEOUT) {
         free(v);
-        coll_error(COLL_ERR_INTERNAL, COLL_SUB_BOOTSTRAP, "probe answered %s, not TIMEOUT",
-                   coll_strerror(st));
+        coll_error(COLL_ERR_INTERNAL, COLL_SUB_BOOTSTRAP, "probe answered %s, not TIMEOUT", coll_strerror(st));
         return fail(l, "probe", r), -1;
     }
     return 0;
@@ -168,8 +164,7 @@ static void *root(void *arg)
         record_t want;
         make_record(l, r, &want);
         if (memcmp((uint8_t *)v + (size_t)r * REC_BYTES, &want, REC_BYTES) != 0) {
-            coll_error(COLL_ERR_INTERNAL, COLL_SUB_BOOTSTRAP, "record %d of the table is wrong",
-                       r);
+            coll_error(COLL_ERR_INTERNAL, COLL_SUB_BOOTSTRAP, "record %d of the table is wrong", r);
             fail(l, "root check", 0);
         }
     }
@@ -199,8 +194,7 @@ static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
     errno = 0;
     long v = strtol(s, &end, 10);
     if (errno || end == s || *end || v < lo || v > hi) {
-        fprintf(stderr, "bootstrap_load: %s '%s': must be an integer in %ld..%ld\n", opt, s, lo,
-                hi);
+        fprintf(stderr, "bootstrap_load: %s '%s': must be an integer in %ld..%ld\n", opt, s, lo, hi);
         return -1;
     }
     *out = (int)v;
@@ -209,9 +203,10 @@ static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: bootstrap_load -n RANKS -H HOSTS [-j THREADS]\n"
-                    "  RANKS 1..%d (the table of 296-byte records is one value of at most "
-                    "16 MiB), HOSTS 1..RANKS, THREADS 1..%d (default 8)\n",
+    fprintf(stderr,
+            "usage: bootstrap_load -n RANKS -H HOSTS [-j THREADS]\n"
+            "  RANKS 1..%d (the table of 296-byte records is one value of at most "
+            "16 MiB), HOSTS 1..RANKS, THREADS 1..%d (default 8)\n",
             (int)MAX_RANKS, MAX_THREADS);
 }
 
@@ -232,8 +227,7 @@ int main(int argc, char **argv)
             return usage(), opt == 'h' ? 0 : 2;
     }
     if (optind < argc || l.n < 0 || !hs) {
-        fprintf(stderr, "bootstrap_load: %s\n", optind < argc ? "unexpected argument"
-                                                              : "-n and -H are required");
+        fprintf(stderr, "bootstrap_load: %s\n", optind < argc ? "unexpected argument" : "-n and -H are required");
         return usage(), 2;
     }
     if (parse_int("-H", hs, 1, l.n, &l.hosts) != 0)
@@ -280,7 +274,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bootstrap_load: FAILED (N=%d hosts=%d): %s\n", l.n, l.hosts, l.why);
         return 1;
     }
-    printf("bootstrap_load N=%d hosts=%d time_s=%.2f store_peak_rss_mib=%.1f store_bytes=%llu\n",
-           l.n, l.hosts, dt, vm_hwm_mib(), (unsigned long long)(in + out));
+    printf("bootstrap_load N=%d hosts=%d time_s=%.2f store_peak_rss_mib=%.1f store_bytes=%llu\n", l.n, l.hosts, dt,
+           vm_hwm_mib(), (unsigned long long)(in + out));
     return 0;
 }

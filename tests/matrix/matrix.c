@@ -30,8 +30,8 @@
 #include "core/reduce.h"
 
 static int nranks = 2, quick = 0, verbose = 0, zero_copy = 0;
-static int nsim = 0, interleave = 0;     /* -H: simulated hosts */
-static int sim_host[64];                 /* simulated host of each rank */
+static int nsim = 0, interleave = 0; /* -H: simulated hosts */
+static int sim_host[64];             /* simulated host of each rank */
 static const char *only_kind = NULL, *only_algo = NULL;
 
 /* Small-integer input: element i of rank r, kept exact for every dtype/op. */
@@ -45,10 +45,8 @@ static double gen(int r, size_t i, coll_op_t op, coll_dtype_t dt)
         if (!is_unsigned && (i * 7 + (size_t)r) % 5 == 0)
             return -1;
         return 1;
-    case COLL_SUM:
-        return (double)((i * 13 + (size_t)r * 7) % 5) - (is_unsigned ? 0 : 2);
-    default:
-        return (double)((i * 31 + (size_t)r * 17) % 100) - (is_unsigned ? 0 : 50);
+    case COLL_SUM: return (double)((i * 13 + (size_t)r * 7) % 5) - (is_unsigned ? 0 : 2);
+    default: return (double)((i * 31 + (size_t)r * 17) % 100) - (is_unsigned ? 0 : 50);
     }
 }
 
@@ -124,12 +122,13 @@ typedef struct {
     const char *algo;
 } ctx_t;
 
-static void report(ctx_t *c, const char *what, coll_dtype_t dt, int op, size_t n, int root, int inplace,
-                   size_t idx, double exp, double act)
+static void report(ctx_t *c, const char *what, coll_dtype_t dt, int op, size_t n, int root, int inplace, size_t idx,
+                   double exp, double act)
 {
     c->failures++;
     if (c->failures <= 5)
-        fprintf(stderr, "rank %d: %s algo %s dtype %s op %s count %zu root %d inplace %d: element %zu expected %g got %g\n",
+        fprintf(stderr,
+                "rank %d: %s algo %s dtype %s op %s count %zu root %d inplace %d: element %zu expected %g got %g\n",
                 c->rank, what, c->algo, coll_dtype_name(dt), op >= 0 ? coll_op_name((coll_op_t)op) : "-", n, root,
                 inplace, idx, exp, act);
 }
@@ -148,8 +147,8 @@ static int call_failed(ctx_t *c, const char *what, coll_status_t st)
 
 static const size_t counts_full[] = {0, 1, 7, 1021, 70001};
 static const size_t counts_quick[] = {0, 1, 7, 1021};
-static const coll_dtype_t dtypes_full[] = {COLL_INT8, COLL_UINT8, COLL_INT16, COLL_UINT16, COLL_INT32, COLL_UINT32,
-                                           COLL_INT64, COLL_UINT64, COLL_FP16, COLL_BF16, COLL_FP32, COLL_FP64};
+static const coll_dtype_t dtypes_full[] = {COLL_INT8,  COLL_UINT8,  COLL_INT16, COLL_UINT16, COLL_INT32, COLL_UINT32,
+                                           COLL_INT64, COLL_UINT64, COLL_FP16,  COLL_BF16,   COLL_FP32,  COLL_FP64};
 
 static int run_rank(int rank, void *arg)
 {
@@ -159,7 +158,7 @@ static int run_rank(int rank, void *arg)
         char host[32];
         snprintf(host, sizeof host, "simhost%d", sim_host[rank]);
         coll_cfg_set(COLL_CFG_HOST_ID, host);
-        coll_cfg_set(COLL_CFG_IF_IP, "127.0.0.1");   /* loopback only, never another address */
+        coll_cfg_set(COLL_CFG_IF_IP, "127.0.0.1"); /* loopback only, never another address */
     }
     coll_status_t st = coll_comm_init_rank(&c.comm, nranks, id, rank);
     if (st != COLL_SUCCESS) {
@@ -198,7 +197,10 @@ static int run_rank(int rank, void *arg)
             }
         if (rank == 0)
             printf("%-16s %-14s %s (%ld cases, %ld failures on rank 0)\n", coll_kind_name(al->kind), al->name,
-                   !applicable ? "n/a here" : c.failures == f0 ? "ok" : "FAILED", c.cases - c0, c.failures - f0);
+                   !applicable            ? "n/a here"
+                       : c.failures == f0 ? "ok"
+                                          : "FAILED",
+                   c.cases - c0, c.failures - f0);
         fflush(stdout);
         coll_algo_force(NULL);
     }
@@ -254,7 +256,10 @@ int main(int argc, char **argv)
     const char *hosts = NULL;
     while ((opt = getopt(argc, argv, "n:H:Ik:a:qvz")) != -1) {
         switch (opt) {
-        case 'n': nranks = atoi(optarg); nset = 1; break;
+        case 'n':
+            nranks = atoi(optarg);
+            nset = 1;
+            break;
         case 'H': hosts = optarg; break;
         case 'I': interleave = 1; break;
         case 'k': only_kind = optarg; break;
@@ -262,7 +267,9 @@ int main(int argc, char **argv)
         case 'q': quick = 1; break;
         case 'z': zero_copy = 1; break;
         case 'v': verbose = 1; break;
-        default: fprintf(stderr, "usage: matrix -n RANKS [-H R0,R1,...] [-I] [-k COLLECTIVE] [-a ALGO] [-q]\n"); return 2;
+        default:
+            fprintf(stderr, "usage: matrix -n RANKS [-H R0,R1,...] [-I] [-k COLLECTIVE] [-a ALGO] [-q]\n");
+            return 2;
         }
     }
     if (hosts) {
@@ -276,7 +283,8 @@ int main(int argc, char **argv)
             return 2;
         }
         nranks = total;
-        printf("matrix: %d simulated hosts (%s), ranks dealt %s:", nsim, hosts, interleave ? "round-robin" : "in blocks");
+        printf("matrix: %d simulated hosts (%s), ranks dealt %s:", nsim, hosts,
+               interleave ? "round-robin" : "in blocks");
         for (int r = 0; r < nranks; r++)
             printf(" %d@h%d", r, sim_host[r]);
         printf("\n");

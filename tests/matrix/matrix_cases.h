@@ -36,7 +36,7 @@ static void *xmalloc(size_t bytes)
         fprintf(stderr, "matrix: out of memory\n");
         exit(3);
     }
-    memset(p, 0xA5, bytes ? bytes : 1);   /* garbage that a skipped write would leave */
+    memset(p, 0xA5, bytes ? bytes : 1); /* garbage that a skipped write would leave */
     return p;
 }
 
@@ -163,7 +163,7 @@ static void case_allgatherv(ctx_t *c, size_t n, coll_dtype_t dt, int *applicable
     size_t *cnt = calloc(p, sizeof(size_t)), *dsp = calloc(p, sizeof(size_t)), tot = 0;
     for (size_t r = 0; r < p; r++) {
         cnt[r] = vcount(n, c->p, (int)r);
-        dsp[r] = tot + r;          /* gaps between blocks: displacements must be honoured */
+        dsp[r] = tot + r; /* gaps between blocks: displacements must be honoured */
         tot = dsp[r] + cnt[r];
     }
     for (int inplace = 0; inplace < 2; inplace++) {
@@ -245,7 +245,8 @@ static void case_scatter(ctx_t *c, size_t n, coll_dtype_t dt, int *applicable)
                 check_applicable(c, applicable);
                 for (size_t i = 0; i < n; i++)
                     if (get(r, i, dt) != tag(c->rank * 3 + root, i, dt)) {
-                        report(c, "scatter", dt, -1, n, root, inplace, i, tag(c->rank * 3 + root, i, dt), get(r, i, dt));
+                        report(c, "scatter", dt, -1, n, root, inplace, i, tag(c->rank * 3 + root, i, dt),
+                               get(r, i, dt));
                         break;
                     }
             }

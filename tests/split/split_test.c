@@ -27,14 +27,14 @@
 static int me;
 static int fails;
 
-#define CHECK(cond, ...)                                                        \
-    do {                                                                        \
-        if (!(cond)) {                                                          \
+#define CHECK(cond, ...) \
+    do { \
+        if (!(cond)) { \
             fprintf(stderr, "rank %d: FAILED %s:%d: ", me, __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                                       \
-            fprintf(stderr, "\n");                                              \
-            fails++;                                                            \
-        }                                                                       \
+            fprintf(stderr, __VA_ARGS__); \
+            fprintf(stderr, "\n"); \
+            fails++; \
+        } \
     } while (0)
 
 /* comm must hold exactly the world ranks members[0..n-1] in that order, on nhosts hosts. */
@@ -77,8 +77,7 @@ static void verify(const char *what, coll_comm_t c, const int *members, int n, i
             e += members[m] * 3 + i % 101;
         bad = buf[i] != e;
     }
-    CHECK(!bad, "%s: allreduce(%d) in place wrong (%s, algo %s)", what, BIG, coll_strerror(st),
-          coll_comm_last_algo(c));
+    CHECK(!bad, "%s: allreduce(%d) in place wrong (%s, algo %s)", what, BIG, coll_strerror(st), coll_comm_last_algo(c));
     free(buf);
 }
 
@@ -113,7 +112,7 @@ static void two_threads(coll_comm_t c1, int64_t want1, coll_comm_t c2, int64_t w
 
 static coll_comm_t split(coll_comm_t parent, int color, int key)
 {
-    coll_comm_t c = (coll_comm_t)&c;   /* must be overwritten */
+    coll_comm_t c = (coll_comm_t)&c; /* must be overwritten */
     coll_status_t st = coll_comm_split(parent, color, key, &c);
     CHECK(st == COLL_SUCCESS, "split(color %d, key %d): %s", color, key, coll_last_error());
     return st == COLL_SUCCESS ? c : NULL;
@@ -148,13 +147,13 @@ static int run_rank(int rank, void *arg)
     if (parity)
         verify("by parity", parity, m, k, 2);
 
-    coll_comm_t rev = split(world, 7, -me);   /* key reverses the order */
+    coll_comm_t rev = split(world, 7, -me); /* key reverses the order */
     for (int i = 0; i < N; i++)
         m[i] = N - 1 - i;
     if (rev)
         verify("reversed", rev, m, N, 2);
 
-    coll_comm_t some = split(world, me == 3 || me == 6 ? COLL_SPLIT_NOCOLOR : 1, 0);   /* equal keys: old order */
+    coll_comm_t some = split(world, me == 3 || me == 6 ? COLL_SPLIT_NOCOLOR : 1, 0); /* equal keys: old order */
     CHECK((me == 3 || me == 6) == (some == NULL), "NOCOLOR: comm %p", (void *)some);
     k = 0;
     for (int r = 0; r < N; r++)
@@ -168,7 +167,7 @@ static int run_rank(int rank, void *arg)
     if (parity) {
         int prank = -1;
         coll_comm_rank(parity, &prank);
-        nested = split(parity, prank / 2, -prank);   /* reversed inside too */
+        nested = split(parity, prank / 2, -prank); /* reversed inside too */
         k = 0;
         for (int r = N - 1; r >= 0; r--)
             if (r % 2 == me % 2 && HOST(r) == HOST(me))
@@ -201,7 +200,7 @@ static int run_rank(int rank, void *arg)
     coll_comm_t all[] = {world, byhost, parity, rev, some, nested, doomed};
     int nall = (int)(sizeof all / sizeof all[0]);
     for (int i = 0; i < nall; i++) {
-        int j = (i * 3 + me) % nall;   /* a permutation that differs per rank */
+        int j = (i * 3 + me) % nall; /* a permutation that differs per rank */
         if (all[j] && all[j] != byhost)
             CHECK(coll_comm_destroy(all[j]) == COLL_SUCCESS, "destroy %d", j);
         if (all[j] != byhost)

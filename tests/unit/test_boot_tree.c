@@ -45,7 +45,7 @@ static void check_tree(int n, int k)
         assert_true(nc <= k);
         int expect = r + 1;
         for (int i = 0; i < nc; i++) {
-            assert_int_equal(child[i], expect);   /* children split [r+1, hi) in order */
+            assert_int_equal(child[i], expect); /* children split [r+1, hi) in order */
             assert_true(chi[i] > child[i]);
             expect = chi[i];
             seen[child[i]]++;
@@ -84,7 +84,7 @@ static void test_tree_layout(void **state)
     int par, hi, nc, child[COLL_BOOT_K], chi[COLL_BOOT_K];
     coll_bootstrap_tree(32768, COLL_BOOT_K, 0, &par, &hi, &nc, child, chi);
     assert_int_equal(nc, COLL_BOOT_K);
-    assert_int_equal(chi[0] - child[0], 4096);   /* 32767 = 8 x 4096 - 1: near-equal parts */
+    assert_int_equal(chi[0] - child[0], 4096); /* 32767 = 8 x 4096 - 1: near-equal parts */
 }
 
 static const uint8_t test_secret[COLL_SECRET_BYTES] = {7, 7, 7};
@@ -101,7 +101,7 @@ static int notice_child(const coll_id_info_t *info, int rank, int n, int who, in
         return 11;
     if (rank == who) {
         if (how == 1)
-            _exit(0);   /* no goodbye: a death */
+            _exit(0); /* no goodbye: a death */
         coll_bootstrap_abort(&bs, "planted abort");
         usleep(300 * 1000);
         coll_bootstrap_close(&bs);
@@ -160,15 +160,15 @@ static void test_abort_floods(void **state)
 {
     (void)state;
     run_notice(2, 1, 0);
-    run_notice(20, 0, 0);    /* from the root down */
-    run_notice(20, 19, 0);   /* from a leaf up and down again */
+    run_notice(20, 0, 0);  /* from the root down */
+    run_notice(20, 19, 0); /* from a leaf up and down again */
 }
 
 static void test_death_floods(void **state)
 {
     (void)state;
-    run_notice(20, 1, 1);    /* an inner node: its subtree and the rest both hear */
-    run_notice(20, 0, 1);    /* the root */
+    run_notice(20, 1, 1); /* an inner node: its subtree and the rest both hear */
+    run_notice(20, 0, 1); /* the root */
 }
 
 int main(void)

@@ -138,20 +138,17 @@ static void test_unique_id_api(void **state)
     /* torchrun style: one side listens with a string secret, others refer to it */
     assert_int_equal(coll_unique_id_listen("127.0.0.1", 0, "s3cret", &id), COLL_SUCCESS);
     assert_int_equal(coll_id_decode(&id, &info), COLL_SUCCESS);
-    assert_int_equal(coll_unique_id_from_addr("localhost", info.port, "s3cret", &id2),
-                     COLL_SUCCESS);
+    assert_int_equal(coll_unique_id_from_addr("localhost", info.port, "s3cret", &id2), COLL_SUCCESS);
     assert_int_equal(coll_id_decode(&id2, &info2), COLL_SUCCESS);
     assert_true(info.nonce == info2.nonce);
     c = connect_ok(&info2);
     assert_int_equal(coll_store_set(c, "x", "1", 1), COLL_SUCCESS);
     coll_store_close(c);
-    assert_int_equal(coll_unique_id_from_addr("127.0.0.1", info.port, "wrong", &id3),
-                     COLL_SUCCESS);
+    assert_int_equal(coll_unique_id_from_addr("127.0.0.1", info.port, "wrong", &id3), COLL_SUCCESS);
     assert_int_equal(coll_id_decode(&id3, &info3), COLL_SUCCESS);
     assert_int_equal(coll_store_connect(&info3, 5.0, &c), COLL_ERR_AUTH);
     coll_cfg_set(COLL_CFG_SECRET, NULL);
-    assert_int_equal(coll_unique_id_from_addr("127.0.0.1", info.port, NULL, &id3),
-                     COLL_ERR_INVALID_ARG);
+    assert_int_equal(coll_unique_id_from_addr("127.0.0.1", info.port, NULL, &id3), COLL_ERR_INVALID_ARG);
     coll_unique_id_release(&id);
     assert_int_equal(coll_store_connect(&info2, 0.2, &c), COLL_ERR_TIMEOUT);
 }
@@ -286,15 +283,15 @@ static void test_job_failed(void **state)
     usleep(300000);
     coll_store_t *c = connect_ok(&info);
     assert_int_equal(coll_store_fail(c, "jobA", "rank 2 failed: no port"), COLL_SUCCESS);
-    assert_int_equal(coll_store_fail(c, "jobA", "second reason"), COLL_SUCCESS);   /* first one stays */
-    assert_int_equal(coll_store_fail(c, "job/A", "x"), COLL_ERR_INVALID_ARG);      /* a job has no '/' */
+    assert_int_equal(coll_store_fail(c, "jobA", "second reason"), COLL_SUCCESS); /* first one stays */
+    assert_int_equal(coll_store_fail(c, "job/A", "x"), COLL_ERR_INVALID_ARG);    /* a job has no '/' */
     pthread_join(t[0], NULL);
     assert_int_equal(g[0].st, COLL_ERR_ABORTED);
-    assert_true(g[0].waited < 5.0);   /* woken by the failure, not by its 30 s timeout */
+    assert_true(g[0].waited < 5.0); /* woken by the failure, not by its 30 s timeout */
     assert_non_null(strstr(g[0].err, "rank 2 failed: no port"));
     assert_non_null(strstr(g[0].err, "jobA/7/all"));
     pthread_join(t[1], NULL);
-    assert_int_equal(g[1].st, COLL_ERR_TIMEOUT);   /* another job: untouched */
+    assert_int_equal(g[1].st, COLL_ERR_TIMEOUT); /* another job: untouched */
     /* later waits of the failed job: at once; existing keys still readable */
     void *v = NULL;
     size_t l = 0;
@@ -362,8 +359,7 @@ static void test_connect_refused_then_retry(void **state)
     usleep(400000);
     coll_store_server_t *s = NULL;
     coll_id_info_t got;
-    assert_int_equal(coll_store_server_start("127.0.0.1", port, test_secret, &s, &got),
-                     COLL_SUCCESS);
+    assert_int_equal(coll_store_server_start("127.0.0.1", port, test_secret, &s, &got), COLL_SUCCESS);
     assert_int_equal(got.port, port);
     c = connect_ok(&got);
     assert_int_equal(coll_store_set(c, "k", "ok", 2), COLL_SUCCESS);
@@ -459,9 +455,8 @@ static void *busy_client(void *arg)
         int64_t n = 0;
         void *v;
         size_t l;
-        if (coll_store_set(c, key, "abc", 3) != COLL_SUCCESS ||
-            coll_store_get(c, key, 2.0, &v, &l) != COLL_SUCCESS || l != 3 ||
-            coll_store_add(c, "busyctr", 1, &n) != COLL_SUCCESS)
+        if (coll_store_set(c, key, "abc", 3) != COLL_SUCCESS || coll_store_get(c, key, 2.0, &v, &l) != COLL_SUCCESS
+            || l != 3 || coll_store_add(c, "busyctr", 1, &n) != COLL_SUCCESS)
             w->failures++;
         else
             free(v), w->rounds++;
@@ -575,8 +570,7 @@ static void test_gather_complete(void **state)
     for (int k = 0; k < N; k++) {
         char rec[LEN];
         memset(rec, 'a' + order[k], LEN);
-        assert_int_equal(coll_store_gather(c, "jobT/peers", N, (uint32_t)order[k], rec, LEN),
-                         COLL_SUCCESS);
+        assert_int_equal(coll_store_gather(c, "jobT/peers", N, (uint32_t)order[k], rec, LEN), COLL_SUCCESS);
     }
     void *v = NULL;
     size_t l = 0;
@@ -593,8 +587,7 @@ static void test_gather_complete(void **state)
         assert_true(g[i].waited > 0.1);
     }
     /* complete: a further GATHER is refused; DEL removes it, a new table may start */
-    assert_int_equal(coll_store_gather(c, "jobT/peers", N, 0, "xxxxxxx", LEN),
-                     COLL_ERR_INVALID_ARG);
+    assert_int_equal(coll_store_gather(c, "jobT/peers", N, 0, "xxxxxxx", LEN), COLL_ERR_INVALID_ARG);
     assert_non_null(strstr(coll_last_error(), "holds a value"));
     assert_int_equal(coll_store_del(c, "jobT/peers"), COLL_SUCCESS);
     assert_int_equal(coll_store_try_get(c, "jobT/peers", &v, &l), COLL_ERR_TIMEOUT);
@@ -625,16 +618,16 @@ static void test_gather_bad(void **state)
     assert_non_null(strstr(coll_last_error(), "slot 1 filled twice"));
     /* another length, another n, an index out of range */
     assert_int_equal(coll_store_gather(c, "g", 4, 2, "abc", 3), COLL_ERR_INVALID_ARG);
-    assert_non_null(strstr(coll_last_error(), "4 slots of 3 bytes differ from the table's 4 "
-                                              "slots of 4 bytes"));
+    assert_non_null(strstr(coll_last_error(),
+                           "4 slots of 3 bytes differ from the table's 4 "
+                           "slots of 4 bytes"));
     assert_int_equal(coll_store_gather(c, "g", 5, 2, "abcd", 4), COLL_ERR_INVALID_ARG);
     assert_non_null(strstr(coll_last_error(), "differ"));
     assert_int_equal(coll_store_gather(c, "g", 4, 4, "abcd", 4), COLL_ERR_INVALID_ARG);
     assert_non_null(strstr(coll_last_error(), "slot 4 out of range (4 slots)"));
     assert_int_equal(coll_store_gather(c, "h", 0, 0, "abcd", 4), COLL_ERR_INVALID_ARG);
     /* over the value limit; a counter key is not a table, nor a table a counter */
-    assert_int_equal(coll_store_gather(c, "h", 1u << 20, 0, "abcdefghijklmnopq", 17),
-                     COLL_ERR_INVALID_ARG);
+    assert_int_equal(coll_store_gather(c, "h", 1u << 20, 0, "abcdefghijklmnopq", 17), COLL_ERR_INVALID_ARG);
     assert_non_null(strstr(coll_last_error(), "value limit"));
     int64_t n;
     assert_int_equal(coll_store_add(c, "g", 1, &n), COLL_ERR_INVALID_ARG);
@@ -670,11 +663,12 @@ static void test_gather_timeout_text(void **state)
     assert_int_equal(coll_store_get(c, "j/peers", 0.3, &v, &l), COLL_ERR_TIMEOUT);
     assert_true(now_s() - t0 >= 0.25 && now_s() - t0 < 2.0);
     assert_non_null(strstr(coll_last_error(), "'j/peers'"));
-    assert_non_null(strstr(coll_last_error(), "3 of 40 joined; missing: 2, 4, 5, 6, 7, 8, 9, 10, "
-                                              "11, 12, 13, 14, 15, 16, 17, 18, ..."));
-    assert_null(strstr(coll_last_error(), "18, 19"));   /* 16 listed at most (the address may hold a 19) */
+    assert_non_null(strstr(coll_last_error(),
+                           "3 of 40 joined; missing: 2, 4, 5, 6, 7, 8, 9, 10, "
+                           "11, 12, 13, 14, 15, 16, 17, 18, ..."));
+    assert_null(strstr(coll_last_error(), "18, 19")); /* 16 listed at most (the address may hold a 19) */
     assert_int_equal(coll_store_try_get(c, "j/peers", &v, &l), COLL_ERR_TIMEOUT);
-    assert_non_null(v);   /* the store's text about the incomplete table */
+    assert_non_null(v); /* the store's text about the incomplete table */
     assert_non_null(strstr(v, "3 of 40 joined; missing: 2, 4,"));
     free(v);
     v = NULL;
@@ -739,13 +733,11 @@ static void test_2000_clients(void **state)
     struct rlimit rl;
     assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
     if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < 2 * N + 100) {
-        print_message("hard open-file limit %llu < %d: skipped\n",
-                      (unsigned long long)rl.rlim_max, 2 * N + 100);
+        print_message("hard open-file limit %llu < %d: skipped\n", (unsigned long long)rl.rlim_max, 2 * N + 100);
         skip();
     }
     struct rlimit old = rl;
-    rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > 2 * N + 100 ? 2 * N + 100
-                                                                            : rl.rlim_max;
+    rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > 2 * N + 100 ? 2 * N + 100 : rl.rlim_max;
     if (rl.rlim_cur < old.rlim_cur)
         rl.rlim_cur = old.rlim_cur;
     assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
@@ -923,8 +915,7 @@ static int proc_rank(int rank, void *arg)
 
 static void run_procs(const coll_id_info_t *info, int n)
 {
-    atomic_int *arrived = mmap(NULL, sizeof *arrived, PROT_READ | PROT_WRITE,
-                               MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    atomic_int *arrived = mmap(NULL, sizeof *arrived, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     assert_true(arrived != MAP_FAILED);
     atomic_init(arrived, 0);
     proc_arg_t pa = {info, n, arrived};
@@ -1026,11 +1017,11 @@ static void test_barrier_timeout(void **state)
     /* so does a rank whose parent never connects */
     t0 = now_s();
     assert_int_equal(coll_bootstrap_init(&bs, &info, "lonely2", 1, 2, 0.3, NULL, NULL, 0, NULL), COLL_ERR_TIMEOUT);
-    assert_true(now_s() - t0 < 4.0);   /* + a probe interval and the grace that lets the root speak first */
+    assert_true(now_s() - t0 < 4.0); /* + a probe interval and the grace that lets the root speak first */
     assert_non_null(strstr(coll_last_error(), "1 of 2 joined; missing: 0"));
     assert_non_null(strstr(coll_last_error(), "rank 0"));
     assert_int_equal(coll_bootstrap_init(&bs, &info, "x", 2, 2, 1.0, NULL, NULL, 0, NULL), COLL_ERR_INVALID_ARG);
-    assert_int_equal(coll_bootstrap_barrier(&bs), COLL_ERR_INVALID_ARG);   /* not joined */
+    assert_int_equal(coll_bootstrap_barrier(&bs), COLL_ERR_INVALID_ARG); /* not joined */
     coll_store_close(c);
     coll_store_server_stop(s);
 }

@@ -26,7 +26,8 @@ static int parse(const cb_desc_t *d, cb_opts_t *o, const char *line)
     snprintf(buf, sizeof(buf), "%s", line);
     int argc = 0;
     argv[argc++] = (char *)"prog";
-    for (char *t = strtok(buf, " "); t && argc < 63; t = strtok(NULL, " ")) argv[argc++] = t;
+    for (char *t = strtok(buf, " "); t && argc < 63; t = strtok(NULL, " "))
+        argv[argc++] = t;
     argv[argc] = NULL;
     errbuf[0] = '\0';
     return cb_cli_parse(d, argc, argv, o, errbuf, sizeof(errbuf));
@@ -40,7 +41,7 @@ static void test_defaults(void **state)
     assert_string_equal(o.prog, "all_reduce_test");
     assert_int_equal(o.action, CB_ACT_RUN);
     assert_true(o.minbytes == 64ull << 20 && o.maxbytes == 64ull << 20);
-    assert_true(o.stepbytes == 1);   /* (max-min)/10 == 0 -> 1 */
+    assert_true(o.stepbytes == 1); /* (max-min)/10 == 0 -> 1 */
     assert_true(o.stepfactor == 0);
     assert_int_equal(o.op, COLL_SUM);
     assert_int_equal(o.dt, COLL_FP32);
@@ -64,8 +65,7 @@ static void test_short_flags(void **state)
 {
     (void)state;
     cb_opts_t o;
-    assert_int_equal(parse(&cb_desc_reduce, &o,
-                           "-o max -d int8 -b 8K -e 64M -i 1k -f 2 -r 1 -n 5 -w 0 -c 0 -p 4 -z 1"),
+    assert_int_equal(parse(&cb_desc_reduce, &o, "-o max -d int8 -b 8K -e 64M -i 1k -f 2 -r 1 -n 5 -w 0 -c 0 -p 4 -z 1"),
                      0);
     assert_int_equal(o.op, COLL_MAX);
     assert_int_equal(o.dt, COLL_INT8);
@@ -133,9 +133,12 @@ static void test_suffixes(void **state)
 {
     (void)state;
     cb_opts_t o;
-    static const struct { const char *s; unsigned long long v; } t[] = {
-        {"0", 0}, {"1", 1}, {"8k", 8192}, {"8K", 8192}, {"3m", 3ull << 20}, {"2G", 2ull << 30},
-        {"2g", 2ull << 30}, {"123", 123},
+    static const struct {
+        const char *s;
+        unsigned long long v;
+    } t[] = {
+        {"0", 0},           {"1", 1},           {"8k", 8192},       {"8K", 8192},
+        {"3m", 3ull << 20}, {"2G", 2ull << 30}, {"2g", 2ull << 30}, {"123", 123},
     };
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
         char line[64];
@@ -158,7 +161,8 @@ static void test_invalid(void **state)
 {
     (void)state;
     const cb_desc_t *d = &cb_desc_all_reduce;
-    expect_error(d, "-d fp33", "invalid -d 'fp33': allowed int8 int16 int32 int64 uint8 uint16 uint32 uint64 fp16 fp32 fp64 bfp16");
+    expect_error(d, "-d fp33",
+                 "invalid -d 'fp33': allowed int8 int16 int32 int64 uint8 uint16 uint32 uint64 fp16 fp32 fp64 bfp16");
     expect_error(d, "--datatype x", "invalid -d 'x'");
     expect_error(d, "-o avg", "invalid -o 'avg': allowed sum prod max min");
     expect_error(d, "-b 12Q", "invalid -b '12Q'");
@@ -217,7 +221,7 @@ static void test_format(void **state)
     coll_cfg_reload();
     assert_int_equal(parse(&cb_desc_all_reduce, &o, ""), 0);
     assert_int_equal(o.format, CB_FMT_HCCL);
-    assert_int_equal(parse(&cb_desc_all_reduce, &o, "--format collbench"), 0);   /* flag wins */
+    assert_int_equal(parse(&cb_desc_all_reduce, &o, "--format collbench"), 0); /* flag wins */
     assert_int_equal(o.format, CB_FMT_COLLBENCH);
     assert_int_equal(parse(&cb_desc_all_reduce, &o, "--help"), 0);
     setenv("COLL_TEST_FORMAT", "csv", 1);
@@ -234,8 +238,14 @@ static void test_algo_names(void **state)
 {
     (void)state;
     cb_opts_t o;
-    const char *ok[] = {"--algo tree", "--algo Tree", "--algo TREE", "--algo allreduce=tree", "--algo hybrid",
-                        "--algo Hybrid", "--algo allreduce=HYBRID", "--algo all_reduce=Tree;allgather=hybrid"};
+    const char *ok[] = {"--algo tree",
+                        "--algo Tree",
+                        "--algo TREE",
+                        "--algo allreduce=tree",
+                        "--algo hybrid",
+                        "--algo Hybrid",
+                        "--algo allreduce=HYBRID",
+                        "--algo all_reduce=Tree;allgather=hybrid"};
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
         assert_int_equal(parse(&cb_desc_all_reduce, &o, ok[i]), 0);
     const coll_algo_t *h = coll_algo_find(COLL_ALLREDUCE, "HyBrid"), *t = coll_algo_find(COLL_ALLREDUCE, "TREE");
@@ -268,7 +278,9 @@ static int sweep(const char *line, unsigned long long *out, int max)
     assert_int_equal(parse(&cb_desc_all_reduce, &o, line), 0);
     int n = 0;
     unsigned long long s = o.minbytes;
-    do { out[n++] = s; } while (n < max && cb_next_size(&o, s, &s));
+    do {
+        out[n++] = s;
+    } while (n < max && cb_next_size(&o, s, &s));
     return n;
 }
 
@@ -279,18 +291,18 @@ static void test_sweep(void **state)
     int n = sweep("-b 8K -e 64M -f 2", s, 64);
     assert_int_equal(n, 14);
     assert_true(s[0] == 8192 && s[13] == 64ull << 20);
-    n = sweep("-b 100 -e 200", s, 64);   /* step (200-100)/10 = 10 */
+    n = sweep("-b 100 -e 200", s, 64); /* step (200-100)/10 = 10 */
     assert_int_equal(n, 11);
     assert_true(s[1] == 110 && s[10] == 200);
-    n = sweep("-b 100 -e 200 -i 0", s, 64);   /* -i 0: the start size once */
+    n = sweep("-b 100 -e 200 -i 0", s, 64); /* -i 0: the start size once */
     assert_int_equal(n, 1);
     n = sweep("-b 1K -e 1K", s, 64);
     assert_int_equal(n, 1);
-    n = sweep("-b 0 -e 4 -f 2", s, 64);   /* 0, 1, 2, 4 */
+    n = sweep("-b 0 -e 4 -f 2", s, 64); /* 0, 1, 2, 4 */
     assert_int_equal(n, 4);
-    n = sweep("-b 1 -e 5", s, 64);   /* (5-1)/10 == 0 -> step 1 */
+    n = sweep("-b 1 -e 5", s, 64); /* (5-1)/10 == 0 -> step 1 */
     assert_int_equal(n, 5);
-    n = sweep("-b 3 -e 40 -f 3 -i 1", s, 64);   /* -f wins: 3 9 27 */
+    n = sweep("-b 3 -e 40 -f 3 -i 1", s, 64); /* -f wins: 3 9 27 */
     assert_int_equal(n, 3);
     n = sweep("-b 16G -e 16G", s, 64);
     assert_int_equal(n, 1);
@@ -341,8 +353,8 @@ static void test_launch_helpers(void **state)
     assert_string_equal(h, "single");
     /* several bracket groups: their product, the last varying fastest */
     const char *multi = "rack[1-2]-n[01-03],gpu[7]x,c[9-10]s[2,4]";
-    const char *want[] = {"rack1-n01", "rack1-n02", "rack1-n03", "rack2-n01", "rack2-n02",
-                          "rack2-n03", "gpu7x", "c9s2", "c9s4", "c10s2", "c10s4"};
+    const char *want[] = {"rack1-n01", "rack1-n02", "rack1-n03", "rack2-n01", "rack2-n02", "rack2-n03",
+                          "gpu7x",     "c9s2",      "c9s4",      "c10s2",     "c10s4"};
     for (int i = 0; i < 11; i++) {
         assert_int_equal(cb_nodelist_host(multi, i, h, sizeof(h)), 0);
         assert_string_equal(h, want[i]);
@@ -351,7 +363,7 @@ static void test_launch_helpers(void **state)
     const char *bad[] = {"a[1-2", "a]1", "a[[1]]", "a[2-1]", "a[x]", "a[1,]", ",a", "a[]", "a[1-1234567890]"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         assert_int_equal(cb_nodelist_host(bad[i], 0, h, sizeof(h)), -1);
-    assert_int_equal(cb_nodelist_host("averyveryverylonghostname[1-2]", 0, h, 8), -1);   /* does not fit */
+    assert_int_equal(cb_nodelist_host("averyveryverylonghostname[1-2]", 0, h, 8), -1); /* does not fit */
     int c1[] = {0, 5, 0}, c2[] = {0, 0}, c3[] = {5, 1, 5}, c4[] = {137, 0}, c5[] = {4, 3};
     assert_int_equal(cb_worst_code(c1, 3), 5);
     assert_int_equal(cb_worst_code(c2, 2), 0);
@@ -371,7 +383,8 @@ static void test_data(void **state)
     double *acc = calloc(CB_PERIOD, sizeof(double));
     for (int r = 0; r < 8; r++) {
         cb_pattern(&d, r, p);
-        for (int k = 0; k < CB_PERIOD; k++) acc[k] += cb_elem_to_double(COLL_FP16, &p[k]);
+        for (int k = 0; k < CB_PERIOD; k++)
+            acc[k] += cb_elem_to_double(COLL_FP16, &p[k]);
     }
     for (int k = 0; k < CB_PERIOD; k++)
         assert_true(cb_elem_to_double(COLL_FP16, (uint16_t *)d.red + k) == acc[k]);
@@ -382,7 +395,7 @@ static void test_data(void **state)
     assert_int_equal(d.exact, 0);
     cb_data_free(&d);
     assert_int_equal(cb_data_init(&d, COLL_INT8, 1, COLL_SUM, 300), 0);
-    assert_int_equal(d.exact, 1);   /* integers wrap exactly */
+    assert_int_equal(d.exact, 1); /* integers wrap exactly */
     cb_data_free(&d);
     assert_int_equal(cb_data_init(&d, COLL_INT8, 1, COLL_PROD, 7), 0);
     assert_int_equal(d.exact, 1);
@@ -403,7 +416,9 @@ static void test_data(void **state)
     cb_fill_seed(&c.data, b, n, 3, 17);
     assert_int_equal(cb_compare_seed(&c, b, n, 3, 17, 0), 0);
     assert_true(cb_compare_seed(&c, b, n, 2, 17, 0) > n / 2);
-    int32_t t = b[1234]; b[1234] = b[1235]; b[1235] = t;
+    int32_t t = b[1234];
+    b[1234] = b[1235];
+    b[1235] = t;
     uint64_t w = cb_compare_seed(&c, b, n, 3, 17, 0);
     assert_true(w == 2 || (b[1234] == b[1235] && w == 0));
     cb_poison(&c.data, b, n);
@@ -418,7 +433,7 @@ static void test_data(void **state)
         c.dt = dt;
         c.esize = coll_dtype_size(dt);
         assert_int_equal(cb_data_init(&c.data, dt, 0, COLL_SUM, 32768), 0);
-        int pairs[][4] = {{0, 5, 1, 5}, {7, 3, 7, 4}, {4095, 0, 4094, 0}, {12, 32767, 12, 32766},
+        int pairs[][4] = {{0, 5, 1, 5},    {7, 3, 7, 4},    {4095, 0, 4094, 0}, {12, 32767, 12, 32766},
                           {1021, 9, 0, 9}, {3, 1021, 3, 0}, {200, 1, 200, 8120}};
         for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
             cb_fill_block(&c.data, b, n, pairs[i][0], pairs[i][1]);
@@ -464,15 +479,22 @@ static void test_descriptors(void **state)
     cb_ctx_t c;
     memset(&c, 0, sizeof(c));
     size_t a[6][5];
-    c.counts = a[0]; c.displs = a[1]; c.scounts = a[2]; c.sdispls = a[3]; c.rcounts = a[4]; c.rdispls = a[5];
-    c.nranks = 5; c.rank = 2; c.esize = 4;
-    cb_desc_all_gather.layout(&c, 1000);   /* 250 elements -> 50 each */
+    c.counts = a[0];
+    c.displs = a[1];
+    c.scounts = a[2];
+    c.sdispls = a[3];
+    c.rcounts = a[4];
+    c.rdispls = a[5];
+    c.nranks = 5;
+    c.rank = 2;
+    c.esize = 4;
+    cb_desc_all_gather.layout(&c, 1000); /* 250 elements -> 50 each */
     assert_true(c.bytes == 1000 && c.send_elems == 50 && c.recv_elems == 250);
     cb_desc_all_gather.layout(&c, 1001);
     assert_true(c.bytes == 1000);
     cb_desc_reduce_scatter.layout(&c, 1004);
     assert_true(c.bytes == 1000 && c.send_elems == 250 && c.recv_elems == 50);
-    cb_desc_alltoallv.layout(&c, 4000);   /* 1000 elements, unequal */
+    cb_desc_alltoallv.layout(&c, 4000); /* 1000 elements, unequal */
     assert_true(c.bytes == 4000 && c.send_elems == 1000 && c.recv_elems == 1000);
     cb_desc_all_reduce.layout(&c, 10);
     assert_true(c.bytes == 8 && c.send_elems == 2);
@@ -481,13 +503,10 @@ static void test_descriptors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),   cmocka_unit_test(test_short_flags),
-        cmocka_unit_test(test_long_flags), cmocka_unit_test(test_actions),
-        cmocka_unit_test(test_suffixes),   cmocka_unit_test(test_invalid),
-        cmocka_unit_test(test_format),
-        cmocka_unit_test(test_ranks),      cmocka_unit_test(test_sweep),
-        cmocka_unit_test(test_algo_names),
-        cmocka_unit_test(test_split),      cmocka_unit_test(test_launch_helpers),
+        cmocka_unit_test(test_defaults),   cmocka_unit_test(test_short_flags), cmocka_unit_test(test_long_flags),
+        cmocka_unit_test(test_actions),    cmocka_unit_test(test_suffixes),    cmocka_unit_test(test_invalid),
+        cmocka_unit_test(test_format),     cmocka_unit_test(test_ranks),       cmocka_unit_test(test_sweep),
+        cmocka_unit_test(test_algo_names), cmocka_unit_test(test_split),       cmocka_unit_test(test_launch_helpers),
         cmocka_unit_test(test_data),       cmocka_unit_test(test_descriptors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -59,7 +59,7 @@ static void test_steps(void **state)
     for (int p = 1; p <= MAXP; p++) {
         int q = coll_hd_pof2(p), ns = coll_hd_nsteps(p);
         for (int v = 0; v < q; v++) {
-            int lo = 0, n = q;   /* window held before each step */
+            int lo = 0, n = q; /* window held before each step */
             for (int s = 0; s < ns; s++) {
                 coll_hd_step_t st = coll_hd_halving(v, p, s);
                 coll_hd_step_t pt = coll_hd_halving(st.peer, p, s);
@@ -95,7 +95,7 @@ static void test_simulate(void **state)
         for (int i = 0; i < p; i++)
             for (int b = 0; b < q; b++)
                 blk[i][b] = 1ULL << i;
-        for (int i = 0; i < p; i++) {   /* fold in: the odd member adds the even one's vector */
+        for (int i = 0; i < p; i++) { /* fold in: the odd member adds the even one's vector */
             int f = coll_hd_fold_peer(i, p);
             if (f >= 0 && coll_hd_vrank(i, p) >= 0)
                 for (int b = 0; b < q; b++) {
@@ -110,7 +110,7 @@ static void test_simulate(void **state)
                 coll_hd_step_t st = coll_hd_halving(v, p, s);
                 int j = coll_hd_member(st.peer, p);
                 for (int b = st.keep_lo; b < st.keep_lo + st.keep_n; b++) {
-                    assert_int_equal(blk[i][b] & blk[j][b], 0);   /* nothing counted twice */
+                    assert_int_equal(blk[i][b] & blk[j][b], 0); /* nothing counted twice */
                     next[i][b] = blk[i][b] | blk[j][b];
                 }
             }

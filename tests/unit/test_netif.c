@@ -113,8 +113,8 @@ static void test_select_default(void **state)
             continue;
         if ((a->ifa_flags & (IFF_UP | IFF_RUNNING)) != (IFF_UP | IFF_RUNNING))
             continue;
-        if (a->ifa_addr->sa_family == AF_INET6 &&
-            IN6_IS_ADDR_LINKLOCAL(&((struct sockaddr_in6 *)a->ifa_addr)->sin6_addr))
+        if (a->ifa_addr->sa_family == AF_INET6
+            && IN6_IS_ADDR_LINKLOCAL(&((struct sockaddr_in6 *)a->ifa_addr)->sin6_addr))
             continue;
         int c = coll_netif_class(a->ifa_name, a->ifa_flags);
         if (c < best)
@@ -152,8 +152,8 @@ static void test_select_ifname(void **state)
     coll_cfg_set(COLL_CFG_SOCKET_IFNAME, "=nosuchif0");
     assert_int_equal(coll_netif_select(AF_UNSPEC, &ss, ifn, sizeof ifn), COLL_ERR_INVALID_ARG);
     assert_non_null(strstr(coll_last_error(), "nosuchif0"));
-    assert_non_null(strstr(coll_last_error(), "lo"));  /* lists what exists */
-    coll_cfg_set(COLL_CFG_SOCKET_IFNAME, "^");          /* empty list: anything */
+    assert_non_null(strstr(coll_last_error(), "lo")); /* lists what exists */
+    coll_cfg_set(COLL_CFG_SOCKET_IFNAME, "^");        /* empty list: anything */
     assert_int_equal(coll_netif_select(AF_UNSPEC, &ss, ifn, sizeof ifn), COLL_SUCCESS);
     reset_cfg();
 }
@@ -194,8 +194,7 @@ static void test_sockaddr(void **state)
     assert_int_equal(coll_sockaddr_parse("localhost", 1, AF_INET, &ss), COLL_SUCCESS);
     assert_int_equal(ss.ss_family, AF_INET);
     assert_int_equal(coll_sockaddr_parse("127.0.0.1", 1, AF_INET6, &ss), COLL_ERR_INVALID_ARG);
-    assert_int_equal(coll_sockaddr_parse("no-such-host.invalid", 1, AF_UNSPEC, &ss),
-                     COLL_ERR_INVALID_ARG);
+    assert_int_equal(coll_sockaddr_parse("no-such-host.invalid", 1, AF_UNSPEC, &ss), COLL_ERR_INVALID_ARG);
     assert_non_null(strstr(coll_last_error(), "no-such-host.invalid"));
     assert_int_equal(coll_sockaddr_parse("127.0.0.1", 70000, AF_UNSPEC, &ss), COLL_ERR_INVALID_ARG);
     assert_int_equal(coll_sockaddr_parse(NULL, 9, AF_INET6, &ss), COLL_SUCCESS);
@@ -205,10 +204,10 @@ static void test_sockaddr(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_match_prefix),   cmocka_unit_test(test_match_exclude),
-        cmocka_unit_test(test_match_exact),    cmocka_unit_test(test_match_empty),
-        cmocka_unit_test(test_class),          cmocka_unit_test(test_select_default),
-        cmocka_unit_test(test_select_ifname),  cmocka_unit_test(test_select_if_ip),
+        cmocka_unit_test(test_match_prefix),  cmocka_unit_test(test_match_exclude),
+        cmocka_unit_test(test_match_exact),   cmocka_unit_test(test_match_empty),
+        cmocka_unit_test(test_class),         cmocka_unit_test(test_select_default),
+        cmocka_unit_test(test_select_ifname), cmocka_unit_test(test_select_if_ip),
         cmocka_unit_test(test_sockaddr),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -26,8 +26,8 @@
 static const char *const all_isas[] = {"generic", "avx2", "avx512"};
 #define N_ISAS (sizeof all_isas / sizeof all_isas[0])
 
-static const size_t lengths[] = {0,  1,  3,  7,   8,   9,   15,  16,  17,   31,  32,
-                                 33, 63, 64, 65,  127, 128, 129, 255, 257, 1000, 4097};
+static const size_t lengths[] = {0,  1,  3,  7,  8,   9,   15,  16,  17,  31,   32,
+                                 33, 63, 64, 65, 127, 128, 129, 255, 257, 1000, 4097};
 #define N_LENGTHS (sizeof lengths / sizeof lengths[0])
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -54,10 +54,7 @@ static uint64_t get_bits(coll_dtype_t dt, const unsigned char *p)
     return v;
 }
 
-static void put_bits(coll_dtype_t dt, unsigned char *p, uint64_t v)
-{
-    memcpy(p, &v, coll_dtype_size(dt));
-}
+static void put_bits(coll_dtype_t dt, unsigned char *p, uint64_t v) { memcpy(p, &v, coll_dtype_size(dt)); }
 
 static int bits_is_nan(coll_dtype_t dt, uint64_t v)
 {
@@ -95,8 +92,8 @@ static uint64_t from_double(coll_dtype_t dt, double d)
  * so that sums, products, ties and equal values all occur. */
 static uint64_t random_elem(coll_dtype_t dt)
 {
-    static const double specials[] = {0.0, -0.0, 1.0, -1.0, INFINITY, -INFINITY, NAN,
-                                      -NAN, 0.5, 2.0, 1e-30, 3.0, -7.25};
+    static const double specials[] = {0.0,  -0.0, 1.0, -1.0,  INFINITY, -INFINITY, NAN,
+                                      -NAN, 0.5,  2.0, 1e-30, 3.0,      -7.25};
     uint64_t r = rnd();
     if (!is_float(dt) || (r & 3) == 0)
         return rnd();
@@ -125,17 +122,16 @@ static void add_ties(coll_dtype_t dt, const unsigned char *a, unsigned char *b, 
     }
 }
 
-static void check_equal(const char *isa, coll_op_t op, coll_dtype_t dt, size_t n,
-                        const char *what, const unsigned char *got, const unsigned char *want)
+static void check_equal(const char *isa, coll_op_t op, coll_dtype_t dt, size_t n, const char *what,
+                        const unsigned char *got, const unsigned char *want)
 {
     size_t es = coll_dtype_size(dt);
     for (size_t i = 0; i < n; i++) {
         uint64_t g = get_bits(dt, got + i * es), w = get_bits(dt, want + i * es);
         if (g == w || (bits_is_nan(dt, g) && bits_is_nan(dt, w)))
             continue;
-        fail_msg("%s %s %s n=%zu %s: element %zu got 0x%llx want 0x%llx", isa,
-                 coll_op_name(op), coll_dtype_name(dt), n, what, i, (unsigned long long)g,
-                 (unsigned long long)w);
+        fail_msg("%s %s %s n=%zu %s: element %zu got 0x%llx want 0x%llx", isa, coll_op_name(op), coll_dtype_name(dt), n,
+                 what, i, (unsigned long long)g, (unsigned long long)w);
     }
 }
 
@@ -147,8 +143,7 @@ static const char *const alias_names[] = {"out!=a,b", "out==a", "out==b", "out==
 
 /* One case: kernel of the forced ISA at byte offset off vs the reference on
  * aligned copies; guard bytes around the output must stay intact. */
-static void run_case(const char *isa, coll_op_t op, coll_dtype_t dt, size_t n, size_t off,
-                     int alias)
+static void run_case(const char *isa, coll_op_t op, coll_dtype_t dt, size_t n, size_t off, int alias)
 {
     size_t es = coll_dtype_size(dt), bytes = n * es;
     size_t cap = bytes + 2 * GUARD + 16;
@@ -177,10 +172,22 @@ static void run_case(const char *isa, coll_op_t op, coll_dtype_t dt, size_t n, s
     coll_reduce_fn fn = coll_reduce_kernel(op, dt);
     assert_non_null(fn);
     switch (alias) {
-    case ALIAS_OUT_A: po = pa; fn(pa, pa, pb, n); break;
-    case ALIAS_OUT_B: po = pb; fn(pb, pa, pb, n); break;
-    case ALIAS_ALL: po = pa; fn(pa, pa, pa, n); break;
-    default: po = bo + GUARD + (off * 5) % 11; fn(po, pa, pb, n); break;
+    case ALIAS_OUT_A:
+        po = pa;
+        fn(pa, pa, pb, n);
+        break;
+    case ALIAS_OUT_B:
+        po = pb;
+        fn(pb, pa, pb, n);
+        break;
+    case ALIAS_ALL:
+        po = pa;
+        fn(pa, pa, pa, n);
+        break;
+    default:
+        po = bo + GUARD + (off * 5) % 11;
+        fn(po, pa, pb, n);
+        break;
     }
     check_equal(isa, op, dt, n, alias_names[alias], po, want);
     unsigned char *base = alias == ALIAS_OUT_B ? bb : alias == ALIAS_NONE ? bo : ba;
@@ -224,8 +231,7 @@ static void matrix_body(const char *isa)
             for (size_t li = 0; li < N_LENGTHS; li++)
                 for (int alias = 0; alias < ALIAS_COUNT; alias++)
                     for (size_t oi = 0; oi < sizeof offsets / sizeof offsets[0]; oi++)
-                        run_case(isa, (coll_op_t)op, (coll_dtype_t)dt, lengths[li],
-                                 offsets[oi], alias);
+                        run_case(isa, (coll_op_t)op, (coll_dtype_t)dt, lengths[li], offsets[oi], alias);
 }
 
 static void test_kernels_match_reference(void **state)
@@ -233,16 +239,14 @@ static void test_kernels_match_reference(void **state)
     (void)state;
     size_t tested = for_each_isa(matrix_body);
     assert_true(tested >= 1);
-    printf("# reduce: %zu variant(s) checked against the reference, best: %s\n", tested,
-           coll_reduce_isa());
+    printf("# reduce: %zu variant(s) checked against the reference, best: %s\n", tested, coll_reduce_isa());
 }
 
 static void test_dispatch(void **state)
 {
     (void)state;
     const char *best = coll_reduce_isa();
-    assert_true(strcmp(best, "generic") == 0 || strcmp(best, "avx2") == 0 ||
-                strcmp(best, "avx512") == 0);
+    assert_true(strcmp(best, "generic") == 0 || strcmp(best, "avx2") == 0 || strcmp(best, "avx512") == 0);
     assert_int_equal(coll_reduce_force_isa("generic"), 0);
     assert_string_equal(coll_reduce_isa(), "generic");
     assert_int_equal(coll_reduce_force_isa("sse9"), -1);
@@ -250,8 +254,8 @@ static void test_dispatch(void **state)
     assert_int_equal(coll_reduce_force_isa("auto"), 0);
     assert_string_equal(coll_reduce_isa(), best);
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq")
+        && __builtin_cpu_supports("avx512vl"))
         assert_string_equal(best, "avx512");
     else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c"))
         assert_string_equal(best, "avx2");
@@ -294,17 +298,16 @@ static const struct exact_case exact_cases[] = {
     {COLL_INT64, COLL_SUM, 0x7fffffffffffffffull, 1, 0x8000000000000000ull},
     {COLL_UINT64, COLL_SUM, ~0ull, 1, 0},
     {COLL_INT8, COLL_PROD, 16, 16, 0},
-    {COLL_INT8, COLL_PROD, 0x80, 0xff, 0x80},             /* -128 * -1 = -128 */
+    {COLL_INT8, COLL_PROD, 0x80, 0xff, 0x80}, /* -128 * -1 = -128 */
     {COLL_UINT8, COLL_PROD, 255, 255, 1},
-    {COLL_INT8, COLL_PROD, 0xfd, 0x05, 0xf1},             /* -3 * 5 = -15 */
-    {COLL_INT16, COLL_PROD, 300, 300, 24464},             /* 90000 mod 65536 */
+    {COLL_INT8, COLL_PROD, 0xfd, 0x05, 0xf1}, /* -3 * 5 = -15 */
+    {COLL_INT16, COLL_PROD, 300, 300, 24464}, /* 90000 mod 65536 */
     {COLL_UINT16, COLL_PROD, 65535, 65535, 1},
     {COLL_INT32, COLL_PROD, 65536, 65536, 0},
     {COLL_UINT32, COLL_PROD, 0xffffffffu, 0xffffffffu, 1},
     {COLL_INT64, COLL_PROD, 1ull << 32, 1ull << 32, 0},
     {COLL_UINT64, COLL_PROD, ~0ull, ~0ull, 1},
-    {COLL_INT64, COLL_PROD, 0x123456789abcdefull, 0xfedcba987654321ull,
-     0x123456789abcdefull * 0xfedcba987654321ull},
+    {COLL_INT64, COLL_PROD, 0x123456789abcdefull, 0xfedcba987654321ull, 0x123456789abcdefull * 0xfedcba987654321ull},
     {COLL_INT64, COLL_PROD, (uint64_t)-3, 7, (uint64_t)-21},
     /* signed vs unsigned order */
     {COLL_INT8, COLL_MAX, 0xff, 1, 1},
@@ -316,8 +319,7 @@ static const struct exact_case exact_cases[] = {
     {COLL_INT64, COLL_MAX, ~0ull, 5, 5},
     {COLL_INT64, COLL_MIN, ~0ull, 5, ~0ull},
     {COLL_UINT64, COLL_MAX, ~0ull, 5, ~0ull},
-    {COLL_UINT64, COLL_MIN, 0x8000000000000000ull, 0x7fffffffffffffffull,
-     0x7fffffffffffffffull},
+    {COLL_UINT64, COLL_MIN, 0x8000000000000000ull, 0x7fffffffffffffffull, 0x7fffffffffffffffull},
     /* IEEE maximum/minimum: -0 < +0; NaN wins */
     {COLL_FP32, COLL_MAX, 0x80000000u, 0, 0},
     {COLL_FP32, COLL_MAX, 0, 0x80000000u, 0},
@@ -347,24 +349,24 @@ static const struct exact_case exact_cases[] = {
     {COLL_FP32, COLL_SUM, 0x7f7fffffu, 0x7f7fffffu, 0x7f800000u},
     {COLL_FP32, COLL_SUM, 0x80000000u, 0x80000000u, 0x80000000u}, /* -0 + -0 */
     {COLL_FP64, COLL_PROD, 0x7fefffffffffffffull, 0x4000000000000000ull, 0x7ff0000000000000ull},
-    {COLL_FP16, COLL_SUM, 0x7bff, 0x7bff, 0x7c00},       /* 65504 + 65504 = inf */
-    {COLL_FP16, COLL_SUM, 0x7bff, 0x4c00, 0x7c00},       /* 65504 + 16 = 65520: tie -> inf */
-    {COLL_FP16, COLL_SUM, 0x7bff, 0x4800, 0x7bff},       /* 65504 + 8 -> 65504 */
+    {COLL_FP16, COLL_SUM, 0x7bff, 0x7bff, 0x7c00}, /* 65504 + 65504 = inf */
+    {COLL_FP16, COLL_SUM, 0x7bff, 0x4c00, 0x7c00}, /* 65504 + 16 = 65520: tie -> inf */
+    {COLL_FP16, COLL_SUM, 0x7bff, 0x4800, 0x7bff}, /* 65504 + 8 -> 65504 */
     {COLL_FP16, COLL_SUM, 0xfbff, 0xfbff, 0xfc00},
-    {COLL_FP16, COLL_SUM, 0x7c00, 0xfc00, 0x7e00},       /* inf - inf */
-    {COLL_FP16, COLL_PROD, 0x0001, 0x3800, 0x0000},      /* 2^-24 * 0.5: tie -> 0 */
-    {COLL_FP16, COLL_PROD, 0x0003, 0x3800, 0x0002},      /* 1.5 * 2^-24: tie -> 2 */
-    {COLL_FP16, COLL_PROD, 0x0001, 0x3c00, 0x0001},      /* subnormal kept */
-    {COLL_FP16, COLL_SUM, 0x03ff, 0x0001, 0x0400},       /* subnormal -> normal */
-    {COLL_BF16, COLL_SUM, 0x7f7f, 0x7f7f, 0x7f80},       /* overflow -> inf */
-    {COLL_BF16, COLL_SUM, 0x0001, 0x0001, 0x0002},       /* subnormals, not flushed */
-    {COLL_BF16, COLL_PROD, 0x0001, 0x3f00, 0x0000},      /* tie -> even (0) */
-    {COLL_BF16, COLL_PROD, 0x0003, 0x3f00, 0x0002},      /* tie -> even (2) */
+    {COLL_FP16, COLL_SUM, 0x7c00, 0xfc00, 0x7e00},  /* inf - inf */
+    {COLL_FP16, COLL_PROD, 0x0001, 0x3800, 0x0000}, /* 2^-24 * 0.5: tie -> 0 */
+    {COLL_FP16, COLL_PROD, 0x0003, 0x3800, 0x0002}, /* 1.5 * 2^-24: tie -> 2 */
+    {COLL_FP16, COLL_PROD, 0x0001, 0x3c00, 0x0001}, /* subnormal kept */
+    {COLL_FP16, COLL_SUM, 0x03ff, 0x0001, 0x0400},  /* subnormal -> normal */
+    {COLL_BF16, COLL_SUM, 0x7f7f, 0x7f7f, 0x7f80},  /* overflow -> inf */
+    {COLL_BF16, COLL_SUM, 0x0001, 0x0001, 0x0002},  /* subnormals, not flushed */
+    {COLL_BF16, COLL_PROD, 0x0001, 0x3f00, 0x0000}, /* tie -> even (0) */
+    {COLL_BF16, COLL_PROD, 0x0003, 0x3f00, 0x0002}, /* tie -> even (2) */
     /* round to nearest even on a sum */
-    {COLL_FP16, COLL_SUM, 0x3c00, 0x1000, 0x3c00},       /* 1 + 2^-11: tie -> 1 */
-    {COLL_FP16, COLL_SUM, 0x3c01, 0x1000, 0x3c02},       /* tie -> even up */
-    {COLL_FP16, COLL_SUM, 0x3c00, 0x1001, 0x3c01},       /* above the tie */
-    {COLL_BF16, COLL_SUM, 0x3f80, 0x3b80, 0x3f80},       /* 1 + 2^-8: tie -> 1 */
+    {COLL_FP16, COLL_SUM, 0x3c00, 0x1000, 0x3c00}, /* 1 + 2^-11: tie -> 1 */
+    {COLL_FP16, COLL_SUM, 0x3c01, 0x1000, 0x3c02}, /* tie -> even up */
+    {COLL_FP16, COLL_SUM, 0x3c00, 0x1001, 0x3c01}, /* above the tie */
+    {COLL_BF16, COLL_SUM, 0x3f80, 0x3b80, 0x3f80}, /* 1 + 2^-8: tie -> 1 */
     {COLL_BF16, COLL_SUM, 0x3f81, 0x3b80, 0x3f82},
     {COLL_BF16, COLL_SUM, 0x3f80, 0x3b81, 0x3f81},
 };
@@ -414,12 +416,11 @@ static void roundtrip_body(const char *isa)
             for (size_t i = 0; i < 65536; i++)
                 b[i] = op == COLL_SUM ? 0x8000 : op == COLL_PROD ? one : (uint16_t)i;
             coll_reduce_kernel((coll_op_t)op, dt)(o, a, b, 65536);
-            check_equal(isa, (coll_op_t)op, dt, 65536, "identity", (unsigned char *)o,
-                        (unsigned char *)want);
+            check_equal(isa, (coll_op_t)op, dt, 65536, "identity", (unsigned char *)o, (unsigned char *)want);
             for (size_t i = 0; i < 65536; i++)
                 if (o[i] != want[i])
-                    fail_msg("%s %s %s: NaN 0x%zx -> 0x%x", isa, coll_op_name((coll_op_t)op),
-                             coll_dtype_name(dt), i, o[i]);
+                    fail_msg("%s %s %s: NaN 0x%zx -> 0x%x", isa, coll_op_name((coll_op_t)op), coll_dtype_name(dt), i,
+                             o[i]);
         }
     }
 }
@@ -446,7 +447,7 @@ static void test_fp16_conversion_exhaustive(void **state)
             continue;
         }
         double want = exp == 0x1f ? sign * INFINITY
-                      : exp == 0  ? sign * ldexp(mant, -24)
+            : exp == 0            ? sign * ldexp(mant, -24)
                                   : sign * ldexp(1024 + mant, (int)exp - 25);
         assert_true((double)f == want);
         assert_int_equal(signbit(f) != 0, (h & 0x8000) != 0);
@@ -547,9 +548,8 @@ static void test_bf16_round_nearest_even(void **state)
 static void test_names(void **state)
 {
     (void)state;
-    static const char *const dt_names[] = {"int8",   "int16",  "int32", "int64",
-                                           "uint8",  "uint16", "uint32", "uint64",
-                                           "fp16",   "bfp16",  "fp32",  "fp64"};
+    static const char *const dt_names[] = {"int8",   "int16",  "int32", "int64", "uint8", "uint16",
+                                           "uint32", "uint64", "fp16",  "bfp16", "fp32",  "fp64"};
     static const size_t dt_sizes[] = {1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8};
     for (int i = 0; i < COLL_DTYPE_COUNT; i++) {
         coll_dtype_t dt;
@@ -558,11 +558,13 @@ static void test_names(void **state)
         assert_int_equal(coll_dtype_from_name(dt_names[i], &dt), COLL_SUCCESS);
         assert_int_equal(dt, i);
     }
-    static const struct { const char *name; coll_dtype_t dt; } aliases[] = {
-        {"bf16", COLL_BF16},   {"bfloat16", COLL_BF16}, {"BFP16", COLL_BF16},
-        {"float", COLL_FP32},  {"float32", COLL_FP32},  {"half", COLL_FP16},
-        {"float16", COLL_FP16}, {"double", COLL_FP64},  {"float64", COLL_FP64},
-        {"char", COLL_INT8},   {"int", COLL_INT32},     {"FP32", COLL_FP32},
+    static const struct {
+        const char *name;
+        coll_dtype_t dt;
+    } aliases[] = {
+        {"bf16", COLL_BF16},    {"bfloat16", COLL_BF16}, {"BFP16", COLL_BF16},   {"float", COLL_FP32},
+        {"float32", COLL_FP32}, {"half", COLL_FP16},     {"float16", COLL_FP16}, {"double", COLL_FP64},
+        {"float64", COLL_FP64}, {"char", COLL_INT8},     {"int", COLL_INT32},    {"FP32", COLL_FP32},
     };
     for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++) {
         coll_dtype_t dt;
@@ -593,10 +595,9 @@ static void test_names(void **state)
     assert_int_equal(op, COLL_SUM);
     assert_string_equal(coll_op_name(COLL_OP_COUNT), "unknown");
 
-    static const char *const kinds[] = {
-        "allreduce", "allgather", "allgatherv", "reduce_scatter", "reduce_scatterv",
-        "reduce",    "broadcast", "scatter",    "gather",         "alltoall",
-        "alltoallv", "barrier",   "sendrecv"};
+    static const char *const kinds[] = {"allreduce", "allgather", "allgatherv", "reduce_scatter", "reduce_scatterv",
+                                        "reduce",    "broadcast", "scatter",    "gather",         "alltoall",
+                                        "alltoallv", "barrier",   "sendrecv"};
     assert_int_equal(sizeof kinds / sizeof kinds[0], COLL_KIND_COUNT);
     for (int i = 0; i < COLL_KIND_COUNT; i++)
         assert_string_equal(coll_kind_name((coll_kind_t)i), kinds[i]);

@@ -35,16 +35,21 @@
 #define KB(x) ((size_t)(x) << 10)
 #define MB(x) ((size_t)(x) << 20)
 
-static const coll_kind_t kinds[] = {COLL_ALLREDUCE, COLL_ALLGATHER, COLL_REDUCE_SCATTER, COLL_REDUCE,
-                                    COLL_BROADCAST, COLL_SCATTER, COLL_GATHER, COLL_ALLTOALL, COLL_BARRIER};
+static const coll_kind_t kinds[] = {COLL_ALLREDUCE, COLL_ALLGATHER, COLL_REDUCE_SCATTER, COLL_REDUCE, COLL_BROADCAST,
+                                    COLL_SCATTER,   COLL_GATHER,    COLL_ALLTOALL,       COLL_BARRIER};
 #define NKINDS ((int)(sizeof kinds / sizeof kinds[0]))
 static const size_t sizes[] = {1024, KB(64), MB(1), MB(16), MB(256)};
 #define NSIZES ((int)(sizeof sizes / sizeof sizes[0]))
 
 static coll_sim_t *make(int nh, const int *hn, double oversub)
 {
-    coll_sim_params_t sp = {.net_gbps = 100, .net_us = 2, .net_ovh_us = 1, .shm_gbps = 200, .shm_us = 0.3,
-                            .shm_ovh_us = 0.2, .reduce_gbps = 80};
+    coll_sim_params_t sp = {.net_gbps = 100,
+                            .net_us = 2,
+                            .net_ovh_us = 1,
+                            .shm_gbps = 200,
+                            .shm_us = 0.3,
+                            .shm_ovh_us = 0.2,
+                            .reduce_gbps = 80};
     coll_sim_t *s = NULL;
     assert_int_equal(coll_sim_create(nh, hn, &sp, &s), COLL_SUCCESS);
     for (int r = 0; r < coll_sim_nranks(s); r++)
@@ -80,16 +85,13 @@ static const coll_algo_t *pick_algo(coll_sim_t *s, coll_kind_t k, size_t bytes)
     return al;
 }
 
-static const char *pick(coll_sim_t *s, coll_kind_t k, size_t bytes)
-{
-    return pick_algo(s, k, bytes)->name;
-}
+static const char *pick(coll_sim_t *s, coll_kind_t k, size_t bytes) { return pick_algo(s, k, bytes)->name; }
 
-#define EXPECT(s, k, bytes, want)                                                                           \
-    do {                                                                                                    \
-        const char *got_ = pick(s, k, bytes);                                                               \
-        if (strcmp(got_, want))                                                                             \
-            fail_msg("%s %zu bytes on %d ranks (%d hosts): %s, expected %s (line %d)", coll_kind_name(k),   \
+#define EXPECT(s, k, bytes, want) \
+    do { \
+        const char *got_ = pick(s, k, bytes); \
+        if (strcmp(got_, want)) \
+            fail_msg("%s %zu bytes on %d ranks (%d hosts): %s, expected %s (line %d)", coll_kind_name(k), \
                      (size_t)(bytes), coll_sim_nranks(s), coll_sim_comm(s, 0)->nhosts, got_, want, __LINE__); \
     } while (0)
 
@@ -103,13 +105,13 @@ static void test_one_host(void **state)
         EXPECT(s, COLL_ALLREDUCE, KB(32), "direct");
         EXPECT(s, COLL_ALLREDUCE, KB(32) + 4, "cma");
         EXPECT(s, COLL_ALLREDUCE, MB(256), "cma");
-        EXPECT(s, COLL_BARRIER, 0, l <= 4 ? "dissemination" : "shm");   /* cost: 2 rounds beat a shm barrier */
+        EXPECT(s, COLL_BARRIER, 0, l <= 4 ? "dissemination" : "shm"); /* cost: 2 rounds beat a shm barrier */
         for (int k = 0; k < NKINDS; k++)
             for (int i = 0; i < NSIZES; i++)
                 assert_false(pick_algo(s, kinds[k], sizes[i])->flags & COLL_ALGO_F_HIER);
         if (l == 2) {
             EXPECT(s, COLL_ALLGATHER, MB(16), "direct");
-            EXPECT(s, COLL_ALLGATHER, MB(256), "direct");   /* 2 ranks: direct at every size (tuning_rules.c) */
+            EXPECT(s, COLL_ALLGATHER, MB(256), "direct"); /* 2 ranks: direct at every size (tuning_rules.c) */
             EXPECT(s, COLL_ALLTOALL, KB(64), "pairwise");
             EXPECT(s, COLL_SCATTER, MB(1), "binomial");
         }
@@ -131,8 +133,8 @@ static void test_crowded_host(void **state)
 {
     (void)state;
     for (int l = 2; l <= 64; l++) {
-        coll_sim_t *s = uniform(1, l, 4.0);   /* 4 ranks per core */
-        if (l < 5) {   /* the crowded rows start at 5 ranks */
+        coll_sim_t *s = uniform(1, l, 4.0); /* 4 ranks per core */
+        if (l < 5) {                        /* the crowded rows start at 5 ranks */
             EXPECT(s, COLL_ALLREDUCE, MB(1), "cma");
             coll_sim_destroy(s);
             continue;
@@ -166,7 +168,7 @@ static void test_rank_per_host(void **state)
                     fail_msg("%s %zu bytes on %d hosts (past COLL_PEERS_MAX): %s talks to every member",
                              coll_kind_name(kinds[k]), sizes[i], h, al->name);
             }
-        if (h >= 8) {   /* small messages: log-step algorithms, not p - 1 steps */
+        if (h >= 8) { /* small messages: log-step algorithms, not p - 1 steps */
             EXPECT(s, COLL_ALLREDUCE, 1024, "hd");
             EXPECT(s, COLL_ALLGATHER, 1024, "bruck");
             EXPECT(s, COLL_BROADCAST, 1024, "binomial");
@@ -211,7 +213,7 @@ static void test_uneven(void **state)
         for (int x = 0; x < 2; x++) {
             for (int k = 0; k < NKINDS; k++)
                 for (int j = 0; j < NSIZES; j++)
-                    pick_algo(s[x], kinds[k], sizes[j]);   /* usable (asserted there) */
+                    pick_algo(s[x], kinds[k], sizes[j]); /* usable (asserted there) */
             coll_sim_destroy(s[x]);
         }
     }
@@ -224,7 +226,7 @@ static void test_forced(void **state)
     coll_sim_t *host = uniform(1, 4, 1.0), *net = uniform(8, 1, 1.0), *both = uniform(4, 4, 1.0);
     EXPECT(host, COLL_ALLREDUCE, MB(1), "tree");
     EXPECT(net, COLL_ALLREDUCE, 1024, "tree");
-    EXPECT(host, COLL_BROADCAST, 1024, "binomial");   /* not named: the rules */
+    EXPECT(host, COLL_BROADCAST, 1024, "binomial"); /* not named: the rules */
     /* programmatic: replaces the whole set */
     assert_int_equal(coll_algo_force("allreduce=ring;alltoall=pairwise;barrier=dissemination"), COLL_SUCCESS);
     EXPECT(host, COLL_ALLREDUCE, 1024, "ring");
@@ -237,7 +239,7 @@ static void test_forced(void **state)
     EXPECT(host, COLL_ALLREDUCE, 1024, "direct");
     EXPECT(net, COLL_ALLREDUCE, 1024, "hd");
     EXPECT(both, COLL_ALLREDUCE, 1024, "hier");
-    EXPECT(host, COLL_ALLGATHER, 1024, "bruck");   /* as unforced (collbench topo -p 4 agrees) */
+    EXPECT(host, COLL_ALLGATHER, 1024, "bruck"); /* as unforced (collbench topo -p 4 agrees) */
     EXPECT(both, COLL_ALLGATHER, 1024, "hier");
     assert_int_not_equal(coll_algo_force("allreduce=nope"), COLL_SUCCESS);
     assert_int_equal(coll_algo_force(NULL), COLL_SUCCESS);
@@ -262,7 +264,7 @@ int main(void)
     unsetenv("COLL_PEERS_MAX");
     unsetenv("COLL_TUNING_FILE");
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_forced, unforce),   /* first: reads COLL_ALGO, then clears the forced set */
+        cmocka_unit_test_teardown(test_forced, unforce), /* first: reads COLL_ALGO, then clears the forced set */
         cmocka_unit_test(test_one_host),
         cmocka_unit_test(test_crowded_host),
         cmocka_unit_test(test_rank_per_host),

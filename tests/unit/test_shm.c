@@ -18,10 +18,7 @@
 
 #define MiB (1ull << 20)
 
-static shm_sizes_t defaults(int L)
-{
-    return shm_sizes_config(L, 8 * MiB, 128 * 1024, 4);
-}
+static shm_sizes_t defaults(int L) { return shm_sizes_config(L, 8 * MiB, 128 * 1024, 4); }
 
 static uint64_t room(uint64_t free_bytes)
 {
@@ -35,7 +32,7 @@ static void test_fit_docker_default(void **state)
     shm_sizes_t z = defaults(8);
     assert_int_equal(z.nout, 4);
     uint64_t want = shm_layout_total(8, &z);
-    assert_true(want > 64 * MiB && want < 97 * MiB);   /* 97 MiB with per-pair FIFOs */
+    assert_true(want > 64 * MiB && want < 97 * MiB); /* 97 MiB with per-pair FIFOs */
     assert_int_equal(shm_fit(8, 64 * MiB, &z), SHM_FIT_SHRUNK);
     assert_int_equal(z.stage, 4 * MiB);
     assert_int_equal(z.slot, 128 * 1024);
@@ -150,10 +147,7 @@ static void seg_free(seg_t *g)
 }
 
 /* sender puts one unread message in its outbox k; the receiver reads it */
-static void put(seg_t *g, int from, int k)
-{
-    atomic_fetch_add(&shm_outbox(&g->v[from], from, k)->tail, 1);
-}
+static void put(seg_t *g, int from, int k) { atomic_fetch_add(&shm_outbox(&g->v[from], from, k)->tail, 1); }
 
 static void drain(seg_t *g, int from, int to)
 {
@@ -172,13 +166,13 @@ static void test_outbox_first_use(void **state)
     assert_int_equal(s0->hdr->nout, 4);
     uint64_t own;
     int k;
-    assert_null(shm_in_fifo(&g->v[1], 0, &own, &k));   /* nothing lent before the first send */
+    assert_null(shm_in_fifo(&g->v[1], 0, &own, &k)); /* nothing lent before the first send */
     int seen = 0;
     for (int to = 1; to <= 4; to++) {
         int b = shm_out_claim(s0, to);
         assert_true(b >= 0 && b < 4 && !(seen & (1 << b)));
         seen |= 1 << b;
-        assert_int_equal(shm_out_claim(s0, to), b);     /* kept */
+        assert_int_equal(shm_out_claim(s0, to), b); /* kept */
         assert_ptr_equal(shm_in_fifo(&g->v[to], 0, &own, &k), shm_outbox(s0, 0, b));
         assert_int_equal(k, b);
         assert_int_equal((uint32_t)own, to + 1);
@@ -199,19 +193,19 @@ static void test_outbox_reuse(void **state)
         box[to] = shm_out_claim(s0, to);
         put(g, 0, box[to]);
     }
-    assert_int_equal(shm_out_claim(s0, 5), -1);         /* every outbox holds unread data */
+    assert_int_equal(shm_out_claim(s0, 5), -1); /* every outbox holds unread data */
     drain(g, 0, 3);
     drain(g, 0, 2);
-    assert_int_equal(shm_out_claim(s0, 2), box[2]);     /* 2 used again: now 3 is the older idle one */
+    assert_int_equal(shm_out_claim(s0, 2), box[2]); /* 2 used again: now 3 is the older idle one */
     uint64_t own3;
     int k;
     assert_non_null(shm_in_fifo(&g->v[3], 0, &own3, &k));
     assert_int_equal(shm_out_claim(s0, 5), box[3]);
     assert_int_equal(s0->out_of[3], -1);
-    assert_true(atomic_load(&shm_outbox(s0, 0, box[3])->owner) != own3);   /* new generation */
+    assert_true(atomic_load(&shm_outbox(s0, 0, box[3])->owner) != own3); /* new generation */
     assert_int_equal(atomic_load(&shm_outbox(s0, 0, box[3])->owner) >> 32, (own3 >> 32) + 1);
     uint64_t own;
-    assert_null(shm_in_fifo(&g->v[3], 0, &own, &k));    /* 3's lease is over */
+    assert_null(shm_in_fifo(&g->v[3], 0, &own, &k)); /* 3's lease is over */
     assert_ptr_equal(shm_in_fifo(&g->v[5], 0, &own, &k), shm_outbox(s0, 0, box[3]));
     /* 3 again, with 5's outbox holding data: the only idle one is 2's */
     put(g, 0, box[3]);
@@ -263,14 +257,10 @@ static void test_outbox_pairwise(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fit_docker_default),
-        cmocka_unit_test(test_fit_as_is),
-        cmocka_unit_test(test_fit_any_space),
-        cmocka_unit_test(test_fit_none),
-        cmocka_unit_test(test_layout_linear),
-        cmocka_unit_test(test_outbox_first_use),
-        cmocka_unit_test(test_outbox_reuse),
-        cmocka_unit_test(test_outbox_cma_pins),
+        cmocka_unit_test(test_fit_docker_default), cmocka_unit_test(test_fit_as_is),
+        cmocka_unit_test(test_fit_any_space),      cmocka_unit_test(test_fit_none),
+        cmocka_unit_test(test_layout_linear),      cmocka_unit_test(test_outbox_first_use),
+        cmocka_unit_test(test_outbox_reuse),       cmocka_unit_test(test_outbox_cma_pins),
         cmocka_unit_test(test_outbox_pairwise),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

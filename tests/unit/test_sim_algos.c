@@ -44,10 +44,7 @@ static coll_status_t gather_run(cb_ctx_t *c)
     return coll_gather(c->sendbuf, c->recvbuf, c->send_elems, c->dt, c->root, c->comm);
 }
 
-static uint64_t gather_check(cb_ctx_t *c)
-{
-    return c->rank == c->root ? cb_gather_check(c) : 0;
-}
+static uint64_t gather_check(cb_ctx_t *c) { return c->rank == c->root ? cb_gather_check(c) : 0; }
 
 static const cb_desc_t desc_gather = {
     "gather", COLL_GATHER, CB_F_ROOTED, cb_busbw_nm1, gather_layout, cb_gather_init, gather_run, gather_check,
@@ -58,11 +55,11 @@ static const cb_desc_t desc_gather = {
  * without them). Data tables per (dt, op) and patterns per block are computed
  * once per rank count (and dtype for the patterns) and reused. */
 static struct {
-    int n;                                   /* rank count the caches are for */
+    int n; /* rank count the caches are for */
     cb_data_t data[2][COLL_DTYPE_COUNT][COLL_OP_COUNT];
     char have[2][COLL_DTYPE_COUNT][COLL_OP_COUNT];
-    coll_dtype_t pat_dt;                     /* patterns below are for this dtype */
-    char *pats;                              /* [n * n + n][CB_PERIOD * esize]: blocks, then ranks */
+    coll_dtype_t pat_dt; /* patterns below are for this dtype */
+    char *pats;          /* [n * n + n][CB_PERIOD * esize]: blocks, then ranks */
     char *pat_have;
 } cache;
 
@@ -108,7 +105,7 @@ static const char *pattern(cb_ctx_t *c, int from, int to)
         cache.pat_dt = c->dt;
     }
     if (!cache.pat_have[i]) {
-        assert_true(from < 0);   /* blocks: cb_fill_block / cb_compare_block, no pattern */
+        assert_true(from < 0); /* blocks: cb_fill_block / cb_compare_block, no pattern */
         cb_pattern(&c->data, CB_SEED_RANK(to), cache.pats + i * pb);
         cache.pat_have[i] = 1;
     }
@@ -122,8 +119,8 @@ static uint64_t fast_gather_check(cb_ctx_t *c)
     uint64_t wrong = 0;
     for (int b = 0; b < c->nranks; b++)
         if (c->counts[b])
-            wrong += cb_compare(c, (char *)c->recvbuf + c->displs[b] * c->esize, c->counts[b], pattern(c, -1, b),
-                                0, c->displs[b]);
+            wrong += cb_compare(c, (char *)c->recvbuf + c->displs[b] * c->esize, c->counts[b], pattern(c, -1, b), 0,
+                                c->displs[b]);
     return wrong;
 }
 
@@ -151,10 +148,10 @@ static cb_desc_t descs[12];
  * cached ones above (same patterns, same comparison). */
 static void descs_init(void)
 {
-    const cb_desc_t *src[] = {&cb_desc_all_reduce, &cb_desc_all_gather, &cb_desc_all_gatherv,
+    const cb_desc_t *src[] = {&cb_desc_all_reduce,     &cb_desc_all_gather,      &cb_desc_all_gatherv,
                               &cb_desc_reduce_scatter, &cb_desc_reduce_scatterv, &cb_desc_reduce,
-                              &cb_desc_broadcast, &cb_desc_scatter, &desc_gather, &cb_desc_alltoall,
-                              &cb_desc_alltoallv, NULL};
+                              &cb_desc_broadcast,      &cb_desc_scatter,         &desc_gather,
+                              &cb_desc_alltoall,       &cb_desc_alltoallv,       NULL};
     for (int i = 0; src[i]; i++) {
         descs[i] = *src[i];
         if (descs[i].check == cb_gather_check || descs[i].kind == COLL_GATHER)
@@ -166,11 +163,11 @@ static void descs_init(void)
     }
 }
 
-static const coll_dtype_t dts[] = {COLL_INT8, COLL_UINT8, COLL_FP16, COLL_BF16, COLL_INT16, COLL_UINT16,
+static const coll_dtype_t dts[] = {COLL_INT8,  COLL_UINT8,  COLL_FP16, COLL_BF16,  COLL_INT16,  COLL_UINT16,
                                    COLL_INT32, COLL_UINT32, COLL_FP32, COLL_INT64, COLL_UINT64, COLL_FP64};
 #define NDT ((int)(sizeof dts / sizeof dts[0]))
 
-static int ran[MAXALGO], nlayouts;          /* by index in coll_algo_table: verified runs */
+static int ran[MAXALGO], nlayouts; /* by index in coll_algo_table: verified runs */
 static unsigned long long nruns, combos[COLL_DTYPE_COUNT][COLL_OP_COUNT];
 
 typedef struct {
@@ -186,8 +183,7 @@ static coll_status_t rank_fn(coll_comm *comm, void *arg)
 }
 
 /* One verified run of d with algorithm al forced; 1 if al ran. */
-static int run_one(coll_sim_t *sim, const cb_desc_t *d, int ai, int root, size_t bytes, unsigned k,
-                   const char *lay)
+static int run_one(coll_sim_t *sim, const cb_desc_t *d, int ai, int root, size_t bytes, unsigned k, const char *lay)
 {
     static job_t j;
     const coll_algo_t *al = coll_algo_table[ai];
@@ -273,8 +269,14 @@ static void run_layout(int nh, const int *hn)
         if (len < sizeof lay - 16)
             len += (size_t)snprintf(lay + len, sizeof lay - len, "%s%d", h ? "," : "", hn[h]);
     }
-    coll_sim_params_t sp = {.net_gbps = 100, .net_us = 2, .net_ovh_us = 1, .shm_gbps = 200, .shm_us = 0.3,
-                            .shm_ovh_us = 0.2, .reduce_gbps = 80, .move_data = 1};
+    coll_sim_params_t sp = {.net_gbps = 100,
+                            .net_us = 2,
+                            .net_ovh_us = 1,
+                            .shm_gbps = 200,
+                            .shm_us = 0.3,
+                            .shm_ovh_us = 0.2,
+                            .reduce_gbps = 80,
+                            .move_data = 1};
     coll_sim_t *sim = NULL;
     assert_int_equal(coll_sim_create(nh, hn, &sp, &sim), COLL_SUCCESS);
     static unsigned k;
@@ -312,14 +314,14 @@ static void test_every_algo(void **state)
     descs_init();
     for (int p = 1; p <= MAXP; p++) {
         hn[0] = p;
-        run_layout(1, hn);                          /* one host */
+        run_layout(1, hn); /* one host */
         if (p >= 2) {
             for (int i = 0; i < p; i++)
                 hn[i] = 1;
-            run_layout(p, hn);                      /* one rank per host */
+            run_layout(p, hn); /* one rank per host */
             hn[0] = p / 2;
             hn[1] = p - p / 2;
-            run_layout(2, hn);                      /* two hosts */
+            run_layout(2, hn); /* two hosts */
         }
         if (p >= 3) {
             hn[0] = 1;
@@ -345,8 +347,9 @@ static void test_every_algo(void **state)
     }
     for (int dt = 0; dt < COLL_DTYPE_COUNT; dt++)
         for (int op = 0; op < COLL_OP_COUNT; op++)
-            if (!combos[dt][op] && (dt == COLL_INT8 || dt == COLL_FP16 || dt == COLL_BF16 || dt == COLL_FP32 ||
-                                    dt == COLL_INT64 || dt == COLL_FP64 || dt == COLL_UINT8 || dt == COLL_INT32)) {
+            if (!combos[dt][op]
+                && (dt == COLL_INT8 || dt == COLL_FP16 || dt == COLL_BF16 || dt == COLL_FP32 || dt == COLL_INT64
+                    || dt == COLL_FP64 || dt == COLL_UINT8 || dt == COLL_INT32)) {
                 print_error("never ran: %s %s\n", coll_dtype_name((coll_dtype_t)dt), coll_op_name((coll_op_t)op));
                 missing++;
             }
@@ -374,8 +377,14 @@ static coll_status_t barrier_fn(coll_comm *comm, void *arg)
 static void test_barrier(void **state)
 {
     (void)state;
-    coll_sim_params_t sp = {.net_gbps = 100, .net_us = 2, .net_ovh_us = 1, .shm_gbps = 200, .shm_us = 0.3,
-                            .shm_ovh_us = 0.2, .reduce_gbps = 80, .move_data = 1};
+    coll_sim_params_t sp = {.net_gbps = 100,
+                            .net_us = 2,
+                            .net_ovh_us = 1,
+                            .shm_gbps = 200,
+                            .shm_us = 0.3,
+                            .shm_ovh_us = 0.2,
+                            .reduce_gbps = 80,
+                            .move_data = 1};
     int hn[MAXP];
     for (int p = 1; p <= MAXP; p += p < 8 ? 1 : 7) {
         for (int lay = 0; lay < 3; lay++) {
@@ -431,8 +440,14 @@ static coll_status_t lonely_fn(coll_comm *comm, void *arg)
 static void test_direct_deadlock(void **state)
 {
     (void)state;
-    coll_sim_params_t sp = {.net_gbps = 100, .net_us = 2, .net_ovh_us = 1, .shm_gbps = 200, .shm_us = 0.3,
-                            .shm_ovh_us = 0.2, .reduce_gbps = 80, .move_data = 0};
+    coll_sim_params_t sp = {.net_gbps = 100,
+                            .net_us = 2,
+                            .net_ovh_us = 1,
+                            .shm_gbps = 200,
+                            .shm_us = 0.3,
+                            .shm_ovh_us = 0.2,
+                            .reduce_gbps = 80,
+                            .move_data = 0};
     int hn[1] = {4};
     coll_sim_t *sim = NULL;
     assert_int_equal(coll_sim_create(1, hn, &sp, &sim), COLL_SUCCESS);
@@ -469,11 +484,17 @@ static coll_status_t dc_fn(coll_comm *comm, void *arg)
 static void test_direct_costs(void **state)
 {
     (void)state;
-    coll_sim_params_t sp = {.net_gbps = 100, .net_us = 2, .net_ovh_us = 1, .shm_gbps = 200, .shm_us = 0.3,
-                            .shm_ovh_us = 0.2, .reduce_gbps = 80, .move_data = 1};
+    coll_sim_params_t sp = {.net_gbps = 100,
+                            .net_us = 2,
+                            .net_ovh_us = 1,
+                            .shm_gbps = 200,
+                            .shm_us = 0.3,
+                            .shm_ovh_us = 0.2,
+                            .reduce_gbps = 80,
+                            .move_data = 1};
     double us_b = 8.0 / 200e3, red_b = 8.0 / 80e3, bytes = 4.0 * DC_N;
     const char *algos[2] = {"allreduce=direct", "allreduce=cma"};
-    double reduce_us = (DC_P - 1) * bytes / DC_P * red_b;   /* my 1/p slice, p inputs */
+    double reduce_us = (DC_P - 1) * bytes / DC_P * red_b; /* my 1/p slice, p inputs */
     double least[2] = {2 * bytes * us_b + reduce_us, reduce_us};
     int hn[1] = {DC_P};
     size_t len = 4 * (size_t)DC_N;
@@ -508,8 +529,8 @@ static void test_direct_costs(void **state)
         }
         assert_int_equal(coll_algo_force(NULL), COLL_SUCCESS);
         if (t[0] != t[1] || t[1] < least[a])
-            fail_msg("%s: %.2f us with data, %.2f us sizes only; its copies and reductions take %.2f us",
-                     algos[a], t[1], t[0], least[a]);
+            fail_msg("%s: %.2f us with data, %.2f us sizes only; its copies and reductions take %.2f us", algos[a],
+                     t[1], t[0], least[a]);
     }
     munmap(none, 2 * len);
 }
@@ -520,7 +541,7 @@ int main(void)
     /* keep freed buffers and messages in the heap: fresh pages for every run
      * (kernel page clearing) were a third of the time at 64 ranks */
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
-    mallopt(M_TRIM_THRESHOLD, 256 << 20);   /* direct algorithms: several chunks at 100 KB */
+    mallopt(M_TRIM_THRESHOLD, 256 << 20); /* direct algorithms: several chunks at 100 KB */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_direct_deadlock),
         cmocka_unit_test(test_direct_costs),

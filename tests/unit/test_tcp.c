@@ -20,7 +20,7 @@
 
 #include <arpa/inet.h>
 #include <dirent.h>
-#include <linux/tcp.h>   /* struct tcp_info with tcpi_bytes_acked / _received */
+#include <linux/tcp.h> /* struct tcp_info with tcpi_bytes_acked / _received */
 #include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -42,13 +42,13 @@
 
 static int g_rank = -1;
 
-#define CHECK(c)                                                                          \
-    do {                                                                                  \
-        if (!(c)) {                                                                       \
-            fprintf(stderr, "rank %d: %s:%d: CHECK(%s) failed (last error: %s)\n", g_rank, \
-                    __FILE__, __LINE__, #c, coll_last_error());                          \
-            _exit(1);                                                                     \
-        }                                                                                 \
+#define CHECK(c) \
+    do { \
+        if (!(c)) { \
+            fprintf(stderr, "rank %d: %s:%d: CHECK(%s) failed (last error: %s)\n", g_rank, __FILE__, __LINE__, #c, \
+                    coll_last_error()); \
+            _exit(1); \
+        } \
     } while (0)
 
 static double now_s(void)
@@ -91,7 +91,7 @@ static void comm_build(coll_comm *c, int rank, int n, double timeout_s)
     c->tp = calloc((size_t)n, sizeof *c->tp);
     CHECK(c->peers && c->rank_host && c->tp);
     for (int i = 0; i < n; i++)
-        c->rank_host[i] = i;   /* every rank its own host */
+        c->rank_host[i] = i; /* every rank its own host */
     c->host = rank;
     c->nhosts = n;
     c->id = calloc(1, sizeof *c->id);
@@ -146,7 +146,7 @@ static void full_read(int fd, void *p, size_t n)
 static void rank_main(int rank, int n, int up, int down, rank_fn fn, void *arg)
 {
     g_rank = rank;
-    alarm(120);   /* a hang is a failure */
+    alarm(120); /* a hang is a failure */
     char ns[16];
     snprintf(ns, sizeof ns, "%d", g_nsocks);
     coll_cfg_set(COLL_CFG_NSOCKS, ns);
@@ -168,7 +168,7 @@ static void rank_main(int rank, int n, int up, int down, rank_fn fn, void *arg)
 /* Forks n ranks; hook runs in the parent once every listener is up and before
  * any rank starts setup. Every rank must exit 0. */
 typedef struct {
-    int up[16][2], down[16][2];   /* pipes: rank -> parent, parent -> rank */
+    int up[16][2], down[16][2]; /* pipes: rank -> parent, parent -> rank */
     rank_fn fn;
     void *arg;
     int n;
@@ -177,7 +177,7 @@ typedef struct {
 static int pipe_rank(int r, void *arg)
 {
     ranks_arg_t *ra = arg;
-    for (int q = 0; q < ra->n; q++) {   /* keep only this rank's own ends */
+    for (int q = 0; q < ra->n; q++) { /* keep only this rank's own ends */
         close(ra->up[q][0]);
         close(ra->down[q][1]);
         if (q != r) {
@@ -186,7 +186,7 @@ static int pipe_rank(int r, void *arg)
         }
     }
     rank_main(r, ra->n, ra->up[r][1], ra->down[r][0], ra->fn, ra->arg);
-    return 0;   /* rank_main exits */
+    return 0; /* rank_main exits */
 }
 
 static void run_ranks(int n, rank_fn fn, void *arg, setup_hook hook)
@@ -232,8 +232,7 @@ static op_t op_send(int peer, const void *src, size_t len)
     return o;
 }
 
-static op_t op_recv(int peer, void *dst, const void *src2, coll_reduce_fn fn, size_t esize,
-                    size_t len)
+static op_t op_recv(int peer, void *dst, const void *src2, coll_reduce_fn fn, size_t esize, size_t len)
 {
     op_t o = {peer, 0, NULL, {dst, src2, fn, esize}, len, 0};
     return o;
@@ -291,8 +290,8 @@ static void fill_pattern(void *buf, size_t len, int from, uint64_t tag)
         p[i] = (uint8_t)(x >> (8 * (i % 8))) ^ (uint8_t)i;
 }
 
-static const size_t k_sizes[] = {0, 1, 7, (64u << 10) - 1, 64u << 10, (64u << 10) + 1,
-                                 (1u << 20) + 3, 5u << 20, 33u << 20};
+static const size_t k_sizes[] = {0,        1,        7, (64u << 10) - 1, 64u << 10, (64u << 10) + 1, (1u << 20) + 3,
+                                 5u << 20, 33u << 20};
 #define NSIZES (sizeof k_sizes / sizeof k_sizes[0])
 
 /* ---- tests ---- */
@@ -312,7 +311,7 @@ static void test_chunk_plan(void **state)
         }
     uint8_t h[COLL_TCP_CHUNK_HDR];
     coll_tcp_chunk_encode(0x0102030405060708ull, 9, h);
-    assert_int_equal(h[0], 0x08);   /* little-endian on the wire */
+    assert_int_equal(h[0], 0x08); /* little-endian on the wire */
     assert_int_equal(h[8], 9);
     const size_t lens[] = {0, 1, 63, 65535, 65536, 65537, 100000, (1u << 20) + 7, 33u << 20};
     for (int k = 1; k <= COLL_TCP_MAX_SOCKS; k++)
@@ -327,8 +326,8 @@ static void test_chunk_plan(void **state)
                 assert_int_equal(c % COLL_TCP_STRIPE_ALIGN, 0);
                 assert_true(c > 0);
                 /* every socket can get a share: no chunk above len / k (rounded up) */
-                assert_true(c <= (len / (size_t)k + COLL_TCP_STRIPE_ALIGN - 1) / COLL_TCP_STRIPE_ALIGN *
-                                     COLL_TCP_STRIPE_ALIGN);
+                assert_true(c <= (len / (size_t)k + COLL_TCP_STRIPE_ALIGN - 1) / COLL_TCP_STRIPE_ALIGN
+                                * COLL_TCP_STRIPE_ALIGN);
                 if (cfgs[ci])
                     assert_true(c <= (cfgs[ci] + 63) / 64 * 64);
             }
@@ -413,7 +412,7 @@ static void test_reduce_partial_elements(void **state)
         pc->rfd[i] = sp[0];
         far[i] = sp[1];
     }
-    size_t n = 40000, len = n * 8;   /* >= 64 KiB: two stripes */
+    size_t n = 40000, len = n * 8; /* >= 64 KiB: two stripes */
     int64_t *in = malloc(len), *s2 = malloc(len), *out = malloc(len), *exp = malloc(len);
     assert_true(in && s2 && out && exp);
     fill_pattern(in, len, 1, 5);
@@ -448,9 +447,9 @@ static void test_reduce_partial_elements(void **state)
         }
         size_t before = done;
         assert_int_equal(coll_tcp_ops.recv(&c, 1, &sink, len, &done), COLL_SUCCESS);
-        assert_true(done % 8 == 0 || done == len - 1);   /* only whole elements delivered */
+        assert_true(done % 8 == 0 || done == len - 1); /* only whole elements delivered */
         assert_true(done >= before);
-        assert_true(done < len || (sent[0] == wlen[0] && sent[1] == wlen[1]));   /* complete only after both ends */
+        assert_true(done < len || (sent[0] == wlen[0] && sent[1] == wlen[1])); /* complete only after both ends */
     }
     free(wire[0]);
     free(wire[1]);
@@ -479,8 +478,8 @@ static void rank_exchange(coll_comm *c, void *arg)
     size_t maxb = 33u << 20;
     uint8_t *sb = malloc(maxb), *rb = malloc(maxb), *exp = malloc(maxb), *s2 = malloc(maxb);
     CHECK(sb && rb && exp && s2);
-    CHECK(c->tcp->npeers == 0 && c->tcp->peers[other] == NULL);   /* lazy: nothing before use */
-    CHECK(count_sockets() == 1);                                   /* the listener */
+    CHECK(c->tcp->npeers == 0 && c->tcp->peers[other] == NULL); /* lazy: nothing before use */
+    CHECK(count_sockets() == 1);                                /* the listener */
     for (size_t si = 0; si < NSIZES; si++) {
         size_t len = k_sizes[si];
         fill_pattern(sb, len, c->rank, len);
@@ -506,7 +505,7 @@ static void rank_exchange(coll_comm *c, void *arg)
             int inplace = si % 2;
             fill_pattern(sb, len, c->rank, len + 77);
             fill_pattern(s2, len, 100 + c->rank, len);
-            fill_pattern(exp, len, other, len + 77);           /* incoming */
+            fill_pattern(exp, len, other, len + 77); /* incoming */
             coll_reduce_kernel_ref(COLL_SUM, dts[di])(exp, s2, exp, len / es);
             uint8_t *dst = inplace ? s2 : rb;
             if (!inplace)
@@ -514,8 +513,8 @@ static void rank_exchange(coll_comm *c, void *arg)
             op_t ops[2] = {op_send(other, sb, len), op_recv(other, dst, s2, fn, es, len)};
             CHECK(drive(c, ops, 2, 0) == COLL_SUCCESS);
             if (memcmp(dst, exp, len) != 0) {
-                fprintf(stderr, "rank %d: reduce %s of %zu bytes (%s) wrong\n", c->rank,
-                        coll_dtype_name(dts[di]), len, inplace ? "in place" : "out of place");
+                fprintf(stderr, "rank %d: reduce %s of %zu bytes (%s) wrong\n", c->rank, coll_dtype_name(dts[di]), len,
+                        inplace ? "in place" : "out of place");
                 CHECK(0);
             }
         }
@@ -527,8 +526,7 @@ static void rank_exchange(coll_comm *c, void *arg)
      * may carry little: the data is checked per direction. And no other
      * socket exists: COLL_NSOCKS each way plus the listener. */
     const coll_tcp_peer_t *pc = c->tcp->peers[other];
-    CHECK(pc && pc->nsend == g_nsocks && pc->sready == g_nsocks && pc->nrecv == g_nsocks &&
-          pc->rgot == g_nsocks);
+    CHECK(pc && pc->nsend == g_nsocks && pc->sready == g_nsocks && pc->nrecv == g_nsocks && pc->rgot == g_nsocks);
     CHECK(count_sockets() == 1 + 2 * g_nsocks);
     uint64_t sent = 0, got = 0;
     for (int k = 0; k < 2 * g_nsocks; k++) {
@@ -541,9 +539,8 @@ static void rank_exchange(coll_comm *c, void *arg)
         sent += mine ? out_b : 0;
         got += mine ? 0 : in_b;
         if (mine ? in_b > 0 : out_b > 1) {
-            fprintf(stderr, "rank %d socket %d of %d (%s): sent %llu, received %llu bytes\n", c->rank, i,
-                    g_nsocks, mine ? "sending" : "receiving", (unsigned long long)out_b,
-                    (unsigned long long)in_b);
+            fprintf(stderr, "rank %d socket %d of %d (%s): sent %llu, received %llu bytes\n", c->rank, i, g_nsocks,
+                    mine ? "sending" : "receiving", (unsigned long long)out_b, (unsigned long long)in_b);
             CHECK(0);
         }
     }
@@ -580,8 +577,7 @@ static void rank_series(coll_comm *c, void *arg)
     static const size_t lens[] = {100000, 10, 200003, 1, 70000, 0, 65536, 5000000, 3, 65600};
     int a = (c->rank + 1) % 3, b = (c->rank + 2) % 3;
     size_t maxb = 5000000;
-    uint8_t *sa = malloc(maxb), *sb2 = malloc(maxb), *ra = malloc(maxb), *rb = malloc(maxb),
-            *e = malloc(maxb);
+    uint8_t *sa = malloc(maxb), *sb2 = malloc(maxb), *ra = malloc(maxb), *rb = malloc(maxb), *e = malloc(maxb);
     CHECK(sa && sb2 && ra && rb && e);
     for (int round = 0; round < 3; round++)
         for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
@@ -589,8 +585,8 @@ static void rank_series(coll_comm *c, void *arg)
             uint64_t tag = (uint64_t)round * 1000 + i;
             fill_pattern(sa, len, c->rank * 16 + a, tag);
             fill_pattern(sb2, len, c->rank * 16 + b, tag);
-            op_t ops[4] = {op_send(a, sa, len), op_send(b, sb2, len),
-                           op_recv(a, ra, NULL, NULL, 1, len), op_recv(b, rb, NULL, NULL, 1, len)};
+            op_t ops[4] = {op_send(a, sa, len), op_send(b, sb2, len), op_recv(a, ra, NULL, NULL, 1, len),
+                           op_recv(b, rb, NULL, NULL, 1, len)};
             CHECK(drive(c, ops, 4, 0) == COLL_SUCCESS);
             fill_pattern(e, len, a * 16 + c->rank, tag);
             CHECK(memcmp(ra, e, len) == 0);
@@ -630,7 +626,7 @@ static int stranger_connect(const coll_peer_info_t *pi)
 static void strangers_hook(const coll_peer_info_t *peers, int n)
 {
     (void)n;
-    const coll_peer_info_t *tgt = &peers[1];   /* rank 1 accepts from rank 0 */
+    const coll_peer_info_t *tgt = &peers[1]; /* rank 1 accepts from rank 0 */
     uint8_t b[COLL_TCP_HDR_BYTES];
     coll_tcp_hdr_t h = {COLL_TCP_MAGIC, COLL_TCP_VERSION, {0}, 0x1234abcdull, 0, 1, 0, 2, 0};
     /* 1. right shape, wrong secret */
@@ -702,31 +698,31 @@ static void rank_fail(coll_comm *c, void *arg)
     size_t len = 33u << 20;
     uint8_t *buf = calloc(1, len);
     CHECK(buf);
-    int failing = mode == DIE_RECEIVER ? 1 : 0;   /* rank that goes away; rank 0 sends */
+    int failing = mode == DIE_RECEIVER ? 1 : 0; /* rank that goes away; rank 0 sends */
     op_t o = c->rank == 0 ? op_send(1, buf, len) : op_recv(0, buf, NULL, NULL, 1, len);
     if (c->rank == failing) {
         if (mode == DIE_RECEIVER) {
-            usleep(200 * 1000);   /* let the sender fill our buffers; die without reading */
+            usleep(200 * 1000); /* let the sender fill our buffers; die without reading */
             _exit(0);
         }
-        CHECK(drive(c, &o, 1, 1) == COLL_SUCCESS);   /* some bytes out, not all (no reader yet) */
+        CHECK(drive(c, &o, 1, 1) == COLL_SUCCESS); /* some bytes out, not all (no reader yet) */
         CHECK(o.done > 0 && o.done < len);
         if (mode == ABORT_SENDER) {
             atomic_store(&c->aborted, 1);
-            coll_tcp_abort(c);   /* the reason would travel through the bootstrap: none here */
+            coll_tcp_abort(c); /* the reason would travel through the bootstrap: none here */
             /* our own view: the interrupted send now fails as aborted */
             CHECK(drive(c, &o, 1, 0) == COLL_ERR_ABORTED);
             usleep(500 * 1000);
         }
-        _exit(0);   /* no teardown: the kernel closes the sockets, as in a crash */
+        _exit(0); /* no teardown: the kernel closes the sockets, as in a crash */
     }
     int peer = failing;
     if (mode != DIE_RECEIVER)
-        usleep(300 * 1000);   /* the sender fails while part of the message is in flight */
+        usleep(300 * 1000); /* the sender fails while part of the message is in flight */
     coll_status_t st = drive(c, &o, 1, 0);
     const char *msg = coll_last_error();
     fprintf(stderr, "rank %d got: %s: %s\n", c->rank, coll_strerror(st), msg);
-    CHECK(st == COLL_ERR_NETWORK);   /* no bootstrap here: an abort looks like a closed peer */
+    CHECK(st == COLL_ERR_NETWORK); /* no bootstrap here: an abort looks like a closed peer */
     CHECK(strstr(msg, "rank 0") || strstr(msg, "rank 1"));
     char want[64];
     snprintf(want, sizeof want, "rank %d (host node%d, 127.0.0.1:", peer, peer);
@@ -751,7 +747,7 @@ static void test_peer_dies_while_receiving(void **state)
     (void)state;
     g_nsocks = 2;
     fail_mode_t m = DIE_RECEIVER;
-    signal(SIGPIPE, SIG_DFL);   /* a SIGPIPE would kill the sender: must not happen */
+    signal(SIGPIPE, SIG_DFL); /* a SIGPIPE would kill the sender: must not happen */
     run_ranks(2, rank_fail, &m, NULL);
 }
 
@@ -840,13 +836,15 @@ static void test_connect_fails(void **state)
     c.peers[1].port = ntohs(a.sin_port);
     memcpy(c.peers[1].addr, &a.sin_addr, 4);
     assert_int_equal(coll_tcp_setup(&c), COLL_SUCCESS);
-    assert_int_equal(count_sockets(), 2);   /* the hole and our listener: no connection at init */
+    assert_int_equal(count_sockets(), 2); /* the hole and our listener: no connection at init */
     double t0 = now_s();
     assert_int_equal(send_one(&c), COLL_ERR_NETWORK);
     assert_true(now_s() - t0 < 0.5);
     char want[160];
-    snprintf(want, sizeof want, "cannot connect to rank 1 (host node1, 127.0.0.1:%d): connection refused: "
-             "that rank is gone", ntohs(a.sin_port));
+    snprintf(want, sizeof want,
+             "cannot connect to rank 1 (host node1, 127.0.0.1:%d): connection refused: "
+             "that rank is gone",
+             ntohs(a.sin_port));
     if (!strstr(coll_last_error(), want))
         fail_msg("unexpected message: %s", coll_last_error());
     comm_free(&c);
@@ -882,7 +880,7 @@ static void test_connect_fails(void **state)
  * 2-core test VM measured 0.3-1.5 GB/s under load): only a transport that
  * stalls (a lost wake-up waiting for a poll timeout, a 1-byte read loop) falls
  * under it. The numbers are printed for the eye; bench/ measures properly. */
-#ifndef BW_FLOOR_GBPS   /* -DBW_FLOOR_GBPS=1000 shows the check failing */
+#ifndef BW_FLOOR_GBPS /* -DBW_FLOOR_GBPS=1000 shows the check failing */
 #define BW_FLOOR_GBPS 0.05
 #endif
 
@@ -896,7 +894,7 @@ static void rank_bw(coll_comm *c, void *arg)
     float *buf = malloc(len), *src2 = malloc(len), *want = malloc(len);
     CHECK(buf && src2 && want);
     for (size_t i = 0; i < n; i++) {
-        buf[i] = (float)(i & 4095);   /* rank 0 sends this, unchanged */
+        buf[i] = (float)(i & 4095); /* rank 0 sends this, unchanged */
         src2[i] = (float)(i & 7);
     }
     for (int reduce = 0; reduce < 2; reduce++) {
@@ -905,15 +903,15 @@ static void rank_bw(coll_comm *c, void *arg)
             want[i] = (float)(i & 4095) + (reduce ? (float)(i & 7) : 0.0f);
         for (int it = 0; it < 2; it++) {
             if (c->rank == 1)
-                memset(buf, 0xff, len);   /* NaNs: nothing left from the last run */
+                memset(buf, 0xff, len); /* NaNs: nothing left from the last run */
             /* align both ranks with a 1-byte ping-pong */
             uint8_t t = 0;
             op_t ping[2] = {op_send(1 - c->rank, &t, 1), op_recv(1 - c->rank, &t, NULL, NULL, 1, 1)};
             CHECK(drive(c, ping, 2, 0) == COLL_SUCCESS);
             double t0 = now_s();
-            op_t o = c->rank == 0 ? op_send(1, buf, len)
-                                  : op_recv(0, buf, src2, reduce ? coll_reduce_kernel(COLL_SUM, COLL_FP32) : NULL,
-                                            4, len);
+            op_t o = c->rank == 0
+                ? op_send(1, buf, len)
+                : op_recv(0, buf, src2, reduce ? coll_reduce_kernel(COLL_SUM, COLL_FP32) : NULL, 4, len);
             CHECK(drive(c, &o, 1, 0) == COLL_SUCCESS);
             double el = now_s() - t0;
             if (el < best)

@@ -215,11 +215,8 @@ static void test_dbtree_all(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_depth),
-        cmocka_unit_test(test_binomial_all),
-        cmocka_unit_test(test_binomial_example),
-        cmocka_unit_test(test_chain_all),
-        cmocka_unit_test(test_dbtree_all),
+        cmocka_unit_test(test_depth),     cmocka_unit_test(test_binomial_all), cmocka_unit_test(test_binomial_example),
+        cmocka_unit_test(test_chain_all), cmocka_unit_test(test_dbtree_all),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

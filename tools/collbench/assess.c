@@ -201,7 +201,8 @@ static int alloc_result(cbt_as_result_t *r, int n, const cbt_as_opts_t *o)
     r->d2d = malloc((size_t)n * sizeof *r->d2d), r->gflops = malloc((size_t)n * sizeof *r->gflops);
     r->again_d2d = malloc((size_t)n * sizeof *r->d2d), r->again_gflops = malloc((size_t)n * sizeof *r->gflops);
     r->shm_gbs = malloc((size_t)n * sizeof *r->shm_gbs), r->shm_lat = malloc((size_t)n * sizeof *r->shm_lat);
-    r->again_shm_gbs = malloc((size_t)n * sizeof *r->shm_gbs), r->again_shm_lat = malloc((size_t)n * sizeof *r->shm_lat);
+    r->again_shm_gbs = malloc((size_t)n * sizeof *r->shm_gbs),
+    r->again_shm_lat = malloc((size_t)n * sizeof *r->shm_lat);
     if (!r->shm_gbs || !r->shm_lat || !r->again_shm_gbs || !r->again_shm_lat)
         return -1;
     for (int h = 0; h < n; h++)
@@ -210,8 +211,8 @@ static int alloc_result(cbt_as_result_t *r, int n, const cbt_as_opts_t *o)
     r->bis_peer = malloc(nb * sizeof *r->bis_peer), r->bis = malloc(nb * sizeof *r->bis);
     r->bis_again = malloc(nb * sizeof *r->bis_again), r->grp = malloc((size_t)n * sizeof *r->grp);
     r->gbus = malloc(ngc * sizeof *r->gbus), r->gbus_again = malloc(ngc * sizeof *r->gbus_again);
-    if (!r->d2d || !r->gflops || !r->again_d2d || !r->again_gflops || !r->bis_peer || !r->bis || !r->bis_again ||
-        !r->grp || !r->gbus || !r->gbus_again)
+    if (!r->d2d || !r->gflops || !r->again_d2d || !r->again_gflops || !r->bis_peer || !r->bis || !r->bis_again
+        || !r->grp || !r->gbus || !r->gbus_again)
         return -1;
     for (size_t i = 0; i < nb; i++)
         r->bis_peer[i] = -1, r->bis[i] = r->bis_again[i] = -1;
@@ -221,8 +222,8 @@ static int alloc_result(cbt_as_result_t *r, int n, const cbt_as_opts_t *o)
         r->job_bus[i] = -1;
     for (int h = 0; h < n; h++)
         r->d2d[h] = r->gflops[h] = r->again_d2d[h] = r->again_gflops[h] = -1;
-    if (!r->uni || !r->bidi || !r->lat || !r->round || !r->succ || !r->ring || !r->again_uni || !r->again_bidi ||
-        !r->again_lat || !r->ring_again)
+    if (!r->uni || !r->bidi || !r->lat || !r->round || !r->succ || !r->ring || !r->again_uni || !r->again_bidi
+        || !r->again_lat || !r->ring_again)
         return -1;
     for (size_t i = 0; i < nn; i++)
         r->uni[i] = r->bidi[i] = r->lat[i] = -1, r->round[i] = -1,
@@ -350,8 +351,16 @@ out:
 
 int cbt_assess_main(int argc, char **argv)
 {
-    cbt_as_opts_t o = {.tests = CBT_AS_ALL, .size = 8ULL << 20, .et = 10, .lat_iters = 100, .rings = 2,
-                       .halvings = 3, .group_size = 2, .seed = 1, .threshold = 0.8, .npus = 1};
+    cbt_as_opts_t o = {.tests = CBT_AS_ALL,
+                       .size = 8ULL << 20,
+                       .et = 10,
+                       .lat_iters = 100,
+                       .rings = 2,
+                       .halvings = 3,
+                       .group_size = 2,
+                       .seed = 1,
+                       .threshold = 0.8,
+                       .npus = 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         long long ll;
@@ -385,12 +394,11 @@ int cbt_assess_main(int argc, char **argv)
                 return CBT_EXIT_USAGE;
             o.seed = ull;
         } else if (!strcmp(a, "--threshold")) {
-            if (!(v = cbt_optval(TOOL, argc, argv, &i)) ||
-                cbt_parse_double(TOOL, a, v, 0.01, 1.0, "", &o.threshold))
+            if (!(v = cbt_optval(TOOL, argc, argv, &i)) || cbt_parse_double(TOOL, a, v, 0.01, 1.0, "", &o.threshold))
                 return CBT_EXIT_USAGE;
         } else if (!strcmp(a, "--lat-threshold")) {
-            if (!(v = cbt_optval(TOOL, argc, argv, &i)) ||
-                cbt_parse_double(TOOL, a, v, 0.01, 1.0, "", &o.lat_threshold))
+            if (!(v = cbt_optval(TOOL, argc, argv, &i))
+                || cbt_parse_double(TOOL, a, v, 0.01, 1.0, "", &o.lat_threshold))
                 return CBT_EXIT_USAGE;
         } else if (!strcmp(a, "--json")) {
             if (!(v = cbt_optval(TOOL, argc, argv, &i)))

@@ -25,8 +25,13 @@
 
 #define CBT_AS_HOST_MAX 64 /* bytes of a host name */
 
-enum { CBT_AS_PAIRS = 1 << 0, CBT_AS_RING = 1 << 1, CBT_AS_NODE = 1 << 2, CBT_AS_BISECT = 1 << 3,
-       CBT_AS_COLL = 1 << 4 };
+enum {
+    CBT_AS_PAIRS = 1 << 0,
+    CBT_AS_RING = 1 << 1,
+    CBT_AS_NODE = 1 << 2,
+    CBT_AS_BISECT = 1 << 3,
+    CBT_AS_COLL = 1 << 4
+};
 #define CBT_AS_ALL (CBT_AS_PAIRS | CBT_AS_RING | CBT_AS_NODE | CBT_AS_BISECT | CBT_AS_COLL)
 
 /* coll: AllReduce sizes of the sweep (-s / 8^k down to 1K, at most this many) */
@@ -52,17 +57,17 @@ enum { CBT_AS_PAIRS = 1 << 0, CBT_AS_RING = 1 << 1, CBT_AS_NODE = 1 << 2, CBT_AS
 #define CBT_AS_SHM_BW_S 0.3
 
 typedef struct {
-    unsigned tests;           /* CBT_AS_* bits */
-    unsigned long long size;  /* -s bytes per execution */
-    long long et;             /* -et executions per measurement */
-    long long lat_iters;      /* --lat-iters ping-pongs per latency */
-    long long rings;          /* --rings random rings */
-    unsigned long long seed;  /* --seed of the random rings and halvings */
-    long long halvings;       /* --halvings of bisect */
-    long long group_size;     /* --group-size K hosts per coll group */
-    double threshold;         /* --threshold (0, 1] */
-    double lat_threshold;     /* --lat-threshold (0, 1], 0 = threshold */
-    const char *json_dir;     /* --json DIR or NULL */
+    unsigned tests;          /* CBT_AS_* bits */
+    unsigned long long size; /* -s bytes per execution */
+    long long et;            /* -et executions per measurement */
+    long long lat_iters;     /* --lat-iters ping-pongs per latency */
+    long long rings;         /* --rings random rings */
+    unsigned long long seed; /* --seed of the random rings and halvings */
+    long long halvings;      /* --halvings of bisect */
+    long long group_size;    /* --group-size K hosts per coll group */
+    double threshold;        /* --threshold (0, 1] */
+    double lat_threshold;    /* --lat-threshold (0, 1], 0 = threshold */
+    const char *json_dir;    /* --json DIR or NULL */
     int quiet;
     int npus, npus_set;
     const char *launch;
@@ -83,9 +88,9 @@ typedef struct {
     /* confirmation: the second measurement of each suspect link, -1 where the
      * link was not suspect; uni/bidi/lat above hold the better of the two */
     double *again_uni, *again_bidi, *again_lat;
-    int nconfirm;             /* suspect pairs measured again */
-    int pairs_ref;            /* reference pair a * n + b of the last confirmation, -1 none */
-    double *ring_again;       /* nrings x n: the ring measured again, -1 not */
+    int nconfirm;       /* suspect pairs measured again */
+    int pairs_ref;      /* reference pair a * n + b of the last confirmation, -1 none */
+    double *ring_again; /* nrings x n: the ring measured again, -1 not */
     /* node: per host GB/s (d2d) and GFLOPS (fp64); the second measurement of
      * a suspect host (-1 none); d2d/gflops hold the better of the two */
     double *d2d, *gflops, *again_d2d, *again_gflops;
@@ -94,9 +99,9 @@ typedef struct {
      * second rank over libcoll's shared-memory path (-1: one rank, none);
      * again_*: the measurement alone of a suspect host (-1 none) */
     double *shm_gbs, *shm_lat, *again_shm_gbs, *again_shm_lat;
-    int nrings;               /* 1 ordered + random ones; 0 when ring did not run */
-    int *succ;                /* nrings x n: successor host of h in ring r */
-    double *ring;             /* nrings x n: GB/s of h -> succ */
+    int nrings;   /* 1 ordered + random ones; 0 when ring did not run */
+    int *succ;    /* nrings x n: successor host of h in ring r */
+    double *ring; /* nrings x n: GB/s of h -> succ */
     /* bisect: nhalv halvings; per halving g and host h its partner (-1 idle),
      * the pair's GB/s (both directions together), the pair measured again
      * alone (-1 not); bis holds the better of the two */
@@ -117,8 +122,8 @@ typedef struct {
     const cbt_as_opts_t *o;
     coll_comm_t comm;
     int rank, nranks, nhosts;
-    int me_host; /* host index of this rank */
-    int speaker; /* this rank speaks for its host */
+    int me_host;  /* host index of this rank */
+    int speaker;  /* this rank speaks for its host */
     int shm_peer; /* node-shm: the speaker's second rank of its host, that
                    * rank's speaker; -1 for every other rank */
     const cbt_as_host_t *hosts;

@@ -64,7 +64,7 @@ void cbt_as_halving(unsigned long long seed, int g, int n, int *peer, int *side)
 typedef struct {
     int32_t peer; /* partner host, -1 none */
     int32_t pad;
-    double gbs;   /* 2 x SIZE / my median execution */
+    double gbs; /* 2 x SIZE / my median execution */
 } brec_t;
 
 /* One halving (only = -1) or one pair of it measured alone (only = the pair's

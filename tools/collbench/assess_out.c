@@ -40,9 +40,9 @@ static const char *LINE = "-----------------------------------------------------
 
 typedef struct {
     const char *test, *unit;
-    int lower_is_bad; /* bandwidth: 1, latency: 0 */
-    const double *m;  /* n x n */
-    int directed;     /* uni: a->b and b->a differ */
+    int lower_is_bad;    /* bandwidth: 1, latency: 0 */
+    const double *m;     /* n x n */
+    int directed;        /* uni: a->b and b->a differ */
     const double *again; /* n x n: the confirmation measurement, -1 none */
 } fig_t;
 
@@ -50,10 +50,7 @@ typedef struct {
  * the options before any test runs, on every rank. */
 static double lat_th;
 
-void cbt_as_set_lat_threshold(double t)
-{
-    lat_th = t;
-}
+void cbt_as_set_lat_threshold(double t) { lat_th = t; }
 
 /* The OUTLIER lines printed, for DIR/outliers.json (rank 0 only). */
 typedef struct {
@@ -90,10 +87,7 @@ static int bad_k(const fig_t *f, double v, double med, double th, double k)
     return f->lower_is_bad ? v < th * med : v > med / th;
 }
 
-static int bad(const fig_t *f, double v, double med, double th)
-{
-    return bad_k(f, v, med, th, 1);
-}
+static int bad(const fig_t *f, double v, double med, double th) { return bad_k(f, v, med, th, 1); }
 
 /* Past the threshold in the first pass and again in the confirmation round
  * (the matrix holds the better of the two, so only that is tested, and only
@@ -179,7 +173,8 @@ int cbt_as_node_suspects(const cbt_as_result_t *r, double th, int *out)
     int n = r->n, k = 0;
     double md = cbt_as_median(r->d2d, n), mf = cbt_as_median(r->gflops, n);
     for (int h = 0; h < n; h++)
-        if ((r->d2d[h] >= 0 && md > 0 && r->d2d[h] < th * md) || (r->gflops[h] >= 0 && mf > 0 && r->gflops[h] < th * mf))
+        if ((r->d2d[h] >= 0 && md > 0 && r->d2d[h] < th * md)
+            || (r->gflops[h] >= 0 && mf > 0 && r->gflops[h] < th * mf))
             out[k++] = h;
     return k;
 }
@@ -262,8 +257,8 @@ static int pair_outliers(const cbt_as_result_t *r, const fig_t *f, double th)
             if (i == j || (!f->directed && i > j) || !confirmed(f, i * n + j, med, th))
                 continue;
             printf("OUTLIER %s %s%s%s: %.6f %s (median %.6f, %.0f%%; last measured alone: %.6f)\n", f->test,
-                   r->hosts[i].name, f->directed ? "->" : "<->", r->hosts[j].name, x, f->unit, med,
-                   100.0 * x / med, f->again[i * n + j]);
+                   r->hosts[i].name, f->directed ? "->" : "<->", r->hosts[j].name, x, f->unit, med, 100.0 * x / med,
+                   f->again[i * n + j]);
             char subj[2 * CBT_AS_HOST_MAX + 4];
             snprintf(subj, sizeof subj, "%s%s%s", r->hosts[i].name, f->directed ? "->" : "<->", r->hosts[j].name);
             cbt_as_note_outlier(f->test, subj, x, med);
@@ -297,7 +292,8 @@ static int pair_outliers(const cbt_as_result_t *r, const fig_t *f, double th)
             printf(j == h ? " -" : " %.6f", f->m[h * n + j]);
         printf("\n  evidence: slow in rounds:");
         for (int j = 0; j < n; j++) {
-            int slow = j != h && (confirmed(f, h * n + j, med, th) || (f->directed && confirmed(f, j * n + h, med, th)));
+            int slow = j != h
+                && (confirmed(f, h * n + j, med, th) || (f->directed && confirmed(f, j * n + h, med, th)));
             if (slow)
                 printf(" %d (with %s)", r->round[h * n + j] + 1, r->hosts[j].name);
         }
@@ -342,8 +338,7 @@ static int ring_outliers(const cbt_as_result_t *r, double th)
 static void print_ring(const cbt_as_result_t *r, const cbt_as_opts_t *o)
 {
     int n = r->n;
-    printf("Ring Bandwidth (GB/s per host to its successor; ring 0 ordered, others random, seed %llu)\n",
-           o->seed);
+    printf("Ring Bandwidth (GB/s per host to its successor; ring 0 ordered, others random, seed %llu)\n", o->seed);
     printf("Size(Bytes): %llu  Execute Times: %lld\n%s\n", o->size, o->et, LINE);
     printf("%6s %-10s", "ring", "order");
     for (int h = 0; h < n; h++)
@@ -401,8 +396,10 @@ FILE *cbt_as_json_open(const cbt_as_opts_t *o, const cbt_as_result_t *r, const c
         cbt_error("assess", CBT_EXIT_FAIL, "cannot write %s: %s", path, strerror(errno));
         return NULL;
     }
-    fprintf(f, "{\"schema\": \"collbench-assess/1\", \"test\": \"%s\", \"size\": %llu, \"execute_times\": %lld, "
-               "\"threshold\": %.3f,\n \"hosts\": [", test, o->size, o->et, o->threshold);
+    fprintf(f,
+            "{\"schema\": \"collbench-assess/1\", \"test\": \"%s\", \"size\": %llu, \"execute_times\": %lld, "
+            "\"threshold\": %.3f,\n \"hosts\": [",
+            test, o->size, o->et, o->threshold);
     for (int h = 0; h < r->n; h++) {
         fprintf(f, "%s{\"host\": ", h ? ", " : "");
         cbt_json_str(f, r->hosts[h].name);
@@ -489,8 +486,7 @@ static int write_json(const cbt_as_opts_t *o, const cbt_as_result_t *r)
 int cbt_as_report(const cbt_as_opts_t *o, const cbt_as_result_t *r)
 {
     int n = r->n, cnt = 0;
-    printf("collbench assess: %d host%s (launch %s), threshold %.2f\n", n, n == 1 ? "" : "s", o->launch,
-           o->threshold);
+    printf("collbench assess: %d host%s (launch %s), threshold %.2f\n", n, n == 1 ? "" : "s", o->launch, o->threshold);
     for (int h = 0; h < n; h++)
         printf("Host %d: %s (speaker rank %d, %d rank%s)\n", h, r->hosts[h].name, r->hosts[h].speaker,
                r->hosts[h].nranks, r->hosts[h].nranks == 1 ? "" : "s");
@@ -523,8 +519,7 @@ int cbt_as_report(const cbt_as_opts_t *o, const cbt_as_result_t *r)
         cnt += cbt_as_bisect_outliers(r, o->threshold);
     if (r->ngroups > 1)
         cnt += cbt_as_coll_outliers(r, o->threshold);
-    if ((o->tests & CBT_AS_PAIRS) && n > 1)
-    {
+    if ((o->tests & CBT_AS_PAIRS) && n > 1) {
         printf("collbench assess: %d suspect pair%s measured again", r->nconfirm, r->nconfirm == 1 ? "" : "s");
         if (r->pairs_ref >= 0)
             printf(", each after the reference pair %s<->%s (its change since the first pass scales them)",

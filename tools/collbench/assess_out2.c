@@ -45,7 +45,8 @@ int cbt_as_bisect_suspects(const cbt_as_result_t *r, double th, int marginal, in
     for (int g = 0; g < r->nhalv; g++)
         for (int h = 0; h < n; h++) {
             double x = r->bis[g * n + h];
-            if (r->bis_peer[g * n + h] > h && x >= 0 && med > 0 && x < th * med && !(marginal && x < CBT_AS_CLEAR * th * med))
+            if (r->bis_peer[g * n + h] > h && x >= 0 && med > 0 && x < th * med
+                && !(marginal && x < CBT_AS_CLEAR * th * med))
                 out[k++] = g * n + h;
         }
     return k;
@@ -93,8 +94,8 @@ void cbt_as_print_bisect(const cbt_as_opts_t *o, const cbt_as_result_t *r)
                 worst = x, wa = h, wb = r->bis_peer[g * n + h];
         }
         if (wa >= 0)
-            printf("  aggregate %.6f GB/s, worst pair %s<->%s %.6f GB/s\n", agg, r->hosts[wa].name,
-                   r->hosts[wb].name, worst);
+            printf("  aggregate %.6f GB/s, worst pair %s<->%s %.6f GB/s\n", agg, r->hosts[wa].name, r->hosts[wb].name,
+                   worst);
     }
     printf("%s\n\n", LINE);
     free(peer), free(side);

@@ -46,10 +46,7 @@ static const char *TOOL = "assess";
 
 /* ------------------------------------------------------------ pure helpers */
 
-int cbt_as_rounds(int n)
-{
-    return n < 2 ? 0 : n % 2 ? n : n - 1;
-}
+int cbt_as_rounds(int n) { return n < 2 ? 0 : n % 2 ? n : n - 1; }
 
 int cbt_as_partner(int r, int h, int n)
 {
@@ -116,20 +113,20 @@ int cbt_as_st_code(coll_status_t st)
     return st == COLL_ERR_TIMEOUT ? CBT_EXIT_TIMEOUT : st == COLL_ERR_NO_MEMORY ? CBT_EXIT_FAIL : CBT_EXIT_CONN;
 }
 
-#define TRY(call)                                                                                          \
-    do {                                                                                                   \
-        coll_status_t st_ = (call);                                                                        \
-        if (st_ != COLL_SUCCESS) {                                                                         \
-            cbt_error(TOOL, cbt_as_st_code(st_), "rank %d: %s: %s: %s", c->rank, #call, coll_strerror(st_),       \
-                      coll_last_error());                                                                  \
-            coll_comm_abort(c->comm);                                                                      \
-            return cbt_as_st_code(st_);                                                                           \
-        }                                                                                                  \
+#define TRY(call) \
+    do { \
+        coll_status_t st_ = (call); \
+        if (st_ != COLL_SUCCESS) { \
+            cbt_error(TOOL, cbt_as_st_code(st_), "rank %d: %s: %s: %s", c->rank, #call, coll_strerror(st_), \
+                      coll_last_error()); \
+            coll_comm_abort(c->comm); \
+            return cbt_as_st_code(st_); \
+        } \
     } while (0)
 
 /* One round's record of a rank (gathered to rank 0). */
 typedef struct {
-    int32_t peer;    /* partner host (pairs) or successor host (ring); -1: none */
+    int32_t peer; /* partner host (pairs) or successor host (ring); -1: none */
     int32_t pad;
     double lat_us;   /* pairs: measured by the lower host */
     double uni_gbs;  /* pairs: my sends to peer; ring: my link to the successor */
@@ -218,8 +215,8 @@ static int pair_measure(cbt_as_ctx_t *c, int peer_host, rec_t *r)
         if (t >= 0)
             ex[t] = cbt_now() - t0;
     }
-    coll_status_t st = rc ? COLL_SUCCESS : coll_sendrecv(ex, (size_t)et, peer, ex + et, (size_t)et, peer, COLL_FP64,
-                                                        c->comm);
+    coll_status_t st = rc ? COLL_SUCCESS
+                          : coll_sendrecv(ex, (size_t)et, peer, ex + et, (size_t)et, peer, COLL_FP64, c->comm);
     if (!rc && st == COLL_SUCCESS) {
         for (long long t = 0; t < et; t++)
             if (ex[et + t] > ex[t])
@@ -244,8 +241,7 @@ static int gather(cbt_as_ctx_t *c, const rec_t *mine, rec_t *all)
 void cbt_as_progress(const char *what, int done, int total, double t_start)
 {
     double el = cbt_now() - t_start, left = done ? el / done * (total - done) : 0;
-    fprintf(stderr, "collbench assess: %s round %d/%d done, %.1f s, about %.1f s left\n", what, done, total, el,
-            left);
+    fprintf(stderr, "collbench assess: %s round %d/%d done, %.1f s, about %.1f s left\n", what, done, total, el, left);
 }
 
 double cbt_as_better(int lower_is_better, double a, double b)

@@ -37,15 +37,15 @@ typedef struct {
     double gbs, lat_us;
 } shm_rec_t;
 
-#define TRY(call)                                                                                          \
-    do {                                                                                                   \
-        coll_status_t st_ = (call);                                                                        \
-        if (st_ != COLL_SUCCESS) {                                                                         \
-            cbt_error(TOOL, cbt_as_st_code(st_), "rank %d: node-shm: %s: %s: %s", c->rank, #call,         \
-                      coll_strerror(st_), coll_last_error());                                              \
-            coll_comm_abort(c->comm);                                                                      \
-            return cbt_as_st_code(st_);                                                                    \
-        }                                                                                                  \
+#define TRY(call) \
+    do { \
+        coll_status_t st_ = (call); \
+        if (st_ != COLL_SUCCESS) { \
+            cbt_error(TOOL, cbt_as_st_code(st_), "rank %d: node-shm: %s: %s: %s", c->rank, #call, coll_strerror(st_), \
+                      coll_last_error()); \
+            coll_comm_abort(c->comm); \
+            return cbt_as_st_code(st_); \
+        } \
     } while (0)
 
 /* The speaker (low end) and its host's second rank: latency, then bandwidth,
@@ -168,8 +168,8 @@ int cbt_as_shm_suspects(const cbt_as_result_t *r, double th, double lat_th, int 
     int n = r->n, k = 0;
     double mg = cbt_as_median(r->shm_gbs, n), ml = cbt_as_median(r->shm_lat, n);
     for (int h = 0; h < n; h++)
-        if ((r->shm_gbs[h] >= 0 && mg > 0 && r->shm_gbs[h] < th * mg) ||
-            (r->shm_lat[h] >= 0 && ml > 0 && r->shm_lat[h] > ml / lat_th))
+        if ((r->shm_gbs[h] >= 0 && mg > 0 && r->shm_gbs[h] < th * mg)
+            || (r->shm_lat[h] >= 0 && ml > 0 && r->shm_lat[h] > ml / lat_th))
             out[k++] = h;
     return k;
 }

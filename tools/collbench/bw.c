@@ -101,13 +101,13 @@ int cbt_bw_main(int argc, char **argv)
                 goto out;
             o.type = v;
         } else if (!strcmp(a, "-s") || !strcmp(a, "--size")) {
-            if (!(v = cbt_optval(TOOL, argc, argv, &i)) ||
-                cbt_parse_size(TOOL, "-s", v, CBT_BW_SIZE_MIN, CBT_BW_SIZE_MAX, &o.size))
+            if (!(v = cbt_optval(TOOL, argc, argv, &i))
+                || cbt_parse_size(TOOL, "-s", v, CBT_BW_SIZE_MIN, CBT_BW_SIZE_MAX, &o.size))
                 goto out;
             o.size_set = 1;
         } else if (!strcmp(a, "-et") || !strcmp(a, "--et") || !strcmp(a, "--execute-times")) {
-            if (!(v = cbt_optval(TOOL, argc, argv, &i)) ||
-                cbt_parse_ll(TOOL, "-et", v, CBT_BW_ET_MIN, CBT_BW_ET_MAX, &o.exec_times))
+            if (!(v = cbt_optval(TOOL, argc, argv, &i))
+                || cbt_parse_ll(TOOL, "-et", v, CBT_BW_ET_MIN, CBT_BW_ET_MAX, &o.exec_times))
                 goto out;
         } else if (!strcmp(a, "-fmt") || !strcmp(a, "--fmt") || !strcmp(a, "--format")) {
             if (!(v = cbt_optval(TOOL, argc, argv, &i)))
@@ -164,7 +164,4 @@ void cbt_bw_table_row(unsigned long long bytes, long long times, double gbs, dou
     printf("%12llu%11lld%20.6f%14.2f\n", bytes, times, gbs, us);
 }
 
-void cbt_bw_table_foot(void)
-{
-    printf("%s\n", LINE);
-}
+void cbt_bw_table_foot(void) { printf("%s\n", LINE); }

@@ -9,14 +9,14 @@
 #define CBT_BW_H
 
 typedef struct {
-    const char *type;             /* -t: "d2d", "p2p" */
-    unsigned long long size;      /* -s bytes (default 512 MiB) */
-    int size_set;                 /* -s given */
-    long long exec_times;         /* -et, 1..1000 (default 40) */
-    int json;                     /* -fmt json */
-    int quiet;                    /* -q: tables only */
-    const char *calib_out;        /* --calibration-out FILE (d2d) */
-    int nextra;                   /* options left for the mode */
+    const char *type;        /* -t: "d2d", "p2p" */
+    unsigned long long size; /* -s bytes (default 512 MiB) */
+    int size_set;            /* -s given */
+    long long exec_times;    /* -et, 1..1000 (default 40) */
+    int json;                /* -fmt json */
+    int quiet;               /* -q: tables only */
+    const char *calib_out;   /* --calibration-out FILE (d2d) */
+    int nextra;              /* options left for the mode */
     char **extra;
 } cbt_bw_opts_t;
 

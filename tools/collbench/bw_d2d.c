@@ -46,10 +46,7 @@ static const char *TOOL = "bw";
 
 typedef void (*copy_fn)(void *restrict dst, const void *restrict src, size_t n);
 
-static void copy_memcpy(void *restrict dst, const void *restrict src, size_t n)
-{
-    memcpy(dst, src, n);
-}
+static void copy_memcpy(void *restrict dst, const void *restrict src, size_t n) { memcpy(dst, src, n); }
 
 static void copy_nt(void *restrict dst, const void *restrict src, size_t n)
 {
@@ -113,12 +110,8 @@ static void *worker(void *arg)
             s[i] = (unsigned char)((w->off + i) * 131u + 7u);
         memset(d, 0, w->len);
         break;
-    case JOB_CLEAR:
-        memset(d, 0, w->len);
-        break;
-    case JOB_CHECK:
-        w->bad = memcmp(d, s, w->len) != 0;
-        break;
+    case JOB_CLEAR: memset(d, 0, w->len); break;
+    case JOB_CHECK: w->bad = memcmp(d, s, w->len) != 0; break;
     case JOB_COPY:
         do {
             if (w->len)
@@ -186,9 +179,9 @@ static void run_free(run_t *r)
  * 0, or -1 with a message in err. ENOSYS (no NUMA in the kernel) is not an error. */
 static int place(void *addr, size_t len, const cbt_dev_t *d, const char *what, char *err, size_t errlen)
 {
-    if (syscall(SYS_mbind, addr, len, 2 /* MPOL_BIND */, d->nodemask, (unsigned long)(64 * CBT_DEV_MASK_WORDS + 1),
-                0UL) != 0 &&
-        errno != ENOSYS) {
+    if (syscall(SYS_mbind, addr, len, 2 /* MPOL_BIND */, d->nodemask, (unsigned long)(64 * CBT_DEV_MASK_WORDS + 1), 0UL)
+            != 0
+        && errno != ENOSYS) {
         snprintf(err, errlen, "cannot place the %s buffer on %s %d: %s", what, d->card ? "card" : "device", d->id,
                  strerror(errno));
         return -1;
@@ -272,8 +265,13 @@ int cbt_bw_d2d(const cbt_bw_opts_t *o)
         char e[512];
         for (int k = 0; k < 2; k++)
             if (cbt_dev_lookup(card, k ? dd : ds, k ? &ddev : &sdev, e, sizeof e) != 0)
-                return cbt_usage_error(TOOL, "%s %d: %s (--ds/--dd are device ids on the source and the target "
-                                       "node, not ranks)", dev >= 0 ? "-d" : k ? "--dd" : "--ds", k ? dd : ds, e);
+                return cbt_usage_error(TOOL,
+                                       "%s %d: %s (--ds/--dd are device ids on the source and the target "
+                                       "node, not ranks)",
+                                       dev >= 0 ? "-d"
+                                           : k  ? "--dd"
+                                                : "--ds",
+                                       k ? dd : ds, e);
         /* the copying threads run on the destination (see the top of this file);
          * the threads started below inherit the CPUs, cbt_cpu_list sees only them */
         if (cbt_dev_bind(&ddev, e, sizeof e) != 0)
@@ -316,7 +314,8 @@ int cbt_bw_d2d(const cbt_bw_opts_t *o)
     int rc = 0;
     if (ds >= 0) {
         char e[512];
-        if (place(src, map, &sdev, "source", e, sizeof e) != 0 || place(dst, map, &ddev, "destination", e, sizeof e) != 0) {
+        if (place(src, map, &sdev, "source", e, sizeof e) != 0
+            || place(dst, map, &ddev, "destination", e, sizeof e) != 0) {
             rc = cbt_error(TOOL, CBT_EXIT_FAIL, "%s", e);
             goto out;
         }
@@ -383,8 +382,8 @@ int cbt_bw_d2d(const cbt_bw_opts_t *o)
         }
     }
     if (o->json) {
-        printf("{\"schema\": \"collbench-bw/1\", \"type\": \"d2d\", \"size\": %llu, \"execute_times\": %lld, ",
-               o->size, o->exec_times);
+        printf("{\"schema\": \"collbench-bw/1\", \"type\": \"d2d\", \"size\": %llu, \"execute_times\": %lld, ", o->size,
+               o->exec_times);
         if (ds >= 0)
             printf("\"mode\": \"%s\", \"src_device\": %d, \"dst_device\": %d, \"threads_on\": \"dst\", ",
                    card ? "card" : "device", ds, dd);
@@ -405,8 +404,8 @@ int cbt_bw_d2d(const cbt_bw_opts_t *o)
         size_t rb = o->size < (64u << 20) ? (size_t)o->size : (size_t)64 << 20;
         double red = cbt_calib_reduce_gbps(rb < 4096 ? 4096 : rb, 0.5);
         char by[160];
-        snprintf(by, sizeof by, "collbench bw -t d2d -s %llu (%s one core %.3f GB/s; %d cores)", o->size,
-                 one->method, one->gbs, all);
+        snprintf(by, sizeof by, "collbench bw -t d2d -s %llu (%s one core %.3f GB/s; %d cores)", o->size, one->method,
+                 one->gbs, all);
         cbt_calib_kv_t kv[3] = {{"shm_gbps", one->gbs * 8 / 2}, {"reduce_gbps", red}, {"cores_per_host", all}};
         rc = cbt_calib_write(TOOL, o->calib_out, by, kv, 3);
     }

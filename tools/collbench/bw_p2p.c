@@ -54,8 +54,8 @@ static char g_deverr[512];
 static int bind_dev(int card, int id)
 {
     cbt_dev_t d;
-    if (cbt_dev_lookup(card, id, &d, g_deverr, sizeof g_deverr) != 0 ||
-        cbt_dev_bind(&d, g_deverr, sizeof g_deverr) != 0)
+    if (cbt_dev_lookup(card, id, &d, g_deverr, sizeof g_deverr) != 0
+        || cbt_dev_bind(&d, g_deverr, sizeof g_deverr) != 0)
         return -1;
     g_mydev = id;
     return 0;
@@ -106,14 +106,14 @@ static int st_code(coll_status_t st)
     return st == COLL_ERR_TIMEOUT ? CBT_EXIT_TIMEOUT : st == COLL_ERR_NO_MEMORY ? CBT_EXIT_FAIL : CBT_EXIT_CONN;
 }
 
-#define TRY(call)                                                                                          \
-    do {                                                                                                   \
-        coll_status_t st_ = (call);                                                                        \
-        if (st_ != COLL_SUCCESS) {                                                                         \
-            cbt_error(TOOL, st_code(st_), "rank %d: %s: %s: %s", c->rank, #call, coll_strerror(st_),       \
-                      coll_last_error());                                                                  \
-            return st_code(st_);                                                                           \
-        }                                                                                                  \
+#define TRY(call) \
+    do { \
+        coll_status_t st_ = (call); \
+        if (st_ != COLL_SUCCESS) { \
+            cbt_error(TOOL, st_code(st_), "rank %d: %s: %s: %s", c->rank, #call, coll_strerror(st_), \
+                      coll_last_error()); \
+            return st_code(st_); \
+        } \
     } while (0)
 
 /* One execution of n bytes between me and peer. */
@@ -123,8 +123,7 @@ static coll_status_t exec_once(ctx_t *c, int s, int d, int bidi, size_t n)
         int peer = c->rank == s ? d : s;
         return coll_sendrecv(c->src, n, peer, c->dst, n, peer, COLL_UINT8, c->comm);
     }
-    return c->rank == s ? coll_send(c->src, n, COLL_UINT8, d, c->comm)
-                        : coll_recv(c->dst, n, COLL_UINT8, s, c->comm);
+    return c->rank == s ? coll_send(c->src, n, COLL_UINT8, d, c->comm) : coll_recv(c->dst, n, COLL_UINT8, s, c->comm);
 }
 
 /* Every rank calls it (ranks outside the pair only join the final reduction). */
@@ -169,8 +168,12 @@ static int measure(ctx_t *c, int s, int d, int bidi, cbt_p2p_result_t *out)
     double per = v[0] / (double)c->times;
     if (per <= 0)
         per = 1e-9;
-    *out = (cbt_p2p_result_t){.src = s, .dst = d, .bidi = bidi, .us = per * 1e6,
-                              .gbs = (double)c->size * (bidi ? 2.0 : 1.0) / per / 1e9, .ok = v[1] == 0};
+    *out = (cbt_p2p_result_t){.src = s,
+                              .dst = d,
+                              .bidi = bidi,
+                              .us = per * 1e6,
+                              .gbs = (double)c->size * (bidi ? 2.0 : 1.0) / per / 1e9,
+                              .ok = v[1] == 0};
     return CBT_EXIT_OK;
 }
 
@@ -218,11 +221,14 @@ static int write_calibration(const cbt_p2p_opts_t *o, const cbt_p2p_report_t *re
     const char *f = o->bw->calib_out;
     double gbps, lat = 0;
     if (rep->nranks != 2 || strcmp(rep->transport, "tcp"))
-        return cbt_usage_error(TOOL, "invalid --calibration-out with %d ranks over %s (allowed: 2 ranks on 2 hosts, tcp)",
+        return cbt_usage_error(TOOL,
+                               "invalid --calibration-out with %d ranks over %s (allowed: 2 ranks on 2 hosts, tcp)",
                                rep->nranks, rep->transport);
     if (cbt_calib_get(f, "net_gbps", &gbps))
-        return cbt_usage_error(TOOL, "--calibration-out %s has no net_gbps: run collbench net HOST --calibration-out %s "
-                               "first (p2p derives net_step_us from it)", f, f);
+        return cbt_usage_error(TOOL,
+                               "--calibration-out %s has no net_gbps: run collbench net HOST --calibration-out %s "
+                               "first (p2p derives net_step_us from it)",
+                               f, f);
     if (cbt_calib_get(f, "net_us", &lat))
         lat = 0;
     const cbt_p2p_result_t *x = NULL;
@@ -233,7 +239,8 @@ static int write_calibration(const cbt_p2p_opts_t *o, const cbt_p2p_report_t *re
         return cbt_error(TOOL, CBT_EXIT_FAIL, "no bidirectional measurement for --calibration-out");
     double wire = (double)o->bw->size * 8 / (gbps * 1e3), step = x->us - wire - lat;
     char by[200];
-    snprintf(by, sizeof by, "collbench bw -t p2p -s %llu: exchange %.1f us, transmission at net_gbps %.1f us, net_us %.1f",
+    snprintf(by, sizeof by,
+             "collbench bw -t p2p -s %llu: exchange %.1f us, transmission at net_gbps %.1f us, net_us %.1f",
              o->bw->size, x->us, wire, lat);
     cbt_calib_kv_t kv[2] = {{"net_step_us", step > 0 ? step : 0}, {"net_step_bytes", (double)o->bw->size}};
     return cbt_calib_write(TOOL, f, by, kv, 2);
@@ -345,8 +352,14 @@ int cbt_p2p_run(coll_comm_t comm, const cbt_p2p_opts_t *o, const char *const *po
     for (int i = 0; i < nres; i++)
         bad |= !res[i].ok;
 
-    cbt_p2p_report_t rep = {.o = o, .nranks = n, .me = c->rank, .ranks = ranks, .pod = pod, .res = res,
-                            .nres = nres, .transport = transport_of(comm, n)};
+    cbt_p2p_report_t rep = {.o = o,
+                            .nranks = n,
+                            .me = c->rank,
+                            .ranks = ranks,
+                            .pod = pod,
+                            .res = res,
+                            .nres = nres,
+                            .transport = transport_of(comm, n)};
     if (o->sp == 0 || o->sp == 1) {
         /* each end prints its own direction: the source tables 0-1, the target 2-3 */
         int first = c->rank == 0 ? 0 : 2;
@@ -412,11 +425,10 @@ static int parse(const cbt_bw_opts_t *bw, cbt_p2p_opts_t *o)
         const char *a = bw->extra[i];
         const char *v = i + 1 < bw->nextra ? bw->extra[i + 1] : NULL;
         long long ll;
-        int known = is_opt(a, "-sp", "--sp", "--super-pod") || is_opt(a, "-ip", "--ip", "--peer-ip") ||
-                    is_opt(a, "-hip", "--hip", "--host-ip") || is_opt(a, "-spp", "--spp", "--super-pod-path") ||
-                    is_opt(a, "-ds", "--ds", "--device-src") || is_opt(a, "-dd", "--dd", "--device-dst") ||
-                    is_opt(a, "-d", "--device", NULL) || is_opt(a, "-m", "--mode", NULL) ||
-                    is_opt(a, "-p", "--npus", NULL);
+        int known = is_opt(a, "-sp", "--sp", "--super-pod") || is_opt(a, "-ip", "--ip", "--peer-ip")
+            || is_opt(a, "-hip", "--hip", "--host-ip") || is_opt(a, "-spp", "--spp", "--super-pod-path")
+            || is_opt(a, "-ds", "--ds", "--device-src") || is_opt(a, "-dd", "--dd", "--device-dst")
+            || is_opt(a, "-d", "--device", NULL) || is_opt(a, "-m", "--mode", NULL) || is_opt(a, "-p", "--npus", NULL);
         if (!known)
             return cbt_usage_error(TOOL, "unknown option '%s' for -t p2p (see collbench bw --help)", a);
         if (!v)
@@ -460,8 +472,10 @@ static int parse(const cbt_bw_opts_t *bw, cbt_p2p_opts_t *o)
         return cbt_usage_error(TOOL, "-d does not go with --ds/--dd (-d D is --ds D --dd D)");
     int spdir = o->sp == 0 || o->sp == 1;
     if (spdir && ds_set)
-        return cbt_usage_error(TOOL, "--sp %d runs one rank on each end: --ds/--dd does not apply (use -d DEVICE on "
-                               "each end)", o->sp);
+        return cbt_usage_error(TOOL,
+                               "--sp %d runs one rank on each end: --ds/--dd does not apply (use -d DEVICE on "
+                               "each end)",
+                               o->sp);
     if (!spdir && (o->dev >= 0 || m_set)) { /* -d D = --ds D --dd D; -m alone: device/card 0 */
         if (o->dev >= 0)
             o->ds = o->dd = o->dev;
@@ -474,18 +488,26 @@ static int parse(const cbt_bw_opts_t *bw, cbt_p2p_opts_t *o)
     /* --ds/--dd are ascend-dmi's device ids, no longer ranks: the pair is always
      * rank 0 (source) and rank 1 (target), so they need a run of two ranks */
     if (ds_set && o->npus_set && o->npus != 2)
-        return cbt_usage_error(TOOL, "--ds/--dd/-d are device ids of the source (rank 0) and the target (rank 1), "
+        return cbt_usage_error(TOOL,
+                               "--ds/--dd/-d are device ids of the source (rank 0) and the target (rank 1), "
                                "not ranks: they need 2 ranks, not -p %d (drop them to measure every pair of ranks)",
                                o->npus);
     if (spdir) {
         if (!o->ip || !o->hip || !o->spp)
             return cbt_usage_error(TOOL, "--sp %d needs --ip PEER_IP, --hip OWN_IP and --spp SHARED_DIR (missing %s)",
-                                   o->sp, !o->ip ? "--ip" : !o->hip ? "--hip" : "--spp");
+                                   o->sp,
+                                   !o->ip        ? "--ip"
+                                       : !o->hip ? "--hip"
+                                                 : "--spp");
         if (o->npus_set)
             return cbt_usage_error(TOOL, "--sp %d runs one rank on each end: -p does not apply", o->sp);
     } else if (o->ip || o->hip || o->spp) {
-        return cbt_usage_error(TOOL, "%s applies only to the shared-directory mode (--sp 0 on the source, --sp 1 "
-                               "on the target)", o->ip ? "--ip" : o->hip ? "--hip" : "--spp");
+        return cbt_usage_error(TOOL,
+                               "%s applies only to the shared-directory mode (--sp 0 on the source, --sp 1 "
+                               "on the target)",
+                               o->ip        ? "--ip"
+                                   : o->hip ? "--hip"
+                                            : "--spp");
     }
     return 0;
 }
@@ -512,18 +534,21 @@ int cbt_bw_p2p(const cbt_bw_opts_t *bw)
     }
     o.launch = l.name;
     if (bw->calib_out && l.kind == CB_LAUNCH_STANDALONE)
-        return cbt_usage_error(TOOL, "invalid --calibration-out with standalone ranks (one host; allowed: 2 ranks on "
+        return cbt_usage_error(TOOL,
+                               "invalid --calibration-out with standalone ranks (one host; allowed: 2 ranks on "
                                "2 hosts started by a launcher, or --sp 0/1)");
     if (o.sp == 2 && l.kind == CB_LAUNCH_STANDALONE)
-        return cbt_usage_error(TOOL, "--sp 2 is the MPI mode: start it under mpirun (mpirun -n 2 collbench bw -t "
+        return cbt_usage_error(TOOL,
+                               "--sp 2 is the MPI mode: start it under mpirun (mpirun -n 2 collbench bw -t "
                                "p2p --sp 2 ...), or drop --sp to fork the ranks here (-p N)");
     if (l.kind != CB_LAUNCH_STANDALONE && o.npus_set && o.npus != l.nranks)
-        fprintf(stderr, "collbench bw: warning: -p %d but %d ranks were started by %s; using %d\n", o.npus,
-                l.nranks, l.name, l.nranks);
+        fprintf(stderr, "collbench bw: warning: -p %d but %d ranks were started by %s; using %d\n", o.npus, l.nranks,
+                l.name, l.nranks);
     if (l.nranks < 2)
         return cbt_usage_error(TOOL, "-t p2p needs at least 2 ranks (%s started %d)", l.name, l.nranks);
     if (o.ds >= 0 && l.nranks != 2)
-        return cbt_usage_error(TOOL, "--ds/--dd/-d are device ids of the source (rank 0) and the target (rank 1), "
+        return cbt_usage_error(TOOL,
+                               "--ds/--dd/-d are device ids of the source (rank 0) and the target (rank 1), "
                                "not ranks: they need 2 ranks, %s started %d (drop them to measure every pair)",
                                l.name, l.nranks);
     if (l.kind == CB_LAUNCH_STANDALONE) {
@@ -532,8 +557,12 @@ int cbt_bw_p2p(const cbt_bw_opts_t *bw)
         char e[512];
         for (int k = 0; k < 2 && o.ds >= 0; k++)
             if (cbt_dev_lookup(o.card, k ? o.dd : o.ds, &d, e, sizeof e) != 0)
-                return cbt_usage_error(TOOL, "%s %d: %s (--ds/--dd are device ids on the source and the target "
-                                       "node, not ranks)", o.dev >= 0 ? "-d" : k ? "--dd" : "--ds",
+                return cbt_usage_error(TOOL,
+                                       "%s %d: %s (--ds/--dd are device ids on the source and the target "
+                                       "node, not ranks)",
+                                       o.dev >= 0 ? "-d"
+                                           : k    ? "--dd"
+                                                  : "--ds",
                                        k ? o.dd : o.ds, e);
         unsigned long long need = 2ULL * bw->size * (unsigned long long)o.npus, avail = cbt_mem_available();
         if (avail && need > avail / 10 * 9) {

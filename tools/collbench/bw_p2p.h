@@ -19,15 +19,15 @@
 
 typedef struct {
     const cbt_bw_opts_t *bw;
-    int sp;             /* --sp: -1 not given, 0 source, 1 target, 2 MPI */
-    const char *ip;     /* --ip peer address (--sp 0/1) */
-    const char *hip;    /* --hip own address (--sp 0/1) */
-    const char *spp;    /* --spp shared directory (--sp 0/1) */
-    int ds, dd;         /* --ds/--dd (or -d): device ids of the source (rank 0) and the target
+    int sp;          /* --sp: -1 not given, 0 source, 1 target, 2 MPI */
+    const char *ip;  /* --ip peer address (--sp 0/1) */
+    const char *hip; /* --hip own address (--sp 0/1) */
+    const char *spp; /* --spp shared directory (--sp 0/1) */
+    int ds, dd;      /* --ds/--dd (or -d): device ids of the source (rank 0) and the target
                            (rank 1) on their nodes; -1: no device given, every pair (matrix) */
-    int card;           /* -m card: the ids are sockets, not NUMA nodes */
-    int dev;            /* -d (shared-directory mode: this end's device); -1 not given */
-    int npus;           /* -p: standalone ranks (default 2) */
+    int card;        /* -m card: the ids are sockets, not NUMA nodes */
+    int dev;         /* -d (shared-directory mode: this end's device); -1 not given */
+    int npus;        /* -p: standalone ranks (default 2) */
     int npus_set;
     const char *launch; /* "standalone", "openmpi", ..., "spdir" */
 } cbt_p2p_opts_t;

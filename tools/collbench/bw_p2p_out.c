@@ -63,8 +63,7 @@ static void matrix(const cbt_p2p_report_t *r, int bidi)
             const cbt_p2p_result_t *x = NULL;
             for (int k = 0; k < r->nres && !x; k++) {
                 const cbt_p2p_result_t *y = &r->res[k];
-                if (y->bidi == bidi &&
-                    ((y->src == i && y->dst == j) || (bidi && y->src == j && y->dst == i)))
+                if (y->bidi == bidi && ((y->src == i && y->dst == j) || (bidi && y->src == j && y->dst == i)))
                     x = y;
             }
             if (x)
@@ -104,7 +103,7 @@ void cbt_p2p_print_json(const cbt_p2p_report_t *r, int first, int count)
     const cbt_p2p_opts_t *o = r->o;
     printf("{\"schema\": \"collbench-bw/1\", \"type\": \"p2p\", \"mode\": \"%s\", \"launch\": ",
            o->sp == 0 || o->sp == 1 ? (o->sp == 0 ? "spdir-source" : "spdir-target")
-           : o->ds >= 0             ? "pair"
+               : o->ds >= 0         ? "pair"
                                     : "matrix");
     cbt_json_str(stdout, o->launch);
     printf(", \"transport\": \"%s\", \"nranks\": %d, \"rank\": %d, \"size\": %llu, \"execute_times\": %lld,\n"

@@ -245,7 +245,7 @@ double cbt_calib_reduce_gbps(size_t bytes, double seconds)
     }
     for (size_t i = 0; i < n; i++)
         a[i] = 0, b[i] = (float)(i & 7);
-    sum_f32(a, b, n);   /* touch */
+    sum_f32(a, b, n); /* touch */
     double t0 = cbt_now(), t;
     unsigned long long passes = 0;
     do {

@@ -39,12 +39,11 @@ int cbt_error(const char *tool, int code, const char *fmt, ...) __attribute__((f
 
 /* Option values. Each prints one line "collbench TOOL: invalid OPT 'VAL' (allowed: ...)"
  * and returns -1 on error, 0 on success. */
-int cbt_parse_size(const char *tool, const char *opt, const char *val, unsigned long long lo,
-                   unsigned long long hi, unsigned long long *out);
-int cbt_parse_ll(const char *tool, const char *opt, const char *val, long long lo, long long hi,
-                 long long *out);
-int cbt_parse_double(const char *tool, const char *opt, const char *val, double lo, double hi,
-                     const char *unit, double *out);
+int cbt_parse_size(const char *tool, const char *opt, const char *val, unsigned long long lo, unsigned long long hi,
+                   unsigned long long *out);
+int cbt_parse_ll(const char *tool, const char *opt, const char *val, long long lo, long long hi, long long *out);
+int cbt_parse_double(const char *tool, const char *opt, const char *val, double lo, double hi, const char *unit,
+                     double *out);
 /* The value following argv[*i] (advances *i); NULL after printing an error if missing. */
 const char *cbt_optval(const char *tool, int argc, char **argv, int *i);
 
@@ -61,8 +60,8 @@ int cbt_pin_self(int cpu);
 #define CBT_DEV_MAX 256
 #define CBT_DEV_MASK_WORDS 16
 typedef struct {
-    int card, id;                                   /* -m card, and the id */
-    cpu_set_t cpus;                                 /* its CPUs */
+    int card, id;                                    /* -m card, and the id */
+    cpu_set_t cpus;                                  /* its CPUs */
     unsigned long long nodemask[CBT_DEV_MASK_WORDS]; /* its NUMA nodes (memory) */
 } cbt_dev_t;
 /* 0, or -1 with "device 1 does not exist: this machine has NUMA node(s) 0" in err. */
@@ -88,6 +87,6 @@ void cbt_fmt_bytes(char *buf, size_t n, unsigned long long bytes);
 int cbt_flops_main(int argc, char **argv);
 int cbt_bw_main(int argc, char **argv);
 int cbt_net_main(int argc, char **argv);
-int cbt_sim_main(int argc, char **argv);   /* sim.c */
+int cbt_sim_main(int argc, char **argv); /* sim.c */
 
 #endif

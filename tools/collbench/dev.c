@@ -173,17 +173,16 @@ int cbt_dev_lookup(int card, int id, cbt_dev_t *out, char *err, size_t errlen)
 int cbt_dev_bind(const cbt_dev_t *d, char *err, size_t errlen)
 {
     if (sched_setaffinity(0, sizeof d->cpus, &d->cpus) != 0) {
-        snprintf(err, errlen, "%s %d: cannot run on its CPUs: %s", d->card ? "card" : "device", d->id,
-                 strerror(errno));
+        snprintf(err, errlen, "%s %d: cannot run on its CPUs: %s", d->card ? "card" : "device", d->id, strerror(errno));
         return -1;
     }
     int any = 0;
     for (int i = 0; i < CBT_DEV_MASK_WORDS; i++)
         any |= d->nodemask[i] != 0;
-    if (any && syscall(SYS_set_mempolicy, MPOL_BIND_, d->nodemask, (unsigned long)(64 * CBT_DEV_MASK_WORDS + 1)) != 0 &&
-        errno != ENOSYS) { /* ENOSYS: kernel without NUMA, nothing to bind */
-        snprintf(err, errlen, "%s %d: cannot bind memory to its NUMA node(s): %s", d->card ? "card" : "device",
-                 d->id, strerror(errno));
+    if (any && syscall(SYS_set_mempolicy, MPOL_BIND_, d->nodemask, (unsigned long)(64 * CBT_DEV_MASK_WORDS + 1)) != 0
+        && errno != ENOSYS) { /* ENOSYS: kernel without NUMA, nothing to bind */
+        snprintf(err, errlen, "%s %d: cannot bind memory to its NUMA node(s): %s", d->card ? "card" : "device", d->id,
+                 strerror(errno));
         return -1;
     }
     return 0;

@@ -26,11 +26,11 @@ static const char *type_names[CBT_FTYPE_COUNT] = {"fp64", "fp32", "fp16", "bf16"
 
 typedef struct {
     cbt_ftype_t type;
-    int threads;              /* 0 = one per physical core */
+    int threads; /* 0 = one per physical core */
     double seconds;
-    const char *isa;          /* NULL = best */
+    const char *isa; /* NULL = best */
     int fma_units;
-    double ghz;               /* 0 = detect */
+    double ghz; /* 0 = detect */
     int json, quiet, list;
 } flops_opts_t;
 
@@ -95,10 +95,7 @@ static ktab_t tables(int i)
     }
 }
 
-static int kernel_ok(const cbt_fkern_t *k, unsigned feat)
-{
-    return (k->requires & feat) == k->requires;
-}
+static int kernel_ok(const cbt_fkern_t *k, unsigned feat) { return (k->requires & feat) == k->requires; }
 
 /* Best supported kernel for the type, or the one --isa names. */
 static const cbt_fkern_t *pick_kernel(const flops_opts_t *o, unsigned feat, int *rc)
@@ -133,9 +130,8 @@ static const cbt_fkern_t *pick_kernel(const flops_opts_t *o, unsigned feat, int 
             }
         }
     }
-    *rc = cbt_usage_error(TOOL, "invalid --isa '%s' for -t %s: %s (allowed here: %s)", o->isa,
-                          type_names[o->type], known ? "this CPU lacks the instructions" : "no such kernel",
-                          allowed);
+    *rc = cbt_usage_error(TOOL, "invalid --isa '%s' for -t %s: %s (allowed here: %s)", o->isa, type_names[o->type],
+                          known ? "this CPU lacks the instructions" : "no such kernel", allowed);
     return NULL;
 }
 
@@ -229,8 +225,8 @@ static int parse_args(int argc, char **argv, flops_opts_t *o)
                 return -1;
             o->threads = (int)ll;
         } else if (!strcmp(a, "-et") || !strcmp(a, "--et") || !strcmp(a, "--execute-time")) {
-            if (!(v = cbt_optval(TOOL, argc, argv, &i)) ||
-                cbt_parse_double(TOOL, a, v, 0.01, 3600, "seconds", &o->seconds))
+            if (!(v = cbt_optval(TOOL, argc, argv, &i))
+                || cbt_parse_double(TOOL, a, v, 0.01, 3600, "seconds", &o->seconds))
                 return -1;
         } else if (!strcmp(a, "--isa")) {
             if (!(v = cbt_optval(TOOL, argc, argv, &i)))
@@ -351,20 +347,22 @@ int cbt_flops_main(int argc, char **argv)
         cbt_json_str(stdout, k->desc);
         printf(", \"cpu_model\": ");
         cbt_json_str(stdout, model);
-        printf(", \"threads\": %d, \"cores\": %d, \"ops_per_step\": %.0f, \"seconds\": %.6f, \"unit\": \"%s\",\n",
-               nt, used_cores, k->ops_per_step, o.seconds, unit);
+        printf(", \"threads\": %d, \"cores\": %d, \"ops_per_step\": %.0f, \"seconds\": %.6f, \"unit\": \"%s\",\n", nt,
+               used_cores, k->ops_per_step, o.seconds, unit);
         printf(" \"per_core\": [");
         for (int i = 0; i < nt; i++)
-            printf("%s\n  {\"cpu\": %d, \"pinned\": %s, \"steps\": %llu, \"ops\": %llu, \"seconds\": %.6f, \"value\": %.6f, \"validated\": %s}",
-                   i ? "," : "", th[i].cpu, th[i].pinned ? "true" : "false", (unsigned long long)th[i].steps,
-                   (unsigned long long)th[i].ops, th[i].elapsed, (double)th[i].ops / th[i].elapsed / scale,
-                   th[i].bad ? "false" : "true");
+            printf(
+                "%s\n  {\"cpu\": %d, \"pinned\": %s, \"steps\": %llu, \"ops\": %llu, \"seconds\": %.6f, \"value\": %.6f, \"validated\": %s}",
+                i ? "," : "", th[i].cpu, th[i].pinned ? "true" : "false", (unsigned long long)th[i].steps,
+                (unsigned long long)th[i].ops, th[i].elapsed, (double)th[i].ops / th[i].elapsed / scale,
+                th[i].bad ? "false" : "true");
         printf("],\n \"total\": %.6f, \"validated\": %s, \"bad_lanes\": %llu,\n \"peak\": ", total,
                bad ? "false" : "true", (unsigned long long)bad);
         if (peak > 0)
-            printf("{\"formula\": \"cores x GHz x FMA units x lanes x 2\", \"cores\": %d, \"ghz\": %.4f, \"clock_source\": \"%s\", "
-                   "\"fma_units\": %d, \"lanes\": %d, \"value\": %.6f, \"fraction\": %.6f}}\n",
-                   used_cores, ghz, clk_src, o.fma_units, k->peak_lanes, peak, total / peak);
+            printf(
+                "{\"formula\": \"cores x GHz x FMA units x lanes x 2\", \"cores\": %d, \"ghz\": %.4f, \"clock_source\": \"%s\", "
+                "\"fma_units\": %d, \"lanes\": %d, \"value\": %.6f, \"fraction\": %.6f}}\n",
+                used_cores, ghz, clk_src, o.fma_units, k->peak_lanes, peak, total / peak);
         else
             printf("null}\n");
     } else {
@@ -382,8 +380,8 @@ int cbt_flops_main(int argc, char **argv)
         const char *line = "----------------------------------------------------------------------------";
         char col[32];
         snprintf(col, sizeof col, "%s@%s", unit, tname);
-        printf("%s\n%6s  %16s  %14s  %14s  %9s\n%s\n", line, "CPU", "Execute Times", "Duration(ms)", col,
-               "Validated", line);
+        printf("%s\n%6s  %16s  %14s  %14s  %9s\n%s\n", line, "CPU", "Execute Times", "Duration(ms)", col, "Validated",
+               line);
         for (int i = 0; i < nt; i++)
             printf("%6d  %16llu  %14.2f  %14.*f  %9s\n", th[i].cpu, (unsigned long long)th[i].steps,
                    th[i].elapsed * 1e3, tops ? 4 : 2, (double)th[i].ops / th[i].elapsed / scale,
@@ -394,8 +392,9 @@ int cbt_flops_main(int argc, char **argv)
             if (peak > 0) {
                 printf("Theoretical peak = cores x GHz x FMA units x lanes x 2 = %d x %.3f x %d x %d x 2 = %.*f %s\n",
                        used_cores, ghz, o.fma_units, k->peak_lanes, tops ? 4 : 2, peak, unit);
-                printf("  (clock from %s, turbo above it shows as more than 100 %%; %d FMA units per core assumed, --fma-units N to change)\n", clk_src,
-                       o.fma_units);
+                printf(
+                    "  (clock from %s, turbo above it shows as more than 100 %%; %d FMA units per core assumed, --fma-units N to change)\n",
+                    clk_src, o.fma_units);
                 printf("Efficiency: %.1f %% of theoretical peak\n", 100.0 * total / peak);
             } else if (k->peak_lanes == 0) {
                 printf("Theoretical peak: not computed for the portable kernel\n");

@@ -41,20 +41,20 @@ enum {
 };
 
 typedef struct {
-    double a, b;          /* FP operands: 1.0 and 1.0 */
-    uint16_t fp16_a;      /* 1.0 as IEEE binary16 (0x3C00) */
-    uint16_t bf16_a;      /* 1.0 as bfloat16 (0x3F80) */
-    int8_t i8_a, i8_b;    /* int8 operands: 1 and 1 */
+    double a, b;       /* FP operands: 1.0 and 1.0 */
+    uint16_t fp16_a;   /* 1.0 as IEEE binary16 (0x3C00) */
+    uint16_t bf16_a;   /* 1.0 as bfloat16 (0x3F80) */
+    int8_t i8_a, i8_b; /* int8 operands: 1 and 1 */
 } cbt_fk_args_t;
 
 typedef struct {
     cbt_ftype_t type;
-    const char *name;      /* what --isa selects, e.g. "avx512fp16" */
-    const char *desc;      /* instruction and accumulators */
-    unsigned requires;     /* CBT_CPU_* bits */
-    int peak_lanes;        /* elements per instruction for the peak formula; 0 = no peak */
-    double ops_per_step;   /* exact operations of one step */
-    uint64_t max_steps;    /* steps per call that keep the closed form exact */
+    const char *name;    /* what --isa selects, e.g. "avx512fp16" */
+    const char *desc;    /* instruction and accumulators */
+    unsigned requires;   /* CBT_CPU_* bits */
+    int peak_lanes;      /* elements per instruction for the peak formula; 0 = no peak */
+    double ops_per_step; /* exact operations of one step */
+    uint64_t max_steps;  /* steps per call that keep the closed form exact */
     uint64_t (*run)(uint64_t steps, const cbt_fk_args_t *args);
 } cbt_fkern_t;
 

@@ -156,8 +156,10 @@ static uint64_t int8_avx2(uint64_t steps, const cbt_fk_args_t *p)
 const cbt_fkern_t cbt_fk_avx2[] = {
     {CBT_FP64, "avx2-fma", "ymm vfmadd231pd, 10 accumulators", A, 4, 80, 1u << 20, fp64_fma},
     {CBT_FP32, "avx2-fma", "ymm vfmadd231ps, 10 accumulators", A, 8, 160, 1u << 20, fp32_fma},
-    {CBT_FP16, "avx2-f16c", "fp16 storage: vcvtph2ps + 10 ymm vfmadd231ps (fp32 compute)", A | CBT_CPU_F16C, 8, 160, 1u << 20, fp16_f16c},
-    {CBT_BF16, "avx2-cvt", "bf16 storage: vpmovzxwd+vpslld + 10 ymm vfmadd231ps (fp32 compute)", A, 8, 160, 1u << 20, bf16_cvt},
+    {CBT_FP16, "avx2-f16c", "fp16 storage: vcvtph2ps + 10 ymm vfmadd231ps (fp32 compute)", A | CBT_CPU_F16C, 8, 160,
+     1u << 20, fp16_f16c},
+    {CBT_BF16, "avx2-cvt", "bf16 storage: vpmovzxwd+vpslld + 10 ymm vfmadd231ps (fp32 compute)", A, 8, 160, 1u << 20,
+     bf16_cvt},
     {CBT_INT8, "avxvnni", "ymm {vex} vpdpbusd, 10 accumulators", A | CBT_CPU_AVXVNNI, 32, 640, 1u << 20, int8_avxvnni},
     {CBT_INT8, "avx2", "ymm vpmaddubsw+vpmaddwd+vpaddd, 8 accumulators", A, 32, 512, 1u << 20, int8_avx2},
 };

@@ -33,8 +33,10 @@ static uint64_t fp64_fma(uint64_t steps, const cbt_fk_args_t *p)
 #undef X
     }
     uint64_t bad = 0;
-#define X(k) bad += 8 - (uint64_t)__builtin_popcount(_mm512_cmp_pd_mask(x##k, \
-        _mm512_set1_pd((double)(k) + (double)steps * p->b), _CMP_EQ_OQ));
+#define X(k) \
+    bad += 8 \
+        - (uint64_t)__builtin_popcount( \
+               _mm512_cmp_pd_mask(x##k, _mm512_set1_pd((double)(k) + (double)steps * p->b), _CMP_EQ_OQ));
     CBT_ACC16(X)
 #undef X
     return bad;
@@ -52,8 +54,10 @@ static uint64_t fp32_fma(uint64_t steps, const cbt_fk_args_t *p)
 #undef X
     }
     uint64_t bad = 0;
-#define X(k) bad += 16 - (uint64_t)__builtin_popcount(_mm512_cmp_ps_mask(x##k, \
-        _mm512_set1_ps((float)((double)(k) + (double)steps * p->b)), _CMP_EQ_OQ));
+#define X(k) \
+    bad += 16 \
+        - (uint64_t)__builtin_popcount( \
+               _mm512_cmp_ps_mask(x##k, _mm512_set1_ps((float)((double)(k) + (double)steps * p->b)), _CMP_EQ_OQ));
     CBT_ACC16(X)
 #undef X
     return bad;
@@ -71,8 +75,10 @@ static uint64_t fp16_fma(uint64_t steps, const cbt_fk_args_t *p)
 #undef X
     }
     uint64_t bad = 0;
-#define X(k) bad += 32 - (uint64_t)__builtin_popcount(_mm512_cmp_ph_mask(x##k, \
-        _mm512_set1_ph((_Float16)((double)(k) + (double)steps * p->b)), _CMP_EQ_OQ));
+#define X(k) \
+    bad += 32 \
+        - (uint64_t)__builtin_popcount( \
+               _mm512_cmp_ph_mask(x##k, _mm512_set1_ph((_Float16)((double)(k) + (double)steps * p->b)), _CMP_EQ_OQ));
     CBT_ACC16(X)
 #undef X
     return bad;
@@ -95,8 +101,10 @@ static uint64_t fp16_f16c(uint64_t steps, const cbt_fk_args_t *p)
 #undef X
     }
     uint64_t bad = 0;
-#define X(k) bad += 16 - (uint64_t)__builtin_popcount(_mm512_cmp_ps_mask(x##k, \
-        _mm512_set1_ps((float)((double)(k) + (double)steps * p->b)), _CMP_EQ_OQ));
+#define X(k) \
+    bad += 16 \
+        - (uint64_t)__builtin_popcount( \
+               _mm512_cmp_ps_mask(x##k, _mm512_set1_ps((float)((double)(k) + (double)steps * p->b)), _CMP_EQ_OQ));
     CBT_ACC16(X)
 #undef X
     return bad;
@@ -116,8 +124,10 @@ static uint64_t bf16_dp(uint64_t steps, const cbt_fk_args_t *p)
     }
     /* each step adds a0*b0 + a1*b1 = 2 (a = b = 1.0) */
     uint64_t bad = 0;
-#define X(k) bad += 16 - (uint64_t)__builtin_popcount(_mm512_cmp_ps_mask(x##k, \
-        _mm512_set1_ps((float)((double)(k) + 2.0 * (double)steps)), _CMP_EQ_OQ));
+#define X(k) \
+    bad += 16 \
+        - (uint64_t)__builtin_popcount( \
+               _mm512_cmp_ps_mask(x##k, _mm512_set1_ps((float)((double)(k) + 2.0 * (double)steps)), _CMP_EQ_OQ));
     CBT_ACC16(X)
 #undef X
     return bad;
@@ -139,8 +149,10 @@ static uint64_t bf16_cvt(uint64_t steps, const cbt_fk_args_t *p)
 #undef X
     }
     uint64_t bad = 0;
-#define X(k) bad += 16 - (uint64_t)__builtin_popcount(_mm512_cmp_ps_mask(x##k, \
-        _mm512_set1_ps((float)((double)(k) + (double)steps * p->b)), _CMP_EQ_OQ));
+#define X(k) \
+    bad += 16 \
+        - (uint64_t)__builtin_popcount( \
+               _mm512_cmp_ps_mask(x##k, _mm512_set1_ps((float)((double)(k) + (double)steps * p->b)), _CMP_EQ_OQ));
     CBT_ACC16(X)
 #undef X
     return bad;
@@ -159,8 +171,10 @@ static uint64_t int8_vnni(uint64_t steps, const cbt_fk_args_t *p)
     }
     const uint32_t inc = 4u * (uint32_t)(uint8_t)p->i8_a * (uint32_t)p->i8_b;
     uint64_t bad = 0;
-#define X(k) bad += 16 - (uint64_t)__builtin_popcount(_mm512_cmpeq_epi32_mask(x##k, \
-        _mm512_set1_epi32((int)(uint32_t)((k) + (uint32_t)steps * inc))));
+#define X(k) \
+    bad += 16 \
+        - (uint64_t)__builtin_popcount( \
+               _mm512_cmpeq_epi32_mask(x##k, _mm512_set1_epi32((int)(uint32_t)((k) + (uint32_t)steps * inc))));
     CBT_ACC16(X)
 #undef X
     return bad;
@@ -180,8 +194,10 @@ static uint64_t int8_bw(uint64_t steps, const cbt_fk_args_t *p)
     }
     const uint32_t inc = 4u * (uint32_t)(uint8_t)p->i8_a * (uint32_t)p->i8_b;
     uint64_t bad = 0;
-#define X(k) bad += 16 - (uint64_t)__builtin_popcount(_mm512_cmpeq_epi32_mask(x##k, \
-        _mm512_set1_epi32((int)(uint32_t)((k) + (uint32_t)steps * inc))));
+#define X(k) \
+    bad += 16 \
+        - (uint64_t)__builtin_popcount( \
+               _mm512_cmpeq_epi32_mask(x##k, _mm512_set1_epi32((int)(uint32_t)((k) + (uint32_t)steps * inc))));
     CBT_ACC16(X)
 #undef X
     return bad;
@@ -191,12 +207,17 @@ static uint64_t int8_bw(uint64_t steps, const cbt_fk_args_t *p)
 const cbt_fkern_t cbt_fk_avx512[] = {
     {CBT_FP64, "avx512f", "zmm vfmadd231pd, 16 accumulators", F | CBT_CPU_FMA, 8, 256, 1u << 20, fp64_fma},
     {CBT_FP32, "avx512f", "zmm vfmadd231ps, 16 accumulators", F | CBT_CPU_FMA, 16, 512, 1u << 20, fp32_fma},
-    {CBT_FP16, "avx512fp16", "zmm vfmadd231ph, 16 accumulators", F | CBT_CPU_AVX512BW | CBT_CPU_AVX512VL | CBT_CPU_AVX512FP16, 32, 1024, 1024, fp16_fma},
-    {CBT_FP16, "avx512f-f16c", "fp16 storage: vcvtph2ps + 16 zmm vfmadd231ps (fp32 compute)", F | CBT_CPU_F16C, 16, 512, 1u << 20, fp16_f16c},
-    {CBT_BF16, "avx512bf16", "zmm vdpbf16ps, 16 accumulators", F | CBT_CPU_AVX512BW | CBT_CPU_AVX512BF16, 32, 1024, 1u << 20, bf16_dp},
-    {CBT_BF16, "avx512f-cvt", "bf16 storage: vpmovzxwd+vpslld + 16 zmm vfmadd231ps (fp32 compute)", F, 16, 512, 1u << 20, bf16_cvt},
+    {CBT_FP16, "avx512fp16", "zmm vfmadd231ph, 16 accumulators",
+     F | CBT_CPU_AVX512BW | CBT_CPU_AVX512VL | CBT_CPU_AVX512FP16, 32, 1024, 1024, fp16_fma},
+    {CBT_FP16, "avx512f-f16c", "fp16 storage: vcvtph2ps + 16 zmm vfmadd231ps (fp32 compute)", F | CBT_CPU_F16C, 16, 512,
+     1u << 20, fp16_f16c},
+    {CBT_BF16, "avx512bf16", "zmm vdpbf16ps, 16 accumulators", F | CBT_CPU_AVX512BW | CBT_CPU_AVX512BF16, 32, 1024,
+     1u << 20, bf16_dp},
+    {CBT_BF16, "avx512f-cvt", "bf16 storage: vpmovzxwd+vpslld + 16 zmm vfmadd231ps (fp32 compute)", F, 16, 512,
+     1u << 20, bf16_cvt},
     {CBT_INT8, "avx512vnni", "zmm vpdpbusd, 16 accumulators", F | CBT_CPU_AVX512VNNI, 64, 2048, 1u << 20, int8_vnni},
-    {CBT_INT8, "avx512bw", "zmm vpmaddubsw+vpmaddwd+vpaddd, 16 accumulators", F | CBT_CPU_AVX512BW, 64, 2048, 1u << 20, int8_bw},
+    {CBT_INT8, "avx512bw", "zmm vpmaddubsw+vpmaddwd+vpaddd, 16 accumulators", F | CBT_CPU_AVX512BW, 64, 2048, 1u << 20,
+     int8_bw},
 };
 #undef F
 const size_t cbt_fk_avx512_count = sizeof cbt_fk_avx512 / sizeof cbt_fk_avx512[0];

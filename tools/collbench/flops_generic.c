@@ -75,6 +75,7 @@ const cbt_fkern_t cbt_fk_generic[] = {
     {CBT_FP32, "generic", "portable C, 16 accumulators x = x*a + b", 0, 0, 2 * NACC, 1u << 20, fp32_c},
     {CBT_FP16, "generic", "portable C, fp32 arithmetic (no 16-bit float hardware)", 0, 0, 2 * NACC, 1u << 20, fp32_c},
     {CBT_BF16, "generic", "portable C, fp32 arithmetic (no 16-bit float hardware)", 0, 0, 2 * NACC, 1u << 20, fp32_c},
-    {CBT_INT8, "generic", "portable C, 16 int32 accumulators of 4-term int8 dot products", 0, 0, 8 * NACC, 1u << 20, int8_c},
+    {CBT_INT8, "generic", "portable C, 16 int32 accumulators of 4-term int8 dot products", 0, 0, 8 * NACC, 1u << 20,
+     int8_c},
 };
 const size_t cbt_fk_generic_count = sizeof cbt_fk_generic / sizeof cbt_fk_generic[0];

@@ -21,18 +21,30 @@ int cbt_assess_main(int argc, char **argv); /* assess.c */
 
 typedef struct {
     const char *name;
-    const char *alias[4];     /* ascend-dmi spellings */
+    const char *alias[4]; /* ascend-dmi spellings */
     int (*run)(int argc, char **argv);
     const char *doc;
 } subcmd_t;
 
 static const subcmd_t subcmds[] = {
-    {"flops", {"-f", "--flops", "--flop"}, cbt_flops_main, "peak arithmetic throughput of the CPU (fp64/fp32/fp16/bf16/int8)"},
+    {"flops",
+     {"-f", "--flops", "--flop"},
+     cbt_flops_main,
+     "peak arithmetic throughput of the CPU (fp64/fp32/fp16/bf16/int8)"},
     {"bw", {"--bw", "-bw", "--bandwidth"}, cbt_bw_main, "bandwidth: -t d2d host memory copy; -t p2p between nodes"},
     {"net", {"--net"}, cbt_net_main, "TCP bandwidth and latency between two hosts (perftest ib_send_bw/lat style)"},
-    {"topo", {"--topo"}, cbt_topo_main, "hosts, cores, NUMA, interfaces, transports and algorithm choices of a set of ranks"},
-    {"sim", {"--sim"}, cbt_sim_main, "predicted collective time on H hosts x L ranks (real algorithms, simulated transport)"},
-    {"assess", {"--assess"}, cbt_assess_main, "every pair and ring of hosts of a job; names the slow host and link (exit 1)"},
+    {"topo",
+     {"--topo"},
+     cbt_topo_main,
+     "hosts, cores, NUMA, interfaces, transports and algorithm choices of a set of ranks"},
+    {"sim",
+     {"--sim"},
+     cbt_sim_main,
+     "predicted collective time on H hosts x L ranks (real algorithms, simulated transport)"},
+    {"assess",
+     {"--assess"},
+     cbt_assess_main,
+     "every pair and ring of hosts of a job; names the slow host and link (exit 1)"},
 };
 
 static void usage(FILE *f)
@@ -40,8 +52,10 @@ static void usage(FILE *f)
     fprintf(f, "usage: collbench SUBCOMMAND [options]   (collbench SUBCOMMAND --help for its options)\n");
     for (size_t i = 0; i < sizeof subcmds / sizeof subcmds[0]; i++)
         fprintf(f, "  %-6s %-6s %s\n", subcmds[i].name, subcmds[i].alias[0], subcmds[i].doc);
-    fprintf(f, "collbench %s. Exit codes: 0 ok, 1 failed (assess: outliers), 2 bad command line, 3 network error, 4 timeout.\n",
-            COLL_VERSION_STRING);
+    fprintf(
+        f,
+        "collbench %s. Exit codes: 0 ok, 1 failed (assess: outliers), 2 bad command line, 3 network error, 4 timeout.\n",
+        COLL_VERSION_STRING);
 }
 
 int main(int argc, char **argv)

@@ -24,14 +24,14 @@ static const char *TOOL = "net";
 static const char *LINE = "---------------------------------------------------------------------------------------";
 
 typedef struct {
-    const char *host;              /* NULL = server */
+    const char *host; /* NULL = server */
     int port;
     const char *bind_addr;
-    double timeout;                /* server: wait for a client (0 = forever) */
+    double timeout; /* server: wait for a client (0 = forever) */
     double connect_timeout, retry;
     int json;
-    const char *calib_out;         /* client: --calibration-out FILE */
-    int calib_cpu;                 /* --calibration-cpu: the CPUs limit the stream, not the link */
+    const char *calib_out; /* client: --calibration-out FILE */
+    int calib_cpu;         /* --calibration-cpu: the CPUs limit the stream, not the link */
     cbt_net_params_t p;
     int size_set, iters_set, set_mask; /* what the command line gave */
 } net_opts_t;
@@ -78,7 +78,9 @@ static int parse_args(int argc, char **argv, net_opts_t *o)
     long long ll;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
-#define VAL() if (!(v = cbt_optval(TOOL, argc, argv, &i))) return -1
+#define VAL() \
+    if (!(v = cbt_optval(TOOL, argc, argv, &i))) \
+    return -1
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             exit(0);
@@ -162,8 +164,10 @@ static int parse_args(int argc, char **argv, net_opts_t *o)
     if (o->host && o->bind_addr)
         return cbt_usage_error(TOOL, "--bind is a server option (the client connects to HOST)"), -1;
     if (o->calib_cpu && (!o->calib_out || !o->p.bidir || o->p.lat))
-        return cbt_usage_error(TOOL, "--calibration-cpu needs --calibration-out FILE and -b (a bidirectional bandwidth "
-                               "test)"), -1;
+        return cbt_usage_error(TOOL,
+                               "--calibration-cpu needs --calibration-out FILE and -b (a bidirectional bandwidth "
+                               "test)"),
+               -1;
     if (!o->host && o->calib_out)
         return cbt_usage_error(TOOL, "--calibration-out is a client option (the client drives the test)"), -1;
     if (o->host && o->timeout > 0)
@@ -192,7 +196,11 @@ static void banner(const net_opts_t *o, const char *peer)
     printf("                    TCP Send %s Test (collbench net, %s)\n", p->lat ? "Latency" : "BW",
            o->host ? "client" : "server");
     printf(" Number of conns : %-6d         Transport type : TCP (TCP_NODELAY)\n", p->nconn);
-    printf(" Direction       : %-14s Peer           : %s\n", p->lat ? "ping-pong" : p->bidir ? "bidirectional" : "unidirectional", peer);
+    printf(" Direction       : %-14s Peer           : %s\n",
+           p->lat         ? "ping-pong"
+               : p->bidir ? "bidirectional"
+                          : "unidirectional",
+           peer);
     if (p->duration > 0)
         printf(" Duration        : %g s per size\n", p->duration);
     else
@@ -228,7 +236,10 @@ static void print_json(const net_opts_t *o, const char *peer, const row_t *rows,
     const cbt_net_params_t *p = &o->p;
     printf("{\"schema\": \"collbench-net/1\", \"role\": \"%s\", \"test\": \"%s\", \"direction\": \"%s\", "
            "\"connections\": %d, \"port\": %d, \"peer\": ",
-           o->host ? "client" : "server", p->lat ? "lat" : "bw", p->lat ? "pingpong" : p->bidir ? "bi" : "uni",
+           o->host ? "client" : "server", p->lat ? "lat" : "bw",
+           p->lat         ? "pingpong"
+               : p->bidir ? "bi"
+                          : "uni",
            p->nconn, o->port);
     cbt_json_str(stdout, peer);
     printf(", \"duration_s\": %g, \"results\": [", p->duration);
@@ -260,11 +271,11 @@ static int client_connect(net_opts_t *o, int *ctrl, int *fds, char *peer, size_t
     cbt_sock_tune(fd, o->connect_timeout);
     uint64_t session = (uint64_t)time(NULL) << 20 ^ (uint64_t)getpid() ^ (uint64_t)(cbt_now() * 1e9);
     const cbt_net_params_t *p = &o->p;
-    uint64_t w[10] = {CBT_NET_MAGIC, CBT_NET_VERSION, session, (uint64_t)p->lat, (uint64_t)p->bidir,
-                      (uint64_t)p->nconn, (uint64_t)p->all, p->size, p->iters, cbt_dbits(p->duration)};
+    uint64_t w[10] = {CBT_NET_MAGIC,      CBT_NET_VERSION,  session, (uint64_t)p->lat, (uint64_t)p->bidir,
+                      (uint64_t)p->nconn, (uint64_t)p->all, p->size, p->iters,         cbt_dbits(p->duration)};
     if (cbt_words_send(fd, w, 10) || cbt_words_recv(fd, w, 2) || w[0] != CBT_NET_MAGIC)
-        return cbt_error(TOOL, CBT_EXIT_CONN, "%s:%d (%s) is not a collbench net server (no handshake answer)",
-                         o->host, o->port, peer);
+        return cbt_error(TOOL, CBT_EXIT_CONN, "%s:%d (%s) is not a collbench net server (no handshake answer)", o->host,
+                         o->port, peer);
     if (w[1] != 0)
         return cbt_error(TOOL, CBT_EXIT_CONN, "server %s refused the test (code %llu)", peer, (unsigned long long)w[1]);
     for (int i = 0; i < p->nconn; i++) {
@@ -289,8 +300,9 @@ static int server_accept(net_opts_t *o, int *ctrl, int *fds, char *peer, size_t 
     if (lfd < 0)
         return cbt_error(TOOL, CBT_EXIT_CONN, "%s", err);
     FILE *info = o->json ? stderr : stdout;
-    fprintf(info, "************************************\n* Waiting for client to connect... *\n"
-                  "************************************\n(collbench net server on port %d%s%s)\n",
+    fprintf(info,
+            "************************************\n* Waiting for client to connect... *\n"
+            "************************************\n(collbench net server on port %d%s%s)\n",
             o->port, o->bind_addr ? ", address " : "", o->bind_addr ? o->bind_addr : "");
     fflush(info);
     int fd = cbt_sock_accept(lfd, o->timeout, err, sizeof err);
@@ -311,10 +323,16 @@ static int server_accept(net_opts_t *o, int *ctrl, int *fds, char *peer, size_t 
         close(lfd);
         return cbt_error(TOOL, CBT_EXIT_CONN, "%s is not a collbench net client (bad handshake)", peer);
     }
-    cbt_net_params_t c = {.lat = (int)w[3], .bidir = (int)w[4], .nconn = (int)w[5], .all = (int)w[6],
-                          .size = w[7], .iters = w[8], .duration = cbt_bitsd(w[9])};
+    cbt_net_params_t c = {.lat = (int)w[3],
+                          .bidir = (int)w[4],
+                          .nconn = (int)w[5],
+                          .all = (int)w[6],
+                          .size = w[7],
+                          .iters = w[8],
+                          .duration = cbt_bitsd(w[9])};
     uint64_t session = w[2];
-    int bad = c.nconn < 1 || c.nconn > CBT_NET_MAXQ || c.size < 1 || c.size > CBT_GIB || (c.iters < 1 && c.duration <= 0);
+    int bad = c.nconn < 1 || c.nconn > CBT_NET_MAXQ || c.size < 1 || c.size > CBT_GIB
+        || (c.iters < 1 && c.duration <= 0);
     uint64_t ack[2] = {CBT_NET_MAGIC, (uint64_t)bad};
     cbt_words_send(fd, ack, 2);
     if (bad) {
@@ -323,11 +341,12 @@ static int server_accept(net_opts_t *o, int *ctrl, int *fds, char *peer, size_t 
     }
     /* The client's flags drive the test; say so if ours differed. */
     const cbt_net_params_t *s = &o->p;
-    if (((o->set_mask & SET_S) && s->size != c.size) || ((o->set_mask & SET_N) && s->iters != c.iters) ||
-        ((o->set_mask & SET_A) && !c.all) || ((o->set_mask & SET_B) && !c.bidir) ||
-        ((o->set_mask & SET_Q) && s->nconn != c.nconn) || ((o->set_mask & SET_LAT) && !c.lat) ||
-        ((o->set_mask & SET_D) && s->duration != c.duration))
-        fprintf(stderr, "collbench net: note: the client's parameters differ from this command line; using the client's\n");
+    if (((o->set_mask & SET_S) && s->size != c.size) || ((o->set_mask & SET_N) && s->iters != c.iters)
+        || ((o->set_mask & SET_A) && !c.all) || ((o->set_mask & SET_B) && !c.bidir)
+        || ((o->set_mask & SET_Q) && s->nconn != c.nconn) || ((o->set_mask & SET_LAT) && !c.lat)
+        || ((o->set_mask & SET_D) && s->duration != c.duration))
+        fprintf(stderr,
+                "collbench net: note: the client's parameters differ from this command line; using the client's\n");
     o->p = c;
     for (int i = 0; i < c.nconn; i++)
         fds[i] = -1;
@@ -336,12 +355,12 @@ static int server_accept(net_opts_t *o, int *ctrl, int *fds, char *peer, size_t 
         uint64_t h[3];
         if (d < 0) {
             close(lfd);
-            return cbt_error(TOOL, d == -2 ? CBT_EXIT_TIMEOUT : CBT_EXIT_CONN,
-                             "data connection %d of %d from %s: %s", k, c.nconn, peer, err);
+            return cbt_error(TOOL, d == -2 ? CBT_EXIT_TIMEOUT : CBT_EXIT_CONN, "data connection %d of %d from %s: %s",
+                             k, c.nconn, peer, err);
         }
         cbt_sock_tune(d, 10);
-        if (cbt_words_recv(d, h, 3) || h[0] != CBT_NET_MAGIC || h[1] != session || h[2] >= (uint64_t)c.nconn ||
-            fds[h[2]] >= 0) {
+        if (cbt_words_recv(d, h, 3) || h[0] != CBT_NET_MAGIC || h[1] != session || h[2] >= (uint64_t)c.nconn
+            || fds[h[2]] >= 0) {
             close(d);
             close(lfd);
             return cbt_error(TOOL, CBT_EXIT_CONN, "unexpected data connection (not from client %s)", peer);
@@ -385,8 +404,7 @@ static int write_calibration(const net_opts_t *o, const char *peer, const row_t 
 
 int cbt_net_main(int argc, char **argv)
 {
-    net_opts_t o = {.port = CBT_NET_PORT, .connect_timeout = 10,
-                    .p = {.nconn = 1, .size = 65536, .iters = 1000}};
+    net_opts_t o = {.port = CBT_NET_PORT, .connect_timeout = 10, .p = {.nconn = 1, .size = 65536, .iters = 1000}};
     if (parse_args(argc, argv, &o))
         return CBT_EXIT_USAGE;
     if (o.host) {
@@ -394,14 +412,17 @@ int cbt_net_main(int argc, char **argv)
         unsigned long long need = (unsigned long long)o.p.nconn * (per + (1u << 20)) * (o.p.bidir ? 2 : 1);
         unsigned long long avail = cbt_mem_available();
         if (avail && need > avail / 2)
-            return cbt_usage_error(TOOL, "-s %llu x -q %d needs %llu bytes of buffers, more than half of the %llu "
-                                         "bytes available; use a smaller -s or -q", per, o.p.nconn, need, avail);
+            return cbt_usage_error(TOOL,
+                                   "-s %llu x -q %d needs %llu bytes of buffers, more than half of the %llu "
+                                   "bytes available; use a smaller -s or -q",
+                                   per, o.p.nconn, need, avail);
     }
     int ctrl = -1, fds[CBT_NET_MAXQ];
     char peer[128] = "?", err[512] = "";
     for (int i = 0; i < CBT_NET_MAXQ; i++)
         fds[i] = -1;
-    int rc = o.host ? client_connect(&o, &ctrl, fds, peer, sizeof peer) : server_accept(&o, &ctrl, fds, peer, sizeof peer);
+    int rc = o.host ? client_connect(&o, &ctrl, fds, peer, sizeof peer)
+                    : server_accept(&o, &ctrl, fds, peer, sizeof peer);
     if (rc)
         goto out;
     unsigned long long sizes[64];
@@ -422,7 +443,8 @@ int cbt_net_main(int argc, char **argv)
         } else {
             cbt_net_rx_t mine, other;
             if (cbt_net_run_bw(&o.p, server, ctrl, fds, sizes[i], &mine, &other, err, sizeof err)) {
-                rc = cbt_error(TOOL, CBT_EXIT_CONN, "bandwidth test, %llu-byte messages, peer %s: %s", sizes[i], peer, err);
+                rc = cbt_error(TOOL, CBT_EXIT_CONN, "bandwidth test, %llu-byte messages, peer %s: %s", sizes[i], peer,
+                               err);
                 goto out;
             }
             const cbt_net_rx_t *rx[2];

@@ -30,18 +30,18 @@
 #define CBT_NET_SWEEP_MAX (8ULL << 20)
 
 typedef struct {
-    int lat;                   /* --lat: ping-pong */
-    int bidir;                 /* -b */
-    int nconn;                 /* -q */
-    int all;                   /* -a: sweep 2 B .. 8 MiB */
-    unsigned long long size;   /* -s */
-    unsigned long long iters;  /* -n */
-    double duration;           /* -D seconds, 0 = count mode */
+    int lat;                  /* --lat: ping-pong */
+    int bidir;                /* -b */
+    int nconn;                /* -q */
+    int all;                  /* -a: sweep 2 B .. 8 MiB */
+    unsigned long long size;  /* -s */
+    unsigned long long iters; /* -n */
+    double duration;          /* -D seconds, 0 = count mode */
 } cbt_net_params_t;
 
 /* Results of one size. */
 typedef struct {
-    unsigned long long bytes;  /* received */
+    unsigned long long bytes; /* received */
     unsigned long long msgs;
     double seconds;
     double peak_gbs;
@@ -49,7 +49,7 @@ typedef struct {
 
 typedef struct {
     unsigned long long iters;
-    double min, max, typical, avg, stdev, p99, p999;  /* usec, one way = RTT / 2 */
+    double min, max, typical, avg, stdev, p99, p999; /* usec, one way = RTT / 2 */
 } cbt_net_lat_t;
 
 /* net_sock.c: sockets. Error text in err; return -1 (connect), -2 (timeout). */
@@ -58,14 +58,14 @@ int cbt_sock_accept(int lfd, double timeout_s, char *err, size_t n);
 int cbt_sock_connect(const char *host, int port, double timeout_s, double retry_s, char *err, size_t n);
 void cbt_sock_tune(int fd, double io_timeout_s);
 int cbt_sock_send(int fd, const void *buf, size_t n);
-int cbt_sock_recv(int fd, void *buf, size_t n);          /* all n bytes; -1 on error or EOF */
-long cbt_sock_recv_some(int fd, void *buf, size_t n);    /* > 0 bytes, 0 EOF, -1 error */
-int cbt_sock_wait_readable(int fd, int ms);              /* 1 readable, 0 timeout, -1 error */
+int cbt_sock_recv(int fd, void *buf, size_t n);       /* all n bytes; -1 on error or EOF */
+long cbt_sock_recv_some(int fd, void *buf, size_t n); /* > 0 bytes, 0 EOF, -1 error */
+int cbt_sock_wait_readable(int fd, int ms);           /* 1 readable, 0 timeout, -1 error */
 int cbt_words_send(int fd, const uint64_t *w, int n);
 int cbt_words_recv(int fd, uint64_t *w, int n);
 uint64_t cbt_dbits(double d);
 double cbt_bitsd(uint64_t u);
-void cbt_sock_peer(int fd, char *buf, size_t n);         /* "addr:port" or "[v6]:port" */
+void cbt_sock_peer(int fd, char *buf, size_t n); /* "addr:port" or "[v6]:port" */
 
 /* net_run.c: one size. `server` = 1 on the server. fds[0..nconn-1] data, ctrl control.
  * Returns 0 or -1 with err filled. */

@@ -33,9 +33,9 @@ typedef struct {
     unsigned long long size;
     unsigned char *sbuf, *rbuf;
     double t_start;
-    unsigned long long sent;       /* sender: messages sent */
-    unsigned long long target;     /* receiver: messages to expect (atomic; UNKNOWN until COUNT) */
-    unsigned long long got, msgs;  /* receiver */
+    unsigned long long sent;      /* sender: messages sent */
+    unsigned long long target;    /* receiver: messages to expect (atomic; UNKNOWN until COUNT) */
+    unsigned long long got, msgs; /* receiver */
     double t_end, peak;
     int err;
 } stream_t;
@@ -152,8 +152,7 @@ int cbt_net_run_bw(const cbt_net_params_t *p, int server, int ctrl, const int *f
         goto out;
     }
     for (int i = 0; i < q; i++) {
-        s[i] = (stream_t){.fd = fds[i], .p = p, .size = size,
-                          .target = p->duration > 0 ? UNKNOWN : p->iters};
+        s[i] = (stream_t){.fd = fds[i], .p = p, .size = size, .target = p->duration > 0 ? UNKNOWN : p->iters};
         if ((do_send && !(s[i].sbuf = malloc(size))) || (do_recv && !(s[i].rbuf = malloc(RBUF)))) {
             snprintf(err, n, "out of memory for %llu-byte buffers", size);
             goto out;
@@ -293,9 +292,14 @@ int cbt_net_run_lat(const cbt_net_params_t *p, int server, int ctrl, int fd, uns
             snprintf(err, n, "control connection: no latency result from the client");
             goto out;
         }
-        *out = (cbt_net_lat_t){.iters = w[1], .min = cbt_bitsd(w[2]), .max = cbt_bitsd(w[3]),
-                               .typical = cbt_bitsd(w[4]), .avg = cbt_bitsd(w[5]), .stdev = cbt_bitsd(w[6]),
-                               .p99 = cbt_bitsd(w[7]), .p999 = cbt_bitsd(w[8])};
+        *out = (cbt_net_lat_t){.iters = w[1],
+                               .min = cbt_bitsd(w[2]),
+                               .max = cbt_bitsd(w[3]),
+                               .typical = cbt_bitsd(w[4]),
+                               .avg = cbt_bitsd(w[5]),
+                               .stdev = cbt_bitsd(w[6]),
+                               .p99 = cbt_bitsd(w[7]),
+                               .p999 = cbt_bitsd(w[8])};
         rc = 0;
         goto out;
     }
@@ -339,8 +343,14 @@ int cbt_net_run_lat(const cbt_net_params_t *p, int server, int ctrl, int fd, uns
     double avg = sum / (double)cnt;
     for (size_t i = 0; i < cnt; i++)
         sq += (v[i] - avg) * (v[i] - avg);
-    *out = (cbt_net_lat_t){.iters = cnt, .min = v[0], .max = v[cnt - 1], .typical = v[cnt / 2], .avg = avg,
-                           .stdev = sqrt(sq / (double)cnt), .p99 = pct(v, cnt, 0.99), .p999 = pct(v, cnt, 0.999)};
+    *out = (cbt_net_lat_t){.iters = cnt,
+                           .min = v[0],
+                           .max = v[cnt - 1],
+                           .typical = v[cnt / 2],
+                           .avg = avg,
+                           .stdev = sqrt(sq / (double)cnt),
+                           .p99 = pct(v, cnt, 0.99),
+                           .p999 = pct(v, cnt, 0.999)};
     w[0] = OP_LATRES, w[1] = cnt, w[2] = cbt_dbits(out->min), w[3] = cbt_dbits(out->max),
     w[4] = cbt_dbits(out->typical), w[5] = cbt_dbits(out->avg), w[6] = cbt_dbits(out->stdev),
     w[7] = cbt_dbits(out->p99), w[8] = cbt_dbits(out->p999);

@@ -211,9 +211,7 @@ int cbt_sock_connect(const char *host, int port, double timeout_s, double retry_
     }
     freeaddrinfo(res);
     if (fd < 0) {
-        const char *why = e == ECONNREFUSED ? "connection refused"
-                          : e == ETIMEDOUT  ? "timed out"
-                                            : strerror(e);
+        const char *why = e == ECONNREFUSED ? "connection refused" : e == ETIMEDOUT ? "timed out" : strerror(e);
         if (e == ETIMEDOUT)
             snprintf(err, n, "cannot connect to %s: %s after %g s (--connect-timeout)", hp, why, timeout_s);
         else

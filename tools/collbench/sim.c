@@ -23,11 +23,16 @@ static const struct {
     const char *name;
     const cb_desc_t *desc;
 } colls[] = {
-    {"allreduce", &cb_desc_all_reduce},         {"allgather", &cb_desc_all_gather},
-    {"allgatherv", &cb_desc_all_gatherv},       {"reducescatter", &cb_desc_reduce_scatter},
-    {"reducescatterv", &cb_desc_reduce_scatterv}, {"reduce", &cb_desc_reduce},
-    {"broadcast", &cb_desc_broadcast},          {"scatter", &cb_desc_scatter},
-    {"gather", &cbt_desc_gather},               {"alltoall", &cb_desc_alltoall},
+    {"allreduce", &cb_desc_all_reduce},
+    {"allgather", &cb_desc_all_gather},
+    {"allgatherv", &cb_desc_all_gatherv},
+    {"reducescatter", &cb_desc_reduce_scatter},
+    {"reducescatterv", &cb_desc_reduce_scatterv},
+    {"reduce", &cb_desc_reduce},
+    {"broadcast", &cb_desc_broadcast},
+    {"scatter", &cb_desc_scatter},
+    {"gather", &cbt_desc_gather},
+    {"alltoall", &cb_desc_alltoall},
     {"alltoallv", &cb_desc_alltoallv},
 };
 #define NCOLLS (sizeof colls / sizeof colls[0])
@@ -109,8 +114,7 @@ static int parse_hosts(const char *v, cbt_sim_opts_t *so)
     }
     free(dup);
     if (i != k)
-        return cbt_usage_error(TOOL, "invalid -H '%s' (allowed: a host count, or ranks per host like 4,4,3)", v),
-               -1;
+        return cbt_usage_error(TOOL, "invalid -H '%s' (allowed: a host count, or ranks per host like 4,4,3)", v), -1;
     so->nhosts = k;
     return 0;
 }
@@ -130,19 +134,19 @@ static int parse(int argc, char **argv, cbt_sim_opts_t *so)
     so->p = (coll_sim_params_t){100, 2, 1, 200, 0.3, 0.2, 80, 0, 0, 0, 0, 262144, 0};
     long long nranks = 0, v;
     const char *hosts = NULL, *coll = NULL;
-    unsigned explicit_keys = 0;   /* link flags given: they win over the calibration file's keys */
+    unsigned explicit_keys = 0; /* link flags given: they win over the calibration file's keys */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val;
 #define VAL() \
     if (!(val = cbt_optval(TOOL, argc, argv, &i))) \
     return -1
-#define DBL(opt, key, lo, hi, unit, dst)                                      \
-    if (!strcmp(a, opt)) {                                                    \
-        VAL();                                                                \
-        if (cbt_parse_double(TOOL, opt, val, lo, hi, unit, dst))              \
-            return -1;                                                        \
-        explicit_keys |= cbt_calib_bit(key);                                  \
-        continue;                                                             \
+#define DBL(opt, key, lo, hi, unit, dst) \
+    if (!strcmp(a, opt)) { \
+        VAL(); \
+        if (cbt_parse_double(TOOL, opt, val, lo, hi, unit, dst)) \
+            return -1; \
+        explicit_keys |= cbt_calib_bit(key); \
+        continue; \
     }
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
@@ -179,8 +183,11 @@ static int parse(int argc, char **argv, cbt_sim_opts_t *so)
         } else if (!strcmp(a, "-d")) {
             VAL();
             if (coll_dtype_from_name(val, &o->dt) != COLL_SUCCESS)
-                return cbt_usage_error(TOOL, "invalid -d '%s' (allowed: int8 uint8 int16 uint16 int32 uint32 "
-                                       "int64 uint64 fp16 bf16 fp32 fp64)", val), -1;
+                return cbt_usage_error(TOOL,
+                                       "invalid -d '%s' (allowed: int8 uint8 int16 uint16 int32 uint32 "
+                                       "int64 uint64 fp16 bf16 fp32 fp64)",
+                                       val),
+                       -1;
         } else if (!strcmp(a, "-o")) {
             VAL();
             if (coll_op_from_name(val, &o->op) != COLL_SUCCESS)
@@ -220,11 +227,16 @@ static int parse(int argc, char **argv, cbt_sim_opts_t *so)
     if (so->calibration && cbt_calib_read(TOOL, so->calibration, &so->p, explicit_keys))
         return -1;
     if (!coll)
-        return cbt_usage_error(TOOL, "missing -c COLLECTIVE (allowed: allreduce allgather allgatherv reduce_scatter "
-                               "reduce_scatterv reduce broadcast scatter gather alltoall alltoallv)"), -1;
+        return cbt_usage_error(TOOL,
+                               "missing -c COLLECTIVE (allowed: allreduce allgather allgatherv reduce_scatter "
+                               "reduce_scatterv reduce broadcast scatter gather alltoall alltoallv)"),
+               -1;
     if (!(so->desc = find_coll(coll)))
-        return cbt_usage_error(TOOL, "invalid -c '%s' (allowed: allreduce allgather allgatherv reduce_scatter "
-                               "reduce_scatterv reduce broadcast scatter gather alltoall alltoallv)", coll), -1;
+        return cbt_usage_error(TOOL,
+                               "invalid -c '%s' (allowed: allreduce allgather allgatherv reduce_scatter "
+                               "reduce_scatterv reduce broadcast scatter gather alltoall alltoallv)",
+                               coll),
+               -1;
     if (hosts && parse_hosts(hosts, so))
         return -1;
     if (so->host_nranks) {
@@ -232,18 +244,19 @@ static int parse(int argc, char **argv, cbt_sim_opts_t *so)
         for (int h = 0; h < so->nhosts; h++)
             sum += so->host_nranks[h];
         if (nranks && nranks != sum)
-            return cbt_usage_error(TOOL, "invalid -n %lld: the ranks per host of -H '%s' add up to %lld", nranks,
-                                   hosts, sum), -1;
+            return cbt_usage_error(TOOL, "invalid -n %lld: the ranks per host of -H '%s' add up to %lld", nranks, hosts,
+                                   sum),
+                   -1;
         if (sum > SIM_MAX_RANKS)
             return cbt_usage_error(TOOL, "invalid -H '%s': %lld ranks (allowed: at most %d)", hosts, sum,
-                                   SIM_MAX_RANKS), -1;
+                                   SIM_MAX_RANKS),
+                   -1;
         nranks = sum;
     } else {
         if (!nranks)
             return cbt_usage_error(TOOL, "missing -n RANKS (or -H with ranks per host, like -H 4,4)"), -1;
         if (so->nhosts > nranks)
-            return cbt_usage_error(TOOL, "invalid -H %d: more hosts than the %lld ranks of -n", so->nhosts,
-                                   nranks), -1;
+            return cbt_usage_error(TOOL, "invalid -H %d: more hosts than the %lld ranks of -n", so->nhosts, nranks), -1;
         so->host_nranks = calloc((size_t)so->nhosts, sizeof(int));
         for (int h = 0; h < so->nhosts; h++)
             so->host_nranks[h] = (int)(nranks / so->nhosts + (h < nranks % so->nhosts));
@@ -253,7 +266,7 @@ static int parse(int argc, char **argv, cbt_sim_opts_t *so)
         return cbt_usage_error(TOOL, "invalid -r %d (allowed: 0..%d)", o->root, so->nranks - 1), -1;
     if (!o->maxbytes)
         o->maxbytes = o->minbytes > (o->check ? 128u << 10 : 64u << 20) ? o->minbytes
-                      : (o->check ? 128u << 10 : 64u << 20);
+                                                                        : (o->check ? 128u << 10 : 64u << 20);
     if (o->minbytes > o->maxbytes)
         return cbt_usage_error(TOOL, "invalid -b %llu: larger than -e %llu", o->minbytes, o->maxbytes), -1;
     if (so->algo && !coll_algo_find(so->desc->kind, so->algo)) {
@@ -264,7 +277,8 @@ static int parse(int argc, char **argv, cbt_sim_opts_t *so)
             if (coll_algo_table[i]->kind == so->desc->kind && k + 20 < sizeof names)
                 k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", k ? " " : "", coll_algo_table[i]->name);
         return cbt_usage_error(TOOL, "invalid --algo '%s' for %s (allowed: %s)", so->algo,
-                               coll_kind_name(so->desc->kind), names), -1;
+                               coll_kind_name(so->desc->kind), names),
+               -1;
     }
     so->p.move_data = o->check;
     so->p.shared_scratch = o->check ? 0 : (size_t)o->maxbytes * 8 + ((size_t)1 << 20);

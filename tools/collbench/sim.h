@@ -12,35 +12,35 @@
 
 typedef struct {
     int nranks, nhosts;
-    int *host_nranks;              /* [nhosts] */
+    int *host_nranks; /* [nhosts] */
     const cb_desc_t *desc;
-    cb_opts_t o;                   /* sizes, dtype, op, root, check (driver's struct) */
-    const char *algo;              /* --algo NAME or NULL */
+    cb_opts_t o;      /* sizes, dtype, op, root, check (driver's struct) */
+    const char *algo; /* --algo NAME or NULL */
     int json, compare;
-    const char *calibration;       /* --calibration FILE or NULL */
+    const char *calibration; /* --calibration FILE or NULL */
     coll_sim_params_t p;
 } cbt_sim_opts_t;
 
 typedef struct {
     const cbt_sim_opts_t *so;
     coll_sim_t *sim;
-    cb_ctx_t *c;                   /* [nranks] */
-    cb_data_t data;                /* shared pattern tables */
-    size_t *arrays;                /* the ranks' count arrays (shared unless alltoallv) */
+    cb_ctx_t *c;    /* [nranks] */
+    cb_data_t data; /* shared pattern tables */
+    size_t *arrays; /* the ranks' count arrays (shared unless alltoallv) */
     void *shared_send, *shared_recv;
-    size_t send_max, recv_max;     /* their sizes (coll_sim_alias_map) */
-    cb_desc_t d;                   /* the descriptor, gather-family check replaced */
-    char *pats;                    /* gather family: every rank's pattern, computed once */
+    size_t send_max, recv_max; /* their sizes (coll_sim_alias_map) */
+    cb_desc_t d;               /* the descriptor, gather-family check replaced */
+    char *pats;                /* gather family: every rank's pattern, computed once */
 } cbt_sim_job_t;
 
 typedef struct {
     size_t bytes;
     double t_us;
     uint64_t wrong;
-    const char *algo;              /* the algorithm rank 0 ran on the world */
-    int failed;                    /* the run failed (message printed) */
-    unsigned long long msgs, switches;   /* simulated messages, context switches */
-    double wall_s;                 /* host time of the run */
+    const char *algo;                  /* the algorithm rank 0 ran on the world */
+    int failed;                        /* the run failed (message printed) */
+    unsigned long long msgs, switches; /* simulated messages, context switches */
+    double wall_s;                     /* host time of the run */
 } cbt_sim_result_t;
 
 extern const cb_desc_t cbt_desc_gather;

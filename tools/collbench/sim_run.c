@@ -31,10 +31,7 @@ static coll_status_t gather_run(cb_ctx_t *c)
     return coll_gather(c->sendbuf, c->recvbuf, c->send_elems, c->dt, c->root, c->comm);
 }
 
-static uint64_t gather_check(cb_ctx_t *c)
-{
-    return c->rank == c->root ? cb_gather_check(c) : 0;
-}
+static uint64_t gather_check(cb_ctx_t *c) { return c->rank == c->root ? cb_gather_check(c) : 0; }
 
 const cb_desc_t cbt_desc_gather = {
     "gather", COLL_GATHER, CB_F_ROOTED, cb_busbw_nm1, gather_layout, cb_gather_init, gather_run, gather_check,
@@ -84,8 +81,7 @@ int cbt_sim_job_init(cbt_sim_job_t *j, const cbt_sim_opts_t *so)
     int per_rank = d->kind == COLL_ALLTOALLV;
     size_t un = (size_t)n;
     j->arrays = calloc((per_rank ? un : 1) * 6 * un, sizeof(size_t));
-    if (!j->c || !j->arrays ||
-        cb_data_init(&j->data, so->o.dt, (d->flags & CB_F_REDUCE) != 0, so->o.op, n)) {
+    if (!j->c || !j->arrays || cb_data_init(&j->data, so->o.dt, (d->flags & CB_F_REDUCE) != 0, so->o.op, n)) {
         fprintf(stderr, "collbench sim: out of memory for %d ranks\n", n);
         return -1;
     }
@@ -125,8 +121,10 @@ int cbt_sim_job_init(cbt_sim_job_t *j, const cbt_sim_opts_t *so)
             c->sendbuf = malloc(c->send_cap);
             c->recvbuf = malloc(c->recv_cap);
             if (!c->sendbuf || !c->recvbuf) {
-                fprintf(stderr, "collbench sim: out of memory at rank %d (--verify holds every rank's buffers: "
-                        "%zu + %zu bytes each)\n", r, c->send_cap, c->recv_cap);
+                fprintf(stderr,
+                        "collbench sim: out of memory at rank %d (--verify holds every rank's buffers: "
+                        "%zu + %zu bytes each)\n",
+                        r, c->send_cap, c->recv_cap);
                 return -1;
             }
         }
@@ -148,8 +146,8 @@ int cbt_sim_job_init(cbt_sim_job_t *j, const cbt_sim_opts_t *so)
             j->c[r].recvbuf = j->shared_recv;
         }
         /* messages from them carry no bytes (others do: an algorithm's headers) */
-        if (coll_sim_blank(j->sim, j->shared_recv, recv_max) != COLL_SUCCESS ||
-            (j->shared_send != j->shared_recv && coll_sim_blank(j->sim, j->shared_send, send_max) != COLL_SUCCESS)) {
+        if (coll_sim_blank(j->sim, j->shared_recv, recv_max) != COLL_SUCCESS
+            || (j->shared_send != j->shared_recv && coll_sim_blank(j->sim, j->shared_send, send_max) != COLL_SUCCESS)) {
             fprintf(stderr, "collbench sim: %s\n", coll_last_error());
             return -1;
         }

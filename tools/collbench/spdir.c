@@ -52,7 +52,7 @@ static const char *CHECK_DIR = "collbench_check";
 typedef struct {
     int dfd, cfd, ofd; /* --spp, collbench_check, <own ip> */
     char spp[4096], own[64];
-    char tmp[64];      /* name of the temporary being written, "" when none */
+    char tmp[64]; /* name of the temporary being written, "" when none */
     int open;
 } spdir_t;
 
@@ -278,8 +278,8 @@ static int spdir_wait(spdir_t *d, const char *peer, const char *name, void *buf,
                                  e == ELOOP ? " (a symbolic link: remove it)" : "");
             if (fd >= 0) {
                 struct stat st;
-                if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-                    (exact ? (size_t)st.st_size != len : (size_t)st.st_size > len)) {
+                if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()
+                    || (exact ? (size_t)st.st_size != len : (size_t)st.st_size > len)) {
                     close(fd);
                     return cbt_error(TOOL, CBT_EXIT_FAIL,
                                      "%s/%s/%s is not what %s writes (a regular file of this user, %s%zu "
@@ -302,8 +302,8 @@ static int spdir_wait(spdir_t *d, const char *peer, const char *name, void *buf,
             return cbt_error(TOOL, CBT_EXIT_TIMEOUT,
                              "timed out after %.0f s waiting for %s: no %s/%s/%s%s; start both ends within %.0f s "
                              "of each other, with the same --spp, each end's --ip = the other's --hip",
-                             timeout_s, who, shown, peer, name, stale_seen ? " (only a stale one from an earlier run)" : "",
-                             CBT_SPDIR_WAIT_S);
+                             timeout_s, who, shown, peer, name,
+                             stale_seen ? " (only a stale one from an earlier run)" : "", CBT_SPDIR_WAIT_S);
         struct timespec ts = {0, 20 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
@@ -361,8 +361,7 @@ int cbt_p2p_spdir(const cbt_p2p_opts_t *o)
     if (canon_ip(o->hip, own, sizeof own, &own_f, own_a) != 0)
         return cbt_usage_error(TOOL, "invalid --hip '%s' (allowed: an IPv4 or IPv6 address of this node)", o->hip);
     if (canon_ip(o->ip, peer, sizeof peer, &peer_f, peer_a) != 0)
-        return cbt_usage_error(TOOL, "invalid --ip '%s' (allowed: the IPv4 or IPv6 address of the other node)",
-                               o->ip);
+        return cbt_usage_error(TOOL, "invalid --ip '%s' (allowed: the IPv4 or IPv6 address of the other node)", o->ip);
     if (!strcmp(own, peer))
         return cbt_usage_error(TOOL,
                                "--hip and --ip are both %s: the two ends need different addresses (on one host use "
@@ -397,11 +396,12 @@ int cbt_p2p_spdir(const cbt_p2p_opts_t *o)
             goto fail;
         char flag[256];
         if ((rc = spdir_wait(d, peer, "flag", flag, sizeof flag - 1, 0, CBT_SPDIR_WAIT_S, not_before,
-                             "the source (--sp 0)")) != 0)
+                             "the source (--sp 0)"))
+            != 0)
             goto fail;
     } else {
-        if ((rc = spdir_wait(d, peer, "id", &id, sizeof id, 1, CBT_SPDIR_WAIT_S, not_before,
-                             "the target (--sp 1)")) != 0)
+        if ((rc = spdir_wait(d, peer, "id", &id, sizeof id, 1, CBT_SPDIR_WAIT_S, not_before, "the target (--sp 1)"))
+            != 0)
             goto fail;
         coll_id_info_t info;
         if (coll_id_decode(&id, &info) != COLL_SUCCESS) {
@@ -413,8 +413,8 @@ int cbt_p2p_spdir(const cbt_p2p_opts_t *o)
             char got[64] = "?";
             inet_ntop(info.family, info.addr, got, sizeof got);
             rc = cbt_error(TOOL, CBT_EXIT_CONN,
-                           "the target's id names its store at %s but --ip is %s: give the target's --hip as --ip",
-                           got, peer);
+                           "the target's id names its store at %s but --ip is %s: give the target's --hip as --ip", got,
+                           peer);
             goto fail;
         }
         char flag[160];

@@ -152,17 +152,17 @@ static void affinity_str(char *buf, size_t n)
 
 /* ------------------------------------------------------------ output */
 
-static const coll_kind_t KINDS[] = {COLL_ALLREDUCE,      COLL_ALLGATHER, COLL_ALLGATHERV, COLL_REDUCE_SCATTER,
+static const coll_kind_t KINDS[] = {COLL_ALLREDUCE,       COLL_ALLGATHER, COLL_ALLGATHERV, COLL_REDUCE_SCATTER,
                                     COLL_REDUCE_SCATTERV, COLL_REDUCE,    COLL_BROADCAST,  COLL_SCATTER,
                                     COLL_GATHER,          COLL_ALLTOALL,  COLL_ALLTOALLV,  COLL_BARRIER};
 #define NKINDS (int)(sizeof KINDS / sizeof KINDS[0])
 
 static void print_text(const topo_opts_t *o, coll_comm_t comm, const rank_info_t *ri, int n, int nhosts)
 {
-    printf("collbench topo: %d rank%s on %d host%s (launch %s)\n", n, n > 1 ? "s" : "", nhosts,
-           nhosts > 1 ? "s" : "", o->launch);
-    printf("\nHosts\n%6s  %-20s %6s %9s %6s %5s %5s  %s\n", "host", "name", "ranks", "packages", "cores", "PUs",
-           "NUMA", "source");
+    printf("collbench topo: %d rank%s on %d host%s (launch %s)\n", n, n > 1 ? "s" : "", nhosts, nhosts > 1 ? "s" : "",
+           o->launch);
+    printf("\nHosts\n%6s  %-20s %6s %9s %6s %5s %5s  %s\n", "host", "name", "ranks", "packages", "cores", "PUs", "NUMA",
+           "source");
     for (int h = 0, r0 = 0; r0 < n; r0++) {
         int first = 1;
         for (int q = 0; q < r0 && first; q++)
@@ -173,8 +173,8 @@ static void print_text(const topo_opts_t *o, coll_comm_t comm, const rank_info_t
         printf("%6d  %-20s %6d %9d %6d %5d %5d  %s\n", h++, x->host, x->local_size, x->packages, x->cores, x->pus,
                x->numas, x->topo_src);
     }
-    printf("\nRanks\n%6s  %-20s %7s %8s %4s %5s  %-16s %s\n", "rank", "host", "local", "pid", "cpu", "numa",
-           "affinity", "interface (netif)");
+    printf("\nRanks\n%6s  %-20s %7s %8s %4s %5s  %-16s %s\n", "rank", "host", "local", "pid", "cpu", "numa", "affinity",
+           "interface (netif)");
     for (int r = 0; r < n; r++) {
         char local[24];
         snprintf(local, sizeof local, "%d/%d", ri[r].local_rank, ri[r].local_size);
@@ -194,17 +194,17 @@ static void print_text(const topo_opts_t *o, coll_comm_t comm, const rank_info_t
     int crowded;
     double rpc = coll_comm_ranks_per_core(comm, &crowded);
     printf("\nLoad: %.1f rank%s per core on the busiest host%s\n", rpc, rpc == 1.0 ? "" : "s",
-           crowded    ? " (more than 2: selection uses the crowded-host rules)"
-           : rpc > 1.0 ? " (ranks share cores: waiting ranks spin briefly, then yield and sleep)"
-                       : "");
+           crowded         ? " (more than 2: selection uses the crowded-host rules)"
+               : rpc > 1.0 ? " (ranks share cores: waiting ranks spin briefly, then yield and sleep)"
+                           : "");
     coll_net_cost_t net;
     coll_comm_net_cost(comm, &net);
     printf("\nNetwork (between hosts, as selection sees it): latency %.1f us + %.1f us a step, %.2f GB/s (%s)\n",
            net.lat_us, net.step_us, net.gbps,
-           !strcmp(net.source, "probe") ? "measured at init between the leaders of hosts 0 and 1"
-           : !strcmp(net.source, "file") ? "COLL_TUNING_FILE"
-           : nhosts > 1                  ? "built-in: COLL_NET_PROBE=0"
-                                         : "built-in; one host, not measured");
+           !strcmp(net.source, "probe")      ? "measured at init between the leaders of hosts 0 and 1"
+               : !strcmp(net.source, "file") ? "COLL_TUNING_FILE"
+               : nhosts > 1                  ? "built-in: COLL_NET_PROBE=0"
+                                             : "built-in; one host, not measured");
     printf("\nAlgorithms (%s, sum, root 0; size = nccl-tests/hccl_test convention)\n%-16s", coll_dtype_name(o->dt),
            "collective");
     for (int s = 0; s < o->nsizes; s++) {
@@ -341,8 +341,8 @@ static int rank_main(void *arg, const cb_launch_t *l, int rank, int nranks, cons
         rc = cbt_error(TOOL, CBT_EXIT_FAIL, "out of memory");
         coll_comm_abort(comm);
     } else if ((st = coll_gather(&me, all, sizeof me, COLL_UINT8, 0, comm)) != COLL_SUCCESS) {
-        rc = cbt_error(TOOL, st == COLL_ERR_TIMEOUT ? CBT_EXIT_TIMEOUT : CBT_EXIT_CONN, "rank %d: gather: %s: %s",
-                       rank, coll_strerror(st), coll_last_error());
+        rc = cbt_error(TOOL, st == COLL_ERR_TIMEOUT ? CBT_EXIT_TIMEOUT : CBT_EXIT_CONN, "rank %d: gather: %s: %s", rank,
+                       coll_strerror(st), coll_last_error());
     } else if (rank == 0) {
         if (o->json)
             print_json(o, comm, all, nranks, nhosts);
@@ -357,13 +357,14 @@ static int rank_main(void *arg, const cb_launch_t *l, int rank, int nranks, cons
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: collbench topo [-p N] [--sizes LIST] [-d DTYPE] [-fmt normal|json] [-q]\n"
-               "  -p N             standalone: ranks forked here, 1..%d (default: online CPUs); under mpirun /\n"
-               "                   torchrun / srun the launcher's ranks\n"
-               "  --sizes LIST     message sizes for the algorithm table (default 1K,64K,1M,16M,256M)\n"
-               "  -d, --dtype T    datatype for selection (default fp32)\n"
-               "  -fmt F           normal or json (--json)\n"
-               "  -q, --quiet      no trailing notes\n",
+    fprintf(f,
+            "usage: collbench topo [-p N] [--sizes LIST] [-d DTYPE] [-fmt normal|json] [-q]\n"
+            "  -p N             standalone: ranks forked here, 1..%d (default: online CPUs); under mpirun /\n"
+            "                   torchrun / srun the launcher's ranks\n"
+            "  --sizes LIST     message sizes for the algorithm table (default 1K,64K,1M,16M,256M)\n"
+            "  -d, --dtype T    datatype for selection (default fp32)\n"
+            "  -fmt F           normal or json (--json)\n"
+            "  -q, --quiet      no trailing notes\n",
             TOPO_MAX_RANKS);
 }
 
@@ -411,8 +412,10 @@ int cbt_topo_main(int argc, char **argv)
             if (!(v = cbt_optval(TOOL, argc, argv, &i)))
                 return CBT_EXIT_USAGE;
             if (coll_dtype_from_name(v, &o.dt) != COLL_SUCCESS)
-                return cbt_usage_error(TOOL, "invalid -d '%s' (allowed: int8, int16, int32, int64, uint8, uint16, "
-                                       "uint32, uint64, fp16, bf16, fp32, fp64)", v);
+                return cbt_usage_error(TOOL,
+                                       "invalid -d '%s' (allowed: int8, int16, int32, int64, uint8, uint16, "
+                                       "uint32, uint64, fp16, bf16, fp32, fp64)",
+                                       v);
         } else if (!strcmp(a, "-fmt") || !strcmp(a, "--fmt") || !strcmp(a, "--format")) {
             if (!(v = cbt_optval(TOOL, argc, argv, &i)))
                 return CBT_EXIT_USAGE;
@@ -435,8 +438,8 @@ int cbt_topo_main(int argc, char **argv)
         return rc;
     }
     if (l.kind != CB_LAUNCH_STANDALONE && o.npus_set && o.npus != l.nranks)
-        fprintf(stderr, "collbench topo: warning: -p %d but %d ranks were started by %s; using %d\n", o.npus,
-                l.nranks, l.name, l.nranks);
+        fprintf(stderr, "collbench topo: warning: -p %d but %d ranks were started by %s; using %d\n", o.npus, l.nranks,
+                l.name, l.nranks);
     if (l.nranks > TOPO_MAX_RANKS)
         return cbt_usage_error(TOOL, "%d ranks: at most %d are supported", l.nranks, TOPO_MAX_RANKS);
     o.launch = l.name;

@@ -58,24 +58,23 @@ const char *cbt_optval(const char *tool, int argc, char **argv, int *i)
     return argv[*i];
 }
 
-int cbt_parse_size(const char *tool, const char *opt, const char *val, unsigned long long lo,
-                   unsigned long long hi, unsigned long long *out)
+int cbt_parse_size(const char *tool, const char *opt, const char *val, unsigned long long lo, unsigned long long hi,
+                   unsigned long long *out)
 {
     unsigned long long v;
     if (coll_parse_size(val, &v) != 0 || v < lo || v > hi) {
         char a[32], b[32];
         cbt_fmt_bytes(a, sizeof a, lo);
         cbt_fmt_bytes(b, sizeof b, hi);
-        cbt_usage_error(tool, "invalid %s '%s' (allowed: %llu..%llu bytes = %s..%s; suffixes K, M, G)",
-                        opt, val, lo, hi, a, b);
+        cbt_usage_error(tool, "invalid %s '%s' (allowed: %llu..%llu bytes = %s..%s; suffixes K, M, G)", opt, val, lo,
+                        hi, a, b);
         return -1;
     }
     *out = v;
     return 0;
 }
 
-int cbt_parse_ll(const char *tool, const char *opt, const char *val, long long lo, long long hi,
-                 long long *out)
+int cbt_parse_ll(const char *tool, const char *opt, const char *val, long long lo, long long hi, long long *out)
 {
     char *end = NULL;
     errno = 0;
@@ -88,15 +87,15 @@ int cbt_parse_ll(const char *tool, const char *opt, const char *val, long long l
     return 0;
 }
 
-int cbt_parse_double(const char *tool, const char *opt, const char *val, double lo, double hi,
-                     const char *unit, double *out)
+int cbt_parse_double(const char *tool, const char *opt, const char *val, double lo, double hi, const char *unit,
+                     double *out)
 {
     char *end = NULL;
     errno = 0;
     double v = strtod(val, &end);
     if (errno || end == val || *end != '\0' || !isfinite(v) || v < lo || v > hi) {
-        cbt_usage_error(tool, "invalid %s '%s' (allowed: %g..%g%s%s)", opt, val, lo, hi,
-                        unit && *unit ? " " : "", unit ? unit : "");
+        cbt_usage_error(tool, "invalid %s '%s' (allowed: %g..%g%s%s)", opt, val, lo, hi, unit && *unit ? " " : "",
+                        unit ? unit : "");
         return -1;
     }
     *out = v;

@@ -31,7 +31,7 @@
 #include "coll/explain.h"
 #include "core/netif.h"
 #include "bootstrap/bootstrap.h"
-#include "coll/tuning.h"      /* collbench sim: the simulated network as measured constants */
-#include "transport/sim.h"   /* collbench sim: simulated communicators */
+#include "coll/tuning.h"   /* collbench sim: the simulated network as measured constants */
+#include "transport/sim.h" /* collbench sim: simulated communicators */
 
 #endif /* COLL_INTERNAL_H */

@@ -29,15 +29,27 @@ static const char FORMATS[] = "collbench hccl";
 
 static int parse_format(const char *s, cb_format_t *out)
 {
-    if (!strcmp(s, "collbench")) *out = CB_FMT_COLLBENCH;
-    else if (!strcmp(s, "hccl")) *out = CB_FMT_HCCL;
-    else return -1;
+    if (!strcmp(s, "collbench"))
+        *out = CB_FMT_COLLBENCH;
+    else if (!strcmp(s, "hccl"))
+        *out = CB_FMT_HCCL;
+    else
+        return -1;
     return 0;
 }
 
 enum {
-    OPT_ALGO = 256, OPT_JSON, OPT_CSV, OPT_PRINT_CONFIG, OPT_LIST_ALGOS, OPT_TIMEOUT,
-    OPT_TIME_AGG, OPT_EQUAL_COUNTS, OPT_VERSION, OPT_HOLD_AFTER, OPT_FORMAT
+    OPT_ALGO = 256,
+    OPT_JSON,
+    OPT_CSV,
+    OPT_PRINT_CONFIG,
+    OPT_LIST_ALGOS,
+    OPT_TIMEOUT,
+    OPT_TIME_AGG,
+    OPT_EQUAL_COUNTS,
+    OPT_VERSION,
+    OPT_HOLD_AFTER,
+    OPT_FORMAT
 };
 
 static const struct option long_opts[] = {
@@ -75,7 +87,8 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
     int n = snprintf(err, errlen, "%s: ", prog_buf);
     va_list ap;
     va_start(ap, fmt);
-    if (n >= 0 && (size_t)n < errlen) vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+    if (n >= 0 && (size_t)n < errlen)
+        vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
     va_end(ap);
     return CB_EXIT_USAGE;
 }
@@ -83,16 +96,21 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 /* Strict decimal integer in [lo, hi]: no sign unless lo < 0, no suffix, no blanks. */
 static int parse_ll(const char *s, long long lo, long long hi, long long *out)
 {
-    if (!s || !*s) return -1;
+    if (!s || !*s)
+        return -1;
     const char *p = s;
-    if (*p == '-' || *p == '+') p++;
-    if (!*p) return -1;
+    if (*p == '-' || *p == '+')
+        p++;
+    if (!*p)
+        return -1;
     for (const char *q = p; *q; q++)
-        if (*q < '0' || *q > '9') return -1;
+        if (*q < '0' || *q > '9')
+            return -1;
     errno = 0;
     char *end;
     long long v = strtoll(s, &end, 10);
-    if (errno || *end || v < lo || v > hi) return -1;
+    if (errno || *end || v < lo || v > hi)
+        return -1;
     *out = v;
     return 0;
 }
@@ -100,7 +118,8 @@ static int parse_ll(const char *s, long long lo, long long hi, long long *out)
 static int parse_size(const char *s, unsigned long long *out)
 {
     /* coll_parse_size accepts digits + optional K/M/G; reject signs and blanks. */
-    if (!s || !*s || s[0] < '0' || s[0] > '9') return -1;
+    if (!s || !*s || s[0] < '0' || s[0] > '9')
+        return -1;
     return coll_parse_size(s, out);
 }
 
@@ -127,35 +146,39 @@ static void set_defaults(const cb_desc_t *d, cb_opts_t *o)
     o->agg = CB_AGG_MAX;
 }
 
-int cb_cli_parse(const cb_desc_t *d, int argc, char **argv, cb_opts_t *o, char *err,
-                 size_t errlen)
+int cb_cli_parse(const cb_desc_t *d, int argc, char **argv, cb_opts_t *o, char *err, size_t errlen)
 {
     set_defaults(d, o);
-    if (errlen) err[0] = '\0';
+    if (errlen)
+        err[0] = '\0';
     size_t cl = 0;
     for (int i = 0; i < argc && cl + 1 < sizeof(o->command); i++) {
         const char *a = i == 0 ? prog_buf : argv[i];
         int n = snprintf(o->command + cl, sizeof(o->command) - cl, "%s%s", i ? " " : "", a);
-        if (n < 0) break;
+        if (n < 0)
+            break;
         cl += (size_t)n;
     }
-    if (cl >= sizeof(o->command)) cl = sizeof(o->command) - 1;
+    if (cl >= sizeof(o->command))
+        cl = sizeof(o->command) - 1;
 
     int ff_set = 0, op_given_warn = 0, format_set = 0;
     long long v;
     opterr = 0;
-    optind = 0;   /* GNU: full re-initialisation (parse may run more than once) */
+    optind = 0; /* GNU: full re-initialisation (parse may run more than once) */
     for (;;) {
         int idx = -1;
         int c = getopt_long(argc, argv, ":o:d:b:e:i:f:r:n:w:c:p:z:h", long_opts, &idx);
-        if (c == -1) break;
+        if (c == -1)
+            break;
         const char *arg = optarg;
         switch (c) {
         case 'o':
             if (coll_op_from_name(arg, &o->op) != COLL_SUCCESS)
                 return fail(err, errlen, "invalid -o '%s': allowed %s", arg, OPS);
             o->op_set = 1;
-            if (!(d->flags & CB_F_REDUCE)) op_given_warn = 1;
+            if (!(d->flags & CB_F_REDUCE))
+                op_given_warn = 1;
             break;
         case 'd':
             if (coll_dtype_from_name(arg, &o->dt) != COLL_SUCCESS)
@@ -163,11 +186,13 @@ int cb_cli_parse(const cb_desc_t *d, int argc, char **argv, cb_opts_t *o, char *
             break;
         case 'b':
             if (parse_size(arg, &o->minbytes))
-                return fail(err, errlen, "invalid -b '%s': allowed a byte count with optional K/M/G suffix (e.g. 8K, 64M)", arg);
+                return fail(err, errlen,
+                            "invalid -b '%s': allowed a byte count with optional K/M/G suffix (e.g. 8K, 64M)", arg);
             break;
         case 'e':
             if (parse_size(arg, &o->maxbytes))
-                return fail(err, errlen, "invalid -e '%s': allowed a byte count with optional K/M/G suffix (e.g. 8K, 64M)", arg);
+                return fail(err, errlen,
+                            "invalid -e '%s': allowed a byte count with optional K/M/G suffix (e.g. 8K, 64M)", arg);
             break;
         case 'i':
             if (parse_size(arg, &o->stepbytes))
@@ -211,36 +236,31 @@ int cb_cli_parse(const cb_desc_t *d, int argc, char **argv, cb_opts_t *o, char *
                 return fail(err, errlen, "invalid -z '%s': allowed 0 (off) or 1 (zero copy)", arg);
             o->zero_copy = (int)v;
             break;
-        case 'h':
-            o->action = CB_ACT_HELP;
-            return 0;
-        case OPT_VERSION:
-            o->action = CB_ACT_VERSION;
-            return 0;
-        case OPT_PRINT_CONFIG:
-            o->action = CB_ACT_PRINT_CONFIG;
-            break;
-        case OPT_LIST_ALGOS:
-            o->action = CB_ACT_LIST_ALGOS;
-            break;
+        case 'h': o->action = CB_ACT_HELP; return 0;
+        case OPT_VERSION: o->action = CB_ACT_VERSION; return 0;
+        case OPT_PRINT_CONFIG: o->action = CB_ACT_PRINT_CONFIG; break;
+        case OPT_LIST_ALGOS: o->action = CB_ACT_LIST_ALGOS; break;
         case OPT_ALGO: {
             char why[256] = "";
             if (!*arg)
                 return fail(err, errlen, "invalid --algo '': allowed an algorithm name (see --list-algos)");
             /* COLL_DETERMINISTIC=1: only algorithms that honour it */
             if ((coll_cfg_bool(COLL_CFG_DETERMINISTIC) ? coll_algo_check_spec_determ
-                                                       : coll_algo_check_spec)(arg, why, sizeof(why)) != COLL_SUCCESS)
+                                                       : coll_algo_check_spec)(arg, why, sizeof(why))
+                != COLL_SUCCESS)
                 return fail(err, errlen, "invalid --algo '%s': %s", arg,
                             why[0] ? why : "allowed names: see --list-algos");
             o->algo = arg;
             break;
         }
         case OPT_JSON:
-            if (!*arg) return fail(err, errlen, "invalid --json '': allowed a file name");
+            if (!*arg)
+                return fail(err, errlen, "invalid --json '': allowed a file name");
             o->json = arg;
             break;
         case OPT_CSV:
-            if (!*arg) return fail(err, errlen, "invalid --csv '': allowed a file name");
+            if (!*arg)
+                return fail(err, errlen, "invalid --csv '': allowed a file name");
             o->csv = arg;
             break;
         case OPT_TIMEOUT: {
@@ -262,15 +282,18 @@ int cb_cli_parse(const cb_desc_t *d, int argc, char **argv, cb_opts_t *o, char *
             break;
         }
         case OPT_TIME_AGG:
-            if (!strcmp(arg, "max")) o->agg = CB_AGG_MAX;
-            else if (!strcmp(arg, "avg")) o->agg = CB_AGG_AVG;
-            else if (!strcmp(arg, "min")) o->agg = CB_AGG_MIN;
-            else if (!strcmp(arg, "all")) o->agg = CB_AGG_ALL;
-            else return fail(err, errlen, "invalid --time-agg '%s': allowed max avg min all", arg);
+            if (!strcmp(arg, "max"))
+                o->agg = CB_AGG_MAX;
+            else if (!strcmp(arg, "avg"))
+                o->agg = CB_AGG_AVG;
+            else if (!strcmp(arg, "min"))
+                o->agg = CB_AGG_MIN;
+            else if (!strcmp(arg, "all"))
+                o->agg = CB_AGG_ALL;
+            else
+                return fail(err, errlen, "invalid --time-agg '%s': allowed max avg min all", arg);
             break;
-        case OPT_EQUAL_COUNTS:
-            o->equal_counts = 1;
-            break;
+        case OPT_EQUAL_COUNTS: o->equal_counts = 1; break;
         case OPT_FORMAT:
             if (parse_format(arg, &o->format))
                 return fail(err, errlen, "invalid --format '%s': allowed %s", arg, FORMATS);
@@ -288,29 +311,31 @@ int cb_cli_parse(const cb_desc_t *d, int argc, char **argv, cb_opts_t *o, char *
     }
     if (optind < argc)
         return fail(err, errlen, "unexpected argument '%s' (see --help)", argv[optind]);
-    if (o->action != CB_ACT_RUN) return 0;
+    if (o->action != CB_ACT_RUN)
+        return 0;
 
     /* COLL_TEST_FORMAT: checked even when --format wins, so a typo is never silent. */
     const char *env_fmt = coll_cfg_str(COLL_CFG_TEST_FORMAT);
     cb_format_t env_format = CB_FMT_COLLBENCH;
     if (env_fmt[0] && parse_format(env_fmt, &env_format))
         return fail(err, errlen, "invalid COLL_TEST_FORMAT '%s': allowed %s", env_fmt, FORMATS);
-    if (!format_set) o->format = env_format;
+    if (!format_set)
+        o->format = env_format;
     if (o->format == CB_FMT_HCCL && o->agg == CB_AGG_ALL)
-        return fail(err, errlen, "invalid --time-agg 'all' with the hccl format: allowed max avg min (hccl_test's table has four columns)");
+        return fail(
+            err, errlen,
+            "invalid --time-agg 'all' with the hccl format: allowed max avg min (hccl_test's table has four columns)");
 
     if (o->maxbytes < o->minbytes)
-        return fail(err, errlen, "invalid -e '%llu': allowed maxbytes >= minbytes (-b %llu)",
-                    o->maxbytes, o->minbytes);
+        return fail(err, errlen, "invalid -e '%llu': allowed maxbytes >= minbytes (-b %llu)", o->maxbytes, o->minbytes);
     if (ff_set && o->step_set)
-        fprintf(stderr, "%s: warning: -f %llu wins over -i %llu\n", prog_buf, o->stepfactor,
-                o->stepbytes);
+        fprintf(stderr, "%s: warning: -f %llu wins over -i %llu\n", prog_buf, o->stepfactor, o->stepbytes);
     if (!o->step_set) {
         o->stepbytes = (o->maxbytes - o->minbytes) / 10;
-        if (o->stepbytes == 0) o->stepbytes = 1;
+        if (o->stepbytes == 0)
+            o->stepbytes = 1;
     } else if (o->stepbytes == 0 && !ff_set && o->maxbytes > o->minbytes) {
-        fprintf(stderr, "%s: warning: -i 0 runs the start size once (%llu bytes)\n", prog_buf,
-                o->minbytes);
+        fprintf(stderr, "%s: warning: -i 0 runs the start size once (%llu bytes)\n", prog_buf, o->minbytes);
     }
     if (op_given_warn)
         fprintf(stderr, "%s: warning: -o is ignored: %s does not reduce\n", prog_buf, prog_buf);
@@ -321,11 +346,14 @@ int cb_cli_parse(const cb_desc_t *d, int argc, char **argv, cb_opts_t *o, char *
     const char *env_out = coll_cfg_str(COLL_CFG_TEST_OUTPUT);
     if (env_out && *env_out) {
         if (has_suffix(env_out, ".json")) {
-            if (!o->json) o->json = env_out;
+            if (!o->json)
+                o->json = env_out;
         } else if (has_suffix(env_out, ".csv")) {
-            if (!o->csv) o->csv = env_out;
+            if (!o->csv)
+                o->csv = env_out;
         } else {
-            return fail(err, errlen, "invalid COLL_TEST_OUTPUT '%s': allowed a file name ending in .json or .csv", env_out);
+            return fail(err, errlen, "invalid COLL_TEST_OUTPUT '%s': allowed a file name ending in .json or .csv",
+                        env_out);
         }
     }
     return 0;
@@ -334,8 +362,7 @@ int cb_cli_parse(const cb_desc_t *d, int argc, char **argv, cb_opts_t *o, char *
 int cb_cli_check_ranks(const cb_opts_t *o, int nranks, char *err, size_t errlen)
 {
     if (o->root < 0 || o->root >= nranks)
-        return fail(err, errlen, "invalid -r '%d': allowed 0 <= root < ranks (0..%d)", o->root,
-                    nranks - 1);
+        return fail(err, errlen, "invalid -r '%d': allowed 0 <= root < ranks (0..%d)", o->root, nranks - 1);
     return 0;
 }
 
@@ -343,15 +370,21 @@ int cb_next_size(const cb_opts_t *o, unsigned long long s, unsigned long long *n
 {
     unsigned long long n;
     if (o->stepfactor > 1) {
-        if (s == 0) n = 1;   /* 0 * f would never end the sweep */
-        else if (s > o->maxbytes / o->stepfactor) return 0;
-        else n = s * o->stepfactor;
+        if (s == 0)
+            n = 1; /* 0 * f would never end the sweep */
+        else if (s > o->maxbytes / o->stepfactor)
+            return 0;
+        else
+            n = s * o->stepfactor;
     } else {
-        if (o->stepbytes == 0) return 0;   /* -i 0: the start size once */
-        if (s > o->maxbytes - o->stepbytes) return 0;
+        if (o->stepbytes == 0)
+            return 0; /* -i 0: the start size once */
+        if (s > o->maxbytes - o->stepbytes)
+            return 0;
         n = s + o->stepbytes;
     }
-    if (n > o->maxbytes) return 0;
+    if (n > o->maxbytes)
+        return 0;
     *next = n;
     return 1;
 }
@@ -360,65 +393,63 @@ void cb_cli_usage(const cb_desc_t *d, FILE *out)
 {
     const char *p = prog_buf[0] ? prog_buf : d->name;
     fprintf(out,
-        "Usage: %s [options]      (also: mpirun -n N %s [options])\n"
-        "Benchmarks and checks %s; output compatible with Huawei hccl_test.\n\n"
-        "  -b, --minbytes SIZE    start size (default 64M); K/M/G = powers of 1024\n"
-        "  -e, --maxbytes SIZE    end size (default 64M); must be >= -b\n"
-        "  -i, --stepbytes SIZE   additive step (default (max-min)/10, or 1);\n"
-        "                         -i 0 runs the start size once\n"
-        "  -f, --stepfactor N     multiplicative step, integer > 1 (wins over -i)\n"
-        "  -n, --iters N          timed iterations (default 20, >= 1)\n"
-        "  -w, --warmup_iters N   warm-up iterations (default 10)\n"
-        "  -o, --op OP            sum prod max min (default sum; reducing tests only)\n"
-        "  -d, --datatype T       int8 int16 int32 int64 uint8 uint16 uint32 uint64\n"
-        "                         fp16 fp32 fp64 bfp16 (default fp32)\n"
-        "  -r, --root R           root rank, 0 <= R < ranks (default 0)\n"
-        "  -c, --check 0|1        verify results (default 1)\n"
-        "  -p, --npus N           ranks per node (1..%d). Standalone (no mpirun/torchrun/\n"
-        "                         srun): the number of ranks forked, default all online\n"
-        "                         CPUs (%d here, like hccl_test's all devices), at most %d.\n"
-        "                         Under a launcher: a mismatch is only a warning.\n"
-        "  -z, --zero_copy 0|1    buffers in shared memory from coll_mem_alloc (default 0)\n"
-        "  -h, --help             this text\n"
-        "collbench extras:\n"
-        "  --algo NAME            force an algorithm (COLL_ALGO syntax; see --list-algos)\n"
-        "  --list-algos           list the algorithms and exit\n"
-        "  --json FILE, --csv FILE  also write results (COLL_TEST_OUTPUT=FILE.json|.csv too)\n"
-        "  --time-agg max|avg|min|all  time across ranks (default max = slowest rank;\n"
-        "                         all adds min/avg/max columns)\n"
-        "  --timeout SEC          a collective waiting longer fails (COLL_EXEC_TIMEOUT)\n"
-        "  --equal-counts         v tests: equal counts like the original\n"
-        "  --format collbench|hccl  table layout (COLL_TEST_FORMAT too): hccl prints exactly\n"
-        "                         hccl_test's four columns, rows ending in the check result\n"
-        "  --hold-after SEC       tests: after the sweep every rank prints its init time\n"
-        "                         on stderr, then sleeps SEC before destroy (fds sampled)\n"
-        "  --print-config         print every COLL_* setting and exit\n"
-        "  --version              print the version and exit\n\n"
-        "Columns: data_size(Bytes) | aveg_time(us) | alg_bandwidth(GB/s) | check_result |\n"
-        "bus_bandwidth(GB/s). The first four are the original's (--format hccl: only those,\n"
-        "byte for byte); time is the slowest rank's average; check_result is success,\n"
-        "failed, or NULL (-c 0, or the expected value is not exact in this dtype for\n"
-        "this op and rank count).\n",
-        p, p, coll_kind_name(d->kind), CB_MAX_NPUS, cb_default_npus(),
-        CB_MAX_NPUS_STANDALONE);
+            "Usage: %s [options]      (also: mpirun -n N %s [options])\n"
+            "Benchmarks and checks %s; output compatible with Huawei hccl_test.\n\n"
+            "  -b, --minbytes SIZE    start size (default 64M); K/M/G = powers of 1024\n"
+            "  -e, --maxbytes SIZE    end size (default 64M); must be >= -b\n"
+            "  -i, --stepbytes SIZE   additive step (default (max-min)/10, or 1);\n"
+            "                         -i 0 runs the start size once\n"
+            "  -f, --stepfactor N     multiplicative step, integer > 1 (wins over -i)\n"
+            "  -n, --iters N          timed iterations (default 20, >= 1)\n"
+            "  -w, --warmup_iters N   warm-up iterations (default 10)\n"
+            "  -o, --op OP            sum prod max min (default sum; reducing tests only)\n"
+            "  -d, --datatype T       int8 int16 int32 int64 uint8 uint16 uint32 uint64\n"
+            "                         fp16 fp32 fp64 bfp16 (default fp32)\n"
+            "  -r, --root R           root rank, 0 <= R < ranks (default 0)\n"
+            "  -c, --check 0|1        verify results (default 1)\n"
+            "  -p, --npus N           ranks per node (1..%d). Standalone (no mpirun/torchrun/\n"
+            "                         srun): the number of ranks forked, default all online\n"
+            "                         CPUs (%d here, like hccl_test's all devices), at most %d.\n"
+            "                         Under a launcher: a mismatch is only a warning.\n"
+            "  -z, --zero_copy 0|1    buffers in shared memory from coll_mem_alloc (default 0)\n"
+            "  -h, --help             this text\n"
+            "collbench extras:\n"
+            "  --algo NAME            force an algorithm (COLL_ALGO syntax; see --list-algos)\n"
+            "  --list-algos           list the algorithms and exit\n"
+            "  --json FILE, --csv FILE  also write results (COLL_TEST_OUTPUT=FILE.json|.csv too)\n"
+            "  --time-agg max|avg|min|all  time across ranks (default max = slowest rank;\n"
+            "                         all adds min/avg/max columns)\n"
+            "  --timeout SEC          a collective waiting longer fails (COLL_EXEC_TIMEOUT)\n"
+            "  --equal-counts         v tests: equal counts like the original\n"
+            "  --format collbench|hccl  table layout (COLL_TEST_FORMAT too): hccl prints exactly\n"
+            "                         hccl_test's four columns, rows ending in the check result\n"
+            "  --hold-after SEC       tests: after the sweep every rank prints its init time\n"
+            "                         on stderr, then sleeps SEC before destroy (fds sampled)\n"
+            "  --print-config         print every COLL_* setting and exit\n"
+            "  --version              print the version and exit\n\n"
+            "Columns: data_size(Bytes) | aveg_time(us) | alg_bandwidth(GB/s) | check_result |\n"
+            "bus_bandwidth(GB/s). The first four are the original's (--format hccl: only those,\n"
+            "byte for byte); time is the slowest rank's average; check_result is success,\n"
+            "failed, or NULL (-c 0, or the expected value is not exact in this dtype for\n"
+            "this op and rank count).\n",
+            p, p, coll_kind_name(d->kind), CB_MAX_NPUS, cb_default_npus(), CB_MAX_NPUS_STANDALONE);
     if (d->flags & CB_F_VARIABLE)
         fprintf(out,
-            "\nUnequal counts (default; --equal-counts gives the original's equal ones):\n"
-            "with T = data_size / element size elements and n ranks, rank r's share has\n"
-            "weight r+1, except rank 1 which gets 0 elements when n >= 3; rank r gets\n"
-            "floor(T * w_r / W) elements (W = sum of weights), the last rank the remainder.\n"
-            "%s",
-            d->kind == COLL_ALLTOALLV
-                ? "alltoallv: rank r sends share[(q - r) mod n] to peer q, so every rank\n"
-                  "sends and receives T elements in total.\n"
-                : d->kind == COLL_ALLGATHERV ? "allgatherv: rank r contributes its share.\n"
-                                             : "reduce_scatterv: rank r receives its share.\n");
+                "\nUnequal counts (default; --equal-counts gives the original's equal ones):\n"
+                "with T = data_size / element size elements and n ranks, rank r's share has\n"
+                "weight r+1, except rank 1 which gets 0 elements when n >= 3; rank r gets\n"
+                "floor(T * w_r / W) elements (W = sum of weights), the last rank the remainder.\n"
+                "%s",
+                d->kind == COLL_ALLTOALLV ? "alltoallv: rank r sends share[(q - r) mod n] to peer q, so every rank\n"
+                                            "sends and receives T elements in total.\n"
+                    : d->kind == COLL_ALLGATHERV ? "allgatherv: rank r contributes its share.\n"
+                                                 : "reduce_scatterv: rank r receives its share.\n");
     fprintf(out,
-        "\nLaunch: mpirun (Open MPI or MPICH; MPI only exchanges the unique id), torchrun-\n"
-        "style environment (RANK WORLD_SIZE MASTER_ADDR MASTER_PORT; rank 0 hosts the\n"
-        "rendezvous; under torchrun on MASTER_PORT+1; without COLL_SECRET the secret is\n"
-        "derived from the job's ids: weak protection), srun (SLURM_PROCID/NTASKS), or\n"
-        "standalone (forks -p ranks). COLL_TEST_CPUS pins local rank i to the i-th CPU.\n\n"
-        "Exit codes: 0 ok; 1 a check failed; 2 bad command line; 3 communicator/\n"
-        "transport setup failed; 4 timeout; 5 a peer aborted.\n");
+            "\nLaunch: mpirun (Open MPI or MPICH; MPI only exchanges the unique id), torchrun-\n"
+            "style environment (RANK WORLD_SIZE MASTER_ADDR MASTER_PORT; rank 0 hosts the\n"
+            "rendezvous; under torchrun on MASTER_PORT+1; without COLL_SECRET the secret is\n"
+            "derived from the job's ids: weak protection), srun (SLURM_PROCID/NTASKS), or\n"
+            "standalone (forks -p ranks). COLL_TEST_CPUS pins local rank i to the i-th CPU.\n\n"
+            "Exit codes: 0 ok; 1 a check failed; 2 bad command line; 3 communicator/\n"
+            "transport setup failed; 4 timeout; 5 a peer aborted.\n");
 }

@@ -32,7 +32,7 @@ static double exact_range(coll_dtype_t dt)
     case COLL_INT8: return 127;
     case COLL_INT16: return 32767;
     case COLL_INT32: return 2147483647.0;
-    case COLL_INT64: return 4611686018427387904.0;   /* 2^62 */
+    case COLL_INT64: return 4611686018427387904.0; /* 2^62 */
     case COLL_UINT8: return 255;
     case COLL_UINT16: return 65535;
     case COLL_UINT32: return 4294967295.0;
@@ -58,9 +58,15 @@ static int is_signed(coll_dtype_t dt)
 static size_t esize_of(coll_dtype_t dt)
 {
     switch (dt) {
-    case COLL_INT8: case COLL_UINT8: return 1;
-    case COLL_INT16: case COLL_UINT16: case COLL_FP16: case COLL_BF16: return 2;
-    case COLL_INT32: case COLL_UINT32: case COLL_FP32: return 4;
+    case COLL_INT8:
+    case COLL_UINT8: return 1;
+    case COLL_INT16:
+    case COLL_UINT16:
+    case COLL_FP16:
+    case COLL_BF16: return 2;
+    case COLL_INT32:
+    case COLL_UINT32:
+    case COLL_FP32: return 4;
     default: return 8;
     }
 }
@@ -73,19 +79,24 @@ static uint16_t f32_to_f16(float f)
     memcpy(&x, &f, 4);
     uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
     uint32_t e = (x >> 23) & 0xff, m = x & 0x7fffff;
-    if (e == 0xff) return (uint16_t)(sign | 0x7c00 | (m ? 0x200 : 0));
+    if (e == 0xff)
+        return (uint16_t)(sign | 0x7c00 | (m ? 0x200 : 0));
     int ex = (int)e - 127 + 15;
-    if (ex >= 31) return sign | 0x7c00;
+    if (ex >= 31)
+        return sign | 0x7c00;
     if (ex <= 0) {
-        if (ex < -10) return sign;
+        if (ex < -10)
+            return sign;
         m |= 0x800000;
         int shift = 14 - ex;
         uint32_t h = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
-        if (rem > half || (rem == half && (h & 1))) h++;
+        if (rem > half || (rem == half && (h & 1)))
+            h++;
         return (uint16_t)(sign | h);
     }
     uint32_t h = ((uint32_t)ex << 10) | (m >> 13), rem = m & 0x1fff;
-    if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) h++;
+    if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
+        h++;
     return (uint16_t)(sign | h);
 }
 
@@ -96,8 +107,10 @@ static float f16_to_f32(uint16_t h)
         float v = ldexpf((float)m, -24);
         return sign ? -v : v;
     }
-    if (e == 31) x = sign | 0x7f800000 | (m << 13);
-    else x = sign | ((e - 15 + 127) << 23) | (m << 13);
+    if (e == 31)
+        x = sign | 0x7f800000 | (m << 13);
+    else
+        x = sign | ((e - 15 + 127) << 23) | (m << 13);
     float f;
     memcpy(&f, &x, 4);
     return f;
@@ -107,7 +120,8 @@ static uint16_t f32_to_bf16(float f)
 {
     uint32_t x;
     memcpy(&x, &f, 4);
-    if ((x & 0x7fffffff) > 0x7f800000) return (uint16_t)((x >> 16) | 0x40);
+    if ((x & 0x7fffffff) > 0x7f800000)
+        return (uint16_t)((x >> 16) | 0x40);
     x += 0x7fff + ((x >> 16) & 1);
     return (uint16_t)(x >> 16);
 }
@@ -117,17 +131,53 @@ static void store(coll_dtype_t dt, void *p, double v)
     int64_t iv = (int64_t)v;
     uint64_t uv = v >= 9223372036854775808.0 ? (uint64_t)v : (uint64_t)iv;
     switch (dt) {
-    case COLL_INT8: { int8_t t = (int8_t)(uint8_t)uv; memcpy(p, &t, 1); break; }
-    case COLL_UINT8: { uint8_t t = (uint8_t)uv; memcpy(p, &t, 1); break; }
-    case COLL_INT16: { int16_t t = (int16_t)(uint16_t)uv; memcpy(p, &t, 2); break; }
-    case COLL_UINT16: { uint16_t t = (uint16_t)uv; memcpy(p, &t, 2); break; }
-    case COLL_INT32: { int32_t t = (int32_t)(uint32_t)uv; memcpy(p, &t, 4); break; }
-    case COLL_UINT32: { uint32_t t = (uint32_t)uv; memcpy(p, &t, 4); break; }
+    case COLL_INT8: {
+        int8_t t = (int8_t)(uint8_t)uv;
+        memcpy(p, &t, 1);
+        break;
+    }
+    case COLL_UINT8: {
+        uint8_t t = (uint8_t)uv;
+        memcpy(p, &t, 1);
+        break;
+    }
+    case COLL_INT16: {
+        int16_t t = (int16_t)(uint16_t)uv;
+        memcpy(p, &t, 2);
+        break;
+    }
+    case COLL_UINT16: {
+        uint16_t t = (uint16_t)uv;
+        memcpy(p, &t, 2);
+        break;
+    }
+    case COLL_INT32: {
+        int32_t t = (int32_t)(uint32_t)uv;
+        memcpy(p, &t, 4);
+        break;
+    }
+    case COLL_UINT32: {
+        uint32_t t = (uint32_t)uv;
+        memcpy(p, &t, 4);
+        break;
+    }
     case COLL_INT64: memcpy(p, &iv, 8); break;
     case COLL_UINT64: memcpy(p, &uv, 8); break;
-    case COLL_FP16: { uint16_t t = f32_to_f16((float)v); memcpy(p, &t, 2); break; }
-    case COLL_BF16: { uint16_t t = f32_to_bf16((float)v); memcpy(p, &t, 2); break; }
-    case COLL_FP32: { float t = (float)v; memcpy(p, &t, 4); break; }
+    case COLL_FP16: {
+        uint16_t t = f32_to_f16((float)v);
+        memcpy(p, &t, 2);
+        break;
+    }
+    case COLL_BF16: {
+        uint16_t t = f32_to_bf16((float)v);
+        memcpy(p, &t, 2);
+        break;
+    }
+    case COLL_FP32: {
+        float t = (float)v;
+        memcpy(p, &t, 4);
+        break;
+    }
     case COLL_FP64: memcpy(p, &v, 8); break;
     default: break;
     }
@@ -136,29 +186,79 @@ static void store(coll_dtype_t dt, void *p, double v)
 double cb_elem_to_double(coll_dtype_t dt, const void *p)
 {
     switch (dt) {
-    case COLL_INT8: { int8_t t; memcpy(&t, p, 1); return t; }
-    case COLL_UINT8: { uint8_t t; memcpy(&t, p, 1); return t; }
-    case COLL_INT16: { int16_t t; memcpy(&t, p, 2); return t; }
-    case COLL_UINT16: { uint16_t t; memcpy(&t, p, 2); return t; }
-    case COLL_INT32: { int32_t t; memcpy(&t, p, 4); return t; }
-    case COLL_UINT32: { uint32_t t; memcpy(&t, p, 4); return t; }
-    case COLL_INT64: { int64_t t; memcpy(&t, p, 8); return (double)t; }
-    case COLL_UINT64: { uint64_t t; memcpy(&t, p, 8); return (double)t; }
-    case COLL_FP16: { uint16_t t; memcpy(&t, p, 2); return f16_to_f32(t); }
-    case COLL_BF16: {
-        uint16_t t; memcpy(&t, p, 2);
-        uint32_t x = (uint32_t)t << 16; float f; memcpy(&f, &x, 4); return f;
+    case COLL_INT8: {
+        int8_t t;
+        memcpy(&t, p, 1);
+        return t;
     }
-    case COLL_FP32: { float t; memcpy(&t, p, 4); return t; }
-    case COLL_FP64: { double t; memcpy(&t, p, 8); return t; }
+    case COLL_UINT8: {
+        uint8_t t;
+        memcpy(&t, p, 1);
+        return t;
+    }
+    case COLL_INT16: {
+        int16_t t;
+        memcpy(&t, p, 2);
+        return t;
+    }
+    case COLL_UINT16: {
+        uint16_t t;
+        memcpy(&t, p, 2);
+        return t;
+    }
+    case COLL_INT32: {
+        int32_t t;
+        memcpy(&t, p, 4);
+        return t;
+    }
+    case COLL_UINT32: {
+        uint32_t t;
+        memcpy(&t, p, 4);
+        return t;
+    }
+    case COLL_INT64: {
+        int64_t t;
+        memcpy(&t, p, 8);
+        return (double)t;
+    }
+    case COLL_UINT64: {
+        uint64_t t;
+        memcpy(&t, p, 8);
+        return (double)t;
+    }
+    case COLL_FP16: {
+        uint16_t t;
+        memcpy(&t, p, 2);
+        return f16_to_f32(t);
+    }
+    case COLL_BF16: {
+        uint16_t t;
+        memcpy(&t, p, 2);
+        uint32_t x = (uint32_t)t << 16;
+        float f;
+        memcpy(&f, &x, 4);
+        return f;
+    }
+    case COLL_FP32: {
+        float t;
+        memcpy(&t, p, 4);
+        return t;
+    }
+    case COLL_FP64: {
+        double t;
+        memcpy(&t, p, 8);
+        return t;
+    }
     default: return 0;
     }
 }
 
 static uint32_t mix(uint32_t x)
 {
-    x ^= x >> 16; x *= 0x7feb352dU;
-    x ^= x >> 15; x *= 0x846ca68bU;
+    x ^= x >> 16;
+    x *= 0x7feb352dU;
+    x ^= x >> 15;
+    x *= 0x846ca68bU;
     x ^= x >> 16;
     return x;
 }
@@ -166,18 +266,21 @@ static uint32_t mix(uint32_t x)
 static double value(const cb_data_t *d, int seed, size_t k)
 {
     uint32_t h = mix((uint32_t)seed * 0x9E3779B1U ^ mix((uint32_t)k + 0x27d4eb2fU));
-    if (d->mode != CB_MODE_PROD) return (double)(d->lo + (long long)(h % (uint64_t)d->m));
+    if (d->mode != CB_MODE_PROD)
+        return (double)(d->lo + (long long)(h % (uint64_t)d->m));
     int c = (int)(k % (size_t)(d->t + 1));
     unsigned r = (unsigned)seed % (unsigned)d->nranks;
     double v = ((r + k) % (size_t)d->nranks) < (size_t)c ? 2 : 1;
-    if (is_signed(d->dt) && (h >> 8) % 5 == 0) v = -v;
+    if (is_signed(d->dt) && (h >> 8) % 5 == 0)
+        v = -v;
     return v;
 }
 
 void cb_pattern(const cb_data_t *d, int seed, void *out)
 {
     char *o = out;
-    for (size_t k = 0; k < CB_PERIOD; k++) store(d->dt, o + k * d->esize, value(d, seed, k));
+    for (size_t k = 0; k < CB_PERIOD; k++)
+        store(d->dt, o + k * d->esize, value(d, seed, k));
 }
 
 int cb_data_init(cb_data_t *d, coll_dtype_t dt, int reducing, coll_op_t op, int nranks)
@@ -195,17 +298,20 @@ int cb_data_init(cb_data_t *d, coll_dtype_t dt, int reducing, coll_op_t op, int 
         d->lo = is_signed(dt) ? -(d->m / 2) : 0;
     } else if (op == COLL_SUM) {
         d->mode = CB_MODE_SUM;
-        double q = floor(L / nranks);   /* values 0..q-1: sum < L */
+        double q = floor(L / nranks); /* values 0..q-1: sum < L */
         if (q < 2) {
-            if (is_float(dt)) d->exact = 0;   /* integers wrap exactly */
+            if (is_float(dt))
+                d->exact = 0; /* integers wrap exactly */
             q = 2;
         }
         d->m = q > 64 ? 64 : (long long)q;
     } else {
         d->mode = CB_MODE_PROD;
         int t = (int)floor(log2(L)) - 1;
-        if (t > 10) t = 10;
-        if (t > nranks) t = nranks;
+        if (t > 10)
+            t = 10;
+        if (t > nranks)
+            t = nranks;
         d->t = t < 1 ? 1 : t;
         d->m = 1;
     }
@@ -217,7 +323,7 @@ int cb_data_init(cb_data_t *d, coll_dtype_t dt, int reducing, coll_op_t op, int 
         cb_data_free(d);
         return -1;
     }
-    if (d->mode == CB_MODE_ANY) {   /* m <= 200: an index fits a byte */
+    if (d->mode == CB_MODE_ANY) { /* m <= 200: an index fits a byte */
         d->bidx = malloc(CB_PERIOD);
         d->bval = malloc((size_t)d->m * d->esize);
         if (!d->bidx || !d->bval) {
@@ -240,12 +346,32 @@ int cb_data_init(cb_data_t *d, coll_dtype_t dt, int reducing, coll_op_t op, int 
             for (int r = 0; r < nranks; r++) {
                 double v = value(d, CB_SEED_RANK(r), k);
                 long long iv = (long long)v;
-                if (r == 0) { acc = iv; facc = v; continue; }
+                if (r == 0) {
+                    acc = iv;
+                    facc = v;
+                    continue;
+                }
                 switch (op) {
-                case COLL_SUM: acc = (long long)((unsigned long long)acc + (unsigned long long)iv); facc += v; break;
-                case COLL_PROD: acc *= iv; facc *= v; break;
-                case COLL_MAX: if (iv > acc) acc = iv; if (v > facc) facc = v; break;
-                default: if (iv < acc) acc = iv; if (v < facc) facc = v; break;
+                case COLL_SUM:
+                    acc = (long long)((unsigned long long)acc + (unsigned long long)iv);
+                    facc += v;
+                    break;
+                case COLL_PROD:
+                    acc *= iv;
+                    facc *= v;
+                    break;
+                case COLL_MAX:
+                    if (iv > acc)
+                        acc = iv;
+                    if (v > facc)
+                        facc = v;
+                    break;
+                default:
+                    if (iv < acc)
+                        acc = iv;
+                    if (v < facc)
+                        facc = v;
+                    break;
                 }
             }
             store(dt, (char *)d->red + k * d->esize, is_float(dt) ? facc : (double)acc);
@@ -271,7 +397,8 @@ void cb_fill(void *dst, size_t n, const void *pat, size_t esize, size_t start)
     size_t k = start % CB_PERIOD;
     while (n) {
         size_t chunk = CB_PERIOD - k;
-        if (chunk > n) chunk = n;
+        if (chunk > n)
+            chunk = n;
         memcpy(o, (const char *)pat + k * esize, chunk * esize);
         o += chunk * esize;
         n -= chunk;
@@ -295,34 +422,32 @@ static void pattern_part(const cb_data_t *d, int seed, void *out, size_t start, 
 
 void cb_fill_seed(cb_data_t *d, void *dst, size_t n, int seed, size_t start)
 {
-    if (!n) return;
+    if (!n)
+        return;
     pattern_part(d, seed, d->tmp, start, n);
     cb_fill(dst, n, d->tmp, d->esize, start);
 }
 
-void cb_poison(cb_data_t *d, void *dst, size_t n)
-{
-    cb_fill(dst, n, d->poison, d->esize, 0);
-}
+void cb_poison(cb_data_t *d, void *dst, size_t n) { cb_fill(dst, n, d->poison, d->esize, 0); }
 
-uint64_t cb_compare(cb_ctx_t *c, const void *buf, size_t n, const void *pat, size_t start,
-                    size_t base)
+uint64_t cb_compare(cb_ctx_t *c, const void *buf, size_t n, const void *pat, size_t start, size_t base)
 {
     const char *b = buf;
     size_t es = c->esize, k = start % CB_PERIOD, done = 0;
     uint64_t wrong = 0;
     while (done < n) {
         size_t chunk = CB_PERIOD - k;
-        if (chunk > n - done) chunk = n - done;
+        if (chunk > n - done)
+            chunk = n - done;
         const char *p = (const char *)pat + k * es;
         if (memcmp(b, p, chunk * es) != 0) {
             for (size_t j = 0; j < chunk; j++) {
-                if (memcmp(b + j * es, p + j * es, es) == 0) continue;
+                if (memcmp(b + j * es, p + j * es, es) == 0)
+                    continue;
                 if (!c->bad_seen) {
                     c->bad_seen = 1;
                     printf("check buf[%zu] error, exp:%f, act:%f (rank %d)\n", base + done + j,
-                           cb_elem_to_double(c->dt, p + j * es),
-                           cb_elem_to_double(c->dt, b + j * es), c->rank);
+                           cb_elem_to_double(c->dt, p + j * es), cb_elem_to_double(c->dt, b + j * es), c->rank);
                     fflush(stdout);
                 }
                 wrong++;
@@ -335,10 +460,10 @@ uint64_t cb_compare(cb_ctx_t *c, const void *buf, size_t n, const void *pat, siz
     return wrong;
 }
 
-uint64_t cb_compare_seed(cb_ctx_t *c, const void *buf, size_t n, int seed, size_t start,
-                         size_t base)
+uint64_t cb_compare_seed(cb_ctx_t *c, const void *buf, size_t n, int seed, size_t start, size_t base)
 {
-    if (!n) return 0;
+    if (!n)
+        return 0;
     pattern_part(&c->data, seed, c->data.tmp, start, n);
     return cb_compare(c, buf, n, c->data.tmp, start, base);
 }
@@ -359,12 +484,14 @@ static uint64_t block_key(const cb_data_t *d, int from, int to)
     return ((uint64_t)from + (uint64_t)to * BLOCK_STRIDE) % ((uint64_t)CB_PERIOD * (uint64_t)d->m);
 }
 
-#define BLOCK_GEN(ES)                                                    \
-    for (size_t i = 0; i < n; i++) {                                     \
-        unsigned x = d->bidx[j] + off;                                   \
-        if (x >= m) x -= m;                                              \
+#define BLOCK_GEN(ES) \
+    for (size_t i = 0; i < n; i++) { \
+        unsigned x = d->bidx[j] + off; \
+        if (x >= m) \
+            x -= m; \
         memcpy(o + i * (ES), (const char *)d->bval + (size_t)x * (ES), (ES)); \
-        if (++j == CB_PERIOD) j = 0;                                     \
+        if (++j == CB_PERIOD) \
+            j = 0; \
     }
 
 /* Elements [start, start + n) of the block with this key into out. */

@@ -10,10 +10,7 @@ static void layout(cb_ctx_t *c, size_t bytes)
     c->bytes = used * c->esize;
 }
 
-static coll_status_t run(cb_ctx_t *c)
-{
-    return coll_all_gather(c->sendbuf, c->recvbuf, c->send_elems, c->dt, c->comm);
-}
+static coll_status_t run(cb_ctx_t *c) { return coll_all_gather(c->sendbuf, c->recvbuf, c->send_elems, c->dt, c->comm); }
 
 const cb_desc_t cb_desc_all_gather = {
     "all_gather", COLL_ALLGATHER, 0, cb_busbw_nm1, layout, cb_gather_init, run, cb_gather_check,

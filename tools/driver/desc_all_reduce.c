@@ -20,10 +20,7 @@ static coll_status_t run(cb_ctx_t *c)
     return coll_all_reduce(c->sendbuf, c->recvbuf, c->recv_elems, c->dt, c->op, c->comm);
 }
 
-static uint64_t check(cb_ctx_t *c)
-{
-    return cb_compare(c, c->recvbuf, c->recv_elems, c->data.red, 0, 0);
-}
+static uint64_t check(cb_ctx_t *c) { return cb_compare(c, c->recvbuf, c->recv_elems, c->data.red, 0, 0); }
 
 const cb_desc_t cb_desc_all_reduce = {
     "all_reduce", COLL_ALLREDUCE, CB_F_REDUCE, cb_busbw_allreduce, layout, init, run, check,

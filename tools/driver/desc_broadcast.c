@@ -20,10 +20,7 @@ static void init(cb_ctx_t *c)
         cb_poison(&c->data, c->recvbuf, c->recv_elems);
 }
 
-static coll_status_t run(cb_ctx_t *c)
-{
-    return coll_broadcast(c->recvbuf, c->recv_elems, c->dt, c->root, c->comm);
-}
+static coll_status_t run(cb_ctx_t *c) { return coll_broadcast(c->recvbuf, c->recv_elems, c->dt, c->root, c->comm); }
 
 static uint64_t check(cb_ctx_t *c)
 {
@@ -31,6 +28,5 @@ static uint64_t check(cb_ctx_t *c)
 }
 
 const cb_desc_t cb_desc_broadcast = {
-    "broadcast", COLL_BROADCAST, CB_F_ROOTED | CB_F_INPLACE, cb_busbw_one, layout, init, run,
-    check,
+    "broadcast", COLL_BROADCAST, CB_F_ROOTED | CB_F_INPLACE, cb_busbw_one, layout, init, run, check,
 };

@@ -6,7 +6,11 @@
 #include <string.h>
 #include "driver.h"
 
-double cb_busbw_one(int n) { (void)n; return 1.0; }
+double cb_busbw_one(int n)
+{
+    (void)n;
+    return 1.0;
+}
 double cb_busbw_nm1(int n) { return n > 0 ? (double)(n - 1) / n : 0; }
 double cb_busbw_allreduce(int n) { return n > 0 ? 2.0 * (n - 1) / n : 0; }
 
@@ -20,11 +24,13 @@ size_t cb_split_counts(size_t total, int n, int equal, size_t *counts, size_t *d
     size_t used = 0;
     if (equal) {
         size_t c = total / (size_t)n;
-        for (int r = 0; r < n; r++) counts[r] = c;
+        for (int r = 0; r < n; r++)
+            counts[r] = c;
     } else {
         int z = cb_zero_rank(n);
         unsigned long long W = 0;
-        for (int r = 0; r < n; r++) W += r == z ? 0 : (unsigned long long)r + 1;
+        for (int r = 0; r < n; r++)
+            W += r == z ? 0 : (unsigned long long)r + 1;
         for (int r = 0; r < n - 1; r++) {
             unsigned long long w = r == z ? 0 : (unsigned long long)r + 1;
             /* total * w may exceed 64 bits only past 2^54 elements; split it */
@@ -35,22 +41,32 @@ size_t cb_split_counts(size_t total, int n, int equal, size_t *counts, size_t *d
     }
     used = 0;
     for (int r = 0; r < n; r++) {
-        if (displs) displs[r] = used;
+        if (displs)
+            displs[r] = used;
         used += counts[r];
     }
     return used;
 }
 
 const cb_desc_t *const cb_desc_table[] = {
-    &cb_desc_all_reduce, &cb_desc_all_gather, &cb_desc_all_gatherv, &cb_desc_reduce_scatter,
-    &cb_desc_reduce_scatterv, &cb_desc_reduce, &cb_desc_broadcast, &cb_desc_scatter,
-    &cb_desc_alltoall, &cb_desc_alltoallv, NULL,
+    &cb_desc_all_reduce,
+    &cb_desc_all_gather,
+    &cb_desc_all_gatherv,
+    &cb_desc_reduce_scatter,
+    &cb_desc_reduce_scatterv,
+    &cb_desc_reduce,
+    &cb_desc_broadcast,
+    &cb_desc_scatter,
+    &cb_desc_alltoall,
+    &cb_desc_alltoallv,
+    NULL,
 };
 
 const cb_desc_t *cb_desc_find(const char *name)
 {
     for (int i = 0; cb_desc_table[i]; i++)
-        if (!strcmp(cb_desc_table[i]->name, name)) return cb_desc_table[i];
+        if (!strcmp(cb_desc_table[i]->name, name))
+            return cb_desc_table[i];
     return NULL;
 }
 
@@ -66,8 +82,8 @@ uint64_t cb_gather_check(cb_ctx_t *c)
 {
     uint64_t wrong = 0;
     for (int b = 0; b < c->nranks; b++)
-        wrong += cb_compare_seed(c, (char *)c->recvbuf + c->displs[b] * c->esize, c->counts[b],
-                                 CB_SEED_RANK(b), 0, c->displs[b]);
+        wrong += cb_compare_seed(c, (char *)c->recvbuf + c->displs[b] * c->esize, c->counts[b], CB_SEED_RANK(b), 0,
+                                 c->displs[b]);
     return wrong;
 }
 

@@ -22,7 +22,8 @@ static coll_status_t run(cb_ctx_t *c)
 
 static uint64_t check(cb_ctx_t *c)
 {
-    if (c->rank != c->root) return 0;
+    if (c->rank != c->root)
+        return 0;
     return cb_compare(c, c->recvbuf, c->recv_elems, c->data.red, 0, 0);
 }
 

@@ -16,6 +16,5 @@ static coll_status_t run(cb_ctx_t *c)
 }
 
 const cb_desc_t cb_desc_reduce_scatter = {
-    "reduce_scatter", COLL_REDUCE_SCATTER, CB_F_REDUCE, cb_busbw_nm1, layout, cb_rs_init, run,
-    cb_rs_check,
+    "reduce_scatter", COLL_REDUCE_SCATTER, CB_F_REDUCE, cb_busbw_nm1, layout, cb_rs_init, run, cb_rs_check,
 };

@@ -5,8 +5,7 @@
 
 static void layout(cb_ctx_t *c, size_t bytes)
 {
-    size_t used = cb_split_counts(bytes / c->esize, c->nranks, c->equal_counts, c->counts,
-                                  c->displs);
+    size_t used = cb_split_counts(bytes / c->esize, c->nranks, c->equal_counts, c->counts, c->displs);
     c->send_elems = used;
     c->recv_elems = c->counts[c->rank];
     c->bytes = used * c->esize;
@@ -18,6 +17,6 @@ static coll_status_t run(cb_ctx_t *c)
 }
 
 const cb_desc_t cb_desc_reduce_scatterv = {
-    "reduce_scatterv", COLL_REDUCE_SCATTERV, CB_F_REDUCE | CB_F_VARIABLE, cb_busbw_nm1, layout,
-    cb_rs_init, run, cb_rs_check,
+    "reduce_scatterv", COLL_REDUCE_SCATTERV, CB_F_REDUCE | CB_F_VARIABLE, cb_busbw_nm1, layout, cb_rs_init, run,
+    cb_rs_check,
 };

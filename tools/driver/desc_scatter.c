@@ -23,10 +23,7 @@ static coll_status_t run(cb_ctx_t *c)
     return coll_scatter(c->sendbuf, c->recvbuf, c->recv_elems, c->dt, c->root, c->comm);
 }
 
-static uint64_t check(cb_ctx_t *c)
-{
-    return cb_compare_block(c, c->recvbuf, c->recv_elems, c->root, c->rank, 0);
-}
+static uint64_t check(cb_ctx_t *c) { return cb_compare_block(c, c->recvbuf, c->recv_elems, c->root, c->rank, 0); }
 
 const cb_desc_t cb_desc_scatter = {
     "scatter", COLL_SCATTER, CB_F_ROOTED, cb_busbw_nm1, layout, init, run, check,

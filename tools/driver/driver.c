@@ -37,15 +37,18 @@ static double now_us(void)
 
 static int code_of(coll_status_t st)
 {
-    if (st == COLL_ERR_TIMEOUT) return CB_EXIT_TIMEOUT;
-    if (st == COLL_ERR_ABORTED || st == COLL_ERR_NETWORK) return CB_EXIT_ABORTED;
+    if (st == COLL_ERR_TIMEOUT)
+        return CB_EXIT_TIMEOUT;
+    if (st == COLL_ERR_ABORTED || st == COLL_ERR_NETWORK)
+        return CB_EXIT_ABORTED;
     return CB_EXIT_SETUP;
 }
 
 static void *buf_alloc(cb_ctx_t *c, size_t bytes, coll_status_t *st)
 {
     void *p = NULL;
-    if (bytes < 64) bytes = 64;
+    if (bytes < 64)
+        bytes = 64;
     if (c->opts->zero_copy) {
         *st = coll_mem_alloc(c->comm, bytes, &p);
         return *st == COLL_SUCCESS ? p : NULL;
@@ -56,21 +59,24 @@ static void *buf_alloc(cb_ctx_t *c, size_t bytes, coll_status_t *st)
 
 static void buf_free(cb_ctx_t *c, void *p)
 {
-    if (!p) return;
-    if (c->opts->zero_copy) coll_mem_free(c->comm, p);
-    else free(p);
+    if (!p)
+        return;
+    if (c->opts->zero_copy)
+        coll_mem_free(c->comm, p);
+    else
+        free(p);
 }
 
 static int fail_call(cb_ctx_t *c, cb_results_t *res, const char *what, coll_status_t st)
 {
-    fprintf(stderr, "%s: rank %d: %s failed (%s, %zu bytes): %s: %s\n", c->opts->prog, c->rank,
-            what, coll_kind_name(c->desc->kind), c->bytes, coll_strerror(st), coll_last_error());
+    fprintf(stderr, "%s: rank %d: %s failed (%s, %zu bytes): %s: %s\n", c->opts->prog, c->rank, what,
+            coll_kind_name(c->desc->kind), c->bytes, coll_strerror(st), coll_last_error());
     fflush(stderr);
     int code = code_of(st);
     if (res) {
         res->exit_code = code;
-        snprintf(res->error, sizeof(res->error), "rank %d: %s: %s: %s", c->rank, what,
-                 coll_strerror(st), coll_last_error());
+        snprintf(res->error, sizeof(res->error), "rank %d: %s: %s: %s", c->rank, what, coll_strerror(st),
+                 coll_last_error());
     }
     coll_comm_abort(c->comm);
     return code;
@@ -83,8 +89,9 @@ static coll_status_t gather_hosts(cb_ctx_t *c, cb_results_t *res)
     gethostname(me, sizeof(me) - 1);
     /* only rank 0 prints them: a gather (log-peer tree), not an allgather that
      * would connect every rank to log2 N others across hosts */
-    char (*all)[64] = calloc((size_t)c->nranks, 64);
-    if (!all) return COLL_ERR_NO_MEMORY;
+    char(*all)[64] = calloc((size_t)c->nranks, 64);
+    if (!all)
+        return COLL_ERR_NO_MEMORY;
     coll_status_t st = coll_gather(me, all, 64, COLL_UINT8, 0, c->comm);
     if (st != COLL_SUCCESS) {
         free(all);
@@ -101,8 +108,10 @@ static coll_status_t gather_hosts(cb_ctx_t *c, cb_results_t *res)
         for (int r = 0; r < c->nranks; r++) {
             all[r][63] = '\0';
             int h = 0;
-            while (h < nh && strcmp(res->hosts[h], all[r])) h++;
-            if (h == nh) memcpy(res->hosts[nh++], all[r], 64);
+            while (h < nh && strcmp(res->hosts[h], all[r]))
+                h++;
+            if (h == nh)
+                memcpy(res->hosts[nh++], all[r], 64);
             res->ranks_per_host[h]++;
         }
         res->nhosts = nh;
@@ -113,8 +122,8 @@ static coll_status_t gather_hosts(cb_ctx_t *c, cb_results_t *res)
 
 static void print_header(const cb_opts_t *o)
 {
-    printf("the minbytes is %llu, maxbytes is %llu, iters is %d, warmup_iters is %d\n",
-           o->minbytes, o->maxbytes, o->iters, o->warmup);
+    printf("the minbytes is %llu, maxbytes is %llu, iters is %d, warmup_iters is %d\n", o->minbytes, o->maxbytes,
+           o->iters, o->warmup);
     if (o->format == CB_FMT_HCCL) {
         /* hccl_test's own header, byte for byte (no trailing blank). */
         printf("data_size(Bytes): | aveg_time(us): | alg_bandwidth(GB/s): | check_result:\n");
@@ -135,8 +144,7 @@ static void print_row(const cb_opts_t *o, const cb_row_t *row, double t)
         fflush(stdout);
         return;
     }
-    printf("%-17llu | %-14.2f | %-20.5f | %-13s | %.5f", row->bytes, t, row->algbw, row->check,
-           row->busbw);
+    printf("%-17llu | %-14.2f | %-20.5f | %-13s | %.5f", row->bytes, t, row->algbw, row->check, row->busbw);
     if (o->agg == CB_AGG_ALL)
         printf(" | %-13.2f | %-13.2f | %.2f", row->tmin, row->tavg, row->tmax);
     printf("\n");
@@ -152,11 +160,14 @@ static int run_size(cb_ctx_t *c, cb_results_t *res, size_t bytes, int *any_faile
     d->layout(c, bytes);
     d->init(c);
     for (int i = 0; i < o->warmup; i++)
-        if ((st = d->run(c)) != COLL_SUCCESS) return fail_call(c, res, "warm-up", st);
-    if ((st = coll_barrier(c->comm)) != COLL_SUCCESS) return fail_call(c, res, "coll_barrier", st);
+        if ((st = d->run(c)) != COLL_SUCCESS)
+            return fail_call(c, res, "warm-up", st);
+    if ((st = coll_barrier(c->comm)) != COLL_SUCCESS)
+        return fail_call(c, res, "coll_barrier", st);
     double t0 = now_us();
     for (int i = 0; i < o->iters; i++)
-        if ((st = d->run(c)) != COLL_SUCCESS) return fail_call(c, res, "timed loop", st);
+        if ((st = d->run(c)) != COLL_SUCCESS)
+            return fail_call(c, res, "timed loop", st);
     double avg = (now_us() - t0) / o->iters;
     cb_row_t row;
     memset(&row, 0, sizeof(row));
@@ -169,7 +180,8 @@ static int run_size(cb_ctx_t *c, cb_results_t *res, size_t bytes, int *any_faile
     if (checking) {
         if (d->flags & CB_F_INPLACE) {
             d->init(c);
-            if ((st = d->run(c)) != COLL_SUCCESS) return fail_call(c, res, "check run", st);
+            if ((st = d->run(c)) != COLL_SUCCESS)
+                return fail_call(c, res, "check run", st);
         }
         wrong = d->check(c);
         if (wrong) {
@@ -179,8 +191,8 @@ static int run_size(cb_ctx_t *c, cb_results_t *res, size_t bytes, int *any_faile
     }
     double in_sum[2] = {avg, (double)wrong}, out_sum[2];
     double in_max[2] = {avg, -avg}, out_max[2];
-    if ((st = coll_all_reduce(in_sum, out_sum, 2, COLL_FP64, COLL_SUM, c->comm)) != COLL_SUCCESS ||
-        (st = coll_all_reduce(in_max, out_max, 2, COLL_FP64, COLL_MAX, c->comm)) != COLL_SUCCESS)
+    if ((st = coll_all_reduce(in_sum, out_sum, 2, COLL_FP64, COLL_SUM, c->comm)) != COLL_SUCCESS
+        || (st = coll_all_reduce(in_max, out_max, 2, COLL_FP64, COLL_MAX, c->comm)) != COLL_SUCCESS)
         return fail_call(c, res, "time/check reduction", st);
     row.bytes = c->bytes;
     row.count = c->bytes / c->esize;
@@ -189,7 +201,8 @@ static int run_size(cb_ctx_t *c, cb_results_t *res, size_t bytes, int *any_faile
     row.tmin = -out_max[1];
     row.wrong = (uint64_t)out_sum[1];
     row.check = !checking ? "NULL" : row.wrong ? "failed" : "success";
-    if (row.wrong) *any_failed = 1;
+    if (row.wrong)
+        *any_failed = 1;
     if (c->rank == 0) {
         double t = o->agg == CB_AGG_AVG ? row.tavg : o->agg == CB_AGG_MIN ? row.tmin : row.tmax;
         row.algbw = t > 0 ? (double)row.bytes / t / 1e3 : 0;
@@ -214,12 +227,15 @@ static int alloc_arrays(cb_ctx_t *c)
 
 static void free_arrays(cb_ctx_t *c)
 {
-    free(c->counts); free(c->displs); free(c->scounts);
-    free(c->sdispls); free(c->rcounts); free(c->rdispls);
+    free(c->counts);
+    free(c->displs);
+    free(c->scounts);
+    free(c->sdispls);
+    free(c->rcounts);
+    free(c->rdispls);
 }
 
-static int run_rank(void *arg, const cb_launch_t *l, int rank, int nranks,
-                    const coll_unique_id_t *id)
+static int run_rank(void *arg, const cb_launch_t *l, int rank, int nranks, const coll_unique_id_t *id)
 {
     cb_job_t *job = arg;
     const cb_desc_t *d = job->desc;
@@ -253,10 +269,9 @@ static int run_rank(void *arg, const cb_launch_t *l, int rank, int nranks,
     clock_gettime(CLOCK_MONOTONIC, &t_init1);
     double init_s = (double)(t_init1.tv_sec - t_init0.tv_sec) + (t_init1.tv_nsec - t_init0.tv_nsec) * 1e-9;
     if (st != COLL_SUCCESS) {
-        fprintf(stderr, "%s: rank %d: communicator setup failed: %s: %s\n", o->prog, rank,
-                coll_strerror(st), coll_last_error());
-        return st == COLL_ERR_TIMEOUT ? CB_EXIT_TIMEOUT : st == COLL_ERR_ABORTED ? CB_EXIT_ABORTED
-                                                                                 : CB_EXIT_SETUP;
+        fprintf(stderr, "%s: rank %d: communicator setup failed: %s: %s\n", o->prog, rank, coll_strerror(st),
+                coll_last_error());
+        return st == COLL_ERR_TIMEOUT ? CB_EXIT_TIMEOUT : st == COLL_ERR_ABORTED ? CB_EXIT_ABORTED : CB_EXIT_SETUP;
     }
     int local_rank = 0, local_size = 1, nhosts = 1;
     coll_comm_local(c.comm, &local_rank, &local_size);
@@ -264,8 +279,7 @@ static int run_rank(void *arg, const cb_launch_t *l, int rank, int nranks,
     cb_pin_local_rank(o->prog, local_rank);
     res.local_size = local_size;
     if (rank == 0 && l->kind != CB_LAUNCH_STANDALONE && o->npus_set && o->npus != local_size)
-        fprintf(stderr, "%s: warning: -p %d but %d ranks run on this node\n", o->prog, o->npus,
-                local_size);
+        fprintf(stderr, "%s: warning: -p %d but %d ranks run on this node\n", o->prog, o->npus, local_size);
 
     int rc = 0, any_failed = 0;
     /* Host names only for the result files (every rank sees the same options). */
@@ -274,7 +288,7 @@ static int run_rank(void *arg, const cb_launch_t *l, int rank, int nranks,
             rc = fail_call(&c, &res, "host name exchange", st);
             goto out;
         }
-        res.nhosts = 0;   /* no all-gather algorithm: header without host names */
+        res.nhosts = 0; /* no all-gather algorithm: header without host names */
     }
     if ((o->json || o->csv) && rank == 0 && !res.hosts && nhosts == 1) {
         res.hosts = calloc(1, 64);
@@ -301,29 +315,31 @@ static int run_rank(void *arg, const cb_launch_t *l, int rank, int nranks,
     }
     if (rank == 0) {
         if (o->check && !c.data.exact)
-            fprintf(stderr, "%s: note: %s %s over %d ranks is not exact: check_result NULL\n",
-                    o->prog, coll_dtype_name(c.dt), coll_op_name(c.op), nranks);
+            fprintf(stderr, "%s: note: %s %s over %d ranks is not exact: check_result NULL\n", o->prog,
+                    coll_dtype_name(c.dt), coll_op_name(c.op), nranks);
         print_header(o);
     }
     unsigned long long s = o->minbytes;
     do {
-        if ((rc = run_size(&c, &res, (size_t)s, &any_failed)) != 0) goto out;
+        if ((rc = run_size(&c, &res, (size_t)s, &any_failed)) != 0)
+            goto out;
     } while (cb_next_size(o, s, &s));
     rc = any_failed ? CB_EXIT_CHECK : CB_EXIT_OK;
     if (o->hold_after >= 0) {
         /* Tests (tests/lib/scale.sh): one line per rank once its sweep is done,
          * then the communicator stays up SEC seconds for /proc/PID/fd sampling. */
-        fprintf(stderr, "%s: rank %d pid %d: init_s %.3f, sweep done, holding %g s before destroy\n",
-                o->prog, rank, (int)getpid(), init_s, o->hold_after);
+        fprintf(stderr, "%s: rank %d pid %d: init_s %.3f, sweep done, holding %g s before destroy\n", o->prog, rank,
+                (int)getpid(), init_s, o->hold_after);
         fflush(stderr);
-        struct timespec hold = {(time_t)o->hold_after,
-                                (long)((o->hold_after - (double)(time_t)o->hold_after) * 1e9)};
-        while (nanosleep(&hold, &hold) != 0 && errno == EINTR) {}
+        struct timespec hold = {(time_t)o->hold_after, (long)((o->hold_after - (double)(time_t)o->hold_after) * 1e9)};
+        while (nanosleep(&hold, &hold) != 0 && errno == EINTR) {
+        }
     }
 
 out:
     if (rank == 0 && (o->json || o->csv)) {
-        if (!res.exit_code) res.exit_code = rc;
+        if (!res.exit_code)
+            res.exit_code = rc;
         cb_results_write(&res);
     }
     if (rc < CB_EXIT_SETUP) {
@@ -358,8 +374,7 @@ int cb_main(const cb_desc_t *d, int argc, char **argv)
     }
     const char *cpus = coll_cfg_str(COLL_CFG_TEST_CPUS);
     if (cpus[0] && cb_cpulist_count(cpus) < 0) {
-        fprintf(stderr, "%s: invalid COLL_TEST_CPUS '%s': allowed a CPU list like 0-3,8\n",
-                opts.prog, cpus);
+        fprintf(stderr, "%s: invalid COLL_TEST_CPUS '%s': allowed a CPU list like 0-3,8\n", opts.prog, cpus);
         return CB_EXIT_USAGE;
     }
     cb_launch_t l;
@@ -369,15 +384,16 @@ int cb_main(const cb_desc_t *d, int argc, char **argv)
         return rc;
     }
     if (l.kind == CB_LAUNCH_STANDALONE && opts.npus > CB_MAX_NPUS_STANDALONE) {
-        fprintf(stderr, "%s: invalid -p '%d': allowed 1..%d ranks when forking them (standalone)\n",
-                opts.prog, opts.npus, CB_MAX_NPUS_STANDALONE);
+        fprintf(stderr, "%s: invalid -p '%d': allowed 1..%d ranks when forking them (standalone)\n", opts.prog,
+                opts.npus, CB_MAX_NPUS_STANDALONE);
         return CB_EXIT_USAGE;
     }
     if (cb_cli_check_ranks(&opts, l.nranks, err, sizeof(err))) {
         fprintf(stderr, "%s\n", err);
         return CB_EXIT_USAGE;
     }
-    if (opts.algo) coll_cfg_set(COLL_CFG_ALGO, opts.algo);
+    if (opts.algo)
+        coll_cfg_set(COLL_CFG_ALGO, opts.algo);
     if (opts.timeout >= 0) {
         char b[32];
         snprintf(b, sizeof(b), "%g", opts.timeout);

@@ -21,32 +21,30 @@
 /* Exit codes of every test executable (documented in --help). */
 enum {
     CB_EXIT_OK = 0,
-    CB_EXIT_CHECK = 1,    /* a result check failed */
-    CB_EXIT_USAGE = 2,    /* bad command line (or bad COLL_* variable) */
-    CB_EXIT_SETUP = 3,    /* communicator / transport setup failed */
-    CB_EXIT_TIMEOUT = 4,  /* a collective timed out */
-    CB_EXIT_ABORTED = 5,  /* a peer aborted or died */
+    CB_EXIT_CHECK = 1,   /* a result check failed */
+    CB_EXIT_USAGE = 2,   /* bad command line (or bad COLL_* variable) */
+    CB_EXIT_SETUP = 3,   /* communicator / transport setup failed */
+    CB_EXIT_TIMEOUT = 4, /* a collective timed out */
+    CB_EXIT_ABORTED = 5, /* a peer aborted or died */
 };
 
-#define CB_PERIOD 1021        /* data patterns repeat with this (prime) period */
+#define CB_PERIOD 1021 /* data patterns repeat with this (prime) period */
 #define CB_MAX_NPUS 1024
 #define CB_MAX_NPUS_STANDALONE 256
 
-int cb_default_npus(void);   /* standalone -p default: online CPUs */
+int cb_default_npus(void); /* standalone -p default: online CPUs */
 
 typedef enum { CB_FMT_COLLBENCH = 0, CB_FMT_HCCL } cb_format_t;
 typedef enum { CB_AGG_MAX = 0, CB_AGG_AVG, CB_AGG_MIN, CB_AGG_ALL } cb_agg_t;
-typedef enum {
-    CB_ACT_RUN = 0, CB_ACT_HELP, CB_ACT_VERSION, CB_ACT_PRINT_CONFIG, CB_ACT_LIST_ALGOS
-} cb_action_t;
+typedef enum { CB_ACT_RUN = 0, CB_ACT_HELP, CB_ACT_VERSION, CB_ACT_PRINT_CONFIG, CB_ACT_LIST_ALGOS } cb_action_t;
 
 /* Parsed command line. */
 typedef struct {
-    const char *prog;                 /* "all_reduce_test" */
+    const char *prog; /* "all_reduce_test" */
     cb_action_t action;
     unsigned long long minbytes, maxbytes, stepbytes;
-    int step_set;                     /* -i given */
-    unsigned long long stepfactor;    /* 0 = off */
+    int step_set;                  /* -i given */
+    unsigned long long stepfactor; /* 0 = off */
     coll_op_t op;
     int op_set;
     coll_dtype_t dt;
@@ -55,14 +53,14 @@ typedef struct {
     int check;
     int npus, npus_set;
     int zero_copy;
-    const char *algo;                 /* --algo, NULL = not given */
-    const char *json, *csv;           /* output files (also from COLL_TEST_OUTPUT) */
-    double timeout;                   /* --timeout seconds, < 0 = not given */
-    double hold_after;                /* --hold-after seconds, < 0 = not given (tests) */
+    const char *algo;       /* --algo, NULL = not given */
+    const char *json, *csv; /* output files (also from COLL_TEST_OUTPUT) */
+    double timeout;         /* --timeout seconds, < 0 = not given */
+    double hold_after;      /* --hold-after seconds, < 0 = not given (tests) */
     cb_agg_t agg;
-    cb_format_t format;               /* --format / COLL_TEST_FORMAT */
+    cb_format_t format; /* --format / COLL_TEST_FORMAT */
     int equal_counts;
-    char command[1024];               /* argv joined, for result headers */
+    char command[1024]; /* argv joined, for result headers */
 } cb_opts_t;
 
 typedef struct cb_desc cb_desc_t;
@@ -72,16 +70,16 @@ typedef struct {
     coll_dtype_t dt;
     size_t esize;
     int nranks;
-    int mode;                         /* CB_MODE_* */
+    int mode; /* CB_MODE_* */
     coll_op_t op;
-    long long m, lo;                  /* values lo .. lo+m-1 (sum/any modes) */
-    int t;                            /* prod: at most t factors of 2 per element */
-    int exact;                        /* expectation exact and representable */
-    void *red;                        /* typed reduced pattern (CB_PERIOD elements) */
-    void *tmp;                        /* scratch typed pattern */
-    void *poison;                     /* typed poison pattern */
-    unsigned char *bidx;              /* blocks (non-reducing): index pattern, CB_PERIOD values 0..m-1 */
-    void *bval;                       /* blocks: typed value lo + v for v = 0..m-1 */
+    long long m, lo;     /* values lo .. lo+m-1 (sum/any modes) */
+    int t;               /* prod: at most t factors of 2 per element */
+    int exact;           /* expectation exact and representable */
+    void *red;           /* typed reduced pattern (CB_PERIOD elements) */
+    void *tmp;           /* scratch typed pattern */
+    void *poison;        /* typed poison pattern */
+    unsigned char *bidx; /* blocks (non-reducing): index pattern, CB_PERIOD values 0..m-1 */
+    void *bval;          /* blocks: typed value lo + v for v = 0..m-1 */
 } cb_data_t;
 
 /* Per-rank state for the current data size. */
@@ -96,24 +94,24 @@ typedef struct {
     int equal_counts;
     cb_data_t data;
     /* layout for the current size (elements); arrays have nranks entries */
-    size_t bytes;                     /* data_size after rounding */
-    size_t send_elems, recv_elems;    /* of this rank */
-    size_t *counts, *displs;          /* v-tests: per-rank counts and prefix sums */
-    size_t *scounts, *sdispls, *rcounts, *rdispls;   /* alltoallv (this rank's) */
+    size_t bytes;                                  /* data_size after rounding */
+    size_t send_elems, recv_elems;                 /* of this rank */
+    size_t *counts, *displs;                       /* v-tests: per-rank counts and prefix sums */
+    size_t *scounts, *sdispls, *rcounts, *rdispls; /* alltoallv (this rank's) */
     void *sendbuf, *recvbuf;
-    size_t send_cap, recv_cap;        /* bytes allocated */
+    size_t send_cap, recv_cap; /* bytes allocated */
     /* first mismatch seen by this rank's check */
     int bad_seen;
 } cb_ctx_t;
 
-#define CB_F_REDUCE   (1u << 0)   /* takes -o */
-#define CB_F_ROOTED   (1u << 1)   /* takes -r */
-#define CB_F_VARIABLE (1u << 2)   /* v-test: unequal counts unless --equal-counts */
-#define CB_F_INPLACE  (1u << 3)   /* runs in place: re-init and rerun before the check */
+#define CB_F_REDUCE (1u << 0)   /* takes -o */
+#define CB_F_ROOTED (1u << 1)   /* takes -r */
+#define CB_F_VARIABLE (1u << 2) /* v-test: unequal counts unless --equal-counts */
+#define CB_F_INPLACE (1u << 3)  /* runs in place: re-init and rerun before the check */
 
 /* One collective. */
 struct cb_desc {
-    const char *name;             /* executable is <name>_test */
+    const char *name; /* executable is <name>_test */
     coll_kind_t kind;
     unsigned flags;
     double (*busbw_factor)(int nranks);
@@ -128,16 +126,14 @@ struct cb_desc {
 };
 
 /* The ten descriptors (desc_<name>.c) and a lookup by name. */
-extern const cb_desc_t cb_desc_all_reduce, cb_desc_all_gather, cb_desc_all_gatherv,
-    cb_desc_reduce_scatter, cb_desc_reduce_scatterv, cb_desc_reduce, cb_desc_broadcast,
-    cb_desc_scatter, cb_desc_alltoall, cb_desc_alltoallv;
-extern const cb_desc_t *const cb_desc_table[];   /* NULL-terminated */
+extern const cb_desc_t cb_desc_all_reduce, cb_desc_all_gather, cb_desc_all_gatherv, cb_desc_reduce_scatter,
+    cb_desc_reduce_scatterv, cb_desc_reduce, cb_desc_broadcast, cb_desc_scatter, cb_desc_alltoall, cb_desc_alltoallv;
+extern const cb_desc_t *const cb_desc_table[]; /* NULL-terminated */
 const cb_desc_t *cb_desc_find(const char *name);
 
 /* cli.c. Returns 0 (opts filled; opts->action says what to do) or CB_EXIT_USAGE
  * with a one-line message in err ("<prog>: invalid -d 'fp33': allowed ..."). */
-int cb_cli_parse(const cb_desc_t *d, int argc, char **argv, cb_opts_t *o, char *err,
-                 size_t errlen);
+int cb_cli_parse(const cb_desc_t *d, int argc, char **argv, cb_opts_t *o, char *err, size_t errlen);
 void cb_cli_usage(const cb_desc_t *d, FILE *out);
 /* Validation that needs the rank count (known before any process starts). */
 int cb_cli_check_ranks(const cb_opts_t *o, int nranks, char *err, size_t errlen);
@@ -179,10 +175,8 @@ void cb_fill_seed(cb_data_t *d, void *dst, size_t n, int seed, size_t start);
 void cb_poison(cb_data_t *d, void *dst, size_t n);
 /* Compare n elements of buf with pattern pat from start; returns the number
  * wrong; the first one (index base + j) is printed once per size per rank. */
-uint64_t cb_compare(cb_ctx_t *c, const void *buf, size_t n, const void *pat, size_t start,
-                    size_t base);
-uint64_t cb_compare_seed(cb_ctx_t *c, const void *buf, size_t n, int seed, size_t start,
-                         size_t base);
+uint64_t cb_compare(cb_ctx_t *c, const void *buf, size_t n, const void *pat, size_t start, size_t base);
+uint64_t cb_compare_seed(cb_ctx_t *c, const void *buf, size_t n, int seed, size_t start, size_t base);
 double cb_elem_to_double(coll_dtype_t dt, const void *p);
 /* The block from rank `from` to rank `to` (scatter, all-to-all; non-reducing
  * data only): n elements filled / checked in O(n), with no per-block set-up
@@ -191,16 +185,16 @@ void cb_fill_block(const cb_data_t *d, void *dst, size_t n, int from, int to);
 uint64_t cb_compare_block(cb_ctx_t *c, const void *buf, size_t n, int from, int to, size_t base);
 /* Seeds: per-rank data, per-block data (scatter, alltoall) and poison. */
 #define CB_SEED_RANK(r) (r)
-#define CB_SEED_BLOCKS 1000003   /* the index pattern every block is a shift of (data.c) */
+#define CB_SEED_BLOCKS 1000003 /* the index pattern every block is a shift of (data.c) */
 #define CB_SEED_POISON 999983
 
 /* output.c */
 typedef struct {
     unsigned long long bytes, count;
-    double tmin, tavg, tmax;          /* us */
-    double algbw, busbw;              /* GB/s */
+    double tmin, tavg, tmax; /* us */
+    double algbw, busbw;     /* GB/s */
     uint64_t wrong;
-    const char *check;                /* "success" "failed" "NULL" */
+    const char *check; /* "success" "failed" "NULL" */
     char algo[48];
 } cb_row_t;
 
@@ -210,9 +204,9 @@ typedef struct {
     const char *launcher;
     char start_time[32];
     int nranks, nhosts;
-    char (*hosts)[64];                /* [nhosts] */
-    int *ranks_per_host;              /* [nhosts] */
-    int local_size;                   /* of rank 0's host */
+    char (*hosts)[64];   /* [nhosts] */
+    int *ranks_per_host; /* [nhosts] */
+    int local_size;      /* of rank 0's host */
     cb_row_t *rows;
     size_t nrows, cap;
     int exit_code;

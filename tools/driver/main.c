@@ -10,7 +10,4 @@
 #define CB_CAT_(a, b) a##b
 #define CB_CAT(a, b) CB_CAT_(a, b)
 
-int main(int argc, char **argv)
-{
-    return cb_main(&CB_CAT(cb_desc_, CB_COLL), argc, argv);
-}
+int main(int argc, char **argv) { return cb_main(&CB_CAT(cb_desc_, CB_COLL), argc, argv); }

@@ -13,7 +13,8 @@ int cb_results_add(cb_results_t *r, const cb_row_t *row)
     if (r->nrows == r->cap) {
         size_t cap = r->cap ? r->cap * 2 : 32;
         cb_row_t *p = realloc(r->rows, cap * sizeof(*p));
-        if (!p) return -1;
+        if (!p)
+            return -1;
         r->rows = p;
         r->cap = cap;
     }
@@ -35,14 +36,18 @@ static void cpu_model(char *out, size_t len)
 {
     snprintf(out, len, "unknown");
     FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f) return;
+    if (!f)
+        return;
     char line[512];
     while (fgets(line, sizeof(line), f)) {
-        if (strncmp(line, "model name", 10) && strncmp(line, "Model", 5)) continue;
+        if (strncmp(line, "model name", 10) && strncmp(line, "Model", 5))
+            continue;
         char *colon = strchr(line, ':');
-        if (!colon) continue;
+        if (!colon)
+            continue;
         colon++;
-        while (*colon == ' ' || *colon == '\t') colon++;
+        while (*colon == ' ' || *colon == '\t')
+            colon++;
         colon[strcspn(colon, "\n")] = '\0';
         snprintf(out, len, "%s", colon);
         break;
@@ -55,11 +60,16 @@ static void json_str(FILE *f, const char *s)
     fputc('"', f);
     for (; s && *s; s++) {
         unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
-        else if (ch == '\n') fputs("\\n", f);
-        else if (ch == '\t') fputs("\\t", f);
-        else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
-        else fputc(ch, f);
+        if (ch == '"' || ch == '\\')
+            fprintf(f, "\\%c", ch);
+        else if (ch == '\n')
+            fputs("\\n", f);
+        else if (ch == '\t')
+            fputs("\\t", f);
+        else if (ch < 0x20)
+            fprintf(f, "\\u%04x", ch);
+        else
+            fputc(ch, f);
     }
     fputc('"', f);
 }
@@ -73,7 +83,8 @@ static void csv_str(FILE *f, const char *s)
     }
     fputc('"', f);
     for (; *s; s++) {
-        if (*s == '"') fputc('"', f);
+        if (*s == '"')
+            fputc('"', f);
         fputc(*s == '\n' ? ' ' : *s, f);
     }
     fputc('"', f);
@@ -81,8 +92,10 @@ static void csv_str(FILE *f, const char *s)
 
 static void json_num(FILE *f, double v)
 {
-    if (v != v || v > 1e300 || v < -1e300) fputs("null", f);
-    else fprintf(f, "%.6g", v);
+    if (v != v || v > 1e300 || v < -1e300)
+        fputs("null", f);
+    else
+        fprintf(f, "%.6g", v);
 }
 
 static void write_json(FILE *f, const cb_results_t *r, const char *cpu, const char *cfg)
@@ -97,7 +110,8 @@ static void write_json(FILE *f, const cb_results_t *r, const char *cpu, const ch
     json_str(f, o->command);
     fprintf(f, ",\n    \"start_time\": \"%s\",\n    \"hosts\": [", r->start_time);
     for (int h = 0; h < r->nhosts && r->hosts; h++) {
-        if (h) fputs(", ", f);
+        if (h)
+            fputs(", ", f);
         json_str(f, r->hosts[h]);
     }
     fprintf(f, "], \"nhosts\": %d, \"ranks\": %d, \"ranks_per_host\": [", r->nhosts, r->nranks);
@@ -125,28 +139,42 @@ static void write_json(FILE *f, const cb_results_t *r, const char *cpu, const ch
         }
         p = e ? e + 1 : p + len;
     }
-    fprintf(f, "},\n    \"collective\": \"%s\", \"dtype\": \"%s\", \"op\": ", coll,
-            coll_dtype_name(o->dt));
-    if (reducing) fprintf(f, "\"%s\"", coll_op_name(o->op)); else fputs("null", f);
+    fprintf(f, "},\n    \"collective\": \"%s\", \"dtype\": \"%s\", \"op\": ", coll, coll_dtype_name(o->dt));
+    if (reducing)
+        fprintf(f, "\"%s\"", coll_op_name(o->op));
+    else
+        fputs("null", f);
     fputs(", \"root\": ", f);
-    if (rooted) fprintf(f, "%d", o->root); else fputs("null", f);
-    fprintf(f, ",\n    \"iters\": %d, \"warmup_iters\": %d, \"check\": %d, \"zero_copy\": %d,"
-               " \"time_agg\": \"%s\", \"equal_counts\": %d\n  },\n  \"results\": [",
+    if (rooted)
+        fprintf(f, "%d", o->root);
+    else
+        fputs("null", f);
+    fprintf(f,
+            ",\n    \"iters\": %d, \"warmup_iters\": %d, \"check\": %d, \"zero_copy\": %d,"
+            " \"time_agg\": \"%s\", \"equal_counts\": %d\n  },\n  \"results\": [",
             o->iters, o->warmup, o->check, o->zero_copy,
-            o->agg == CB_AGG_AVG ? "avg" : o->agg == CB_AGG_MIN ? "min" : o->agg == CB_AGG_ALL ? "all" : "max",
+            o->agg == CB_AGG_AVG       ? "avg"
+                : o->agg == CB_AGG_MIN ? "min"
+                : o->agg == CB_AGG_ALL ? "all"
+                                       : "max",
             o->equal_counts);
     for (size_t i = 0; i < r->nrows; i++) {
         const cb_row_t *w = &r->rows[i];
-        fprintf(f, "%s\n    {\"collective\": \"%s\", \"dtype\": \"%s\", \"op\": ", i ? "," : "",
-                coll, coll_dtype_name(o->dt));
-        if (reducing) fprintf(f, "\"%s\"", coll_op_name(o->op)); else fputs("null", f);
+        fprintf(f, "%s\n    {\"collective\": \"%s\", \"dtype\": \"%s\", \"op\": ", i ? "," : "", coll,
+                coll_dtype_name(o->dt));
+        if (reducing)
+            fprintf(f, "\"%s\"", coll_op_name(o->op));
+        else
+            fputs("null", f);
         fputs(", \"root\": ", f);
-        if (rooted) fprintf(f, "%d", o->root); else fputs("null", f);
-        fprintf(f, ",\n     \"ranks\": %d, \"hosts\": %d, \"ranks_per_host\": %d, \"algorithm\": ",
-                r->nranks, r->nhosts, r->local_size);
+        if (rooted)
+            fprintf(f, "%d", o->root);
+        else
+            fputs("null", f);
+        fprintf(f, ",\n     \"ranks\": %d, \"hosts\": %d, \"ranks_per_host\": %d, \"algorithm\": ", r->nranks,
+                r->nhosts, r->local_size);
         json_str(f, w->algo);
-        fprintf(f, ",\n     \"bytes\": %llu, \"count\": %llu,\n     \"time_us\": {\"avg\": ", w->bytes,
-                w->count);
+        fprintf(f, ",\n     \"bytes\": %llu, \"count\": %llu,\n     \"time_us\": {\"avg\": ", w->bytes, w->count);
         json_num(f, w->tavg);
         fputs(", \"min\": ", f);
         json_num(f, w->tmin);
@@ -156,11 +184,9 @@ static void write_json(FILE *f, const cb_results_t *r, const char *cpu, const ch
         json_num(f, w->algbw);
         fputs(", \"busbw_gbs\": ", f);
         json_num(f, w->busbw);
-        fprintf(f, ",\n     \"wrong\": %llu, \"check_result\": \"%s\"}", (unsigned long long)w->wrong,
-                w->check);
+        fprintf(f, ",\n     \"wrong\": %llu, \"check_result\": \"%s\"}", (unsigned long long)w->wrong, w->check);
     }
-    fprintf(f, "%s],\n  \"status\": {\"exit_code\": %d, \"error\": ", r->nrows ? "\n  " : "",
-            r->exit_code);
+    fprintf(f, "%s],\n  \"status\": {\"exit_code\": %d, \"error\": ", r->nrows ? "\n  " : "", r->exit_code);
     json_str(f, r->error);
     fprintf(f, "}\n}\n");
 }
@@ -173,35 +199,40 @@ static void write_csv(FILE *f, const cb_results_t *r, const char *cpu, const cha
     fprintf(f, "# schema=collbench-result/1\n# version=%s\n# tool=%s\n# command=%s\n# start_time=%s\n",
             COLL_VERSION_STRING, o->prog, o->command, r->start_time);
     fputs("# hosts=", f);
-    for (int h = 0; h < r->nhosts && r->hosts; h++) fprintf(f, "%s%s", h ? " " : "", r->hosts[h]);
+    for (int h = 0; h < r->nhosts && r->hosts; h++)
+        fprintf(f, "%s%s", h ? " " : "", r->hosts[h]);
     fprintf(f, "\n# nhosts=%d\n# ranks=%d\n# ranks_per_host=", r->nhosts, r->nranks);
-    for (int h = 0; h < r->nhosts && r->ranks_per_host; h++) fprintf(f, "%s%d", h ? " " : "", r->ranks_per_host[h]);
+    for (int h = 0; h < r->nhosts && r->ranks_per_host; h++)
+        fprintf(f, "%s%d", h ? " " : "", r->ranks_per_host[h]);
     fprintf(f, "\n# cpu_model=%s\n# launcher=%s\n", cpu, r->launcher);
     for (const char *p = cfg; p && *p;) {
         const char *e = strchr(p, '\n');
         size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (strncmp(p, "COLL_SHM_PREFIX=", 16)) fprintf(f, "# config.%.*s\n", (int)len, p);
+        if (strncmp(p, "COLL_SHM_PREFIX=", 16))
+            fprintf(f, "# config.%.*s\n", (int)len, p);
         p = e ? e + 1 : p + len;
     }
-    fprintf(f, "# iters=%d\n# warmup_iters=%d\n# check=%d\n# zero_copy=%d\n# exit_code=%d\n",
-            o->iters, o->warmup, o->check, o->zero_copy, r->exit_code);
-    if (r->error[0]) fprintf(f, "# error=%s\n", r->error);
+    fprintf(f, "# iters=%d\n# warmup_iters=%d\n# check=%d\n# zero_copy=%d\n# exit_code=%d\n", o->iters, o->warmup,
+            o->check, o->zero_copy, r->exit_code);
+    if (r->error[0])
+        fprintf(f, "# error=%s\n", r->error);
     fputs("collective,dtype,op,root,ranks,hosts,ranks_per_host,algorithm,bytes,count,"
-          "time_avg_us,time_min_us,time_max_us,algbw_gbs,busbw_gbs,wrong,check_result\n", f);
+          "time_avg_us,time_min_us,time_max_us,algbw_gbs,busbw_gbs,wrong,check_result\n",
+          f);
     char root[16] = "";
-    if (rooted) snprintf(root, sizeof(root), "%d", o->root);
+    if (rooted)
+        snprintf(root, sizeof(root), "%d", o->root);
     for (size_t i = 0; i < r->nrows; i++) {
         const cb_row_t *w = &r->rows[i];
-        fprintf(f, "%s,%s,%s,%s,%d,%d,%d,", coll, coll_dtype_name(o->dt),
-                reducing ? coll_op_name(o->op) : "", root, r->nranks, r->nhosts, r->local_size);
+        fprintf(f, "%s,%s,%s,%s,%d,%d,%d,", coll, coll_dtype_name(o->dt), reducing ? coll_op_name(o->op) : "", root,
+                r->nranks, r->nhosts, r->local_size);
         csv_str(f, w->algo);
-        fprintf(f, ",%llu,%llu,%.3f,%.3f,%.3f,%.6f,%.6f,%llu,%s\n", w->bytes, w->count, w->tavg,
-                w->tmin, w->tmax, w->algbw, w->busbw, (unsigned long long)w->wrong, w->check);
+        fprintf(f, ",%llu,%llu,%.3f,%.3f,%.3f,%.6f,%.6f,%llu,%s\n", w->bytes, w->count, w->tavg, w->tmin, w->tmax,
+                w->algbw, w->busbw, (unsigned long long)w->wrong, w->check);
     }
 }
 
-static int write_file(const cb_results_t *r, const char *path, int json, const char *cpu,
-                      const char *cfg)
+static int write_file(const cb_results_t *r, const char *path, int json, const char *cpu, const char *cfg)
 {
     char tmp[4200];
     snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
@@ -210,8 +241,10 @@ static int write_file(const cb_results_t *r, const char *path, int json, const c
         fprintf(stderr, "%s: cannot write %s: %m\n", r->opts->prog, tmp);
         return -1;
     }
-    if (json) write_json(f, r, cpu, cfg);
-    else write_csv(f, r, cpu, cfg);
+    if (json)
+        write_json(f, r, cpu, cfg);
+    else
+        write_csv(f, r, cpu, cfg);
     int bad = ferror(f);
     if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
         fprintf(stderr, "%s: cannot write %s: %m\n", r->opts->prog, path);
@@ -227,8 +260,10 @@ int cb_results_write(const cb_results_t *r)
     cpu_model(cpu, sizeof(cpu));
     char *cfg = coll_cfg_nondefault("\n");
     int rc = 0;
-    if (r->opts->json && write_file(r, r->opts->json, 1, cpu, cfg)) rc = -1;
-    if (r->opts->csv && write_file(r, r->opts->csv, 0, cpu, cfg)) rc = -1;
+    if (r->opts->json && write_file(r, r->opts->json, 1, cpu, cfg))
+        rc = -1;
+    if (r->opts->csv && write_file(r, r->opts->csv, 0, cpu, cfg))
+        rc = -1;
     free(cfg);
     return rc;
 }

@@ -42,59 +42,64 @@ static int cpulist_walk(const char *list, int idx, int *found)
 {
     int count = 0;
     const char *p = list;
-    if (!p || !*p) return -1;
+    if (!p || !*p)
+        return -1;
     while (*p) {
         char *end;
-        if (*p < '0' || *p > '9') return -1;
+        if (*p < '0' || *p > '9')
+            return -1;
         long a = strtol(p, &end, 10), b = a;
         p = end;
         if (*p == '-') {
             p++;
-            if (*p < '0' || *p > '9') return -1;
+            if (*p < '0' || *p > '9')
+                return -1;
             b = strtol(p, &end, 10);
             p = end;
         }
-        if (b < a || b > 65535) return -1;
+        if (b < a || b > 65535)
+            return -1;
         if (*p == ',') {
             p++;
-            if (!*p) return -1;
+            if (!*p)
+                return -1;
         } else if (*p) {
             return -1;
         }
-        if (idx >= count && idx <= count + (b - a) && found) *found = (int)(a + (idx - count));
+        if (idx >= count && idx <= count + (b - a) && found)
+            *found = (int)(a + (idx - count));
         count += (int)(b - a + 1);
     }
     return count;
 }
 
-int cb_cpulist_count(const char *list)
-{
-    return cpulist_walk(list, -1, NULL);
-}
+int cb_cpulist_count(const char *list) { return cpulist_walk(list, -1, NULL); }
 
 int cb_cpulist_nth(const char *list, int idx)
 {
     int cpu = -1;
-    if (idx < 0 || cpulist_walk(list, idx, &cpu) < 0) return -1;
+    if (idx < 0 || cpulist_walk(list, idx, &cpu) < 0)
+        return -1;
     return cpu;
 }
 
 void cb_pin_local_rank(const char *prog, int local_rank)
 {
     const char *list = coll_cfg_str(COLL_CFG_TEST_CPUS);
-    if (!list[0]) return;
+    if (!list[0])
+        return;
     int cpu = cb_cpulist_nth(list, local_rank);
     if (cpu < 0) {
-        fprintf(stderr, "%s: warning: COLL_TEST_CPUS='%s' has no entry for local rank %d; not pinned\n",
-                prog, list, local_rank);
+        fprintf(stderr, "%s: warning: COLL_TEST_CPUS='%s' has no entry for local rank %d; not pinned\n", prog, list,
+                local_rank);
         return;
     }
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
     if (sched_setaffinity(0, sizeof(set), &set) != 0)
-        fprintf(stderr, "%s: warning: cannot pin local rank %d to CPU %d: %s\n", prog, local_rank,
-                cpu, strerror(errno));
+        fprintf(stderr, "%s: warning: cannot pin local rank %d to CPU %d: %s\n", prog, local_rank, cpu,
+                strerror(errno));
 }
 
 /* One bracket group "[01-03,07]" starting at lb: the number of values, and
@@ -108,23 +113,30 @@ static long bracket_group(const char *lb, long want, long *val, int *width, cons
     for (;;) {
         const char *ns = q;
         long a = 0, b;
-        for (; *q >= '0' && *q <= '9' && q - ns < 10; q++) a = a * 10 + (*q - '0');
-        if (q == ns || q - ns > 9) return -1;
+        for (; *q >= '0' && *q <= '9' && q - ns < 10; q++)
+            a = a * 10 + (*q - '0');
+        if (q == ns || q - ns > 9)
+            return -1;
         int w = (int)(q - ns);
         b = a;
         if (*q == '-') {
             const char *bs = ++q;
-            for (b = 0; *q >= '0' && *q <= '9' && q - bs < 10; q++) b = b * 10 + (*q - '0');
-            if (q == bs || q - bs > 9 || b < a) return -1;
+            for (b = 0; *q >= '0' && *q <= '9' && q - bs < 10; q++)
+                b = b * 10 + (*q - '0');
+            if (q == bs || q - bs > 9 || b < a)
+                return -1;
         }
         if (want >= count && want <= count + (b - a)) {
             *val = a + (want - count);
             *width = w;
         }
         count += b - a + 1;
-        if (count > INT_MAX) return -1;
-        if (*q == ']') break;
-        if (*q != ',') return -1;
+        if (count > INT_MAX)
+            return -1;
+        if (*q == ']')
+            break;
+        if (*q != ',')
+            return -1;
         q++;
     }
     *rb_out = q;
@@ -145,13 +157,15 @@ int cb_nodelist_host(const char *list, int idx, char *out, size_t outlen)
         int ng = 0, depth = 0;
         for (; *e && (depth || *e != ','); e++) {
             if (*e == '[') {
-                if (depth++ || ng == MAX_GROUPS) return -1;
+                if (depth++ || ng == MAX_GROUPS)
+                    return -1;
                 lbs[ng++] = e;
             } else if (*e == ']' && --depth < 0) {
                 return -1;
             }
         }
-        if (depth || e == p) return -1;
+        if (depth || e == p)
+            return -1;
         for (int g = 0; g < ng; g++) {
             long v;
             int w;
@@ -171,21 +185,25 @@ int cb_nodelist_host(const char *list, int idx, char *out, size_t outlen)
             for (int g = 0; g <= ng; g++) {
                 const char *stop = g < ng ? lbs[g] : e;
                 int len = snprintf(out + o, outlen - o, "%.*s", (int)(stop - lit), lit);
-                if (len < 0 || (size_t)len >= outlen - o) return -1;
+                if (len < 0 || (size_t)len >= outlen - o)
+                    return -1;
                 o += (size_t)len;
-                if (g == ng) break;
+                if (g == ng)
+                    break;
                 long v = 0;
                 int w = 0;
                 const char *rb;
                 bracket_group(lbs[g], pick[g], &v, &w, &rb);
                 len = snprintf(out + o, outlen - o, "%0*ld", w, v);
-                if (len < 0 || (size_t)len >= outlen - o) return -1;
+                if (len < 0 || (size_t)len >= outlen - o)
+                    return -1;
                 o += (size_t)len;
                 lit = rb + 1;
             }
             return 0;
         }
-        if (total > INT_MAX - n) return -1;
+        if (total > INT_MAX - n)
+            return -1;
         n += total;
         p = *e ? e + 1 : e;
     }
@@ -197,7 +215,8 @@ int cb_worst_code(const int *codes, int n)
     int worst = 0, aborted = 0;
     for (int i = 0; i < n; i++) {
         if (codes[i] >= 1 && codes[i] <= 4) {
-            if (codes[i] > worst) worst = codes[i];
+            if (codes[i] > worst)
+                worst = codes[i];
         } else if (codes[i] != 0) {
             aborted = 1;
         }
@@ -217,14 +236,18 @@ static int plugin_path(cb_launch_t *l, const char *flavour, char *err, size_t er
     }
     exe[len] = '\0';
     char *slash = strrchr(exe, '/');
-    if (slash) *slash = '\0';
+    if (slash)
+        *slash = '\0';
     const char *mpi_home = coll_cfg_str(COLL_CFG_ENV_MPI_HOME);
     snprintf(l->plugin, sizeof(l->plugin), "%s/../lib/collbench-mpi-custom.so", exe);
-    if (mpi_home[0] && access(l->plugin, R_OK) == 0) return 0;
+    if (mpi_home[0] && access(l->plugin, R_OK) == 0)
+        return 0;
     snprintf(l->plugin, sizeof(l->plugin), "%s/../lib/collbench-mpi-%s.so", exe, flavour);
-    if (access(l->plugin, R_OK) == 0) return 0;
+    if (access(l->plugin, R_OK) == 0)
+        return 0;
     snprintf(l->plugin, sizeof(l->plugin), "%s/../lib/collbench-mpi-custom.so", exe);
-    if (access(l->plugin, R_OK) == 0) return 0;
+    if (access(l->plugin, R_OK) == 0)
+        return 0;
     snprintf(err, errlen,
              "%s: started by %s mpirun but %s/../lib/collbench-mpi-%s.so is missing "
              "(build it: make, or make MPI_HOME=...)",
@@ -249,8 +272,8 @@ int cb_launch_detect(cb_launch_t *l, const char *prog, int npus, char *err, size
     if (coll_cfg_is_set(COLL_CFG_ENV_RANK) || coll_cfg_is_set(COLL_CFG_ENV_WORLD_SIZE)) {
         long long r = coll_cfg_int(COLL_CFG_ENV_RANK), n = coll_cfg_int(COLL_CFG_ENV_WORLD_SIZE);
         if (n < 1 || r < 0 || r >= n) {
-            snprintf(err, errlen, "%s: invalid RANK=%lld / WORLD_SIZE=%lld: allowed 0 <= RANK < WORLD_SIZE",
-                     prog, r, n);
+            snprintf(err, errlen, "%s: invalid RANK=%lld / WORLD_SIZE=%lld: allowed 0 <= RANK < WORLD_SIZE", prog, r,
+                     n);
             return 2;
         }
         l->kind = CB_LAUNCH_ENV;
@@ -295,7 +318,8 @@ static int run_mpi(cb_launch_t *l, int *argc, char ***argv, cb_rank_fn fn, void 
         fprintf(stderr, "%s: MPI plugin %s lacks cb_mpi_* symbols\n", l->prog, l->plugin);
         return 3;
     }
-    if (name && name[0] && strcmp(name, "mpi")) l->name = name;
+    if (name && name[0] && strcmp(name, "mpi"))
+        l->name = name;
     int rank = -1, size = 0;
     if (mpi_init(argc, argv, &rank, &size) != 0) {
         fprintf(stderr, "%s: MPI_Init failed\n", l->prog);
@@ -311,8 +335,7 @@ static int run_mpi(cb_launch_t *l, int *argc, char ***argv, cb_rank_fn fn, void 
         coll_status_t st = coll_get_unique_id(&msg.id);
         msg.status = (int32_t)st;
         if (st != COLL_SUCCESS)
-            fprintf(stderr, "%s: rank 0: coll_get_unique_id: %s: %s\n", l->prog,
-                    coll_strerror(st), coll_last_error());
+            fprintf(stderr, "%s: rank 0: coll_get_unique_id: %s: %s\n", l->prog, coll_strerror(st), coll_last_error());
     }
     if (mpi_bcast(&msg, (int)sizeof(msg), 0) != 0 || msg.status != COLL_SUCCESS) {
         mpi_abort(3);
@@ -320,7 +343,8 @@ static int run_mpi(cb_launch_t *l, int *argc, char ***argv, cb_rank_fn fn, void 
     }
     int rc = fn(arg, l, rank, size, &msg.id);
     fflush(NULL);
-    if (rc >= 2) mpi_abort(rc);   /* peers may be blocked: take the job down */
+    if (rc >= 2)
+        mpi_abort(rc); /* peers may be blocked: take the job down */
     mpi_finalize();
     return rc;
 }
@@ -344,20 +368,22 @@ static int run_env(cb_launch_t *l, cb_rank_fn fn, void *arg)
         }
         if (!coll_cfg_is_set(COLL_CFG_ENV_MASTER_PORT)) {
             unsigned long h = 5381;
-            for (const char *s = coll_cfg_str(COLL_CFG_ENV_SLURM_JOB_ID); *s; s++) h = h * 33 + (unsigned char)*s;
-            for (const char *s = coll_cfg_str(COLL_CFG_ENV_SLURM_STEP_ID); *s; s++) h = h * 33 + (unsigned char)*s;
+            for (const char *s = coll_cfg_str(COLL_CFG_ENV_SLURM_JOB_ID); *s; s++)
+                h = h * 33 + (unsigned char)*s;
+            for (const char *s = coll_cfg_str(COLL_CFG_ENV_SLURM_STEP_ID); *s; s++)
+                h = h * 33 + (unsigned char)*s;
             port = 20000 + (long long)(h % 20000);
         }
-        snprintf(secret, sizeof(secret), "collbench-slurm|%s|%s|%s|%lld",
-                 coll_cfg_str(COLL_CFG_ENV_SLURM_JOB_ID), coll_cfg_str(COLL_CFG_ENV_SLURM_STEP_ID),
-                 addr, port);
+        snprintf(secret, sizeof(secret), "collbench-slurm|%s|%s|%s|%lld", coll_cfg_str(COLL_CFG_ENV_SLURM_JOB_ID),
+                 coll_cfg_str(COLL_CFG_ENV_SLURM_STEP_ID), addr, port);
     } else {
         /* Under torchrun the agent's own store holds MASTER_PORT: use the next one. */
-        if (coll_cfg_str(COLL_CFG_ENV_RUN_ID)[0]) port++;
-        snprintf(secret, sizeof(secret), "collbench-env|%s|%s|%lld",
-                 coll_cfg_str(COLL_CFG_ENV_RUN_ID), addr, port);
+        if (coll_cfg_str(COLL_CFG_ENV_RUN_ID)[0])
+            port++;
+        snprintf(secret, sizeof(secret), "collbench-env|%s|%s|%lld", coll_cfg_str(COLL_CFG_ENV_RUN_ID), addr, port);
     }
-    if (coll_cfg_str(COLL_CFG_SECRET)[0]) snprintf(secret, sizeof(secret), "%s", coll_cfg_str(COLL_CFG_SECRET));
+    if (coll_cfg_str(COLL_CFG_SECRET)[0])
+        snprintf(secret, sizeof(secret), "%s", coll_cfg_str(COLL_CFG_SECRET));
     if (port < 1 || port > 65535) {
         fprintf(stderr, "%s: invalid MASTER_PORT %lld: allowed 1..65535\n", l->prog, port);
         return 2;
@@ -367,16 +393,16 @@ static int run_env(cb_launch_t *l, cb_rank_fn fn, void *arg)
         return 3;
     }
     coll_unique_id_t id;
-    coll_status_t st = l->rank == 0
-        ? coll_unique_id_listen(addr[0] ? addr : "0.0.0.0", (int)port, secret, &id)
-        : coll_unique_id_from_addr(addr, (int)port, secret, &id);
+    coll_status_t st = l->rank == 0 ? coll_unique_id_listen(addr[0] ? addr : "0.0.0.0", (int)port, secret, &id)
+                                    : coll_unique_id_from_addr(addr, (int)port, secret, &id);
     if (st != COLL_SUCCESS) {
-        fprintf(stderr, "%s: rank %d: rendezvous %s:%lld: %s: %s\n", l->prog, l->rank,
-                addr[0] ? addr : "0.0.0.0", port, coll_strerror(st), coll_last_error());
+        fprintf(stderr, "%s: rank %d: rendezvous %s:%lld: %s: %s\n", l->prog, l->rank, addr[0] ? addr : "0.0.0.0", port,
+                coll_strerror(st), coll_last_error());
         return st == COLL_ERR_TIMEOUT ? 4 : 3;
     }
     int rc = fn(arg, l, l->rank, l->nranks, &id);
-    if (l->rank == 0) coll_unique_id_release(&id);
+    if (l->rank == 0)
+        coll_unique_id_release(&id);
     return rc;
 }
 
@@ -384,15 +410,13 @@ static int run_env(cb_launch_t *l, cb_rank_fn fn, void *arg)
 
 static volatile sig_atomic_t got_signal;
 
-static void on_signal(int sig)
-{
-    got_signal = sig;
-}
+static void on_signal(int sig) { got_signal = sig; }
 
 static void remove_segments(const char *prefix)
 {
     DIR *d = opendir("/dev/shm");
-    if (!d) return;
+    if (!d)
+        return;
     size_t pl = strlen(prefix);
     struct dirent *e;
     while ((e = readdir(d)))
@@ -407,7 +431,8 @@ static void remove_segments(const char *prefix)
 static void kill_all(const pid_t *pids, const int *alive, int n, int sig)
 {
     for (int i = 0; i < n; i++)
-        if (alive[i]) kill(pids[i], sig);
+        if (alive[i])
+            kill(pids[i], sig);
 }
 
 static int run_standalone(cb_launch_t *l, cb_rank_fn fn, void *arg)
@@ -423,15 +448,16 @@ static int run_standalone(cb_launch_t *l, cb_rank_fn fn, void *arg)
     coll_unique_id_t id;
     coll_status_t st = coll_unique_id_listen("127.0.0.1", 0, NULL, &id);
     if (st != COLL_SUCCESS) {
-        fprintf(stderr, "%s: coll_get_unique_id: %s: %s\n", l->prog, coll_strerror(st),
-                coll_last_error());
+        fprintf(stderr, "%s: coll_get_unique_id: %s: %s\n", l->prog, coll_strerror(st), coll_last_error());
         return 3;
     }
     pid_t *pids = calloc((size_t)n, sizeof(*pids));
     int *alive = calloc((size_t)n, sizeof(*alive)), *codes = calloc((size_t)n, sizeof(*codes));
     if (!pids || !alive || !codes) {
         fprintf(stderr, "%s: out of memory\n", l->prog);
-        free(pids); free(alive); free(codes);
+        free(pids);
+        free(alive);
+        free(codes);
         return 3;
     }
     struct sigaction sa, old_int, old_term;
@@ -460,7 +486,8 @@ static int run_standalone(cb_launch_t *l, cb_rank_fn fn, void *arg)
             sigaction(SIGINT, &old_int, NULL);
             sigaction(SIGTERM, &old_term, NULL);
             prctl(PR_SET_PDEATHSIG, SIGKILL);
-            if (getppid() != parent) _exit(5);
+            if (getppid() != parent)
+                _exit(5);
             int rc = fn(arg, l, i, n, &id);
             fflush(NULL);
             _exit(rc);
@@ -480,7 +507,8 @@ static int run_standalone(cb_launch_t *l, cb_rank_fn fn, void *arg)
         pid_t pid = waitpid(-1, &status, WNOHANG);
         if (pid > 0) {
             for (int i = 0; i < n; i++) {
-                if (pids[i] != pid || !alive[i]) continue;
+                if (pids[i] != pid || !alive[i])
+                    continue;
                 alive[i] = 0;
                 nalive--;
                 if (WIFEXITED(status)) {
@@ -488,14 +516,16 @@ static int run_standalone(cb_launch_t *l, cb_rank_fn fn, void *arg)
                 } else {
                     codes[i] = 5;
                     if (!killed)
-                        fprintf(stderr, "%s: rank %d (pid %d) killed by signal %d (%s)\n", l->prog, i,
-                                (int)pid, WTERMSIG(status), strsignal(WTERMSIG(status)));
+                        fprintf(stderr, "%s: rank %d (pid %d) killed by signal %d (%s)\n", l->prog, i, (int)pid,
+                                WTERMSIG(status), strsignal(WTERMSIG(status)));
                 }
-                if (codes[i] != 0 && fail_at == 0) fail_at = now_s();
+                if (codes[i] != 0 && fail_at == 0)
+                    fail_at = now_s();
             }
             continue;
         }
-        if (pid < 0 && errno == ECHILD) break;
+        if (pid < 0 && errno == ECHILD)
+            break;
         if (got_signal && !term_at) {
             fprintf(stderr, "%s: %s: stopping the ranks\n", l->prog, strsignal(got_signal));
             kill_all(pids, alive, n, SIGTERM);
@@ -509,8 +539,8 @@ static int run_standalone(cb_launch_t *l, cb_rank_fn fn, void *arg)
         if (fail_at && !killed && now_s() - fail_at > CB_GRACE_S) {
             for (int i = 0; i < n; i++)
                 if (alive[i])
-                    fprintf(stderr, "%s: rank %d still running %.0f s after a rank failed; killing it\n",
-                            l->prog, i, CB_GRACE_S);
+                    fprintf(stderr, "%s: rank %d still running %.0f s after a rank failed; killing it\n", l->prog, i,
+                            CB_GRACE_S);
             kill_all(pids, alive, n, SIGKILL);
             killed = 1;
         }
@@ -520,7 +550,8 @@ static int run_standalone(cb_launch_t *l, cb_rank_fn fn, void *arg)
     coll_unique_id_release(&id);
     remove_segments(prefix);
     int rc = rc_fork ? rc_fork : cb_worst_code(codes, n);
-    if (got_signal) rc = 128 + got_signal;
+    if (got_signal)
+        rc = 128 + got_signal;
     free(pids);
     free(alive);
     free(codes);

@@ -17,17 +17,16 @@ typedef enum { CB_LAUNCH_STANDALONE = 0, CB_LAUNCH_MPI, CB_LAUNCH_ENV, CB_LAUNCH
 
 typedef struct {
     cb_launch_kind_t kind;
-    const char *name;        /* "standalone" "openmpi" "mpich" "mpi" "env" "slurm" */
-    int nranks;              /* known from the environment before anything starts */
-    int rank;                /* env/slurm: this process's rank; else -1 */
-    int npus;                /* standalone: ranks to fork */
-    const char *prog;        /* for messages */
-    char plugin[4096];       /* MPI: plugin path */
+    const char *name;  /* "standalone" "openmpi" "mpich" "mpi" "env" "slurm" */
+    int nranks;        /* known from the environment before anything starts */
+    int rank;          /* env/slurm: this process's rank; else -1 */
+    int npus;          /* standalone: ranks to fork */
+    const char *prog;  /* for messages */
+    char plugin[4096]; /* MPI: plugin path */
 } cb_launch_t;
 
 /* Runs one rank; returns its exit code. */
-typedef int (*cb_rank_fn)(void *arg, const cb_launch_t *l, int rank, int nranks,
-                          const coll_unique_id_t *id);
+typedef int (*cb_rank_fn)(void *arg, const cb_launch_t *l, int rank, int nranks, const coll_unique_id_t *id);
 
 /* Finds the launch mode (no side effect). Returns 0 or 2 with a message. */
 int cb_launch_detect(cb_launch_t *l, const char *prog, int npus, char *err, size_t errlen);

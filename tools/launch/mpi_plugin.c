@@ -23,13 +23,17 @@ const char *cb_mpi_version(void)
     int len = 0;
     MPI_Get_library_version(version_buf, &len);
     for (int i = 0; i < len; i++)
-        if (version_buf[i] == '\n') { version_buf[i] = '\0'; break; }
+        if (version_buf[i] == '\n') {
+            version_buf[i] = '\0';
+            break;
+        }
     return version_buf;
 }
 
 int cb_mpi_init(int *argc, char ***argv, int *rank, int *size)
 {
-    if (MPI_Init(argc, argv) != MPI_SUCCESS) return -1;
+    if (MPI_Init(argc, argv) != MPI_SUCCESS)
+        return -1;
     MPI_Comm_rank(MPI_COMM_WORLD, rank);
     MPI_Comm_size(MPI_COMM_WORLD, size);
     return 0;
@@ -44,8 +48,7 @@ int cb_mpi_bcast(void *buf, int bytes, int root)
 int cb_mpi_local(int *local_rank, int *local_size)
 {
     MPI_Comm node;
-    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) !=
-        MPI_SUCCESS)
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS)
         return -1;
     MPI_Comm_rank(node, local_rank);
     MPI_Comm_size(node, local_size);
@@ -53,10 +56,7 @@ int cb_mpi_local(int *local_rank, int *local_size)
     return 0;
 }
 
-void cb_mpi_finalize(void)
-{
-    MPI_Finalize();
-}
+void cb_mpi_finalize(void) { MPI_Finalize(); }
 
 void cb_mpi_abort(int code)
 {

@@ -30,8 +30,8 @@
 #include "coll/prim.h"
 #include "coll/tuning.h"
 
-coll_status_t coll_allgather_bruck_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                       void *recvbuf, size_t n, coll_dtype_t dt)
+coll_status_t coll_allgather_bruck_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                       size_t n, coll_dtype_t dt)
 {
     int p = g->size, me = g->me;
     size_t blk = n * coll_dtype_size(dt);
@@ -54,8 +54,7 @@ coll_status_t coll_allgather_bruck_run(coll_comm *comm, const coll_group_t *g, c
     for (int d = 1; d < p; d *= 2) {
         size_t cnt = (size_t)(d < p - d ? d : p - d);
         int to = g->ranks[coll_mod(me - d, p)], from = g->ranks[(me + d) % p];
-        COLL_CHECK_GOTO(coll_prim_sendrecv(comm, tmp, cnt * blk, to, tmp + (size_t)d * blk, cnt * blk, from),
-                        st, out);
+        COLL_CHECK_GOTO(coll_prim_sendrecv(comm, tmp, cnt * blk, to, tmp + (size_t)d * blk, cnt * blk, from), st, out);
     }
     /* slot i holds block (me + i) mod p */
     memcpy(rb + (size_t)me * blk, tmp, (size_t)(p - me) * blk);
@@ -75,8 +74,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double mem = coll_tuning_shm()->beta_us_per_b; /* local memcpy */
     double p = g->size, n = (double)a->bytes;
-    return coll_tree_binomial_depth(g->size) * coll_cost_alpha(comm, l) + (p - 1) / p * n * coll_cost_beta(comm, g, l) +
-           n * mem;
+    return coll_tree_binomial_depth(g->size) * coll_cost_alpha(comm, l) + (p - 1) / p * n * coll_cost_beta(comm, g, l)
+        + n * mem;
 }
 
 const coll_algo_t coll_algo_allgather_bruck = {

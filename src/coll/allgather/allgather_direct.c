@@ -50,14 +50,14 @@ static coll_status_t small(coll_comm *comm, const coll_group_t *g, const char *s
     COLL_CHECK(coll_direct_small_wait_all(comm, seq));
     for (int j = 0; j < g->size; j++)
         if (j != g->me)
-            coll_direct_copy(comm, rb + (size_t)j * blk,
-                             coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq), blk);
+            coll_direct_copy(comm, rb + (size_t)j * blk, coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq),
+                             blk);
     coll_direct_small_done(comm, seq);
     return COLL_SUCCESS;
 }
 
-coll_status_t coll_allgather_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                        void *recvbuf, size_t n, coll_dtype_t dt)
+coll_status_t coll_allgather_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                        size_t n, coll_dtype_t dt)
 {
     int p = g->size, me = g->me;
     size_t es = coll_dtype_size(dt), blk = n * es;
@@ -93,8 +93,8 @@ coll_status_t coll_allgather_direct_run(coll_comm *comm, const coll_group_t *g, 
         for (int j = 0; j < p; j++) {
             if (j == me)
                 continue;
-            const char *src =
-                zc[j] ? zc[j] + off * es : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + h;
+            const char *src = zc[j] ? zc[j] + off * es
+                                    : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + h;
             coll_direct_copy(comm, rb + ((size_t)j * n + off) * es, src, cnt * es);
         }
     }

@@ -91,8 +91,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 {
     int L = coll_hier_max_local(comm);
     double n = (double)a->bytes;
-    return coll_hcost_shm_allgather(comm, L, n * L / comm->nranks) + coll_hcost_tcp_allgather(comm, comm->nhosts, n, 1) +
-           coll_hcost_shm_broadcast(comm, L, n);
+    return coll_hcost_shm_allgather(comm, L, n * L / comm->nranks) + coll_hcost_tcp_allgather(comm, comm->nhosts, n, 1)
+        + coll_hcost_shm_broadcast(comm, L, n);
 }
 
 const coll_algo_t coll_algo_allgather_hier = {

@@ -25,8 +25,8 @@
 #include "coll/tuning.h"
 #include "core/config.h"
 
-coll_status_t coll_allgather_ring_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                      void *recvbuf, size_t n, coll_dtype_t dt)
+coll_status_t coll_allgather_ring_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                      size_t n, coll_dtype_t dt)
 {
     int p = g->size, me = g->me;
     size_t es = coll_dtype_size(dt);
@@ -45,8 +45,8 @@ coll_status_t coll_allgather_ring_run(coll_comm *comm, const coll_group_t *g, co
         size_t cnt = coll_min_sz(chunk, n - off);
         for (int s = 0; s < p - 1; s++) {
             size_t sblk = (size_t)coll_mod(me - s, p), rblk = (size_t)coll_mod(me - s - 1, p);
-            COLL_CHECK(coll_prim_sendrecv(comm, rb + (sblk * n + off) * es, cnt * es, right,
-                                          rb + (rblk * n + off) * es, cnt * es, left));
+            COLL_CHECK(coll_prim_sendrecv(comm, rb + (sblk * n + off) * es, cnt * es, right, rb + (rblk * n + off) * es,
+                                          cnt * es, left));
         }
     }
     return COLL_SUCCESS;

@@ -31,9 +31,8 @@
 #include "coll/prim.h"
 #include "coll/tuning.h"
 
-coll_status_t coll_allgatherv_bruck_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                        void *recvbuf, const size_t *counts, const size_t *displs,
-                                        coll_dtype_t dt)
+coll_status_t coll_allgatherv_bruck_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                        const size_t *counts, const size_t *displs, coll_dtype_t dt)
 {
     int p = g->size, me = g->me;
     size_t es = coll_dtype_size(dt), total = 0;
@@ -43,7 +42,7 @@ coll_status_t coll_allgatherv_bruck_run(coll_comm *comm, const coll_group_t *g, 
             memcpy(rb + displs[0] * es, sendbuf, counts[0] * es);
         return COLL_SUCCESS;
     }
-    size_t *off = malloc(sizeof *off * ((size_t)p + 1));   /* off[i] = start of slot i, off[p] = total */
+    size_t *off = malloc(sizeof *off * ((size_t)p + 1)); /* off[i] = start of slot i, off[p] = total */
     if (!off)
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "allgatherv bruck: out of memory (%d ranks)", p);
     for (int i = 0; i < p; i++) {
@@ -88,8 +87,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     double mem = coll_tuning_shm()->beta_us_per_b, m, mn;
     double T = coll_cost_v_bytes(g, a, &m, &mn);
     /* the member that owns the smallest block receives the most: T - min >= T - m */
-    return coll_tree_binomial_depth(g->size) * coll_cost_alpha(comm, l) + (T - mn) * coll_cost_beta(comm, g, l) +
-           T * mem;
+    return coll_tree_binomial_depth(g->size) * coll_cost_alpha(comm, l) + (T - mn) * coll_cost_beta(comm, g, l)
+        + T * mem;
 }
 
 const coll_algo_t coll_algo_allgatherv_bruck = {

@@ -28,30 +28,26 @@
 
 enum { PUB_SEND = 0 };
 
-static size_t piece(size_t cnt, size_t off, size_t chunk)
-{
-    return off < cnt ? coll_min_sz(chunk, cnt - off) : 0;
-}
+static size_t piece(size_t cnt, size_t off, size_t chunk) { return off < cnt ? coll_min_sz(chunk, cnt - off) : 0; }
 
 /* Every block up to coll_direct_small_max: one synchronisation through the
  * double-buffered small slots. */
-static coll_status_t small(coll_comm *comm, const coll_group_t *g, const char *sb, char *rb,
-                           const size_t *counts, const size_t *displs, size_t es)
+static coll_status_t small(coll_comm *comm, const coll_group_t *g, const char *sb, char *rb, const size_t *counts,
+                           const size_t *displs, size_t es)
 {
     uint64_t seq;
     COLL_CHECK(coll_direct_small_post(comm, sb, counts[g->me] * es, &seq));
     COLL_CHECK(coll_direct_small_wait_all(comm, seq));
     for (int j = 0; j < g->size; j++)
         if (j != g->me && counts[j])
-            coll_direct_copy(comm, rb + displs[j] * es,
-                             coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq), counts[j] * es);
+            coll_direct_copy(comm, rb + displs[j] * es, coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq),
+                             counts[j] * es);
     coll_direct_small_done(comm, seq);
     return COLL_SUCCESS;
 }
 
-coll_status_t coll_allgatherv_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                         void *recvbuf, const size_t *counts, const size_t *displs,
-                                         coll_dtype_t dt)
+coll_status_t coll_allgatherv_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                         const size_t *counts, const size_t *displs, coll_dtype_t dt)
 {
     int p = g->size, me = g->me;
     size_t es = coll_dtype_size(dt), maxc = 0;
@@ -90,8 +86,8 @@ coll_status_t coll_allgatherv_direct_run(coll_comm *comm, const coll_group_t *g,
             size_t jc = piece(counts[j], off, chunk);
             if (j == me || !jc)
                 continue;
-            const char *src =
-                zc[j] ? zc[j] + off * es : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + h;
+            const char *src = zc[j] ? zc[j] + off * es
+                                    : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + h;
             coll_direct_copy(comm, rb + (displs[j] + off) * es, src, jc * es);
         }
     }

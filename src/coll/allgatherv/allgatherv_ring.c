@@ -26,14 +26,10 @@
 #include "core/config.h"
 
 /* Elements of block cnt left at chunk offset off (0 once the block is done). */
-static size_t piece(size_t cnt, size_t off, size_t chunk)
-{
-    return off < cnt ? coll_min_sz(chunk, cnt - off) : 0;
-}
+static size_t piece(size_t cnt, size_t off, size_t chunk) { return off < cnt ? coll_min_sz(chunk, cnt - off) : 0; }
 
-coll_status_t coll_allgatherv_ring_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                       void *recvbuf, const size_t *counts, const size_t *displs,
-                                       coll_dtype_t dt)
+coll_status_t coll_allgatherv_ring_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                       const size_t *counts, const size_t *displs, coll_dtype_t dt)
 {
     int p = g->size, me = g->me;
     size_t es = coll_dtype_size(dt), maxc = 0;
@@ -51,9 +47,8 @@ coll_status_t coll_allgatherv_ring_run(coll_comm *comm, const coll_group_t *g, c
     for (size_t off = 0; off < maxc; off += chunk) {
         for (int s = 0; s < p - 1; s++) {
             int sb = coll_mod(me - s, p), rbk = coll_mod(me - s - 1, p);
-            COLL_CHECK(coll_prim_sendrecv(
-                comm, rb + (displs[sb] + off) * es, piece(counts[sb], off, chunk) * es, right,
-                rb + (displs[rbk] + off) * es, piece(counts[rbk], off, chunk) * es, left));
+            COLL_CHECK(coll_prim_sendrecv(comm, rb + (displs[sb] + off) * es, piece(counts[sb], off, chunk) * es, right,
+                                          rb + (displs[rbk] + off) * es, piece(counts[rbk], off, chunk) * es, left));
         }
     }
     return COLL_SUCCESS;

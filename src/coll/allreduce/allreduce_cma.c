@@ -25,10 +25,10 @@
 #include "transport/direct.h"
 
 #define PIECE_BYTES (64 * 1024)
-enum { PUB_SEND = 2, PUB_RECV = 3 };   /* slots 0/1 are the direct algorithm's */
+enum { PUB_SEND = 2, PUB_RECV = 3 }; /* slots 0/1 are the direct algorithm's */
 
-coll_status_t coll_allreduce_cma_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                     void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op)
+coll_status_t coll_allreduce_cma_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                     size_t n, coll_dtype_t dt, coll_op_t op)
 {
     int p = g->size, me = g->me;
     size_t es = coll_dtype_size(dt);
@@ -42,7 +42,7 @@ coll_status_t coll_allreduce_cma_run(coll_comm *comm, const coll_group_t *g, con
     COLL_CHECK(coll_comm_scratch(comm, 2 * PIECE_BYTES, (void **)&tmp));
     acc = tmp + PIECE_BYTES;
     COLL_CHECK(coll_direct_barrier(comm));
-    if (coll_allreduce_all_zero_copy(comm, g))   /* coll_mem_alloc buffers everywhere: no copy at all */
+    if (coll_allreduce_all_zero_copy(comm, g)) /* coll_mem_alloc buffers everywhere: no copy at all */
         return coll_allreduce_zero_copy(comm, g, recvbuf, n, dt, op);
     size_t so = coll_block_offset(n, p, me), sc = coll_block_count(n, p, me);
     size_t piece = PIECE_BYTES / es;
@@ -58,7 +58,7 @@ coll_status_t coll_allreduce_cma_run(coll_comm *comm, const coll_group_t *g, con
                 src = mine + off * es;
             } else {
                 COLL_CHECK(coll_direct_cma_read(comm, coll_group_lr(comm, g, j), PUB_SEND, (so + off) * es,
-                                             j == 0 ? acc : tmp, k * es));
+                                                j == 0 ? acc : tmp, k * es));
                 src = j == 0 ? acc : tmp;
             }
             if (j == 0) {
@@ -78,7 +78,7 @@ coll_status_t coll_allreduce_cma_run(coll_comm *comm, const coll_group_t *g, con
         size_t jo = coll_block_offset(n, p, j), jc = coll_block_count(n, p, j);
         if (jc)
             COLL_CHECK(coll_direct_cma_read(comm, coll_group_lr(comm, g, j), PUB_RECV, jo * es,
-                                         (char *)recvbuf + jo * es, jc * es));
+                                            (char *)recvbuf + jo * es, jc * es));
     }
     return coll_direct_barrier(comm);
 }
@@ -99,15 +99,16 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     double p = g->size, n = (double)a->bytes, ov = coll_tuning_oversub(comm);
     double pages = n / 4096.0;
     /* syscall per piece and page pinning make it pay only for large messages */
-    return 3 * l->bar_us * ov + 2.0 * (p - 1) / p * (n / PIECE_BYTES) + 0.05 * pages +
-           2 * (p - 1) / p * n * l->beta_us_per_b * 0.5 + (p - 1) / p * n * l->gamma_us_per_b * ov;
+    return 3 * l->bar_us * ov + 2.0 * (p - 1) / p * (n / PIECE_BYTES) + 0.05 * pages
+        + 2 * (p - 1) / p * n * l->beta_us_per_b * 0.5 + (p - 1) / p * n * l->gamma_us_per_b * ov;
 }
 
 const coll_algo_t coll_algo_allreduce_cma = {
     .kind = COLL_ALLREDUCE,
     .name = "cma",
     .flags = COLL_ALGO_F_SINGLE_HOST | COLL_ALGO_F_DETERMINISTIC,
-    .desc = "one host, large messages: slices reduced straight from peers' private buffers with process_vm_readv; 3 barriers",
+    .desc
+    = "one host, large messages: slices reduced straight from peers' private buffers with process_vm_readv; 3 barriers",
     .usable = usable,
     .cost_us = cost,
     .run = run,

@@ -41,8 +41,8 @@ int coll_allreduce_all_zero_copy(coll_comm *comm, const coll_group_t *g)
     return 1;
 }
 
-coll_status_t coll_allreduce_zero_copy(coll_comm *comm, const coll_group_t *g, void *recvbuf, size_t n,
-                                       coll_dtype_t dt, coll_op_t op)
+coll_status_t coll_allreduce_zero_copy(coll_comm *comm, const coll_group_t *g, void *recvbuf, size_t n, coll_dtype_t dt,
+                                       coll_op_t op)
 {
     int p = g->size, me = g->me;
     size_t es = coll_dtype_size(dt);
@@ -60,14 +60,14 @@ coll_status_t coll_allreduce_zero_copy(coll_comm *comm, const coll_group_t *g, v
         const char *peer = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_RECV);
         coll_direct_copy(comm, (char *)recvbuf + jo * es, peer + jo * es, jc * es);
     }
-    return coll_direct_barrier(comm);   /* peers are done reading my buffers */
+    return coll_direct_barrier(comm); /* peers are done reading my buffers */
 }
 
 /* Small messages: one synchronisation. Every rank posts its whole input to
  * its small slot, then reduces the whole vector itself (fixed order 0..p-1)
  * straight into its receive buffer. */
-static coll_status_t small(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                           size_t n, coll_dtype_t dt, coll_op_t op)
+static coll_status_t small(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf, size_t n,
+                           coll_dtype_t dt, coll_op_t op)
 {
     int p = g->size;
     uint64_t seq;
@@ -81,8 +81,8 @@ static coll_status_t small(coll_comm *comm, const coll_group_t *g, const void *s
     return COLL_SUCCESS;
 }
 
-coll_status_t coll_allreduce_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                        void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op)
+coll_status_t coll_allreduce_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                        size_t n, coll_dtype_t dt, coll_op_t op)
 {
     int p = g->size, me = g->me;
     size_t es = coll_dtype_size(dt);
@@ -155,7 +155,8 @@ const coll_algo_t coll_algo_allreduce_direct = {
     .kind = COLL_ALLREDUCE,
     .name = "direct",
     .flags = COLL_ALGO_F_SINGLE_HOST | COLL_ALGO_F_DETERMINISTIC,
-    .desc = "shared memory, one host: each rank reduces its 1/p slice from every peer's staged (or zero-copy) data; 2 barriers per chunk",
+    .desc
+    = "shared memory, one host: each rank reduces its 1/p slice from every peer's staged (or zero-copy) data; 2 barriers per chunk",
     .usable = usable,
     .cost_us = cost,
     .run = run,

@@ -26,8 +26,8 @@
 #include "coll/prim.h"
 #include "coll/tuning.h"
 
-coll_status_t coll_allreduce_hd_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                    void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op)
+coll_status_t coll_allreduce_hd_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                    size_t n, coll_dtype_t dt, coll_op_t op)
 {
     int p = g->size, me = g->me;
     size_t es = coll_dtype_size(dt);
@@ -37,7 +37,7 @@ coll_status_t coll_allreduce_hd_run(coll_comm *comm, const coll_group_t *g, cons
         return COLL_SUCCESS;
     int fold = coll_hd_fold_peer(me, p);
     int v = coll_hd_vrank(me, p);
-    if (v < 0) {   /* folded out: hand the vector over, get the result back */
+    if (v < 0) { /* folded out: hand the vector over, get the result back */
         COLL_CHECK(coll_prim_sendrecv(comm, sb, n * es, g->ranks[fold], NULL, 0, -1));
         return coll_prim_sendrecv(comm, NULL, 0, -1, rb, n * es, g->ranks[fold]);
     }
@@ -98,7 +98,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 const coll_algo_t coll_algo_allreduce_hd = {
     .kind = COLL_ALLREDUCE,
     .name = "hd",
-    .desc = "recursive halving-doubling (Rabenseifner, HCCL H-D_R), extra ranks folded: 2 log2 p steps, 2(p-1)/p n bytes",
+    .desc
+    = "recursive halving-doubling (Rabenseifner, HCCL H-D_R), extra ranks folded: 2 log2 p steps, 2(p-1)/p n bytes",
     .cost_us = cost,
     .run = run,
 };

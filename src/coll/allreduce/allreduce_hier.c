@@ -72,8 +72,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 {
     int L = coll_hier_max_local(comm), B = coll_hier_min_local(comm);
     double n = (double)a->bytes;
-    return coll_hcost_shm_reduce_scatter(comm, L, n) + coll_hcost_tcp_allreduce(comm, comm->nhosts, n / B, B) +
-           coll_hcost_shm_allgather(comm, L, n);
+    return coll_hcost_shm_reduce_scatter(comm, L, n) + coll_hcost_tcp_allreduce(comm, comm->nhosts, n / B, B)
+        + coll_hcost_shm_allgather(comm, L, n);
 }
 
 const coll_algo_t coll_algo_allreduce_hier = {

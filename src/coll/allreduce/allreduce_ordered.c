@@ -48,8 +48,8 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
     int right = g->ranks[coll_ring_next(me, p)], left = g->ranks[coll_ring_prev(me, p)];
     for (int s = 0; st == COLL_SUCCESS && s < p - 1; s++) {
         int sb = coll_mod(me - s, p), rblk = coll_mod(me - s - 1, p);
-        st = coll_prim_sendrecv(comm, rb + cd[p + sb] * es, cd[sb] * es, right, rb + cd[p + rblk] * es,
-                                cd[rblk] * es, left);
+        st = coll_prim_sendrecv(comm, rb + cd[p + sb] * es, cd[sb] * es, right, rb + cd[p + rblk] * es, cd[rblk] * es,
+                                left);
     }
     free(cd);
     return st;
@@ -64,7 +64,8 @@ const coll_algo_t coll_algo_allreduce_ordered = {
     .kind = COLL_ALLREDUCE,
     .name = "ordered",
     .flags = COLL_ALGO_F_DETERMINISTIC | COLL_ALGO_F_ORDERED_ONLY | COLL_ALGO_F_ALL_PEERS,
-    .desc = "deterministic: rank-order reduce-scatter (each rank gathers its block from all) + ring allgather; O(p) peers",
+    .desc
+    = "deterministic: rank-order reduce-scatter (each rank gathers its block from all) + ring allgather; O(p) peers",
     .cost_us = cost,
     .run = run,
 };

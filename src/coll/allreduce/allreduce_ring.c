@@ -21,7 +21,7 @@
 #include <string.h>
 
 typedef struct {
-    size_t off, cnt;   /* elements */
+    size_t off, cnt; /* elements */
 } piece_t;
 
 static piece_t piece(size_t n, int p, int seg, size_t chunk, size_t c)
@@ -36,8 +36,8 @@ static piece_t piece(size_t n, int p, int seg, size_t chunk, size_t c)
     return r;
 }
 
-coll_status_t coll_allreduce_ring_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                      void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op)
+coll_status_t coll_allreduce_ring_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                      size_t n, coll_dtype_t dt, coll_op_t op)
 {
     int p = g->size, me = g->me;
     size_t es = coll_dtype_size(dt);
@@ -56,17 +56,16 @@ coll_status_t coll_allreduce_ring_run(coll_comm *comm, const coll_group_t *g, co
             piece_t snd = piece(n, p, coll_mod(me - s, p), chunk, c);
             piece_t rcv = piece(n, p, coll_mod(me - s - 1, p), chunk, c);
             const char *src = s == 0 ? sb : rb;
-            COLL_CHECK(coll_prim_send_recv_reduce(comm, src + snd.off * es, snd.cnt * es, right,
-                                                  rb + rcv.off * es, sb + rcv.off * es, rcv.cnt * es,
-                                                  left, dt, op));
+            COLL_CHECK(coll_prim_send_recv_reduce(comm, src + snd.off * es, snd.cnt * es, right, rb + rcv.off * es,
+                                                  sb + rcv.off * es, rcv.cnt * es, left, dt, op));
         }
     }
     for (size_t c = 0; c < nchunks; c++) {
         for (int s = 0; s < p - 1; s++) {
             piece_t snd = piece(n, p, coll_mod(me + 1 - s, p), chunk, c);
             piece_t rcv = piece(n, p, coll_mod(me - s, p), chunk, c);
-            COLL_CHECK(coll_prim_sendrecv(comm, rb + snd.off * es, snd.cnt * es, right, rb + rcv.off * es,
-                                          rcv.cnt * es, left));
+            COLL_CHECK(coll_prim_sendrecv(comm, rb + snd.off * es, snd.cnt * es, right, rb + rcv.off * es, rcv.cnt * es,
+                                          left));
         }
     }
     return COLL_SUCCESS;
@@ -81,8 +80,9 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes;
-    return 2 * (p - 1) * coll_cost_chunks(n / p) * coll_cost_alpha(comm, l) +
-           2 * (p - 1) / p * n * coll_cost_beta(comm, g, l) + (p - 1) / p * n * l->gamma_us_per_b * coll_tuning_oversub(comm);
+    return 2 * (p - 1) * coll_cost_chunks(n / p) * coll_cost_alpha(comm, l)
+        + 2 * (p - 1) / p * n * coll_cost_beta(comm, g, l)
+        + (p - 1) / p * n * l->gamma_us_per_b * coll_tuning_oversub(comm);
 }
 
 const coll_algo_t coll_algo_allreduce_ring = {

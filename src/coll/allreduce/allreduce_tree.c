@@ -45,9 +45,9 @@
 #include "core/reduce.h"
 
 typedef struct {
-    int parent, nk, kids[2], hk[2];   /* group indices; hk: heights of the children */
-    int h, d, H;                      /* own height, depth, the tree's height */
-    size_t off, cnt, chunk, nchunks;  /* elements */
+    int parent, nk, kids[2], hk[2];  /* group indices; hk: heights of the children */
+    int h, d, H;                     /* own height, depth, the tree's height */
+    size_t off, cnt, chunk, nchunks; /* elements */
 } side_t;
 
 /* Elements [off, off + cnt) of chunk k of side t, or cnt 0 when k is out of range. */
@@ -60,7 +60,7 @@ static int chunk_of(const side_t *t, long k, size_t *off, size_t *cnt)
     return *cnt > 0;
 }
 
-#define MAX_OPS 12   /* per tree: 2 reduce receives, 1 send up, 1 receive down, 2 sends down */
+#define MAX_OPS 12 /* per tree: 2 reduce receives, 1 send up, 1 receive down, 2 sends down */
 
 /* Both trees' plan for me: peers, heights, my half of the n elements and its
  * chunks. Returns the steps the schedule takes; *tmp_elems: the working
@@ -93,8 +93,8 @@ static long plan_sides(side_t side[2], int me, int p, size_t n, size_t es, size_
 /* Step s of tree sd into ops (returns how many it added). A second child of
  * the same height as the first goes into tmp, to be folded into rb[*fold]
  * after the step. */
-static int step_ops(const side_t *sd, long s, const coll_group_t *g, const char *sb, char *rb, char *tmp,
-                    size_t es, coll_prim_t *ops, size_t *fold_off, size_t *fold_cnt)
+static int step_ops(const side_t *sd, long s, const coll_group_t *g, const char *sb, char *rb, char *tmp, size_t es,
+                    coll_prim_t *ops, size_t *fold_off, size_t *fold_cnt)
 {
     int nops = 0;
     size_t o, c;
@@ -135,10 +135,10 @@ static coll_status_t run_rounds(coll_comm *comm, coll_prim_t *ops, int nops, col
         for (int i = 0; i < nops; i++) {
             int clash = 0;
             for (int j = 0; j < nr && !clash; j++)
-                clash = round[j].peer == ops[i].peer &&
-                        (round[j].type == COLL_PRIM_SEND) == (ops[i].type == COLL_PRIM_SEND);
+                clash = round[j].peer == ops[i].peer
+                    && (round[j].type == COLL_PRIM_SEND) == (ops[i].type == COLL_PRIM_SEND);
             if (clash)
-                ops[k++] = ops[i];   /* next round */
+                ops[k++] = ops[i]; /* next round */
             else
                 round[nr++] = ops[i];
         }
@@ -148,8 +148,8 @@ static coll_status_t run_rounds(coll_comm *comm, coll_prim_t *ops, int nops, col
     return st;
 }
 
-coll_status_t coll_allreduce_tree_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                      void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op)
+coll_status_t coll_allreduce_tree_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                      size_t n, coll_dtype_t dt, coll_op_t op)
 {
     int p = g->size, me = g->me;
     size_t es = coll_dtype_size(dt);
@@ -163,11 +163,11 @@ coll_status_t coll_allreduce_tree_run(coll_comm *comm, const coll_group_t *g, co
     char *tmp = NULL;
     if (tmp_elems)
         COLL_CHECK(coll_tmp_get(comm, g, tmp_elems * es, (void **)&tmp));
-    int fold = coll_data_real(comm);   /* sizes-only simulation: no values to fold (an eighth of its CPU) */
+    int fold = coll_data_real(comm); /* sizes-only simulation: no values to fold (an eighth of its CPU) */
     coll_status_t st = COLL_SUCCESS;
     for (long s = 0; s < steps && st == COLL_SUCCESS; s++) {
         coll_prim_t ops[MAX_OPS];
-        size_t fold_off = 0, fold_cnt = 0;   /* rb[fold] = rb[fold] OP tmp after the step */
+        size_t fold_off = 0, fold_cnt = 0; /* rb[fold] = rb[fold] OP tmp after the step */
         int nops = 0;
         for (int t = 0; t < 2; t++)
             nops += step_ops(&side[t], s, g, sb, rb, tmp, es, ops + nops, &fold_off, &fold_cnt);

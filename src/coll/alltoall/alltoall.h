@@ -10,14 +10,14 @@
 #include "core/comm.h"
 
 /* p-1 steps: at step s send to me+s, receive from me-s. Any group. */
-coll_status_t coll_alltoall_pairwise_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                         void *recvbuf, size_t count, coll_dtype_t dt);
+coll_status_t coll_alltoall_pairwise_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                         size_t count, coll_dtype_t dt);
 /* Shared memory: g must be exactly the ranks of this host (coll_group_is_host). */
-coll_status_t coll_alltoall_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                       void *recvbuf, size_t count, coll_dtype_t dt);
+coll_status_t coll_alltoall_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                       size_t count, coll_dtype_t dt);
 
 /* Bruck: ceil(log2 p) steps to 2 log2 p peers. Any group. */
-coll_status_t coll_alltoall_bruck_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                      void *recvbuf, size_t count, coll_dtype_t dt);
+coll_status_t coll_alltoall_bruck_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                      size_t count, coll_dtype_t dt);
 
 #endif

@@ -22,8 +22,8 @@
 #include "coll/cost.h"
 #include "coll/tuning.h"
 
-coll_status_t coll_alltoall_bruck_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                      void *recvbuf, size_t n, coll_dtype_t dt)
+coll_status_t coll_alltoall_bruck_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                      size_t n, coll_dtype_t dt)
 {
     int p = g->size;
     if (n == 0)

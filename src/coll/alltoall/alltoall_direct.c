@@ -43,15 +43,15 @@ static coll_status_t small(coll_comm *comm, const coll_group_t *g, const char *s
     for (int j = 0; j < p; j++)
         if (j != me)
             coll_direct_copy(comm, rb + (size_t)j * blk,
-                             (const char *)coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq) +
-                                 (size_t)me * blk,
+                             (const char *)coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq)
+                                 + (size_t)me * blk,
                              blk);
     coll_direct_small_done(comm, seq);
     return COLL_SUCCESS;
 }
 
-coll_status_t coll_alltoall_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                       void *recvbuf, size_t n, coll_dtype_t dt)
+coll_status_t coll_alltoall_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                       size_t n, coll_dtype_t dt)
 {
     int p = g->size, me = g->me;
     size_t es = coll_dtype_size(dt), blk = n * es;
@@ -79,8 +79,7 @@ coll_status_t coll_alltoall_direct_run(coll_comm *comm, const coll_group_t *g, c
         if (!reg)
             for (int i = 0; i < p; i++)
                 if (i != me)
-                    coll_direct_copy(comm, mine + h + (size_t)i * c * es, sb + ((size_t)i * n + off) * es,
-                                     cnt * es);
+                    coll_direct_copy(comm, mine + h + (size_t)i * c * es, sb + ((size_t)i * n + off) * es, cnt * es);
         COLL_CHECK(coll_direct_barrier(comm));
         if (k == 0 && coll_group_peer_ptrs(comm, g, PUB_SEND, NULL, zc)) {
             for (int j = 0; j < p; j++)
@@ -91,9 +90,9 @@ coll_status_t coll_alltoall_direct_run(coll_comm *comm, const coll_group_t *g, c
         for (int j = 0; j < p; j++) {
             if (j == me)
                 continue;
-            const char *src = zc[j] ? zc[j] + ((size_t)me * n + off) * es
-                                    : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + h +
-                                          (size_t)me * c * es;
+            const char *src = zc[j]
+                ? zc[j] + ((size_t)me * n + off) * es
+                : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + h + (size_t)me * c * es;
             coll_direct_copy(comm, rb + ((size_t)j * n + off) * es, src, cnt * es);
         }
     }
@@ -102,8 +101,8 @@ coll_status_t coll_alltoall_direct_run(coll_comm *comm, const coll_group_t *g, c
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    return coll_group_is_host(comm, g) && g->size <= COLL_MAX_LOCAL &&
-           (g->size == 1 || coll_direct_stage_bytes(comm) / 2 / coll_dtype_size(a->dt) >= (size_t)g->size);
+    return coll_group_is_host(comm, g) && g->size <= COLL_MAX_LOCAL
+        && (g->size == 1 || coll_direct_stage_bytes(comm) / 2 / coll_dtype_size(a->dt) >= (size_t)g->size);
 }
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)

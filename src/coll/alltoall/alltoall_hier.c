@@ -59,14 +59,13 @@ static coll_status_t leader_exchange(coll_comm *comm, char *A, size_t count, col
     char *pack = coll_work_alloc(comm, host_bytes), *recv = coll_work_alloc(comm, host_bytes);
     coll_status_t st = COLL_SUCCESS;
     if (!hm || !v || !pack || !recv) {
-        st = coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "alltoall hier: out of memory (2 x %zu bytes)",
-                        host_bytes);
+        st = coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "alltoall hier: out of memory (2 x %zu bytes)", host_bytes);
         goto out;
     }
     host_major(comm, hm);
     size_t *sc = v, *sd = v + H, *rc = v + 2 * H, *rd = v + 3 * H;
     size_t o = 0;
-    for (int h = 0; h < H; h++) {   /* host h: [t of h][j mine] */
+    for (int h = 0; h < H; h++) { /* host h: [t of h][j mine] */
         int Lh = comm->host_nranks[h];
         const int *dst = hm + coll_hier_host_displ(comm, h, 1);
         sc[h] = rc[h] = (size_t)Lh * (size_t)L * count;
@@ -77,7 +76,7 @@ static coll_status_t leader_exchange(coll_comm *comm, char *A, size_t count, col
     }
     COLL_CHECK_GOTO(coll_sub_alltoallv(comm, &comm->leaders, pack, sc, sd, recv, rc, rd, dt), st, out);
     o = 0;
-    for (int h = 0; h < H; h++) {   /* from host h: [t mine][j of h] -> S[t][global rank of (h, j)] */
+    for (int h = 0; h < H; h++) { /* from host h: [t mine][j of h] -> S[t][global rank of (h, j)] */
         int Lh = comm->host_nranks[h];
         const int *src = hm + coll_hier_host_displ(comm, h, 1);
         for (int t = 0; t < L; t++)

@@ -26,8 +26,8 @@
 #include "coll/tuning.h"
 #include "core/config.h"
 
-coll_status_t coll_alltoall_pairwise_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                         void *recvbuf, size_t n, coll_dtype_t dt)
+coll_status_t coll_alltoall_pairwise_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                         size_t n, coll_dtype_t dt)
 {
     int p = g->size, me = g->me;
     size_t blk = n * coll_dtype_size(dt);
@@ -38,8 +38,8 @@ coll_status_t coll_alltoall_pairwise_run(coll_comm *comm, const coll_group_t *g,
     memcpy(rb + (size_t)me * blk, sb + (size_t)me * blk, blk);
     for (int s = 1; s < p; s++) {
         int to = (me + s) % p, from = coll_mod(me - s, p);
-        COLL_CHECK(coll_prim_sendrecv(comm, sb + (size_t)to * blk, blk, g->ranks[to], rb + (size_t)from * blk,
-                                      blk, g->ranks[from]));
+        COLL_CHECK(coll_prim_sendrecv(comm, sb + (size_t)to * blk, blk, g->ranks[to], rb + (size_t)from * blk, blk,
+                                      g->ranks[from]));
     }
     return COLL_SUCCESS;
 }

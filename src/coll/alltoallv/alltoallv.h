@@ -14,9 +14,8 @@
 
 /* My own block (alltoallv_pairwise.c): an invalid-argument error unless
  * scounts[me] == rcounts[me], else copied from sb to rb. es = element size. */
-coll_status_t coll_alltoallv_self(const coll_group_t *g, const char *sb, const size_t *scounts,
-                                  const size_t *sdispls, char *rb, const size_t *rcounts, const size_t *rdispls,
-                                  size_t es);
+coll_status_t coll_alltoallv_self(const coll_group_t *g, const char *sb, const size_t *scounts, const size_t *sdispls,
+                                  char *rb, const size_t *rcounts, const size_t *rdispls, size_t es);
 coll_status_t coll_alltoallv_pairwise_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                           const size_t *scounts, const size_t *sdispls, void *recvbuf,
                                           const size_t *rcounts, const size_t *rdispls, coll_dtype_t dt);
@@ -30,8 +29,8 @@ coll_status_t coll_alltoallv_direct_run(coll_comm *comm, const coll_group_t *g, 
  * group. es = element size. uniform = every block has the same size on every
  * member (AllToAll): no size headers. */
 coll_status_t coll_bruck_a2a(coll_comm *comm, const coll_group_t *g, const char *sb, const size_t *scounts,
-                             const size_t *sdispls, char *rb, const size_t *rcounts, const size_t *rdispls,
-                             size_t es, int uniform);
+                             const size_t *sdispls, char *rb, const size_t *rcounts, const size_t *rdispls, size_t es,
+                             int uniform);
 /* Bytes a Bruck AllToAll moves per rank, relative to n (~ log2(p)/2), and its steps. */
 double coll_bruck_a2a_factor(int p, int *steps);
 

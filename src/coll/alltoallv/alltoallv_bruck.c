@@ -76,8 +76,7 @@ static coll_status_t bruck_step(coll_comm *comm, const coll_group_t *g, int k, i
         for (int t = 0; t < nb; t++)
             hin[t] = hout[t];
     } else {
-        COLL_CHECK(coll_prim_sendrecv(comm, hout, (size_t)nb * sizeof *hout, dst, hin, (size_t)nb * sizeof *hin,
-                                      src));
+        COLL_CHECK(coll_prim_sendrecv(comm, hout, (size_t)nb * sizeof *hout, dst, hin, (size_t)nb * sizeof *hin, src));
     }
     for (int t = 0; t < nb; t++)
         tot_r += hin[t];
@@ -85,8 +84,8 @@ static coll_status_t bruck_step(coll_comm *comm, const coll_group_t *g, int k, i
     *held = tot_r ? coll_work_alloc(comm, tot_r) : NULL;
     if ((tot_s && !pack) || (tot_r && !*held)) {
         coll_work_free(comm, pack);
-        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "alltoallv bruck: cannot allocate %zu + %zu bytes",
-                          tot_s, tot_r);
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "alltoallv bruck: cannot allocate %zu + %zu bytes", tot_s,
+                          tot_r);
     }
     /* pack in slot order */
     size_t off = 0;
@@ -120,8 +119,8 @@ static coll_status_t unrotate(const coll_group_t *g, const char *const *ptr, con
         int j = coll_mod(me - i, p);
         if (len[i] != rcounts[j] * es)
             return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_COLL,
-                              "alltoallv: rank %d expects %zu elements from rank %d, which sends %zu",
-                              g->ranks[me], rcounts[j], g->ranks[j], len[i] / es);
+                              "alltoallv: rank %d expects %zu elements from rank %d, which sends %zu", g->ranks[me],
+                              rcounts[j], g->ranks[j], len[i] / es);
         if (len[i])
             memcpy(rb + rdispls[j] * es, ptr[i], len[i]);
     }
@@ -129,14 +128,14 @@ static coll_status_t unrotate(const coll_group_t *g, const char *const *ptr, con
 }
 
 coll_status_t coll_bruck_a2a(coll_comm *comm, const coll_group_t *g, const char *sb, const size_t *scounts,
-                             const size_t *sdispls, char *rb, const size_t *rcounts, const size_t *rdispls,
-                             size_t es, int uniform)
+                             const size_t *sdispls, char *rb, const size_t *rcounts, const size_t *rdispls, size_t es,
+                             int uniform)
 {
     int p = g->size, me = g->me, nsteps = 0;
     for (int k = 1; k < p; k <<= 1)
         nsteps++;
     const char **ptr = malloc(sizeof *ptr * (size_t)p);
-    size_t *len = malloc(sizeof *len * 3 * (size_t)p);   /* len | header out | header in */
+    size_t *len = malloc(sizeof *len * 3 * (size_t)p); /* len | header out | header in */
     char **held = calloc((size_t)nsteps + 1, sizeof *held);
     coll_status_t st = COLL_SUCCESS;
     if (!ptr || !len || !held) {

@@ -49,15 +49,9 @@ typedef struct {
     uint64_t words[]; /* [p] send displacements, then [p] offsets of the packed blocks */
 } hdr_t;
 
-static size_t hdr_bytes(int p)
-{
-    return (sizeof(hdr_t) + 2 * (size_t)p * sizeof(uint64_t) + 63) & ~(size_t)63;
-}
+static size_t hdr_bytes(int p) { return (sizeof(hdr_t) + 2 * (size_t)p * sizeof(uint64_t) + 63) & ~(size_t)63; }
 
-static size_t piece(size_t cnt, size_t off, size_t chunk)
-{
-    return off < cnt ? coll_min_sz(chunk, cnt - off) : 0;
-}
+static size_t piece(size_t cnt, size_t off, size_t chunk) { return off < cnt ? coll_min_sz(chunk, cnt - off) : 0; }
 
 /* Copy this rank's data for chunk k into stage half `half` (slot i = for rank i). */
 static void stage_chunk(coll_comm *comm, char *half, int p, int me, const char *sb, const size_t *scounts,
@@ -74,8 +68,7 @@ static void stage_chunk(coll_comm *comm, char *half, int p, int me, const char *
  * small slot) posted for every member; my send buffer published for zero-copy
  * when registered (*reg). */
 static coll_status_t post_header(coll_comm *comm, const coll_group_t *g, const char *sb, const size_t *scounts,
-                                 const size_t *sdispls, const size_t *rcounts, size_t es, int *reg,
-                                 uint64_t *seq)
+                                 const size_t *sdispls, const size_t *rcounts, size_t es, int *reg, uint64_t *seq)
 {
     int p = g->size, me = g->me;
     size_t hb = hdr_bytes(p), mymax = 0, extent = 0, packed = 0;
@@ -119,8 +112,7 @@ static void copy_packed(coll_comm *comm, const coll_group_t *g, uint64_t seq, ch
         const char *slot = coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq);
         if (j != me && rcounts[j])
             coll_direct_copy(comm, rb + rdispls[j] * es,
-                             slot + hb + ((const hdr_t *)slot)->words[(size_t)p + (size_t)me] * es,
-                             rcounts[j] * es);
+                             slot + hb + ((const hdr_t *)slot)->words[(size_t)p + (size_t)me] * es, rcounts[j] * es);
     }
 }
 
@@ -144,9 +136,9 @@ static coll_status_t staged_rounds(coll_comm *comm, const coll_group_t *g, const
             size_t cnt = piece(rcounts[j], k * c, c);
             if (j == me || !cnt)
                 continue;
-            const char *src = zc[j] ? zc[j] + (zoff[j] + k * c) * es
-                                    : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + hoff +
-                                          (size_t)me * c * es;
+            const char *src = zc[j]
+                ? zc[j] + (zoff[j] + k * c) * es
+                : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + hoff + (size_t)me * c * es;
             coll_direct_copy(comm, rb + (rdispls[j] + k * c) * es, src, cnt * es);
         }
     }
@@ -197,16 +189,17 @@ coll_status_t coll_alltoallv_direct_run(coll_comm *comm, const coll_group_t *g, 
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    return coll_group_is_host(comm, g) && g->size <= COLL_MAX_LOCAL &&
-           (g->size == 1 || (hdr_bytes(g->size) <= coll_direct_small_max(comm) &&
-                             coll_direct_stage_bytes(comm) / 2 / coll_dtype_size(a->dt) >= (size_t)g->size));
+    return coll_group_is_host(comm, g) && g->size <= COLL_MAX_LOCAL
+        && (g->size == 1
+            || (hdr_bytes(g->size) <= coll_direct_small_max(comm)
+                && coll_direct_stage_bytes(comm) / 2 / coll_dtype_size(a->dt) >= (size_t)g->size));
 }
 
 /* a->scounts etc. are indexed by member of g (global rank on the world). */
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    return coll_alltoallv_direct_run(comm, g, a->sendbuf, a->scounts, a->sdispls, a->recvbuf, a->rcounts,
-                                     a->rdispls, a->dt);
+    return coll_alltoallv_direct_run(comm, g, a->sendbuf, a->scounts, a->sdispls, a->recvbuf, a->rcounts, a->rdispls,
+                                     a->dt);
 }
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)

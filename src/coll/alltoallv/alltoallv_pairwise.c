@@ -21,15 +21,14 @@
 #include "coll/tuning.h"
 #include "core/config.h"
 
-coll_status_t coll_alltoallv_self(const coll_group_t *g, const char *sb, const size_t *scounts,
-                                  const size_t *sdispls, char *rb, const size_t *rcounts, const size_t *rdispls,
-                                  size_t es)
+coll_status_t coll_alltoallv_self(const coll_group_t *g, const char *sb, const size_t *scounts, const size_t *sdispls,
+                                  char *rb, const size_t *rcounts, const size_t *rdispls, size_t es)
 {
     int me = g->me;
     if (scounts[me] != rcounts[me])
         return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_COLL,
-                          "alltoallv: rank %d sends itself %zu elements but expects %zu", g->ranks[me],
-                          scounts[me], rcounts[me]);
+                          "alltoallv: rank %d sends itself %zu elements but expects %zu", g->ranks[me], scounts[me],
+                          rcounts[me]);
     if (scounts[me])
         memcpy(rb + rdispls[me] * es, sb + sdispls[me] * es, scounts[me] * es);
     return COLL_SUCCESS;
@@ -55,8 +54,8 @@ coll_status_t coll_alltoallv_pairwise_run(coll_comm *comm, const coll_group_t *g
 /* a->scounts etc. are indexed by member of g (global rank on the world). */
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    return coll_alltoallv_pairwise_run(comm, g, a->sendbuf, a->scounts, a->sdispls, a->recvbuf, a->rcounts,
-                                       a->rdispls, a->dt);
+    return coll_alltoallv_pairwise_run(comm, g, a->sendbuf, a->scounts, a->sdispls, a->recvbuf, a->rcounts, a->rdispls,
+                                       a->dt);
 }
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)

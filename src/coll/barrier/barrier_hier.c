@@ -27,8 +27,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 {
     coll_group_t leaders = comm->leaders;
     double ov = coll_tuning_oversub(comm);
-    return 2 * coll_tuning_link(comm, &comm->local)->bar_us * ov +
-           coll_tree_binomial_depth(comm->nhosts) * coll_cost_alpha(comm, coll_tuning_link(comm, &leaders));
+    return 2 * coll_tuning_link(comm, &comm->local)->bar_us * ov
+        + coll_tree_binomial_depth(comm->nhosts) * coll_cost_alpha(comm, coll_tuning_link(comm, &leaders));
 }
 
 const coll_algo_t coll_algo_barrier_hier = {

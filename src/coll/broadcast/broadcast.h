@@ -17,8 +17,8 @@ coll_status_t coll_broadcast_binomial_run(coll_comm *comm, const coll_group_t *g
 coll_status_t coll_broadcast_pipeline_run(coll_comm *comm, const coll_group_t *g, void *buf, size_t count,
                                           coll_dtype_t dt, int root);
 /* Van de Geijn: binomial scatter of p blocks, then ring allgather. Any group. */
-coll_status_t coll_broadcast_scatter_allgather_run(coll_comm *comm, const coll_group_t *g, void *buf,
-                                                   size_t count, coll_dtype_t dt, int root);
+coll_status_t coll_broadcast_scatter_allgather_run(coll_comm *comm, const coll_group_t *g, void *buf, size_t count,
+                                                   coll_dtype_t dt, int root);
 /* Shared memory: g must be exactly the ranks of this host (coll_group_is_host). */
 coll_status_t coll_broadcast_direct_run(coll_comm *comm, const coll_group_t *g, void *buf, size_t count,
                                         coll_dtype_t dt, int root);

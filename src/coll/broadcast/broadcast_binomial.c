@@ -20,8 +20,8 @@
 #include "coll/tree.h"
 #include "coll/tuning.h"
 
-coll_status_t coll_broadcast_binomial_run(coll_comm *comm, const coll_group_t *g, void *buf, size_t n,
-                                          coll_dtype_t dt, int root)
+coll_status_t coll_broadcast_binomial_run(coll_comm *comm, const coll_group_t *g, void *buf, size_t n, coll_dtype_t dt,
+                                          int root)
 {
     int p = g->size, me = g->me, ri;
     size_t bytes = n * coll_dtype_size(dt);

@@ -30,8 +30,8 @@
 
 enum { PUB_BUF = 0 };
 
-coll_status_t coll_broadcast_direct_run(coll_comm *comm, const coll_group_t *g, void *buf, size_t n,
-                                        coll_dtype_t dt, int root)
+coll_status_t coll_broadcast_direct_run(coll_comm *comm, const coll_group_t *g, void *buf, size_t n, coll_dtype_t dt,
+                                        int root)
 {
     int p = g->size, me = g->me, ri;
     size_t es = coll_dtype_size(dt), bytes = n * es;
@@ -57,8 +57,7 @@ coll_status_t coll_broadcast_direct_run(coll_comm *comm, const coll_group_t *g, 
         if (is_root) {
             size_t noff = off + chunk; /* stage the next chunk into the other half */
             if (noff < n)
-                coll_direct_copy(comm, stage + ((k + 1) % 2) * half, b + noff * es,
-                                 coll_min_sz(chunk, n - noff) * es);
+                coll_direct_copy(comm, stage + ((k + 1) % 2) * half, b + noff * es, coll_min_sz(chunk, n - noff) * es);
         } else {
             coll_direct_copy(comm, b + off * es, stage + (k % 2) * half, coll_min_sz(chunk, n - off) * es);
         }
@@ -70,8 +69,8 @@ coll_status_t coll_broadcast_direct_run(coll_comm *comm, const coll_group_t *g, 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     /* p = 1 never touches shared memory */
-    return coll_group_is_host(comm, g) && g->size <= COLL_MAX_LOCAL &&
-           (g->size == 1 || coll_direct_stage_bytes(comm) >= 64);
+    return coll_group_is_host(comm, g) && g->size <= COLL_MAX_LOCAL
+        && (g->size == 1 || coll_direct_stage_bytes(comm) >= 64);
 }
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)

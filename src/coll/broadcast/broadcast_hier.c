@@ -40,7 +40,8 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     double n = (double)a->bytes;
-    return coll_hcost_tcp_broadcast(comm, comm->nhosts, n, 1) + coll_hcost_shm_broadcast(comm, coll_hier_max_local(comm), n);
+    return coll_hcost_tcp_broadcast(comm, comm->nhosts, n, 1)
+        + coll_hcost_shm_broadcast(comm, coll_hier_max_local(comm), n);
 }
 
 const coll_algo_t coll_algo_broadcast_hier = {

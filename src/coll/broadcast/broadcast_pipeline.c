@@ -26,8 +26,8 @@ static size_t chunk_elems(size_t es)
     return c ? c : 1;
 }
 
-coll_status_t coll_broadcast_pipeline_run(coll_comm *comm, const coll_group_t *g, void *buf, size_t n,
-                                          coll_dtype_t dt, int root)
+coll_status_t coll_broadcast_pipeline_run(coll_comm *comm, const coll_group_t *g, void *buf, size_t n, coll_dtype_t dt,
+                                          int root)
 {
     int p = g->size, me = g->me, ri;
     size_t es = coll_dtype_size(dt);

@@ -38,8 +38,8 @@ static void range(size_t n, int p, int v, int k, size_t es, size_t *off, size_t 
     *len = (b - a) * es;
 }
 
-coll_status_t coll_broadcast_scatter_allgather_run(coll_comm *comm, const coll_group_t *g, void *buf,
-                                                   size_t n, coll_dtype_t dt, int root)
+coll_status_t coll_broadcast_scatter_allgather_run(coll_comm *comm, const coll_group_t *g, void *buf, size_t n,
+                                                   coll_dtype_t dt, int root)
 {
     int p = g->size, me = g->me, ri;
     size_t es = coll_dtype_size(dt), off, len;
@@ -57,8 +57,7 @@ coll_status_t coll_broadcast_scatter_allgather_run(coll_comm *comm, const coll_g
     int kids[COLL_TREE_MAX_CHILDREN];
     int nk = coll_tree_binomial_children(me, ri, p, kids);
     for (int k = 0; k < nk; k++) {
-        range(n, p, coll_tree_rel(kids[k], ri, p), coll_tree_binomial_subtree(kids[k], ri, p), es, &off,
-              &len);
+        range(n, p, coll_tree_rel(kids[k], ri, p), coll_tree_binomial_subtree(kids[k], ri, p), es, &off, &len);
         COLL_CHECK(coll_prim_sendrecv(comm, b + off, len, g->ranks[kids[k]], NULL, 0, -1));
     }
     /* ring allgather over relative ranks: step s sends block v-s, receives v-s-1 */

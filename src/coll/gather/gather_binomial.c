@@ -30,8 +30,8 @@
 #include "coll/rooted.h"
 #include "coll/tree.h"
 
-static coll_status_t root_gather(coll_comm *comm, const coll_group_t *g, char *rb, size_t blk, int ri,
-                                 const int *kids, int nk)
+static coll_status_t root_gather(coll_comm *comm, const coll_group_t *g, char *rb, size_t blk, int ri, const int *kids,
+                                 int nk)
 {
     coll_prim_t ops[COLL_TREE_MAX_CHILDREN];
     char *wrap_tmp = NULL;
@@ -62,8 +62,8 @@ out:
     return st;
 }
 
-coll_status_t coll_gather_binomial_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                       void *recvbuf, size_t n, coll_dtype_t dt, int root)
+coll_status_t coll_gather_binomial_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                       size_t n, coll_dtype_t dt, int root)
 {
     int p = g->size, me = g->me, ri;
     size_t blk = n * coll_dtype_size(dt);

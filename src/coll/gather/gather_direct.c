@@ -32,8 +32,8 @@
 
 enum { PUB_SEND = 0 };
 
-coll_status_t coll_gather_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                     void *recvbuf, size_t n, coll_dtype_t dt, int root)
+coll_status_t coll_gather_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                     size_t n, coll_dtype_t dt, int root)
 {
     int p = g->size, me = g->me, ri;
     size_t es = coll_dtype_size(dt), blk = n * es;
@@ -62,7 +62,7 @@ coll_status_t coll_gather_direct_run(coll_comm *comm, const coll_group_t *g, con
     int all = 1;
     for (int j = 0; j < p; j++) {
         zc[j] = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND); /* NULL for the root */
-        all &= j == ri || zc[j] != NULL; /* the same answer on every rank */
+        all &= j == ri || zc[j] != NULL;                                         /* the same answer on every rank */
     }
     if (all) { /* every member published: the root copies whole blocks */
         for (int j = 0; is_root && j < p; j++)
@@ -77,9 +77,8 @@ coll_status_t coll_gather_direct_run(coll_comm *comm, const coll_group_t *g, con
         for (int j = 0; is_root && j < p; j++) {
             if (j == me)
                 continue;
-            const char *src =
-                zc[j] ? zc[j] + off * es
-                      : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + (k % 2) * half;
+            const char *src = zc[j] ? zc[j] + off * es
+                                    : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + (k % 2) * half;
             coll_direct_copy(comm, rb + ((size_t)j * n + off) * es, src, coll_min_sz(cs, n - off) * es);
         }
         COLL_CHECK(coll_direct_barrier(comm));
@@ -90,8 +89,8 @@ coll_status_t coll_gather_direct_run(coll_comm *comm, const coll_group_t *g, con
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     /* p = 1 never touches shared memory */
-    return coll_group_is_host(comm, g) && g->size <= COLL_MAX_LOCAL &&
-           (g->size == 1 || coll_direct_stage_bytes(comm) >= 64);
+    return coll_group_is_host(comm, g) && g->size <= COLL_MAX_LOCAL
+        && (g->size == 1 || coll_direct_stage_bytes(comm) >= 64);
 }
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
@@ -105,8 +104,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
         return 0; /* nothing to move (and no stage to divide by) */
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes, ov = coll_tuning_oversub(comm);
-    return (coll_cost_direct_rounds(comm, n / p) + 1) * l->bar_us * ov + n / p * l->beta_us_per_b * ov +
-           (p - 1) / p * n * l->beta_us_per_b;
+    return (coll_cost_direct_rounds(comm, n / p) + 1) * l->bar_us * ov + n / p * l->beta_us_per_b * ov
+        + (p - 1) / p * n * l->beta_us_per_b;
 }
 
 const coll_algo_t coll_algo_gather_direct = {

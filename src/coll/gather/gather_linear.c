@@ -12,8 +12,8 @@
 #include "coll/gather/gather.h"
 #include "coll/rooted.h"
 
-coll_status_t coll_gather_linear_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                     void *recvbuf, size_t n, coll_dtype_t dt, int root)
+coll_status_t coll_gather_linear_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                     size_t n, coll_dtype_t dt, int root)
 {
     int ri;
     COLL_CHECK(coll_root_index(g, "gather", root, &ri));

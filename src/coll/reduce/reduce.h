@@ -16,16 +16,16 @@
 #include "core/comm.h"
 
 /* Binomial tree with receive-reduce, ceil(log2 p) rounds. Any group. */
-coll_status_t coll_reduce_binomial_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                       void *recvbuf, size_t count, coll_dtype_t dt, coll_op_t op, int root);
+coll_status_t coll_reduce_binomial_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                       size_t count, coll_dtype_t dt, coll_op_t op, int root);
 /* Chain root+p-1 -> ... -> root with receive-reduce, COLL_CHUNK pieces. Any group. */
-coll_status_t coll_reduce_pipeline_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                       void *recvbuf, size_t count, coll_dtype_t dt, coll_op_t op, int root);
+coll_status_t coll_reduce_pipeline_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                       size_t count, coll_dtype_t dt, coll_op_t op, int root);
 /* Rabenseifner: ring reduce-scatter, then the p blocks gathered at the root. Any group. */
-coll_status_t coll_reduce_rs_gather_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                        void *recvbuf, size_t count, coll_dtype_t dt, coll_op_t op, int root);
+coll_status_t coll_reduce_rs_gather_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                        size_t count, coll_dtype_t dt, coll_op_t op, int root);
 /* Shared memory: g must be exactly the ranks of this host (coll_group_is_host). */
-coll_status_t coll_reduce_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                     void *recvbuf, size_t count, coll_dtype_t dt, coll_op_t op, int root);
+coll_status_t coll_reduce_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                     size_t count, coll_dtype_t dt, coll_op_t op, int root);
 
 #endif

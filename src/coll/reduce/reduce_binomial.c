@@ -26,8 +26,8 @@
 #include "coll/tree.h"
 #include "coll/tuning.h"
 
-coll_status_t coll_reduce_binomial_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                       void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op, int root)
+coll_status_t coll_reduce_binomial_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                       size_t n, coll_dtype_t dt, coll_op_t op, int root)
 {
     int p = g->size, me = g->me, ri;
     size_t bytes = n * coll_dtype_size(dt);
@@ -44,9 +44,8 @@ coll_status_t coll_reduce_binomial_run(coll_comm *comm, const coll_group_t *g, c
         COLL_CHECK(coll_tmp_get(comm, g, bytes, &acc));
     coll_status_t st = COLL_SUCCESS;
     for (int k = nk - 1; k >= 0; k--) { /* nearest (shallowest) child first */
-        COLL_CHECK_GOTO(
-            coll_prim_send_recv_reduce(comm, NULL, 0, -1, acc, src, bytes, g->ranks[kids[k]], dt, op), st,
-            out);
+        COLL_CHECK_GOTO(coll_prim_send_recv_reduce(comm, NULL, 0, -1, acc, src, bytes, g->ranks[kids[k]], dt, op), st,
+                        out);
         src = acc;
     }
     if (parent >= 0)

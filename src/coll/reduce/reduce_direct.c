@@ -35,8 +35,8 @@
 
 enum { PUB_SEND = 0, PUB_RECV = 1 };
 
-coll_status_t coll_reduce_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                     void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op, int root)
+coll_status_t coll_reduce_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                     size_t n, coll_dtype_t dt, coll_op_t op, int root)
 {
     int p = g->size, me = g->me, ri;
     size_t es = coll_dtype_size(dt);
@@ -73,9 +73,8 @@ coll_status_t coll_reduce_direct_run(coll_comm *comm, const coll_group_t *g, con
         }
         size_t so = coll_block_offset(cnt, p, me), sc = coll_block_count(cnt, p, me);
         for (int j = 0; j < p; j++)
-            src[j] =
-                (zc[j] ? zc[j] + off * es : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j))) +
-                so * es;
+            src[j] = (zc[j] ? zc[j] + off * es : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)))
+                + so * es;
         if (sc)
             coll_direct_reduce(comm, mine + half + so * es, src, p, sc, dt, op);
         COLL_CHECK(coll_direct_barrier(comm));
@@ -92,8 +91,8 @@ coll_status_t coll_reduce_direct_run(coll_comm *comm, const coll_group_t *g, con
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     /* p = 1 never touches shared memory */
-    return coll_group_is_host(comm, g) && g->size <= COLL_MAX_LOCAL &&
-           (g->size == 1 || coll_direct_stage_bytes(comm) >= 64);
+    return coll_group_is_host(comm, g) && g->size <= COLL_MAX_LOCAL
+        && (g->size == 1 || coll_direct_stage_bytes(comm) >= 64);
 }
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
@@ -107,8 +106,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
         return 0; /* nothing to move (and no stage to divide by) */
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes, ov = coll_tuning_oversub(comm);
-    return (2 * coll_cost_direct_rounds(comm, n) + 1) * l->bar_us * ov + n * l->beta_us_per_b * ov +
-           (p - 1) / p * n * l->gamma_us_per_b * ov + n * l->beta_us_per_b;
+    return (2 * coll_cost_direct_rounds(comm, n) + 1) * l->bar_us * ov + n * l->beta_us_per_b * ov
+        + (p - 1) / p * n * l->gamma_us_per_b * ov + n * l->beta_us_per_b;
 }
 
 const coll_algo_t coll_algo_reduce_direct = {

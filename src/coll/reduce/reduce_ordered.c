@@ -69,7 +69,8 @@ const coll_algo_t coll_algo_reduce_ordered = {
     .kind = COLL_REDUCE,
     .name = "ordered",
     .flags = COLL_ALGO_F_DETERMINISTIC | COLL_ALGO_F_ORDERED_ONLY | COLL_ALGO_F_ALL_PEERS,
-    .desc = "deterministic: rank-order reduce-scatter (each rank gathers its block from all) + gather to the root; O(p) peers",
+    .desc
+    = "deterministic: rank-order reduce-scatter (each rank gathers its block from all) + gather to the root; O(p) peers",
     .cost_us = cost,
     .run = run,
 };

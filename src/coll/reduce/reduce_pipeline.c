@@ -33,8 +33,8 @@ static size_t chunk_elems(size_t es)
     return c ? c : 1;
 }
 
-coll_status_t coll_reduce_pipeline_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                       void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op, int root)
+coll_status_t coll_reduce_pipeline_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                       size_t n, coll_dtype_t dt, coll_op_t op, int root)
 {
     int p = g->size, me = g->me, ri;
     size_t es = coll_dtype_size(dt);
@@ -66,9 +66,8 @@ coll_status_t coll_reduce_pipeline_run(coll_comm *comm, const coll_group_t *g, c
         char *rdst = NULL;
         if (s < nc)
             rdst = to < 0 ? acc[0] + s * chunk * es : acc[s % 2];
-        COLL_CHECK_GOTO(coll_prim_send_recv_reduce(comm, sptr, scnt * es, to, rdst,
-                                                   s < nc ? sb + s * chunk * es : NULL, rcnt * es, from, dt,
-                                                   op),
+        COLL_CHECK_GOTO(coll_prim_send_recv_reduce(comm, sptr, scnt * es, to, rdst, s < nc ? sb + s * chunk * es : NULL,
+                                                   rcnt * es, from, dt, op),
                         st, out);
     }
 out:

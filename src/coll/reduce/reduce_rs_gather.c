@@ -41,8 +41,8 @@
  * is sent in step s+1). Whole segments per step: the transports stream and
  * reduce a message piece by piece, so cutting segments into chunks would only
  * add alpha per chunk (the steps of a ring cannot overlap). */
-static coll_status_t reduce_scatter(coll_comm *comm, const coll_group_t *g, const char *sb, char *rb,
-                                    char *tmp, size_t n, coll_dtype_t dt, coll_op_t op, const char **own)
+static coll_status_t reduce_scatter(coll_comm *comm, const coll_group_t *g, const char *sb, char *rb, char *tmp,
+                                    size_t n, coll_dtype_t dt, coll_op_t op, const char **own)
 {
     int p = g->size, me = g->me;
     size_t es = coll_dtype_size(dt), segmax = coll_block_count(n, p, 0) * es;
@@ -81,8 +81,8 @@ static coll_status_t gather_at_root(coll_comm *comm, const coll_group_t *g, char
     return COLL_SUCCESS;
 }
 
-coll_status_t coll_reduce_rs_gather_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                        void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op, int root)
+coll_status_t coll_reduce_rs_gather_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                        size_t n, coll_dtype_t dt, coll_op_t op, int root)
 {
     int p = g->size, me = g->me, ri;
     size_t es = coll_dtype_size(dt);

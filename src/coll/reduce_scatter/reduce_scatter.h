@@ -11,10 +11,10 @@
 #include "core/comm.h"
 
 /* Ring with recv-reduce, chunked (two private chunk buffers). Any group. */
-coll_status_t coll_reduce_scatter_ring_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                           void *recvbuf, size_t count, coll_dtype_t dt, coll_op_t op);
+coll_status_t coll_reduce_scatter_ring_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                           size_t count, coll_dtype_t dt, coll_op_t op);
 /* Shared memory: g must be exactly the ranks of this host (coll_group_is_host). */
-coll_status_t coll_reduce_scatter_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                             void *recvbuf, size_t count, coll_dtype_t dt, coll_op_t op);
+coll_status_t coll_reduce_scatter_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                             size_t count, coll_dtype_t dt, coll_op_t op);
 
 #endif

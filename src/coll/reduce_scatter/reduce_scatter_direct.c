@@ -42,8 +42,8 @@ enum { PUB_SEND = 0 };
 /* Whole input up to coll_direct_small_max: one synchronisation. Every rank posts
  * its input to its small slot and reduces its block out of all the slots
  * (copies, so in place needs no care). */
-static coll_status_t small(coll_comm *comm, const coll_group_t *g, const char *sb, char *rb, size_t n,
-                           coll_dtype_t dt, coll_op_t op)
+static coll_status_t small(coll_comm *comm, const coll_group_t *g, const char *sb, char *rb, size_t n, coll_dtype_t dt,
+                           coll_op_t op)
 {
     int p = g->size;
     size_t es = coll_dtype_size(dt);
@@ -52,15 +52,14 @@ static coll_status_t small(coll_comm *comm, const coll_group_t *g, const char *s
     COLL_CHECK(coll_direct_small_post(comm, sb, (size_t)p * n * es, &seq));
     COLL_CHECK(coll_direct_small_wait_all(comm, seq));
     for (int j = 0; j < p; j++)
-        src[j] =
-            (const char *)coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq) + (size_t)g->me * n * es;
+        src[j] = (const char *)coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq) + (size_t)g->me * n * es;
     coll_direct_reduce(comm, rb, src, p, n, dt, op);
     coll_direct_small_done(comm, seq);
     return COLL_SUCCESS;
 }
 
-coll_status_t coll_reduce_scatter_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                             void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op)
+coll_status_t coll_reduce_scatter_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                             size_t n, coll_dtype_t dt, coll_op_t op)
 {
     int p = g->size, me = g->me;
     size_t es = coll_dtype_size(dt);
@@ -83,8 +82,7 @@ coll_status_t coll_reduce_scatter_direct_run(coll_comm *comm, const coll_group_t
         if (!reg)
             for (int i = 0; i < p; i++)
                 if (i != me) /* my own block is read from sendbuf */
-                    coll_direct_copy(comm, mine + h + (size_t)i * c * es, sb + ((size_t)i * n + off) * es,
-                                     cnt * es);
+                    coll_direct_copy(comm, mine + h + (size_t)i * c * es, sb + ((size_t)i * n + off) * es, cnt * es);
         COLL_CHECK(coll_direct_barrier(comm));
         if (k == 0 && coll_group_peer_ptrs(comm, g, PUB_SEND, NULL, zc)) {
             for (int j = 0; j < p; j++)
@@ -93,10 +91,9 @@ coll_status_t coll_reduce_scatter_direct_run(coll_comm *comm, const coll_group_t
             break;
         }
         for (int j = 0; j < p; j++)
-            src[j] = zc[j]     ? zc[j] + ((size_t)me * n + off) * es
-                     : j == me ? sb + ((size_t)me * n + off) * es
-                               : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + h +
-                                     (size_t)me * c * es;
+            src[j] = zc[j] ? zc[j] + ((size_t)me * n + off) * es
+                : j == me  ? sb + ((size_t)me * n + off) * es
+                           : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + h + (size_t)me * c * es;
         coll_direct_reduce(comm, rb + off * es, (const void *const *)src, p, cnt, dt, op);
     }
     return coll_direct_barrier(comm); /* peers are done reading my stage and buffers */
@@ -104,8 +101,8 @@ coll_status_t coll_reduce_scatter_direct_run(coll_comm *comm, const coll_group_t
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    return coll_group_is_host(comm, g) && g->size <= COLL_MAX_LOCAL &&
-           (g->size == 1 || coll_direct_stage_bytes(comm) / 2 / coll_dtype_size(a->dt) >= (size_t)g->size);
+    return coll_group_is_host(comm, g) && g->size <= COLL_MAX_LOCAL
+        && (g->size == 1 || coll_direct_stage_bytes(comm) / 2 / coll_dtype_size(a->dt) >= (size_t)g->size);
 }
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
@@ -119,8 +116,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     double p = g->size, n = (double)a->bytes, ov = coll_tuning_oversub(comm);
     if (n <= (double)coll_direct_small_max(comm)) /* small exchange: everything copied in, 1 sync */
         return l->bar_us * ov + n * l->beta_us_per_b + (p - 1) / p * n * l->gamma_us_per_b * ov;
-    return (coll_cost_direct_rounds(comm, n) + 1) * l->bar_us * ov +
-           (p - 1) / p * n * (l->beta_us_per_b + l->gamma_us_per_b * ov);
+    return (coll_cost_direct_rounds(comm, n) + 1) * l->bar_us * ov
+        + (p - 1) / p * n * (l->beta_us_per_b + l->gamma_us_per_b * ov);
 }
 
 const coll_algo_t coll_algo_reduce_scatter_direct = {

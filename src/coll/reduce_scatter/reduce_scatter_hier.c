@@ -30,14 +30,14 @@
 #include "coll/coll_util.h"
 #include "coll/hier.h"
 
-static coll_status_t run_uniform(coll_comm *comm, const char *sb, char *rb, char *tmp, size_t count,
-                                 coll_dtype_t dt, coll_op_t op)
+static coll_status_t run_uniform(coll_comm *comm, const char *sb, char *rb, char *tmp, size_t count, coll_dtype_t dt,
+                                 coll_op_t op)
 {
     int H = comm->nhosts, lr = comm->local_rank;
     size_t bb = count * coll_dtype_size(dt);
-    for (int r = 0; r < comm->nranks; r++)   /* block r -> segment lr(r), position host(r) */
-        memcpy(tmp + ((size_t)comm->rank_local[r] * (size_t)H + (size_t)comm->rank_host[r]) * bb,
-               sb + (size_t)r * bb, bb);
+    for (int r = 0; r < comm->nranks; r++) /* block r -> segment lr(r), position host(r) */
+        memcpy(tmp + ((size_t)comm->rank_local[r] * (size_t)H + (size_t)comm->rank_host[r]) * bb, sb + (size_t)r * bb,
+               bb);
     char *seg = tmp + (size_t)lr * (size_t)H * bb;
     COLL_CHECK(coll_sub_reduce_scatter(comm, &comm->local, tmp, seg, (size_t)H * count, dt, op));
     int *cross = malloc(sizeof(int) * (size_t)H);
@@ -50,12 +50,12 @@ static coll_status_t run_uniform(coll_comm *comm, const char *sb, char *rb, char
     return st;
 }
 
-static coll_status_t run_uneven(coll_comm *comm, const char *sb, char *rb, char *tmp, size_t count,
-                                coll_dtype_t dt, coll_op_t op)
+static coll_status_t run_uneven(coll_comm *comm, const char *sb, char *rb, char *tmp, size_t count, coll_dtype_t dt,
+                                coll_op_t op)
 {
     int H = comm->nhosts, p = comm->nranks, leader = comm->leader_ranks[comm->host];
     size_t es = coll_dtype_size(dt), bb = count * es;
-    for (int r = 0; r < p; r++)   /* host-major order */
+    for (int r = 0; r < p; r++) /* host-major order */
         memcpy(tmp + coll_hier_host_displ(comm, comm->rank_host[r], bb) + (size_t)comm->rank_local[r] * bb,
                sb + (size_t)r * bb, bb);
     int is_leader = comm->rank == leader;
@@ -97,8 +97,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     double n = (double)a->bytes, copy = n * coll_tuning_shm()->beta_us_per_b;
     if (comm->uniform_hosts)
         return copy + coll_hcost_shm_reduce_scatter(comm, L, n) + coll_hcost_tcp_reduce_scatter(comm, H, n / L, L);
-    return copy + coll_hcost_shm_reduce(comm, L, n) + coll_hcost_tcp_reduce_scatter(comm, H, n, 1) +
-           coll_hcost_shm_allgather(comm, L, n);
+    return copy + coll_hcost_shm_reduce(comm, L, n) + coll_hcost_tcp_reduce_scatter(comm, H, n, 1)
+        + coll_hcost_shm_allgather(comm, L, n);
 }
 
 const coll_algo_t coll_algo_reduce_scatter_hier = {

@@ -37,7 +37,8 @@ const coll_algo_t coll_algo_reduce_scatter_ordered = {
     .kind = COLL_REDUCE_SCATTER,
     .name = "ordered",
     .flags = COLL_ALGO_F_DETERMINISTIC | COLL_ALGO_F_ORDERED_ONLY | COLL_ALGO_F_ALL_PEERS,
-    .desc = "deterministic: each rank gathers its block from all and reduces in rank order; (p-1)/p n bytes, O(p) peers",
+    .desc
+    = "deterministic: each rank gathers its block from all and reduces in rank order; (p-1)/p n bytes, O(p) peers",
     .cost_us = cost,
     .run = run,
 };

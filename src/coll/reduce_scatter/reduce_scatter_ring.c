@@ -32,8 +32,8 @@
 #include "coll/tuning.h"
 #include "core/config.h"
 
-coll_status_t coll_reduce_scatter_ring_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                           void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op)
+coll_status_t coll_reduce_scatter_ring_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                           size_t n, coll_dtype_t dt, coll_op_t op)
 {
     int p = g->size, me = g->me;
     size_t es = coll_dtype_size(dt);
@@ -59,8 +59,8 @@ coll_status_t coll_reduce_scatter_ring_run(coll_comm *comm, const coll_group_t *
             size_t sblk = (size_t)coll_mod(me - 1 - s, p), rblk = (size_t)coll_mod(me - 2 - s, p);
             const char *src = s == 0 ? sb + (sblk * n + off) * es : tmp + (size_t)((s - 1) % 2) * chunk * es;
             char *dst = s == p - 2 ? rb + off * es : tmp + (size_t)(s % 2) * chunk * es;
-            COLL_CHECK_GOTO(coll_prim_send_recv_reduce(comm, src, bytes, right, dst,
-                                                       sb + (rblk * n + off) * es, bytes, left, dt, op),
+            COLL_CHECK_GOTO(coll_prim_send_recv_reduce(comm, src, bytes, right, dst, sb + (rblk * n + off) * es, bytes,
+                                                       left, dt, op),
                             st, out);
         }
     }
@@ -78,8 +78,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes, gamma = l->gamma_us_per_b * coll_tuning_oversub(comm);
-    return (p - 1) * coll_cost_chunks(n / p) * coll_cost_alpha(comm, l) +
-           (p - 1) / p * n * (coll_cost_beta(comm, g, l) + gamma);
+    return (p - 1) * coll_cost_chunks(n / p) * coll_cost_alpha(comm, l)
+        + (p - 1) / p * n * (coll_cost_beta(comm, g, l) + gamma);
 }
 
 const coll_algo_t coll_algo_reduce_scatter_ring = {

@@ -12,9 +12,8 @@
 #include "core/comm.h"
 
 /* Ring with recv-reduce, chunked (two private chunk buffers). Any group. */
-coll_status_t coll_reduce_scatterv_ring_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                            void *recvbuf, const size_t *counts, const size_t *displs,
-                                            coll_dtype_t dt, coll_op_t op);
+coll_status_t coll_reduce_scatterv_ring_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                            const size_t *counts, const size_t *displs, coll_dtype_t dt, coll_op_t op);
 /* Shared memory: g must be exactly the ranks of this host (coll_group_is_host). */
 coll_status_t coll_reduce_scatterv_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                               void *recvbuf, const size_t *counts, const size_t *displs,

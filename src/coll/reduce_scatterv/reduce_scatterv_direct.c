@@ -39,10 +39,7 @@
 
 enum { PUB_SEND = 0 };
 
-static size_t piece(size_t cnt, size_t off, size_t chunk)
-{
-    return off < cnt ? coll_min_sz(chunk, cnt - off) : 0;
-}
+static size_t piece(size_t cnt, size_t off, size_t chunk) { return off < cnt ? coll_min_sz(chunk, cnt - off) : 0; }
 
 /* Input extent up to coll_direct_small_max: one synchronisation. Every rank
  * posts its input to its small slot and reduces its block out of the slots. */
@@ -116,9 +113,8 @@ coll_status_t coll_reduce_scatterv_direct_run(coll_comm *comm, const coll_group_
             continue;
         for (int j = 0; j < p; j++)
             src[j] = zc[j] ? zc[j] + (displs[me] + k * myc) * es
-                     : j == me
-                         ? sb + (displs[me] + k * myc) * es
-                         : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + h + myslot * es;
+                : j == me  ? sb + (displs[me] + k * myc) * es
+                           : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + h + myslot * es;
         coll_direct_reduce(comm, rb + k * myc * es, (const void *const *)src, p, cnt, dt, op);
     }
     return coll_direct_barrier(comm); /* peers are done reading my stage and buffers */
@@ -126,15 +122,14 @@ coll_status_t coll_reduce_scatterv_direct_run(coll_comm *comm, const coll_group_
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    return coll_group_is_host(comm, g) && g->size <= COLL_MAX_LOCAL &&
-           (g->size == 1 || coll_direct_stage_bytes(comm) / 2 / coll_dtype_size(a->dt) > (size_t)g->size);
+    return coll_group_is_host(comm, g) && g->size <= COLL_MAX_LOCAL
+        && (g->size == 1 || coll_direct_stage_bytes(comm) / 2 / coll_dtype_size(a->dt) > (size_t)g->size);
 }
 
 /* a->counts / a->displs are indexed by member of g (global rank on the world). */
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    return coll_reduce_scatterv_direct_run(comm, g, a->sendbuf, a->recvbuf, a->counts, a->displs, a->dt,
-                                           a->op);
+    return coll_reduce_scatterv_direct_run(comm, g, a->sendbuf, a->recvbuf, a->counts, a->displs, a->dt, a->op);
 }
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
@@ -144,8 +139,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     coll_cost_v_bytes(g, a, &m, NULL);
     if (n <= (double)coll_direct_small_max(comm)) /* small exchange: everything copied in, 1 sync */
         return l->bar_us * ov + n * l->beta_us_per_b + (p - 1) * m * l->gamma_us_per_b * ov;
-    return (coll_cost_direct_rounds(comm, n) + 1) * l->bar_us * ov + (p - 1) / p * n * l->beta_us_per_b +
-           (p - 1) * m * l->gamma_us_per_b * ov;
+    return (coll_cost_direct_rounds(comm, n) + 1) * l->bar_us * ov + (p - 1) / p * n * l->beta_us_per_b
+        + (p - 1) * m * l->gamma_us_per_b * ov;
 }
 
 const coll_algo_t coll_algo_reduce_scatterv_direct = {

@@ -55,7 +55,7 @@ coll_status_t coll_reduce_scatterv_halving_run(coll_comm *comm, const coll_group
     char *rb = recvbuf;
     if (coll_alone(p, sb + displs[0] * es, rb, counts[0] * es))
         return COLL_SUCCESS;
-    size_t *po = malloc(sizeof *po * ((size_t)p + 1));   /* packed byte offset of member i's block */
+    size_t *po = malloc(sizeof *po * ((size_t)p + 1)); /* packed byte offset of member i's block */
     if (!po)
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "reduce_scatterv halving: out of memory");
     po[0] = 0;
@@ -75,21 +75,21 @@ coll_status_t coll_reduce_scatterv_halving_run(coll_comm *comm, const coll_group
         if (counts[i])
             memcpy(tmp + po[i], sb + displs[i] * es, counts[i] * es);
     int v = coll_hd_vrank(me, p), fold = coll_hd_fold_peer(me, p);
-    if (fold >= 0 && v < 0) {   /* even member of a pair: fold out, get my block back at the end */
+    if (fold >= 0 && v < 0) { /* even member of a pair: fold out, get my block back at the end */
         COLL_CHECK_GOTO(coll_prim_sendrecv(comm, tmp, total, g->ranks[fold], NULL, 0, -1), st, out);
         COLL_CHECK_GOTO(coll_prim_sendrecv(comm, NULL, 0, -1, rb, counts[me] * es, g->ranks[fold]), st, out);
         goto out;
     }
     if (fold >= 0)
-        COLL_CHECK_GOTO(coll_prim_send_recv_reduce(comm, NULL, 0, -1, tmp, tmp, total, g->ranks[fold], dt, op),
-                        st, out);
+        COLL_CHECK_GOTO(coll_prim_send_recv_reduce(comm, NULL, 0, -1, tmp, tmp, total, g->ranks[fold], dt, op), st,
+                        out);
     for (int s = 0, n = coll_hd_nsteps(p); s < n; s++) {
         coll_hd_step_t h = coll_hd_halving(v, p, s);
         int peer = g->ranks[coll_hd_member(h.peer, p)];
         size_t so = po[seg_lo(h.send_lo, p)], se = po[seg_lo(h.send_lo + h.send_n, p)];
         size_t ko = po[seg_lo(h.keep_lo, p)], ke = po[seg_lo(h.keep_lo + h.keep_n, p)];
-        COLL_CHECK_GOTO(coll_prim_send_recv_reduce(comm, tmp + so, se - so, peer, tmp + ko, tmp + ko, ke - ko, peer,
-                                                   dt, op),
+        COLL_CHECK_GOTO(coll_prim_send_recv_reduce(comm, tmp + so, se - so, peer, tmp + ko, tmp + ko, ke - ko, peer, dt,
+                                                   op),
                         st, out);
     }
     if (fold >= 0)
@@ -116,8 +116,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     double T = coll_cost_v_bytes(g, a, &m, NULL);
     int p2 = coll_hd_pof2(g->size), odd = p2 != g->size;
     double beta = coll_cost_beta(comm, g, l), bg = beta + l->gamma_us_per_b * coll_tuning_oversub(comm);
-    return (coll_hd_nsteps(g->size) + 2 * odd) * coll_cost_alpha(comm, l) + (1.0 - 1.0 / p2) * T * bg +
-           odd * (T * bg + m * beta) + T * mem;
+    return (coll_hd_nsteps(g->size) + 2 * odd) * coll_cost_alpha(comm, l) + (1.0 - 1.0 / p2) * T * bg
+        + odd * (T * bg + m * beta) + T * mem;
 }
 
 const coll_algo_t coll_algo_reduce_scatterv_halving = {

@@ -25,14 +25,10 @@
 #include "coll/tuning.h"
 #include "core/config.h"
 
-static size_t piece(size_t cnt, size_t off, size_t chunk)
-{
-    return off < cnt ? coll_min_sz(chunk, cnt - off) : 0;
-}
+static size_t piece(size_t cnt, size_t off, size_t chunk) { return off < cnt ? coll_min_sz(chunk, cnt - off) : 0; }
 
-coll_status_t coll_reduce_scatterv_ring_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                            void *recvbuf, const size_t *counts, const size_t *displs,
-                                            coll_dtype_t dt, coll_op_t op)
+coll_status_t coll_reduce_scatterv_ring_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                            const size_t *counts, const size_t *displs, coll_dtype_t dt, coll_op_t op)
 {
     int p = g->size, me = g->me;
     size_t es = coll_dtype_size(dt), maxc = 0;
@@ -53,17 +49,16 @@ coll_status_t coll_reduce_scatterv_ring_run(coll_comm *comm, const coll_group_t 
      * steps, and neither a transport nor a caller may share it */
     char *tmp = p > 2 ? coll_work_alloc(comm, 2 * chunk * es) : NULL; /* p = 2 receives straight into recvbuf */
     if (p > 2 && !tmp)
-        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL,
-                          "reduce_scatterv ring: cannot allocate %zu bytes", 2 * chunk * es);
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "reduce_scatterv ring: cannot allocate %zu bytes",
+                          2 * chunk * es);
     coll_status_t st = COLL_SUCCESS;
     for (size_t off = 0; off < maxc; off += chunk) {
         for (int s = 0; s < p - 1; s++) {
             int sblk = coll_mod(me - 1 - s, p), rblk = coll_mod(me - 2 - s, p);
-            const char *src =
-                s == 0 ? sb + (displs[sblk] + off) * es : tmp + (size_t)((s - 1) % 2) * chunk * es;
+            const char *src = s == 0 ? sb + (displs[sblk] + off) * es : tmp + (size_t)((s - 1) % 2) * chunk * es;
             char *dst = s == p - 2 ? rb + off * es : tmp + (size_t)(s % 2) * chunk * es;
-            COLL_CHECK_GOTO(coll_prim_send_recv_reduce(comm, src, piece(counts[sblk], off, chunk) * es, right,
-                                                       dst, sb + (displs[rblk] + off) * es,
+            COLL_CHECK_GOTO(coll_prim_send_recv_reduce(comm, src, piece(counts[sblk], off, chunk) * es, right, dst,
+                                                       sb + (displs[rblk] + off) * es,
                                                        piece(counts[rblk], off, chunk) * es, left, dt, op),
                             st, out);
         }

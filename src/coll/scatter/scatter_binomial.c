@@ -35,8 +35,7 @@ static coll_status_t send_to(coll_comm *comm, int peer, const void *buf, size_t 
 }
 
 /* Root: send child c the blocks of its subtree (rooted.h). */
-static coll_status_t root_send(coll_comm *comm, const coll_group_t *g, const char *sb, size_t blk, int ri,
-                               int c)
+static coll_status_t root_send(coll_comm *comm, const coll_group_t *g, const char *sb, size_t blk, int ri, int c)
 {
     coll_subtree_blocks_t b = coll_subtree_blocks(c, ri, g->size, 0, blk);
     if (b.first == b.len)
@@ -52,8 +51,8 @@ out:
     return st;
 }
 
-coll_status_t coll_scatter_binomial_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                        void *recvbuf, size_t n, coll_dtype_t dt, int root)
+coll_status_t coll_scatter_binomial_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                        size_t n, coll_dtype_t dt, int root)
 {
     int p = g->size, me = g->me, ri;
     size_t blk = n * coll_dtype_size(dt);

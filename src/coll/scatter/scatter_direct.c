@@ -32,8 +32,8 @@
 enum { PUB_BUF = 0 };
 
 /* Root: stage piece [off, off+cnt) of every other member's block into half h. */
-static void stage_round(coll_comm *comm, char *h, const char *sb, int p, int me, size_t n, size_t cs,
-                        size_t off, size_t es)
+static void stage_round(coll_comm *comm, char *h, const char *sb, int p, int me, size_t n, size_t cs, size_t off,
+                        size_t es)
 {
     size_t cnt = coll_min_sz(cs, n - off);
     for (int j = 0; j < p; j++)
@@ -41,8 +41,8 @@ static void stage_round(coll_comm *comm, char *h, const char *sb, int p, int me,
             coll_direct_copy(comm, h + (size_t)j * cs * es, sb + ((size_t)j * n + off) * es, cnt * es);
 }
 
-coll_status_t coll_scatter_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                      void *recvbuf, size_t n, coll_dtype_t dt, int root)
+coll_status_t coll_scatter_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                      size_t n, coll_dtype_t dt, int root)
 {
     int p = g->size, me = g->me, ri;
     size_t es = coll_dtype_size(dt), blk = n * es;
@@ -88,8 +88,8 @@ coll_status_t coll_scatter_direct_run(coll_comm *comm, const coll_group_t *g, co
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     /* a round carries at least 8 bytes per member; p = 1 never touches shared memory */
-    return coll_group_is_host(comm, g) && g->size <= COLL_MAX_LOCAL &&
-           (g->size == 1 || coll_direct_stage_bytes(comm) / 2 / (size_t)g->size >= 8);
+    return coll_group_is_host(comm, g) && g->size <= COLL_MAX_LOCAL
+        && (g->size == 1 || coll_direct_stage_bytes(comm) / 2 / (size_t)g->size >= 8);
 }
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
@@ -103,8 +103,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
         return 0; /* nothing to move (and no stage to divide by) */
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes, ov = coll_tuning_oversub(comm);
-    return (coll_cost_direct_rounds(comm, n) + 1) * l->bar_us * ov + (p - 1) / p * n * l->beta_us_per_b +
-           n / p * l->beta_us_per_b * ov;
+    return (coll_cost_direct_rounds(comm, n) + 1) * l->bar_us * ov + (p - 1) / p * n * l->beta_us_per_b
+        + n / p * l->beta_us_per_b * ov;
 }
 
 const coll_algo_t coll_algo_scatter_direct = {

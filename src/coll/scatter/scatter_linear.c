@@ -12,8 +12,8 @@
 #include "coll/rooted.h"
 #include "coll/scatter/scatter.h"
 
-coll_status_t coll_scatter_linear_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                      void *recvbuf, size_t n, coll_dtype_t dt, int root)
+coll_status_t coll_scatter_linear_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                      size_t n, coll_dtype_t dt, int root)
 {
     int ri;
     COLL_CHECK(coll_root_index(g, "scatter", root, &ri));

@@ -219,4 +219,9 @@ check: test
 clean:
 	rm -rf $(O)/build $(O)/bin $(O)/lib
 
+# The dependency files are read, never made: without this empty rule make tries
+# to remake build/obj/tools/driver/main_X.d with its built-in link rule
+# (%: %.o) from main_X.d.o, which the main_%.o rule then tries to compile.
+%.d: ;
+
 -include $(shell find $(O)/build/obj -name '*.d' 2>/dev/null)

@@ -149,6 +149,9 @@ int cbt_as_node(cbt_as_ctx_t *c);
  * a progress line on stderr; the better of two figures (-1 = none) */
 int cbt_as_st_code(coll_status_t st);
 void cbt_as_progress(const char *what, int done, int total, double t_start);
+/* Rank 0's list of suspects (len ints) to every rank, for a confirmation pass:
+ * 0, or the exit code after naming the failure and aborting the communicator. */
+int cbt_as_share_suspects(cbt_as_ctx_t *c, int *sus, size_t len);
 double cbt_as_better(int lower_is_better, double a, double b);
 /* assess_bisect.c */
 int cbt_as_bisect(cbt_as_ctx_t *c);

@@ -190,12 +190,8 @@ int cbt_as_bisect(cbt_as_ctx_t *c)
     for (int pass = 0; pass < CBT_AS_CONFIRM_PAIRS && !rc; pass++) {
         sus[0] = c->rank == 0 ? cbt_as_bisect_suspects(c->res, c->o->threshold, pass > 0, sus + 2) : 0;
         sus[1] = c->rank == 0 && sus[0] ? bis_ref(c->res, sus + 2, sus[0]) : -1;
-        coll_status_t st = coll_broadcast(sus, (size_t)k * (size_t)n + 2, COLL_INT32, 0, c->comm);
-        if (st != COLL_SUCCESS) {
-            rc = cbt_error(TOOL, cbt_as_st_code(st), "rank %d: broadcast: %s", c->rank, coll_strerror(st));
-            coll_comm_abort(c->comm);
+        if ((rc = cbt_as_share_suspects(c, sus, (size_t)k * (size_t)n + 2)) != CBT_EXIT_OK)
             break;
-        }
         if (!sus[0])
             break;
         t_start = cbt_now();

@@ -174,7 +174,6 @@ int cbt_as_coll(cbt_as_ctx_t *c)
     /* the whole job first, then every group at once (one communicator per
      * group, ranked as in the job, made per step: step()) */
     double t_start = cbt_now();
-    coll_status_t st;
     if ((rc = step(c, -2, mygrp, sb, rb, ex, all)))
         goto out;
     if (c->rank == 0 && !c->o->quiet)
@@ -185,11 +184,8 @@ int cbt_as_coll(cbt_as_ctx_t *c)
         cbt_as_progress("coll (groups at once)", 2, 2, t_start);
     for (int pass = 0; pass < CBT_AS_CONFIRM && !rc && ng > 1; pass++) {
         sus[0] = c->rank == 0 ? cbt_as_coll_suspects(c->res, c->o->threshold, sus + 1) : 0;
-        if ((st = coll_broadcast(sus, (size_t)n + 1, COLL_INT32, 0, c->comm)) != COLL_SUCCESS) {
-            rc = cbt_error(TOOL, cbt_as_st_code(st), "rank %d: broadcast: %s", c->rank, coll_strerror(st));
-            coll_comm_abort(c->comm);
+        if ((rc = cbt_as_share_suspects(c, sus, (size_t)n + 1)) != CBT_EXIT_OK)
             break;
-        }
         if (!sus[0])
             break;
         t_start = cbt_now();

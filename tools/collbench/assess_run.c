@@ -238,6 +238,16 @@ static int gather(cbt_as_ctx_t *c, const rec_t *mine, rec_t *all)
     return CBT_EXIT_OK;
 }
 
+int cbt_as_share_suspects(cbt_as_ctx_t *c, int *sus, size_t len)
+{
+    coll_status_t st = coll_broadcast(sus, len, COLL_INT32, 0, c->comm);
+    if (st == COLL_SUCCESS)
+        return CBT_EXIT_OK;
+    int rc = cbt_error(TOOL, cbt_as_st_code(st), "rank %d: broadcast: %s", c->rank, coll_strerror(st));
+    coll_comm_abort(c->comm);
+    return rc;
+}
+
 void cbt_as_progress(const char *what, int done, int total, double t_start)
 {
     double el = cbt_now() - t_start, left = done ? el / done * (total - done) : 0;
@@ -406,12 +416,8 @@ int cbt_as_pairs(cbt_as_ctx_t *c)
     for (int pass = 0; pass < CBT_AS_CONFIRM_PAIRS && !rc; pass++) {
         sus[0] = c->rank == 0 ? cbt_as_suspects(c->res, c->o->threshold, pass > 0, sus + 2, n * n / 2) : 0;
         sus[1] = c->rank == 0 && sus[0] ? pick_ref(c->res, sus + 2, sus[0]) : -1;
-        coll_status_t st = coll_broadcast(sus, (size_t)n * (size_t)n + 2, COLL_INT32, 0, c->comm);
-        if (st != COLL_SUCCESS) {
-            rc = cbt_error(TOOL, cbt_as_st_code(st), "rank %d: broadcast: %s", c->rank, coll_strerror(st));
-            coll_comm_abort(c->comm);
+        if ((rc = cbt_as_share_suspects(c, sus, (size_t)n * (size_t)n + 2)) != CBT_EXIT_OK)
             break;
-        }
         if (!sus[0])
             break;
         ref[0] = sus[1] >= 0 ? sus[1] / n : -1, ref[1] = sus[1] >= 0 ? sus[1] % n : -1;
@@ -510,12 +516,8 @@ int cbt_as_ring(cbt_as_ctx_t *c)
      * times); named if still so */
     for (int pass = 0; pass < CBT_AS_CONFIRM && !rc; pass++) {
         sus[0] = c->rank == 0 ? cbt_as_ring_suspects(c->res, nrings, c->o->threshold, sus + 1) : 0;
-        coll_status_t st = coll_broadcast(sus, (size_t)nrings + 1, COLL_INT32, 0, c->comm);
-        if (st != COLL_SUCCESS) {
-            rc = cbt_error(TOOL, cbt_as_st_code(st), "rank %d: broadcast: %s", c->rank, coll_strerror(st));
-            coll_comm_abort(c->comm);
+        if ((rc = cbt_as_share_suspects(c, sus, (size_t)nrings + 1)) != CBT_EXIT_OK)
             break;
-        }
         if (!sus[0])
             break;
         for (int k = 0; k < sus[0] && !rc; k++) {
@@ -576,12 +578,8 @@ int cbt_as_node(cbt_as_ctx_t *c)
     }
     for (int pass = 0; pass < CBT_AS_CONFIRM && !rc && n > 1; pass++) { /* confirmation, as for pairs */
         sus[0] = c->rank == 0 ? cbt_as_node_suspects(c->res, c->o->threshold, sus + 1) : 0;
-        coll_status_t st = coll_broadcast(sus, (size_t)n + 1, COLL_INT32, 0, c->comm);
-        if (st != COLL_SUCCESS) {
-            rc = cbt_error(TOOL, cbt_as_st_code(st), "rank %d: broadcast: %s", c->rank, coll_strerror(st));
-            coll_comm_abort(c->comm);
+        if ((rc = cbt_as_share_suspects(c, sus, (size_t)n + 1)) != CBT_EXIT_OK)
             break;
-        }
         if (!sus[0])
             break;
         t_start = cbt_now();

@@ -144,12 +144,8 @@ int cbt_as_node_shm(cbt_as_ctx_t *c)
         cbt_as_progress("node-shm (all hosts at once)", 1, 1, t_start);
     for (int pass = 0; pass < CBT_AS_CONFIRM && !rc; pass++) {
         sus[0] = c->rank == 0 ? cbt_as_shm_suspects(c->res, th, lth, sus + 1) : 0;
-        coll_status_t st = coll_broadcast(sus, (size_t)n + 1, COLL_INT32, 0, c->comm);
-        if (st != COLL_SUCCESS) {
-            rc = cbt_error(TOOL, cbt_as_st_code(st), "rank %d: broadcast: %s", c->rank, coll_strerror(st));
-            coll_comm_abort(c->comm);
+        if ((rc = cbt_as_share_suspects(c, sus, (size_t)n + 1)) != CBT_EXIT_OK)
             break;
-        }
         if (!sus[0])
             break;
         t_start = cbt_now();

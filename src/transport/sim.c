@@ -683,6 +683,18 @@ static void lay_out_hosts(coll_sim_t *s, int n, int nhosts, const int *host_nran
     }
 }
 
+coll_sim_params_t coll_sim_defaults(void)
+{
+    return (coll_sim_params_t){.net_gbps = 100,
+                               .net_us = 2,
+                               .net_ovh_us = 1,
+                               .shm_gbps = 200,
+                               .shm_us = 0.3,
+                               .shm_ovh_us = 0.2,
+                               .reduce_gbps = 80,
+                               .net_step_bytes = 262144};
+}
+
 coll_status_t coll_sim_create(int nhosts, const int *host_nranks, const coll_sim_params_t *p, coll_sim_t **out)
 {
     int n = 0;

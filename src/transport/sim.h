@@ -91,6 +91,12 @@ typedef struct {
     double net_cpu_gbps;                 /* TCP Gbit/s one core sends + receives (0: no limit) */
 } coll_sim_params_t;
 
+/* The default link model (collbench sim's defaults, the unit tests' model):
+ * NIC 100 Gbit/s, 2 us, 1 us a message; shm 200 Gbit/s, 0.3 us, 0.2 us a
+ * message; reduction 80 Gbit/s; no step cost, CPU factor or NIC CPU cap;
+ * sizes only (move_data 0). */
+coll_sim_params_t coll_sim_defaults(void);
+
 typedef struct coll_sim coll_sim_t;
 
 extern const coll_transport_ops_t coll_sim_ops;

@@ -43,13 +43,7 @@ static const size_t sizes[] = {1024, KB(64), MB(1), MB(16), MB(256)};
 
 static coll_sim_t *make(int nh, const int *hn, double oversub)
 {
-    coll_sim_params_t sp = {.net_gbps = 100,
-                            .net_us = 2,
-                            .net_ovh_us = 1,
-                            .shm_gbps = 200,
-                            .shm_us = 0.3,
-                            .shm_ovh_us = 0.2,
-                            .reduce_gbps = 80};
+    coll_sim_params_t sp = coll_sim_defaults();
     coll_sim_t *s = NULL;
     assert_int_equal(coll_sim_create(nh, hn, &sp, &s), COLL_SUCCESS);
     for (int r = 0; r < coll_sim_nranks(s); r++)

@@ -31,29 +31,11 @@
 #define MAXP 64
 #define MAXALGO 128
 
-static void gather_layout(cb_ctx_t *c, size_t bytes)
-{
-    size_t used = cb_split_counts(bytes / c->esize, c->nranks, 1, c->counts, c->displs);
-    c->send_elems = c->counts[c->rank];
-    c->recv_elems = used;
-    c->bytes = used * c->esize;
-}
-
-static coll_status_t gather_run(cb_ctx_t *c)
-{
-    return coll_gather(c->sendbuf, c->recvbuf, c->send_elems, c->dt, c->root, c->comm);
-}
-
-static uint64_t gather_check(cb_ctx_t *c) { return c->rank == c->root ? cb_gather_check(c) : 0; }
-
-static const cb_desc_t desc_gather = {
-    "gather", COLL_GATHER, CB_F_ROOTED, cb_busbw_nm1, gather_layout, cb_gather_init, gather_run, gather_check,
-};
-
-/* Pattern caches: the driver regenerates a pattern (CB_PERIOD elements) per
- * block it fills or checks (p^2 per all-to-all run: 90% of this test's time
- * without them). Data tables per (dt, op) and patterns per block are computed
- * once per rank count (and dtype for the patterns) and reused. */
+/* Caches: the data tables per (dt, op) and, for the gather checks, each
+ * rank's pattern (CB_PERIOD elements, which the driver would regenerate for
+ * every block on every rank: p^2 per run), computed once per rank count (and
+ * dtype for the patterns) and reused. Blocks (scatter, all-to-all) need no
+ * cache: cb_fill_block / cb_compare_block are O(bytes). */
 static struct {
     int n; /* rank count the caches are for */
     cb_data_t data[2][COLL_DTYPE_COUNT][COLL_OP_COUNT];
@@ -150,7 +132,7 @@ static void descs_init(void)
 {
     const cb_desc_t *src[] = {&cb_desc_all_reduce,     &cb_desc_all_gather,      &cb_desc_all_gatherv,
                               &cb_desc_reduce_scatter, &cb_desc_reduce_scatterv, &cb_desc_reduce,
-                              &cb_desc_broadcast,      &cb_desc_scatter,         &desc_gather,
+                              &cb_desc_broadcast,      &cb_desc_scatter,         &cb_desc_gather,
                               &cb_desc_alltoall,       &cb_desc_alltoallv,       NULL};
     for (int i = 0; src[i]; i++) {
         descs[i] = *src[i];
@@ -269,14 +251,8 @@ static void run_layout(int nh, const int *hn)
         if (len < sizeof lay - 16)
             len += (size_t)snprintf(lay + len, sizeof lay - len, "%s%d", h ? "," : "", hn[h]);
     }
-    coll_sim_params_t sp = {.net_gbps = 100,
-                            .net_us = 2,
-                            .net_ovh_us = 1,
-                            .shm_gbps = 200,
-                            .shm_us = 0.3,
-                            .shm_ovh_us = 0.2,
-                            .reduce_gbps = 80,
-                            .move_data = 1};
+    coll_sim_params_t sp = coll_sim_defaults();
+    sp.move_data = 1;
     coll_sim_t *sim = NULL;
     assert_int_equal(coll_sim_create(nh, hn, &sp, &sim), COLL_SUCCESS);
     static unsigned k;
@@ -386,14 +362,8 @@ static coll_status_t barrier_fn(coll_comm *comm, void *arg)
 static void test_barrier(void **state)
 {
     (void)state;
-    coll_sim_params_t sp = {.net_gbps = 100,
-                            .net_us = 2,
-                            .net_ovh_us = 1,
-                            .shm_gbps = 200,
-                            .shm_us = 0.3,
-                            .shm_ovh_us = 0.2,
-                            .reduce_gbps = 80,
-                            .move_data = 1};
+    coll_sim_params_t sp = coll_sim_defaults();
+    sp.move_data = 1;
     int hn[MAXP];
     for (int p = 1, pmax = max_p(); p <= pmax; p += p < 8 ? 1 : 7) {
         for (int lay = 0; lay < 3; lay++) {
@@ -449,14 +419,7 @@ static coll_status_t lonely_fn(coll_comm *comm, void *arg)
 static void test_direct_deadlock(void **state)
 {
     (void)state;
-    coll_sim_params_t sp = {.net_gbps = 100,
-                            .net_us = 2,
-                            .net_ovh_us = 1,
-                            .shm_gbps = 200,
-                            .shm_us = 0.3,
-                            .shm_ovh_us = 0.2,
-                            .reduce_gbps = 80,
-                            .move_data = 0};
+    coll_sim_params_t sp = coll_sim_defaults();
     int hn[1] = {4};
     coll_sim_t *sim = NULL;
     assert_int_equal(coll_sim_create(1, hn, &sp, &sim), COLL_SUCCESS);
@@ -493,15 +456,9 @@ static coll_status_t dc_fn(coll_comm *comm, void *arg)
 static void test_direct_costs(void **state)
 {
     (void)state;
-    coll_sim_params_t sp = {.net_gbps = 100,
-                            .net_us = 2,
-                            .net_ovh_us = 1,
-                            .shm_gbps = 200,
-                            .shm_us = 0.3,
-                            .shm_ovh_us = 0.2,
-                            .reduce_gbps = 80,
-                            .move_data = 1};
-    double us_b = 8.0 / 200e3, red_b = 8.0 / 80e3, bytes = 4.0 * DC_N;
+    coll_sim_params_t sp = coll_sim_defaults();
+    sp.move_data = 1;
+    double us_b = 8.0 / (sp.shm_gbps * 1e3), red_b = 8.0 / (sp.reduce_gbps * 1e3), bytes = 4.0 * DC_N;
     const char *algos[2] = {"allreduce=direct", "allreduce=cma"};
     double reduce_us = (DC_P - 1) * bytes / DC_P * red_b; /* my 1/p slice, p inputs */
     double least[2] = {2 * bytes * us_b + reduce_us, reduce_us};

@@ -31,7 +31,7 @@ static const struct {
     {"reduce", &cb_desc_reduce},
     {"broadcast", &cb_desc_broadcast},
     {"scatter", &cb_desc_scatter},
-    {"gather", &cbt_desc_gather},
+    {"gather", &cb_desc_gather},
     {"alltoall", &cb_desc_alltoall},
     {"alltoallv", &cb_desc_alltoallv},
 };
@@ -131,7 +131,7 @@ static int parse(int argc, char **argv, cbt_sim_opts_t *so)
     o->op = COLL_SUM;
     o->iters = 1;
     so->nhosts = 1;
-    so->p = (coll_sim_params_t){100, 2, 1, 200, 0.3, 0.2, 80, 0, 0, 0, 0, 262144, 0};
+    so->p = coll_sim_defaults();
     long long nranks = 0, v;
     const char *hosts = NULL, *coll = NULL;
     unsigned explicit_keys = 0; /* link flags given: they win over the calibration file's keys */

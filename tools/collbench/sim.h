@@ -43,8 +43,6 @@ typedef struct {
     double wall_s;                     /* host time of the run */
 } cbt_sim_result_t;
 
-extern const cb_desc_t cbt_desc_gather;
-
 int cbt_sim_job_init(cbt_sim_job_t *j, const cbt_sim_opts_t *so);
 void cbt_sim_job_free(cbt_sim_job_t *j);
 /* One run of size `bytes` with whatever algorithm is forced (coll_algo_force). */

@@ -17,26 +17,6 @@
 #include "coll.h"
 #include "sim.h"
 
-/* Gather has no hccl_test executable: its descriptor lives here. */
-static void gather_layout(cb_ctx_t *c, size_t bytes)
-{
-    size_t used = cb_split_counts(bytes / c->esize, c->nranks, 1, c->counts, c->displs);
-    c->send_elems = c->counts[c->rank];
-    c->recv_elems = used;
-    c->bytes = used * c->esize;
-}
-
-static coll_status_t gather_run(cb_ctx_t *c)
-{
-    return coll_gather(c->sendbuf, c->recvbuf, c->send_elems, c->dt, c->root, c->comm);
-}
-
-static uint64_t gather_check(cb_ctx_t *c) { return c->rank == c->root ? cb_gather_check(c) : 0; }
-
-const cb_desc_t cbt_desc_gather = {
-    "gather", COLL_GATHER, CB_F_ROOTED, cb_busbw_nm1, gather_layout, cb_gather_init, gather_run, gather_check,
-};
-
 /* The driver's gather check regenerates rank b's pattern (CB_PERIOD elements)
  * for every block b on every rank: N^2 patterns, 17 G element computations
  * at 4,096 ranks (allgather --verify took 328 s, the simulation 1 s). Here

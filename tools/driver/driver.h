@@ -125,9 +125,11 @@ struct cb_desc {
     uint64_t (*check)(cb_ctx_t *c);
 };
 
-/* The ten descriptors (desc_<name>.c) and a lookup by name. */
+/* The ten hccl_test descriptors and gather's (desc_<name>.c; gather has no
+ * executable and is not in cb_desc_table), and a lookup by name. */
 extern const cb_desc_t cb_desc_all_reduce, cb_desc_all_gather, cb_desc_all_gatherv, cb_desc_reduce_scatter,
-    cb_desc_reduce_scatterv, cb_desc_reduce, cb_desc_broadcast, cb_desc_scatter, cb_desc_alltoall, cb_desc_alltoallv;
+    cb_desc_reduce_scatterv, cb_desc_reduce, cb_desc_broadcast, cb_desc_scatter, cb_desc_alltoall, cb_desc_alltoallv,
+    cb_desc_gather;
 extern const cb_desc_t *const cb_desc_table[]; /* NULL-terminated */
 const cb_desc_t *cb_desc_find(const char *name);
 

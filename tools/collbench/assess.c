@@ -424,15 +424,9 @@ int cbt_assess_main(int argc, char **argv)
         }
     }
     cb_launch_t l;
-    char err[512];
-    int rc = cb_launch_detect(&l, "collbench assess", o.npus, err, sizeof err);
-    if (rc) {
-        fprintf(stderr, "%s\n", err);
+    int rc = cbt_launch(&l, "collbench assess", o.npus, o.npus_set);
+    if (rc)
         return rc;
-    }
-    if (l.kind != CB_LAUNCH_STANDALONE && o.npus_set && o.npus != l.nranks)
-        fprintf(stderr, "collbench assess: warning: -p %d but %d ranks were started by %s; using %d\n", o.npus,
-                l.nranks, l.name, l.nranks);
     if (l.nranks > AS_MAX_RANKS)
         return cbt_usage_error(TOOL, "%d ranks: at most %d are supported", l.nranks, AS_MAX_RANKS);
     o.launch = l.name;

@@ -527,11 +527,8 @@ int cbt_bw_p2p(const cbt_bw_opts_t *bw)
         return cbt_p2p_spdir(&o);
     }
     cb_launch_t l;
-    char err[512];
-    if ((rc = cb_launch_detect(&l, "collbench bw", o.npus, err, sizeof err)) != 0) {
-        fprintf(stderr, "%s\n", err);
+    if ((rc = cbt_launch(&l, "collbench bw", o.npus, o.npus_set)) != 0)
         return rc;
-    }
     o.launch = l.name;
     if (bw->calib_out && l.kind == CB_LAUNCH_STANDALONE)
         return cbt_usage_error(TOOL,
@@ -541,9 +538,6 @@ int cbt_bw_p2p(const cbt_bw_opts_t *bw)
         return cbt_usage_error(TOOL,
                                "--sp 2 is the MPI mode: start it under mpirun (mpirun -n 2 collbench bw -t "
                                "p2p --sp 2 ...), or drop --sp to fork the ranks here (-p N)");
-    if (l.kind != CB_LAUNCH_STANDALONE && o.npus_set && o.npus != l.nranks)
-        fprintf(stderr, "collbench bw: warning: -p %d but %d ranks were started by %s; using %d\n", o.npus, l.nranks,
-                l.name, l.nranks);
     if (l.nranks < 2)
         return cbt_usage_error(TOOL, "-t p2p needs at least 2 ranks (%s started %d)", l.name, l.nranks);
     if (o.ds >= 0 && l.nranks != 2)

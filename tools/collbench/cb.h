@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../launch/launch.h"
+
 enum {
     CBT_EXIT_OK = 0,
     CBT_EXIT_FAIL = 1,
@@ -46,6 +48,10 @@ int cbt_parse_double(const char *tool, const char *opt, const char *val, double 
                      double *out);
 /* The value following argv[*i] (advances *i); NULL after printing an error if missing. */
 const char *cbt_optval(const char *tool, int argc, char **argv, int *i);
+/* cb_launch_detect for a collbench command (prog: "collbench NAME", kept in
+ * l): its error printed, or a warning when -p (npus_set) differs from the
+ * ranks a launcher started. 0, or the exit code. */
+int cbt_launch(cb_launch_t *l, const char *prog, int npus, int npus_set);
 
 /* CPUs this process may run on, one per physical core first (lowest CPU id of each
  * core), then the remaining SMT siblings. Returns how many were written; *ncores

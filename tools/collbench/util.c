@@ -48,6 +48,20 @@ int cbt_error(const char *tool, int code, const char *fmt, ...)
     return code;
 }
 
+int cbt_launch(cb_launch_t *l, const char *prog, int npus, int npus_set)
+{
+    char err[512];
+    int rc = cb_launch_detect(l, prog, npus, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "%s\n", err);
+        return rc;
+    }
+    if (l->kind != CB_LAUNCH_STANDALONE && npus_set && npus != l->nranks)
+        fprintf(stderr, "%s: warning: -p %d but %d ranks were started by %s; using %d\n", prog, npus, l->nranks,
+                l->name, l->nranks);
+    return 0;
+}
+
 const char *cbt_optval(const char *tool, int argc, char **argv, int *i)
 {
     if (*i + 1 >= argc) {

@@ -5,6 +5,7 @@
  */
 #include "topo/topo.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,27 +42,47 @@ void coll_topo_identify(coll_peer_info_t *me, int rank)
     me->ncpus = online_cpus();
 }
 
-/* Hosts in order of their first rank; each rank's host and local rank.
- * O(N * H): a rank's host id is compared with the earlier ranks' until one
- * matches. */
-static void group_hosts(coll_comm *comm)
+static uint32_t host_id_hash(const char *id)
 {
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *id; id++)
+        h = (h ^ (unsigned char)*id) * 16777619u;
+    return h;
+}
+
+/* Hosts in order of their first rank; each rank's host and local rank.
+ * O(N): host ids go into an open-addressing table of at least 2N slots
+ * (host indices, -1 = empty), so a rank's id is compared with its own host's
+ * id and the few it collides with. (Comparing each rank with the ranks
+ * before it was O(N x H): 2.3 s on every rank at 32,768 ranks on 4,096
+ * hosts.) */
+static coll_status_t group_hosts(coll_comm *comm)
+{
+    size_t cap = 16;
+    while (cap < 2 * (size_t)comm->nranks)
+        cap *= 2;
+    int *slot = malloc(cap * sizeof *slot);
+    if (!slot)
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "out of memory for the host table of %d ranks",
+                          comm->nranks);
+    memset(slot, 0xff, cap * sizeof *slot);
     comm->nhosts = 0;
     for (int r = 0; r < comm->nranks; r++) {
-        comm->world_ranks[r] = r;
-        int h = -1;
-        for (int q = 0; q < r; q++)
-            if (!strcmp(comm->peers[q].host_id, comm->peers[r].host_id)) {
-                h = comm->rank_host[q];
-                break;
-            }
-        if (h < 0) {
-            h = comm->nhosts++;
-            comm->leader_ranks[h] = r;
+        const char *id = comm->peers[r].host_id;
+        size_t i = host_id_hash(id) & (cap - 1);
+        while (slot[i] >= 0 && strcmp(comm->peers[comm->leader_ranks[slot[i]]].host_id, id))
+            i = (i + 1) & (cap - 1);
+        if (slot[i] < 0) {
+            slot[i] = comm->nhosts++;
+            comm->leader_ranks[slot[i]] = r;
         }
+        int h = slot[i];
+        comm->world_ranks[r] = r;
         comm->rank_host[r] = h;
         comm->rank_local[r] = comm->host_nranks[h]++;
     }
+    free(slot);
+    return COLL_SUCCESS;
 }
 
 /* The first host over COLL_MAX_LOCAL ranks, named (the same on every rank). */
@@ -125,7 +146,7 @@ coll_status_t coll_topo_build(coll_comm *comm)
     if (!comm->rank_host || !comm->rank_local || !comm->host_nranks || !comm->world_ranks || !comm->leader_ranks
         || !comm->local_ranks)
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "out of memory for the topology of %zu ranks", n);
-    group_hosts(comm);
+    COLL_CHECK(group_hosts(comm));
     COLL_CHECK(check_local_limit(comm));
     comm->host = comm->rank_host[comm->rank];
     comm->local_rank = comm->rank_local[comm->rank];

@@ -83,6 +83,16 @@ typedef struct coll_algo {
     coll_status_t (*run)(coll_comm *comm, const coll_group_t *g, const coll_args_t *a);
 } coll_algo_t;
 
+/* The descriptor of the algorithm file it stands in, for
+ *   const coll_algo_t coll_algo_<collective>_<name> = COLL_ALGO(kind, "<name>", ...);
+ * Every algorithm file defines its own static cost() and run() (the two
+ * fields every descriptor has, filled here once); the other fields (.flags,
+ * .desc, .usable) follow as designated initializers. */
+#define COLL_ALGO(kind_, name_, ...) \
+    { \
+        .kind = (kind_), .name = (name_), .cost_us = cost, .run = run, __VA_ARGS__ \
+    }
+
 /* The table (NULL-terminated). */
 extern const coll_algo_t *const coll_algo_table[];
 

@@ -1,7 +1,7 @@
 /*
  * registry.c - the one table of algorithms, forcing and selection.
  * Adding an algorithm: write src/coll/<coll>/<coll>_<name>.c defining
- * `const coll_algo_t coll_algo_<coll>_<name>` and add ALGO(<coll>_<name>) to
+ * `const coll_algo_t coll_algo_<coll>_<name> = COLL_ALGO(...)` (algo.h) and add ALGO(<coll>_<name>) to
  * src/coll/<coll>/algos.h (algo_list.h gathers those lists into the table).
  */
 #include "coll/algo.h"

@@ -78,10 +78,6 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
         + n * mem;
 }
 
-const coll_algo_t coll_algo_allgather_bruck = {
-    .kind = COLL_ALLGATHER,
-    .name = "bruck",
-    .desc = "Bruck: ceil(log2 p) steps through a rotated scratch buffer, for small blocks; any p",
-    .cost_us = cost,
-    .run = run,
-};
+const coll_algo_t coll_algo_allgather_bruck
+    = COLL_ALGO(COLL_ALLGATHER, "bruck",
+                .desc = "Bruck: ceil(log2 p) steps through a rotated scratch buffer, for small blocks; any p");

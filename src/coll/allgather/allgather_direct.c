@@ -119,13 +119,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     return syncs * l->bar_us * coll_tuning_oversub(comm) + n * l->beta_us_per_b;
 }
 
-const coll_algo_t coll_algo_allgather_direct = {
-    .kind = COLL_ALLGATHER,
-    .name = "direct",
-    .flags = COLL_ALGO_F_SINGLE_HOST,
-    .desc = "shared memory, one host: blocks staged (or zero-copy), everybody copies every block out; 1 "
-            "barrier per chunk + 1",
-    .usable = usable,
-    .cost_us = cost,
-    .run = run,
-};
+const coll_algo_t coll_algo_allgather_direct
+    = COLL_ALGO(COLL_ALLGATHER, "direct", .flags = COLL_ALGO_F_SINGLE_HOST,
+                .desc = "shared memory, one host: blocks staged (or zero-copy), everybody copies every block out; 1 "
+                        "barrier per chunk + 1",
+                .usable = usable);

@@ -95,11 +95,6 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
         + coll_hcost_shm_broadcast(comm, L, n);
 }
 
-const coll_algo_t coll_algo_allgather_hier = {
-    .kind = COLL_ALLGATHER,
-    .name = "hier",
-    .flags = COLL_ALGO_F_HIER,
-    .desc = "hierarchical: shm allgather per host, leaders exchange host blocks (tcp), shm broadcast; any rank layout",
-    .cost_us = cost,
-    .run = run,
-};
+const coll_algo_t coll_algo_allgather_hier = COLL_ALGO(
+    COLL_ALLGATHER, "hier", .flags = COLL_ALGO_F_HIER,
+    .desc = "hierarchical: shm allgather per host, leaders exchange host blocks (tcp), shm broadcast; any rank layout");

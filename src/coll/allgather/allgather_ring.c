@@ -64,10 +64,5 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     return (p - 1) * coll_cost_chunks(n / p) * coll_cost_alpha(comm, l) + (p - 1) / p * n * coll_cost_beta(comm, g, l);
 }
 
-const coll_algo_t coll_algo_allgather_ring = {
-    .kind = COLL_ALLGATHER,
-    .name = "ring",
-    .desc = "ring, chunk-pipelined: p-1 steps, (p-1)/p n bytes per rank",
-    .cost_us = cost,
-    .run = run,
-};
+const coll_algo_t coll_algo_allgather_ring
+    = COLL_ALGO(COLL_ALLGATHER, "ring", .desc = "ring, chunk-pipelined: p-1 steps, (p-1)/p n bytes per rank");

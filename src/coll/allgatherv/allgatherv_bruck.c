@@ -91,10 +91,6 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
         + T * mem;
 }
 
-const coll_algo_t coll_algo_allgatherv_bruck = {
-    .kind = COLL_ALLGATHERV,
-    .name = "bruck",
-    .desc = "Bruck with per-rank counts: ceil(log2 p) steps to 2 log2 p peers through a rotated packed buffer; any p",
-    .cost_us = cost,
-    .run = run,
-};
+const coll_algo_t coll_algo_allgatherv_bruck = COLL_ALGO(
+    COLL_ALLGATHERV, "bruck",
+    .desc = "Bruck with per-rank counts: ceil(log2 p) steps to 2 log2 p peers through a rotated packed buffer; any p");

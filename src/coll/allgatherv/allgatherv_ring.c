@@ -68,10 +68,6 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     return (p - 1) * (coll_cost_chunks(m) * coll_cost_alpha(comm, l) + m * coll_cost_beta(comm, g, l));
 }
 
-const coll_algo_t coll_algo_allgatherv_ring = {
-    .kind = COLL_ALLGATHERV,
-    .name = "ring",
-    .desc = "ring with per-rank counts/displacements, chunk-pipelined: p-1 steps of the largest block",
-    .cost_us = cost,
-    .run = run,
-};
+const coll_algo_t coll_algo_allgatherv_ring
+    = COLL_ALGO(COLL_ALLGATHERV, "ring",
+                .desc = "ring with per-rank counts/displacements, chunk-pipelined: p-1 steps of the largest block");

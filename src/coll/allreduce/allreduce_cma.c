@@ -103,13 +103,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
         + 2 * (p - 1) / p * n * l->beta_us_per_b * 0.5 + (p - 1) / p * n * l->gamma_us_per_b * ov;
 }
 
-const coll_algo_t coll_algo_allreduce_cma = {
-    .kind = COLL_ALLREDUCE,
-    .name = "cma",
-    .flags = COLL_ALGO_F_SINGLE_HOST | COLL_ALGO_F_DETERMINISTIC,
+const coll_algo_t coll_algo_allreduce_cma = COLL_ALGO(
+    COLL_ALLREDUCE, "cma", .flags = COLL_ALGO_F_SINGLE_HOST | COLL_ALGO_F_DETERMINISTIC,
     .desc
     = "one host, large messages: slices reduced straight from peers' private buffers with process_vm_readv; 3 barriers",
-    .usable = usable,
-    .cost_us = cost,
-    .run = run,
-};
+    .usable = usable);

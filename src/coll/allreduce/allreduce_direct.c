@@ -151,13 +151,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     return 2 * chunks * l->bar_us * ov + 2 * n * l->beta_us_per_b + (p - 1) / p * n * l->gamma_us_per_b * ov;
 }
 
-const coll_algo_t coll_algo_allreduce_direct = {
-    .kind = COLL_ALLREDUCE,
-    .name = "direct",
-    .flags = COLL_ALGO_F_SINGLE_HOST | COLL_ALGO_F_DETERMINISTIC,
+const coll_algo_t coll_algo_allreduce_direct = COLL_ALGO(
+    COLL_ALLREDUCE, "direct", .flags = COLL_ALGO_F_SINGLE_HOST | COLL_ALGO_F_DETERMINISTIC,
     .desc
     = "shared memory, one host: each rank reduces its 1/p slice from every peer's staged (or zero-copy) data; 2 barriers per chunk",
-    .usable = usable,
-    .cost_us = cost,
-    .run = run,
-};
+    .usable = usable);

@@ -95,11 +95,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     return coll_allreduce_hd_cost(l, beta, g->size, (double)a->bytes, coll_tuning_oversub(comm));
 }
 
-const coll_algo_t coll_algo_allreduce_hd = {
-    .kind = COLL_ALLREDUCE,
-    .name = "hd",
+const coll_algo_t coll_algo_allreduce_hd = COLL_ALGO(
+    COLL_ALLREDUCE, "hd",
     .desc
-    = "recursive halving-doubling (Rabenseifner, HCCL H-D_R), extra ranks folded: 2 log2 p steps, 2(p-1)/p n bytes",
-    .cost_us = cost,
-    .run = run,
-};
+    = "recursive halving-doubling (Rabenseifner, HCCL H-D_R), extra ranks folded: 2 log2 p steps, 2(p-1)/p n bytes");

@@ -76,11 +76,6 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
         + coll_hcost_shm_allgather(comm, L, n);
 }
 
-const coll_algo_t coll_algo_allreduce_hier = {
-    .kind = COLL_ALLREDUCE,
-    .name = "hier",
-    .flags = COLL_ALGO_F_HIER,
-    .desc = "hierarchical: shm reduce-scatter, inter-host allreduce per block (ring/hd), shm allgather",
-    .cost_us = cost,
-    .run = run,
-};
+const coll_algo_t coll_algo_allreduce_hier
+    = COLL_ALGO(COLL_ALLREDUCE, "hier", .flags = COLL_ALGO_F_HIER,
+                .desc = "hierarchical: shm reduce-scatter, inter-host allreduce per block (ring/hd), shm allgather");

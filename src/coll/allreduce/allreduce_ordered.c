@@ -60,12 +60,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     return coll_ordered_reduce_cost(comm, g, a, g->size - 1);
 }
 
-const coll_algo_t coll_algo_allreduce_ordered = {
-    .kind = COLL_ALLREDUCE,
-    .name = "ordered",
-    .flags = COLL_ALGO_F_DETERMINISTIC | COLL_ALGO_F_ORDERED_ONLY | COLL_ALGO_F_ALL_PEERS,
+const coll_algo_t coll_algo_allreduce_ordered = COLL_ALGO(
+    COLL_ALLREDUCE, "ordered", .flags = COLL_ALGO_F_DETERMINISTIC | COLL_ALGO_F_ORDERED_ONLY | COLL_ALGO_F_ALL_PEERS,
     .desc
-    = "deterministic: rank-order reduce-scatter (each rank gathers its block from all) + ring allgather; O(p) peers",
-    .cost_us = cost,
-    .run = run,
-};
+    = "deterministic: rank-order reduce-scatter (each rank gathers its block from all) + ring allgather; O(p) peers");

@@ -85,10 +85,6 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
         + (p - 1) / p * n * l->gamma_us_per_b * coll_tuning_oversub(comm);
 }
 
-const coll_algo_t coll_algo_allreduce_ring = {
-    .kind = COLL_ALLREDUCE,
-    .name = "ring",
-    .desc = "reduce-scatter + allgather around a ring, chunk-pipelined; 2(p-1) steps, 2(p-1)/p n bytes per rank",
-    .cost_us = cost,
-    .run = run,
-};
+const coll_algo_t coll_algo_allreduce_ring = COLL_ALGO(
+    COLL_ALLREDUCE, "ring",
+    .desc = "reduce-scatter + allgather around a ring, chunk-pipelined; 2(p-1) steps, 2(p-1)/p n bytes per rank");

@@ -206,11 +206,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     return coll_allreduce_tree_cost(l, beta, g->size, (double)a->bytes, coll_tuning_oversub(comm));
 }
 
-const coll_algo_t coll_algo_allreduce_tree = {
-    .kind = COLL_ALLREDUCE,
-    .name = "tree",
-    .desc = "double binary tree (NCCL): halves reduced up and broadcast down two complementary trees, "
-            "chunk-pipelined; 2 log2 p + n/2/chunk steps, 2n bytes per rank",
-    .cost_us = cost,
-    .run = run,
-};
+const coll_algo_t coll_algo_allreduce_tree
+    = COLL_ALGO(COLL_ALLREDUCE, "tree",
+                .desc = "double binary tree (NCCL): halves reduced up and broadcast down two complementary trees, "
+                        "chunk-pipelined; 2 log2 p + n/2/chunk steps, 2n bytes per rank");

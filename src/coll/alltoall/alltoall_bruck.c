@@ -55,10 +55,6 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     return steps * coll_cost_alpha(comm, l) + f * n * (coll_cost_beta(comm, g, l) + 2 * mem);
 }
 
-const coll_algo_t coll_algo_alltoall_bruck = {
-    .kind = COLL_ALLTOALL,
-    .name = "bruck",
-    .desc = "Bruck: ceil(log2 p) steps to 2 log2 p peers, ~log2(p)/2 n bytes each; small blocks, any p",
-    .cost_us = cost,
-    .run = run,
-};
+const coll_algo_t coll_algo_alltoall_bruck
+    = COLL_ALGO(COLL_ALLTOALL, "bruck",
+                .desc = "Bruck: ceil(log2 p) steps to 2 log2 p peers, ~log2(p)/2 n bytes each; small blocks, any p");

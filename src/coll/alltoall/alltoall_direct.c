@@ -118,13 +118,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     return syncs * l->bar_us * coll_tuning_oversub(comm) + 2 * (p - 1) / p * n * l->beta_us_per_b;
 }
 
-const coll_algo_t coll_algo_alltoall_direct = {
-    .kind = COLL_ALLTOALL,
-    .name = "direct",
-    .flags = COLL_ALGO_F_SINGLE_HOST,
+const coll_algo_t coll_algo_alltoall_direct = COLL_ALGO(
+    COLL_ALLTOALL, "direct", .flags = COLL_ALGO_F_SINGLE_HOST,
     .desc = "shared memory, one host: send buffers staged (or zero-copy), every rank copies its blocks out; "
             "1 barrier per chunk + 1",
-    .usable = usable,
-    .cost_us = cost,
-    .run = run,
-};
+    .usable = usable);

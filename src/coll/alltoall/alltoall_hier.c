@@ -128,12 +128,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     return shm + 2 * B * mem + (pairwise < bruck ? pairwise : bruck);
 }
 
-const coll_algo_t coll_algo_alltoall_hier = {
-    .kind = COLL_ALLTOALL,
-    .name = "hier",
-    .flags = COLL_ALGO_F_HIER,
+const coll_algo_t coll_algo_alltoall_hier = COLL_ALGO(
+    COLL_ALLTOALL, "hier", .flags = COLL_ALGO_F_HIER,
     .desc = "hierarchical: shm gather to the host leader, leaders exchange host blocks (alltoallv), shm scatter; "
-            "only leaders use the network",
-    .cost_us = cost,
-    .run = run,
-};
+            "only leaders use the network");

@@ -57,11 +57,6 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     return (p - 1) * coll_cost_chunks(n / p) * coll_cost_alpha(comm, l) + (p - 1) / p * n * coll_cost_beta(comm, g, l);
 }
 
-const coll_algo_t coll_algo_alltoall_pairwise = {
-    .kind = COLL_ALLTOALL,
-    .name = "pairwise",
-    .flags = COLL_ALGO_F_ALL_PEERS,
-    .desc = "pairwise exchange: p-1 steps, step s sends to me+s and receives from me-s",
-    .cost_us = cost,
-    .run = run,
-};
+const coll_algo_t coll_algo_alltoall_pairwise
+    = COLL_ALGO(COLL_ALLTOALL, "pairwise", .flags = COLL_ALGO_F_ALL_PEERS,
+                .desc = "pairwise exchange: p-1 steps, step s sends to me+s and receives from me-s");

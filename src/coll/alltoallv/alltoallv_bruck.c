@@ -175,10 +175,6 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     return 2.0 * steps * coll_cost_alpha(comm, l) + f * n * (coll_cost_beta(comm, g, l) + 2 * mem);
 }
 
-const coll_algo_t coll_algo_alltoallv_bruck = {
-    .kind = COLL_ALLTOALLV,
-    .name = "bruck",
-    .desc = "Bruck with per-step size headers: 2 ceil(log2 p) messages to 2 log2 p peers, ~log2(p)/2 n bytes; any p",
-    .cost_us = cost,
-    .run = run,
-};
+const coll_algo_t coll_algo_alltoallv_bruck = COLL_ALGO(
+    COLL_ALLTOALLV, "bruck",
+    .desc = "Bruck with per-step size headers: 2 ceil(log2 p) messages to 2 log2 p peers, ~log2(p)/2 n bytes; any p");

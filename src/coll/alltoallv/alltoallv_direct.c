@@ -212,13 +212,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     return (coll_cost_direct_rounds(comm, n) + 2) * l->bar_us * ov + 2 * n * l->beta_us_per_b;
 }
 
-const coll_algo_t coll_algo_alltoallv_direct = {
-    .kind = COLL_ALLTOALLV,
-    .name = "direct",
-    .flags = COLL_ALGO_F_SINGLE_HOST,
-    .desc = "shared memory, one host: one small exchange of headers (and small data), then per-peer slots "
-            "staged or zero-copy",
-    .usable = usable,
-    .cost_us = cost,
-    .run = run,
-};
+const coll_algo_t coll_algo_alltoallv_direct
+    = COLL_ALGO(COLL_ALLTOALLV, "direct", .flags = COLL_ALGO_F_SINGLE_HOST,
+                .desc = "shared memory, one host: one small exchange of headers (and small data), then per-peer slots "
+                        "staged or zero-copy",
+                .usable = usable);

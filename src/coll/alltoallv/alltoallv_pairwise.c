@@ -66,11 +66,6 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     return (p - 1) * coll_cost_chunks(n / p) * coll_cost_alpha(comm, l) + n * coll_cost_beta(comm, g, l);
 }
 
-const coll_algo_t coll_algo_alltoallv_pairwise = {
-    .kind = COLL_ALLTOALLV,
-    .name = "pairwise",
-    .flags = COLL_ALGO_F_ALL_PEERS,
-    .desc = "pairwise exchange with per-peer counts: p-1 steps, step s sends to me+s and receives from me-s",
-    .cost_us = cost,
-    .run = run,
-};
+const coll_algo_t coll_algo_alltoallv_pairwise = COLL_ALGO(
+    COLL_ALLTOALLV, "pairwise", .flags = COLL_ALGO_F_ALL_PEERS,
+    .desc = "pairwise exchange with per-peer counts: p-1 steps, step s sends to me+s and receives from me-s");

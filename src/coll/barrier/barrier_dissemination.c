@@ -25,10 +25,5 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     return coll_tree_binomial_depth(g->size) * coll_cost_alpha(comm, coll_tuning_link(comm, g));
 }
 
-const coll_algo_t coll_algo_barrier_dissemination = {
-    .kind = COLL_BARRIER,
-    .name = "dissemination",
-    .desc = "log2(p) rounds of 1-byte messages to rank + 2^k",
-    .cost_us = cost,
-    .run = run,
-};
+const coll_algo_t coll_algo_barrier_dissemination
+    = COLL_ALGO(COLL_BARRIER, "dissemination", .desc = "log2(p) rounds of 1-byte messages to rank + 2^k");

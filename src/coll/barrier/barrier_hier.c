@@ -31,11 +31,6 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
         + coll_tree_binomial_depth(comm->nhosts) * coll_cost_alpha(comm, coll_tuning_link(comm, &leaders));
 }
 
-const coll_algo_t coll_algo_barrier_hier = {
-    .kind = COLL_BARRIER,
-    .name = "hier",
-    .flags = COLL_ALGO_F_HIER,
-    .desc = "hierarchical: shm barrier, leaders' barrier across hosts, shm barrier",
-    .cost_us = cost,
-    .run = run,
-};
+const coll_algo_t coll_algo_barrier_hier
+    = COLL_ALGO(COLL_BARRIER, "hier", .flags = COLL_ALGO_F_HIER,
+                .desc = "hierarchical: shm barrier, leaders' barrier across hosts, shm barrier");

@@ -24,12 +24,6 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     return coll_tuning_link(comm, g)->bar_us * coll_tuning_oversub(comm);
 }
 
-const coll_algo_t coll_algo_barrier_shm = {
-    .kind = COLL_BARRIER,
-    .name = "shm",
-    .flags = COLL_ALGO_F_SINGLE_HOST,
-    .desc = "shared-memory counter + futex wake-up, one host",
-    .usable = usable,
-    .cost_us = cost,
-    .run = run,
-};
+const coll_algo_t coll_algo_barrier_shm = COLL_ALGO(COLL_BARRIER, "shm", .flags = COLL_ALGO_F_SINGLE_HOST,
+                                                    .desc = "shared-memory counter + futex wake-up, one host",
+                                                    .usable = usable);

@@ -49,10 +49,5 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     return coll_tree_binomial_depth(g->size) * (s.alpha + (double)a->bytes * s.beta);
 }
 
-const coll_algo_t coll_algo_broadcast_binomial = {
-    .kind = COLL_BROADCAST,
-    .name = "binomial",
-    .desc = "binomial tree, ceil(log2 p) rounds of the whole message; small messages",
-    .cost_us = cost,
-    .run = run,
-};
+const coll_algo_t coll_algo_broadcast_binomial = COLL_ALGO(
+    COLL_BROADCAST, "binomial", .desc = "binomial tree, ceil(log2 p) rounds of the whole message; small messages");

@@ -87,12 +87,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     return (coll_cost_direct_rounds(comm, n) + 1) * l->bar_us * ov + n * l->beta_us_per_b + n * l->beta_us_per_b * ov;
 }
 
-const coll_algo_t coll_algo_broadcast_direct = {
-    .kind = COLL_BROADCAST,
-    .name = "direct",
-    .flags = COLL_ALGO_F_SINGLE_HOST,
+const coll_algo_t coll_algo_broadcast_direct = COLL_ALGO(
+    COLL_BROADCAST, "direct", .flags = COLL_ALGO_F_SINGLE_HOST,
     .desc = "shm, one host: root stages chunks (or publishes its buffer), all copy out; 1 barrier per chunk + 1",
-    .usable = usable,
-    .cost_us = cost,
-    .run = run,
-};
+    .usable = usable);

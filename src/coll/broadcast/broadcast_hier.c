@@ -44,11 +44,6 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
         + coll_hcost_shm_broadcast(comm, coll_hier_max_local(comm), n);
 }
 
-const coll_algo_t coll_algo_broadcast_hier = {
-    .kind = COLL_BROADCAST,
-    .name = "hier",
-    .flags = COLL_ALGO_F_HIER,
-    .desc = "hierarchical: root to one rank per host (tcp), then shm broadcast on every host",
-    .cost_us = cost,
-    .run = run,
-};
+const coll_algo_t coll_algo_broadcast_hier
+    = COLL_ALGO(COLL_BROADCAST, "hier", .flags = COLL_ALGO_F_HIER,
+                .desc = "hierarchical: root to one rank per host (tcp), then shm broadcast on every host");

@@ -65,10 +65,6 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     return (p - 2 + c) * (s.alpha + n / c * s.beta);
 }
 
-const coll_algo_t coll_algo_broadcast_pipeline = {
-    .kind = COLL_BROADCAST,
-    .name = "pipeline",
-    .desc = "chain root -> root+1 -> ... in COLL_CHUNK pieces; (p-2+c)(alpha + n/c beta), large messages",
-    .cost_us = cost,
-    .run = run,
-};
+const coll_algo_t coll_algo_broadcast_pipeline
+    = COLL_ALGO(COLL_BROADCAST, "pipeline",
+                .desc = "chain root -> root+1 -> ... in COLL_CHUNK pieces; (p-2+c)(alpha + n/c beta), large messages");

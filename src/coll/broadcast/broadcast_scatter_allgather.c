@@ -84,10 +84,6 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     return (coll_tree_binomial_depth(g->size) + p - 1) * s.alpha + 2 * (p - 1) / p * n * s.beta;
 }
 
-const coll_algo_t coll_algo_broadcast_scatter_allgather = {
-    .kind = COLL_BROADCAST,
-    .name = "scatter_allgather",
-    .desc = "van de Geijn: binomial scatter + ring allgather; (log p + p-1) alpha + 2(p-1)/p n beta, large",
-    .cost_us = cost,
-    .run = run,
-};
+const coll_algo_t coll_algo_broadcast_scatter_allgather = COLL_ALGO(
+    COLL_BROADCAST, "scatter_allgather",
+    .desc = "van de Geijn: binomial scatter + ring allgather; (log p + p-1) alpha + 2(p-1)/p n beta, large");

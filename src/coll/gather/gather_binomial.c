@@ -108,11 +108,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     return coll_rooted_cost(comm, g, a, coll_tree_binomial_depth(g->size));
 }
 
-const coll_algo_t coll_algo_gather_binomial = {
-    .kind = COLL_GATHER,
-    .name = "binomial",
-    .desc = "binomial tree, each member sends its subtree's blocks in one message; ceil(log2 p) alpha + "
-            "(p-1)/p n beta",
-    .cost_us = cost,
-    .run = run,
-};
+const coll_algo_t coll_algo_gather_binomial
+    = COLL_ALGO(COLL_GATHER, "binomial",
+                .desc = "binomial tree, each member sends its subtree's blocks in one message; ceil(log2 p) alpha + "
+                        "(p-1)/p n beta");

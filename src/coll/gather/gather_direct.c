@@ -108,12 +108,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
         + (p - 1) / p * n * l->beta_us_per_b;
 }
 
-const coll_algo_t coll_algo_gather_direct = {
-    .kind = COLL_GATHER,
-    .name = "direct",
-    .flags = COLL_ALGO_F_SINGLE_HOST,
+const coll_algo_t coll_algo_gather_direct = COLL_ALGO(
+    COLL_GATHER, "direct", .flags = COLL_ALGO_F_SINGLE_HOST,
     .desc = "shm, one host: members stage blocks (or publish sendbuf), root copies out; 1 barrier per round + 1",
-    .usable = usable,
-    .cost_us = cost,
-    .run = run,
-};
+    .usable = usable);

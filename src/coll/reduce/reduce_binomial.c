@@ -68,10 +68,6 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     return coll_tree_binomial_depth(g->size) * (s.alpha + n * s.beta + n * s.gamma);
 }
 
-const coll_algo_t coll_algo_reduce_binomial = {
-    .kind = COLL_REDUCE,
-    .name = "binomial",
-    .desc = "binomial tree with receive-reduce, ceil(log2 p) rounds of the whole message; small messages",
-    .cost_us = cost,
-    .run = run,
-};
+const coll_algo_t coll_algo_reduce_binomial
+    = COLL_ALGO(COLL_REDUCE, "binomial",
+                .desc = "binomial tree with receive-reduce, ceil(log2 p) rounds of the whole message; small messages");

@@ -110,13 +110,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
         + (p - 1) / p * n * l->gamma_us_per_b * ov + n * l->beta_us_per_b;
 }
 
-const coll_algo_t coll_algo_reduce_direct = {
-    .kind = COLL_REDUCE,
-    .name = "direct",
-    .flags = COLL_ALGO_F_SINGLE_HOST | COLL_ALGO_F_DETERMINISTIC,
-    .desc = "shm, one host: each rank reduces a 1/p slice of staged (or zero-copy) inputs; 2 barriers per "
-            "chunk + 1",
-    .usable = usable,
-    .cost_us = cost,
-    .run = run,
-};
+const coll_algo_t coll_algo_reduce_direct
+    = COLL_ALGO(COLL_REDUCE, "direct", .flags = COLL_ALGO_F_SINGLE_HOST | COLL_ALGO_F_DETERMINISTIC,
+                .desc = "shm, one host: each rank reduces a 1/p slice of staged (or zero-copy) inputs; 2 barriers per "
+                        "chunk + 1",
+                .usable = usable);

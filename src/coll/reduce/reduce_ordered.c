@@ -65,12 +65,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     return coll_ordered_reduce_cost(comm, g, a, 1);
 }
 
-const coll_algo_t coll_algo_reduce_ordered = {
-    .kind = COLL_REDUCE,
-    .name = "ordered",
-    .flags = COLL_ALGO_F_DETERMINISTIC | COLL_ALGO_F_ORDERED_ONLY | COLL_ALGO_F_ALL_PEERS,
+const coll_algo_t coll_algo_reduce_ordered = COLL_ALGO(
+    COLL_REDUCE, "ordered", .flags = COLL_ALGO_F_DETERMINISTIC | COLL_ALGO_F_ORDERED_ONLY | COLL_ALGO_F_ALL_PEERS,
     .desc
-    = "deterministic: rank-order reduce-scatter (each rank gathers its block from all) + gather to the root; O(p) peers",
-    .cost_us = cost,
-    .run = run,
-};
+    = "deterministic: rank-order reduce-scatter (each rank gathers its block from all) + gather to the root; O(p) peers");

@@ -91,10 +91,6 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     return (p - 2 + c) * (s.alpha + n / c * (s.beta + s.gamma));
 }
 
-const coll_algo_t coll_algo_reduce_pipeline = {
-    .kind = COLL_REDUCE,
-    .name = "pipeline",
-    .desc = "chain to the root, receive-reduce in COLL_CHUNK pieces; (p-2+c)(alpha + n/c (beta+gamma)), large",
-    .cost_us = cost,
-    .run = run,
-};
+const coll_algo_t coll_algo_reduce_pipeline = COLL_ALGO(
+    COLL_REDUCE, "pipeline",
+    .desc = "chain to the root, receive-reduce in COLL_CHUNK pieces; (p-2+c)(alpha + n/c (beta+gamma)), large");

@@ -117,11 +117,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     return p * s.alpha + 2 * (p - 1) / p * n * s.beta + (p - 1) / p * n * s.gamma;
 }
 
-const coll_algo_t coll_algo_reduce_rs_gather = {
-    .kind = COLL_REDUCE,
-    .name = "rs_gather",
-    .desc = "Rabenseifner: ring reduce-scatter + gather of the p segments at the root; 2(p-1)/p n beta, "
-            "large messages",
-    .cost_us = cost,
-    .run = run,
-};
+const coll_algo_t coll_algo_reduce_rs_gather
+    = COLL_ALGO(COLL_REDUCE, "rs_gather",
+                .desc = "Rabenseifner: ring reduce-scatter + gather of the p segments at the root; 2(p-1)/p n beta, "
+                        "large messages");

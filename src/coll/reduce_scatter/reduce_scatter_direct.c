@@ -120,13 +120,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
         + (p - 1) / p * n * (l->beta_us_per_b + l->gamma_us_per_b * ov);
 }
 
-const coll_algo_t coll_algo_reduce_scatter_direct = {
-    .kind = COLL_REDUCE_SCATTER,
-    .name = "direct",
-    .flags = COLL_ALGO_F_SINGLE_HOST | COLL_ALGO_F_DETERMINISTIC,
-    .desc = "shared memory, one host: inputs staged (or zero-copy), rank i reduces block i from every peer "
-            "in order 0..p-1",
-    .usable = usable,
-    .cost_us = cost,
-    .run = run,
-};
+const coll_algo_t coll_algo_reduce_scatter_direct
+    = COLL_ALGO(COLL_REDUCE_SCATTER, "direct", .flags = COLL_ALGO_F_SINGLE_HOST | COLL_ALGO_F_DETERMINISTIC,
+                .desc = "shared memory, one host: inputs staged (or zero-copy), rank i reduces block i from every peer "
+                        "in order 0..p-1",
+                .usable = usable);

@@ -101,11 +101,6 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
         + coll_hcost_shm_allgather(comm, L, n);
 }
 
-const coll_algo_t coll_algo_reduce_scatter_hier = {
-    .kind = COLL_REDUCE_SCATTER,
-    .name = "hier",
-    .flags = COLL_ALGO_F_HIER,
-    .desc = "hierarchical: shm reduce-scatter of blocks regrouped by local rank, tcp reduce-scatter per local rank",
-    .cost_us = cost,
-    .run = run,
-};
+const coll_algo_t coll_algo_reduce_scatter_hier = COLL_ALGO(
+    COLL_REDUCE_SCATTER, "hier", .flags = COLL_ALGO_F_HIER,
+    .desc = "hierarchical: shm reduce-scatter of blocks regrouped by local rank, tcp reduce-scatter per local rank");

@@ -33,12 +33,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     return coll_ordered_rsv_cost(comm, g, a->count * a->esize);
 }
 
-const coll_algo_t coll_algo_reduce_scatter_ordered = {
-    .kind = COLL_REDUCE_SCATTER,
-    .name = "ordered",
+const coll_algo_t coll_algo_reduce_scatter_ordered = COLL_ALGO(
+    COLL_REDUCE_SCATTER, "ordered",
     .flags = COLL_ALGO_F_DETERMINISTIC | COLL_ALGO_F_ORDERED_ONLY | COLL_ALGO_F_ALL_PEERS,
     .desc
-    = "deterministic: each rank gathers its block from all and reduces in rank order; (p-1)/p n bytes, O(p) peers",
-    .cost_us = cost,
-    .run = run,
-};
+    = "deterministic: each rank gathers its block from all and reduces in rank order; (p-1)/p n bytes, O(p) peers");

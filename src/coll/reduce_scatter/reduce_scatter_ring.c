@@ -82,10 +82,6 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
         + (p - 1) / p * n * (coll_cost_beta(comm, g, l) + gamma);
 }
 
-const coll_algo_t coll_algo_reduce_scatter_ring = {
-    .kind = COLL_REDUCE_SCATTER,
-    .name = "ring",
-    .desc = "ring with recv-reduce, chunked: p-1 steps, (p-1)/p n bytes sent and reduced per rank",
-    .cost_us = cost,
-    .run = run,
-};
+const coll_algo_t coll_algo_reduce_scatter_ring
+    = COLL_ALGO(COLL_REDUCE_SCATTER, "ring",
+                .desc = "ring with recv-reduce, chunked: p-1 steps, (p-1)/p n bytes sent and reduced per rank");

@@ -143,13 +143,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
         + (p - 1) * m * l->gamma_us_per_b * ov;
 }
 
-const coll_algo_t coll_algo_reduce_scatterv_direct = {
-    .kind = COLL_REDUCE_SCATTERV,
-    .name = "direct",
-    .flags = COLL_ALGO_F_SINGLE_HOST | COLL_ALGO_F_DETERMINISTIC,
-    .desc = "shared memory, one host: inputs staged in proportional slots (or zero-copy), rank i reduces "
-            "block i in order 0..p-1",
-    .usable = usable,
-    .cost_us = cost,
-    .run = run,
-};
+const coll_algo_t coll_algo_reduce_scatterv_direct
+    = COLL_ALGO(COLL_REDUCE_SCATTERV, "direct", .flags = COLL_ALGO_F_SINGLE_HOST | COLL_ALGO_F_DETERMINISTIC,
+                .desc = "shared memory, one host: inputs staged in proportional slots (or zero-copy), rank i reduces "
+                        "block i in order 0..p-1",
+                .usable = usable);

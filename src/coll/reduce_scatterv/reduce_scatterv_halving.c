@@ -120,11 +120,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
         + odd * (T * bg + m * beta) + T * mem;
 }
 
-const coll_algo_t coll_algo_reduce_scatterv_halving = {
-    .kind = COLL_REDUCE_SCATTERV,
-    .name = "halving",
-    .desc = "recursive halving with per-rank counts (fold/unfold for non-powers of two): log2 p steps, "
-            "log2 p + 1 peers; any p",
-    .cost_us = cost,
-    .run = run,
-};
+const coll_algo_t coll_algo_reduce_scatterv_halving
+    = COLL_ALGO(COLL_REDUCE_SCATTERV, "halving",
+                .desc = "recursive halving with per-rank counts (fold/unfold for non-powers of two): log2 p steps, "
+                        "log2 p + 1 peers; any p");

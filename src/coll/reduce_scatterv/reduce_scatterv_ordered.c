@@ -25,11 +25,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     return coll_ordered_rsv_cost(comm, g, m * a->esize);
 }
 
-const coll_algo_t coll_algo_reduce_scatterv_ordered = {
-    .kind = COLL_REDUCE_SCATTERV,
-    .name = "ordered",
+const coll_algo_t coll_algo_reduce_scatterv_ordered = COLL_ALGO(
+    COLL_REDUCE_SCATTERV, "ordered",
     .flags = COLL_ALGO_F_DETERMINISTIC | COLL_ALGO_F_ORDERED_ONLY | COLL_ALGO_F_ALL_PEERS,
-    .desc = "deterministic: each rank gathers its block from all and reduces in rank order; (p-1) m bytes, O(p) peers",
-    .cost_us = cost,
-    .run = run,
-};
+    .desc = "deterministic: each rank gathers its block from all and reduces in rank order; (p-1) m bytes, O(p) peers");

@@ -82,10 +82,6 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     return (p - 1) * (coll_cost_chunks(m) * coll_cost_alpha(comm, l) + m * (coll_cost_beta(comm, g, l) + gamma));
 }
 
-const coll_algo_t coll_algo_reduce_scatterv_ring = {
-    .kind = COLL_REDUCE_SCATTERV,
-    .name = "ring",
-    .desc = "ring with recv-reduce and per-rank counts, chunked: p-1 steps of the largest block",
-    .cost_us = cost,
-    .run = run,
-};
+const coll_algo_t coll_algo_reduce_scatterv_ring
+    = COLL_ALGO(COLL_REDUCE_SCATTERV, "ring",
+                .desc = "ring with recv-reduce and per-rank counts, chunked: p-1 steps of the largest block");

@@ -107,12 +107,7 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
         + n / p * l->beta_us_per_b * ov;
 }
 
-const coll_algo_t coll_algo_scatter_direct = {
-    .kind = COLL_SCATTER,
-    .name = "direct",
-    .flags = COLL_ALGO_F_SINGLE_HOST,
+const coll_algo_t coll_algo_scatter_direct = COLL_ALGO(
+    COLL_SCATTER, "direct", .flags = COLL_ALGO_F_SINGLE_HOST,
     .desc = "shm, one host: root stages pieces of all blocks (or publishes sendbuf); 1 barrier per round + 1",
-    .usable = usable,
-    .cost_us = cost,
-    .run = run,
-};
+    .usable = usable);

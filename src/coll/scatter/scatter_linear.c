@@ -31,11 +31,6 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     return coll_rooted_cost(comm, g, a, g->size - 1);
 }
 
-const coll_algo_t coll_algo_scatter_linear = {
-    .kind = COLL_SCATTER,
-    .name = "linear",
-    .flags = COLL_ALGO_F_ALL_PEERS,
-    .desc = "the root sends every block directly, all at once; (p-1) alpha + (p-1)/p n beta",
-    .cost_us = cost,
-    .run = run,
-};
+const coll_algo_t coll_algo_scatter_linear
+    = COLL_ALGO(COLL_SCATTER, "linear", .flags = COLL_ALGO_F_ALL_PEERS,
+                .desc = "the root sends every block directly, all at once; (p-1) alpha + (p-1)/p n beta");

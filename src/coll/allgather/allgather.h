@@ -10,14 +10,16 @@
 #include "coll.h"
 #include "core/comm.h"
 
+/* The signature of every allgather algorithm callable on a group (the functions
+ * below are declared with it). */
+typedef coll_status_t coll_allgather_run_fn(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                            size_t count, coll_dtype_t dt);
+
 /* Ring, chunk-pipelined: p-1 steps per chunk. Any group, any transport. */
-coll_status_t coll_allgather_ring_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                      size_t count, coll_dtype_t dt);
+coll_allgather_run_fn coll_allgather_ring_run;
 /* Bruck: ceil(log2 p) steps through a private buffer of p*count elements. Any group. */
-coll_status_t coll_allgather_bruck_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                       size_t count, coll_dtype_t dt);
+coll_allgather_run_fn coll_allgather_bruck_run;
 /* Shared memory: g must be exactly the ranks of this host (coll_group_is_host). */
-coll_status_t coll_allgather_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                        size_t count, coll_dtype_t dt);
+coll_allgather_run_fn coll_allgather_direct_run;
 
 #endif

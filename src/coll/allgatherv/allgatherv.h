@@ -11,14 +11,16 @@
 #include "coll.h"
 #include "core/comm.h"
 
-coll_status_t coll_allgatherv_ring_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                       const size_t *counts, const size_t *displs, coll_dtype_t dt);
+/* The signature of every allgatherv algorithm callable on a group (the functions
+ * below are declared with it). */
+typedef coll_status_t coll_allgatherv_run_fn(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                             const size_t *counts, const size_t *displs, coll_dtype_t dt);
+
+coll_allgatherv_run_fn coll_allgatherv_ring_run;
 /* Shared memory: g must be exactly the ranks of this host (coll_group_is_host). */
-coll_status_t coll_allgatherv_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                         const size_t *counts, const size_t *displs, coll_dtype_t dt);
+coll_allgatherv_run_fn coll_allgatherv_direct_run;
 
 /* Bruck: ceil(log2 p) steps to 2 log2 p peers, T bytes private. Any group. */
-coll_status_t coll_allgatherv_bruck_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                        const size_t *counts, const size_t *displs, coll_dtype_t dt);
+coll_allgatherv_run_fn coll_allgatherv_bruck_run;
 
 #endif

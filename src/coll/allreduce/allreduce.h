@@ -10,16 +10,17 @@
 #include "core/comm.h"
 #include "coll/tuning.h"
 
+/* The signature of every allreduce algorithm callable on a group (the functions
+ * below are declared with it). */
+typedef coll_status_t coll_allreduce_run_fn(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                            size_t n, coll_dtype_t dt, coll_op_t op);
+
 /* Ring reduce-scatter + allgather, chunk-pipelined. Any group. */
-coll_status_t coll_allreduce_ring_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                      size_t n, coll_dtype_t dt, coll_op_t op);
+coll_allreduce_run_fn coll_allreduce_ring_run;
 /* Recursive halving-doubling (Rabenseifner), extra ranks folded in/out. Any group. */
-coll_status_t coll_allreduce_hd_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                    size_t n, coll_dtype_t dt, coll_op_t op);
+coll_allreduce_run_fn coll_allreduce_hd_run;
 /* Double binary tree, chunk-pipelined (NCCL's tree). Any group. */
-coll_status_t coll_allreduce_tree_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                      size_t n, coll_dtype_t dt, coll_op_t op);
-/* Shared memory: g must be exactly the ranks of this host (coll_group_is_host). */
+coll_allreduce_run_fn coll_allreduce_tree_run;
 /* Zero-copy publication slots shared by direct and cma (after coll_direct_publish
  * of the send and receive buffers and a barrier): are every member's buffers
  * coll_mem_alloc memory? Then coll_allreduce_zero_copy finishes the call. */
@@ -27,10 +28,9 @@ enum { COLL_AR_PUB_SEND = 0, COLL_AR_PUB_RECV = 1 };
 int coll_allreduce_all_zero_copy(coll_comm *comm, const coll_group_t *g);
 coll_status_t coll_allreduce_zero_copy(coll_comm *comm, const coll_group_t *g, void *recvbuf, size_t n, coll_dtype_t dt,
                                        coll_op_t op);
-coll_status_t coll_allreduce_cma_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                     size_t n, coll_dtype_t dt, coll_op_t op);
-coll_status_t coll_allreduce_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                        size_t n, coll_dtype_t dt, coll_op_t op);
+/* Shared memory: g must be exactly the ranks of this host (coll_group_is_host). */
+coll_allreduce_run_fn coll_allreduce_cma_run;
+coll_allreduce_run_fn coll_allreduce_direct_run;
 
 /* Cost models (us) for p members and n bytes over link l (beta = per-byte
  * transfer time as the caller counts it; ov = compute oversubscription). */

@@ -9,15 +9,17 @@
 #include "coll.h"
 #include "core/comm.h"
 
+/* The signature of every alltoall algorithm callable on a group (the functions
+ * below are declared with it). */
+typedef coll_status_t coll_alltoall_run_fn(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                           size_t count, coll_dtype_t dt);
+
 /* p-1 steps: at step s send to me+s, receive from me-s. Any group. */
-coll_status_t coll_alltoall_pairwise_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                         size_t count, coll_dtype_t dt);
+coll_alltoall_run_fn coll_alltoall_pairwise_run;
 /* Shared memory: g must be exactly the ranks of this host (coll_group_is_host). */
-coll_status_t coll_alltoall_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                       size_t count, coll_dtype_t dt);
+coll_alltoall_run_fn coll_alltoall_direct_run;
 
 /* Bruck: ceil(log2 p) steps to 2 log2 p peers. Any group. */
-coll_status_t coll_alltoall_bruck_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                      size_t count, coll_dtype_t dt);
+coll_alltoall_run_fn coll_alltoall_bruck_run;
 
 #endif

@@ -12,18 +12,20 @@
 #include "coll.h"
 #include "core/comm.h"
 
+/* The signature of every alltoallv algorithm callable on a group (the functions
+ * below are declared with it). */
+typedef coll_status_t coll_alltoallv_run_fn(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                            const size_t *scounts, const size_t *sdispls, void *recvbuf,
+                                            const size_t *rcounts, const size_t *rdispls, coll_dtype_t dt);
+
 /* My own block (alltoallv_pairwise.c): an invalid-argument error unless
  * scounts[me] == rcounts[me], else copied from sb to rb. es = element size. */
 coll_status_t coll_alltoallv_self(const coll_group_t *g, const char *sb, const size_t *scounts, const size_t *sdispls,
                                   char *rb, const size_t *rcounts, const size_t *rdispls, size_t es);
-coll_status_t coll_alltoallv_pairwise_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                          const size_t *scounts, const size_t *sdispls, void *recvbuf,
-                                          const size_t *rcounts, const size_t *rdispls, coll_dtype_t dt);
+coll_alltoallv_run_fn coll_alltoallv_pairwise_run;
 /* Shared memory: g must be exactly the ranks of this host (coll_group_is_host).
  * Packs its opening small exchange in comm->scratch: callers must not pass that scratch. */
-coll_status_t coll_alltoallv_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                        const size_t *scounts, const size_t *sdispls, void *recvbuf,
-                                        const size_t *rcounts, const size_t *rdispls, coll_dtype_t dt);
+coll_alltoallv_run_fn coll_alltoallv_direct_run;
 
 /* Bruck engine (alltoallv_bruck.c): ceil(log2 p) steps to 2 log2 p peers, any
  * group. es = element size. uniform = every block has the same size on every

@@ -10,17 +10,18 @@
 #include "coll.h"
 #include "core/comm.h"
 
+/* The signature of every broadcast algorithm callable on a group (the functions
+ * below are declared with it). */
+typedef coll_status_t coll_broadcast_run_fn(coll_comm *comm, const coll_group_t *g, void *buf, size_t count,
+                                            coll_dtype_t dt, int root);
+
 /* Binomial tree, ceil(log2 p) rounds of the whole message. Any group. */
-coll_status_t coll_broadcast_binomial_run(coll_comm *comm, const coll_group_t *g, void *buf, size_t count,
-                                          coll_dtype_t dt, int root);
+coll_broadcast_run_fn coll_broadcast_binomial_run;
 /* Chain root -> root+1 -> ..., pipelined in COLL_CHUNK pieces. Any group. */
-coll_status_t coll_broadcast_pipeline_run(coll_comm *comm, const coll_group_t *g, void *buf, size_t count,
-                                          coll_dtype_t dt, int root);
+coll_broadcast_run_fn coll_broadcast_pipeline_run;
 /* Van de Geijn: binomial scatter of p blocks, then ring allgather. Any group. */
-coll_status_t coll_broadcast_scatter_allgather_run(coll_comm *comm, const coll_group_t *g, void *buf, size_t count,
-                                                   coll_dtype_t dt, int root);
+coll_broadcast_run_fn coll_broadcast_scatter_allgather_run;
 /* Shared memory: g must be exactly the ranks of this host (coll_group_is_host). */
-coll_status_t coll_broadcast_direct_run(coll_comm *comm, const coll_group_t *g, void *buf, size_t count,
-                                        coll_dtype_t dt, int root);
+coll_broadcast_run_fn coll_broadcast_direct_run;
 
 #endif

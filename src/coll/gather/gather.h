@@ -15,14 +15,16 @@
 #include "coll.h"
 #include "core/comm.h"
 
+/* The signature of every gather algorithm callable on a group (the functions
+ * below are declared with it). */
+typedef coll_status_t coll_gather_run_fn(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                         size_t count, coll_dtype_t dt, int root);
+
 /* Every member sends its block to the root, which receives them all at once. Any group. */
-coll_status_t coll_gather_linear_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                     size_t count, coll_dtype_t dt, int root);
+coll_gather_run_fn coll_gather_linear_run;
 /* Binomial tree, each member sending its subtree's blocks as one message. Any group. */
-coll_status_t coll_gather_binomial_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                       size_t count, coll_dtype_t dt, int root);
+coll_gather_run_fn coll_gather_binomial_run;
 /* Shared memory: g must be exactly the ranks of this host (coll_group_is_host). */
-coll_status_t coll_gather_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                     size_t count, coll_dtype_t dt, int root);
+coll_gather_run_fn coll_gather_direct_run;
 
 #endif

@@ -15,17 +15,18 @@
 #include "coll.h"
 #include "core/comm.h"
 
+/* The signature of every reduce algorithm callable on a group (the functions
+ * below are declared with it). */
+typedef coll_status_t coll_reduce_run_fn(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                         size_t count, coll_dtype_t dt, coll_op_t op, int root);
+
 /* Binomial tree with receive-reduce, ceil(log2 p) rounds. Any group. */
-coll_status_t coll_reduce_binomial_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                       size_t count, coll_dtype_t dt, coll_op_t op, int root);
+coll_reduce_run_fn coll_reduce_binomial_run;
 /* Chain root+p-1 -> ... -> root with receive-reduce, COLL_CHUNK pieces. Any group. */
-coll_status_t coll_reduce_pipeline_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                       size_t count, coll_dtype_t dt, coll_op_t op, int root);
+coll_reduce_run_fn coll_reduce_pipeline_run;
 /* Rabenseifner: ring reduce-scatter, then the p blocks gathered at the root. Any group. */
-coll_status_t coll_reduce_rs_gather_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                        size_t count, coll_dtype_t dt, coll_op_t op, int root);
+coll_reduce_run_fn coll_reduce_rs_gather_run;
 /* Shared memory: g must be exactly the ranks of this host (coll_group_is_host). */
-coll_status_t coll_reduce_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                     size_t count, coll_dtype_t dt, coll_op_t op, int root);
+coll_reduce_run_fn coll_reduce_direct_run;
 
 #endif

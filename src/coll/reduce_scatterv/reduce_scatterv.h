@@ -11,17 +11,18 @@
 #include "coll.h"
 #include "core/comm.h"
 
+/* The signature of every reduce_scatterv algorithm callable on a group (the functions
+ * below are declared with it). */
+typedef coll_status_t coll_reduce_scatterv_run_fn(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
+                                                  void *recvbuf, const size_t *counts, const size_t *displs,
+                                                  coll_dtype_t dt, coll_op_t op);
+
 /* Ring with recv-reduce, chunked (two private chunk buffers). Any group. */
-coll_status_t coll_reduce_scatterv_ring_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                            const size_t *counts, const size_t *displs, coll_dtype_t dt, coll_op_t op);
+coll_reduce_scatterv_run_fn coll_reduce_scatterv_ring_run;
 /* Shared memory: g must be exactly the ranks of this host (coll_group_is_host). */
-coll_status_t coll_reduce_scatterv_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                              void *recvbuf, const size_t *counts, const size_t *displs,
-                                              coll_dtype_t dt, coll_op_t op);
+coll_reduce_scatterv_run_fn coll_reduce_scatterv_direct_run;
 
 /* Recursive halving (hd.h) over packed blocks: log2 p steps, T bytes private. Any group. */
-coll_status_t coll_reduce_scatterv_halving_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
-                                               void *recvbuf, const size_t *counts, const size_t *displs,
-                                               coll_dtype_t dt, coll_op_t op);
+coll_reduce_scatterv_run_fn coll_reduce_scatterv_halving_run;
 
 #endif

@@ -15,14 +15,16 @@
 #include "coll.h"
 #include "core/comm.h"
 
+/* The signature of every scatter algorithm callable on a group (the functions
+ * below are declared with it). */
+typedef coll_status_t coll_scatter_run_fn(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
+                                          size_t count, coll_dtype_t dt, int root);
+
 /* The root sends each block directly (one step, all sends concurrent). Any group. */
-coll_status_t coll_scatter_linear_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                      size_t count, coll_dtype_t dt, int root);
+coll_scatter_run_fn coll_scatter_linear_run;
 /* Binomial tree, each child receiving its subtree's blocks in one message. Any group. */
-coll_status_t coll_scatter_binomial_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                        size_t count, coll_dtype_t dt, int root);
+coll_scatter_run_fn coll_scatter_binomial_run;
 /* Shared memory: g must be exactly the ranks of this host (coll_group_is_host). */
-coll_status_t coll_scatter_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                      size_t count, coll_dtype_t dt, int root);
+coll_scatter_run_fn coll_scatter_direct_run;
 
 #endif

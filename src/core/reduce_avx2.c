@@ -23,6 +23,13 @@ typedef __m256 (*fop_t)(__m256, __m256);
 
 #define INLINE static inline __attribute__((always_inline))
 
+/* The types and intrinsics reduce_isa_ops.h is written in. */
+#define VEC __m256i
+#define VPS __m256
+#define V(op) _mm256_##op
+#define V_SI(op) _mm256_##op##_si256
+#define V_FROM_SI(type) _mm256_castsi256_##type
+
 /* Copies n < 32 bytes with fixed-size pieces (inlined, unlike memcpy(n)). */
 INLINE void copy_small(unsigned char *d, const unsigned char *s, size_t n)
 {
@@ -86,22 +93,7 @@ INLINE void run(void *out, const void *a, const void *b, size_t n, size_t es, vo
     }
 }
 
-/* ---- integers ---- */
-
-INLINE __m256i sum_8(__m256i a, __m256i b) { return _mm256_add_epi8(a, b); }
-INLINE __m256i sum_16(__m256i a, __m256i b) { return _mm256_add_epi16(a, b); }
-INLINE __m256i sum_32(__m256i a, __m256i b) { return _mm256_add_epi32(a, b); }
-INLINE __m256i sum_64(__m256i a, __m256i b) { return _mm256_add_epi64(a, b); }
-
-/* No 8-bit multiply: the low byte of 16-bit products, even and odd bytes. */
-INLINE __m256i prod_8(__m256i a, __m256i b)
-{
-    __m256i even = _mm256_mullo_epi16(a, b);
-    __m256i odd = _mm256_mullo_epi16(_mm256_srli_epi16(a, 8), _mm256_srli_epi16(b, 8));
-    return _mm256_or_si256(_mm256_and_si256(even, _mm256_set1_epi16(0xff)), _mm256_slli_epi16(odd, 8));
-}
-INLINE __m256i prod_16(__m256i a, __m256i b) { return _mm256_mullo_epi16(a, b); }
-INLINE __m256i prod_32(__m256i a, __m256i b) { return _mm256_mullo_epi32(a, b); }
+/* ---- integers: the 64-bit product and compares (the others: reduce_isa_ops.h) ---- */
 
 /* 64-bit low product: lo*lo + ((hi_a*lo_b + lo_a*hi_b) << 32). */
 INLINE __m256i prod_64(__m256i a, __m256i b)
@@ -111,19 +103,6 @@ INLINE __m256i prod_64(__m256i a, __m256i b)
     __m256i c2 = _mm256_mul_epu32(a, _mm256_srli_epi64(b, 32));
     return _mm256_add_epi64(lo, _mm256_slli_epi64(_mm256_add_epi64(c1, c2), 32));
 }
-
-INLINE __m256i max_i8(__m256i a, __m256i b) { return _mm256_max_epi8(a, b); }
-INLINE __m256i min_i8(__m256i a, __m256i b) { return _mm256_min_epi8(a, b); }
-INLINE __m256i max_u8(__m256i a, __m256i b) { return _mm256_max_epu8(a, b); }
-INLINE __m256i min_u8(__m256i a, __m256i b) { return _mm256_min_epu8(a, b); }
-INLINE __m256i max_i16(__m256i a, __m256i b) { return _mm256_max_epi16(a, b); }
-INLINE __m256i min_i16(__m256i a, __m256i b) { return _mm256_min_epi16(a, b); }
-INLINE __m256i max_u16(__m256i a, __m256i b) { return _mm256_max_epu16(a, b); }
-INLINE __m256i min_u16(__m256i a, __m256i b) { return _mm256_min_epu16(a, b); }
-INLINE __m256i max_i32(__m256i a, __m256i b) { return _mm256_max_epi32(a, b); }
-INLINE __m256i min_i32(__m256i a, __m256i b) { return _mm256_min_epi32(a, b); }
-INLINE __m256i max_u32(__m256i a, __m256i b) { return _mm256_max_epu32(a, b); }
-INLINE __m256i min_u32(__m256i a, __m256i b) { return _mm256_min_epu32(a, b); }
 
 /* 64-bit compares: signed only; unsigned by flipping the sign bits. */
 INLINE __m256i max_i64(__m256i a, __m256i b) { return _mm256_blendv_epi8(b, a, _mm256_cmpgt_epi64(a, b)); }
@@ -137,9 +116,6 @@ INLINE __m256i max_u64(__m256i a, __m256i b) { return _mm256_blendv_epi8(b, a, g
 INLINE __m256i min_u64(__m256i a, __m256i b) { return _mm256_blendv_epi8(a, b, gt_u64(a, b)); }
 
 /* ---- fp32 / fp64 ---- */
-
-INLINE __m256 fsum(__m256 a, __m256 b) { return _mm256_add_ps(a, b); }
-INLINE __m256 fprod(__m256 a, __m256 b) { return _mm256_mul_ps(a, b); }
 
 /* IEEE maximum: max_ps, but +0 over -0 (and of the bits where equal) and the
  * NaN of a + b where either is NaN. */
@@ -155,21 +131,6 @@ INLINE __m256 fmin_ieee(__m256 a, __m256 b)
     __m256 r = _mm256_min_ps(a, b);
     r = _mm256_blendv_ps(r, _mm256_or_ps(a, b), _mm256_cmp_ps(a, b, _CMP_EQ_OQ));
     return _mm256_blendv_ps(r, _mm256_add_ps(a, b), _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
-}
-
-INLINE __m256i f32_apply(__m256i a, __m256i b, fop_t f)
-{
-    return _mm256_castps_si256(f(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b)));
-}
-
-INLINE __m256i sum_f64(__m256i a, __m256i b)
-{
-    return _mm256_castpd_si256(_mm256_add_pd(_mm256_castsi256_pd(a), _mm256_castsi256_pd(b)));
-}
-
-INLINE __m256i prod_f64(__m256i a, __m256i b)
-{
-    return _mm256_castpd_si256(_mm256_mul_pd(_mm256_castsi256_pd(a), _mm256_castsi256_pd(b)));
 }
 
 /* IEEE maximum / minimum on fp64 lanes, as fmax_ieee / fmin_ieee. */
@@ -214,16 +175,10 @@ INLINE __m256i f32_to_b16_lanes(__m256 f)
     return _mm256_srli_epi32(r, 16);
 }
 
-INLINE __m256i b16_apply(__m256i a, __m256i b, fop_t f)
-{
-    __m256i z = _mm256_setzero_si256();
-    __m256 alo = _mm256_castsi256_ps(_mm256_unpacklo_epi16(z, a));
-    __m256 ahi = _mm256_castsi256_ps(_mm256_unpackhi_epi16(z, a));
-    __m256 blo = _mm256_castsi256_ps(_mm256_unpacklo_epi16(z, b));
-    __m256 bhi = _mm256_castsi256_ps(_mm256_unpackhi_epi16(z, b));
-    /* packus undoes unpacklo/hi lane by lane; values are <= 0xffff */
-    return _mm256_packus_epi32(f32_to_b16_lanes(f(alo, blo)), f32_to_b16_lanes(f(ahi, bhi)));
-}
+/* ---- the ops alike at every width (sum, prod, max/min up to 32 bits, fp32/fp64
+ * sum and prod, the fp32 and bf16 appliers) ---- */
+
+#include "core/reduce_isa_ops.h"
 
 /* ---- the fp32/fp16/bf16 ops, the kernels and the table (reduce_table.h) ---- */
 

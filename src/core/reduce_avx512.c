@@ -23,6 +23,13 @@ typedef __m512 (*fop_t)(__m512, __m512);
 
 #define INLINE static inline __attribute__((always_inline))
 
+/* The types and intrinsics reduce_isa_ops.h is written in. */
+#define VEC __m512i
+#define VPS __m512
+#define V(op) _mm512_##op
+#define V_SI(op) _mm512_##op##_si512
+#define V_FROM_SI(type) _mm512_castsi512_##type
+
 INLINE __m512i load_tail(const void *p, size_t k, size_t es)
 {
     switch (es) {
@@ -66,45 +73,16 @@ INLINE void run(void *out, const void *a, const void *b, size_t n, size_t es, vo
     }
 }
 
-/* ---- integers ---- */
+/* ---- integers: the 64-bit product and compares (the others: reduce_isa_ops.h) ---- */
 
-INLINE __m512i sum_8(__m512i a, __m512i b) { return _mm512_add_epi8(a, b); }
-INLINE __m512i sum_16(__m512i a, __m512i b) { return _mm512_add_epi16(a, b); }
-INLINE __m512i sum_32(__m512i a, __m512i b) { return _mm512_add_epi32(a, b); }
-INLINE __m512i sum_64(__m512i a, __m512i b) { return _mm512_add_epi64(a, b); }
-
-/* No 8-bit multiply: the low byte of 16-bit products, even and odd bytes. */
-INLINE __m512i prod_8(__m512i a, __m512i b)
-{
-    __m512i even = _mm512_mullo_epi16(a, b);
-    __m512i odd = _mm512_mullo_epi16(_mm512_srli_epi16(a, 8), _mm512_srli_epi16(b, 8));
-    return _mm512_or_si512(_mm512_and_si512(even, _mm512_set1_epi16(0xff)), _mm512_slli_epi16(odd, 8));
-}
-INLINE __m512i prod_16(__m512i a, __m512i b) { return _mm512_mullo_epi16(a, b); }
-INLINE __m512i prod_32(__m512i a, __m512i b) { return _mm512_mullo_epi32(a, b); }
 INLINE __m512i prod_64(__m512i a, __m512i b) { return _mm512_mullo_epi64(a, b); }
 
-INLINE __m512i max_i8(__m512i a, __m512i b) { return _mm512_max_epi8(a, b); }
-INLINE __m512i min_i8(__m512i a, __m512i b) { return _mm512_min_epi8(a, b); }
-INLINE __m512i max_u8(__m512i a, __m512i b) { return _mm512_max_epu8(a, b); }
-INLINE __m512i min_u8(__m512i a, __m512i b) { return _mm512_min_epu8(a, b); }
-INLINE __m512i max_i16(__m512i a, __m512i b) { return _mm512_max_epi16(a, b); }
-INLINE __m512i min_i16(__m512i a, __m512i b) { return _mm512_min_epi16(a, b); }
-INLINE __m512i max_u16(__m512i a, __m512i b) { return _mm512_max_epu16(a, b); }
-INLINE __m512i min_u16(__m512i a, __m512i b) { return _mm512_min_epu16(a, b); }
-INLINE __m512i max_i32(__m512i a, __m512i b) { return _mm512_max_epi32(a, b); }
-INLINE __m512i min_i32(__m512i a, __m512i b) { return _mm512_min_epi32(a, b); }
-INLINE __m512i max_u32(__m512i a, __m512i b) { return _mm512_max_epu32(a, b); }
-INLINE __m512i min_u32(__m512i a, __m512i b) { return _mm512_min_epu32(a, b); }
 INLINE __m512i max_i64(__m512i a, __m512i b) { return _mm512_max_epi64(a, b); }
 INLINE __m512i min_i64(__m512i a, __m512i b) { return _mm512_min_epi64(a, b); }
 INLINE __m512i max_u64(__m512i a, __m512i b) { return _mm512_max_epu64(a, b); }
 INLINE __m512i min_u64(__m512i a, __m512i b) { return _mm512_min_epu64(a, b); }
 
 /* ---- fp32 / fp64 ---- */
-
-INLINE __m512 fsum(__m512 a, __m512 b) { return _mm512_add_ps(a, b); }
-INLINE __m512 fprod(__m512 a, __m512 b) { return _mm512_mul_ps(a, b); }
 
 /* IEEE maximum: max_ps, but +0 over -0 (and of the bits where equal) and the
  * NaN of a + b where either is NaN. */
@@ -120,21 +98,6 @@ INLINE __m512 fmin_ieee(__m512 a, __m512 b)
     __m512 r = _mm512_min_ps(a, b);
     r = _mm512_mask_or_ps(r, _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ), a, b);
     return _mm512_mask_add_ps(r, _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q), a, b);
-}
-
-INLINE __m512i f32_apply(__m512i a, __m512i b, fop_t f)
-{
-    return _mm512_castps_si512(f(_mm512_castsi512_ps(a), _mm512_castsi512_ps(b)));
-}
-
-INLINE __m512i sum_f64(__m512i a, __m512i b)
-{
-    return _mm512_castpd_si512(_mm512_add_pd(_mm512_castsi512_pd(a), _mm512_castsi512_pd(b)));
-}
-
-INLINE __m512i prod_f64(__m512i a, __m512i b)
-{
-    return _mm512_castpd_si512(_mm512_mul_pd(_mm512_castsi512_pd(a), _mm512_castsi512_pd(b)));
 }
 
 /* IEEE maximum / minimum on fp64 lanes, as fmax_ieee / fmin_ieee. */
@@ -178,16 +141,10 @@ INLINE __m512i f32_to_b16_lanes(__m512 f)
     return _mm512_srli_epi32(r, 16);
 }
 
-INLINE __m512i b16_apply(__m512i a, __m512i b, fop_t f)
-{
-    __m512i z = _mm512_setzero_si512();
-    __m512 alo = _mm512_castsi512_ps(_mm512_unpacklo_epi16(z, a));
-    __m512 ahi = _mm512_castsi512_ps(_mm512_unpackhi_epi16(z, a));
-    __m512 blo = _mm512_castsi512_ps(_mm512_unpacklo_epi16(z, b));
-    __m512 bhi = _mm512_castsi512_ps(_mm512_unpackhi_epi16(z, b));
-    /* packus undoes unpacklo/hi lane by lane; values are <= 0xffff */
-    return _mm512_packus_epi32(f32_to_b16_lanes(f(alo, blo)), f32_to_b16_lanes(f(ahi, bhi)));
-}
+/* ---- the ops alike at every width (sum, prod, max/min up to 32 bits, fp32/fp64
+ * sum and prod, the fp32 and bf16 appliers) ---- */
+
+#include "core/reduce_isa_ops.h"
 
 /* ---- the fp32/fp16/bf16 ops, the kernels and the table (reduce_table.h) ---- */
 

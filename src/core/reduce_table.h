@@ -30,7 +30,8 @@
  * n, element size, vector op), the integer ops sum_8..sum_64, prod_8..prod_64,
  * max/min_i8..u64, the fp32 ops fsum fprod fmax_ieee fmin_ieee, the fp64 ops
  * sum/prod/max/min_f64 and the appliers f32_apply f16_apply b16_apply (run an
- * fp32 op on a vector of that type). Then:
+ * fp32 op on a vector of that type); those that read the same at every width
+ * come from including reduce_isa_ops.h. Then:
  *   COLL_REDUCE_ISA_FLOAT_OPS(V)   the fp32/fp16/bf16 vector ops
  *   COLL_REDUCE_ISA_KERNELS        k_OP_SFX for every op and dtype
  *   ... = COLL_REDUCE_TABLE(k);

@@ -154,9 +154,9 @@ INLINE __m256i f16_apply(__m256i a, __m256i b, fop_t f)
     __m256 ahi = _mm256_cvtph_ps(_mm256_extracti128_si256(a, 1));
     __m256 blo = _mm256_cvtph_ps(_mm256_castsi256_si128(b));
     __m256 bhi = _mm256_cvtph_ps(_mm256_extracti128_si256(b, 1));
-    const int rn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
-    __m128i lo = _mm256_cvtps_ph(f(alo, blo), rn);
-    __m128i hi = _mm256_cvtps_ph(f(ahi, bhi), rn);
+    enum { RN = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }; /* a constant expression, as clang requires */
+    __m128i lo = _mm256_cvtps_ph(f(alo, blo), RN);
+    __m128i hi = _mm256_cvtps_ph(f(ahi, bhi), RN);
     return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
 }
 

@@ -121,9 +121,9 @@ INLINE __m512i f16_apply(__m512i a, __m512i b, fop_t f)
     __m512 ahi = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(a, 1));
     __m512 blo = _mm512_cvtph_ps(_mm512_castsi512_si256(b));
     __m512 bhi = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(b, 1));
-    const int rn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
-    __m256i lo = _mm512_cvtps_ph(f(alo, blo), rn);
-    __m256i hi = _mm512_cvtps_ph(f(ahi, bhi), rn);
+    enum { RN = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }; /* a constant expression, as clang requires */
+    __m256i lo = _mm512_cvtps_ph(f(alo, blo), RN);
+    __m256i hi = _mm512_cvtps_ph(f(ahi, bhi), RN);
     return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
 }
 

@@ -43,6 +43,15 @@ static inline double coll_cost_beta(const coll_comm *comm, const coll_group_t *g
 /* Messages of `bytes` in COLL_CHUNK pieces: one alpha a piece (1 + bytes/chunk). */
 static inline double coll_cost_chunks(double bytes) { return 1.0 + bytes / (double)coll_cfg_size(COLL_CFG_CHUNK); }
 
+/* p - 1 steps inside g, each moving a block of n/p bytes in COLL_CHUNK pieces:
+ * the alpha and beta terms of one pass around a ring or of a pairwise
+ * exchange, (p-1) (1 + n/p/chunk) alpha + (p-1)/p n beta. */
+static inline double coll_cost_ring_pass(const coll_comm *comm, const coll_group_t *g, double n)
+{
+    const coll_link_cost_t *l = coll_tuning_link(comm, g);
+    double p = g->size;
+    return (p - 1) * coll_cost_chunks(n / p) * coll_cost_alpha(comm, l) + (p - 1) / p * n * coll_cost_beta(comm, g, l);
+}
 /* Rounds of a direct algorithm moving `bytes` through half of the stage (the
  * other half fills meanwhile): 1 + floor(bytes / half); 1 without a stage. */
 static inline double coll_cost_direct_rounds(const coll_comm *comm, double bytes)

@@ -59,9 +59,7 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    const coll_link_cost_t *l = coll_tuning_link(comm, g);
-    double p = g->size, n = (double)a->bytes;
-    return (p - 1) * coll_cost_chunks(n / p) * coll_cost_alpha(comm, l) + (p - 1) / p * n * coll_cost_beta(comm, g, l);
+    return coll_cost_ring_pass(comm, g, (double)a->bytes);
 }
 
 const coll_algo_t coll_algo_allgather_ring

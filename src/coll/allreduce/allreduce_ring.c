@@ -80,9 +80,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes;
-    return 2 * (p - 1) * coll_cost_chunks(n / p) * coll_cost_alpha(comm, l)
-        + 2 * (p - 1) / p * n * coll_cost_beta(comm, g, l)
-        + (p - 1) / p * n * l->gamma_us_per_b * coll_tuning_oversub(comm);
+    /* two passes (reduce-scatter, allgather) + the reductions */
+    return 2 * coll_cost_ring_pass(comm, g, n) + (p - 1) / p * n * l->gamma_us_per_b * coll_tuning_oversub(comm);
 }
 
 const coll_algo_t coll_algo_allreduce_ring = COLL_ALGO(

@@ -12,6 +12,13 @@
 #include "transport/direct.h"
 #include "transport/sim.h"
 
+int coll_direct_usable(const coll_comm *comm, const coll_group_t *g, size_t min_half)
+{
+    if (!coll_group_is_host(comm, g) || g->size > COLL_MAX_LOCAL)
+        return 0;
+    return min_half == 0 || g->size == 1 || coll_direct_stage_bytes(comm) / 2 >= min_half;
+}
+
 int coll_group_peer_ptrs(coll_comm *comm, const coll_group_t *g, int slot, const size_t *counts, const char **out)
 {
     int all = 1;

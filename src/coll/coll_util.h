@@ -62,6 +62,12 @@ static inline int coll_group_lr(const coll_comm *comm, const coll_group_t *g, in
  * whose counts[i] is non-zero: the same answer on every rank. g: the host group. */
 int coll_group_peer_ptrs(coll_comm *comm, const coll_group_t *g, int slot, const size_t *counts, const char **out);
 
+/* Can a direct (shared-memory) algorithm run on g? g must be exactly this
+ * host's ranks and fit the shm slots (COLL_MAX_LOCAL); past one member (which
+ * never touches shared memory) each half of the stage must hold at least
+ * min_half bytes, what one round of the algorithm needs (0: nothing). */
+int coll_direct_usable(const coll_comm *comm, const coll_group_t *g, size_t min_half);
+
 /* Private working memory of an algorithm (bytes may be 0): malloc, except on
  * a simulated comm without data, where every rank shares one block
  * (transport/sim.h). Release with coll_work_free. One branch on the real path. */

@@ -103,7 +103,7 @@ coll_status_t coll_allgather_direct_run(coll_comm *comm, const coll_group_t *g, 
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    return coll_group_is_host(comm, g) && g->size <= COLL_MAX_LOCAL;
+    return coll_direct_usable(comm, g, 0);
 }
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)

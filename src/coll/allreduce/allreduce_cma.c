@@ -85,7 +85,7 @@ coll_status_t coll_allreduce_cma_run(coll_comm *comm, const coll_group_t *g, con
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    return coll_group_is_host(comm, g) && g->size <= COLL_MAX_LOCAL && (g->size == 1 || coll_direct_cma_ok(comm));
+    return coll_direct_usable(comm, g, 0) && (g->size == 1 || coll_direct_cma_ok(comm));
 }
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)

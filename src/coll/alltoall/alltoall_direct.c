@@ -101,8 +101,7 @@ coll_status_t coll_alltoall_direct_run(coll_comm *comm, const coll_group_t *g, c
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    return coll_group_is_host(comm, g) && g->size <= COLL_MAX_LOCAL
-        && (g->size == 1 || coll_direct_stage_bytes(comm) / 2 / coll_dtype_size(a->dt) >= (size_t)g->size);
+    return coll_direct_usable(comm, g, (size_t)g->size * coll_dtype_size(a->dt)); /* an element per member */
 }
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)

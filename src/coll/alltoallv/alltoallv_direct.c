@@ -189,10 +189,8 @@ coll_status_t coll_alltoallv_direct_run(coll_comm *comm, const coll_group_t *g, 
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    return coll_group_is_host(comm, g) && g->size <= COLL_MAX_LOCAL
-        && (g->size == 1
-            || (hdr_bytes(g->size) <= coll_direct_small_max(comm)
-                && coll_direct_stage_bytes(comm) / 2 / coll_dtype_size(a->dt) >= (size_t)g->size));
+    return coll_direct_usable(comm, g, (size_t)g->size * coll_dtype_size(a->dt)) /* an element per member */
+        && (g->size == 1 || hdr_bytes(g->size) <= coll_direct_small_max(comm));
 }
 
 /* a->scounts etc. are indexed by member of g (global rank on the world). */

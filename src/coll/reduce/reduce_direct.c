@@ -90,9 +90,7 @@ coll_status_t coll_reduce_direct_run(coll_comm *comm, const coll_group_t *g, con
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    /* p = 1 never touches shared memory */
-    return coll_group_is_host(comm, g) && g->size <= COLL_MAX_LOCAL
-        && (g->size == 1 || coll_direct_stage_bytes(comm) >= 64);
+    return coll_direct_usable(comm, g, 32); /* a stage of 64 bytes at least */
 }
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)

@@ -87,9 +87,7 @@ coll_status_t coll_scatter_direct_run(coll_comm *comm, const coll_group_t *g, co
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    /* a round carries at least 8 bytes per member; p = 1 never touches shared memory */
-    return coll_group_is_host(comm, g) && g->size <= COLL_MAX_LOCAL
-        && (g->size == 1 || coll_direct_stage_bytes(comm) / 2 / (size_t)g->size >= 8);
+    return coll_direct_usable(comm, g, 8 * (size_t)g->size); /* a round carries at least 8 bytes per member */
 }
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)

@@ -12,6 +12,21 @@
 #include "transport/direct.h"
 #include "transport/sim.h"
 
+coll_status_t coll_direct_small_reduce(coll_comm *comm, const coll_group_t *g, const void *sb, size_t post, size_t at,
+                                       void *out, size_t n, coll_dtype_t dt, coll_op_t op)
+{
+    uint64_t seq;
+    const void *src[COLL_MAX_LOCAL];
+    COLL_CHECK(coll_direct_small_post(comm, sb, post, &seq));
+    COLL_CHECK(coll_direct_small_wait_all(comm, seq));
+    for (int j = 0; j < g->size; j++)
+        src[j] = (const char *)coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq) + at;
+    if (n)
+        coll_direct_reduce(comm, out, src, g->size, n, dt, op);
+    coll_direct_small_done(comm, seq);
+    return COLL_SUCCESS;
+}
+
 int coll_direct_usable(const coll_comm *comm, const coll_group_t *g, size_t min_half)
 {
     if (!coll_group_is_host(comm, g) || g->size > COLL_MAX_LOCAL)

@@ -62,6 +62,14 @@ static inline int coll_group_lr(const coll_comm *comm, const coll_group_t *g, in
  * whose counts[i] is non-zero: the same answer on every rank. g: the host group. */
 int coll_group_peer_ptrs(coll_comm *comm, const coll_group_t *g, int slot, const size_t *counts, const char **out);
 
+/* The small path of the direct reducing algorithms, one synchronisation:
+ * every member posts `post` bytes from sb to its small slot (post <=
+ * coll_direct_small_max), then reduces into out the n elements at byte `at`
+ * of every member's slot, in member order 0..p-1 (deterministic). Copies, so
+ * in place needs no care. O(p n) per rank. */
+coll_status_t coll_direct_small_reduce(coll_comm *comm, const coll_group_t *g, const void *sb, size_t post, size_t at,
+                                       void *out, size_t n, coll_dtype_t dt, coll_op_t op);
+
 /* Can a direct (shared-memory) algorithm run on g? g must be exactly this
  * host's ranks and fit the shm slots (COLL_MAX_LOCAL); past one member (which
  * never touches shared memory) each half of the stage must hold at least

@@ -63,24 +63,6 @@ coll_status_t coll_allreduce_zero_copy(coll_comm *comm, const coll_group_t *g, v
     return coll_direct_barrier(comm); /* peers are done reading my buffers */
 }
 
-/* Small messages: one synchronisation. Every rank posts its whole input to
- * its small slot, then reduces the whole vector itself (fixed order 0..p-1)
- * straight into its receive buffer. */
-static coll_status_t small(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf, size_t n,
-                           coll_dtype_t dt, coll_op_t op)
-{
-    int p = g->size;
-    uint64_t seq;
-    const void *src[COLL_MAX_LOCAL];
-    COLL_CHECK(coll_direct_small_post(comm, sendbuf, n * coll_dtype_size(dt), &seq));
-    COLL_CHECK(coll_direct_small_wait_all(comm, seq));
-    for (int j = 0; j < p; j++)
-        src[j] = coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq);
-    coll_direct_reduce(comm, recvbuf, src, p, n, dt, op);
-    coll_direct_small_done(comm, seq);
-    return COLL_SUCCESS;
-}
-
 coll_status_t coll_allreduce_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
                                         size_t n, coll_dtype_t dt, coll_op_t op)
 {
@@ -88,8 +70,9 @@ coll_status_t coll_allreduce_direct_run(coll_comm *comm, const coll_group_t *g, 
     size_t es = coll_dtype_size(dt);
     if (n == 0 || coll_alone(p, sendbuf, recvbuf, n * es))
         return p == 1 ? COLL_SUCCESS : coll_direct_barrier(comm);
+    /* small, one synchronisation: every rank posts its whole input and reduces the whole vector */
     if (n * es <= coll_direct_small_max(comm) && n * es <= COLL_ALLREDUCE_SMALL_BYTES)
-        return small(comm, g, sendbuf, recvbuf, n, dt, op);
+        return coll_direct_small_reduce(comm, g, sendbuf, n * es, 0, recvbuf, n, dt, op);
     int mylr = coll_group_lr(comm, g, me);
     size_t half = coll_direct_stage_bytes(comm) / 2;
     size_t chunk = half / es;

@@ -39,25 +39,6 @@
 
 enum { PUB_SEND = 0 };
 
-/* Whole input up to coll_direct_small_max: one synchronisation. Every rank posts
- * its input to its small slot and reduces its block out of all the slots
- * (copies, so in place needs no care). */
-static coll_status_t small(coll_comm *comm, const coll_group_t *g, const char *sb, char *rb, size_t n, coll_dtype_t dt,
-                           coll_op_t op)
-{
-    int p = g->size;
-    size_t es = coll_dtype_size(dt);
-    uint64_t seq;
-    const void *src[COLL_MAX_LOCAL];
-    COLL_CHECK(coll_direct_small_post(comm, sb, (size_t)p * n * es, &seq));
-    COLL_CHECK(coll_direct_small_wait_all(comm, seq));
-    for (int j = 0; j < p; j++)
-        src[j] = (const char *)coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq) + (size_t)g->me * n * es;
-    coll_direct_reduce(comm, rb, src, p, n, dt, op);
-    coll_direct_small_done(comm, seq);
-    return COLL_SUCCESS;
-}
-
 coll_status_t coll_reduce_scatter_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
                                              size_t n, coll_dtype_t dt, coll_op_t op)
 {
@@ -67,8 +48,9 @@ coll_status_t coll_reduce_scatter_direct_run(coll_comm *comm, const coll_group_t
     char *rb = recvbuf;
     if (n == 0 || coll_alone(p, sb, rb, n * es))
         return COLL_SUCCESS;
+    /* small, one synchronisation: every rank posts its whole input and reduces its block */
     if ((size_t)p * n * es <= coll_direct_small_max(comm))
-        return small(comm, g, sb, rb, n, dt, op);
+        return coll_direct_small_reduce(comm, g, sb, (size_t)p * n * es, (size_t)me * n * es, rb, n, dt, op);
     size_t half = coll_direct_stage_bytes(comm) / 2, c = half / es / (size_t)p;
     if (c == 0)
         return coll_error(COLL_ERR_UNSUPPORTED, COLL_SUB_COLL,

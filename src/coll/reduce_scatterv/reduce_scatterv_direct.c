@@ -41,25 +41,6 @@ enum { PUB_SEND = 0 };
 
 static size_t piece(size_t cnt, size_t off, size_t chunk) { return off < cnt ? coll_min_sz(chunk, cnt - off) : 0; }
 
-/* Input extent up to coll_direct_small_max: one synchronisation. Every rank
- * posts its input to its small slot and reduces its block out of the slots. */
-static coll_status_t small(coll_comm *comm, const coll_group_t *g, const char *sb, char *rb, size_t extent,
-                           const size_t *counts, const size_t *displs, coll_dtype_t dt, coll_op_t op)
-{
-    int p = g->size, me = g->me;
-    size_t es = coll_dtype_size(dt);
-    uint64_t seq;
-    const void *src[COLL_MAX_LOCAL];
-    COLL_CHECK(coll_direct_small_post(comm, sb, extent * es, &seq));
-    COLL_CHECK(coll_direct_small_wait_all(comm, seq));
-    for (int j = 0; j < p; j++)
-        src[j] = (const char *)coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq) + displs[me] * es;
-    if (counts[me])
-        coll_direct_reduce(comm, rb, src, p, counts[me], dt, op);
-    coll_direct_small_done(comm, seq);
-    return COLL_SUCCESS;
-}
-
 coll_status_t coll_reduce_scatterv_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                               void *recvbuf, const size_t *counts, const size_t *displs,
                                               coll_dtype_t dt, coll_op_t op)
@@ -77,8 +58,9 @@ coll_status_t coll_reduce_scatterv_direct_run(coll_comm *comm, const coll_group_
     }
     if (total == 0)
         return COLL_SUCCESS;
+    /* small, one synchronisation: every rank posts its input extent and reduces its block */
     if (extent * es <= coll_direct_small_max(comm))
-        return small(comm, g, sb, rb, extent, counts, displs, dt, op);
+        return coll_direct_small_reduce(comm, g, sb, extent * es, displs[me] * es, rb, counts[me], dt, op);
     size_t half = coll_direct_stage_bytes(comm) / 2, cap = half / es;
     if (cap <= (size_t)p)
         return coll_error(COLL_ERR_UNSUPPORTED, COLL_SUB_COLL,

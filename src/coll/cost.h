@@ -78,6 +78,18 @@ static inline coll_cost_step_t coll_cost_tree_step(const coll_comm *comm, const 
     return s;
 }
 
+/* A chain pipelined in COLL_CHUNK pieces (broadcast and reduce pipeline):
+ * c = 1 + floor(n / chunk) pieces flow through p - 1 links in p - 2 + c steps
+ * of one piece each (alpha + n/c beta, + n/c gamma where each hop reduces). */
+static inline double coll_cost_chain(const coll_comm *comm, const coll_group_t *g, double n, int reduces)
+{
+    double p = g->size;
+    double c = 1.0 + (double)(size_t)(n / (double)coll_cfg_size(COLL_CFG_CHUNK));
+    coll_cost_step_t s = coll_cost_tree_step(comm, g);
+    if (p < 2)
+        return 0;
+    return (p - 2 + c) * (s.alpha + n / c * (reduces ? s.beta + s.gamma : s.beta));
+}
 /* v-collectives: the total and the largest block in bytes of a->counts over
  * g's members (O(p)); min, when not NULL, gets the smallest. */
 static inline double coll_cost_v_bytes(const coll_group_t *g, const coll_args_t *a, double *max, double *min)

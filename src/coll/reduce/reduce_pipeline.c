@@ -83,12 +83,7 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    double p = g->size, n = (double)a->bytes;
-    double c = 1.0 + (double)(size_t)(n / (double)coll_cfg_size(COLL_CFG_CHUNK));
-    coll_cost_step_t s = coll_cost_tree_step(comm, g);
-    if (p < 2)
-        return 0;
-    return (p - 2 + c) * (s.alpha + n / c * (s.beta + s.gamma));
+    return coll_cost_chain(comm, g, (double)a->bytes, 1);
 }
 
 const coll_algo_t coll_algo_reduce_pipeline = COLL_ALGO(

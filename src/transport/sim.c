@@ -381,6 +381,8 @@ const coll_sim_params_t *coll_sim_params(const coll_sim_t *s) { return &s->p; }
 
 double *coll_sim_clock(coll_comm *comm) { return &comm->sim->r[comm->rank].clock; }
 
+double coll_sim_cpu_factor(const coll_comm *comm) { return comm->sim->cpu_f[comm->sim->rank_host[comm->rank]]; }
+
 coll_status_t coll_sim_block(coll_comm *comm, const char *what)
 {
     coll_sim_t *s = comm->sim;

@@ -149,6 +149,8 @@ struct coll_sim_direct;
 struct coll_sim_direct **coll_sim_direct_of(coll_sim_t *s);
 const coll_sim_params_t *coll_sim_params(const coll_sim_t *s);
 double *coll_sim_clock(coll_comm *comm);
+/* The CPU factor of comm's host: max(1, its ranks / cores_per_host). */
+double coll_sim_cpu_factor(const coll_comm *comm);
 /* Block the running rank until coll_sim_wake; a deadlock returns
  * COLL_ERR_INTERNAL naming the rank and `what` it waits in. */
 coll_status_t coll_sim_block(coll_comm *comm, const char *what);

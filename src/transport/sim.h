@@ -89,6 +89,7 @@ typedef struct {
     double cores_per_host;               /* CPU cores a host's ranks share (0: one per rank) */
     double net_step_us, net_step_bytes;  /* NIC: extra per message, full from this size up */
     double net_cpu_gbps;                 /* TCP Gbit/s one core sends + receives (0: no limit) */
+    double copy_core_gbps;               /* memcpy Gbit/s per core while every core copies (0: as one alone) */
 } coll_sim_params_t;
 
 /* The default link model (collbench sim's defaults, the unit tests' model):
@@ -149,8 +150,10 @@ struct coll_sim_direct;
 struct coll_sim_direct **coll_sim_direct_of(coll_sim_t *s);
 const coll_sim_params_t *coll_sim_params(const coll_sim_t *s);
 double *coll_sim_clock(coll_comm *comm);
-/* The CPU factor of comm's host: max(1, its ranks / cores_per_host). */
-double coll_sim_cpu_factor(const coll_comm *comm);
+/* How many times longer CPU work the running rank starts now takes on its
+ * host (sim.c, cpu_factor): mem 0 for per-message overheads, 1 for copies
+ * and reductions (memory bandwidth shared too). */
+double coll_sim_cpu_factor(const coll_comm *comm, int mem);
 /* Block the running rank until coll_sim_wake; a deadlock returns
  * COLL_ERR_INTERNAL naming the rank and `what` it waits in. */
 coll_status_t coll_sim_block(coll_comm *comm, const char *what);

@@ -122,7 +122,7 @@ static coll_status_t sd_barrier(coll_comm *comm)
     if (h->cnt[b] == 0 || h->tmax[b] < now)
         h->tmax[b] = now;
     if (++h->cnt[b] == comm->local_size) {
-        h->release[b] = h->tmax[b] + d->ovh_us * coll_sim_cpu_factor(comm) + d->lat_us;
+        h->release[b] = h->tmax[b] + d->ovh_us * coll_sim_cpu_factor(comm, 0) + d->lat_us;
         h->cnt[b] = 0;
         h->done = k;
         wake_host(comm);
@@ -168,7 +168,7 @@ static coll_status_t sd_small_post(coll_comm *comm, const void *src, size_t len,
     if (d->move && len)
         memcpy(small_slot(d, comm->rank, q), src, len);
     double *c = coll_sim_clock(comm);
-    *c += (d->ovh_us + (double)len * d->shm_b) * coll_sim_cpu_factor(comm);
+    *c += d->ovh_us * coll_sim_cpu_factor(comm, 0) + (double)len * d->shm_b * coll_sim_cpu_factor(comm, 1);
     me->arrive_t[b] = *c;
     me->small_len[b] = len;
     me->small_arrive = q;
@@ -198,7 +198,7 @@ static coll_status_t sd_small_wait_all(coll_comm *comm, uint64_t seq)
             bytes += (double)x->small_len[b];
     }
     advance(comm, last + d->lat_us);
-    *coll_sim_clock(comm) += bytes * d->shm_b * coll_sim_cpu_factor(comm);
+    *coll_sim_clock(comm) += bytes * d->shm_b * coll_sim_cpu_factor(comm, 1);
     return COLL_SUCCESS;
 }
 
@@ -233,7 +233,7 @@ static coll_status_t sd_cma_read(coll_comm *comm, int lr, int slot, size_t off, 
                           "sim: rank %d reads slot %d of local rank %d, never published", comm->rank, slot, lr);
     if (d->move && len)
         memcpy(dst, src + off, len);
-    *coll_sim_clock(comm) += (d->ovh_us + (double)len * d->shm_b) * coll_sim_cpu_factor(comm);
+    *coll_sim_clock(comm) += d->ovh_us * coll_sim_cpu_factor(comm, 0) + (double)len * d->shm_b * coll_sim_cpu_factor(comm, 1);
     return COLL_SUCCESS;
 }
 
@@ -246,7 +246,7 @@ static void sd_copy(coll_comm *comm, void *dst, const void *src, size_t len)
     struct coll_sim_direct *d = sd_of(comm);
     if (d->move && len)
         memcpy(dst, src, len);
-    *coll_sim_clock(comm) += (double)len * d->shm_b * coll_sim_cpu_factor(comm);
+    *coll_sim_clock(comm) += (double)len * d->shm_b * coll_sim_cpu_factor(comm, 1);
 }
 
 static void sd_reduce(coll_comm *comm, void *out, const void *const *in, int k, size_t n, coll_dtype_t dt, coll_op_t op)
@@ -255,7 +255,8 @@ static void sd_reduce(coll_comm *comm, void *out, const void *const *in, int k, 
     double bytes = (double)n * (double)coll_dtype_size(dt);
     if (d->move && n)
         coll_reduce_multi(out, in, k, n, dt, op);
-    *coll_sim_clock(comm) += (k > 1 ? (double)(k - 1) * bytes * d->red_b : bytes * d->shm_b) * coll_sim_cpu_factor(comm);
+    *coll_sim_clock(comm)
+        += (k > 1 ? (double)(k - 1) * bytes * d->red_b : bytes * d->shm_b) * coll_sim_cpu_factor(comm, 1);
 }
 
 static const coll_direct_ops_t sim_direct_ops = {

@@ -34,12 +34,14 @@
  * rank get comm->direct (coll_direct_ops_t), as shm gives it on a real host,
  * so the direct, cma and shm algorithms run, coll_group_is_local sees such a
  * host as local, and the selection matches a real host's (comm->shm stays
- * NULL). Costs on the rank that acts:
+ * NULL). Costs on the rank that acts, where cp_bw = 2 x shm_bw is one
+ * memcpy's rate (shm_bw, a message's, holds its copy in and its copy out),
+ * each CPU term times the CPU factor f (below):
  *   barrier:      ends at the host's last arrival + shm_ovh + shm_lat (a round)
- *   small post:   shm_ovh + B / shm_bw;  wait_all: the last post + shm_lat +
- *                 the peers' posted bytes / shm_bw (the reads)
- *   cma_read:     shm_ovh + B / shm_bw
- *   copy:         B / shm_bw   (coll_direct_copy: into / out of stages, from
+ *   small post:   shm_ovh + B / cp_bw;  wait_all: the last post + shm_lat +
+ *                 the peers' posted bytes / cp_bw (the reads)
+ *   cma_read:     shm_ovh + B / cp_bw
+ *   copy:         B / cp_bw   (coll_direct_copy: into / out of stages, from
  *                 peers' slots and buffers, within the user's buffers)
  *   reduce:       (k - 1) B / reduce_bw for k inputs of B bytes each
  *                 (coll_direct_reduce; k == 1 is a copy)
@@ -51,10 +53,15 @@
  * are deadlock-detected like message waits. Zero-copy (peer_ptr) is never
  * offered: simulated buffers are not coll_mem_alloc regions.
  *
- * CPU oversubscription: with cores_per_host > 0 and L ranks on a host with
- * L > cores_per_host, the CPU's part on that host (shm copies and overheads,
- * reductions, net_ovh) takes f = L / cores_per_host times as long; the wire
- * (net_bw, net_lat, shm_lat) does not.
+ * CPU oversubscription: with cores_per_host C > 0, the CPU's part of a rank's
+ * work (shm copies and overheads, reductions, net_ovh, the direct services)
+ * takes f = max(1, busy / C) times as long, busy = the ranks of its host at
+ * work when it starts (this rank and those whose clocks are past its own:
+ * working or taking in a message until then; ranks waiting take no CPU, as
+ * the real waits block); copies and reductions also share the memory
+ * bandwidth: f = max(1, busy / C x mem_r), mem_r = one core's memcpy (2 x
+ * shm_bw) / copy_core_gbps (what each core copies while all of them do;
+ * 0: no limit). The wire (net_bw, net_lat, shm_lat) is not slowed.
  * What the parameters hold when they come from a calibration file
  * (docs/sim-calibration.md): net_bw is a TCP stream's achieved rate (not the
  * line rate); net_lat a small message's one-way time (what the init probe,

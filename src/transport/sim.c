@@ -250,10 +250,13 @@ coll_status_t coll_sim_blank(coll_sim_t *s, const void *p, size_t len)
  * yet at t (a tie: its work, if any, is charged when it runs, and it counts
  * this rank then); so a binomial step with 2 of 4 ranks sending is not
  * slowed as if all 4 were, and a phase all ranks work through between two
- * barriers ends at the last one's time, which counts them all. Copies and reductions (mem) also share the memory bandwidth:
- * C cores copy at C x copy_core_gbps, not C x one core's rate, so f = max(1,
- * busy / C x mem_r). O(L) per call (L = the host's ranks), and only on a
- * host whose ranks can outnumber its cores (cpu_f > 1); O(1) otherwise. */
+ * barriers ends at the last one's time, which counts them all. (A rank
+ * taking in a message counts until its arrival: right for shm, where the
+ * receiver copies it out, an overcount for a network message.) Copies and
+ * reductions (mem) also share the memory bandwidth: C cores copy at C x
+ * copy_core_gbps, not C x one core's rate, so f = max(1, busy / C x mem_r).
+ * O(L) per call (L = the host's ranks), and only on a host whose ranks can
+ * outnumber its cores (cpu_f > 1); O(1) otherwise. */
 static double cpu_factor(const coll_sim_t *s, int rank, int mem)
 {
     int h = s->rank_host[rank];
@@ -261,11 +264,9 @@ static double cpu_factor(const coll_sim_t *s, int rank, int mem)
         return 1.0;
     double t = s->r[rank].clock;
     int busy = 0;
-    for (int r = s->host_start[h], e = r + s->host_nranks[h]; r < e; r++) {
-        const double *x = &s->r[r].clock;
-        if (r == rank || *x > t)
+    for (int r = s->host_start[h], e = r + s->host_nranks[h]; r < e; r++)
+        if (r == rank || s->r[r].clock > t)
             busy++;
-    }
     double f = busy / s->p.cores_per_host * (mem ? s->mem_r : 1.0);
     return f > 1.0 ? f : 1.0;
 }

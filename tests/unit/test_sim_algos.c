@@ -573,8 +573,8 @@ static void test_cpu_factor(void **state)
     if (ar4 != ar0)
         fail_msg("direct AllReduce, 4 ranks on 4 cores: %.2f us, with a core each %.2f us", ar4, ar0);
     if (ar4m < 1.5 * ar0)
-        fail_msg("direct AllReduce, 4 cores sharing half the copy rate: %.2f us, alone %.2f us (expected > 1.5x)",
-                 ar4m, ar0);
+        fail_msg("direct AllReduce, 4 cores sharing half the copy rate: %.2f us, alone %.2f us (expected > 1.5x)", ar4m,
+                 ar0);
 }
 
 int main(void)

@@ -414,6 +414,12 @@ double *coll_sim_clock(coll_comm *comm) { return &comm->sim->r[comm->rank].clock
 
 double coll_sim_cpu_factor(const coll_comm *comm, int mem) { return cpu_factor(comm->sim, comm->rank, mem); }
 
+void coll_sim_charge_copy(coll_comm *comm, size_t n)
+{
+    coll_sim_t *s = comm->sim;
+    s->r[comm->rank].clock += (double)n * s->shm_b / 2 * cpu_factor(s, comm->rank, 1);
+}
+
 coll_status_t coll_sim_block(coll_comm *comm, const char *what)
 {
     coll_sim_t *s = comm->sim;

@@ -28,7 +28,9 @@
  * a receive completes at max(receiver clock, arrival), a receive-reduce adds
  * B / reduce_bw. Local copies and reductions an algorithm does outside the
  * primitives and the direct services below (a tree's local reduce) cost no
- * virtual time.
+ * virtual time, except copies made with coll_local_copy (the hierarchical
+ * AlltoAll's pack and unpack: 2 x L x n bytes at its leader), charged by
+ * coll_sim_charge_copy.
  *
  * Direct memory (sim_direct.c): ranks of a simulated host with more than one
  * rank get comm->direct (coll_direct_ops_t), as shm gives it on a real host,
@@ -136,6 +138,11 @@ void *coll_sim_work(const coll_comm *comm, size_t bytes);
 int coll_sim_is_work(const coll_comm *comm, const void *p);
 /* Does data move on this simulated comm (--verify)? */
 int coll_sim_moves_data(const coll_comm *comm);
+
+/* An algorithm's own copy of n bytes (coll_local_copy): the running rank's
+ * clock advances by n at one memcpy's rate (2 x shm_gbps) times its CPU
+ * factor (copies share the cores and the memory bandwidth). */
+void coll_sim_charge_copy(coll_comm *comm, size_t n);
 
 /* Messages sent and rank -> scheduler switches of the last run. */
 void coll_sim_counts(const coll_sim_t *s, unsigned long long *msgs, unsigned long long *switches);

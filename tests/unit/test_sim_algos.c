@@ -24,6 +24,7 @@
 #include <sys/mman.h>
 
 #include "coll/algo.h"
+#include "coll/coll_util.h"
 #include "coll/prim.h"
 #include "core/config.h"
 #include "driver/driver.h"
@@ -511,7 +512,8 @@ static void test_direct_costs(void **state)
  * copy and reduce at once, takes more than 3x as long. copy_core_gbps (the
  * memory bandwidth the cores share) slows copies and reductions of busy
  * ranks even without more ranks than cores: 4 ranks on 4 cores copying at
- * half a lone core's rate take longer than 1.5x. */
+ * half a lone core's rate take longer than 1.5x. An algorithm's own copy
+ * (coll_local_copy) costs its bytes at one memcpy's rate, 2 x shm_gbps. */
 #define CF_BYTES ((size_t)1 << 20)
 static char *cf_buf[4];
 
@@ -521,6 +523,13 @@ static coll_status_t cf_pair_fn(coll_comm *comm, void *arg)
         return coll_prim_sendrecv(comm, cf_buf[0], CF_BYTES, 1, NULL, 0, -1);
     if (comm->rank == 1)
         return coll_prim_sendrecv(comm, NULL, 0, -1, cf_buf[1], CF_BYTES, 0);
+    return COLL_SUCCESS;
+}
+
+static coll_status_t cf_copy_fn(coll_comm *comm, void *arg)
+{
+    if (comm->rank == 0)
+        coll_local_copy(comm, cf_buf[0], cf_buf[1], CF_BYTES);
     return COLL_SUCCESS;
 }
 
@@ -551,7 +560,7 @@ static void test_cpu_factor(void **state)
         cf_buf[r] = calloc(1, CF_BYTES);
         assert_non_null(cf_buf[r]);
     }
-    double pair0 = cf_run(sp, cf_pair_fn);
+    double pair0 = cf_run(sp, cf_pair_fn), copy0 = cf_run(sp, cf_copy_fn);
     double x = (double)CF_BYTES * 8 / (sp.shm_gbps * 1e3); /* the message's copies, us */
     if (pair0 < x)
         fail_msg("1 MiB within a host: %.2f us, its copies alone take %.2f us", pair0, x);
@@ -566,6 +575,9 @@ static void test_cpu_factor(void **state)
     assert_int_equal(coll_algo_force(NULL), COLL_SUCCESS);
     for (int r = 0; r < 4; r++)
         free(cf_buf[r]);
+    double cp = (double)CF_BYTES * 8 / (2 * sp.shm_gbps * 1e3);
+    if (copy0 < cp * 0.999 || copy0 > cp * 1.001)
+        fail_msg("coll_local_copy of 1 MiB: %.3f us, one memcpy at 2 x shm_gbps takes %.3f us", copy0, cp);
     if (pair1 != pair0)
         fail_msg("a lone message on a host of 4 ranks and 1 core: %.2f us, %.2f us with a core per rank", pair1, pair0);
     if (ar1 < 3 * ar0)

@@ -4,7 +4,8 @@
 # with tc tbf in both directions (the host's cbeth0 = what it sends, the
 # switch's end h<i>e0 = what it receives), writes a calibration file per link
 # rate with the measuring tools (collbench net: bandwidth and latency between
-# cbh1 and cbh2; collbench bw -t d2d: copy and reduction rates, cores), runs
+# cbh1 and cbh2; collbench bw -t d2d: copy and reduction rates, cores, the
+# copy rate per core while all copy), runs
 # all_reduce_test, all_gather_test and alltoall_test from 1 MiB up across the
 # hosts (torchrun-style launch as tests/mp/31-multihost-env.sh) and predicts
 # the same rows with `collbench sim --calibration FILE`. Prints and writes the
@@ -90,6 +91,7 @@ calibrate() {   # calibrate GBIT FILE: the measuring runs between cbh1 and cbh2 
     done
     k=$(for k in 1 2 3 4 5; do awk -F' *= *' -v k=$k '$1 == "net_step_us" {print $2, k}' "$f.p2p$k"; done | sort -n | sed -n 3p)
     mv "$f.p2p${k#* }" "$f" && rm -f "$f".p2p?
+    # shm_gbps, reduce_gbps, cores_per_host, copy_core_gbps (the all-cores memcpy / cores: memory bandwidth)
     netns_exec 1 timeout 120 "$BIN/collbench" bw -t d2d -s 64M -et 10 --method memcpy --calibration-out "$f" >"$RAW/d2d-$g.out" 2>&1 || { cat "$RAW/d2d-$g.out"; return 1; }
     # net_cpu_gbps: the same path without the rate limit, both ways: what the shared cores push through TCP
     for i in 1 2; do

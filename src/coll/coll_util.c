@@ -55,6 +55,13 @@ void *coll_work_alloc(coll_comm *comm, size_t bytes)
 
 int coll_data_real(const coll_comm *comm) { return !comm->sim || coll_sim_moves_data(comm); }
 
+void coll_local_copy(coll_comm *comm, void *dst, const void *src, size_t n)
+{
+    memcpy(dst, src, n);
+    if (comm->sim)
+        coll_sim_charge_copy(comm, n);
+}
+
 void coll_work_free(coll_comm *comm, void *p)
 {
     if (comm->sim && coll_sim_is_work(comm, p))

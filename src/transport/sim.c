@@ -84,7 +84,8 @@ struct coll_sim {
     struct coll_comm *comms;   /* [n] */
     sim_rank_t *r;             /* [n] */
     double *tx_free, *rx_free; /* [nhosts] */
-    double *cpu_f;             /* [nhosts] CPU oversubscription: max(1, ranks / cores_per_host) */
+    double *cpu_f;             /* [nhosts] the most cpu_factor can be: max(1, ranks / cores_per_host x mem_r) */
+    double mem_r;              /* one core's memcpy / a core's share while all copy (>= 1) */
     double *nic_b;             /* [nhosts] us per byte of the host's NIC (its CPUs' limit included) */
     /* shared, read-only for the comms */
     coll_peer_info_t *peers;
@@ -240,6 +241,36 @@ coll_status_t coll_sim_blank(coll_sim_t *s, const void *p, size_t len)
     return COLL_SUCCESS;
 }
 
+/* The CPU factor of work rank starts now (at its clock t): the ranks of its
+ * host that are busy at t share its cores_per_host C, f = max(1, busy / C).
+ * Busy: this rank and every rank of the host whose clock is past t (it was
+ * at work until its clock: the scheduler runs the earliest clock first, so
+ * such a rank has charged work beyond t). A rank waiting for a message or a
+ * barrier takes no CPU (the real wait blocks), nor does one that has not run
+ * yet at t (a tie: its work, if any, is charged when it runs, and it counts
+ * this rank then); so a binomial step with 2 of 4 ranks sending is not
+ * slowed as if all 4 were, and a phase all ranks work through between two
+ * barriers ends at the last one's time, which counts them all. (A rank
+ * taking in a message counts until its arrival: right for shm, where the
+ * receiver copies it out, an overcount for a network message.) Copies and
+ * reductions (mem) also share the memory bandwidth: C cores copy at C x
+ * copy_core_gbps, not C x one core's rate, so f = max(1, busy / C x mem_r).
+ * O(L) per call (L = the host's ranks), and only on a host whose ranks can
+ * outnumber its cores (cpu_f > 1); O(1) otherwise. */
+static double cpu_factor(const coll_sim_t *s, int rank, int mem)
+{
+    int h = s->rank_host[rank];
+    if (s->cpu_f[h] <= 1.0)
+        return 1.0;
+    double t = s->r[rank].clock;
+    int busy = 0;
+    for (int r = s->host_start[h], e = r + s->host_nranks[h]; r < e; r++)
+        if (r == rank || s->r[r].clock > t)
+            busy++;
+    double f = busy / s->p.cores_per_host * (mem ? s->mem_r : 1.0);
+    return f > 1.0 ? f : 1.0;
+}
+
 static coll_status_t sim_send(coll_comm *comm, int peer, const void *buf, size_t len, size_t *done)
 {
     coll_sim_t *s = comm->sim;
@@ -263,12 +294,12 @@ static coll_status_t sim_send(coll_comm *comm, int peer, const void *buf, size_t
     }
     double t = me->clock, x;
     int hs = s->rank_host[me_r], hd = s->rank_host[peer];
-    double f = s->cpu_f[hs]; /* CPU work on an oversubscribed host takes f times as long */
+    double f = cpu_factor(s, me_r, 0); /* CPU work on an oversubscribed host takes f times as long */
     if (hs == hd) {
         double start = t + s->p.shm_ovh_us * f;
         if (start < me->port_free)
             start = me->port_free;
-        x = (double)len * s->shm_b * f;
+        x = (double)len * s->shm_b * cpu_factor(s, me_r, 1);
         me->port_free = start + x;
         m->arrive = start + x + s->p.shm_us;
         me->clock = t + s->p.shm_ovh_us * f;
@@ -329,7 +360,7 @@ static coll_status_t sim_recv(coll_comm *comm, int peer, const coll_sink_t *sink
     if (me->clock < m->arrive)
         me->clock = m->arrive;
     if (sink->fn)
-        me->clock += (double)len * s->red_b * s->cpu_f[s->rank_host[comm->rank]];
+        me->clock += (double)len * s->red_b * cpu_factor(s, comm->rank, 1);
     if (m->data) {
         if (!sink->fn)
             memcpy(sink->dst, m->data, len);
@@ -380,6 +411,14 @@ struct coll_sim_direct **coll_sim_direct_of(coll_sim_t *s) { return &s->direct; 
 const coll_sim_params_t *coll_sim_params(const coll_sim_t *s) { return &s->p; }
 
 double *coll_sim_clock(coll_comm *comm) { return &comm->sim->r[comm->rank].clock; }
+
+double coll_sim_cpu_factor(const coll_comm *comm, int mem) { return cpu_factor(comm->sim, comm->rank, mem); }
+
+void coll_sim_charge_copy(coll_comm *comm, size_t n)
+{
+    coll_sim_t *s = comm->sim;
+    s->r[comm->rank].clock += (double)n * s->shm_b / 2 * cpu_factor(s, comm->rank, 1);
+}
 
 coll_status_t coll_sim_block(coll_comm *comm, const char *what)
 {
@@ -662,8 +701,8 @@ static void lay_out_hosts(coll_sim_t *s, int n, int nhosts, const int *host_nran
         s->host_nranks[h] = host_nranks[h];
         s->host_start[h] = r;
         s->cpu_f[h] = 1.0;
-        if (p->cores_per_host > 0 && host_nranks[h] > p->cores_per_host)
-            s->cpu_f[h] = host_nranks[h] / p->cores_per_host;
+        if (p->cores_per_host > 0 && host_nranks[h] * s->mem_r > p->cores_per_host)
+            s->cpu_f[h] = host_nranks[h] * s->mem_r / p->cores_per_host;
         double bw = p->net_gbps, cores = p->cores_per_host > 0 ? p->cores_per_host : host_nranks[h];
         if (p->net_cpu_gbps > 0 && p->net_cpu_gbps * cores < bw)
             bw = p->net_cpu_gbps * cores;
@@ -714,6 +753,7 @@ coll_status_t coll_sim_create(int nhosts, const int *host_nranks, const coll_sim
     s->p = *p;
     s->shm_b = 8.0 / (p->shm_gbps * 1e3);
     s->red_b = 8.0 / (p->reduce_gbps * 1e3);
+    s->mem_r = p->copy_core_gbps > 0 && 2 * p->shm_gbps > p->copy_core_gbps ? 2 * p->shm_gbps / p->copy_core_gbps : 1.0;
     coll_status_t st = alloc_arrays(s, n, nhosts, p);
     if (st != COLL_SUCCESS) {
         coll_sim_destroy(s);

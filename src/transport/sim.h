@@ -28,18 +28,22 @@
  * a receive completes at max(receiver clock, arrival), a receive-reduce adds
  * B / reduce_bw. Local copies and reductions an algorithm does outside the
  * primitives and the direct services below (a tree's local reduce) cost no
- * virtual time.
+ * virtual time, except copies made with coll_local_copy (the hierarchical
+ * AlltoAll's pack and unpack: 2 x L x n bytes at its leader), charged by
+ * coll_sim_charge_copy.
  *
  * Direct memory (sim_direct.c): ranks of a simulated host with more than one
  * rank get comm->direct (coll_direct_ops_t), as shm gives it on a real host,
  * so the direct, cma and shm algorithms run, coll_group_is_local sees such a
  * host as local, and the selection matches a real host's (comm->shm stays
- * NULL). Costs on the rank that acts:
+ * NULL). Costs on the rank that acts, where cp_bw = 2 x shm_bw is one
+ * memcpy's rate (shm_bw, a message's, holds its copy in and its copy out),
+ * each CPU term times the CPU factor f (below):
  *   barrier:      ends at the host's last arrival + shm_ovh + shm_lat (a round)
- *   small post:   shm_ovh + B / shm_bw;  wait_all: the last post + shm_lat +
- *                 the peers' posted bytes / shm_bw (the reads)
- *   cma_read:     shm_ovh + B / shm_bw
- *   copy:         B / shm_bw   (coll_direct_copy: into / out of stages, from
+ *   small post:   shm_ovh + B / cp_bw;  wait_all: the last post + shm_lat +
+ *                 the peers' posted bytes / cp_bw (the reads)
+ *   cma_read:     shm_ovh + B / cp_bw
+ *   copy:         B / cp_bw   (coll_direct_copy: into / out of stages, from
  *                 peers' slots and buffers, within the user's buffers)
  *   reduce:       (k - 1) B / reduce_bw for k inputs of B bytes each
  *                 (coll_direct_reduce; k == 1 is a copy)
@@ -51,10 +55,15 @@
  * are deadlock-detected like message waits. Zero-copy (peer_ptr) is never
  * offered: simulated buffers are not coll_mem_alloc regions.
  *
- * CPU oversubscription: with cores_per_host > 0 and L ranks on a host with
- * L > cores_per_host, the CPU's part on that host (shm copies and overheads,
- * reductions, net_ovh) takes f = L / cores_per_host times as long; the wire
- * (net_bw, net_lat, shm_lat) does not.
+ * CPU oversubscription: with cores_per_host C > 0, the CPU's part of a rank's
+ * work (shm copies and overheads, reductions, net_ovh, the direct services)
+ * takes f = max(1, busy / C) times as long, busy = the ranks of its host at
+ * work when it starts (this rank and those whose clocks are past its own:
+ * working or taking in a message until then; ranks waiting take no CPU, as
+ * the real waits block); copies and reductions also share the memory
+ * bandwidth: f = max(1, busy / C x mem_r), mem_r = one core's memcpy (2 x
+ * shm_bw) / copy_core_gbps (what each core copies while all of them do;
+ * 0: no limit). The wire (net_bw, net_lat, shm_lat) is not slowed.
  * What the parameters hold when they come from a calibration file
  * (docs/sim-calibration.md): net_bw is a TCP stream's achieved rate (not the
  * line rate); net_lat a small message's one-way time (what the init probe,
@@ -89,6 +98,7 @@ typedef struct {
     double cores_per_host;               /* CPU cores a host's ranks share (0: one per rank) */
     double net_step_us, net_step_bytes;  /* NIC: extra per message, full from this size up */
     double net_cpu_gbps;                 /* TCP Gbit/s one core sends + receives (0: no limit) */
+    double copy_core_gbps;               /* memcpy Gbit/s per core while every core copies (0: as one alone) */
 } coll_sim_params_t;
 
 /* The default link model (collbench sim's defaults, the unit tests' model):
@@ -129,6 +139,11 @@ int coll_sim_is_work(const coll_comm *comm, const void *p);
 /* Does data move on this simulated comm (--verify)? */
 int coll_sim_moves_data(const coll_comm *comm);
 
+/* An algorithm's own copy of n bytes (coll_local_copy): the running rank's
+ * clock advances by n at one memcpy's rate (2 x shm_gbps) times its CPU
+ * factor (copies share the cores and the memory bandwidth). */
+void coll_sim_charge_copy(coll_comm *comm, size_t n);
+
 /* Messages sent and rank -> scheduler switches of the last run. */
 void coll_sim_counts(const coll_sim_t *s, unsigned long long *msgs, unsigned long long *switches);
 
@@ -149,6 +164,10 @@ struct coll_sim_direct;
 struct coll_sim_direct **coll_sim_direct_of(coll_sim_t *s);
 const coll_sim_params_t *coll_sim_params(const coll_sim_t *s);
 double *coll_sim_clock(coll_comm *comm);
+/* How many times longer CPU work the running rank starts now takes on its
+ * host (sim.c, cpu_factor): mem 0 for per-message overheads, 1 for copies
+ * and reductions (memory bandwidth shared too). */
+double coll_sim_cpu_factor(const coll_comm *comm, int mem);
 /* Block the running rank until coll_sim_wake; a deadlock returns
  * COLL_ERR_INTERNAL naming the rank and `what` it waits in. */
 coll_status_t coll_sim_block(coll_comm *comm, const char *what);

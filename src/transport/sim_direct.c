@@ -20,11 +20,14 @@
  *   publish     zero-copy needs coll_mem_alloc regions, which simulated ranks
  *               do not have: peer_ptr is NULL, is_registered 0 (the staging
  *               paths run, as on a real host with malloc'd buffers)
- * Virtual time (sim.h): a barrier ends at the last arrival + one shm round
- * (shm_ovh + shm_lat); a small post costs shm_ovh + B / shm_bw, wait_all ends
- * one shm latency after the last post plus the peers' posted bytes / shm_bw
- * (the reads); a cma_read of B bytes costs shm_ovh + B / shm_bw; a copy of B
- * bytes B / shm_bw; a reduction of k inputs of B bytes (k - 1) B / reduce_bw.
+ * Virtual time (sim.h), cp_bw = 2 x shm_bw (one memcpy; shm_bw is a
+ * message's rate, copied in and out), every CPU term times the host's CPU
+ * factor (coll_sim_cpu_factor: busy ranks per core, memory bandwidth): a
+ * barrier ends at the last arrival + one shm round (shm_ovh + shm_lat); a
+ * small post costs shm_ovh + B / cp_bw, wait_all ends one shm latency after
+ * the last post plus the peers' posted bytes / cp_bw (the reads); a cma_read
+ * of B bytes costs shm_ovh + B / cp_bw; a copy of B bytes B / cp_bw; a
+ * reduction of k inputs of B bytes (k - 1) B / reduce_bw.
  *
  * Memory: O(N) counters; with move_data N x (stage + 2 x 64 KiB) bytes of
  * address space (MAP_NORESERVE: pages touched only); sizes only one stage
@@ -70,7 +73,7 @@ struct coll_sim_direct {
     sd_rank_t *r; /* [n] */
     sd_host_t *h; /* [nhosts] */
     int cma;
-    double bar_us, ovh_us, lat_us, shm_b, red_b; /* us, us per byte */
+    double ovh_us, lat_us, shm_b, red_b; /* us, us per byte (shm_b: one memcpy, 2 x shm_gbps) */
 };
 
 static struct coll_sim_direct *sd_of(const coll_comm *comm) { return *coll_sim_direct_of(comm->sim); }
@@ -122,7 +125,7 @@ static coll_status_t sd_barrier(coll_comm *comm)
     if (h->cnt[b] == 0 || h->tmax[b] < now)
         h->tmax[b] = now;
     if (++h->cnt[b] == comm->local_size) {
-        h->release[b] = h->tmax[b] + d->bar_us;
+        h->release[b] = h->tmax[b] + d->ovh_us * coll_sim_cpu_factor(comm, 0) + d->lat_us;
         h->cnt[b] = 0;
         h->done = k;
         wake_host(comm);
@@ -168,7 +171,7 @@ static coll_status_t sd_small_post(coll_comm *comm, const void *src, size_t len,
     if (d->move && len)
         memcpy(small_slot(d, comm->rank, q), src, len);
     double *c = coll_sim_clock(comm);
-    *c += d->ovh_us + (double)len * d->shm_b;
+    *c += d->ovh_us * coll_sim_cpu_factor(comm, 0) + (double)len * d->shm_b * coll_sim_cpu_factor(comm, 1);
     me->arrive_t[b] = *c;
     me->small_len[b] = len;
     me->small_arrive = q;
@@ -198,7 +201,7 @@ static coll_status_t sd_small_wait_all(coll_comm *comm, uint64_t seq)
             bytes += (double)x->small_len[b];
     }
     advance(comm, last + d->lat_us);
-    *coll_sim_clock(comm) += bytes * d->shm_b;
+    *coll_sim_clock(comm) += bytes * d->shm_b * coll_sim_cpu_factor(comm, 1);
     return COLL_SUCCESS;
 }
 
@@ -233,7 +236,8 @@ static coll_status_t sd_cma_read(coll_comm *comm, int lr, int slot, size_t off, 
                           "sim: rank %d reads slot %d of local rank %d, never published", comm->rank, slot, lr);
     if (d->move && len)
         memcpy(dst, src + off, len);
-    *coll_sim_clock(comm) += d->ovh_us + (double)len * d->shm_b;
+    *coll_sim_clock(comm) += d->ovh_us * coll_sim_cpu_factor(comm, 0)
+        + (double)len * d->shm_b * coll_sim_cpu_factor(comm, 1);
     return COLL_SUCCESS;
 }
 
@@ -246,7 +250,7 @@ static void sd_copy(coll_comm *comm, void *dst, const void *src, size_t len)
     struct coll_sim_direct *d = sd_of(comm);
     if (d->move && len)
         memcpy(dst, src, len);
-    *coll_sim_clock(comm) += (double)len * d->shm_b;
+    *coll_sim_clock(comm) += (double)len * d->shm_b * coll_sim_cpu_factor(comm, 1);
 }
 
 static void sd_reduce(coll_comm *comm, void *out, const void *const *in, int k, size_t n, coll_dtype_t dt, coll_op_t op)
@@ -255,7 +259,8 @@ static void sd_reduce(coll_comm *comm, void *out, const void *const *in, int k, 
     double bytes = (double)n * (double)coll_dtype_size(dt);
     if (d->move && n)
         coll_reduce_multi(out, in, k, n, dt, op);
-    *coll_sim_clock(comm) += k > 1 ? (double)(k - 1) * bytes * d->red_b : bytes * d->shm_b;
+    *coll_sim_clock(comm) += (k > 1 ? (double)(k - 1) * bytes * d->red_b : bytes * d->shm_b)
+        * coll_sim_cpu_factor(comm, 1);
 }
 
 static const coll_direct_ops_t sim_direct_ops = {
@@ -355,11 +360,10 @@ coll_status_t coll_sim_direct_attach(coll_sim_t *s)
     d->move = p->move_data;
     d->cma = coll_cfg_bool(COLL_CFG_CMA);
     d->stage_bytes = (size_t)shm_sizes_config(2, coll_cfg_size(COLL_CFG_BUFFSIZE), 4096, 2).stage;
-    d->shm_b = 8.0 / (p->shm_gbps * 1e3); /* Gbit/s -> us per byte */
+    d->shm_b = 8.0 / (2 * p->shm_gbps * 1e3); /* one memcpy: Gbit/s -> us per byte */
     d->red_b = 8.0 / (p->reduce_gbps * 1e3);
     d->ovh_us = p->shm_ovh_us;
     d->lat_us = p->shm_us;
-    d->bar_us = p->shm_ovh_us + p->shm_us;
     d->stages_map = (d->move ? (size_t)n : 1) * d->stage_bytes;
     d->small_map = (d->move ? (size_t)n : 1) * 2 * SD_SMALL_MAX;
     d->stages = d->move ? map(d->stages_map) : coll_sim_alias_map(d->stages_map);

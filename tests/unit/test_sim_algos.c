@@ -24,6 +24,8 @@
 #include <sys/mman.h>
 
 #include "coll/algo.h"
+#include "coll/coll_util.h"
+#include "coll/prim.h"
 #include "core/config.h"
 #include "driver/driver.h"
 #include "transport/sim.h"
@@ -439,8 +441,9 @@ static void test_direct_deadlock(void **state)
 /* The direct capability's copies and reductions (direct.h) cost virtual time
  * and, sizes only, are not done: AllReduce of 1 MiB fp32 on one host of 4
  * ranks, forced direct then cma. With data: every element right, and the time
- * at least the model's work (direct: copy in + copy out at shm_bw, the 1/p
- * slice reduced from p inputs at reduce_bw; cma: that reduction). Sizes only:
+ * at least the model's work (direct: copy in + copy out at one memcpy's rate,
+ * 2 x shm_bw, the 1/p slice reduced from p inputs at reduce_bw; cma: that
+ * reduction). Sizes only:
  * the same time, on buffers that fault if anyone touches them. */
 #define DC_P 4
 #define DC_N (256 * 1024)
@@ -458,7 +461,8 @@ static void test_direct_costs(void **state)
     (void)state;
     coll_sim_params_t sp = coll_sim_defaults();
     sp.move_data = 1;
-    double us_b = 8.0 / (sp.shm_gbps * 1e3), red_b = 8.0 / (sp.reduce_gbps * 1e3), bytes = 4.0 * DC_N;
+    /* a direct copy is one memcpy: 2 x shm_gbps (a message's rate holds its copy in and out) */
+    double us_b = 8.0 / (2 * sp.shm_gbps * 1e3), red_b = 8.0 / (sp.reduce_gbps * 1e3), bytes = 4.0 * DC_N;
     const char *algos[2] = {"allreduce=direct", "allreduce=cma"};
     double reduce_us = (DC_P - 1) * bytes / DC_P * red_b; /* my 1/p slice, p inputs */
     double least[2] = {2 * bytes * us_b + reduce_us, reduce_us};
@@ -501,6 +505,90 @@ static void test_direct_costs(void **state)
     munmap(none, 2 * len);
 }
 
+/* The CPU factor of an oversubscribed host (sim.h) counts the ranks busy at
+ * the time, not the ranks the host has: on a host of 4 ranks sharing 1 core,
+ * a lone 1 MiB message from rank 0 to rank 1 (ranks 2 and 3 idle) costs what
+ * it costs with a core per rank, while a direct AllReduce, in which all 4
+ * copy and reduce at once, takes more than 3x as long. copy_core_gbps (the
+ * memory bandwidth the cores share) slows copies and reductions of busy
+ * ranks even without more ranks than cores: 4 ranks on 4 cores copying at
+ * half a lone core's rate take longer than 1.5x. An algorithm's own copy
+ * (coll_local_copy) costs its bytes at one memcpy's rate, 2 x shm_gbps. */
+#define CF_BYTES ((size_t)1 << 20)
+static char *cf_buf[4];
+
+static coll_status_t cf_pair_fn(coll_comm *comm, void *arg)
+{
+    if (comm->rank == 0)
+        return coll_prim_sendrecv(comm, cf_buf[0], CF_BYTES, 1, NULL, 0, -1);
+    if (comm->rank == 1)
+        return coll_prim_sendrecv(comm, NULL, 0, -1, cf_buf[1], CF_BYTES, 0);
+    return COLL_SUCCESS;
+}
+
+static coll_status_t cf_copy_fn(coll_comm *comm, void *arg)
+{
+    if (comm->rank == 0)
+        coll_local_copy(comm, cf_buf[0], cf_buf[1], CF_BYTES);
+    return COLL_SUCCESS;
+}
+
+static coll_status_t cf_allreduce_fn(coll_comm *comm, void *arg)
+{
+    float *b = (float *)(void *)cf_buf[comm->rank];
+    return coll_all_reduce(b, b, CF_BYTES / 4, COLL_FP32, COLL_SUM, comm);
+}
+
+static double cf_run(coll_sim_params_t sp, coll_sim_fn fn)
+{
+    int hn[1] = {4};
+    coll_sim_t *sim = NULL;
+    double t = -1;
+    assert_int_equal(coll_sim_create(1, hn, &sp, &sim), COLL_SUCCESS);
+    if (coll_sim_run(sim, fn, NULL, &t) != COLL_SUCCESS)
+        fail_msg("cores %g, copy_core_gbps %g: %s", sp.cores_per_host, sp.copy_core_gbps, coll_last_error());
+    coll_sim_destroy(sim);
+    return t;
+}
+
+static void test_cpu_factor(void **state)
+{
+    (void)state;
+    coll_sim_params_t sp = coll_sim_defaults();
+    sp.move_data = 1;
+    for (int r = 0; r < 4; r++) {
+        cf_buf[r] = calloc(1, CF_BYTES);
+        assert_non_null(cf_buf[r]);
+    }
+    double pair0 = cf_run(sp, cf_pair_fn), copy0 = cf_run(sp, cf_copy_fn);
+    double x = (double)CF_BYTES * 8 / (sp.shm_gbps * 1e3); /* the message's copies, us */
+    if (pair0 < x)
+        fail_msg("1 MiB within a host: %.2f us, its copies alone take %.2f us", pair0, x);
+    assert_int_equal(coll_algo_force("allreduce=direct"), COLL_SUCCESS);
+    double ar0 = cf_run(sp, cf_allreduce_fn);
+    sp.cores_per_host = 1;
+    double pair1 = cf_run(sp, cf_pair_fn), ar1 = cf_run(sp, cf_allreduce_fn);
+    sp.cores_per_host = 4;
+    double ar4 = cf_run(sp, cf_allreduce_fn);
+    sp.copy_core_gbps = sp.shm_gbps; /* every core copies at half of what one copies alone (2 x shm_gbps) */
+    double ar4m = cf_run(sp, cf_allreduce_fn);
+    assert_int_equal(coll_algo_force(NULL), COLL_SUCCESS);
+    for (int r = 0; r < 4; r++)
+        free(cf_buf[r]);
+    double cp = (double)CF_BYTES * 8 / (2 * sp.shm_gbps * 1e3);
+    if (copy0 < cp * 0.999 || copy0 > cp * 1.001)
+        fail_msg("coll_local_copy of 1 MiB: %.3f us, one memcpy at 2 x shm_gbps takes %.3f us", copy0, cp);
+    if (pair1 != pair0)
+        fail_msg("a lone message on a host of 4 ranks and 1 core: %.2f us, %.2f us with a core per rank", pair1, pair0);
+    if (ar1 < 3 * ar0)
+        fail_msg("direct AllReduce, 4 ranks on 1 core: %.2f us, with a core each %.2f us (expected > 3x)", ar1, ar0);
+    if (ar4 != ar0)
+        fail_msg("direct AllReduce, 4 ranks on 4 cores: %.2f us, with a core each %.2f us", ar4, ar0);
+    if (ar4m < 1.5 * ar0)
+        fail_msg("direct AllReduce, 4 cores sharing half the copy rate: %.2f us, alone %.2f us (expected > 1.5x)", ar4m,
+                 ar0);
+}
+
 int main(void)
 {
     setenv("COLL_BUFFSIZE", "65536", 1);
@@ -511,6 +599,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_direct_deadlock),
         cmocka_unit_test(test_direct_costs),
+        cmocka_unit_test(test_cpu_factor),
         cmocka_unit_test(test_barrier),
         cmocka_unit_test(test_every_algo),
     };

@@ -399,15 +399,22 @@ int cbt_bw_d2d(const cbt_bw_opts_t *o)
     }
     if (o->calib_out && !rc && nres) {
         /* one core's copy (memcpy if it ran): a shared-memory message is copied twice (in and out of
-         * the segment) by one core each; the reduction measured on the same core */
-        const result_t *one = &res[0];
+         * the segment) by one core each; the reduction measured on the same core; the same method on
+         * all cores at once, per core: what each gets of the memory bandwidth they share */
+        const result_t *one = &res[0], *every = one;
+        for (int i = 1; i < nres; i++)
+            if (!strcmp(res[i].method, one->method) && res[i].threads == all)
+                every = &res[i];
         size_t rb = o->size < (64u << 20) ? (size_t)o->size : (size_t)64 << 20;
         double red = cbt_calib_reduce_gbps(rb < 4096 ? 4096 : rb, 0.5);
-        char by[160];
-        snprintf(by, sizeof by, "collbench bw -t d2d -s %llu (%s one core %.3f GB/s; %d cores)", o->size, one->method,
-                 one->gbs, all);
-        cbt_calib_kv_t kv[3] = {{"shm_gbps", one->gbs * 8 / 2}, {"reduce_gbps", red}, {"cores_per_host", all}};
-        rc = cbt_calib_write(TOOL, o->calib_out, by, kv, 3);
+        char by[200];
+        snprintf(by, sizeof by, "collbench bw -t d2d -s %llu (%s one core %.3f GB/s; %d cores %.3f GB/s)", o->size,
+                 one->method, one->gbs, all, every->gbs * (every == one ? all : 1));
+        cbt_calib_kv_t kv[4] = {{"shm_gbps", one->gbs * 8 / 2},
+                                {"reduce_gbps", red},
+                                {"cores_per_host", all},
+                                {"copy_core_gbps", every->gbs * 8 / every->threads}};
+        rc = cbt_calib_write(TOOL, o->calib_out, by, kv, 4);
     }
     if (!o->json && !o->quiet) {
         if (ds >= 0)

@@ -79,7 +79,10 @@ static void usage(FILE *f)
             "                      G x its cores (0: no limit)\n"
             "  --cores-per-host C  CPU cores the ranks of a host share (0: one per rank; default 0); with\n"
             "                      more ranks than cores, copies, reductions and per-message costs slow\n"
-            "                      down by ranks / cores (docs/sim-calibration.md)\n"
+            "                      down by busy ranks / cores (docs/sim-calibration.md)\n"
+            "  --copy-core-gbps G  memcpy Gbit/s per core while all of a host's cores copy (memory\n"
+            "                      bandwidth shared); copies and reductions slow down by one core's\n"
+            "                      rate (2 x shm) / G more on a host with busy ranks (0: no limit)\n"
             "  --calibration FILE  the link parameters from a calibration file (key = value) written by\n"
             "                      collbench net/bw --calibration-out; the flags above win over its keys\n"
             "Ranks of one simulated host read each other's memory: the direct, cma and shm algorithms\n"
@@ -221,6 +224,7 @@ static int parse(int argc, char **argv, cbt_sim_opts_t *so)
             DBL("--net-step-us", "net_step_us", 0, 1e7, "us", &so->p.net_step_us)
             DBL("--net-step-bytes", "net_step_bytes", 1, 1e12, "bytes", &so->p.net_step_bytes)
             DBL("--net-cpu-gbps", "net_cpu_gbps", 0, 1e6, "Gbit/s per core (0: no limit)", &so->p.net_cpu_gbps)
+            DBL("--copy-core-gbps", "copy_core_gbps", 0, 1e6, "Gbit/s per core (0: no limit)", &so->p.copy_core_gbps)
             return cbt_usage_error(TOOL, "unknown option '%s' (see collbench sim --help)", a), -1;
         }
     }
@@ -329,10 +333,11 @@ int cbt_sim_main(int argc, char **argv)
                "\"dtype\": \"%s\", \"op\": \"%s\", \"root\": %d, \"verify\": %d,\n \"link\": {\"net_gbps\": %g, "
                "\"net_us\": %g, \"net_overhead_us\": %g, \"shm_gbps\": %g, \"shm_us\": %g, \"shm_overhead_us\": %g, "
                "\"reduce_gbps\": %g, \"cores_per_host\": %g, \"net_step_us\": %g, \"net_step_bytes\": %g, "
-               "\"net_cpu_gbps\": %g},\n \"calibration\": ",
+               "\"net_cpu_gbps\": %g, \"copy_core_gbps\": %g},\n \"calibration\": ",
                so.desc->name, so.nranks, so.nhosts, coll_dtype_name(o->dt), coll_op_name(o->op), o->root, o->check,
                so.p.net_gbps, so.p.net_us, so.p.net_ovh_us, so.p.shm_gbps, so.p.shm_us, so.p.shm_ovh_us,
-               so.p.reduce_gbps, so.p.cores_per_host, so.p.net_step_us, so.p.net_step_bytes, so.p.net_cpu_gbps);
+               so.p.reduce_gbps, so.p.cores_per_host, so.p.net_step_us, so.p.net_step_bytes, so.p.net_cpu_gbps,
+               so.p.copy_core_gbps);
         if (so.calibration)
             cbt_json_str(stdout, so.calibration);
         else
@@ -349,6 +354,8 @@ int cbt_sim_main(int argc, char **argv)
             printf(", net step +%g us from %g B", so.p.net_step_us, so.p.net_step_bytes);
         if (so.p.net_cpu_gbps > 0)
             printf(", TCP %g Gbit/s per core", so.p.net_cpu_gbps);
+        if (so.p.copy_core_gbps > 0)
+            printf(", copies %g Gbit/s per core", so.p.copy_core_gbps);
         if (so.calibration)
             printf(" (calibration %s)", so.calibration);
         printf("\ndata_size(Bytes): | aveg_time(us): | alg_bandwidth(GB/s): | check_result: | bus_bandwidth(GB/s): | "

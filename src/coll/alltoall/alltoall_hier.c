@@ -33,7 +33,6 @@
  * b21] and scatters: rank 1 gets [b01 b11 b21].
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include "coll/algo.h"
 #include "coll/alltoall/alltoall.h"
@@ -72,7 +71,7 @@ static coll_status_t leader_exchange(coll_comm *comm, char *A, size_t count, col
         sd[h] = rd[h] = o / es;
         for (int t = 0; t < Lh; t++)
             for (int j = 0; j < L; j++, o += bb)
-                memcpy(pack + o, A + ((size_t)j * (size_t)p + (size_t)dst[t]) * bb, bb);
+                coll_local_copy(comm, pack + o, A + ((size_t)j * (size_t)p + (size_t)dst[t]) * bb, bb);
     }
     COLL_CHECK_GOTO(coll_sub_alltoallv(comm, &comm->leaders, pack, sc, sd, recv, rc, rd, dt), st, out);
     o = 0;
@@ -81,7 +80,7 @@ static coll_status_t leader_exchange(coll_comm *comm, char *A, size_t count, col
         const int *src = hm + coll_hier_host_displ(comm, h, 1);
         for (int t = 0; t < L; t++)
             for (int j = 0; j < Lh; j++, o += bb)
-                memcpy(A + ((size_t)t * (size_t)p + (size_t)src[j]) * bb, recv + o, bb);
+                coll_local_copy(comm, A + ((size_t)t * (size_t)p + (size_t)src[j]) * bb, recv + o, bb);
     }
 out:
     coll_work_free(comm, recv);

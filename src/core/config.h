@@ -37,7 +37,7 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
       "piece size of a cooperative CMA copy (each side claims pieces until none is left)") \
     X(SHM_DISABLE, "COLL_SHM_DISABLE", BOOL, "0", "", "use TCP even between ranks of one host") \
     X(SPIN, "COLL_SPIN", INT, "2000", "iterations", \
-      "busy-wait iterations before a waiting rank blocks (0 = block at once)") \
+      "the most busy-wait iterations before a waiting rank yields or blocks (0 = none; adaptive below it: halved after a wait that outlasts it, regained slowly)") \
     X(TCP_SPIN_US, "COLL_TCP_SPIN_US", INT, "-1", "us", \
       "a rank in a step that sends and receives, waiting on sockets alone, polls them without sleeping this long before it sleeps (-1 = auto: 2000 while the ranks on this machine, namespaces and containers included, fit its cores; else 0)") \
     X(YIELD, "COLL_YIELD", INT, "-1", "", \

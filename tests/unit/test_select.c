@@ -127,8 +127,8 @@ static void test_crowded_host(void **state)
 {
     (void)state;
     for (int l = 2; l <= 64; l++) {
-        coll_sim_t *s = uniform(1, l, 4.0); /* 4 ranks per core */
-        if (l < 5) {                        /* the crowded rows start at 5 ranks */
+        coll_sim_t *s = uniform(1, l, 4.0);             /* 4 ranks per core */
+        if (l < 5) {                                    /* the crowded rows start at 5 ranks */
             EXPECT(s, COLL_ALLREDUCE, MB(1), "direct"); /* the HOST rule of 2-4 ranks */
             coll_sim_destroy(s);
             continue;

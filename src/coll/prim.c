@@ -191,9 +191,10 @@ coll_status_t coll_prim_run(coll_comm *comm, coll_prim_t *ops, int nops, coll_dt
         }
         if (ws.nbell == 0 && ws.nfds > 0) {
             unsigned left = ws.tcp_large ? 0 : PRIM_TCP_SPINS;
-            if (w.spins + left < (unsigned)comm->spin)
-                w.spins = (unsigned)comm->spin - left;
+            if (w.spins + left < w.spin_max)
+                w.spins = w.spin_max - left;
             w.yields = (unsigned)comm->yields;
+            w.spun_out = 1; /* sleeping on sockets says nothing of the local peers: no spin halving */
         }
         st = coll_waiter_idle(&w, comm, seen, ws.waiting, ws.nwait, ws.fds, ws.nfds);
         if (st != COLL_SUCCESS)

@@ -31,7 +31,12 @@ const coll_tuning_rule_t coll_tuning_rules[] = {
     {COLL_SCATTER, COLL_RULE_CROWDED, 5, 1024, KB(16) + 1, MB(8), "linear"}, /* 8 ranks 1M: 46 vs direct 114 us */
     {COLL_GATHER, COLL_RULE_CROWDED, 5, 1024, 0, MB(8), "linear"},           /* 8 ranks 1M: 49 vs direct 121 us */
     {COLL_ALLREDUCE, COLL_RULE_HOST, 2, 1024, 0, KB(32), "direct"},
-    {COLL_ALLREDUCE, COLL_RULE_HOST, 2, 1024, KB(32) + 1, ANY_SIZE, "cma"},
+    /* 2-4 ranks, bench/results/perf-2ranks-20261203.md (AMD EPYC VM, 3-5 interleaved rounds,
+     * loaded): 2 ranks 1M 447 vs cma 999 us, 64M 49 vs 64 ms; 4 ranks 1M 423 vs 971 us, 8M 9.1
+     * vs 15.0 ms, 64M 66 vs 112 ms (256K a tie). A process_vm_readv copy costs ~5x a memcpy in
+     * cache here (45-50 vs 10 us per 512K): the staged copies win. */
+    {COLL_ALLREDUCE, COLL_RULE_HOST, 2, 4, KB(32) + 1, ANY_SIZE, "direct"},
+    {COLL_ALLREDUCE, COLL_RULE_HOST, 5, 1024, KB(32) + 1, ANY_SIZE, "cma"},
     /* bench/results/tune-20261202.md, second table (after the cooperative CMA
      * copy: a root's sends now use two cores), 2 and 4 ranks; kept to the rank
      * counts measured */

@@ -118,6 +118,7 @@ static void init_spin_policy(coll_comm *comm, const coll_peer_info_t *me)
     } else if (comm->yields < 0) {
         comm->yields = 4;
     }
+    comm->spin_now = comm->spin;
     int machine_ranks;
     int spin_us = coll_comm_tcp_spin_us(comm->peers, comm->nranks, me, comm->local_size,
                                         coll_cfg_int(COLL_CFG_TCP_SPIN_US), &machine_ranks);

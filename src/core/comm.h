@@ -84,7 +84,9 @@ struct coll_comm {
     int recvs_pending; /* executor: receives not finished in the current step
                                             (a shm sender helps copy only when this is 0) */
     double exec_timeout_s, connect_timeout_s;
-    int spin;
+    int spin;          /* the most busy-wait rounds of a wait (COLL_SPIN, policy) */
+    int spin_now;      /* adaptive, in [min(spin, 32), spin]: a wait's rounds (wait.c) */
+    int spun_out;      /* the last wait used up its spin budget */
     int yields;        /* sched_yield rounds before blocking */
     double tcp_spin_s; /* a wait on sockets alone keeps progressing this long
                                             before sleeping in poll (COLL_TCP_SPIN_US) */

@@ -66,6 +66,11 @@ static inline coll_status_t coll_direct_cma_read(coll_comm *comm, int lr, int sl
 {
     return comm->direct->cma_read(comm, lr, slot, off, dst, len);
 }
+static inline coll_status_t coll_direct_cma_write(coll_comm *comm, int lr, int slot, size_t off, const void *src,
+                                                  size_t len)
+{
+    return comm->direct->cma_write(comm, lr, slot, off, src, len);
+}
 static inline void coll_direct_copy(coll_comm *comm, void *dst, const void *src, size_t len)
 {
     if (comm->direct->copy)

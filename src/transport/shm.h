@@ -69,6 +69,7 @@ coll_status_t coll_shm_cma_copy(coll_comm *comm, int lr, const void *remote, voi
 coll_status_t coll_shm_cma_put(coll_comm *comm, int lr, void *remote, const void *src, size_t len);
 /* Copy len bytes at offset off of local rank lr's published pointer into dst. */
 coll_status_t coll_shm_cma_read(coll_comm *comm, int lr, int slot, size_t off, void *dst, size_t len);
+coll_status_t coll_shm_cma_write(coll_comm *comm, int lr, int slot, size_t off, const void *src, size_t len);
 
 /* Abort: flag in the segment, every local peer woken. */
 void coll_shm_abort(coll_comm *comm, const char *why);

@@ -153,3 +153,9 @@ coll_status_t coll_shm_cma_read(coll_comm *comm, int lr, int slot, size_t off, v
     const char *remote = (const char *)(uintptr_t)comm->shm->ranks[lr].pub_addr[slot] + off;
     return coll_shm_cma_copy(comm, lr, remote, dst, len);
 }
+
+coll_status_t coll_shm_cma_write(coll_comm *comm, int lr, int slot, size_t off, const void *src, size_t len)
+{
+    char *remote = (char *)(uintptr_t)comm->shm->ranks[lr].pub_addr[slot] + off;
+    return coll_shm_cma_put(comm, lr, remote, src, len);
+}

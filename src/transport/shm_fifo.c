@@ -314,6 +314,7 @@ static const coll_direct_ops_t shm_direct = {
     .cma_ok = coll_shm_cma_ok,
     .publish_addr = coll_shm_publish_addr,
     .cma_read = coll_shm_cma_read,
+    .cma_write = coll_shm_cma_write,
 };
 
 const coll_transport_ops_t coll_shm_ops = {

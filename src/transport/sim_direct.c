@@ -14,7 +14,7 @@
  *               done); sizes only: one shared pair of slots, nothing copied
  *   cma_*       cma_ok is COLL_CMA (default on: a simulated host permits
  *               cross-memory reads); cma_read copies from the published
- *               address (sizes only: copies nothing)
+ *               address, cma_write to it (sizes only: copies nothing)
  *   copy,       the algorithms' copies and reductions of staged, peer and user
  *   reduce      data (direct.h): charged; sizes only: nothing copied or reduced
  *   publish     zero-copy needs coll_mem_alloc regions, which simulated ranks
@@ -26,7 +26,7 @@
  * barrier ends at the last arrival + one shm round (shm_ovh + shm_lat); a
  * small post costs shm_ovh + B / cp_bw, wait_all ends one shm latency after
  * the last post plus the peers' posted bytes / cp_bw (the reads); a cma_read
- * of B bytes costs shm_ovh + B / cp_bw; a copy of B bytes B / cp_bw; a
+ * or cma_write of B bytes costs shm_ovh + B / cp_bw; a copy of B bytes B / cp_bw; a
  * reduction of k inputs of B bytes (k - 1) B / reduce_bw.
  *
  * Memory: O(N) counters; with move_data N x (stage + 2 x 64 KiB) bytes of
@@ -241,6 +241,20 @@ static coll_status_t sd_cma_read(coll_comm *comm, int lr, int slot, size_t off, 
     return COLL_SUCCESS;
 }
 
+static coll_status_t sd_cma_write(coll_comm *comm, int lr, int slot, size_t off, const void *src, size_t len)
+{
+    struct coll_sim_direct *d = sd_of(comm);
+    char *dst = (char *)(uintptr_t)d->r[global_of(comm, lr)].pub_addr[slot];
+    if (!dst && len)
+        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL,
+                          "sim: rank %d writes slot %d of local rank %d, never published", comm->rank, slot, lr);
+    if (d->move && len)
+        memcpy(dst + off, src, len);
+    *coll_sim_clock(comm) += d->ovh_us * coll_sim_cpu_factor(comm, 0)
+        + (double)len * d->shm_b * coll_sim_cpu_factor(comm, 1);
+    return COLL_SUCCESS;
+}
+
 /* The copies and reductions of direct.h, on behalf of the calling rank:
  * charged to its clock, done only when data moves. A copy streams B bytes at
  * shm_bw; a k-input reduction of B bytes each is k - 1 pairwise passes at
@@ -278,6 +292,7 @@ static const coll_direct_ops_t sim_direct_ops = {
     .cma_ok = sd_cma_ok,
     .publish_addr = sd_publish_addr,
     .cma_read = sd_cma_read,
+    .cma_write = sd_cma_write,
     .copy = sd_copy,
     .reduce = sd_reduce,
 };

@@ -142,10 +142,13 @@ typedef struct coll_direct_ops {
     const void *(*small_peer)(coll_comm *comm, int lr, uint64_t seq);
     void (*small_done)(coll_comm *comm, uint64_t seq);
     size_t (*small_max)(const coll_comm *comm);
-    /* Cross-memory attach (process_vm_readv): agreed at init on every local rank. */
+    /* Cross-memory attach (process_vm_readv / process_vm_writev): agreed at
+     * init on every local rank. cma_read copies len bytes at off of local rank
+     * lr's address published under slot into dst; cma_write copies src there. */
     int (*cma_ok)(const coll_comm *comm);
     void (*publish_addr)(coll_comm *comm, int slot, const void *ptr);
     coll_status_t (*cma_read)(coll_comm *comm, int lr, int slot, size_t off, void *dst, size_t len);
+    coll_status_t (*cma_write)(coll_comm *comm, int lr, int slot, size_t off, const void *src, size_t len);
     /* Optional (NULL: the wrappers of direct.h do the work inline, as on shm):
      * the copies and reductions an algorithm makes on staged, peer or user
      * data, done by the transport on behalf of the calling rank (sim: charged

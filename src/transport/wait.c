@@ -35,10 +35,19 @@ uint32_t coll_wait_token(coll_comm *comm)
     return t ? t->wait_token(comm) : 0;
 }
 
-void coll_waiter_init(coll_waiter_t *w, const coll_comm *comm)
+#define WAIT_SPIN_FLOOR 32 /* ~1 us of pause rounds */
+
+void coll_waiter_init(coll_waiter_t *w, coll_comm *comm)
 {
     w->deadline = comm->exec_timeout_s > 0 ? coll_now() + comm->exec_timeout_s : 0;
+    if (!comm->spun_out && comm->spin_now < comm->spin) { /* the last wait ended while spinning */
+        int up = comm->spin_now + (comm->spin + 63) / 64;
+        comm->spin_now = up < comm->spin ? up : comm->spin;
+    }
+    comm->spun_out = 0;
     w->spins = 0;
+    w->spin_max = (unsigned)comm->spin_now;
+    w->spun_out = 0;
     w->yields = 0;
     w->suspect = -1;
     w->tcp_idle_since = 0;
@@ -171,12 +180,17 @@ coll_status_t coll_waiter_idle(coll_waiter_t *w, coll_comm *comm, uint32_t seen,
 {
     if (comm->sim) /* simulated ranks: the scheduler runs another rank (transport/sim.h) */
         return coll_sim_wait(comm, waiting_for, n);
-    if (w->spins < (unsigned)comm->spin) {
+    if (w->spins < w->spin_max) {
         w->spins++;
         coll_cpu_relax();
         if ((w->spins & 63) == 0)
             return coll_waiter_check(w, comm, waiting_for, n);
         return COLL_SUCCESS;
+    }
+    if (!w->spun_out) { /* spinning did not pay: halve the next waits' budget */
+        int floor = comm->spin < WAIT_SPIN_FLOOR ? comm->spin : WAIT_SPIN_FLOOR;
+        comm->spin_now = comm->spin_now / 2 > floor ? comm->spin_now / 2 : floor;
+        comm->spun_out = w->spun_out = 1;
     }
     if (w->yields < (unsigned)comm->yields) {
         /* oversubscribed: hand the core to a rank that has work, cheaper than a
@@ -198,7 +212,7 @@ coll_status_t coll_waiter_idle(coll_waiter_t *w, coll_comm *comm, uint32_t seen,
     } else {
         sched_yield();
     }
-    w->spins = comm->spin / 2u; /* after a wake-up, spin a little before sleeping again */
+    w->spins = w->spin_max / 2u; /* after a wake-up, spin a little before sleeping again */
     w->yields = 0;
     return COLL_SUCCESS;
 }

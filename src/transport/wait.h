@@ -18,13 +18,23 @@
 typedef struct {
     double deadline; /* coll_now() value, 0 = none */
     unsigned spins;
+    unsigned spin_max; /* this wait's spin budget (comm->spin_now at init) */
     unsigned yields;
+    int spun_out;          /* this wait has used up its spin budget once */
     int suspect;           /* local peer seen dead once, confirmed on the next idle call */
     double tcp_idle_since; /* sockets-only wait: when progress stopped (0 = progressing) */
     int short_poll;        /* the poll set misses some pending peer: poll 1 ms, not 100 */
 } coll_waiter_t;
 
-void coll_waiter_init(coll_waiter_t *w, const coll_comm *comm);
+/* Adaptive spin: a wait that used up its spin budget (it goes on to yield
+ * or block) halves the next waits' budget (comm->spin_now, not below
+ * min(spin, 32) rounds); one that ended while spinning raises it by spin/64,
+ * up to comm->spin. When peers answer while we spin (a quiet machine, small
+ * messages) it stays at COLL_SPIN; when they do not (long copies, or peers
+ * waiting for a core on a loaded machine, where a long spin also costs the
+ * spinner its place in the scheduler's queue) the budget falls. Never spins
+ * more than the fixed policy. */
+void coll_waiter_init(coll_waiter_t *w, coll_comm *comm);
 /* Token of the transport the waiter sleeps on (0 when none): read it before a
  * progress attempt and pass it to coll_waiter_idle as seen. */
 uint32_t coll_wait_token(coll_comm *comm);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # timeout: 120
 # The real executables log (COLL_DEBUG=INFO) and use the algorithm selection
-# picks, end to end: the CMA probe at init makes 4 ranks take the cma
-# AllReduce; the host's real CPU count decides whether 8 ranks are crowded
+# picks, end to end: 4 ranks take the staged direct AllReduce (the HOST rule
+# of 2-4 ranks); the CMA probe at init makes 8 uncrowded ranks take the cma
+# one; the host's real CPU count decides whether 8 ranks are crowded
 # (staged direct AllReduce); COLL_ALGO from the environment and
 # COLL_TUNING_RULES_OFF reach the selection. The rules themselves, per layout,
 # collective and size, are asserted by build/tests/test_select on synthetic
@@ -26,7 +27,7 @@ expect() { # expect WANT EXE P SIZE [ENV...]
     [ "$got" = "$want" ] && pass "$* -> $got" || fail "$* -> '$got', expected $want"
 }
 
-expect cma all_reduce 4 128K
+expect direct all_reduce 4 128K
 if [ $crowded -eq 1 ]; then
     expect direct all_reduce 8 128K
     expect binomial broadcast 8 8K

@@ -4,7 +4,7 @@
  * simulated transport builds any host layout in one process (no run, only
  * coll_algo_select on rank 0's world). Asserts the documented rules:
  *   - one host (shared memory, sim_direct.c): the measured HOST rules (direct
- *     AllReduce up to 32K, cma above; 2-rank allgather direct up to 16M, ring
+ *     AllReduce up to 32K and at 2-4 ranks, cma above from 5; 2-rank allgather direct up to 16M, ring
  *     above; 3-4 ranks alltoall direct, scatter / gather linear; small
  *     broadcast / reduce binomial), the shm barrier from 5 ranks
  *     (dissemination below: collbench topo -p 4 agrees);
@@ -97,8 +97,8 @@ static void test_one_host(void **state)
         assert_non_null(coll_sim_comm(s, 0)->direct);
         EXPECT(s, COLL_ALLREDUCE, 1024, "direct");
         EXPECT(s, COLL_ALLREDUCE, KB(32), "direct");
-        EXPECT(s, COLL_ALLREDUCE, KB(32) + 4, "cma");
-        EXPECT(s, COLL_ALLREDUCE, MB(256), "cma");
+        EXPECT(s, COLL_ALLREDUCE, KB(32) + 4, l <= 4 ? "direct" : "cma");
+        EXPECT(s, COLL_ALLREDUCE, MB(256), l <= 4 ? "direct" : "cma");
         EXPECT(s, COLL_BARRIER, 0, l <= 4 ? "dissemination" : "shm"); /* cost: 2 rounds beat a shm barrier */
         for (int k = 0; k < NKINDS; k++)
             for (int i = 0; i < NSIZES; i++)
@@ -127,9 +127,9 @@ static void test_crowded_host(void **state)
 {
     (void)state;
     for (int l = 2; l <= 64; l++) {
-        coll_sim_t *s = uniform(1, l, 4.0); /* 4 ranks per core */
-        if (l < 5) {                        /* the crowded rows start at 5 ranks */
-            EXPECT(s, COLL_ALLREDUCE, MB(1), "cma");
+        coll_sim_t *s = uniform(1, l, 4.0);             /* 4 ranks per core */
+        if (l < 5) {                                    /* the crowded rows start at 5 ranks */
+            EXPECT(s, COLL_ALLREDUCE, MB(1), "direct"); /* the HOST rule of 2-4 ranks */
             coll_sim_destroy(s);
             continue;
         }
@@ -237,7 +237,7 @@ static void test_forced(void **state)
     EXPECT(both, COLL_ALLGATHER, 1024, "hier");
     assert_int_not_equal(coll_algo_force("allreduce=nope"), COLL_SUCCESS);
     assert_int_equal(coll_algo_force(NULL), COLL_SUCCESS);
-    EXPECT(host, COLL_ALLREDUCE, MB(1), "cma");
+    EXPECT(host, COLL_ALLREDUCE, MB(1), "direct");
     coll_sim_destroy(host);
     coll_sim_destroy(net);
     coll_sim_destroy(both);

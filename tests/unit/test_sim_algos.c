@@ -441,9 +441,9 @@ static void test_direct_deadlock(void **state)
 /* The direct capability's copies and reductions (direct.h) cost virtual time
  * and, sizes only, are not done: AllReduce of 1 MiB fp32 on one host of 4
  * ranks, forced direct then cma. With data: every element right, and the time
- * at least the model's work (direct: copy in + copy out at one memcpy's rate,
- * 2 x shm_bw, the 1/p slice reduced from p inputs at reduce_bw; cma: that
- * reduction). Sizes only:
+ * at least the model's work (direct: copy in of the peers' slices + copy out
+ * at one memcpy's rate, 2 x shm_bw, the 1/p slice reduced from p inputs at
+ * reduce_bw; cma: that reduction). Sizes only:
  * the same time, on buffers that fault if anyone touches them. */
 #define DC_P 4
 #define DC_N (256 * 1024)
@@ -465,7 +465,8 @@ static void test_direct_costs(void **state)
     double us_b = 8.0 / (2 * sp.shm_gbps * 1e3), red_b = 8.0 / (sp.reduce_gbps * 1e3), bytes = 4.0 * DC_N;
     const char *algos[2] = {"allreduce=direct", "allreduce=cma"};
     double reduce_us = (DC_P - 1) * bytes / DC_P * red_b; /* my 1/p slice, p inputs */
-    double least[2] = {2 * bytes * us_b + reduce_us, reduce_us};
+    /* direct stages all but its own slice: (p-1)/p n in, n out */
+    double least[2] = {(2.0 * DC_P - 1) / DC_P * bytes * us_b + reduce_us, reduce_us};
     int hn[1] = {DC_P};
     size_t len = 4 * (size_t)DC_N;
     char *none = mmap(NULL, 2 * len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -597,11 +598,8 @@ int main(void)
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 256 << 20); /* direct algorithms: several chunks at 100 KB */
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_direct_deadlock),
-        cmocka_unit_test(test_direct_costs),
-        cmocka_unit_test(test_cpu_factor),
-        cmocka_unit_test(test_barrier),
-        cmocka_unit_test(test_every_algo),
+        cmocka_unit_test(test_direct_deadlock), cmocka_unit_test(test_direct_costs), cmocka_unit_test(test_cpu_factor),
+        cmocka_unit_test(test_barrier),         cmocka_unit_test(test_every_algo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,10 +1,10 @@
 /*
  * allreduce_direct.c - shared-memory AllReduce for the ranks of one host.
  *
- * Each rank copies its input chunk into its staging buffer; after a barrier
- * rank i reduces slice i of the chunk straight from every peer's staging
- * buffer (fixed order 0..p-1, so all ranks get bitwise identical results)
- * into its output stage; after a second barrier every rank copies all slices
+ * Each rank copies its input chunk, but for its own slice, into its staging
+ * buffer; after a barrier rank i reduces slice i of the chunk straight from
+ * every peer's staging buffer and its own send buffer (fixed order 0..p-1,
+ * so all ranks get bitwise identical results) into its output stage; after a second barrier every rank copies all slices
  * out. With zero-copy buffers (coll_mem_alloc on every rank) the staging
  * copies vanish: slices are reduced from the peers' send buffers straight into
  * the owner's receive buffer, then copied from the owners' receive buffers.
@@ -14,7 +14,7 @@
  * itself (cost: 1 sync + n beta + (p-1) n gamma).
  *
  * Cost (p ranks, n bytes, c = n / (COLL_BUFFSIZE/2) chunks):
- *   2c barriers + n beta (copy in) + (p-1)/p n gamma + n beta (copy out).
+ *   2c barriers + (p-1)/p n beta (copy in) + (p-1)/p n gamma + n beta (copy out).
  * Constraint: the group is exactly the ranks of this host.
  */
 #include <string.h>
@@ -63,6 +63,17 @@ coll_status_t coll_allreduce_zero_copy(coll_comm *comm, const coll_group_t *g, v
     return coll_direct_barrier(comm); /* peers are done reading my buffers */
 }
 
+/* Stage the chunk (len bytes) for the peers, all but my own slice [so, so +
+ * sc): only I reduce that slice, and I read it from my send buffer. */
+static void stage_in(coll_comm *comm, int mylr, const char *chunk, size_t so, size_t sc, size_t len)
+{
+    char *in_me = coll_direct_stage(comm, mylr);
+    if (so)
+        coll_direct_copy(comm, in_me, chunk, so);
+    if (so + sc < len)
+        coll_direct_copy(comm, in_me + so + sc, chunk + so + sc, len - so - sc);
+}
+
 coll_status_t coll_allreduce_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
                                         size_t n, coll_dtype_t dt, coll_op_t op)
 {
@@ -83,9 +94,9 @@ coll_status_t coll_allreduce_direct_run(coll_comm *comm, const coll_group_t *g, 
     int zc_send[COLL_MAX_LOCAL];
     for (size_t off = 0; off < n; off += chunk) {
         size_t cnt = coll_min_sz(chunk, n - off);
-        char *in_me = coll_direct_stage(comm, mylr);
+        size_t so = coll_block_offset(cnt, p, me), sc = coll_block_count(cnt, p, me);
         if (!send_reg)
-            coll_direct_copy(comm, in_me, (const char *)sendbuf + off * es, cnt * es);
+            stage_in(comm, mylr, (const char *)sendbuf + off * es, so * es, sc * es, cnt * es);
         COLL_CHECK(coll_direct_barrier(comm));
         if (off == 0) {
             if (coll_allreduce_all_zero_copy(comm, g))
@@ -93,13 +104,14 @@ coll_status_t coll_allreduce_direct_run(coll_comm *comm, const coll_group_t *g, 
             for (int j = 0; j < p; j++)
                 zc_send[j] = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND) != NULL;
         }
-        size_t so = coll_block_offset(cnt, p, me), sc = coll_block_count(cnt, p, me);
         for (int j = 0; j < p; j++) {
             int lr = coll_group_lr(comm, g, j);
             const char *base = zc_send[j] ? (const char *)coll_direct_peer_ptr(comm, lr, PUB_SEND) + off * es
                                           : (const char *)coll_direct_stage(comm, lr);
             src[j] = base + so * es;
         }
+        if (!send_reg) /* my own slice was not staged: read from my send buffer */
+            src[me] = (const char *)sendbuf + (off + so) * es;
         char *out_me = (char *)coll_direct_stage(comm, mylr) + half;
         if (sc)
             coll_direct_reduce(comm, out_me + so * es, src, p, sc, dt, op);
@@ -131,7 +143,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     double ov = coll_tuning_oversub(comm);
     if (n <= COLL_ALLREDUCE_SMALL_BYTES && n <= (double)coll_direct_small_max(comm))
         return l->bar_us * ov + 2 * n * l->beta_us_per_b + (p - 1) * n * l->gamma_us_per_b * ov;
-    return 2 * chunks * l->bar_us * ov + 2 * n * l->beta_us_per_b + (p - 1) / p * n * l->gamma_us_per_b * ov;
+    return 2 * chunks * l->bar_us * ov + (2 * p - 1) / p * n * l->beta_us_per_b
+        + (p - 1) / p * n * l->gamma_us_per_b * ov;
 }
 
 const coll_algo_t coll_algo_allreduce_direct = COLL_ALGO(

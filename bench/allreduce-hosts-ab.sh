@@ -142,11 +142,12 @@ for i in range(n + 1):
         print("- %s: median %.2fx MPICH, lowest %.2fx, highest %.2fx, >= 1.5x in %d of %d rounds"
               % (names[i], statistics.median(q), min(q), max(q), sum(1 for x in q if x >= 1.5), len(q)), end="")
     else:
-        print("- %s:" % names[i], end="")
+        print("- %s" % names[i], end="")
     if pc:
-        print("; %% of floor median %.0f%% [%.0f-%.0f%%] over %d rounds" % (statistics.median(pc), min(pc), max(pc), len(pc)))
+        print("%s %% of floor median %.0f%% [%.0f-%.0f%%] over %d rounds"
+              % (";" if q else ":", statistics.median(pc), min(pc), max(pc), len(pc)))
     else:
-        print(" no floor")
+        print("%s no floor" % (";" if q else ":"))
 PY
     echo
     echo "Commands (as root, from the repository root; \`cbhN:\` = inside host N's namespaces):"

@@ -297,7 +297,8 @@ L.append("| collbench, COLL_ALGO=allreduce=ring | %.3f | %s | %s | %s | %s | >= 
          pcts("ar_collbench_ring"), allv("ar_collbench_ring_tx"), ("%.2fx" % (cr / mb)) if cr and mb else "-"))
 for m in ("openmpi", "mpich", "mpich-tcp"):
     b = best("ar_" + m)
-    L.append("| %s | %s | %s | %s | %s | %s | |" % (names[m], "%.3f" % b if b else "failed", allv("ar_" + m), pcts("ar_" + m), allv("ar_" + m + "_tx"),
+    L.append("| %s | %s | %s | %s | %s | %s | |" % (names[m], "%.3f" % b if b else "failed", allv("ar_" + m),
+             pcts("ar_" + m) if overlink("ar_" + m) else "- (not the link's)", allv("ar_" + m + "_tx"),
              "(the reference)" if m == mbn else ("**not over the link**" if b and not overlink("ar_" + m) else "")))
 L.append("")
 L.append("Better MPI whose data crossed the link: %s, %.3f GB/s." % (names.get(mbn, "-"), mb or 0))

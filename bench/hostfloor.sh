@@ -13,6 +13,8 @@
 #                                   (bench/roofline.h roof_host_bytes / roof_host_floor_us:
 #                                   the link's bytes over DUPLEX / 2 each way, plus the
 #                                   ranks' copies and reduction at this machine's rates)
+#   hostfloor_floors COLL P H SIZES DUPLEX
+#                                   the same for a list of sizes: "bytes floor_us net_us" per line
 #   hostfloor_pct FLOOR_US COLL P BYTES BUSBW
 #                                   the measured figure as % of the floor (floor time / time;
 #                                   time from the bus bandwidth: 2 (p-1)/p S / busbw for allreduce)
@@ -51,6 +53,10 @@ print("%.3f" % r[("bidirectional", 0)])' "$2.r0.out" 2>/dev/null
 
 hostfloor_floor() {
     "$HOSTFLOOR_RF" -c "$1" -p "$2" -H "$3" -s "$4" -D "$5" -t 10 | awk '$1 == "HFLOOR" {print $NF, $(NF-1), $5; exit}'
+}
+
+hostfloor_floors() {
+    "$HOSTFLOOR_RF" -c "$1" -p "$2" -H "$3" -s "$4" -D "$5" -t 10 | awk '$1 == "HFLOOR" {print $5, $NF, $(NF-1)}'
 }
 
 hostfloor_pct() {

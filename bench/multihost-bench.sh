@@ -14,7 +14,9 @@
 #   (c) the link limited by `tc qdisc add dev cbeth0 root tbf rate 2gbit
 #       burst 1mb latency 50ms` in both hosts, 2 ranks per host:
 #       all_reduce_test 8K..64M with COLL_ALGO=allreduce=ring, =hier and auto
-#       (the algorithm of each row from --json; auto's INFO log kept)
+#       (the algorithm of each row from --json; auto's INFO log kept), each
+#       row as % of its floor (the duplex capacity of the limited link by
+#       iperf3 --bidir -P 2; p2p over it would take minutes)
 # and writes a markdown file with the tables and the exact commands.
 #
 #   bench/multihost-bench.sh [-o FILE.md] [-t SEC] [-r REPS] [-n ITERS]
@@ -206,6 +208,12 @@ wait $srv
 v=$(/usr/bin/python3 -c 'import json,sys; print("%.3f" % (json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 8e9))' "$RAW/iperf3-tbf.json" 2>/dev/null)
 echo "  iperf3 -P 4 over the limited link: ${v:-failed} GB/s"
 val iperf3_tbf "${v:-0}"
+v=$(hostfloor_iperf3_bidir "$T" "$RAW/iperf3-tbf-bidir.json")
+echo "  iperf3 --bidir -P 2 over the limited link: ${v:-failed} GB/s (both directions summed)"
+val iperf3_tbf_bidir "${v:-0}"
+cmd "cbh1: iperf3 -c 10.77.0.2 -p 5202 --bidir -P 2 -t $T -J   (the limited link's duplex capacity)"
+cmd "build/bench/roofline -c allreduce -p 4 -H 2 -s 8K,...,64M -D <that GB/s> -t 10   (the floor of each row)"
+hostfloor_floors allreduce 4 2 8K,16K,32K,64K,128K,256K,512K,1M,2M,4M,8M,16M,32M,64M "${v:-0}" >"$RAW/c-floors"
 # two sweeps per algorithm: up to 1 MiB an iteration takes ~1-4 ms here and
 # $NC of them left single runs of one algorithm 2x apart; 10 x $NC there
 for algo in ring hier auto; do
@@ -222,6 +230,15 @@ for algo in ring hier auto; do
     done
 done
 for i in 1 2; do netns_exec $i tc qdisc del dev cbeth0 root; done
+for f in "$RAW"/c-*-*.json; do   # each row of (c) as % of its floor
+    /usr/bin/python3 -c 'import json,sys
+for r in json.load(open(sys.argv[1]))["results"]: print(r["bytes"], r["busbw_gbs"])' "$f" 2>/dev/null |
+        while read -r b bw; do
+            fl=$(awk -v b="$b" '$1 == b {print $2}' "$RAW/c-floors")
+            a=${f##*/c-}
+            val c_pct "${a%%-*} $b $(hostfloor_pct "${fl:-0}" allreduce 4 "$b" "$bw" || echo 0)"
+        done
+done
 netns_down
 trap - EXIT
 
@@ -319,8 +336,20 @@ def h(b):
     for u, s in (("M", 1 << 20), ("K", 1 << 10)):
         if b >= s: return "%g%s" % (b / s, u)
     return str(b)
-L.append("| size | ring busbw | hier busbw | auto busbw | auto picked | better of ring/hier | auto picked the better? |")
-L.append("|---|---|---|---|---|---|---|")
+cfl = {}
+try:
+    for l in open(os.path.join(raw, "c-floors")):
+        b_, f_, n_ = l.split(); cfl[int(b_)] = float(f_)
+except (OSError, ValueError):
+    pass
+cpct = {(v[0], int(v[1])): v[2] for v in vals.get("c_pct", [])}
+L.append("Duplex capacity of the limited link (iperf3 --bidir -P 2, both directions summed): %s GB/s; "
+         "floor = 2 (H-1)/H S each way at half of it + the copies and the reduction of 2 ranks per host "
+         "(docs/performance.md \"Across hosts\"); %% = floor / time. tbf lets a 1 MB burst through at the "
+         "unlimited speed, so rows of a few MiB and less can pass 100%% of a floor taken from the sustained rate.\n"
+         % allv("iperf3_tbf_bidir"))
+L.append("| size | floor us | ring busbw (% fl) | hier busbw (% fl) | auto busbw (% fl) | auto picked | better of ring/hier | auto picked the better? |")
+L.append("|---|---|---|---|---|---|---|---|")
 wrong = []
 hier_wins_large = []
 for b in sizes:
@@ -334,7 +363,9 @@ for b in sizes:
     if ok == "**no**": wrong.append(h(b))
     if b >= 8 << 20: hier_wins_large.append((hi or 0) > (ri or 0))
     f = lambda x: "%.4f" % x if x is not None else "-"
-    L.append("| %s | %s | %s | %s | %s | %s%s | %s |" % (h(b), f(ri), f(hi), f(au), pick, better,
+    fp = lambda a, x: "%s (%s%%)" % (f(x), cpct[(a, b)]) if x is not None and (a, b) in cpct else f(x)
+    L.append("| %s | %s | %s | %s | %s | %s | %s%s | %s |" % (h(b), "%.0f" % cfl[b] if b in cfl else "-",
+             fp("ring", ri), fp("hier", hi), fp("auto", au), pick, better,
              " (%+.0f%%)" % (100 * (max(ri, hi) / min(ri, hi) - 1)) if ri and hi else "", ok))
 L.append("")
 L.append("- hier beats ring at the large sizes (>= 8M): %s" % ("yes, at every one" if hier_wins_large and all(hier_wins_large)

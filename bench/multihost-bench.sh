@@ -4,14 +4,19 @@
 # bridge, sshd in each) against the reference tools, in one run:
 #   (a) link bandwidth: iperf3 -P 4 vs `collbench net -q 4 -s 64M` vs
 #       `collbench bw -t p2p -s 64M` (env launch, one rank per host);
-#       ratio to iperf3 (target >= 90%)
+#       ratio to iperf3 (target >= 90%); the duplex capacity: iperf3 --bidir
+#       -P 2 and p2p's bidirectional figure (both directions at once, summed)
 #   (b) AllReduce 64 MiB, 2 hosts x 1 rank: all_reduce_test (env launch) vs
 #       Open MPI's and MPICH's MPI_Allreduce (bench/mpi_bench.c, mpirun over
-#       ssh into the namespaces); ratio to the better MPI (target 1.5x)
+#       ssh into the namespaces); ratio to the better MPI (target 1.5x) and
+#       each as % of the floor (bench/hostfloor.sh: the better duplex capacity
+#       of (a), 2 (H-1)/H S each way, plus the reduction; docs/performance.md)
 #   (c) the link limited by `tc qdisc add dev cbeth0 root tbf rate 2gbit
 #       burst 1mb latency 50ms` in both hosts, 2 ranks per host:
 #       all_reduce_test 8K..64M with COLL_ALGO=allreduce=ring, =hier and auto
-#       (the algorithm of each row from --json; auto's INFO log kept)
+#       (the algorithm of each row from --json; auto's INFO log kept), each
+#       row as % of its floor (the duplex capacity of the limited link by
+#       iperf3 --bidir -P 2; p2p over it would take minutes)
 # and writes a markdown file with the tables and the exact commands.
 #
 #   bench/multihost-bench.sh [-o FILE.md] [-t SEC] [-r REPS] [-n ITERS]
@@ -37,6 +42,7 @@ for f in all_reduce_test collbench; do [ -x "$B/$f" ] || { echo "missing $B/$f (
 for c in iperf3 tc; do command -v $c >/dev/null || { echo "missing $c" >&2; exit 1; }; done
 . "$ROOT/tests/lib/netns.sh"
 . "$ROOT/tests/lib/netns_extra.sh"
+. "$ROOT/bench/hostfloor.sh"
 
 BB=$ROOT/build/bench
 RAW=$BB/multihost-raw
@@ -46,6 +52,7 @@ mpis=()
 command -v mpicc.openmpi >/dev/null && mpicc.openmpi -O2 -Ibench -o "$BB/mpi_bench.openmpi" bench/mpi_bench.c && mpis+=(openmpi)
 command -v mpicc.mpich >/dev/null && mpicc.mpich -O2 -Ibench -o "$BB/mpi_bench.mpich" bench/mpi_bench.c && mpis+=(mpich)
 TUN="glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=8589934592"   # as bench/run-bench.sh
+hostfloor_build || exit 1
 
 VALS=$RAW/values      # key value lines for the report
 CMDS=$RAW/commands    # the exact commands, in order
@@ -70,8 +77,9 @@ cmd "cbh2: iperf3 -s -1 -p 5201"
 cmd "cbh1: iperf3 -c 10.77.0.2 -p 5201 -P 4 -t $T -J      (and -P 2: as many streams as collbench's default COLL_NSOCKS=2)"
 cmd "cbh2: collbench net -p 18515 --timeout 30"
 cmd "cbh1: collbench net 10.77.0.2 -p 18515 -q 4 -s 64M -D $T --retry 5"
-cmd "cbh1+cbh2: RANK=0/1 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=10.77.0.1 MASTER_PORT=<port> collbench bw -t p2p -s 64M -et 40 --ds 0 --dd 1 -fmt json"
+cmd "cbh1+cbh2: RANK=0/1 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=10.77.0.1 MASTER_PORT=<port> collbench bw -t p2p -s 64M -et 40 --ds 0 --dd 0 -fmt json"
 cmd "  (the same with COLL_NSOCKS=4 COLL_SOCK_BUF=16M: four sockets like iperf3 -P 4)"
+cmd "cbh2: iperf3 -s -1 -p 5202; cbh1: iperf3 -c 10.77.0.2 -p 5202 --bidir -P 2 -t $T -J   (duplex capacity, both directions summed)"
 # iperf3_run STREAMS KEY FILE: one iperf3 run cbh1 -> cbh2, GB/s recorded under KEY
 iperf3_run() {
     local srv v
@@ -87,6 +95,9 @@ iperf3_run() {
 for rep in $(seq 1 "$REPS"); do
     iperf3_run 4 iperf3 "$RAW/iperf3.$rep.json"
     iperf3_run 2 iperf3_p2 "$RAW/iperf3-P2.$rep.json"
+    v=$(hostfloor_iperf3_bidir "$T" "$RAW/iperf3-bidir.$rep.json")
+    echo "  iperf3 --bidir -P 2: ${v:-failed} GB/s (both directions summed)"
+    [ -n "$v" ] && val iperf3_bidir "$v"
 
     netns_exec 2 "$B/collbench" net -p 18515 --timeout 30 >"$RAW/net-srv.$rep" 2>&1 &
     srv=$!
@@ -98,7 +109,7 @@ for rep in $(seq 1 "$REPS"); do
 
     nextport
     NETNS_MASTER_PORT=$port netns_env_launch "$RAW/p2p.$rep" "1 1" \
-        "$B/collbench" bw -t p2p -s 64M -et 40 --ds 0 --dd 1 -fmt json >/dev/null
+        "$B/collbench" bw -t p2p -s 64M -et 40 --ds 0 --dd 0 -fmt json >/dev/null
     read -r uni bi tr <<<"$(/usr/bin/python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -108,7 +119,7 @@ print("%.3f %.3f %s" % (r[("unidirectional", 0)], r[("bidirectional", 0)], d.get
     [ -n "${uni:-}" ] && { val p2p "$uni"; val p2p_bi "$bi"; val p2p_transport "$tr"; }
     nextport
     COLL_NSOCKS=4 COLL_SOCK_BUF=16M NETNS_MASTER_PORT=$port netns_env_launch "$RAW/p2p4.$rep" "1 1" \
-        "$B/collbench" bw -t p2p -s 64M -et 40 --ds 0 --dd 1 -fmt json >/dev/null
+        "$B/collbench" bw -t p2p -s 64M -et 40 --ds 0 --dd 0 -fmt json >/dev/null
     v=$(/usr/bin/python3 -c 'import json,sys; print("%.3f" % json.load(open(sys.argv[1]))["results"][0]["bandwidth_gbs"])' "$RAW/p2p4.$rep.r0.out" 2>/dev/null)
     echo "  collbench bw -t p2p, COLL_NSOCKS=4 COLL_SOCK_BUF=16M: uni ${v:-failed} GB/s"
     [ -n "$v" ] && val p2p4 "$v"
@@ -171,6 +182,17 @@ for rep in $(seq 1 "$REPS"); do
     done
 done
 
+# the floor of (b): the better duplex capacity of (a), each run of (b) as % of it
+dx=$(awk '$1 == "iperf3_bidir" || $1 == "p2p_bi" {print $2}' "$VALS" | sort -g | tail -1)
+read -r fl nu bytes <<<"$(hostfloor_floor allreduce 2 2 64M "${dx:-0}")"
+echo "  floor: ${fl:-failed} us (the link alone ${nu:-?} us) at duplex ${dx:-?} GB/s"
+val floor "${fl:-0} ${nu:-0} ${dx:-0}"
+cmd "build/bench/roofline -c allreduce -p 2 -H 2 -s 64M -D <the better duplex GB/s of (a)> -t 10   (the floor of (b): last field, us)"
+awk '$1 ~ /^ar_/ && $1 !~ /_tx$/ {print $1, $2}' "$VALS" >"$RAW/ar-values"   # read before val appends
+while read -r k v; do
+    val "${k}_pct" "$(hostfloor_pct "${fl:-0}" allreduce 2 "${bytes:-0}" "$v" || echo 0)"
+done <"$RAW/ar-values"
+
 # ------------------------------------------------- (c) ring vs hier vs auto
 echo "== (c) 2 hosts x 2 ranks, link limited to 2 Gbit/s (tbf), all_reduce_test 8K..64M"
 for i in 1 2; do netns_exec $i tc qdisc add dev cbeth0 root tbf rate 2gbit burst 1mb latency 50ms || exit 1; done
@@ -186,6 +208,12 @@ wait $srv
 v=$(/usr/bin/python3 -c 'import json,sys; print("%.3f" % (json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 8e9))' "$RAW/iperf3-tbf.json" 2>/dev/null)
 echo "  iperf3 -P 4 over the limited link: ${v:-failed} GB/s"
 val iperf3_tbf "${v:-0}"
+v=$(hostfloor_iperf3_bidir "$T" "$RAW/iperf3-tbf-bidir.json")
+echo "  iperf3 --bidir -P 2 over the limited link: ${v:-failed} GB/s (both directions summed)"
+val iperf3_tbf_bidir "${v:-0}"
+cmd "cbh1: iperf3 -c 10.77.0.2 -p 5202 --bidir -P 2 -t $T -J   (the limited link's duplex capacity)"
+cmd "build/bench/roofline -c allreduce -p 4 -H 2 -s 8K,...,64M -D <that GB/s> -t 10   (the floor of each row)"
+hostfloor_floors allreduce 4 2 8K,16K,32K,64K,128K,256K,512K,1M,2M,4M,8M,16M,32M,64M "${v:-0}" >"$RAW/c-floors"
 # two sweeps per algorithm: up to 1 MiB an iteration takes ~1-4 ms here and
 # $NC of them left single runs of one algorithm 2x apart; 10 x $NC there
 for algo in ring hier auto; do
@@ -202,6 +230,15 @@ for algo in ring hier auto; do
     done
 done
 for i in 1 2; do netns_exec $i tc qdisc del dev cbeth0 root; done
+for f in "$RAW"/c-*-*.json; do   # each row of (c) as % of its floor
+    /usr/bin/python3 -c 'import json,sys
+for r in json.load(open(sys.argv[1]))["results"]: print(r["bytes"], r["busbw_gbs"])' "$f" 2>/dev/null |
+        while read -r b bw; do
+            fl=$(awk -v b="$b" '$1 == b {print $2}' "$RAW/c-floors")
+            a=${f##*/c-}
+            val c_pct "${a%%-*} $b $(hostfloor_pct "${fl:-0}" allreduce 4 "$b" "$bw" || echo 0)"
+        done
+done
 netns_down
 trap - EXIT
 
@@ -245,12 +282,22 @@ L.append("| collbench bw -t p2p, COLL_NSOCKS=4 COLL_SOCK_BUF=16M | %.3f | %s | %
 ip2 = best("iperf3_p2")
 L.append("| iperf3 -P 2 (2 streams = collbench's default COLL_NSOCKS=2) | %.3f | %s | %s | |" % (ip2 or 0, allv("iperf3_p2"), pct(ip2, ip)))
 L.append("| (collbench bw -t p2p bidirectional, 0 <-> 1, sum) | %.3f | %s | | |" % (best("p2p_bi") or 0, allv("p2p_bi")))
+L.append("| (iperf3 --bidir -P 2, both directions summed) | %.3f | %s | | |" % (best("iperf3_bidir") or 0, allv("iperf3_bidir")))
 L.append("")
 L.append("p2p with the default 2 sockets vs iperf3 with 2 streams: %s." % pct(p, ip2))
 L.append("")
 L.append("## (b) AllReduce 64 MiB, 2 hosts x 1 rank (busbw = algbw for 2 ranks)\n")
-L.append("| implementation | busbw GB/s (best) | all runs | cbh1 cbeth0 tx per run, MB | vs better MPI over the link | target |")
-L.append("|---|---|---|---|---|---|")
+fl = (vals.get("floor") or [["0", "0", "0"]])[0]
+fus, nus, dx = float(fl[0]), float(fl[1]), float(fl[2])
+L.append("Floor (docs/performance.md \"Across hosts\"): %.1f ms = the link %.1f ms (64 MiB each way at %.3f GB/s, half the better "
+         "duplex capacity of (a)) + the reduction %.1f ms at this machine's rates; as busbw %.3f GB/s (the link alone %.3f). "
+         "%% fl = floor / time of each run.\n" % (fus / 1e3, nus / 1e3, dx / 2, (fus - nus) / 1e3,
+                                                  (64 << 20) / fus / 1e3 if fus else 0, (64 << 20) / nus / 1e3 if nus else 0))
+def pcts(k):
+    xs = sorted(float(v[0]) for v in vals.get(k + "_pct", []))
+    return ("%.0f%% (%s)" % (xs[-1], ", ".join("%.0f" % x for x in xs))) if xs else "-"
+L.append("| implementation | busbw GB/s (best) | all runs | % fl best (all runs) | cbh1 cbeth0 tx per run, MB | vs better MPI over the link | target |")
+L.append("|---|---|---|---|---|---|---|")
 def overlink(k):   # did this implementation's data cross cbeth0 (> 100 MB per run)?
     t = [float(v[0]) for v in vals.get(k + "_tx", [])]
     return bool(t) and min(t) > 100
@@ -260,14 +307,15 @@ names = {"openmpi": "Open MPI MPI_Allreduce (btl tcp)", "mpich": "MPICH MPI_Allr
          "mpich-tcp": "MPICH MPI_Allreduce, UCX_TLS=tcp,self"}
 c = best("ar_collbench")
 algs = sorted(set(v[1] for v in vals.get("ar_collbench", [])))
-L.append("| collbench all_reduce_test, auto (picked %s) | %.3f | %s | %s | %s | >= 1.5x |" % ("/".join(algs) or "?", c or 0, allv("ar_collbench"),
-         allv("ar_collbench_tx"), ("%.2fx" % (c / mb)) if c and mb else "-"))
+L.append("| collbench all_reduce_test, auto (picked %s) | %.3f | %s | %s | %s | %s | >= 1.5x |" % ("/".join(algs) or "?", c or 0, allv("ar_collbench"),
+         pcts("ar_collbench"), allv("ar_collbench_tx"), ("%.2fx" % (c / mb)) if c and mb else "-"))
 cr = best("ar_collbench_ring")
-L.append("| collbench, COLL_ALGO=allreduce=ring | %.3f | %s | %s | %s | >= 1.5x |" % (cr or 0, allv("ar_collbench_ring"),
-         allv("ar_collbench_ring_tx"), ("%.2fx" % (cr / mb)) if cr and mb else "-"))
+L.append("| collbench, COLL_ALGO=allreduce=ring | %.3f | %s | %s | %s | %s | >= 1.5x |" % (cr or 0, allv("ar_collbench_ring"),
+         pcts("ar_collbench_ring"), allv("ar_collbench_ring_tx"), ("%.2fx" % (cr / mb)) if cr and mb else "-"))
 for m in ("openmpi", "mpich", "mpich-tcp"):
     b = best("ar_" + m)
-    L.append("| %s | %s | %s | %s | %s | |" % (names[m], "%.3f" % b if b else "failed", allv("ar_" + m), allv("ar_" + m + "_tx"),
+    L.append("| %s | %s | %s | %s | %s | %s | |" % (names[m], "%.3f" % b if b else "failed", allv("ar_" + m),
+             pcts("ar_" + m) if overlink("ar_" + m) else "- (not the link's)", allv("ar_" + m + "_tx"),
              "(the reference)" if m == mbn else ("**not over the link**" if b and not overlink("ar_" + m) else "")))
 L.append("")
 L.append("Better MPI whose data crossed the link: %s, %.3f GB/s." % (names.get(mbn, "-"), mb or 0))
@@ -288,8 +336,20 @@ def h(b):
     for u, s in (("M", 1 << 20), ("K", 1 << 10)):
         if b >= s: return "%g%s" % (b / s, u)
     return str(b)
-L.append("| size | ring busbw | hier busbw | auto busbw | auto picked | better of ring/hier | auto picked the better? |")
-L.append("|---|---|---|---|---|---|---|")
+cfl = {}
+try:
+    for l in open(os.path.join(raw, "c-floors")):
+        b_, f_, n_ = l.split(); cfl[int(b_)] = float(f_)
+except (OSError, ValueError):
+    pass
+cpct = {(v[0], int(v[1])): v[2] for v in vals.get("c_pct", [])}
+L.append("Duplex capacity of the limited link (iperf3 --bidir -P 2, both directions summed): %s GB/s; "
+         "floor = 2 (H-1)/H S each way at half of it + the copies and the reduction of 2 ranks per host "
+         "(docs/performance.md \"Across hosts\"); %% = floor / time. tbf lets a 1 MB burst through at the "
+         "unlimited speed, so rows of a few MiB and less can pass 100%% of a floor taken from the sustained rate.\n"
+         % allv("iperf3_tbf_bidir"))
+L.append("| size | floor us | ring busbw (% fl) | hier busbw (% fl) | auto busbw (% fl) | auto picked | better of ring/hier | auto picked the better? |")
+L.append("|---|---|---|---|---|---|---|---|")
 wrong = []
 hier_wins_large = []
 for b in sizes:
@@ -303,7 +363,9 @@ for b in sizes:
     if ok == "**no**": wrong.append(h(b))
     if b >= 8 << 20: hier_wins_large.append((hi or 0) > (ri or 0))
     f = lambda x: "%.4f" % x if x is not None else "-"
-    L.append("| %s | %s | %s | %s | %s | %s%s | %s |" % (h(b), f(ri), f(hi), f(au), pick, better,
+    fp = lambda a, x: "%s (%s%%)" % (f(x), cpct[(a, b)]) if x is not None and (a, b) in cpct else f(x)
+    L.append("| %s | %s | %s | %s | %s | %s | %s%s | %s |" % (h(b), "%.0f" % cfl[b] if b in cfl else "-",
+             fp("ring", ri), fp("hier", hi), fp("auto", au), pick, better,
              " (%+.0f%%)" % (100 * (max(ri, hi) / min(ri, hi) - 1)) if ri and hi else "", ok))
 L.append("")
 L.append("- hier beats ring at the large sizes (>= 8M): %s" % ("yes, at every one" if hier_wins_large and all(hier_wins_large)

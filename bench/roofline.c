@@ -2,11 +2,19 @@
  * roofline.c - the floor of each benchmark row (bench/roofline.h's bytes over
  * this machine's copy and reduce rates, measured now at the row's working set).
  *   roofline -p P -c allreduce,allgather -s 8K,1M,64M [-F] [-t MS]
+ *   roofline -p P -H HOSTS -D GBS -c allreduce -s 64M [-F] [-t MS]
  * -F: bytes only (no measurement), for the docs check (tests/mp/49-bench-roofline.sh).
  * -t: milliseconds each rate is timed for (default 30; best of 3 such runs).
+ * -H: across HOSTS hosts (P/HOSTS ranks each; roof_host_bytes), -D the link's
+ *     measured duplex capacity, both directions summed, decimal GB/s
+ *     (bench/hostfloor.sh measures it).
  * Prints per row (sizes rounded as coll_bench/mpi_bench round them):
  *   FLOOR coll p bytes copy red_rd red_wr ws                            (-F)
  *   FLOOR coll p bytes copy red_rd red_wr ws k copy1 copyk red1 redk floor_us bound
+ *   HFLOOR coll p H bytes net copy red_rd red_wr ws                     (-H -F)
+ *   HFLOOR coll p H bytes net copy red_rd red_wr ws dir k copy1 copyk red1 redk net_us floor_us
+ * (-H: net = bytes each host sends and receives, copy/red = the ranks' local
+ * work, dir = the rate one way with both busy = GBS / 2.)
  * Rates in decimal GB/s: copy1/copyk = a copy (memcpy or non-temporal stores,
  * the better) on 1 and on k = min(p, cores) threads, red1/redk = fp32
  * c = a + b (bytes of c; normal or non-temporal stores). One thread copies one
@@ -165,18 +173,93 @@ static double rate(kind_t kind, int nth, size_t n)
     return best;
 }
 
+/* The rates a row uses, at its working set: one thread = one rank's buffers, k threads = all p ranks'. */
+static roof_rates_t row_rates(const roof_bytes_t *rb, int p, int k, double ws)
+{
+    roof_rates_t r = {0, 0, 0, 0};
+    if (rb->copy > 0)
+        r.copy1 = rate(K_COPY, 1, (size_t)(ws / 2)), r.copyk = rate(K_COPY, k, (size_t)(ws * p / k / 2));
+    if (rb->red_rd > 0)
+        r.red1 = rate(K_RED, 1, (size_t)(ws / 3)), r.redk = rate(K_RED, k, (size_t)(ws * p / k / 3));
+    return r;
+}
+
+/* One row on one machine: FLOOR ... */
+static int row(const char *cn, int c, int p, size_t b, int k, int floor_only)
+{
+    roof_bytes_t rb = {0, 0, 0};
+    if (roof_bytes(c, p, (double)b, &rb))
+        return -1;
+    double ws = roof_ws(c, p, (double)b);
+    printf("FLOOR %s %d %zu %.0f %.0f %.0f %.0f", cn, p, b, rb.copy, rb.red_rd, rb.red_wr, ws);
+    if (!floor_only) {
+        roof_rates_t r = row_rates(&rb, p, k, ws);
+        const char *bound;
+        double f = roof_floor_us(&rb, &r, k, &bound);
+        printf(" %d %.2f %.2f %.2f %.2f %.3f %s", k, r.copy1, r.copyk, r.red1, r.redk, f, bound);
+    }
+    printf("\n");
+    return fflush(stdout) ? -1 : 0;
+}
+
+static int hosts;         /* -H */
+static double duplex_gbs; /* -D */
+
+/* One row across hosts: HFLOOR ... (the local work measured as row() does; the hosts share this machine) */
+static int host_row(const char *cn, int c, int p, size_t b, int k, int floor_only)
+{
+    roof_host_bytes_t h;
+    if (roof_host_bytes(c, p, hosts, (double)b, &h))
+        return -1;
+    double ws = roof_ws(c, p, (double)b);
+    printf("HFLOOR %s %d %d %zu %.0f %.0f %.0f %.0f %.0f", cn, p, hosts, b, h.net, h.local.copy, h.local.red_rd,
+           h.local.red_wr, ws);
+    if (!floor_only) {
+        roof_rates_t r = row_rates(&h.local, p, k, ws);
+        double net_us, f = roof_host_floor_us(&h, duplex_gbs / 2, &r, k, &net_us);
+        printf(" %.3f %d %.2f %.2f %.2f %.2f %.3f %.3f", duplex_gbs / 2, k, r.copy1, r.copyk, r.red1, r.redk, net_us,
+               f);
+    }
+    printf("\n");
+    return fflush(stdout) ? -1 : 0;
+}
+
+/* -H and -D: hosts in 2..p dividing p, a collective with a cross-host formula, a duplex rate unless -F */
+static int check_hosts(const char *colls, int p, int floor_only)
+{
+    roof_host_bytes_t h;
+    char cbuf[256];
+    if (hosts < 2 || hosts > p || p % hosts) {
+        fprintf(stderr, "roofline: invalid -H %d: allowed 2..%d hosts dividing -p %d\n", hosts, p, p);
+        return -1;
+    }
+    if (!floor_only && !(duplex_gbs > 0 && duplex_gbs < 1e6)) {
+        fprintf(stderr, "roofline: invalid -D %g: allowed the link's duplex capacity in GB/s, > 0\n", duplex_gbs);
+        return -1;
+    }
+    snprintf(cbuf, sizeof cbuf, "%s", colls);
+    for (char *save = NULL, *cn = strtok_r(cbuf, ",", &save); cn; cn = strtok_r(NULL, ",", &save))
+        if (roof_host_bytes(bench_coll_from_name(cn), p, hosts, 4.0 * p, &h)) {
+            fprintf(stderr, "roofline: invalid collective '%s' with -H: allowed allreduce\n", cn);
+            return -1;
+        }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *colls = "allreduce", *sizes_s = "8K,1M,64M";
-    int p = 2, floor_only = 0, opt;
-    while ((opt = getopt(argc, argv, "p:c:s:Ft:")) != -1) {
+    int p = 2, floor_only = 0, opt, hset = 0;
+    while ((opt = getopt(argc, argv, "p:c:s:Ft:H:D:")) != -1) {
         switch (opt) {
         case 'p': p = atoi(optarg); break;
         case 'c': colls = optarg; break;
         case 's': sizes_s = optarg; break;
         case 'F': floor_only = 1; break;
         case 't': timed_ms = atof(optarg); break;
-        default: fprintf(stderr, "usage: roofline -p P -c COLLS -s SIZES [-F] [-t MS]\n"); return 2;
+        case 'H': hosts = atoi(optarg), hset = 1; break;
+        case 'D': duplex_gbs = atof(optarg); break;
+        default: fprintf(stderr, "usage: roofline -p P [-H HOSTS -D GBS] -c COLLS -s SIZES [-F] [-t MS]\n"); return 2;
         }
     }
     if (p < 1 || p > 4096) {
@@ -209,6 +292,8 @@ int main(int argc, char **argv)
                 cn);
             return 2;
         }
+    if (hset && check_hosts(colls, p, floor_only))
+        return 2;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     int k = p < ncpu ? p : (int)(ncpu > 0 ? ncpu : 1);
     k = k < 256 ? k : 256; /* threads measured at most */
@@ -218,29 +303,11 @@ int main(int argc, char **argv)
             measure(K_COPY, k, (size_t)1 << 20);
     }
     snprintf(cbuf, sizeof cbuf, "%s", colls);
-    for (char *save = NULL, *cn = strtok_r(cbuf, ",", &save); cn; cn = strtok_r(NULL, ",", &save)) {
-        int c = bench_coll_from_name(cn);
+    for (char *save = NULL, *cn = strtok_r(cbuf, ",", &save); cn; cn = strtok_r(NULL, ",", &save))
         for (int i = 0; i < ns; i++) {
             size_t b = sizes[i] / (4 * (size_t)p) * 4 * (size_t)p;
-            roof_bytes_t rb = {0, 0, 0};
-            if (roof_bytes(c, p, (double)b, &rb))
-                return 2; /* c and p were checked above */
-            double ws = roof_ws(c, p, (double)b);
-            printf("FLOOR %s %d %zu %.0f %.0f %.0f %.0f", cn, p, b, rb.copy, rb.red_rd, rb.red_wr, ws);
-            if (!floor_only) {
-                /* one thread: one rank's buffers; k threads: all p ranks' buffers */
-                roof_rates_t r = {0, 0, 0, 0}; /* only the rates the row uses */
-                if (rb.copy > 0)
-                    r.copy1 = rate(K_COPY, 1, (size_t)(ws / 2)), r.copyk = rate(K_COPY, k, (size_t)(ws * p / k / 2));
-                if (rb.red_rd > 0)
-                    r.red1 = rate(K_RED, 1, (size_t)(ws / 3)), r.redk = rate(K_RED, k, (size_t)(ws * p / k / 3));
-                const char *bound;
-                double f = roof_floor_us(&rb, &r, k, &bound);
-                printf(" %d %.2f %.2f %.2f %.2f %.3f %s", k, r.copy1, r.copyk, r.red1, r.redk, f, bound);
-            }
-            printf("\n");
-            fflush(stdout);
+            if ((hosts ? host_row : row)(cn, bench_coll_from_name(cn), p, b, k, floor_only))
+                return 2; /* c, p and H were checked above */
         }
-    }
     return 0;
 }

@@ -94,4 +94,59 @@ static inline double roof_floor_us(const roof_bytes_t *b, const roof_rates_t *r,
     return (mem >= core ? mem : core) / 1e3; /* bytes / (GB/s) = ns */
 }
 
+/*
+ * Across hosts (H hosts x L ranks, p = H L, S as above): the bytes each host
+ * must send over its link, and receive (the same: both directions at once),
+ * and the bytes over all hosts that the link delivers straight into their
+ * final buffers (a TCP receive lands there: that copy is the link's).
+ *   allreduce: 2 (H-1)/H S each way (a reduce-scatter and an allgather among
+ *              the hosts; each host's S/H share of the result is reduced from
+ *              the others' (H-1)/H S, and its share goes to each of the
+ *              others); the allgather half, (H-1) S over all hosts, lands in
+ *              result buffers, so of one host's (p-1) S the ranks still copy
+ *              (p-H) S (each host's result to its L-1 other ranks) and reduce
+ *              as on one host (red_rd, red_wr of roof_bytes).
+ * Returns -1 for collectives without a cross-host formula yet, H < 2 or p not
+ * a multiple of H.
+ */
+typedef struct {
+    double net;         /* bytes each host sends (= receives) over its link */
+    roof_bytes_t local; /* what the ranks still copy and reduce, all ranks */
+} roof_host_bytes_t;
+
+static inline int roof_host_bytes(int c, int p, int H, double S, roof_host_bytes_t *o)
+{
+    roof_bytes_t b;
+    if (H < 2 || p < H || p % H || roof_bytes(c, p, S, &b))
+        return -1;
+    switch (c) {
+    case B_ALLREDUCE:
+        o->net = 2.0 * (H - 1) / H * S;
+        o->local = b;
+        o->local.copy = b.copy - (H - 1) * S; /* (p-1) S - (H-1) S = (p-H) S */
+        return 0;
+    default: return -1;
+    }
+}
+
+/*
+ * The cross-host floor: dir = the link's rate in one direction while both are
+ * busy (its measured duplex capacity, both directions summed, / 2), and the
+ * local work at the one-machine rates of roof_floor_us:
+ *   floor = net / dir + roof_floor_us(local)
+ * A sum, not a max: on namespace hosts (one kernel, bench/hostfloor.sh) the
+ * link is the CPUs copying through the kernel, the same cores the ranks reduce
+ * on, and the duplex capacity is measured with those cores busy; with a NIC
+ * that moves the bytes by DMA the two would overlap (max). *net_us gets the
+ * link's part (the "duplex floor" alone).
+ */
+static inline double roof_host_floor_us(const roof_host_bytes_t *h, double dir_gbs, const roof_rates_t *r, int k,
+                                        double *net_us)
+{
+    const char *bound;
+    double local = h->local.copy || h->local.red_rd ? roof_floor_us(&h->local, r, k, &bound) : 0;
+    *net_us = h->net / dir_gbs / 1e3;
+    return *net_us + local;
+}
+
 #endif

@@ -10,6 +10,13 @@
  * own data) to rank 1 and receives C from rank 2, reducing it with its own C;
  * step 1 sends the partial C and receives B; rank 0 then owns the full B
  * ((me + 1) mod p). The allgather passes finished segments on the same way.
+ *
+ * Chunk: COLL_CHUNK on one host; across hosts at least COLL_NET_CHUNK (2M).
+ * Every step ends only when its send and its receive are through, so each is a
+ * moment where a direction of the link can idle and a rank must be woken; a
+ * 64 MiB AllReduce between two hosts took 256 steps of 256K (128 per phase),
+ * now 32. The received bytes are still reduced as they arrive (the TCP sink,
+ * 256 KiB per socket), so a bigger chunk adds no pass over memory.
  */
 #include "coll/algo.h"
 #include "coll/coll_util.h"
@@ -36,6 +43,13 @@ static piece_t piece(size_t n, int p, int seg, size_t chunk, size_t c)
     return r;
 }
 
+/* Bytes per chunk: the same on every member (coll_group_is_local is). */
+static size_t chunk_bytes(const coll_comm *comm, const coll_group_t *g)
+{
+    size_t c = coll_cfg_size(COLL_CFG_CHUNK), net = coll_cfg_size(COLL_CFG_NET_CHUNK);
+    return !coll_group_is_local(comm, g) && net > c ? net : c;
+}
+
 coll_status_t coll_allreduce_ring_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
                                       size_t n, coll_dtype_t dt, coll_op_t op)
 {
@@ -44,7 +58,7 @@ coll_status_t coll_allreduce_ring_run(coll_comm *comm, const coll_group_t *g, co
     if (n == 0 || coll_alone(p, sendbuf, recvbuf, n * es))
         return COLL_SUCCESS;
     int right = g->ranks[coll_ring_next(me, p)], left = g->ranks[coll_ring_prev(me, p)];
-    size_t chunk = coll_cfg_size(COLL_CFG_CHUNK) / es;
+    size_t chunk = chunk_bytes(comm, g) / es;
     if (chunk == 0)
         chunk = 1;
     size_t maxseg = coll_block_count(n, p, 0);
@@ -80,8 +94,11 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes;
-    /* two passes (reduce-scatter, allgather) + the reductions */
-    return 2 * coll_cost_ring_pass(comm, g, n) + (p - 1) / p * n * l->gamma_us_per_b * coll_tuning_oversub(comm);
+    /* two passes (reduce-scatter, allgather) in this ring's chunks (coll_cost_ring_pass's
+     * formula with chunk_bytes: across hosts COLL_NET_CHUNK) + the reductions */
+    return 2 * (p - 1) * (1.0 + n / p / (double)chunk_bytes(comm, g)) * coll_cost_alpha(comm, l)
+        + 2 * (p - 1) / p * n * coll_cost_beta(comm, g, l)
+        + (p - 1) / p * n * l->gamma_us_per_b * coll_tuning_oversub(comm);
 }
 
 const coll_algo_t coll_algo_allreduce_ring = COLL_ALGO(

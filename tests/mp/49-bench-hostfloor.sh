@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# timeout: 400
+# The multi-host benches' floor (bench/hostfloor.sh, bench/roofline -H): the
+# bytes of every cross-host example of docs/performance.md "Across hosts"
+# match bench/roofline.h, bad -H/-D exit 2 with one line, a measured floor is
+# the link's part (S each way at half the given duplex) plus the local work at
+# the printed rates, and bench/allreduce-hosts-ab.sh (two namespace hosts, one
+# round, needs root and MPICH) prints the duplex capacity of both tools, the
+# floor and each figure as % of it, within (0, 200).
+set -u
+ROOT=${CB_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+cd "$ROOT" || exit 1
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+ok()  { echo "ok   $*"; }
+bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+
+cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Ibench -o "$T/roofline" bench/roofline.c -pthread ||
+    { echo "FAIL bench/roofline.c does not build"; exit 1; }
+
+# --- 1. the docs' cross-host examples against the code
+awk '/^## Across hosts/ { on = 1; next } /^## / { on = 0 }
+     on && /^\| [a-z_]+ \| [0-9]+ \| [0-9]+ \|/ { gsub(/\|/, " "); print }' docs/performance.md >"$T/examples"
+n=$(wc -l <"$T/examples")
+[ "$n" -ge 3 ] && ok "docs/performance.md: $n cross-host examples" || bad "docs/performance.md: only $n cross-host examples"
+while read -r coll p h s net copy rd wr; do
+    got=$("$T/roofline" -F -p "$p" -H "$h" -c "$coll" -s "$s") || { bad "$coll p=$p H=$h: roofline -F -H failed"; continue; }
+    read -r tag _ _ _ _ gnet gcopy grd gwr _ <<<"$got"
+    if [ "$tag" = HFLOOR ] && [ "$gnet $gcopy $grd $gwr" = "$net $copy $rd $wr" ]; then
+        ok "$coll p=$p H=$h S=$s: net $net, copy $copy, reduce $rd + $wr"
+    else
+        bad "$coll p=$p H=$h S=$s: code says '$got', docs say net $net copy $copy reduce $rd $wr"
+    fi
+done <"$T/examples"
+
+# --- 2. bad input: one line naming the value, exit 2, nothing on stdout
+chk2() { # chk2 DESCRIPTION WORD CMD...
+    local d=$1 w=$2; shift 2
+    "$@" >"$T/o" 2>"$T/e"; local rc=$?
+    if [ $rc -eq 2 ] && [ "$(wc -l <"$T/e")" -eq 1 ] && grep -q -- "$w" "$T/e" && [ ! -s "$T/o" ]; then ok "$d: exit 2, '$(cat "$T/e")'"
+    else bad "$d: rc=$rc, stderr '$(cat "$T/e")', stdout '$(head -c 200 "$T/o")'"; fi; }
+chk2 "roofline -H 3 -p 2" "-H 3" "$T/roofline" -F -p 2 -H 3
+chk2 "roofline -H 1" "-H 1" "$T/roofline" -F -p 2 -H 1
+chk2 "roofline -H 2 without -D" "-D 0" "$T/roofline" -p 2 -H 2 -s 1M
+chk2 "roofline -H 2 -D -1" "-D -1" "$T/roofline" -p 2 -H 2 -D -1 -s 1M
+chk2 "roofline -H 2 -c gather" "'gather'" "$T/roofline" -F -p 2 -H 2 -c gather
+chk2 "allreduce-hosts-ab -s 4X" "'4X'" bench/allreduce-hosts-ab.sh -s 4X
+chk2 "allreduce-hosts-ab bad setting" "'FOO'" bench/allreduce-hosts-ab.sh FOO
+
+# --- 3. measured: link part = S each way at half the duplex, plus the local floor of the printed rates
+m=$("$T/roofline" -p 2 -H 2 -D 2 -c allreduce -s 1M -t 5)
+read -r _ _ _ _ b net copy rd wr _ dir k c1 ck r1 rk nus fus <<<"$m"
+if awk -v b="$b" -v net="$net" -v dir="$dir" -v k="$k" -v r1="$r1" -v rk="$rk" -v rd="$rd" -v wr="$wr" -v nus="$nus" -v fus="$fus" 'BEGIN {
+        if (rk < r1) rk = r1
+        mem = (rd + wr) / 3 / rk; core = (rd + wr) / 3 / r1 / k; loc = (mem > core ? mem : core) / 1e3
+        want_n = net / dir / 1e3
+        exit !(dir == 1 && net == b && r1 > 0 && nus > 0 && (nus - want_n) / want_n < 0.001 && (want_n - nus) / want_n < 0.001 &&
+               (fus - nus - loc) / fus < 0.01 && (nus + loc - fus) / fus < 0.01 && fus > nus) }'; then
+    ok "measured host floor: $m"
+else
+    bad "measured host floor does not follow the model: $m"
+fi
+
+# --- 4. the A/B across two namespace hosts prints the floor column (one short round)
+if [ "$(id -u)" != 0 ] || ! command -v mpicc.mpich >/dev/null || ! command -v iperf3 >/dev/null; then
+    bad "section 4 needs root, mpicc.mpich and iperf3 (scripts/install-deps.sh)"
+else
+    bench/allreduce-hosts-ab.sh -o "$T/ab.md" -r 1 -n 3 -s 4M default >"$T/ab.out" 2>&1
+    rc=$?
+    [ $rc -eq 0 ] && ok "allreduce-hosts-ab.sh -r 1 -s 4M: exit 0" || { bad "allreduce-hosts-ab.sh exit $rc"; tail -5 "$T/ab.out" | sed 's/^/   | /'; }
+    grep -q '| duplex GB/s iperf3 / p2p | floor ms (link alone) |' "$T/ab.md" && ok "table header has the duplex capacity and the floor" ||
+        bad "no floor columns in the table: $(grep -m1 '^| round' "$T/ab.md")"
+    # | 1 | BW (1.23x, 87% fl) | BW (87% fl) | DI / DP | FL (NL) |
+    row=$(grep -m1 '^| 1 |' "$T/ab.md")
+    if [[ "$row" =~ ^\|\ 1\ \|\ [0-9.]+\ \([0-9.]+x,\ ([0-9]+)%\ fl\)\ \|\ [0-9.]+\ \(([0-9]+)%\ fl\)\ \|\ ([0-9.]+)\ /\ ([0-9.]+)\ \|\ ([0-9.]+)\ \(([0-9.]+)\)\ \|$ ]] &&
+        awk -v a="${BASH_REMATCH[1]}" -v m="${BASH_REMATCH[2]}" -v f="${BASH_REMATCH[5]}" -v l="${BASH_REMATCH[6]}" \
+            'BEGIN { exit !(a > 0 && a < 200 && m > 0 && m < 200 && f > 0 && l > 0 && f > l) }'; then
+        ok "round row with % of floor (collbench ${BASH_REMATCH[1]}%, MPICH ${BASH_REMATCH[2]}%), floor ${BASH_REMATCH[5]} ms: $row"
+    else
+        bad "round row lacks a sane floor or % of it: '$row'"
+    fi
+    grep -q '^- default: median [0-9.]*x MPICH.*; % of floor median [0-9]*% \[' "$T/ab.md" && ok "summary: $(grep -m1 '^- default' "$T/ab.md")" ||
+        bad "summary lacks the median % of floor: $(grep -m1 '^- default' "$T/ab.md")"
+fi
+
+[ $fails -eq 0 ] && echo "all host floor checks passed"
+exit $((fails > 0))

@@ -18,9 +18,10 @@
 # order): the unit binaries (unless their source has a line "parallel: no")
 # and the scripts with a line "# parallel: yes" (light, no threshold on a
 # measured time, no check of /dev/shm or of the processes of the session, no
-# make of a build directory another test builds) run first, two at a time,
-# each alone in its own log, reported in the order they were started; then
-# every other test, one at a time and alone on the machine.
+# make of a build directory another test builds) run first, two at a time
+# (those scripts, then the unit binaries), each in its own log, reported in
+# the order they were started; then every other test, one at a time and alone
+# on the machine.
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -109,7 +110,7 @@ report() {
     fi
 }
 
-par=(); ser=()
+par=(); paru=(); ser=()   # parallel scripts (the long fuzz among them) start before the unit binaries
 for t in "${tests[@]}"; do
     name=$(basename "${t#missing:}")
     if [ ${#PATTERNS[@]} -gt 0 ]; then
@@ -119,8 +120,13 @@ for t in "${tests[@]}"; do
     fi
     if [ $LIST = 1 ]; then echo "$name"; continue; fi
     rm -f "$LOGDIR/$name.log.res"   # a leftover of an interrupted run
-    if [ "$JOBS" -gt 1 ] && parallel "$t"; then par+=("$t"); else ser+=("$t"); fi
+    if [ "$JOBS" -gt 1 ] && parallel "$t"; then
+        if [[ "$t" == *.sh ]]; then par+=("$t"); else paru+=("$t"); fi
+    else
+        ser+=("$t")
+    fi
 done
+par+=(${paru[@]+"${paru[@]}"})
 [ $LIST = 1 ] && exit 0
 
 pass=0; fail=0; failed=()

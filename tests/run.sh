@@ -2,7 +2,7 @@
 # tests/run.sh - run the collbench suite and print "N passed, N failed".
 #
 #   tests/run.sh                 everything
-#   tests/run.sh -k PATTERN      only tests whose name contains PATTERN
+#   tests/run.sh -k PATTERN      only tests whose name contains PATTERN (-k again: or)
 #   tests/run.sh -O build/asan   use the binaries of an out-of-tree build
 #   tests/run.sh --list          list the tests
 #
@@ -14,18 +14,26 @@
 # script may name its own with a line "# timeout: N"), so a hang is a failure.
 # Scripts get the build dir in $CB_O and must exit 0 on success; 77 = cannot
 # run here (reported as failed with the reason: a skipped check is a defect).
+# Two at a time (TEST_JOBS, default 2; TEST_JOBS=1: one at a time, in name
+# order): the unit binaries (unless their source has a line "parallel: no")
+# and the scripts with a line "# parallel: yes" (light, no threshold on a
+# measured time, no check of /dev/shm or of the processes of the session, no
+# make of a build directory another test builds) run first, two at a time
+# (those scripts, then the unit binaries), each in its own log, reported in
+# the order they were started; then every other test, one at a time and alone
+# on the machine.
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 O=.
-PATTERN=
+PATTERNS=()
 LIST=0
 while [ $# -gt 0 ]; do
     case "$1" in
-        -k) PATTERN=$2; shift 2 ;;
+        -k) PATTERNS+=("$2"); shift 2 ;;
         -O) O=$2; shift 2 ;;
         --list) LIST=1; shift ;;
-        -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
         *) echo "tests/run.sh: unknown argument '$1' (allowed: -k PATTERN, -O DIR, --list)" >&2; exit 2 ;;
     esac
 done
@@ -52,18 +60,28 @@ for s in tests/unit/test_*.c; do
 done
 for t in tests/mp/*.sh; do [ -x "$t" ] && tests+=("$ROOT/$t"); done
 
-pass=0; fail=0; failed=()
-start_all=$(date +%s)
-for t in "${tests[@]}"; do
+JOBS=${TEST_JOBS:-2}
+case "$JOBS" in [1-9]|[1-9][0-9]) ;; *) echo "tests/run.sh: invalid TEST_JOBS '$JOBS' (allowed: 1..99)" >&2; exit 2 ;; esac
+
+# parallel TEST: may run beside another parallel test (see the header)
+parallel() {
+    case "$1" in
+        missing:*) return 1 ;;
+        *.sh) grep -q '^# parallel: yes' "$1" ;;
+        *) ! grep -q 'parallel: no' "tests/unit/$(basename "$1").c" 2>/dev/null ;;
+    esac
+}
+# run_test TEST: runs it under its timeout, log in $LOGDIR/NAME.log; writes
+# "RC SECONDS" to $LOGDIR/NAME.log.res (renamed into place: complete when seen)
+run_test() {
+    local t=$1 name to l log s rc el
     name=$(basename "${t#missing:}")
-    [ -n "$PATTERN" ] && [[ "$name" != *"$PATTERN"* ]] && continue
-    if [ $LIST = 1 ]; then echo "$name"; continue; fi
+    log=$LOGDIR/$name.log
     to=${TEST_TIMEOUT:-300}
     if [[ "$t" == *.sh ]]; then
         l=$(grep -m1 '^# timeout:' "$t" | awk '{print $3}')
         [ -n "$l" ] && to=$l
     fi
-    log=$LOGDIR/$name.log
     s=$(date +%s.%N)
     if [[ "$t" == missing:* ]]; then
         unit_missing "$name" >"$log"
@@ -73,16 +91,75 @@ for t in "${tests[@]}"; do
         rc=$?
     fi
     el=$(awk -v a="$s" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
-    if [ $rc -eq 0 ]; then
+    echo "$rc $el $to" >"$log.res.tmp" && mv "$log.res.tmp" "$log.res"
+}
+# report TEST: the PASS/FAIL line of a finished test, counted
+report() {
+    local name log rc el to why
+    name=$(basename "${1#missing:}")
+    log=$LOGDIR/$name.log
+    read -r rc el to <"$log.res"
+    rm -f "$log.res"
+    if [ "$rc" -eq 0 ]; then
         pass=$((pass + 1)); printf 'PASS  %-40s %6ss\n' "$name" "$el"
     else
         fail=$((fail + 1)); failed+=("$name")
-        why="exit $rc"; [ $rc -eq 124 ] && why="TIMEOUT after ${to}s"; [ $rc -eq 77 ] && why="cannot run here"; [ $rc -eq 78 ] && why="not built"
+        why="exit $rc"; [ "$rc" -eq 124 ] && why="TIMEOUT after ${to}s"; [ "$rc" -eq 77 ] && why="cannot run here"; [ "$rc" -eq 78 ] && why="not built"
         printf 'FAIL  %-40s %6ss  (%s, log: %s)\n' "$name" "$el" "$why" "${log#$ROOT/}"
         tail -n 15 "$log" | sed 's/^/      | /'
     fi
+}
+
+par=(); paru=(); ser=()   # parallel scripts (the long fuzz among them) start before the unit binaries
+for t in "${tests[@]}"; do
+    name=$(basename "${t#missing:}")
+    if [ ${#PATTERNS[@]} -gt 0 ]; then
+        hit=0
+        for p in "${PATTERNS[@]}"; do [[ "$name" == *"$p"* ]] && hit=1; done
+        [ $hit = 1 ] || continue
+    fi
+    if [ $LIST = 1 ]; then echo "$name"; continue; fi
+    rm -f "$LOGDIR/$name.log.res"   # a leftover of an interrupted run
+    if [ "$JOBS" -gt 1 ] && parallel "$t"; then
+        if [[ "$t" == *.sh ]]; then par+=("$t"); else paru+=("$t"); fi
+    else
+        ser+=("$t")
+    fi
 done
+par+=(${paru[@]+"${paru[@]}"})
 [ $LIST = 1 ] && exit 0
+
+pass=0; fail=0; failed=()
+start_all=$(date +%s)
+[ ${#par[@]} -gt 1 ] && echo "${#par[@]} tests $JOBS at a time, then ${#ser[@]} one at a time"
+# the parallel ones: at most $JOBS running; each reported once it and all
+# started before it are done (the order of the list, whatever finishes first)
+next=0; shown=0
+while [ $shown -lt ${#par[@]} ]; do
+    running=0
+    for ((i = shown; i < next; i++)); do
+        [ -f "$LOGDIR/$(basename "${par[$i]}").log.res" ] || running=$((running + 1))
+    done
+    if [ $running -lt "$JOBS" ] && [ $next -lt ${#par[@]} ]; then
+        run_test "${par[$next]}" </dev/null &
+        next=$((next + 1))
+        continue
+    fi
+    while [ $shown -lt $next ] && [ -f "$LOGDIR/$(basename "${par[$shown]}").log.res" ]; do
+        report "${par[$shown]}"; shown=$((shown + 1))
+    done
+    [ $shown -lt $next ] || continue
+    wait -n 2>/dev/null && continue
+    # no child left to wait for: one that never wrote its result failed
+    [ -z "$(jobs -rp)" ] && [ ! -f "$LOGDIR/$(basename "${par[$shown]}").log.res" ] &&
+        echo "1 0 0" >"$LOGDIR/$(basename "${par[$shown]}").log.res"
+    sleep 0.1
+done
+wait
+for t in "${ser[@]}"; do
+    run_test "$t"
+    report "$t"
+done
 echo "suite time: $(( $(date +%s) - start_all ))s"
 [ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
 echo "$pass passed, $fail failed"

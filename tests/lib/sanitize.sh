@@ -34,8 +34,27 @@ run() {
     fi
 }
 
+# run_bg NAME TIMEOUT CMD...: run's check in the background, for a long run that
+# mostly waits (test_bootstrap: its store timeouts, ~13 s) beside the others;
+# its ok/FAIL lines are printed, and counted, by run_wait
+bg_pids=(); bg_names=()
+run_bg() {
+    ( fails=0; run "$@" >"$LOG/$1.result" 2>&1; exit $fails ) &
+    bg_pids+=($!); bg_names+=("$1")
+}
+# run_wait: waits for every run_bg, prints their lines in the order started
+run_wait() {
+    local i
+    for i in "${!bg_pids[@]}"; do
+        wait "${bg_pids[$i]}" || fails=$((fails + 1))
+        cat "$LOG/${bg_names[$i]}.result"
+    done
+    bg_pids=(); bg_names=()
+}
+
 # san_finish NAME: the summary line and the exit status
 san_finish() {
+    run_wait
     echo "total: $(( $(date +%s) - san_t0 )) s"
     [ $fails -eq 0 ] || { echo "$fails $1 run(s) failed"; exit 1; }
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # timeout: 120
+# parallel: yes
 # --format hccl / COLL_TEST_FORMAT=hccl: stdout is exactly hccl_test's table.
 # tests/fixtures/hccl-format-all_reduce.txt is the expected stdout byte for
 # byte, with the two measured fields (time, algbw) masked by '@' over their

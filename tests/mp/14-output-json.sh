@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # timeout: 180
+# parallel: yes
 # --json / --csv / COLL_TEST_OUTPUT: valid JSON (python3 -m json.tool), the
 # documented keys, CSV header and columns, rows matching the table, atomic
 # write (no FILE.tmp.* left).

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # timeout: 30
+# parallel: yes
 # docs/config.md and docs/algorithms.md are generated from the config table and
 # the algorithm registry: they must match what the binaries print now.
 set -u

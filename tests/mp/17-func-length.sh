@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # timeout: 60
+# parallel: yes
 # No function over 80 lines (opening brace to closing brace) in the layers
 # below the collectives and in the communicator: scripts/check-func-length.sh
 # on src/core, src/bootstrap, src/topo, src/transport and src/comm. src/coll

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # timeout: 600
+# parallel: yes
 # COLL_DETERMINISTIC=1: fp32 and bf16 sums of values of mixed magnitudes
 # (build/tests/determ, tests/determ/determ.c) give the same bits with every
 # allowed algorithm of allreduce, reduce, reduce_scatter and reduce_scatterv,

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # timeout: 240
+# parallel: yes
 # collbench sim: the command-line path (every algorithm at p = 1..64 with
 # data checked is build/tests/test_sim_algos, in one process). Here: one
 # --verify --compare-algos run per collective on an uneven 3-host layout and

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # timeout: 300
+# parallel: yes
 # collbench sim at scale: (1) a 4,096-rank AlltoAll with real data checked
 # element by element (--verify: 16.8 M blocks; the driver's fill and check are
 # O(bytes), tools/driver/data.c) within a time bound; (2) a sizes-only

@@ -75,7 +75,10 @@ export NETNS_RANK_TIMEOUT=90
 # pairs of a round and 5 ranks on 2 cores); the confirmation round (each suspect
 # pair measured again alone, named only if still slow) removes those, but an
 # unlimited link still measured 78% (uni) or 132% (latency) of the median
-# after it, so 0.8 is not reliable here. The limited host's links are at 1-5%.
+# after it, so 0.8 is not reliable here. The limited host's links are at 1-5%
+# of the median at 100mbit on a quiet VM; 150mbit since 2026-12 (issue 14, the
+# suite's wall time: the limited run is bound by cbh3's rate, 44 s at 100mbit).
+# At 200mbit with the VM loaded (load 8) they measured 6-25%, too near 0.5.
 # Latency has its own threshold, 0.25 (4x the median): with 6 ranks on 2 cores
 # no rank spins, every wait sleeps, and healthy links measured 243-290% of the
 # median latency after confirmation.
@@ -84,7 +87,7 @@ export NETNS_RANK_TIMEOUT=90
 # the median after up to 4 alone measurements, while other jobs loaded the VM.
 ARGS="--tests pairs,ring,bisect,coll -s 2M -et 5 --lat-iters 20 --rings 2 --threshold 0.5 --lat-threshold 0.25 --json $W/json"
 BAD=3
-TBF="tbf rate 100mbit burst 32kb latency 100ms"
+TBF="tbf rate 150mbit burst 32kb latency 100ms"
 
 run() {   # run NAME PORT: rank 0's stdout in $W/NAME.r0.out; sets rc0
     s=$(date +%s.%N)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # timeout: 120
+# parallel: yes
 # collbench-report: every input format (hccl_test, nccl-tests and collbench
 # table logs, collbench JSON and CSV) parsed into report.md / results.csv with
 # the right numbers, failed rows marked, real PNG plots, and a clear message

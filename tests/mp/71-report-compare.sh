@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # timeout: 60
+# parallel: yes
 # collbench-report compare: a 20% busbw drop at one size is flagged and gives
 # exit 1; changes within the threshold give exit 0; bad input gives exit 2.
 set -u

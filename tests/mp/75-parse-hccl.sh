@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # timeout: 120
+# parallel: yes
 # scripts/parse-hccl-result.py with seed 000's command lines (§6.2): the seed's
 # own example text (whitespace layout, verbatim), a real-hccl_test '|' log
 # (tests/fixtures), our all_reduce_test's output (bus bandwidth kept), a file

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # timeout: 30
+# parallel: yes
 # A unit test that was not built fails the suite, naming what is missing
 # (issue 14: a missing cmocka used to drop the unit binaries silently and the
 # suite still passed). tests/run.sh on an empty build directory, once with

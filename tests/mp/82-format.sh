@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # timeout: 120
+# parallel: yes
 # The C sources follow .clang-format (scripts/check-format.sh: every tracked
 # *.c / *.h of src tools tests bench examples include; clang-format 14).
 # NOT EXECUTABLE YET, so tests/run.sh does not run it: the tree is reformatted

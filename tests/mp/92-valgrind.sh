@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # timeout: 600
+# parallel: yes
 # valgrind memcheck on one small run of each of the ten test executables
 # (-p 2 -b 8K -e 8K -n 2 -w 1: the forked ranks run under valgrind too) and of
 # the bin/collbench subcommands (flops, bw -t d2d, net server + client on

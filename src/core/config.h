@@ -61,8 +61,8 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
     X(SOCK_NOTSENT, "COLL_SOCK_NOTSENT", SIZE, "0", "bytes", \
       "TCP_NOTSENT_LOWAT of data sockets: unsent bytes a socket queues before it reports full (0 = kernel default)") \
     X(CHUNK, "COLL_CHUNK", SIZE, "256K", "bytes", "pipelining chunk of ring / chain algorithms") \
-    X(NET_CHUNK, "COLL_NET_CHUNK", SIZE, "2M", "bytes", \
-      "chunk of the ring AllReduce when its ranks span hosts (at least COLL_CHUNK): each step waits for both directions, so fewer steps keep the link busy") \
+    X(NET_CHUNK, "COLL_NET_CHUNK", SIZE, "256K", "bytes", \
+      "chunk of the ring AllReduce when its ranks span hosts (at least COLL_CHUNK): each step waits for both directions; bigger chunks mean fewer steps (2M helped on a loaded machine, 256K won on a quiet one)") \
     X(HOST_ID, "COLL_HOST_ID", STR, "", "", \
       "override this process's host identity (tests; default hostname + boot id)") \
     X(DETERMINISTIC, "COLL_DETERMINISTIC", BOOL, "0", "", \

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # timeout: 300
-# The ring AllReduce across hosts in COLL_NET_CHUNK (2M) chunks: on two
+# The ring AllReduce across hosts in COLL_NET_CHUNK chunks (default 256K, as COLL_CHUNK): on two
 # simulated hosts (tests/lib/netns.sh) with one rank each and with (2,1)
 # ranks, COLL_ALGO=allreduce=ring, counts that are no multiple of the chunk
 # (750,003 to 12,000,048 fp32: 1 to 6 chunks of a segment, the last one
 # short) and the check on: every row "success", with the default net chunk,
-# with COLL_NET_CHUNK=256K (as before: COLL_CHUNK) and with 8K (below
+# with COLL_NET_CHUNK=2M (bigger than COLL_CHUNK) and with 8K (below
 # COLL_CHUNK: COLL_CHUNK applies). The ranks must agree on the chunk (each
 # step's pieces are computed on both sides): a disagreement fails the check
 # or times out.
@@ -20,7 +20,7 @@ mkdir -p "$W"
 export NETNS_RANK_TIMEOUT=120 COLL_ALGO=allreduce=ring
 port=29640 fail=0
 for layout in "1 1" "2 1"; do
-    for nc in default 256K 8K; do
+    for nc in default 2M 8K; do
         port=$((port + 1))
         out=$W/ring-${layout// /_}-$nc
         (

@@ -21,6 +21,9 @@
  * the copies make out == a / out == b (any overlap, in fact) well defined.
  */
 #include <math.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -268,7 +271,10 @@ static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
 static int cpu_has_avx2(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    /* f16c by CPUID leaf 1 (ECX): clang 14's __builtin_cpu_supports does not know "f16c" */
+    unsigned a, b, c, d;
+    int f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c;
 #else
     return 0;
 #endif

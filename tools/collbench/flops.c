@@ -13,6 +13,9 @@
  * 2 FMA units per core assumed (--fma-units overrides; e.g. 1 on some Xeon
  * Silver/Bronze parts). Turbo above that clock can show more than 100 %.
  */
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +64,18 @@ static void usage(FILE *f)
             "  --list              list the kernels and whether this CPU runs them\n");
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+/* One CPUID bit (reg 0..3 = EAX, EBX, ECX, EDX of leaf/sub): for the features
+ * clang 14's __builtin_cpu_supports does not know (f16c, avxvnni, avx512fp16). */
+static int cpuid_bit(unsigned leaf, unsigned sub, int reg, unsigned mask)
+{
+    unsigned r[4];
+    if (!__get_cpuid_count(leaf, sub, &r[0], &r[1], &r[2], &r[3]))
+        return 0;
+    return (r[reg] & mask) != 0;
+}
+#endif
+
 static unsigned cpu_features(void)
 {
     unsigned f = 0;
@@ -68,14 +83,14 @@ static unsigned cpu_features(void)
     __builtin_cpu_init();
     f |= __builtin_cpu_supports("avx2") ? CBT_CPU_AVX2 : 0;
     f |= __builtin_cpu_supports("fma") ? CBT_CPU_FMA : 0;
-    f |= __builtin_cpu_supports("f16c") ? CBT_CPU_F16C : 0;
-    f |= __builtin_cpu_supports("avxvnni") ? CBT_CPU_AVXVNNI : 0;
+    f |= cpuid_bit(1, 0, 2, bit_F16C) ? CBT_CPU_F16C : 0;
+    f |= cpuid_bit(7, 1, 0, bit_AVXVNNI) ? CBT_CPU_AVXVNNI : 0;
     f |= __builtin_cpu_supports("avx512f") ? CBT_CPU_AVX512F : 0;
     f |= __builtin_cpu_supports("avx512bw") ? CBT_CPU_AVX512BW : 0;
     f |= __builtin_cpu_supports("avx512vl") ? CBT_CPU_AVX512VL : 0;
     f |= __builtin_cpu_supports("avx512bf16") ? CBT_CPU_AVX512BF16 : 0;
     f |= __builtin_cpu_supports("avx512vnni") ? CBT_CPU_AVX512VNNI : 0;
-    f |= __builtin_cpu_supports("avx512fp16") ? CBT_CPU_AVX512FP16 : 0;
+    f |= cpuid_bit(7, 0, 3, bit_AVX512FP16) ? CBT_CPU_AVX512FP16 : 0;
 #endif
     return f;
 }

@@ -227,32 +227,31 @@ static void sd_publish_addr(coll_comm *comm, int slot, const void *ptr)
     sd_of(comm)->r[comm->rank].pub_addr[slot] = ptr;
 }
 
-static coll_status_t sd_cma_read(coll_comm *comm, int lr, int slot, size_t off, void *dst, size_t len)
+/* len bytes between local and the slot of local rank lr, at off (writing =
+ * local -> published address), as shm_cma.c's cma_xfer: charged to the
+ * caller's clock, copied only when data moves. */
+static coll_status_t sd_cma_xfer(coll_comm *comm, int lr, int slot, size_t off, char *local, size_t len, int writing)
 {
     struct coll_sim_direct *d = sd_of(comm);
-    const char *src = d->r[global_of(comm, lr)].pub_addr[slot];
-    if (!src && len)
-        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL,
-                          "sim: rank %d reads slot %d of local rank %d, never published", comm->rank, slot, lr);
+    char *remote = (char *)(uintptr_t)d->r[global_of(comm, lr)].pub_addr[slot];
+    if (!remote && len)
+        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "sim: rank %d %s slot %d of local rank %d, never published",
+                          comm->rank, writing ? "writes" : "reads", slot, lr);
     if (d->move && len)
-        memcpy(dst, src + off, len);
+        memcpy(writing ? remote + off : local, writing ? local : remote + off, len);
     *coll_sim_clock(comm) += d->ovh_us * coll_sim_cpu_factor(comm, 0)
         + (double)len * d->shm_b * coll_sim_cpu_factor(comm, 1);
     return COLL_SUCCESS;
 }
 
+static coll_status_t sd_cma_read(coll_comm *comm, int lr, int slot, size_t off, void *dst, size_t len)
+{
+    return sd_cma_xfer(comm, lr, slot, off, dst, len, 0);
+}
+
 static coll_status_t sd_cma_write(coll_comm *comm, int lr, int slot, size_t off, const void *src, size_t len)
 {
-    struct coll_sim_direct *d = sd_of(comm);
-    char *dst = (char *)(uintptr_t)d->r[global_of(comm, lr)].pub_addr[slot];
-    if (!dst && len)
-        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL,
-                          "sim: rank %d writes slot %d of local rank %d, never published", comm->rank, slot, lr);
-    if (d->move && len)
-        memcpy(dst + off, src, len);
-    *coll_sim_clock(comm) += d->ovh_us * coll_sim_cpu_factor(comm, 0)
-        + (double)len * d->shm_b * coll_sim_cpu_factor(comm, 1);
-    return COLL_SUCCESS;
+    return sd_cma_xfer(comm, lr, slot, off, (char *)(uintptr_t)src, len, 1);
 }
 
 /* The copies and reductions of direct.h, on behalf of the calling rank:

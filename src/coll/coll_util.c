@@ -57,7 +57,8 @@ int coll_data_real(const coll_comm *comm) { return !comm->sim || coll_sim_moves_
 
 void coll_local_copy(coll_comm *comm, void *dst, const void *src, size_t n)
 {
-    memcpy(dst, src, n);
+    if (coll_data_real(comm)) /* sizes-only simulation: no values to copy, as coll_direct_copy */
+        memcpy(dst, src, n);
     if (comm->sim)
         coll_sim_charge_copy(comm, n);
 }

@@ -84,7 +84,8 @@ void coll_work_free(coll_comm *comm, void *p);
 /* 0 on a simulated comm without data: an algorithm may skip its local
  * reductions (they cost no virtual time; sizes-only runs hold no values). */
 int coll_data_real(const coll_comm *comm);
-/* memcpy of an algorithm's own data (packing, unpacking): on a simulated comm
+/* memcpy of an algorithm's own data (packing, unpacking; skipped on a sizes-only
+ * simulated comm, which holds no values): on a simulated comm
  * it also costs the rank n bytes at one core's copy rate (transport/sim.h,
  * coll_sim_charge_copy), which a plain memcpy there does not. */
 void coll_local_copy(coll_comm *comm, void *dst, const void *src, size_t n);

@@ -7,12 +7,15 @@ san_t0=$(date +%s)
 
 # san_build DIR SAN NAME [TARGET...]: make O=DIR SAN=SAN [TARGET...] (only what
 # the suite runs: not the examples, MPI plugins...), only when out of date;
-# exit 1 on a build failure
+# exit 1 on a build failure. The caller's array SAN_MAKE adds make variables
+# (OPT=..., CFLAGS=...), the same for the up-to-date check and the build.
+SAN_MAKE=()
 san_build() {
     local dir=$1 san=$2 name=$3
     shift 3
-    if ! make -q O="$dir" SAN="$san" "$@" >/dev/null 2>&1; then
-        make O="$dir" SAN="$san" -j"$(nproc)" "$@" >"$LOG/build.log" 2>&1 || { tail -n 30 "$LOG/build.log"; echo "FAIL: $name build"; exit 1; }
+    if ! make -q O="$dir" SAN="$san" ${SAN_MAKE[@]+"${SAN_MAKE[@]}"} "$@" >/dev/null 2>&1; then
+        make O="$dir" SAN="$san" ${SAN_MAKE[@]+"${SAN_MAKE[@]}"} -j"$(nproc)" "$@" >"$LOG/build.log" 2>&1 ||
+            { tail -n 30 "$LOG/build.log"; echo "FAIL: $name build"; exit 1; }
     fi
     echo "build: $(( $(date +%s) - san_t0 )) s"
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # timeout: 180
+# parallel: yes
 # torchrun-style launch: RANK / WORLD_SIZE / MASTER_ADDR / MASTER_PORT, three
 # ranks started as background processes; rank 0 hosts the rendezvous.
 # Also Slurm-style variables (SLURM_PROCID / SLURM_NTASKS / SLURM_JOB_NODELIST).

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # timeout: 60
+# parallel: yes
 # collbench sim --calibration FILE, written by measuring runs on loopback:
 # collbench net (bandwidth, --lat, -b --calibration-cpu) and collbench bw -t d2d
 # each set their keys with --calibration-out (keeping the others and the user's lines); the

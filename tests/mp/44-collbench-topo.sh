@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # timeout: 180
+# parallel: yes
 # collbench topo: hosts / ranks / load / transports / algorithm tables for standalone
 # ranks, what COLL_ALGO and COLL_SHM_DISABLE change, JSON, mpirun, and the
 # command-line errors (exit 2).

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # timeout: 30
+# parallel: yes
 # The ABI of libcoll.so is include/coll.h: the dynamic symbols it defines are
 # exactly the functions coll.h declares (both ways: nothing internal leaks,
 # nothing declared is missing), every declaration carries COLL_API, and the

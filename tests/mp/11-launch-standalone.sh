@@ -41,12 +41,20 @@ echo "$out" | sed -n 2p | grep -q '^data_size(Bytes): | aveg_time(us): | alg_ban
 echo "$out" | sed -n 3p | grep -qE '^8192              \| [0-9. ]{14} \| [0-9. ]{20} \| success       \| [0-9.]+$' \
     || { echo "FAIL: row format: $(echo "$out" | sed -n 3p)"; fail=1; }
 
+# ranks_running PARENT N: until PARENT has forked its N ranks (at most 10 s),
+# then 1 s more: they are past their setup (~0.1 s here) and in the sweep.
+# (A fixed 3 s until 2026-12; issue 14, the suite's wall time.)
+ranks_running() {
+    local i
+    for i in $(seq 1 200); do [ "$(pgrep -P "$1" | wc -l)" -ge "$2" ] && break; sleep 0.05; done
+    sleep 1
+}
 # A rank killed mid-run: the parent reports it and exits non-zero (5), quickly.
 "$B/all_reduce_test" -p 3 -b 4M -e 4M -n 1000000 -w 0 -c 0 >/tmp/cb11-$$.out 2>&1 &
 parent=$!
 ( sleep 90; kill -9 $parent 2>/dev/null ) &
 watchdog=$!
-sleep 3
+ranks_running $parent 3
 victim=$(pgrep -P $parent | tail -1)
 kill -9 "$victim" 2>/dev/null
 start=$(date +%s)
@@ -61,7 +69,7 @@ echo "killed rank: exit $rc after ${el}s"
 # SIGTERM to the parent stops every rank.
 "$B/all_reduce_test" -p 3 -b 4M -e 4M -n 1000000 -w 0 -c 0 >/tmp/cb11-$$.out 2>&1 &
 parent=$!
-sleep 3
+ranks_running $parent 3
 kids=$(pgrep -P $parent | tr '\n' ' ')
 kill -TERM $parent
 for i in $(seq 1 50); do kill -0 $parent 2>/dev/null || break; sleep 0.1; done

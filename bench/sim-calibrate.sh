@@ -111,6 +111,14 @@ calibrate() {   # calibrate GBIT FILE LAYOUT: the measuring runs write FILE (bet
     done
     k=$(for k in 1 2 3; do awk -F' *= *' -v k=$k '$1 == "net_cpu_gbps" {print $2, k}' "$f.cpu$k"; done | sort -n | sed -n 2p)
     mv "$f.cpu${k#* }" "$f" && rm -f "$f".cpu?
+    # for comparison only (the table's last line): FILE.net2 = FILE with the earlier net_cpu_gbps,
+    # one 2-host stream both ways (collbench net -b -q 2 --calibration-cpu between cbh1 and cbh2)
+    cp "$f" "$f.net2"
+    port=$((port + 1))
+    netns_exec 2 timeout 60 "$BIN/collbench" net -p "$port" --timeout 30 >/dev/null 2>&1 &
+    netns_exec 1 timeout 60 "$BIN/collbench" net 10.77.0.2 -p "$port" --retry 10 -s 1M -D 3 -b -q 2 --calibration-cpu \
+        --calibration-out "$f.net2" >"$RAW/net-cpu-$g.out" 2>&1 || { cat "$RAW/net-cpu-$g.out"; return 1; }
+    wait
     limit "$g"
 }
 
@@ -147,9 +155,12 @@ PY
         done
     done
     calibrate "$g" "$RAW/calib-$s.after" "$layout" || return 1
-    awk -F' *= *' 'FNR == 1 { n++ } /^#/ { print; next } NF == 2 { v[$1] += $2; if (!($1 in seen)) { seen[$1] = 1; k[++nk] = $1 } }
-        END { print "# the mean of the two calibrations above"; for (i = 1; i <= nk; i++) printf "%s = %.6g\n", k[i], v[k[i]] / n }' \
-        "$RAW/calib-$s.before" "$RAW/calib-$s.after" >"$RAW/calib-$s.txt"
+    local x
+    for x in "" .net2; do
+        awk -F' *= *' 'FNR == 1 { n++ } /^#/ { print; next } NF == 2 { v[$1] += $2; if (!($1 in seen)) { seen[$1] = 1; k[++nk] = $1 } }
+            END { print "# the mean of the two calibrations above"; for (i = 1; i <= nk; i++) printf "%s = %.6g\n", k[i], v[k[i]] / n }' \
+            "$RAW/calib-$s.before$x" "$RAW/calib-$s.after$x" >"$RAW/calib-$s.txt$x"
+    done
 }
 
 if [ "$PREDICT_ONLY" = 0 ]; then
@@ -190,16 +201,20 @@ fi
 
 # predictions: one sim sweep per setup and collective
 : >"$RAW/predicted"
+rm -f "$RAW/predicted.net2"
 for s in "${SETUPS[@]}"; do
     h=${s%%x*} l=${s#*x}; l=${l%@*} g=${s#*@}
     hl=$(printf "$l,%.0s" $(seq 1 "$h")); hl=${hl%,}
-    for c in $COLLS; do
-        bin/collbench sim -H "$hl" -c "$c" -b 1M -e "$MAXS" -f 4 --calibration "$RAW/calib-$s.txt" \
-            --cores-per-host "$(awk -v n="$NCPU" -v h="$h" 'BEGIN {print n / h}')" --json |
-            python3 -c 'import json,sys
+    for x in "" .net2; do   # .net2: the earlier 2-host net_cpu_gbps, where measured (comparison only)
+        [ -z "$x" ] || [ -f "$RAW/calib-$s.txt$x" ] || continue
+        for c in $COLLS; do
+            bin/collbench sim -H "$hl" -c "$c" -b 1M -e "$MAXS" -f 4 --calibration "$RAW/calib-$s.txt$x" \
+                --cores-per-host "$(awk -v n="$NCPU" -v h="$h" 'BEGIN {print n / h}')" --json |
+                python3 -c 'import json,sys
 s, c = sys.argv[1:3]
 for r in json.load(sys.stdin)["rows"]:
-    print(s, c, r["bytes"], "%.2f" % r["time_us"], r["algorithm"])' "$s" "$c" >>"$RAW/predicted" || exit 1
+    print(s, c, r["bytes"], "%.2f" % r["time_us"], r["algorithm"])' "$s" "$c" >>"$RAW/predicted$x" || exit 1
+        done
     done
 done
 
@@ -212,8 +227,8 @@ done
     echo "Predicted: \`collbench sim -H L,..,L -c C -b 1M -e $MAXS -f 4 --calibration calib-HxL@G.txt --cores-per-host $NCPU/H\`, the calibration file of the setup: the mean of the measuring runs right before and right after its measurements (below)."
     echo "Error = (predicted - measured) / measured."
     echo
-    python3 - "$RAW/measured" "$RAW/predicted" <<'PY'
-import sys, statistics, collections
+    python3 - "$RAW/measured" "$RAW/predicted" "$RAW/predicted.net2" <<'PY'
+import os, sys, statistics, collections
 meas = collections.defaultdict(list); malgo = {}
 for l in open(sys.argv[1]):
     s, c, b, t, a = l.split(); meas[(s, c, int(b))].append(float(t)); malgo[(s, c, int(b))] = a
@@ -234,6 +249,14 @@ for k in sorted(pred, key=lambda k: (list(dict.fromkeys(x[0] for x in pred)).ind
 if errs:
     print()
     print("%d rows: %d within +-25%%, median |error| %.1f%%, largest %.1f%%." % (len(errs), sum(1 for e in errs if e <= 25), statistics.median(errs), max(errs)))
+if os.path.exists(sys.argv[3]):   # the same rows with the earlier 2-host net_cpu_gbps, where measured
+    e2 = []
+    for l in open(sys.argv[3]):
+        s, c, b, t, a = l.split(); k = (s, c, int(b))
+        if k in meas:
+            m = statistics.median(meas[k]); e2.append(abs((float(t) - m) / m * 100))
+    if e2:
+        print("With net_cpu_gbps from one 2-host stream instead (collbench net -b -q 2 --calibration-cpu, the earlier calibration): %d rows, %d within +-25%%, median |error| %.1f%%, largest %.1f%%." % (len(e2), sum(1 for e in e2 if e <= 25), statistics.median(e2), max(e2)))
 PY
     echo
     echo "Calibration files (as the measuring runs wrote them):"

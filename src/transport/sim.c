@@ -69,7 +69,6 @@ typedef struct {
 #endif
     double clock;     /* virtual time, us */
     double port_free; /* shm copy port busy until */
-    double cpu_until; /* end of its last CPU work (a reduction, a copy, a direct service) */
     int state;
     const int *wait; /* peers waited for (nwait < 0: any) */
     int nwait;
@@ -88,7 +87,6 @@ struct coll_sim {
     double *cpu_f;             /* [nhosts] the most cpu_factor can be: max(1, ranks / cores_per_host x mem_r) */
     double mem_r;              /* one core's memcpy / a core's share while all copy (>= 1) */
     double *nic_b;             /* [nhosts] us per byte of the host's NIC (its CPUs' limit included) */
-    double nic_d;              /* cores a host's TCP work takes at net_gbps: net_gbps / net_cpu_gbps (0: none) */
     /* shared, read-only for the comms */
     coll_peer_info_t *peers;
     int *rank_host, *rank_local, *host_nranks, *world_ranks, *leader_ranks, *host_start;
@@ -243,13 +241,6 @@ coll_status_t coll_sim_blank(coll_sim_t *s, const void *p, size_t len)
     return COLL_SUCCESS;
 }
 
-/* Cores the host's TCP work takes at t: nic_d while its NIC sends or
- * receives (a transfer in progress), else 0. */
-static double nic_cores(const coll_sim_t *s, int h, double t)
-{
-    return s->nic_d > 0 && (s->tx_free[h] > t || s->rx_free[h] > t) ? s->nic_d : 0.0;
-}
-
 /* The CPU factor of work rank starts now (at its clock t): the ranks of its
  * host that are busy at t share its cores_per_host C, f = max(1, busy / C).
  * Busy: this rank and every rank of the host whose clock is past t (it was
@@ -276,30 +267,8 @@ static double cpu_factor(const coll_sim_t *s, int rank, int mem)
     for (int r = s->host_start[h], e = r + s->host_nranks[h]; r < e; r++)
         if (r == rank || s->r[r].clock > t)
             busy++;
-    double f = (busy * (mem ? s->mem_r : 1.0) + nic_cores(s, h, t)) / s->p.cores_per_host;
+    double f = busy / s->p.cores_per_host * (mem ? s->mem_r : 1.0);
     return f > 1.0 ? f : 1.0;
-}
-
-/* The NIC's rate (us per byte) for a transfer starting at t on host h: its
- * TCP work (nic_d cores at net_gbps) shares the host's cores C with the
- * ranks computing at t (a reduction, a copy or a direct service in progress:
- * cpu_until or the copy port past t; ranks waiting for the network do not
- * count, their TCP work is the NIC's own). Processor sharing: when b + nic_d
- * > C each gets C / (b + nic_d) of what it asks, so the NIC runs at net_gbps
- * x C / (b + nic_d), with b = 0 exactly net_cpu_gbps x C, the cap of
- * lay_out_hosts (nic_b). O(L) per message between hosts, and only with
- * nic_d (net_cpu_gbps and cores_per_host given); O(1) otherwise. */
-static double nic_rate_b(const coll_sim_t *s, int h, double t)
-{
-    if (s->nic_d <= 0)
-        return s->nic_b[h];
-    int b = 0;
-    for (int r = s->host_start[h], e = r + s->host_nranks[h]; r < e; r++)
-        if (s->r[r].cpu_until > t || s->r[r].port_free > t)
-            b++;
-    double want = b + s->nic_d, c = s->p.cores_per_host;
-    double us = want > c ? 8.0 / (s->p.net_gbps * 1e3) * want / c : 0.0;
-    return us > s->nic_b[h] ? us : s->nic_b[h];
 }
 
 static coll_status_t sim_send(coll_comm *comm, int peer, const void *buf, size_t len, size_t *done)
@@ -338,15 +307,14 @@ static coll_status_t sim_send(coll_comm *comm, int peer, const void *buf, size_t
         double start = t + s->p.net_ovh_us * f;
         if (start < s->tx_free[hs])
             start = s->tx_free[hs];
-        x = (double)len * nic_rate_b(s, hs, start);
+        x = (double)len * s->nic_b[hs];
         s->tx_free[hs] = start + x;
-        double lat = s->p.net_us, xr;
+        double lat = s->p.net_us, xr = (double)len * s->nic_b[hd];
         if (s->p.net_step_us > 0) /* in full from net_step_bytes up, in proportion below */
             lat += s->p.net_step_us * ((double)len < s->p.net_step_bytes ? (double)len / s->p.net_step_bytes : 1.0);
         double rx = start + lat;
         if (rx < s->rx_free[hd])
             rx = s->rx_free[hd];
-        xr = (double)len * nic_rate_b(s, hd, rx);
         s->rx_free[hd] = rx + xr;
         m->arrive = rx + xr > start + x + lat ? rx + xr : start + x + lat;
         me->clock = t + s->p.net_ovh_us * f;
@@ -391,10 +359,8 @@ static coll_status_t sim_recv(coll_comm *comm, int peer, const coll_sink_t *sink
                           peer, m->len);
     if (me->clock < m->arrive)
         me->clock = m->arrive;
-    if (sink->fn) {
+    if (sink->fn)
         me->clock += (double)len * s->red_b * cpu_factor(s, comm->rank, 1);
-        me->cpu_until = me->clock;
-    }
     if (m->data) {
         if (!sink->fn)
             memcpy(sink->dst, m->data, len);
@@ -452,10 +418,7 @@ void coll_sim_charge_copy(coll_comm *comm, size_t n)
 {
     coll_sim_t *s = comm->sim;
     s->r[comm->rank].clock += (double)n * s->shm_b / 2 * cpu_factor(s, comm->rank, 1);
-    s->r[comm->rank].cpu_until = s->r[comm->rank].clock;
 }
-
-void coll_sim_cpu_done(coll_comm *comm) { comm->sim->r[comm->rank].cpu_until = comm->sim->r[comm->rank].clock; }
 
 coll_status_t coll_sim_block(coll_comm *comm, const char *what)
 {
@@ -534,7 +497,7 @@ coll_status_t coll_sim_run(coll_sim_t *s, coll_sim_fn fn, void *arg, double *t_u
         s->tx_free[h] = s->rx_free[h] = 0;
     for (int r = 0; r < s->n; r++) {
         sim_rank_t *x = &s->r[r];
-        x->clock = x->port_free = x->cpu_until = 0;
+        x->clock = x->port_free = 0;
         x->state = SIM_RUNNABLE;
         x->wake_err = 0;
         x->st = COLL_SUCCESS;
@@ -738,8 +701,8 @@ static void lay_out_hosts(coll_sim_t *s, int n, int nhosts, const int *host_nran
         s->host_nranks[h] = host_nranks[h];
         s->host_start[h] = r;
         s->cpu_f[h] = 1.0;
-        if (p->cores_per_host > 0 && host_nranks[h] * s->mem_r + s->nic_d > p->cores_per_host)
-            s->cpu_f[h] = (host_nranks[h] * s->mem_r + s->nic_d) / p->cores_per_host;
+        if (p->cores_per_host > 0 && host_nranks[h] * s->mem_r > p->cores_per_host)
+            s->cpu_f[h] = host_nranks[h] * s->mem_r / p->cores_per_host;
         double bw = p->net_gbps, cores = p->cores_per_host > 0 ? p->cores_per_host : host_nranks[h];
         if (p->net_cpu_gbps > 0 && p->net_cpu_gbps * cores < bw)
             bw = p->net_cpu_gbps * cores;
@@ -791,7 +754,6 @@ coll_status_t coll_sim_create(int nhosts, const int *host_nranks, const coll_sim
     s->shm_b = 8.0 / (p->shm_gbps * 1e3);
     s->red_b = 8.0 / (p->reduce_gbps * 1e3);
     s->mem_r = p->copy_core_gbps > 0 && 2 * p->shm_gbps > p->copy_core_gbps ? 2 * p->shm_gbps / p->copy_core_gbps : 1.0;
-    s->nic_d = p->net_cpu_gbps > 0 && p->cores_per_host > 0 ? p->net_gbps / p->net_cpu_gbps : 0.0;
     coll_status_t st = alloc_arrays(s, n, nhosts, p);
     if (st != COLL_SUCCESS) {
         coll_sim_destroy(s);

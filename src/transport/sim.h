@@ -23,12 +23,7 @@
  *               max(rx + B / bw_d, start + B / bw_s + net_lat + step), where
  *               step = net_step * min(1, B / net_step_bytes) and a host's
  *               bw = min(net_bw, net_cpu_bw * cores_per_host): its CPUs may
- *               not keep up with the NIC (sending and receiving both cost);
- *               with both given, TCP's CPU work (d = net_bw / net_cpu_bw
- *               cores at the full rate) also shares the host's C cores with
- *               its ranks computing when a transfer starts (b: a reduction,
- *               a copy or a direct service in progress), processor sharing:
- *               bw = net_bw x C / (b + d) when b + d > C (b = 0: the cap).
+ *               not keep up with the NIC (sending and receiving both cost).
  * The sender's clock advances by the per-message overhead (sends are eager);
  * a receive completes at max(receiver clock, arrival), a receive-reduce adds
  * B / reduce_bw. Local copies and reductions an algorithm does outside the
@@ -68,9 +63,7 @@
  * the real waits block); copies and reductions also share the memory
  * bandwidth: f = max(1, busy / C x mem_r), mem_r = one core's memcpy (2 x
  * shm_bw) / copy_core_gbps (what each core copies while all of them do;
- * 0: no limit); while the host's NIC transfers (net_cpu_bw given) its TCP
- * work takes d more: f = max(1, (busy x mem_r + d) / C). The wire (net_bw,
- * net_lat, shm_lat) is not slowed.
+ * 0: no limit). The wire (net_bw, net_lat, shm_lat) is not slowed.
  * What the parameters hold when they come from a calibration file
  * (docs/sim-calibration.md): net_bw is a TCP stream's achieved rate (not the
  * line rate); net_lat a small message's one-way time (what the init probe,
@@ -175,9 +168,6 @@ double *coll_sim_clock(coll_comm *comm);
  * host (sim.c, cpu_factor): mem 0 for per-message overheads, 1 for copies
  * and reductions (memory bandwidth shared too). */
 double coll_sim_cpu_factor(const coll_comm *comm, int mem);
-/* The running rank's CPU work charged so far ends at its clock (the NIC's
- * rate counts the ranks computing, sim.c nic_rate_b). */
-void coll_sim_cpu_done(coll_comm *comm);
 /* Block the running rank until coll_sim_wake; a deadlock returns
  * COLL_ERR_INTERNAL naming the rank and `what` it waits in. */
 coll_status_t coll_sim_block(coll_comm *comm, const char *what);

@@ -172,7 +172,6 @@ static coll_status_t sd_small_post(coll_comm *comm, const void *src, size_t len,
         memcpy(small_slot(d, comm->rank, q), src, len);
     double *c = coll_sim_clock(comm);
     *c += d->ovh_us * coll_sim_cpu_factor(comm, 0) + (double)len * d->shm_b * coll_sim_cpu_factor(comm, 1);
-    coll_sim_cpu_done(comm);
     me->arrive_t[b] = *c;
     me->small_len[b] = len;
     me->small_arrive = q;
@@ -203,7 +202,6 @@ static coll_status_t sd_small_wait_all(coll_comm *comm, uint64_t seq)
     }
     advance(comm, last + d->lat_us);
     *coll_sim_clock(comm) += bytes * d->shm_b * coll_sim_cpu_factor(comm, 1);
-    coll_sim_cpu_done(comm);
     return COLL_SUCCESS;
 }
 
@@ -243,7 +241,6 @@ static coll_status_t sd_cma_xfer(coll_comm *comm, int lr, int slot, size_t off, 
         memcpy(writing ? remote + off : local, writing ? local : remote + off, len);
     *coll_sim_clock(comm) += d->ovh_us * coll_sim_cpu_factor(comm, 0)
         + (double)len * d->shm_b * coll_sim_cpu_factor(comm, 1);
-    coll_sim_cpu_done(comm);
     return COLL_SUCCESS;
 }
 
@@ -267,7 +264,6 @@ static void sd_copy(coll_comm *comm, void *dst, const void *src, size_t len)
     if (d->move && len)
         memcpy(dst, src, len);
     *coll_sim_clock(comm) += (double)len * d->shm_b * coll_sim_cpu_factor(comm, 1);
-    coll_sim_cpu_done(comm);
 }
 
 static void sd_reduce(coll_comm *comm, void *out, const void *const *in, int k, size_t n, coll_dtype_t dt, coll_op_t op)
@@ -278,7 +274,6 @@ static void sd_reduce(coll_comm *comm, void *out, const void *const *in, int k, 
         coll_reduce_multi(out, in, k, n, dt, op);
     *coll_sim_clock(comm) += (k > 1 ? (double)(k - 1) * bytes * d->red_b : bytes * d->shm_b)
         * coll_sim_cpu_factor(comm, 1);
-    coll_sim_cpu_done(comm);
 }
 
 static const coll_direct_ops_t sim_direct_ops = {

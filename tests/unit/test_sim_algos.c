@@ -590,94 +590,6 @@ static void test_cpu_factor(void **state)
                  ar0);
 }
 
-/* TCP's CPU work shares a host's cores with its ranks' CPU work (sim.h):
- * hosts of 2 ranks on 2 cores, net_gbps 1 and net_cpu_gbps 0.25, so TCP
- * needs d = 4 cores at the link's rate. A lone 1 MiB message runs at the cap
- * net_cpu_gbps x C = 0.5 Gbit/s, as with net_gbps 0.5 and no CPU limit; with
- * the sender's neighbour copying when it starts (b = 1) it runs at 1 x 2 /
- * (1 + 4) = 0.4 Gbit/s (4,194 us more), where the plain 0.5 Gbit/s link is
- * not slowed; and a copy started while the host's NIC transfers takes (1 +
- * 4) / 2 = 2.5 times as long (no per-message overhead: the sender's clock
- * stays at 0, so it is not busy). A rank waiting for the network is not
- * computing: the receiver's host stays at the cap. */
-#define NS_BYTES ((size_t)1 << 20)
-static char *ns_buf[3];
-
-static coll_status_t ns_lone_fn(coll_comm *comm, void *arg)
-{
-    if (comm->rank == 0)
-        return coll_prim_sendrecv(comm, ns_buf[0], NS_BYTES, 2, NULL, 0, -1);
-    if (comm->rank == 2)
-        return coll_prim_sendrecv(comm, NULL, 0, -1, ns_buf[2], NS_BYTES, 0);
-    return COLL_SUCCESS;
-}
-
-static coll_status_t ns_busy_fn(coll_comm *comm, void *arg)
-{
-    if (comm->rank == 0) /* a moment of work first: rank 1 (clock 0) runs its copy before the send */
-        coll_local_copy(comm, ns_buf[1], ns_buf[0], 1024);
-    else if (comm->rank == 1)
-        coll_local_copy(comm, ns_buf[1], ns_buf[0], NS_BYTES);
-    return ns_lone_fn(comm, arg);
-}
-
-static coll_status_t ns_copy_fn(coll_comm *comm, void *arg)
-{
-    if (comm->rank == 0) /* 1 KiB: the NIC transfers while rank 1 (running after it) copies */
-        return coll_prim_sendrecv(comm, ns_buf[0], 1024, 2, NULL, 0, -1);
-    if (comm->rank == 2)
-        return coll_prim_sendrecv(comm, NULL, 0, -1, ns_buf[2], 1024, 0);
-    if (comm->rank == 1)
-        coll_local_copy(comm, ns_buf[1], ns_buf[0], NS_BYTES);
-    return COLL_SUCCESS;
-}
-
-static double ns_run(coll_sim_params_t sp, coll_sim_fn fn)
-{
-    int hn[2] = {2, 2};
-    coll_sim_t *sim = NULL;
-    double t = -1;
-    assert_int_equal(coll_sim_create(2, hn, &sp, &sim), COLL_SUCCESS);
-    if (coll_sim_run(sim, fn, NULL, &t) != COLL_SUCCESS)
-        fail_msg("net_gbps %g, net_cpu_gbps %g: %s", sp.net_gbps, sp.net_cpu_gbps, coll_last_error());
-    coll_sim_destroy(sim);
-    return t;
-}
-
-static void test_nic_share(void **state)
-{
-    (void)state;
-    coll_sim_params_t sp = coll_sim_defaults(), cap;
-    sp.move_data = 1;
-    sp.cores_per_host = 2;
-    sp.net_ovh_us = 0; /* a sender done at clock 0 is not busy (cpu_factor) */
-    cap = sp;
-    sp.net_gbps = 1, sp.net_cpu_gbps = 0.25; /* TCP at 1 Gbit/s needs 4 cores */
-    cap.net_gbps = 0.5;                      /* the cap net_cpu_gbps x 2, as a link without a CPU limit */
-    for (int r = 0; r < 3; r++) {
-        ns_buf[r] = calloc(1, NS_BYTES);
-        assert_non_null(ns_buf[r]);
-    }
-    double lone = ns_run(sp, ns_lone_fn), lone_cap = ns_run(cap, ns_lone_fn);
-    double busy = ns_run(sp, ns_busy_fn), busy_cap = ns_run(cap, ns_busy_fn);
-    double copy = ns_run(sp, ns_copy_fn), copy_cap = ns_run(cap, ns_copy_fn);
-    for (int r = 0; r < 3; r++)
-        free(ns_buf[r]);
-    double slower = (double)NS_BYTES * 8 / 1e3 * (1 / 0.4 - 1 / 0.5); /* 4,194 us */
-    if (lone < lone_cap * (1 - 1e-9) || lone > lone_cap * (1 + 1e-9))
-        fail_msg("a lone 1 MiB message: %.3f us, at the cap (0.5 Gbit/s, no CPU limit) %.3f us", lone, lone_cap);
-    if (busy_cap - lone_cap > 1)
-        fail_msg("no CPU limit: the neighbour's copy slowed the message by %.3f us", busy_cap - lone_cap);
-    if (busy - lone < 0.95 * slower || busy - lone > 1.05 * slower)
-        fail_msg("a message started while the neighbour copies: %.1f us, alone %.1f us (expected %.1f us more)", busy,
-                 lone, slower);
-    double cp = (double)NS_BYTES * 8 / (2 * sp.shm_gbps * 1e3);
-    if (copy_cap < cp * 0.999 || copy_cap > cp * 1.001)
-        fail_msg("1 MiB copy beside a 1 KiB message, no CPU limit: %.3f us, the copy takes %.3f us", copy_cap, cp);
-    if (copy < 2.5 * cp * 0.999 || copy > 2.5 * cp * 1.001)
-        fail_msg("1 MiB copy while the NIC transfers: %.3f us, expected 2.5 x %.3f us", copy, cp);
-}
-
 int main(void)
 {
     setenv("COLL_BUFFSIZE", "65536", 1);
@@ -687,7 +599,7 @@ int main(void)
     mallopt(M_TRIM_THRESHOLD, 256 << 20); /* direct algorithms: several chunks at 100 KB */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_direct_deadlock), cmocka_unit_test(test_direct_costs), cmocka_unit_test(test_cpu_factor),
-        cmocka_unit_test(test_nic_share),       cmocka_unit_test(test_barrier),         cmocka_unit_test(test_every_algo),
+        cmocka_unit_test(test_barrier),         cmocka_unit_test(test_every_algo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,7 +5,8 @@
 # switch's end h<i>e0 = what it receives), writes a calibration file per link
 # rate with the measuring tools (collbench net: bandwidth and latency between
 # cbh1 and cbh2; collbench bw -t d2d: copy and reduction rates, cores, the
-# copy rate per core while all copy), runs
+# copy rate per core while all copy; collbench bw -t hosts: what the cores
+# push through TCP with the setup's ranks streaming on every host), runs
 # all_reduce_test, all_gather_test and alltoall_test from 1 MiB up across the
 # hosts (torchrun-style launch as tests/mp/31-multihost-env.sh) and predicts
 # the same rows with `collbench sim --calibration FILE`. Prints and writes the
@@ -64,8 +65,9 @@ limit() {   # limit GBIT
 }
 
 port=29700
-calibrate() {   # calibrate GBIT FILE: the measuring runs between cbh1 and cbh2 write FILE
-    local f=$2 i
+calibrate() {   # calibrate GBIT FILE LAYOUT: the measuring runs write FILE (between cbh1 and cbh2; the
+    # TCP CPU cost on every host of the setup, LAYOUT = its ranks per host, e.g. "4 4 4 4")
+    local f=$2 layout=$3 i
     rm -f "$f"
     net_run() {   # net_run NAME CLIENT-ARGS...
         local name=$1
@@ -93,12 +95,30 @@ calibrate() {   # calibrate GBIT FILE: the measuring runs between cbh1 and cbh2 
     mv "$f.p2p${k#* }" "$f" && rm -f "$f".p2p?
     # shm_gbps, reduce_gbps, cores_per_host, copy_core_gbps (the all-cores memcpy / cores: memory bandwidth)
     netns_exec 1 timeout 120 "$BIN/collbench" bw -t d2d -s 64M -et 10 --method memcpy --calibration-out "$f" >"$RAW/d2d-$g.out" 2>&1 || { cat "$RAW/d2d-$g.out"; return 1; }
-    # net_cpu_gbps: the same path without the rate limit, both ways: what the shared cores push through TCP
-    for i in 1 2; do
+    # net_cpu_gbps: what the shared cores push through TCP with the setup's own concurrency: every
+    # rank of every host streams to the next host at once (bw -t hosts), without the rate limit;
+    # 3 runs, each writing a copy of the file, and the copy with the median net_cpu_gbps is kept
+    for i in $(seq 1 "$NETNS_N"); do
         netns_exec "$i" tc qdisc del dev cbeth0 root
         nsenter -t "$NETNS_SWITCH" -n tc qdisc del dev "h${i}e0" root
     done
-    net_run cpu -s 1M -D 3 -b -q 2 --calibration-cpu || return 1
+    for k in 1 2 3; do
+        cp "$f" "$f.cpu$k"
+        port=$((port + 1))
+        NETNS_MASTER_PORT=$port netns_env_launch "$RAW/cpu-$g" "$layout" "$BIN/collbench" bw -t hosts -s 4M -et 16 \
+            --calibration-out "$f.cpu$k" >&2 || { cat "$RAW/cpu-$g".r0.err >&2; return 1; }
+        cat "$RAW/cpu-$g.r0.out" >>"$RAW/cpu-$g.out"
+    done
+    k=$(for k in 1 2 3; do awk -F' *= *' -v k=$k '$1 == "net_cpu_gbps" {print $2, k}' "$f.cpu$k"; done | sort -n | sed -n 2p)
+    mv "$f.cpu${k#* }" "$f" && rm -f "$f".cpu?
+    # for comparison only (the table's last line): FILE.net2 = FILE with the earlier net_cpu_gbps,
+    # one 2-host stream both ways (collbench net -b -q 2 --calibration-cpu between cbh1 and cbh2)
+    cp "$f" "$f.net2"
+    port=$((port + 1))
+    netns_exec 2 timeout 60 "$BIN/collbench" net -p "$port" --timeout 30 >/dev/null 2>&1 &
+    netns_exec 1 timeout 60 "$BIN/collbench" net 10.77.0.2 -p "$port" --retry 10 -s 1M -D 3 -b -q 2 --calibration-cpu \
+        --calibration-out "$f.net2" >"$RAW/net-cpu-$g.out" 2>&1 || { cat "$RAW/net-cpu-$g.out"; return 1; }
+    wait
     limit "$g"
 }
 
@@ -109,7 +129,7 @@ measure() {   # measure SETUP: raw rows "setup coll bytes time_us algo"
     limit "$g" || return 1
     # calibrated right before and right after the setup's measurements (the load on the shared
     # machine moves by the minute); the file the sim reads holds the mean of the two
-    calibrate "$g" "$RAW/calib-$s.before" || return 1
+    calibrate "$g" "$RAW/calib-$s.before" "$layout" || return 1
     for rep in $(seq 1 "$REP"); do
         for c in $COLLS; do
             port=$((port + 1))
@@ -134,10 +154,13 @@ PY
             echo "  $s $c repeat $rep: $(awk -v s="$s" -v c="$c" '$1 == s && $2 == c {printf "%s:%s ", $3, $4}' "$RAW/measured" | tail -c 200)" >&2
         done
     done
-    calibrate "$g" "$RAW/calib-$s.after" || return 1
-    awk -F' *= *' 'FNR == 1 { n++ } /^#/ { print; next } NF == 2 { v[$1] += $2; if (!($1 in seen)) { seen[$1] = 1; k[++nk] = $1 } }
-        END { print "# the mean of the two calibrations above"; for (i = 1; i <= nk; i++) printf "%s = %.6g\n", k[i], v[k[i]] / n }' \
-        "$RAW/calib-$s.before" "$RAW/calib-$s.after" >"$RAW/calib-$s.txt"
+    calibrate "$g" "$RAW/calib-$s.after" "$layout" || return 1
+    local x
+    for x in "" .net2; do
+        awk -F' *= *' 'FNR == 1 { n++ } /^#/ { print; next } NF == 2 { v[$1] += $2; if (!($1 in seen)) { seen[$1] = 1; k[++nk] = $1 } }
+            END { print "# the mean of the two calibrations above"; for (i = 1; i <= nk; i++) printf "%s = %.6g\n", k[i], v[k[i]] / n }' \
+            "$RAW/calib-$s.before$x" "$RAW/calib-$s.after$x" >"$RAW/calib-$s.txt$x"
+    done
 }
 
 if [ "$PREDICT_ONLY" = 0 ]; then
@@ -168,26 +191,30 @@ if [ "$RECAL" = 1 ]; then
     [ "$(id -u)" = 0 ] || { echo "sim-calibrate: needs root (network namespaces, tc)" >&2; exit 1; }
     . tests/lib/netns.sh
     for s in "${SETUPS[@]}"; do
-        g=${s#*@}
-        netns_up 2 >/dev/null || exit 1
+        h=${s%%x*} l=${s#*x}; l=${l%@*} g=${s#*@}
+        netns_up "$h" >/dev/null || exit 1
         trap 'netns_down >/dev/null 2>&1' EXIT
-        limit "$g" && calibrate "$g" "$RAW/calib-$s.txt" || exit 1
+        limit "$g" && calibrate "$g" "$RAW/calib-$s.txt" "$(printf "$l %.0s" $(seq 1 "$h"))" || exit 1
         netns_down >/dev/null 2>&1
     done
 fi
 
 # predictions: one sim sweep per setup and collective
 : >"$RAW/predicted"
+rm -f "$RAW/predicted.net2"
 for s in "${SETUPS[@]}"; do
     h=${s%%x*} l=${s#*x}; l=${l%@*} g=${s#*@}
     hl=$(printf "$l,%.0s" $(seq 1 "$h")); hl=${hl%,}
-    for c in $COLLS; do
-        bin/collbench sim -H "$hl" -c "$c" -b 1M -e "$MAXS" -f 4 --calibration "$RAW/calib-$s.txt" \
-            --cores-per-host "$(awk -v n="$NCPU" -v h="$h" 'BEGIN {print n / h}')" --json |
-            python3 -c 'import json,sys
+    for x in "" .net2; do   # .net2: the earlier 2-host net_cpu_gbps, where measured (comparison only)
+        [ -z "$x" ] || [ -f "$RAW/calib-$s.txt$x" ] || continue
+        for c in $COLLS; do
+            bin/collbench sim -H "$hl" -c "$c" -b 1M -e "$MAXS" -f 4 --calibration "$RAW/calib-$s.txt$x" \
+                --cores-per-host "$(awk -v n="$NCPU" -v h="$h" 'BEGIN {print n / h}')" --json |
+                python3 -c 'import json,sys
 s, c = sys.argv[1:3]
 for r in json.load(sys.stdin)["rows"]:
-    print(s, c, r["bytes"], "%.2f" % r["time_us"], r["algorithm"])' "$s" "$c" >>"$RAW/predicted" || exit 1
+    print(s, c, r["bytes"], "%.2f" % r["time_us"], r["algorithm"])' "$s" "$c" >>"$RAW/predicted$x" || exit 1
+        done
     done
 done
 
@@ -200,8 +227,8 @@ done
     echo "Predicted: \`collbench sim -H L,..,L -c C -b 1M -e $MAXS -f 4 --calibration calib-HxL@G.txt --cores-per-host $NCPU/H\`, the calibration file of the setup: the mean of the measuring runs right before and right after its measurements (below)."
     echo "Error = (predicted - measured) / measured."
     echo
-    python3 - "$RAW/measured" "$RAW/predicted" <<'PY'
-import sys, statistics, collections
+    python3 - "$RAW/measured" "$RAW/predicted" "$RAW/predicted.net2" <<'PY'
+import os, sys, statistics, collections
 meas = collections.defaultdict(list); malgo = {}
 for l in open(sys.argv[1]):
     s, c, b, t, a = l.split(); meas[(s, c, int(b))].append(float(t)); malgo[(s, c, int(b))] = a
@@ -222,6 +249,14 @@ for k in sorted(pred, key=lambda k: (list(dict.fromkeys(x[0] for x in pred)).ind
 if errs:
     print()
     print("%d rows: %d within +-25%%, median |error| %.1f%%, largest %.1f%%." % (len(errs), sum(1 for e in errs if e <= 25), statistics.median(errs), max(errs)))
+if os.path.exists(sys.argv[3]):   # the same rows with the earlier 2-host net_cpu_gbps, where measured
+    e2 = []
+    for l in open(sys.argv[3]):
+        s, c, b, t, a = l.split(); k = (s, c, int(b))
+        if k in meas:
+            m = statistics.median(meas[k]); e2.append(abs((float(t) - m) / m * 100))
+    if e2:
+        print("With net_cpu_gbps from one 2-host stream instead (collbench net -b -q 2 --calibration-cpu, the earlier calibration): %d rows, %d within +-25%%, median |error| %.1f%%, largest %.1f%%." % (len(e2), sum(1 for e in e2 if e <= 25), statistics.median(e2), max(e2)))
 PY
     echo
     echo "Calibration files (as the measuring runs wrote them):"

@@ -2,7 +2,8 @@
 # timeout: 60
 # parallel: yes
 # collbench sim --calibration FILE, written by measuring runs on loopback:
-# collbench net (bandwidth, --lat, -b --calibration-cpu) and collbench bw -t d2d
+# collbench net (bandwidth, --lat, -b --calibration-cpu), collbench bw -t d2d and
+# bw -t hosts (2 hosts x 2 ranks by COLL_HOST_ID)
 # each set their keys with --calibration-out (keeping the others and the user's lines); the
 # sim reads them (its JSON "link" shows the file's values), its prediction
 # follows the file's bandwidth (half the net_gbps: a 2-host allreduce takes
@@ -56,6 +57,44 @@ done
 grep -q '^# measured on loopback by' "$F" || fail "the writers dropped the user's comment line"
 [ "$(grep -c '^net_gbps' "$F")" = 1 ] || fail "net_gbps twice: $(cat "$F")"
 echo "ok: net, net --lat and bw d2d wrote $(grep -c '=' "$F") keys"
+
+# 1b. bw -t hosts: every rank of 2 hosts (COLL_HOST_ID on loopback) x 2 ranks streams to the other
+# host at once; net_cpu_gbps = what all hosts sent / the machine's cores, as its table says
+hosts_run() {   # hosts_run "HOST-OF-RANK-0 HOST-OF-RANK-1 ..." ARGS...: the first nonzero exit code of the ranks
+    local hl=($1) port r=0 rc=0 pids=() ws l
+    shift
+    port=$(free_port); ws=${#hl[@]}
+    for r in "${!hl[@]}"; do
+        l=$(for q in $(seq 0 $((r - 1))); do [ "${hl[$q]}" = "${hl[$r]}" ] && echo; done | wc -l)
+        COLL_HOST_ID=${hl[$r]} COLL_SOCKET_IFNAME=lo RANK=$r WORLD_SIZE=$ws LOCAL_RANK=$l \
+            MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout 30 "$CB" bw -t hosts "$@" >"$TMP/h.r$r" 2>&1 &
+        pids+=($!)
+    done
+    for r in "${!pids[@]}"; do
+        wait "${pids[$r]}"
+        l=$?
+        [ $rc = 0 ] && rc=$l
+    done
+    return $rc
+}
+before=$(grep -v '^#' "$F" | grep -v '^net_cpu_gbps')
+hosts_run "ha ha hb hb" -s 1M -et 4 --calibration-out "$F" || fail "bw -t hosts: exit $?: $(cat "$TMP"/h.r*)"
+grep -q "^2 hosts x 2 ranks" "$TMP/h.r0" || fail "bw -t hosts did not see 2 hosts x 2 ranks: $(cat "$TMP/h.r0")"
+per=$(sed -n 's/.*sent (\([0-9.]*\) Gbit\/s per core.*/\1/p' "$TMP/h.r0")
+awk -v a="$(key net_cpu_gbps)" -v b="$per" 'BEGIN { exit !(a > 0 && (a - b) ^ 2 < (0.001 * b + 0.001) ^ 2) }' ||
+    fail "bw -t hosts: net_cpu_gbps '$(key net_cpu_gbps)' is not its table's $per Gbit/s per core"
+grep -q "^# .*collbench bw -t hosts -s 1048576: 2 hosts x 2 ranks" "$F" || fail "bw -t hosts: no comment: $(cat "$F")"
+[ "$(grep -v '^#' "$F" | grep -v '^net_cpu_gbps')" = "$before" ] || fail "bw -t hosts changed other keys: $(cat "$F")"
+cp "$F" "$TMP/keep.txt"
+hosts_run "ha ha hb" -s 64K -et 2 --calibration-out "$F"; st=$?
+[ $st = 2 ] && [ "$(wc -l <"$TMP/h.r0")" = 1 ] && grep -q "same ranks on each (this run: 2 host(s), 1 to 2" "$TMP/h.r0" ||
+    fail "bw -t hosts with 2 + 1 ranks: exit $st, '$(cat "$TMP/h.r0")'"
+cmp -s "$F" "$TMP/keep.txt" || fail "a refused bw -t hosts changed $F"
+msg=$("$CB" bw -t hosts -s 1K 2>&1 >/dev/null); st=$?
+[ $st = 2 ] && echo "$msg" | grep -q "needs ranks on 2 or more hosts" || fail "bw -t hosts standalone: exit $st, '$msg'"
+msg=$("$CB" bw -t hosts -p 4 2>&1 >/dev/null); st=$?
+[ $st = 2 ] && echo "$msg" | grep -q "unknown option '-p' for -t hosts" || fail "bw -t hosts -p: exit $st, '$msg'"
+echo "ok: bw -t hosts wrote net_cpu_gbps = $per; uneven hosts, standalone and -p exit 2"
 
 # 2. the sim uses the file's figures
 "$CB" sim -H 2,2 -c allreduce -b 4M -e 4M --calibration "$F" --json >"$TMP/a.json" || fail "sim --calibration: exit $?"

@@ -26,6 +26,7 @@ typedef struct {
 static const bw_mode_t modes[] = {
     {"d2d", cbt_bw_d2d, "host memory copy (memcpy and non-temporal stores), one core and all cores"},
     {"p2p", cbt_bw_p2p, "between ranks: standalone (-p N), mpirun (--sp 2) or a shared directory (--sp 0/1)"},
+    {"hosts", cbt_bw_hosts, "every rank of every host streams to the next host at once (TCP's CPU cost)"},
 };
 
 static void usage(FILE *f)
@@ -33,7 +34,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: collbench bw -t TYPE [-s SIZE] [-et TIMES] [-fmt normal|json] [-q] [mode options]\n"
             "       (ascend-dmi spelling: collbench --bw -t d2d ...)\n"
-            "  -t, --type TYPE          d2d or p2p (required)\n"
+            "  -t, --type TYPE          d2d, p2p or hosts (required)\n"
             "  -s, --size SIZE          bytes per execution, 1..4G (default 536870912; K, M, G suffixes)\n"
             "  -et, --execute-times N   timed executions, 1..1000 (default 40), after 0.5 s of untimed\n"
             "                           copies (a fresh process copies at about half speed at first)\n"
@@ -46,7 +47,9 @@ static void usage(FILE *f)
             "                           copy_core_gbps (the all-cores memcpy / cores: memory bandwidth);\n"
             "                           p2p, 2 ranks on 2 hosts: net_us, the bidirectional exchange's time\n"
             "                           less -s at the file's net_gbps (run collbench net first; -s 256K,\n"
-            "                           the ring algorithms' chunk)\n"
+            "                           the ring algorithms' chunk);\n"
+            "                           hosts: net_cpu_gbps, the bytes all hosts sent per second / the\n"
+            "                           cores of their machines (run it where no link rate limits TCP)\n"
             "d2d options:\n"
             "  -c, --cores N            threads of the all-cores run (default: one per physical core)\n"
             "  --method M               memcpy, nt or all (default all)\n"
@@ -76,7 +79,10 @@ static void usage(FILE *f)
             "                           two processes meeting through the shared directory DIR: --sp 0 on the\n"
             "                           source, --sp 1 on the target, started within 10 s of each other; files\n"
             "                           under DIR/collbench_check/OWN/ (on one host give the ends different\n"
-            "                           loopback addresses, e.g. 127.0.0.1 and 127.0.0.2)\n");
+            "                           loopback addresses, e.g. 127.0.0.1 and 127.0.0.2)\n"
+            "hosts (under a launcher; the same ranks on every host, 2 hosts or more): local rank l of host\n"
+            "  h sends -s bytes to local rank l of host h+1 and receives from host h-1, all ranks at once,\n"
+            "  -et times (coll_sendrecv); prints what each host sent per second\n");
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
         fprintf(f, "  -t %-5s %s\n", modes[i].name, modes[i].doc);
 }
@@ -134,7 +140,7 @@ int cbt_bw_main(int argc, char **argv)
         }
     }
     if (!o.type) {
-        cbt_usage_error(TOOL, "missing -t TYPE (allowed: d2d, p2p)");
+        cbt_usage_error(TOOL, "missing -t TYPE (allowed: d2d, p2p, hosts)");
         goto out;
     }
     for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
@@ -147,7 +153,7 @@ int cbt_bw_main(int argc, char **argv)
         rc = modes[m].run(&o);
         goto out;
     }
-    cbt_usage_error(TOOL, "invalid -t '%s' (allowed: d2d, p2p)", o.type);
+    cbt_usage_error(TOOL, "invalid -t '%s' (allowed: d2d, p2p, hosts)", o.type);
 out:
     free(extra);
     return rc;

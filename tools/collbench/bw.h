@@ -37,6 +37,7 @@ typedef struct {
 
 /* Modes: return a CBT_EXIT_* code. */
 int cbt_bw_d2d(const cbt_bw_opts_t *o);
+int cbt_bw_hosts(const cbt_bw_opts_t *o); /* bw_hosts.c */
 
 /* collbench assess --tests node: GB/s of the d2d memcpy path on this thread,
  * n bytes from src to dst, bytes copied over `seconds` after `warmup` (a

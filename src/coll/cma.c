@@ -49,7 +49,7 @@ coll_status_t coll_cma_put(coll_comm *comm, const coll_group_t *g, int j, int sl
 double coll_cma_cost_copy(const coll_comm *comm, const coll_group_t *g, double calls, double bytes)
 {
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
-    return coll_tuning_oversub(comm) * (2.0 * calls + 0.05 * bytes / 4096.0 + bytes * l->beta_us_per_b * 0.5);
+    return coll_tuning_oversub(comm) * (2.0 * calls + 0.3 * bytes / 4096.0 + bytes * l->beta_us_per_b * 0.5);
 }
 
 double coll_cma_cost(const coll_comm *comm, const coll_group_t *g, double calls, double bytes)

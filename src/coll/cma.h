@@ -18,6 +18,7 @@
 #define COLL_CMA_H
 
 #include "coll/algo.h"
+#include "coll/coll_util.h"
 
 /* The usable() of every cma algorithm (algo.h; a unused): g is exactly this
  * host's ranks and, past one member, every local rank may read and write the
@@ -40,6 +41,16 @@ coll_status_t coll_cma_open(coll_comm *comm, int k, const void *const *bufs, con
 coll_status_t coll_cma_get(coll_comm *comm, const coll_group_t *g, int j, int slot, size_t off, void *dst, size_t len);
 coll_status_t coll_cma_put(coll_comm *comm, const coll_group_t *g, int j, int slot, size_t off, const void *src,
                            size_t len);
+
+/* The rooted cma algorithms (scatter, gather) share each member's block of
+ * blk bytes between the member and the root, so that every rank copies about
+ * (p-1)/p blk (with 2 ranks both cores copy half): the member copies
+ * [0, *off), the root the rest, the last of p nearly equal parts (returned). */
+static inline size_t coll_cma_root_part(size_t blk, int p, size_t *off)
+{
+    *off = coll_block_offset(blk, p, p - 1);
+    return blk - *off;
+}
 
 /* Cost (us) of `calls` process_vm calls moving `bytes` in all on one core
  * shared by ov ranks: a system call each (2 us), each 4 KiB page pinned

@@ -1,18 +1,22 @@
 /*
- * gather_cma.c - Gather for the ranks of one host, one copy: every member
- * writes its block straight from its send buffer into the root's receive
- * buffer (process_vm_writev; a memcpy where the root's buffer is
- * coll_mem_alloc memory mapped here) while the root copies its own block; no
- * staging, all members at once (the root reading each block would copy
- * them one after another on one core).
+ * gather_cma.c - Gather for the ranks of one host, one copy, every rank
+ * copying: member j writes the first (p-1)/p of its block straight from its
+ * send buffer into the root's receive buffer (process_vm_writev) while the
+ * root reads the last 1/p of every member's block from the member's send
+ * buffer (process_vm_readv) and copies its own block (coll_cma_root_part:
+ * with 2 ranks both cores copy half of the member's block). A memcpy
+ * replaces either where the other side's buffer is coll_mem_alloc memory
+ * mapped here. No staging.
  *
- * Opening (cma.h): the root's receive buffer address published in the shared
- * control area (the members publish their send buffers, unused), a barrier;
- * a closing barrier after the writes tells the root every block has landed.
+ * Opening (cma.h): the root's receive buffer and every member's send buffer
+ * published in the shared control area, a barrier; a closing barrier after
+ * the copies tells the root every block has landed and keeps the members'
+ * send buffers unchanged until the root has read its parts.
  *
- * Per member: one write of n/p bytes (N = p * count bytes in all, O(1) system
- * calls and published words); the root copies only its own block.
- * Cost: 2 barriers + 1 syscall + N/p (pin + beta_cma), the members in parallel.
+ * Per member (blk = N/p bytes, N in all): one write of (p-1)/p blk; the root
+ * p - 1 reads of blk/p and its own block copied: O(p) system calls at the
+ * root, O(1) at a member, O(1) published words per rank.
+ * Cost: 2 barriers + (p - 1) syscalls + (p-1)/p blk (pin + beta_cma) + blk beta_cma.
  * Constraints: the group is exactly the ranks of this host and the kernel lets
  * them write each other's memory (probed at init; COLL_CMA=0 disables it).
  */
@@ -23,7 +27,7 @@
 #include "coll/tuning.h"
 #include "transport/direct.h"
 
-enum { PUB_RECV = 0 }; /* cma and zero-copy slot */
+enum { PUB_BUF = 0 }; /* cma and zero-copy slot: the root's receive, a member's send buffer */
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
@@ -35,23 +39,27 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
         return COLL_SUCCESS;
     int root = me == ri;
     const void *pub = root ? (const void *)rb : a->sendbuf;
-    size_t len = root ? all : blk;
-    COLL_CHECK(coll_cma_open(comm, 1, &pub, &len, PUB_RECV, PUB_RECV));
-    if (!root)
-        COLL_CHECK(coll_cma_put(comm, g, ri, PUB_RECV, (size_t)me * blk, a->sendbuf, blk));
-    else if (!a->inplace)
+    size_t len = root ? all : blk, off, part = coll_cma_root_part(blk, p, &off);
+    COLL_CHECK(coll_cma_open(comm, 1, &pub, &len, PUB_BUF, PUB_BUF));
+    if (!root && off)
+        COLL_CHECK(coll_cma_put(comm, g, ri, PUB_BUF, (size_t)me * blk, a->sendbuf, off));
+    for (int s = 1; root && s < p; s++) {
+        int j = (me + s) % p;
+        COLL_CHECK(coll_cma_get(comm, g, j, PUB_BUF, off, rb + (size_t)j * blk + off, part));
+    }
+    if (root && !a->inplace)
         coll_direct_copy(comm, rb + (size_t)me * blk, a->sendbuf, blk);
-    return coll_direct_barrier(comm); /* every block has landed at the root */
+    return coll_direct_barrier(comm); /* every part has landed */
 }
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     double p = g->size, n = (double)a->bytes;
-    return coll_cma_cost(comm, g, 1, n / p);
+    return coll_cma_cost(comm, g, p - 1, (p - 1) / p * n / p) + n / p * coll_tuning_link(comm, g)->beta_us_per_b * 0.5;
 }
 
 const coll_algo_t coll_algo_gather_cma = COLL_ALGO(
     COLL_GATHER, "cma", .flags = COLL_ALGO_F_SINGLE_HOST,
-    .desc = "one host: every member writes its block straight into the root's receive buffer (process_vm_writev), "
-            "one copy, all at once; 2 barriers",
+    .desc = "one host: members write (p-1)/p of their block straight into the root's receive buffer "
+            "(process_vm_writev) while the root reads the rest (process_vm_readv), one copy; 2 barriers",
     .usable = coll_cma_usable);

@@ -3,7 +3,8 @@
 # selection picks today and against the MPIs, on one host, interleaved round
 # by round (the order rotates) so that all see the same state of a shared
 # machine. Settings per round and rank count:
-#   auto      coll_bench as built (rules, then the cost model)
+#   auto      coll_bench as built (rules, then the cost model), or with
+#             COLL_ALGO=SPEC under -b SPEC (a baseline forced instead)
 #   cma       coll_bench with every collective of -c that has a cma algorithm
 #             forced to it (COLL_ALGO)
 #   openmpi   mpi_bench under Open MPI (vader single-copy), run-bench.sh's flags
@@ -14,15 +15,15 @@
 # also into a markdown file with the command.
 #
 #   bench/cma-ab.sh [-c allgather,alltoall,...] [-p 2,4] [-s 1M,64M] [-R ROUNDS] [-r REPS]
-#                   [-i auto,cma,openmpi,mpich] [-o FILE.md]
+#                   [-i auto,cma,openmpi,mpich] [-b SPEC] [-o FILE.md]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 COLLS=allgather,alltoall,broadcast,scatter,gather RANKS=2,4 SIZES=1M,64M ROUNDS=3 REPS=1
-IMPLS=auto,cma,openmpi OUT=
-while getopts "c:p:s:R:r:i:o:h" o; do
+IMPLS=auto,cma,openmpi OUT= BASE=
+while getopts "c:p:s:R:r:i:b:o:h" o; do
     case $o in
         c) COLLS=$OPTARG ;; p) RANKS=$OPTARG ;; s) SIZES=$OPTARG ;; R) ROUNDS=$OPTARG ;; r) REPS=$OPTARG ;;
-        i) IMPLS=$OPTARG ;; o) OUT=$OPTARG ;; *) sed -n '2,18p' "$0"; exit 2 ;;
+        i) IMPLS=$OPTARG ;; b) BASE=$OPTARG ;; o) OUT=$OPTARG ;; *) sed -n '2,19p' "$0"; exit 2 ;;
     esac
 done
 [[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { echo "cma-ab: invalid -R '$ROUNDS': allowed a whole number >= 1" >&2; exit 2; }
@@ -59,7 +60,7 @@ for round in $(seq 1 "$ROUNDS"); do
     for j in $(seq 0 $((n - 1))); do
         impl=${impls[$(((j + round - 1) % n))]}
         case $impl in
-            auto) timeout 600 $B/coll_bench -p "$p" -c "$COLLS" -s "$SIZES" -r "$REPS" -l auto ;;
+            auto) COLL_ALGO="$BASE" timeout 600 $B/coll_bench -p "$p" -c "$COLLS" -s "$SIZES" -r "$REPS" -l auto ;;
             cma) COLL_ALGO="$spec" timeout 600 $B/coll_bench -p "$p" -c "$COLLS" -s "$SIZES" -r "$REPS" -l cma ;;
             openmpi) GLIBC_TUNABLES=$TUN timeout 600 mpirun.openmpi --allow-run-as-root --oversubscribe \
                          --mca mpi_yield_when_idle 1 -x GLIBC_TUNABLES -n "$p" \

@@ -23,6 +23,7 @@
 
 #include "coll/algo.h"
 #include "coll/allreduce/allreduce.h"
+#include "coll/cma.h"
 #include "coll/coll_util.h"
 #include "coll/tuning.h"
 #include "core/reduce.h"
@@ -76,21 +77,14 @@ coll_status_t coll_allreduce_cma_run(coll_comm *comm, const coll_group_t *g, con
     size_t es = coll_dtype_size(dt);
     if (n == 0 || coll_alone(p, sendbuf, recvbuf, n * es))
         return p == 1 ? COLL_SUCCESS : coll_direct_barrier(comm);
-    coll_direct_publish_addr(comm, PUB_SEND, sendbuf);
-    coll_direct_publish_addr(comm, PUB_RECV, recvbuf);
-    coll_direct_publish(comm, COLL_AR_PUB_SEND, sendbuf);
-    coll_direct_publish(comm, COLL_AR_PUB_RECV, recvbuf);
     char *tmp;
     COLL_CHECK(coll_comm_scratch(comm, 2 * PIECE_BYTES, (void **)&tmp));
-    COLL_CHECK(coll_direct_barrier(comm));
+    const void *bufs[2] = {sendbuf, recvbuf};
+    size_t lens[2] = {n * es, n * es};
+    COLL_CHECK(coll_cma_open(comm, 2, bufs, lens, PUB_SEND, COLL_AR_PUB_SEND));
     if (coll_allreduce_all_zero_copy(comm, g)) /* coll_mem_alloc buffers everywhere: no copy at all */
         return coll_allreduce_zero_copy(comm, g, recvbuf, n, dt, op);
     return reduce_slice(comm, g, sendbuf, recvbuf, n, dt, op, tmp);
-}
-
-static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
-{
-    return coll_direct_usable(comm, g, 0) && (g->size == 1 || coll_direct_cma_ok(comm));
 }
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
@@ -112,4 +106,4 @@ const coll_algo_t coll_algo_allreduce_cma = COLL_ALGO(
     COLL_ALLREDUCE, "cma", .flags = COLL_ALGO_F_SINGLE_HOST | COLL_ALGO_F_DETERMINISTIC,
     .desc
     = "one host, large messages: slices reduced straight from peers' private buffers with process_vm_readv, results written into peers with process_vm_writev; 2 barriers",
-    .usable = usable);
+    .usable = coll_cma_usable);

@@ -1,0 +1,58 @@
+/*
+ * cma.c - the opening and the peer copies of the single-copy algorithms
+ * (cma.h).
+ */
+#include "coll/cma.h"
+
+#include "coll/coll_util.h"
+#include "coll/tuning.h"
+#include "transport/direct.h"
+
+int coll_cma_usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    return coll_direct_usable(comm, g, 0) && (g->size == 1 || coll_direct_cma_ok(comm));
+}
+
+coll_status_t coll_cma_open(coll_comm *comm, int k, const void *const *bufs, const size_t *lens, int cma_slot0,
+                            int zc_slot0)
+{
+    for (int i = 0; i < k; i++) {
+        coll_direct_publish_addr(comm, cma_slot0 + i, bufs[i]);
+        coll_direct_publish(comm, zc_slot0 + i, coll_direct_is_registered(comm, bufs[i], lens[i]) ? bufs[i] : NULL);
+    }
+    return coll_direct_barrier(comm);
+}
+
+coll_status_t coll_cma_get(coll_comm *comm, const coll_group_t *g, int j, int slot, size_t off, void *dst, size_t len)
+{
+    int lr = coll_group_lr(comm, g, j);
+    const char *zc = coll_direct_peer_ptr(comm, lr, slot);
+    if (zc) {
+        coll_direct_copy(comm, dst, zc + off, len);
+        return COLL_SUCCESS;
+    }
+    return coll_direct_cma_read(comm, lr, slot, off, dst, len);
+}
+
+coll_status_t coll_cma_put(coll_comm *comm, const coll_group_t *g, int j, int slot, size_t off, const void *src,
+                           size_t len)
+{
+    int lr = coll_group_lr(comm, g, j);
+    char *zc = coll_direct_peer_ptr(comm, lr, slot);
+    if (zc) {
+        coll_direct_copy(comm, zc + off, src, len);
+        return COLL_SUCCESS;
+    }
+    return coll_direct_cma_write(comm, lr, slot, off, src, len);
+}
+
+double coll_cma_cost_copy(const coll_comm *comm, const coll_group_t *g, double calls, double bytes)
+{
+    const coll_link_cost_t *l = coll_tuning_link(comm, g);
+    return coll_tuning_oversub(comm) * (2.0 * calls + 0.3 * bytes / 4096.0 + bytes * l->beta_us_per_b * 0.5);
+}
+
+double coll_cma_cost(const coll_comm *comm, const coll_group_t *g, double calls, double bytes)
+{
+    return 2 * coll_tuning_link(comm, g)->bar_us * coll_tuning_oversub(comm) + coll_cma_cost_copy(comm, g, calls, bytes);
+}

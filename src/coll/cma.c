@@ -54,5 +54,6 @@ double coll_cma_cost_copy(const coll_comm *comm, const coll_group_t *g, double c
 
 double coll_cma_cost(const coll_comm *comm, const coll_group_t *g, double calls, double bytes)
 {
-    return 2 * coll_tuning_link(comm, g)->bar_us * coll_tuning_oversub(comm) + coll_cma_cost_copy(comm, g, calls, bytes);
+    return 2 * coll_tuning_link(comm, g)->bar_us * coll_tuning_oversub(comm)
+        + coll_cma_cost_copy(comm, g, calls, bytes);
 }

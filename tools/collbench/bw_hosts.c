@@ -188,8 +188,7 @@ static int hosts_run(coll_comm_t comm, const hosts_opts_t *o, int rank)
         printf("{\"schema\": \"collbench-bw-hosts/1\", \"hosts\": %d, \"ranks_per_host\": %d, \"machines\": %d, "
                "\"cores\": %g, \"bytes\": %llu, \"execute_times\": %lld, \"elapsed_us\": %.3f, "
                "\"host_send_gbs\": %.6f, \"sum_send_gbs\": %.6f, \"net_cpu_gbps\": %.6f}\n",
-               nhosts, ls, nm, cores, bw->size, bw->exec_times, per_exec * 1e6, host_gbs, sum_gbs,
-               sum_gbs * 8 / cores);
+               nhosts, ls, nm, cores, bw->size, bw->exec_times, per_exec * 1e6, host_gbs, sum_gbs, sum_gbs * 8 / cores);
     } else {
         if (!bw->quiet)
             printf("%d hosts x %d ranks, every rank sends to the next host and receives from the previous one at "
@@ -199,8 +198,7 @@ static int hosts_run(coll_comm_t comm, const hosts_opts_t *o, int rank)
         cbt_bw_table_row(bw->size, bw->exec_times, host_gbs, per_exec * 1e6);
         cbt_bw_table_foot();
         if (!bw->quiet)
-            printf("all hosts: %.3f GB/s sent (%.3f Gbit/s per core of the machines)\n", sum_gbs,
-                   sum_gbs * 8 / cores);
+            printf("all hosts: %.3f GB/s sent (%.3f Gbit/s per core of the machines)\n", sum_gbs, sum_gbs * 8 / cores);
     }
     fflush(stdout);
     if (bw->calib_out) {

@@ -50,8 +50,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     return coll_cma_cost(comm, g, p - 1, (p - 1) / p * n);
 }
 
-const coll_algo_t coll_algo_allgather_cma = COLL_ALGO(
-    COLL_ALLGATHER, "cma", .flags = COLL_ALGO_F_SINGLE_HOST,
-    .desc = "one host, large blocks: every rank reads each peer's block straight from its send buffer "
-            "(process_vm_readv), one copy, all ranks at once; 2 barriers",
-    .usable = coll_cma_usable);
+const coll_algo_t coll_algo_allgather_cma
+    = COLL_ALGO(COLL_ALLGATHER, "cma", .flags = COLL_ALGO_F_SINGLE_HOST,
+                .desc = "one host, large blocks: every rank reads each peer's block straight from its send buffer "
+                        "(process_vm_readv), one copy, all ranks at once; 2 barriers",
+                .usable = coll_cma_usable);

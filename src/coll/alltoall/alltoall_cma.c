@@ -48,8 +48,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     return coll_cma_cost(comm, g, p - 1, (p - 1) / p * n) + n / p * coll_tuning_link(comm, g)->beta_us_per_b * 0.5;
 }
 
-const coll_algo_t coll_algo_alltoall_cma = COLL_ALGO(
-    COLL_ALLTOALL, "cma", .flags = COLL_ALGO_F_SINGLE_HOST,
-    .desc = "one host, large blocks: every rank reads its block from each peer's send buffer "
-            "(process_vm_readv), one copy, all ranks at once; 2 barriers",
-    .usable = coll_cma_usable);
+const coll_algo_t coll_algo_alltoall_cma
+    = COLL_ALGO(COLL_ALLTOALL, "cma", .flags = COLL_ALGO_F_SINGLE_HOST,
+                .desc = "one host, large blocks: every rank reads its block from each peer's send buffer "
+                        "(process_vm_readv), one copy, all ranks at once; 2 barriers",
+                .usable = coll_cma_usable);

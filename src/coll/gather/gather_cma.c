@@ -58,8 +58,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     return coll_cma_cost(comm, g, p - 1, (p - 1) / p * n / p) + n / p * coll_tuning_link(comm, g)->beta_us_per_b * 0.5;
 }
 
-const coll_algo_t coll_algo_gather_cma = COLL_ALGO(
-    COLL_GATHER, "cma", .flags = COLL_ALGO_F_SINGLE_HOST,
-    .desc = "one host: members write (p-1)/p of their block straight into the root's receive buffer "
-            "(process_vm_writev) while the root reads the rest (process_vm_readv), one copy; 2 barriers",
-    .usable = coll_cma_usable);
+const coll_algo_t coll_algo_gather_cma
+    = COLL_ALGO(COLL_GATHER, "cma", .flags = COLL_ALGO_F_SINGLE_HOST,
+                .desc = "one host: members write (p-1)/p of their block straight into the root's receive buffer "
+                        "(process_vm_writev) while the root reads the rest (process_vm_readv), one copy; 2 barriers",
+                .usable = coll_cma_usable);

@@ -57,8 +57,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
     return coll_cma_cost(comm, g, p - 1, (p - 1) / p * n / p) + n / p * coll_tuning_link(comm, g)->beta_us_per_b * 0.5;
 }
 
-const coll_algo_t coll_algo_scatter_cma = COLL_ALGO(
-    COLL_SCATTER, "cma", .flags = COLL_ALGO_F_SINGLE_HOST,
-    .desc = "one host: members read (p-1)/p of their block straight from the root's send buffer "
-            "(process_vm_readv) while the root writes the rest (process_vm_writev), one copy; 2 barriers",
-    .usable = coll_cma_usable);
+const coll_algo_t coll_algo_scatter_cma
+    = COLL_ALGO(COLL_SCATTER, "cma", .flags = COLL_ALGO_F_SINGLE_HOST,
+                .desc = "one host: members read (p-1)/p of their block straight from the root's send buffer "
+                        "(process_vm_readv) while the root writes the rest (process_vm_writev), one copy; 2 barriers",
+                .usable = coll_cma_usable);

@@ -57,3 +57,31 @@ double coll_cma_cost(const coll_comm *comm, const coll_group_t *g, double calls,
     return 2 * coll_tuning_link(comm, g)->bar_us * coll_tuning_oversub(comm)
         + coll_cma_cost_copy(comm, g, calls, bytes);
 }
+
+coll_status_t coll_cma_rooted(coll_comm *comm, const coll_group_t *g, int ri, size_t blk, char *all, char *mine,
+                              int inplace, int to_root)
+{
+    enum { PUB_BUF = 0 }; /* cma and zero-copy slot: the root's whole buffer, a member's own block */
+    int p = g->size, me = g->me, root = me == ri;
+    const void *pub = root ? (const void *)all : mine;
+    size_t len = root ? (size_t)p * blk : blk, off, part = coll_cma_root_part(blk, p, &off);
+    COLL_CHECK(coll_cma_open(comm, 1, &pub, &len, PUB_BUF, PUB_BUF));
+    if (!root && off)
+        COLL_CHECK(to_root ? coll_cma_put(comm, g, ri, PUB_BUF, (size_t)me * blk, mine, off)
+                           : coll_cma_get(comm, g, ri, PUB_BUF, (size_t)me * blk, mine, off));
+    for (int s = 1; root && s < p; s++) {
+        int j = (me + s) % p;
+        char *at = all + (size_t)j * blk + off;
+        COLL_CHECK(to_root ? coll_cma_get(comm, g, j, PUB_BUF, off, at, part)
+                           : coll_cma_put(comm, g, j, PUB_BUF, off, at, part));
+    }
+    if (root && !inplace)
+        coll_direct_copy(comm, to_root ? all + (size_t)me * blk : mine, to_root ? mine : all + (size_t)me * blk, blk);
+    return coll_direct_barrier(comm); /* every part has landed */
+}
+
+double coll_cma_rooted_cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    double p = g->size, n = (double)a->bytes;
+    return coll_cma_cost(comm, g, p - 1, (p - 1) / p * n / p) + n / p * coll_tuning_link(comm, g)->beta_us_per_b * 0.5;
+}

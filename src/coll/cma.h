@@ -52,6 +52,18 @@ static inline size_t coll_cma_root_part(size_t blk, int p, size_t *off)
     return blk - *off;
 }
 
+/* The body of scatter_cma (to_root 0) and gather_cma (to_root 1) after their
+ * checks: blocks of blk bytes between the root's whole buffer `all` (p blk,
+ * block j for member j) and each rank's own block `mine`. Opens (slot 0),
+ * lets each member copy its [0, off) and the root the last part of every
+ * member's block (coll_cma_root_part), the root its own block unless
+ * in place, then the closing barrier. O(p) system calls at the root, O(1)
+ * at a member. The two directions differ only in which side reads. */
+coll_status_t coll_cma_rooted(coll_comm *comm, const coll_group_t *g, int ri, size_t blk, char *all, char *mine,
+                              int inplace, int to_root);
+/* Its cost: 2 barriers + (p - 1) calls moving (p-1)/p blk + the root's own block copied. */
+double coll_cma_rooted_cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a);
+
 /* Cost (us) of `calls` process_vm calls moving `bytes` in all on one core
  * shared by ov ranks: a system call each (2 us), each 4 KiB page pinned
  * and mapped (0.3 us) and copied (one memcpy: beta / 2, the link's beta

@@ -23,38 +23,21 @@
 #include "coll/cma.h"
 #include "coll/coll_util.h"
 #include "coll/scatter/scatter.h"
-#include "coll/tuning.h"
-#include "transport/direct.h"
-
-enum { PUB_BUF = 0 }; /* cma and zero-copy slot: the root's send, a member's receive buffer */
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    int p = g->size, me = g->me, ri;
-    size_t blk = a->count * a->esize, all = (size_t)p * blk;
+    int p = g->size, ri;
+    size_t blk = a->count * a->esize;
     const char *sb = a->sendbuf;
     COLL_CHECK(coll_root_index(g, "scatter", a->root, &ri));
     if (blk == 0 || (p == 1 && coll_alone(p, sb, a->recvbuf, blk))) /* p = 1: I am the root */
         return COLL_SUCCESS;
-    int root = me == ri;
-    const void *pub = root ? sb : a->recvbuf;
-    size_t len = root ? all : blk, off, part = coll_cma_root_part(blk, p, &off);
-    COLL_CHECK(coll_cma_open(comm, 1, &pub, &len, PUB_BUF, PUB_BUF));
-    if (!root && off)
-        COLL_CHECK(coll_cma_get(comm, g, ri, PUB_BUF, (size_t)me * blk, a->recvbuf, off));
-    for (int s = 1; root && s < p; s++) {
-        int j = (me + s) % p;
-        COLL_CHECK(coll_cma_put(comm, g, j, PUB_BUF, off, sb + (size_t)j * blk + off, part));
-    }
-    if (root && !a->inplace)
-        coll_direct_copy(comm, a->recvbuf, sb + (size_t)me * blk, blk);
-    return coll_direct_barrier(comm); /* every part has landed */
+    return coll_cma_rooted(comm, g, ri, blk, (char *)sb, a->recvbuf, a->inplace, 0);
 }
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    double p = g->size, n = (double)a->bytes;
-    return coll_cma_cost(comm, g, p - 1, (p - 1) / p * n / p) + n / p * coll_tuning_link(comm, g)->beta_us_per_b * 0.5;
+    return coll_cma_rooted_cost(comm, g, a);
 }
 
 const coll_algo_t coll_algo_scatter_cma

@@ -145,9 +145,8 @@ double cbt_as_median(const double *v, int n);
 int cbt_as_pairs(cbt_as_ctx_t *c);
 int cbt_as_ring(cbt_as_ctx_t *c);
 int cbt_as_node(cbt_as_ctx_t *c);
-/* shared by the measurements (assess_run.c): exit code of a failed call;
- * a progress line on stderr; the better of two figures (-1 = none) */
-int cbt_as_st_code(coll_status_t st);
+/* shared by the measurements (assess_run.c): a progress line on stderr; the
+ * better of two figures (-1 = none). A failed call's exit code: cbt_exit_of (cb.h). */
 void cbt_as_progress(const char *what, int done, int total, double t_start);
 /* Rank 0's list of suspects (len ints) to every rank, for a confirmation pass:
  * 0, or the exit code after naming the failure and aborting the communicator. */

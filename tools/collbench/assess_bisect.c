@@ -98,7 +98,7 @@ static int halving_run(cbt_as_ctx_t *c, int g, int only, const int *peer, double
     if (st == COLL_SUCCESS)
         st = coll_gather(&me, all, sizeof me, COLL_UINT8, 0, c->comm);
     if (st != COLL_SUCCESS) {
-        int rc = cbt_error(TOOL, cbt_as_st_code(st), "rank %d: bisect halving %d: %s: %s", c->rank, g + 1,
+        int rc = cbt_error(TOOL, cbt_exit_of(st), "rank %d: bisect halving %d: %s: %s", c->rank, g + 1,
                            coll_strerror(st), coll_last_error());
         coll_comm_abort(c->comm);
         return rc;

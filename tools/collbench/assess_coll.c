@@ -73,7 +73,7 @@ static int sweep(cbt_as_ctx_t *c, coll_comm_t cm, float *sb, float *rb, double *
         bus[i] = (double)sz[i] / (med > 0 ? med : 1e-9) / 1e9 * (nr > 1 ? 2.0 * (nr - 1) / nr : 1.0);
     }
     if (st != COLL_SUCCESS) {
-        int rc = cbt_error(TOOL, cbt_as_st_code(st), "rank %d: coll sweep: %s: %s", c->rank, coll_strerror(st),
+        int rc = cbt_error(TOOL, cbt_exit_of(st), "rank %d: coll sweep: %s: %s", c->rank, coll_strerror(st),
                            coll_last_error());
         coll_comm_abort(c->comm);
         return rc;
@@ -89,7 +89,7 @@ static int step(cbt_as_ctx_t *c, int which, int mygrp, float *sb, float *rb, dou
     crec_t me = {.group = -1};
     coll_status_t st = coll_barrier(c->comm);
     if (st != COLL_SUCCESS) {
-        rc = cbt_error(TOOL, cbt_as_st_code(st), "rank %d: barrier: %s", c->rank, coll_strerror(st));
+        rc = cbt_error(TOOL, cbt_exit_of(st), "rank %d: barrier: %s", c->rank, coll_strerror(st));
         coll_comm_abort(c->comm);
         return rc;
     }
@@ -107,7 +107,7 @@ static int step(cbt_as_ctx_t *c, int which, int mygrp, float *sb, float *rb, dou
         int in = which == -1 || which == mygrp;
         st = coll_comm_split(c->comm, in ? mygrp : COLL_SPLIT_NOCOLOR, c->rank, &gc);
         if (st != COLL_SUCCESS) {
-            rc = cbt_error(TOOL, cbt_as_st_code(st), "rank %d: coll_comm_split: %s: %s", c->rank, coll_strerror(st),
+            rc = cbt_error(TOOL, cbt_exit_of(st), "rank %d: coll_comm_split: %s: %s", c->rank, coll_strerror(st),
                            coll_last_error());
             coll_comm_abort(c->comm);
             return rc;
@@ -116,7 +116,7 @@ static int step(cbt_as_ctx_t *c, int which, int mygrp, float *sb, float *rb, dou
             rc = sweep(c, gc, sb, rb, ex, me.bus);
             coll_comm_rank(gc, &grank);
             if (!rc && (st = coll_barrier(gc)) != COLL_SUCCESS)
-                rc = cbt_error(TOOL, cbt_as_st_code(st), "rank %d: group barrier: %s", c->rank, coll_strerror(st));
+                rc = cbt_error(TOOL, cbt_exit_of(st), "rank %d: group barrier: %s", c->rank, coll_strerror(st));
             coll_comm_destroy(gc);
             if (rc)
                 return rc;
@@ -124,7 +124,7 @@ static int step(cbt_as_ctx_t *c, int which, int mygrp, float *sb, float *rb, dou
         }
     }
     if ((st = coll_gather(&me, all, sizeof me, COLL_UINT8, 0, c->comm)) != COLL_SUCCESS) {
-        rc = cbt_error(TOOL, cbt_as_st_code(st), "rank %d: gather: %s", c->rank, coll_strerror(st));
+        rc = cbt_error(TOOL, cbt_exit_of(st), "rank %d: gather: %s", c->rank, coll_strerror(st));
         coll_comm_abort(c->comm);
         return rc;
     }

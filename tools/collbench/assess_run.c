@@ -108,19 +108,14 @@ double cbt_as_median(const double *v, int n)
 
 /* ------------------------------------------------------------ measurement */
 
-int cbt_as_st_code(coll_status_t st)
-{
-    return st == COLL_ERR_TIMEOUT ? CBT_EXIT_TIMEOUT : st == COLL_ERR_NO_MEMORY ? CBT_EXIT_FAIL : CBT_EXIT_CONN;
-}
-
 #define TRY(call) \
     do { \
         coll_status_t st_ = (call); \
         if (st_ != COLL_SUCCESS) { \
-            cbt_error(TOOL, cbt_as_st_code(st_), "rank %d: %s: %s: %s", c->rank, #call, coll_strerror(st_), \
+            cbt_error(TOOL, cbt_exit_of(st_), "rank %d: %s: %s: %s", c->rank, #call, coll_strerror(st_), \
                       coll_last_error()); \
             coll_comm_abort(c->comm); \
-            return cbt_as_st_code(st_); \
+            return cbt_exit_of(st_); \
         } \
     } while (0)
 
@@ -243,7 +238,7 @@ int cbt_as_share_suspects(cbt_as_ctx_t *c, int *sus, size_t len)
     coll_status_t st = coll_broadcast(sus, len, COLL_INT32, 0, c->comm);
     if (st == COLL_SUCCESS)
         return CBT_EXIT_OK;
-    int rc = cbt_error(TOOL, cbt_as_st_code(st), "rank %d: broadcast: %s", c->rank, coll_strerror(st));
+    int rc = cbt_error(TOOL, cbt_exit_of(st), "rank %d: broadcast: %s", c->rank, coll_strerror(st));
     coll_comm_abort(c->comm);
     return rc;
 }
@@ -472,7 +467,7 @@ static int ring_run(cbt_as_ctx_t *c, int g, int confirm, int *perm, int *pos, do
         me.uni_gbs = (double)sz / (med > 0 ? med : 1e-9) / 1e9;
     }
     if (st != COLL_SUCCESS) {
-        rc = cbt_error(TOOL, cbt_as_st_code(st), "rank %d: ring %d: %s: %s", c->rank, g, coll_strerror(st),
+        rc = cbt_error(TOOL, cbt_exit_of(st), "rank %d: ring %d: %s: %s", c->rank, g, coll_strerror(st),
                        coll_last_error());
         coll_comm_abort(c->comm);
         return rc;

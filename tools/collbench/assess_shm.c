@@ -41,10 +41,10 @@ typedef struct {
     do { \
         coll_status_t st_ = (call); \
         if (st_ != COLL_SUCCESS) { \
-            cbt_error(TOOL, cbt_as_st_code(st_), "rank %d: node-shm: %s: %s: %s", c->rank, #call, coll_strerror(st_), \
+            cbt_error(TOOL, cbt_exit_of(st_), "rank %d: node-shm: %s: %s: %s", c->rank, #call, coll_strerror(st_), \
                       coll_last_error()); \
             coll_comm_abort(c->comm); \
-            return cbt_as_st_code(st_); \
+            return cbt_exit_of(st_); \
         } \
     } while (0)
 

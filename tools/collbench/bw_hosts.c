@@ -44,16 +44,11 @@ typedef struct {
     uint64_t cores; /* physical cores this rank may use */
 } rank_info_t;
 
-static int st_code(coll_status_t st)
-{
-    return st == COLL_ERR_TIMEOUT ? CBT_EXIT_TIMEOUT : st == COLL_ERR_NO_MEMORY ? CBT_EXIT_FAIL : CBT_EXIT_CONN;
-}
-
 #define TRY(call) \
     do { \
         coll_status_t st_ = (call); \
         if (st_ != COLL_SUCCESS) { \
-            rc = cbt_error(TOOL, st_code(st_), "rank %d: %s: %s: %s", rank, #call, coll_strerror(st_), \
+            rc = cbt_error(TOOL, cbt_exit_of(st_), "rank %d: %s: %s: %s", rank, #call, coll_strerror(st_), \
                            coll_last_error()); \
             goto out; \
         } \
@@ -233,7 +228,7 @@ static int rank_main(void *arg, const cb_launch_t *l, int rank, int nranks, cons
     coll_comm_t comm;
     coll_status_t st = coll_comm_init_rank(&comm, nranks, *id, rank);
     if (st != COLL_SUCCESS)
-        return cbt_error(TOOL, st_code(st), "rank %d of %d: coll_comm_init_rank: %s: %s", rank, nranks,
+        return cbt_error(TOOL, cbt_exit_of(st), "rank %d of %d: coll_comm_init_rank: %s: %s", rank, nranks,
                          coll_strerror(st), coll_last_error());
     int rc = hosts_run(comm, o, rank);
     if (rc != CBT_EXIT_OK && rc != CBT_EXIT_USAGE)

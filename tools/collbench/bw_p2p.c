@@ -101,18 +101,13 @@ typedef struct {
     double busy_s; /* seconds this rank has spent moving data so far (warm-up) */
 } ctx_t;
 
-static int st_code(coll_status_t st)
-{
-    return st == COLL_ERR_TIMEOUT ? CBT_EXIT_TIMEOUT : st == COLL_ERR_NO_MEMORY ? CBT_EXIT_FAIL : CBT_EXIT_CONN;
-}
-
 #define TRY(call) \
     do { \
         coll_status_t st_ = (call); \
         if (st_ != COLL_SUCCESS) { \
-            cbt_error(TOOL, st_code(st_), "rank %d: %s: %s: %s", c->rank, #call, coll_strerror(st_), \
+            cbt_error(TOOL, cbt_exit_of(st_), "rank %d: %s: %s: %s", c->rank, #call, coll_strerror(st_), \
                       coll_last_error()); \
-            return st_code(st_); \
+            return cbt_exit_of(st_); \
         } \
     } while (0)
 
@@ -276,7 +271,7 @@ int cbt_p2p_run(coll_comm_t comm, const cbt_p2p_opts_t *o, const char *const *po
     if (st == COLL_SUCCESS)
         st = coll_all_reduce(&nomem, &anynomem, 1, COLL_FP64, COLL_MAX, comm);
     if (st != COLL_SUCCESS) {
-        rc = cbt_error(TOOL, st_code(st), "rank %d: exchanging settings: %s: %s", c->rank, coll_strerror(st),
+        rc = cbt_error(TOOL, cbt_exit_of(st), "rank %d: exchanging settings: %s: %s", c->rank, coll_strerror(st),
                        coll_last_error());
         goto out;
     }
@@ -324,7 +319,7 @@ int cbt_p2p_run(coll_comm_t comm, const cbt_p2p_opts_t *o, const char *const *po
         memset(c->dst, 0, c->size);
     st = coll_all_reduce(&nobuf, &anynobuf, 1, COLL_FP64, COLL_MAX, comm);
     if (st != COLL_SUCCESS || anynobuf) {
-        rc = st != COLL_SUCCESS ? st_code(st)
+        rc = st != COLL_SUCCESS ? cbt_exit_of(st)
                                 : cbt_error(TOOL, CBT_EXIT_FAIL, "rank %d: cannot map 2 x %zu bytes%s", c->rank,
                                             c->size, nobuf ? "" : " on a peer");
         goto out;
@@ -403,7 +398,7 @@ static int rank_main(void *arg, const cb_launch_t *l, int rank, int nranks, cons
     coll_comm_t comm;
     coll_status_t st = coll_comm_init_rank(&comm, nranks, *id, rank);
     if (st != COLL_SUCCESS)
-        return cbt_error(TOOL, st_code(st), "rank %d of %d: coll_comm_init_rank: %s: %s", rank, nranks,
+        return cbt_error(TOOL, cbt_exit_of(st), "rank %d of %d: coll_comm_init_rank: %s: %s", rank, nranks,
                          coll_strerror(st), coll_last_error());
     int rc = cbt_p2p_run(comm, o, NULL);
     if (rc != CBT_EXIT_OK)

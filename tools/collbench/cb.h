@@ -31,6 +31,13 @@ enum {
 #define CBT_GIB (1024ULL * 1024ULL * 1024ULL)
 #define CBT_MAX_CPUS 1024 /* CPU_SETSIZE */
 
+/* The exit code of a failed libcoll call in a measuring run: 4 timed out, 1 out
+ * of memory, 3 any other (a network or peer error). */
+static inline int cbt_exit_of(coll_status_t st)
+{
+    return st == COLL_ERR_TIMEOUT ? CBT_EXIT_TIMEOUT : st == COLL_ERR_NO_MEMORY ? CBT_EXIT_FAIL : CBT_EXIT_CONN;
+}
+
 /* Monotonic clock. */
 double cbt_now(void);
 

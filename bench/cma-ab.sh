@@ -40,19 +40,13 @@ for c in ${COLLS//,/ }; do
     esac
 done
 B=build/bench; mkdir -p $B
-make -s lib
-cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Isrc -Ibench -o $B/coll_bench bench/coll_bench.c lib/libcoll.a -pthread -lm -ldl
+. bench/lib-local.sh
+bench_build_coll || exit 1
 impls=()
 for i in ${IMPLS//,/ }; do
-    case $i in
-        openmpi) command -v mpicc.openmpi >/dev/null || continue
-                 mpicc.openmpi -O2 -Ibench -o $B/mpi_bench.openmpi bench/mpi_bench.c ;;
-        mpich) command -v mpicc.mpich >/dev/null || continue
-               mpicc.mpich -O2 -Ibench -o $B/mpi_bench.mpich bench/mpi_bench.c ;;
-    esac
+    case $i in openmpi|mpich) bench_build_mpi "$i" || continue ;; esac
     impls+=("$i")
 done
-TUN="glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=8589934592"
 raw=$(mktemp); trap 'rm -f "$raw"' EXIT
 n=${#impls[@]}
 for round in $(seq 1 "$ROUNDS"); do
@@ -62,11 +56,7 @@ for round in $(seq 1 "$ROUNDS"); do
         case $impl in
             auto) COLL_ALGO="$BASE" timeout 600 $B/coll_bench -p "$p" -c "$COLLS" -s "$SIZES" -r "$REPS" -l auto ;;
             cma) COLL_ALGO="$spec" timeout 600 $B/coll_bench -p "$p" -c "$COLLS" -s "$SIZES" -r "$REPS" -l cma ;;
-            openmpi) GLIBC_TUNABLES=$TUN timeout 600 mpirun.openmpi --allow-run-as-root --oversubscribe \
-                         --mca mpi_yield_when_idle 1 -x GLIBC_TUNABLES -n "$p" \
-                         $B/mpi_bench.openmpi -c "$COLLS" -s "$SIZES" -r "$REPS" -l openmpi ;;
-            mpich) GLIBC_TUNABLES=$TUN timeout 600 mpirun.mpich -genv GLIBC_TUNABLES "$TUN" -n "$p" \
-                       $B/mpi_bench.mpich -c "$COLLS" -s "$SIZES" -r "$REPS" -l mpich ;;
+            openmpi|mpich) bench_run_mpi "$impl" "$p" -c "$COLLS" -s "$SIZES" -r "$REPS" -l "$impl" ;;
         esac 2>&1 | grep '^RESULT' | sed "s/^/R$round /" || echo "round $round: $impl failed at $p ranks" >&2
     done
   done

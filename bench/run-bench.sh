@@ -41,8 +41,8 @@ for i in ${IMPLS//,/ }; do
 done
 want() { [ -z "$IMPLS" ] || [[ ",$IMPLS," == *",$1,"* ]]; }
 B=build/bench; mkdir -p $B
-make -s lib
-cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Isrc -Ibench -o $B/coll_bench bench/coll_bench.c lib/libcoll.a -pthread -lm -ldl
+. bench/lib-local.sh
+bench_build_coll || exit 1
 # the floor's loops: this machine's best code (the library's reductions use AVX2/AVX-512 where present)
 cc -std=c11 -D_GNU_SOURCE -O3 -march=native -Ibench -o $B/roofline bench/roofline.c -pthread 2>/dev/null ||
     cc -std=c11 -D_GNU_SOURCE -O3 -Ibench -o $B/roofline bench/roofline.c -pthread
@@ -52,9 +52,7 @@ done
 impls=()
 want collbench && impls+=(collbench)
 want collbench-z && impls+=(collbench-z)
-if want openmpi && command -v mpicc.openmpi >/dev/null; then mpicc.openmpi -O2 -Ibench -o $B/mpi_bench.openmpi bench/mpi_bench.c; impls+=(openmpi); fi
-if want mpich && command -v mpicc.mpich >/dev/null; then mpicc.mpich -O2 -Ibench -o $B/mpi_bench.mpich bench/mpi_bench.c; impls+=(mpich); fi
-TUN="glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=8589934592"
+for m in openmpi mpich; do want $m && bench_build_mpi $m && impls+=($m); done
 raw=$(mktemp); trap 'rm -f "$raw"' EXIT
 n=${#impls[@]}
 for round in $(seq 1 "$ROUNDS"); do
@@ -65,11 +63,7 @@ for round in $(seq 1 "$ROUNDS"); do
         case $impl in
             collbench) timeout 600 $B/coll_bench -p "$p" -c "$COLLS" -s "$SIZES" -r "$REPS" -l collbench ;;
             collbench-z) timeout 600 $B/coll_bench -p "$p" -c "$COLLS" -s "$SIZES" -r "$REPS" -z -l collbench-z ;;
-            openmpi) GLIBC_TUNABLES=$TUN timeout 600 mpirun.openmpi --allow-run-as-root --oversubscribe \
-                         --mca mpi_yield_when_idle 1 -x GLIBC_TUNABLES -n "$p" \
-                         $B/mpi_bench.openmpi -c "$COLLS" -s "$SIZES" -r "$REPS" -l openmpi ;;
-            mpich) GLIBC_TUNABLES=$TUN timeout 600 mpirun.mpich -genv GLIBC_TUNABLES "$TUN" -n "$p" \
-                       $B/mpi_bench.mpich -c "$COLLS" -s "$SIZES" -r "$REPS" -l mpich ;;
+            openmpi|mpich) bench_run_mpi "$impl" "$p" -c "$COLLS" -s "$SIZES" -r "$REPS" -l "$impl" ;;
         esac 2>&1 | grep '^RESULT' | sed "s/^/R$round /" || echo "round $round: $impl failed at $p ranks" >&2
     done
   done

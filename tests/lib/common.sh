@@ -61,3 +61,32 @@ else:
     raise SystemExit("free_port: no free port below the ephemeral range")
 PY
 }
+
+# cpu_cap PERMILLE: a cpu cgroup whose processes get at most PERMILLE/1000 of
+# one CPU (CFS bandwidth: quota per 100 ms period; v1 cpu controller or v2
+# cpu.max). Sets CPU_CAP_PROCS to the file a process writes its pid into to
+# join it; cpu_cap_rm removes it (after its processes have exited). Returns 1
+# where neither hierarchy can be written (not root, no cpu controller).
+# Unlike nice 19 beside a busy loop on one pinned CPU, the cap does not
+# depend on the scheduler's sleeper credit or on where the other ranks run.
+CPU_CAP_DIR=
+cpu_cap() {
+    local q=$(( $1 * 100 )) d
+    if [ -w /sys/fs/cgroup/cpu ] && [ -f /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
+        d=/sys/fs/cgroup/cpu/collbench-test-$$
+        mkdir "$d" 2>/dev/null && echo 100000 >"$d/cpu.cfs_period_us" && echo $q >"$d/cpu.cfs_quota_us" || return 1
+    elif [ -f /sys/fs/cgroup/cgroup.controllers ] && grep -qw cpu /sys/fs/cgroup/cgroup.controllers; then
+        d=/sys/fs/cgroup/collbench-test-$$
+        { grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control || echo +cpu >/sys/fs/cgroup/cgroup.subtree_control; } 2>/dev/null
+        mkdir "$d" 2>/dev/null && echo "$q 100000" >"$d/cpu.max" || { rmdir "$d" 2>/dev/null; return 1; }
+    else
+        return 1
+    fi
+    CPU_CAP_DIR=$d CPU_CAP_PROCS=$d/cgroup.procs
+}
+cpu_cap_rm() {
+    [ -n "$CPU_CAP_DIR" ] || return 0
+    local i
+    for i in 1 2 3 4 5 6 7 8 9 10; do rmdir "$CPU_CAP_DIR" 2>/dev/null && break; sleep 0.2; done
+    CPU_CAP_DIR=
+}

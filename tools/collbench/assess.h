@@ -40,6 +40,7 @@ enum {
 /* confirmation passes: what is still past the threshold is measured again,
  * alone, up to this many times (the better figure kept each time) */
 #define CBT_AS_CONFIRM 2
+#define CBT_AS_SHM_FIRST 2 /* node-shm: all-at-once rounds of the first pass (assess_shm.c) */
 /* pairs and bisect: up to this many passes, the second and later only over
  * marginal suspects (past the threshold, not past CBT_AS_CLEAR x it): a clear outlier
  * costs one pass, a healthy link that a burst of load hit gets more chances */

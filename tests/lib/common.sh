@@ -40,7 +40,14 @@ wait_for() {
     return 1
 }
 # Children (ranks) of a standalone launcher pid.
-children_of() { pgrep -P "$1" 2>/dev/null; }
+# children_of PID: its children in the order they were forked (pid order, with
+# pids that wrapped past pid_max after the others: a launcher's ranks 0..p-1;
+# once in CI rank 1 had pid 32767 and ranks 2, 3 small ones)
+children_of() {
+    pgrep -P "$1" 2>/dev/null | awk -v m="$(cat /proc/sys/kernel/pid_max)" '
+        { p[NR] = $1; if ($1 > hi) hi = $1 }
+        END { for (i = 1; i <= NR; i++) print (hi - p[i] > m / 2 ? p[i] + m : p[i]), p[i] }' | sort -n | cut -d' ' -f2
+}
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 # free_port: a port nobody listens on, below the kernel's ephemeral range, so
 # that no connect() or port-0 listener of another process can take it between

@@ -71,11 +71,12 @@ else
     [ $rc -eq 0 ] && ok "allreduce-hosts-ab.sh -r 1 -s 4M: exit 0" || { bad "allreduce-hosts-ab.sh exit $rc"; tail -5 "$T/ab.out" | sed 's/^/   | /'; }
     grep -q '| duplex GB/s iperf3 / p2p | floor ms (link alone) |' "$T/ab.md" && ok "table header has the duplex capacity and the floor" ||
         bad "no floor columns in the table: $(grep -m1 '^| round' "$T/ab.md")"
-    # | 1 | BW (1.23x, 87% fl) | BW (87% fl) | DI / DP | FL (NL) |
+    # | 1 | BW (1.23x, 87% fl) | BW (87% fl) | DI / DP | FL (NL) |; FL >= NL: at 4M the
+    # copies add under the 0.1 ms the table prints (CI: '3.0 (3.0)')
     row=$(grep -m1 '^| 1 |' "$T/ab.md")
     if [[ "$row" =~ ^\|\ 1\ \|\ [0-9.]+\ \([0-9.]+x,\ ([0-9]+)%\ fl\)\ \|\ [0-9.]+\ \(([0-9]+)%\ fl\)\ \|\ ([0-9.]+)\ /\ ([0-9.]+)\ \|\ ([0-9.]+)\ \(([0-9.]+)\)\ \|$ ]] &&
         awk -v a="${BASH_REMATCH[1]}" -v m="${BASH_REMATCH[2]}" -v f="${BASH_REMATCH[5]}" -v l="${BASH_REMATCH[6]}" \
-            'BEGIN { exit !(a > 0 && a < 200 && m > 0 && m < 200 && f > 0 && l > 0 && f > l) }'; then
+            'BEGIN { exit !(a > 0 && a < 200 && m > 0 && m < 200 && f > 0 && l > 0 && f >= l) }'; then
         ok "round row with % of floor (collbench ${BASH_REMATCH[1]}%, MPICH ${BASH_REMATCH[2]}%), floor ${BASH_REMATCH[5]} ms: $row"
     else
         bad "round row lacks a sane floor or % of it: '$row'"

@@ -61,8 +61,8 @@ coll_status_t coll_allgatherv_bruck_run(coll_comm *comm, const coll_group_t *g, 
     for (int d = 1; d < p; d *= 2) {
         int cnt = d < p - d ? d : p - d;
         int to = g->ranks[coll_mod(me - d, p)], from = g->ranks[(me + d) % p];
-        COLL_CHECK_GOTO(coll_prim_sendrecv(comm, tmp, off[cnt], to, tmp + off[d], off[d + cnt] - off[d], from), st,
-                        out);
+        char *in = tmp ? tmp + off[d] : NULL; /* all counts 0: no buffer, and NULL + 0 is undefined */
+        COLL_CHECK_GOTO(coll_prim_sendrecv(comm, tmp, off[cnt], to, in, off[d + cnt] - off[d], from), st, out);
     }
     for (int i = 0; i < p; i++) {
         int b = (me + i) % p;

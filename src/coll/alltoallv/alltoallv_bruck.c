@@ -102,7 +102,7 @@ static coll_status_t bruck_step(coll_comm *comm, const coll_group_t *g, int k, i
     off = 0;
     for (int i = 0, t = 0; i < p; i++)
         if (i & k) {
-            ptr[i] = *held + off;
+            ptr[i] = *held ? *held + off : NULL; /* nothing arrived: no buffer (NULL + 0 is undefined) */
             len[i] = hin[t++];
             off += len[i];
         }

@@ -7,7 +7,9 @@
 #                                   both directions summed (empty on failure)
 #   hostfloor_p2p_bidir PORT FILE   collbench bw -t p2p -s 64M between the hosts (1 rank
 #                                   each, env launch): echoes the bidirectional GB/s,
-#                                   both directions at once, summed (empty on failure)
+#                                   both directions at once, summed (empty on failure);
+#                                   HOSTFLOOR_P2P_ET iterations (default 40: ~1 s a test
+#                                   on the bare veth, 11 s behind a 2 Gbit/s tbf)
 #   hostfloor_floor COLL P H SIZE DUPLEX
 #                                   roofline -p P -H H -D DUPLEX: echoes "floor_us net_us bytes"
 #                                   (bench/roofline.h roof_host_bytes / roof_host_floor_us:
@@ -43,7 +45,7 @@ print("%.3f" % ((e["sum_received"]["bits_per_second"] + e["sum_received_bidir_re
 }
 
 hostfloor_p2p_bidir() {
-    NETNS_MASTER_PORT=$1 netns_env_launch "$2" "1 1" "$PWD/bin/collbench" bw -t p2p -s 64M -et 40 --ds 0 --dd 0 \
+    NETNS_MASTER_PORT=$1 netns_env_launch "$2" "1 1" "$PWD/bin/collbench" bw -t p2p -s 64M -et "${HOSTFLOOR_P2P_ET:-40}" --ds 0 --dd 0 \
         -fmt json >/dev/null
     /usr/bin/python3 -c '
 import json, sys

@@ -242,6 +242,44 @@ static void *getter(void *arg)
     return NULL;
 }
 
+/* Getters parked at the store, waited for. A fixed usleep(300000) after
+ * starting the getter threads used to stand for this; a getter descheduled
+ * that long on a loaded 2-core machine (the unit tests run two at a time)
+ * sent its GET after the SET and got the value at once (waited ~0: the
+ * "waited > 0.1" check failed). Now, before the getters start, park_cost
+ * connects c and sends a GET of the same key (try_get: the same frame), so
+ * that the bytes one getter costs the server (hello + GET) are measured; once
+ * they are started, wait_parked polls the server's bytes_in until n getters'
+ * worth arrived (10 s at most). The server reads a GET and parks it in one
+ * step of its single thread, so no later request comes in between. */
+typedef struct {
+    uint64_t base, per;
+} park_cost_t;
+
+static park_cost_t park_cost(coll_store_server_t *s, const coll_id_info_t *info, coll_store_t **c, const char *key)
+{
+    uint64_t b0 = 0, b1 = 0;
+    coll_store_server_stats(s, &b0, NULL, NULL, NULL);
+    *c = connect_ok(info);
+    void *v = NULL;
+    size_t l = 0;
+    assert_int_equal(coll_store_try_get(*c, key, &v, &l), COLL_ERR_TIMEOUT); /* absent: nothing created */
+    free(v);
+    coll_store_server_stats(s, &b1, NULL, NULL, NULL);
+    return (park_cost_t){b1, b1 - b0};
+}
+
+static void wait_parked(coll_store_server_t *s, park_cost_t pc, int n)
+{
+    uint64_t want = pc.base + (uint64_t)n * pc.per, now = 0;
+    double t0 = now_s();
+    while (coll_store_server_stats(s, &now, NULL, NULL, NULL), now < want && now_s() - t0 < 10.0)
+        usleep(1000);
+    if (now < want)
+        fail_msg("%d getters did not reach the store in 10 s (%llu of %llu bytes)", n,
+                 (unsigned long long)(now - pc.base), (unsigned long long)(want - pc.base));
+}
+
 static void test_get_waits_for_set(void **state)
 {
     (void)state;
@@ -249,12 +287,14 @@ static void test_get_waits_for_set(void **state)
     coll_store_server_t *s = start_server("127.0.0.1", &info);
     getter_t g[3];
     pthread_t t[3];
+    coll_store_t *c = NULL;
+    park_cost_t pc = park_cost(s, &info, &c, "late");
     for (int i = 0; i < 3; i++) {
         g[i] = (getter_t){.info = &info, .key = "late", .timeout = i == 2 ? 0 : 10.0};
         assert_int_equal(pthread_create(&t[i], NULL, getter, &g[i]), 0);
     }
-    usleep(300000);
-    coll_store_t *c = connect_ok(&info);
+    wait_parked(s, pc, 3);
+    usleep(300000); /* parked that long at least: waited > 0.1 below */
     assert_int_equal(coll_store_set(c, "late", "value", 5), COLL_SUCCESS);
     for (int i = 0; i < 3; i++) {
         pthread_join(t[i], NULL);
@@ -560,12 +600,14 @@ static void test_gather_complete(void **state)
     enum { N = 5, LEN = 7 };
     getter_t g[2];
     pthread_t t[2];
+    coll_store_t *c = NULL;
+    park_cost_t pc = park_cost(s, &info, &c, "jobT/peers");
     for (int i = 0; i < 2; i++) { /* parked readers, answered with one shared value */
         g[i] = (getter_t){.info = &info, .key = "jobT/peers", .timeout = 10.0};
         assert_int_equal(pthread_create(&t[i], NULL, getter, &g[i]), 0);
     }
-    usleep(300000); /* both parked */
-    coll_store_t *c = connect_ok(&info);
+    wait_parked(s, pc, 2);
+    usleep(300000); /* parked that long at least: waited > 0.1 below */
     const int order[N] = {3, 0, 4, 1, 2};
     for (int k = 0; k < N; k++) {
         char rec[LEN];

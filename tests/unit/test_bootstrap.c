@@ -366,17 +366,47 @@ static void test_wrong_secret(void **state)
     coll_store_server_stop(s);
 }
 
+/* A port of 127.0.0.1 that is free now and below the kernel's ephemeral range
+ * (tests/lib/common.sh's free_port in C), so that no bind to port 0 and no
+ * connect() of another process can be given it before we bind it ourselves.
+ * A port taken by bind(0) and closed again (as here until 2026-12) was an
+ * ephemeral one: for the ~1 s until the store bound it, any listener or
+ * outgoing connection of the tests running beside this one could get it. */
+static int quiet_port(void)
+{
+    int lo = 32768;
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+    if (f) {
+        if (fscanf(f, "%d", &lo) != 1)
+            lo = 32768;
+        fclose(f);
+    }
+    if (lo < 10100)
+        fail_msg("ephemeral ports start at %d: no room below them for a test port", lo);
+    unsigned x = (unsigned)getpid() * 2654435761u ^ (unsigned)time(NULL);
+    for (int i = 0; i < 200; i++) {
+        x = x * 1103515245u + 12345u;
+        int port = 10000 + (int)((x >> 8) % (unsigned)(lo - 10001));
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        assert_true(fd >= 0);
+        int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        int ok = bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
+        close(fd);
+        if (ok)
+            return port;
+    }
+    fail_msg("no free port in 10000..%d", lo - 1);
+    return -1;
+}
+
 static void test_connect_refused_then_retry(void **state)
 {
     (void)state;
-    /* a free port: bind, read it, close */
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    int port = quiet_port();
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t al = sizeof a;
-    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &al), 0);
-    close(fd);
-    int port = ntohs(a.sin_port);
     coll_id_info_t info;
     memset(&info, 0, sizeof info);
     info.family = AF_INET;

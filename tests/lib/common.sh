@@ -32,10 +32,11 @@ no_procs() {
     [ -z "$l" ] && return 0
     echo "leftover processes for '$1':"; ps -o pid,stat,args -p $(echo $l | tr ' ' ',') 2>/dev/null; return 1
 }
-# Wait until command succeeds or timeout (seconds, fractional ok).
+# Wait until command succeeds or timeout (seconds, fractional ok: 0.5 was
+# cut to 0 by ${t%.*} until 2026-12, and such a wait gave up at once).
 wait_for() {
     local t=$1; shift
-    local end=$(( $(date +%s%N) + ${t%.*} * 1000000000 ))
+    local end=$(( $(date +%s%N) + $(awk -v t="$t" 'BEGIN { printf "%.0f", t * 1e9 }') ))
     while [ "$(date +%s%N)" -lt $end ]; do "$@" >/dev/null 2>&1 && return 0; sleep 0.05; done
     return 1
 }

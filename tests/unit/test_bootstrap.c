@@ -263,21 +263,27 @@ static park_cost_t park_cost(coll_store_server_t *s, const coll_id_info_t *info,
     *c = connect_ok(info);
     void *v = NULL;
     size_t l = 0;
-    assert_int_equal(coll_store_try_get(*c, key, &v, &l), COLL_ERR_TIMEOUT); /* absent: nothing created */
+    assert_int_equal(coll_store_try_get(*c, key, &v, &l), COLL_ERR_TIMEOUT); /* absent or incomplete: unchanged */
     free(v);
     coll_store_server_stats(s, &b1, NULL, NULL, NULL);
     return (park_cost_t){b1, b1 - b0};
 }
 
-static void wait_parked(coll_store_server_t *s, park_cost_t pc, int n)
+/* until the server has read want bytes in all (10 s at most) */
+static void wait_bytes_in(coll_store_server_t *s, uint64_t base, uint64_t want)
 {
-    uint64_t want = pc.base + (uint64_t)n * pc.per, now = 0;
+    uint64_t now = 0;
     double t0 = now_s();
     while (coll_store_server_stats(s, &now, NULL, NULL, NULL), now < want && now_s() - t0 < 10.0)
         usleep(1000);
     if (now < want)
-        fail_msg("%d getters did not reach the store in 10 s (%llu of %llu bytes)", n,
-                 (unsigned long long)(now - pc.base), (unsigned long long)(want - pc.base));
+        fail_msg("the getters did not reach the store in 10 s (%llu of %llu bytes)", (unsigned long long)(now - base),
+                 (unsigned long long)(want - base));
+}
+
+static void wait_parked(coll_store_server_t *s, park_cost_t pc, int n)
+{
+    wait_bytes_in(s, pc.base, pc.base + (uint64_t)n * pc.per);
 }
 
 static void test_get_waits_for_set(void **state)
@@ -318,10 +324,12 @@ static void test_job_failed(void **state)
     pthread_t t[2];
     g[0] = (getter_t){.info = &info, .key = "jobA/7/all", .timeout = 30.0};
     g[1] = (getter_t){.info = &info, .key = "jobB/1", .timeout = 1.0};
+    coll_store_t *c = NULL, *c1 = NULL;
+    park_cost_t pa = park_cost(s, &info, &c, g[0].key), pb = park_cost(s, &info, &c1, g[1].key);
+    coll_store_close(c1);
     for (int i = 0; i < 2; i++)
         assert_int_equal(pthread_create(&t[i], NULL, getter, &g[i]), 0);
-    usleep(300000);
-    coll_store_t *c = connect_ok(&info);
+    wait_bytes_in(s, pb.base, pb.base + pa.per + pb.per); /* both parked: the FAIL answers g[0] */
     assert_int_equal(coll_store_fail(c, "jobA", "rank 2 failed: no port"), COLL_SUCCESS);
     assert_int_equal(coll_store_fail(c, "jobA", "second reason"), COLL_SUCCESS); /* first one stays */
     assert_int_equal(coll_store_fail(c, "job/A", "x"), COLL_ERR_INVALID_ARG);    /* a job has no '/' */
@@ -765,8 +773,11 @@ static void test_gather_fail(void **state)
     assert_int_equal(coll_store_gather(c, "jobF/peers", 3, 0, "a", 1), COLL_SUCCESS);
     getter_t g = {.info = &info, .key = "jobF/peers", .timeout = 30.0};
     pthread_t t;
+    coll_store_t *c1 = NULL;
+    park_cost_t pc = park_cost(s, &info, &c1, g.key); /* an incomplete table: TIMEOUT, its text */
+    coll_store_close(c1);
     assert_int_equal(pthread_create(&t, NULL, getter, &g), 0);
-    usleep(300000);
+    wait_parked(s, pc, 1); /* parked on the table: the FAIL answers it */
     assert_int_equal(coll_store_fail(c, "jobF", "rank 2 failed: no GPU"), COLL_SUCCESS);
     pthread_join(t, NULL);
     assert_int_equal(g.st, COLL_ERR_ABORTED);

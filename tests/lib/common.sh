@@ -32,11 +32,12 @@ no_procs() {
     [ -z "$l" ] && return 0
     echo "leftover processes for '$1':"; ps -o pid,stat,args -p $(echo $l | tr ' ' ',') 2>/dev/null; return 1
 }
-# Wait until command succeeds or timeout (seconds, fractional ok).
+# Wait until command succeeds or timeout (seconds, fractional ok: 0.5 was
+# cut to 0 by ${t%.*} until 2026-12, and such a wait gave up at once).
 wait_for() {
     local t=$1; shift
-    local end=$(( $(date +%s%N) + ${t%.*} * 1000000000 ))
-    while [ "$(date +%s%N)" -lt $end ]; do "$@" >/dev/null 2>&1 && return 0; sleep 0.05; done
+    local end=$(( $(now_ms) + $(awk -v t="$t" 'BEGIN { printf "%.0f", t * 1e3 }') ))
+    while [ "$(now_ms)" -lt $end ]; do "$@" >/dev/null 2>&1 && return 0; sleep 0.05; done
     return 1
 }
 # Children (ranks) of a standalone launcher pid.
@@ -48,7 +49,12 @@ children_of() {
         { p[NR] = $1; if ($1 > hi) hi = $1 }
         END { for (i = 1; i <= NR; i++) print (hi - p[i] > m / 2 ? p[i] + m : p[i]), p[i] }' | sort -n | cut -d' ' -f2
 }
-now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+# now_ms: milliseconds on a monotonic clock (CLOCK_BOOTTIME, /proc/uptime: 10
+# ms steps), for durations. It was `date +%s%N`, the wall clock, which NTP or
+# a VM's clock sync may step while a test runs (a fresh CI machine often steps
+# its clock soon after boot; this VM's wall clock was seen jumping against
+# process start times): a 3 s timeout measured as 2 s or 4. No fork either.
+now_ms() { local u _r; read -r u _r </proc/uptime; u=${u/./}; echo $(( 10#$u * 10 )); }
 # free_port: a port nobody listens on, below the kernel's ephemeral range, so
 # that no connect() or port-0 listener of another process can take it between
 # this check and its use (an ephemeral port could be: a CI failure of 13 showed it).

@@ -37,7 +37,11 @@ check all_reduce_test "-p 5000" "invalid -p '5000'"
 check all_reduce_test "-p 1000" "invalid -p '1000'"          # > standalone limit
 check broadcast_test "-p 4 -r 4" "invalid -r '4'"
 check reduce_test "-p 2 -r -1" "invalid -r '-1'"
-check scatter_test "-r $(nproc)" "invalid -r '$(nproc)'"   # default -p = online CPUs, so -r nproc is out of range
+# default -p = the online CPUs (sysconf, tools/driver/cli.c), so -r that is out of
+# range; not $(nproc), which counts the CPUs this shell may run on (fewer under
+# taskset, a cpuset, or OMP_NUM_THREADS), where -r nproc was valid and exit 0
+ncpu=$(getconf _NPROCESSORS_ONLN)
+check scatter_test "-r $ncpu" "invalid -r '$ncpu'"
 check all_reduce_test "--time-agg p99" "invalid --time-agg 'p99'"
 check all_reduce_test "--timeout never" "invalid --timeout 'never'"
 check all_reduce_test "--algo no_such_algorithm" "invalid --algo 'no_such_algorithm'"

@@ -70,14 +70,22 @@ echo "killed rank: exit $rc after ${el}s"
 "$B/all_reduce_test" -p 3 -b 4M -e 4M -n 1000000 -w 0 -c 0 >/tmp/cb11-$$.out 2>&1 &
 parent=$!
 ranks_running $parent 3
-kids=$(pgrep -P $parent | tr '\n' ' ')
+# each rank as PID:START (its start time in /proc/PID/stat): after the parent
+# has gone, a pid that is alive but started at another time is not our rank
+# but a new process that got the pid once pids wrapped (CI has seen pids wrap
+# within a test), and must be neither counted nor killed
+kids=$(for k in $(pgrep -P $parent); do echo "$k:$(awk '{print $22}' /proc/$k/stat 2>/dev/null)"; done)
 kill -TERM $parent
 for i in $(seq 1 50); do kill -0 $parent 2>/dev/null || break; sleep 0.1; done
 wait $parent; rc=$?
 [ $rc -ne 0 ] || { echo "FAIL: SIGTERM: exit 0"; fail=1; }
 sleep 0.5
-for k in $kids; do
-    if kill -0 "$k" 2>/dev/null; then echo "FAIL: rank pid $k survived SIGTERM to the parent"; kill -9 "$k"; fail=1; fi
+for ks in $kids; do
+    k=${ks%%:*}
+    st=$(awk '{print $3 ":" $22}' /proc/$k/stat 2>/dev/null)   # STATE:START, empty once gone
+    if [ -n "$st" ] && [ "${st#*:}" = "${ks#*:}" ] && [ "${st%%:*}" != Z ]; then
+        echo "FAIL: rank pid $k survived SIGTERM to the parent ($(ps -o stat=,args= -p "$k"))"; kill -9 "$k"; fail=1
+    fi
 done
 rm -f /tmp/cb11-$$.out
 

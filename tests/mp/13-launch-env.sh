@@ -11,17 +11,45 @@ fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+# slurm_step JOB: a SLURM_STEP_ID for which the launcher's rendezvous port
+# (no MASTER_PORT under srun: 20000 + djb2(SLURM_JOB_ID SLURM_STEP_ID) % 20000,
+# tools/launch/launch.c) is free and below the kernel's ephemeral range. The
+# step used to be a free_port number, whose derived port fell anywhere in
+# 20000..39999: a third of them in the ephemeral range (32768..), where a
+# connection of the test beside this one may hold it (bind: address in use).
+slurm_step() {
+    /usr/bin/python3 - "$1" <<'PY'
+import socket, sys
+lo = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+for step in range(1, 5000):
+    h = 5381
+    for ch in (sys.argv[1] + str(step)).encode():
+        h = (h * 33 + ch) & 0xFFFFFFFFFFFFFFFF
+    p = 20000 + h % 20000
+    if p >= lo - 1:
+        continue
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        s.bind(("127.0.0.1", p)); s.close(); print(step); break
+    except OSError:
+        s.close()
+else:
+    raise SystemExit("slurm_step: no step id with a free port below the ephemeral range")
+PY
+}
+
 launch3() {   # launch3 KIND TEST ARGS...: 3 ranks, all must exit 0
     local kind=$1 t=$2; shift 2
-    local port pids=() r
-    port=$(free_port)
+    local port step pids=() r
+    if [ "$kind" = env ]; then port=$(free_port); else step=$(slurm_step $$); fi
     for r in 0 1 2; do
         if [ "$kind" = env ]; then
             env RANK=$r WORLD_SIZE=3 LOCAL_RANK=$r MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
                 timeout 90 "$B/${t}_test" "$@" >"$tmp/$kind-$t-$r.out" 2>&1 &
         else
             env SLURM_PROCID=$r SLURM_NTASKS=3 SLURM_LOCALID=$r SLURM_JOB_NODELIST="localhost" \
-                SLURM_JOB_ID=$$ SLURM_STEP_ID=$port timeout 90 "$B/${t}_test" "$@" >"$tmp/$kind-$t-$r.out" 2>&1 &
+                SLURM_JOB_ID=$$ SLURM_STEP_ID=$step timeout 90 "$B/${t}_test" "$@" >"$tmp/$kind-$t-$r.out" 2>&1 &
         fi
         pids+=($!)
     done

@@ -52,11 +52,28 @@ assert d["mode"]=="card" and d["src_device"]==0 and d["dst_device"]==0 and d["th
 assert all(r["check"]=="success" and r["method"]=="nt" for r in d["results"]), d' || fail "device JSON: $js"
 "$CB" bw -t d2d -m device -s 4K -et 2 -q --method memcpy | grep -q 'device 0 -> 0' || fail "-m alone is not -d 0"
 # the buffers and threads are bound (numa_maps: bind:0 with a device, default without)
+# buffer_maps PID: its numa_maps once a 32 MiB buffer (8192 pages touched) is
+# mapped (polled: up to 10 s, or until it exits). A fixed "sleep 0.4" stood
+# here: on this loaded VM the pid was once still the forked bash, not yet
+# exec'ed, 0.3 s after the start (its numa_maps: bash's), which fails the
+# bind:0 check; the copies themselves take ~2.5 s.
+buffer_maps() {
+    local i m
+    for i in $(seq 500); do
+        m=$(cat /proc/$1/numa_maps 2>/dev/null) || break
+        echo "$m" | awk '{for (i = 1; i <= NF; i++) if ($i ~ /^anon=/ && substr($i, 6) + 0 >= 8192) f = 1} END {exit !f}' &&
+            { echo "$m"; return 0; }
+        sleep 0.02
+    done
+    return 1
+}
 "$CB" bw -t d2d -d 0 -s 32M -et 300 --method memcpy -c 1 -q >/dev/null & pid=$!
-sleep 0.4; maps=$(cat /proc/$pid/numa_maps 2>/dev/null); wait $pid || fail "-d 0 -s 32M exit $?"
+maps=$(buffer_maps $pid) || fail "-d 0 -s 32M: no 32 MiB buffer seen in /proc/$pid/numa_maps"
+wait $pid || fail "-d 0 -s 32M exit $?"
 echo "$maps" | grep -q 'bind:0 anon=' || fail "-d 0: memory not bound to node 0: $(echo "$maps" | head -3)"
 "$CB" bw -t d2d -s 32M -et 300 --method memcpy -c 1 -q >/dev/null & pid=$!
-sleep 0.4; maps=$(cat /proc/$pid/numa_maps 2>/dev/null); wait $pid || fail "-s 32M exit $?"
+maps=$(buffer_maps $pid) || fail "-s 32M: no 32 MiB buffer seen in /proc/$pid/numa_maps"
+wait $pid || fail "-s 32M exit $?"
 echo "$maps" | grep -q bind: && fail "bound without -d: $(echo "$maps" | grep bind: | head -3)"
 nodes=$(ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null | wc -l)
 if [ -d /sys/devices/system/node/node1 ]; then

@@ -16,6 +16,7 @@
 set -u
 ROOT=${CB_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 CB=${CB_O:?}/bin/collbench
+. "$ROOT/tests/lib/common.sh"   # cpu_cap (its fail() is redefined below)
 fail() { echo "FAIL: $*"; exit 1; }
 [ -x "$CB" ] || fail "no $CB"
 
@@ -147,28 +148,42 @@ if [ "$rc0" != 0 ] || grep -q '^OUTLIER' "$W/clean.r0.out"; then
 fi
 echo "ok: no limit: exit 0, no outlier (${el}s)"
 
-# (c) node: cbh3's rank restricted to a share of one CPU: taskset to the last
-#     CPU at nice 19, where a busy loop at nice 0 is pinned too (weights 15 vs
-#     1024: under 2% of it; at nice 10, about a tenth in theory, cbh3 once
-#     measured 62% of the median GFLOPS while other jobs loaded the VM, and a
-#     third, with two loops at equal nice, was not enough: every host measured
-#     about a third of an idle core's GFLOPS). The other hosts' ranks run where
-#     the scheduler puts them.
+# (c) node: cbh3's rank capped at 1% of one CPU (a cpu cgroup, cpu_cap in
+#     tests/lib/common.sh, as 50-assess-node-shm.sh slows a host).
 #     `--tests node` exits 1 and names cbh3 by node-flops (and nothing else
-#     but node-d2d of cbh3).
-CPU=$(( $(nproc) - 1 ))
-cat >"$W/slow3.sh" <<EOS
+#     but node-d2d of cbh3). The cap replaced "taskset to the last CPU at nice
+#     19 beside a busy loop at nice 0 pinned there" (still the fallback where
+#     no cgroup can be made: weights 15 vs 1024, under 2% of that CPU; at nice
+#     10 cbh3 once measured 62% of the median GFLOPS while other jobs loaded
+#     the VM): the other hosts' ranks run where the scheduler puts them, and
+#     one put on that CPU was time-sliced with the loop too (half a core), the
+#     hazard that failed 50-assess-node-shm in CI (2026-12-04) by naming, or
+#     hiding behind, a healthy host.
+busy=()
+trap 'kill "${busy[@]}" 2>/dev/null; cpu_cap_rm; netns_down' EXIT   # netns_up's trap, plus ours
+if cpu_cap 10; then
+    echo "cbh3's rank in cgroup $CPU_CAP_DIR, 1% of one CPU"
+    cat >"$W/slow3.sh" <<EOS
+#!/bin/sh
+[ "\$RANK" = 3 ] && echo \$\$ >"$CPU_CAP_PROCS"
+exec "$CB" "\$@"
+EOS
+else
+    CPU=$(( $(nproc) - 1 ))
+    echo "no cpu cgroup here: cbh3's rank on CPU $CPU at nice 19 beside a busy loop"
+    cat >"$W/slow3.sh" <<EOS
 #!/bin/sh
 [ "\$RANK" = 3 ] && exec taskset -c $CPU nice -n 19 "$CB" "\$@"
 exec "$CB" "\$@"
 EOS
+    taskset -c $CPU sh -c 'while :; do :; done' & busy+=($!)
+fi
 chmod +x "$W/slow3.sh"
-busy=()
-taskset -c $CPU sh -c 'while :; do :; done' & busy+=($!)
 s=$(date +%s.%N)
 NETNS_MASTER_PORT=29613 netns_env_launch "$W/node" "2 1 1 1 1" "$W/slow3.sh" assess --tests node -s 2M \
     --threshold 0.5 >"$W/node.launch"
-kill "${busy[@]}"; wait "${busy[@]}" 2>/dev/null
+[ ${#busy[@]} -gt 0 ] && { kill "${busy[@]}"; wait "${busy[@]}" 2>/dev/null; busy=(); }
+cpu_cap_rm
 rc0=$(grep -m1 '^rank 0 ' "$W/node.launch" | sed -n 's/.* exit \([0-9]*\).*/\1/p'); rc0=${rc0:-0}
 el=$(awk -v a="$s" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
 grep '^OUTLIER' "$W/node.r0.out"

@@ -242,6 +242,50 @@ static void *getter(void *arg)
     return NULL;
 }
 
+/* Getters parked at the store, waited for. A fixed usleep(300000) after
+ * starting the getter threads used to stand for this; a getter descheduled
+ * that long on a loaded 2-core machine (the unit tests run two at a time)
+ * sent its GET after the SET and got the value at once (waited ~0: the
+ * "waited > 0.1" check failed). Now, before the getters start, park_cost
+ * connects c and sends a GET of the same key (try_get: the same frame), so
+ * that the bytes one getter costs the server (hello + GET) are measured; once
+ * they are started, wait_parked polls the server's bytes_in until n getters'
+ * worth arrived (10 s at most). The server reads a GET and parks it in one
+ * step of its single thread, so no later request comes in between. */
+typedef struct {
+    uint64_t base, per;
+} park_cost_t;
+
+static park_cost_t park_cost(coll_store_server_t *s, const coll_id_info_t *info, coll_store_t **c, const char *key)
+{
+    uint64_t b0 = 0, b1 = 0;
+    coll_store_server_stats(s, &b0, NULL, NULL, NULL);
+    *c = connect_ok(info);
+    void *v = NULL;
+    size_t l = 0;
+    assert_int_equal(coll_store_try_get(*c, key, &v, &l), COLL_ERR_TIMEOUT); /* absent or incomplete: unchanged */
+    free(v);
+    coll_store_server_stats(s, &b1, NULL, NULL, NULL);
+    return (park_cost_t){b1, b1 - b0};
+}
+
+/* until the server has read want bytes in all (10 s at most) */
+static void wait_bytes_in(coll_store_server_t *s, uint64_t base, uint64_t want)
+{
+    uint64_t now = 0;
+    double t0 = now_s();
+    while (coll_store_server_stats(s, &now, NULL, NULL, NULL), now < want && now_s() - t0 < 10.0)
+        usleep(1000);
+    if (now < want)
+        fail_msg("the getters did not reach the store in 10 s (%llu of %llu bytes)", (unsigned long long)(now - base),
+                 (unsigned long long)(want - base));
+}
+
+static void wait_parked(coll_store_server_t *s, park_cost_t pc, int n)
+{
+    wait_bytes_in(s, pc.base, pc.base + (uint64_t)n * pc.per);
+}
+
 static void test_get_waits_for_set(void **state)
 {
     (void)state;
@@ -249,12 +293,14 @@ static void test_get_waits_for_set(void **state)
     coll_store_server_t *s = start_server("127.0.0.1", &info);
     getter_t g[3];
     pthread_t t[3];
+    coll_store_t *c = NULL;
+    park_cost_t pc = park_cost(s, &info, &c, "late");
     for (int i = 0; i < 3; i++) {
         g[i] = (getter_t){.info = &info, .key = "late", .timeout = i == 2 ? 0 : 10.0};
         assert_int_equal(pthread_create(&t[i], NULL, getter, &g[i]), 0);
     }
-    usleep(300000);
-    coll_store_t *c = connect_ok(&info);
+    wait_parked(s, pc, 3);
+    usleep(300000); /* parked that long at least: waited > 0.1 below */
     assert_int_equal(coll_store_set(c, "late", "value", 5), COLL_SUCCESS);
     for (int i = 0; i < 3; i++) {
         pthread_join(t[i], NULL);
@@ -278,10 +324,12 @@ static void test_job_failed(void **state)
     pthread_t t[2];
     g[0] = (getter_t){.info = &info, .key = "jobA/7/all", .timeout = 30.0};
     g[1] = (getter_t){.info = &info, .key = "jobB/1", .timeout = 1.0};
+    coll_store_t *c = NULL, *c1 = NULL;
+    park_cost_t pa = park_cost(s, &info, &c, g[0].key), pb = park_cost(s, &info, &c1, g[1].key);
+    coll_store_close(c1);
     for (int i = 0; i < 2; i++)
         assert_int_equal(pthread_create(&t[i], NULL, getter, &g[i]), 0);
-    usleep(300000);
-    coll_store_t *c = connect_ok(&info);
+    wait_bytes_in(s, pb.base, pb.base + pa.per + pb.per); /* both parked: the FAIL answers g[0] */
     assert_int_equal(coll_store_fail(c, "jobA", "rank 2 failed: no port"), COLL_SUCCESS);
     assert_int_equal(coll_store_fail(c, "jobA", "second reason"), COLL_SUCCESS); /* first one stays */
     assert_int_equal(coll_store_fail(c, "job/A", "x"), COLL_ERR_INVALID_ARG);    /* a job has no '/' */
@@ -326,17 +374,48 @@ static void test_wrong_secret(void **state)
     coll_store_server_stop(s);
 }
 
+/* A port of 127.0.0.1 that is free now and below the kernel's ephemeral range
+ * (tests/lib/common.sh's free_port in C), so that no bind to port 0 and no
+ * connect() of another process can be given it before we bind it ourselves.
+ * A port taken by bind(0) and closed again (as here until 2026-12) was an
+ * ephemeral one: for the ~1 s until the store bound it, any listener or
+ * outgoing connection of the tests running beside this one could get it. */
+static int quiet_port(void)
+{
+    int lo = 32768;
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+    if (f) {
+        if (fscanf(f, "%d", &lo) != 1)
+            lo = 32768;
+        fclose(f);
+    }
+    if (lo < 10100)
+        fail_msg("ephemeral ports start at %d: no room below them for a test port", lo);
+    unsigned x = (unsigned)getpid() * 2654435761u ^ (unsigned)time(NULL);
+    for (int i = 0; i < 200; i++) {
+        x = x * 1103515245u + 12345u;
+        int port = 10000 + (int)((x >> 8) % (unsigned)(lo - 10001));
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        assert_true(fd >= 0);
+        int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        struct sockaddr_in a = {.sin_family = AF_INET,
+                                .sin_port = htons((uint16_t)port),
+                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        int ok = bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
+        close(fd);
+        if (ok)
+            return port;
+    }
+    fail_msg("no free port in 10000..%d", lo - 1);
+    return -1;
+}
+
 static void test_connect_refused_then_retry(void **state)
 {
     (void)state;
-    /* a free port: bind, read it, close */
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    int port = quiet_port();
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t al = sizeof a;
-    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &al), 0);
-    close(fd);
-    int port = ntohs(a.sin_port);
     coll_id_info_t info;
     memset(&info, 0, sizeof info);
     info.family = AF_INET;
@@ -560,12 +639,14 @@ static void test_gather_complete(void **state)
     enum { N = 5, LEN = 7 };
     getter_t g[2];
     pthread_t t[2];
+    coll_store_t *c = NULL;
+    park_cost_t pc = park_cost(s, &info, &c, "jobT/peers");
     for (int i = 0; i < 2; i++) { /* parked readers, answered with one shared value */
         g[i] = (getter_t){.info = &info, .key = "jobT/peers", .timeout = 10.0};
         assert_int_equal(pthread_create(&t[i], NULL, getter, &g[i]), 0);
     }
-    usleep(300000); /* both parked */
-    coll_store_t *c = connect_ok(&info);
+    wait_parked(s, pc, 2);
+    usleep(300000); /* parked that long at least: waited > 0.1 below */
     const int order[N] = {3, 0, 4, 1, 2};
     for (int k = 0; k < N; k++) {
         char rec[LEN];
@@ -693,8 +774,11 @@ static void test_gather_fail(void **state)
     assert_int_equal(coll_store_gather(c, "jobF/peers", 3, 0, "a", 1), COLL_SUCCESS);
     getter_t g = {.info = &info, .key = "jobF/peers", .timeout = 30.0};
     pthread_t t;
+    coll_store_t *c1 = NULL;
+    park_cost_t pc = park_cost(s, &info, &c1, g.key); /* an incomplete table: TIMEOUT, its text */
+    coll_store_close(c1);
     assert_int_equal(pthread_create(&t, NULL, getter, &g), 0);
-    usleep(300000);
+    wait_parked(s, pc, 1); /* parked on the table: the FAIL answers it */
     assert_int_equal(coll_store_fail(c, "jobF", "rank 2 failed: no GPU"), COLL_SUCCESS);
     pthread_join(t, NULL);
     assert_int_equal(g.st, COLL_ERR_ABORTED);

@@ -5,7 +5,8 @@
 # AllReduce loop at 1M; then one rank (37, not a host leader) is
 #   1. killed (SIGKILL): every other rank stops within 5 s (60-fault-kill's
 #      bound) with exit 5, and the output names "rank 37 (host ..., pid P) died";
-#   2. stopped (SIGSTOP) with COLL_EXEC_TIMEOUT=3: every other rank stops 3 to
+#   2. stopped (SIGSTOP) with COLL_EXEC_TIMEOUT=3: every other rank stops 3 s
+#      (less 3 AllReduce iterations, measured in the same run: see below) to
 #      8 s later (61-fault-sigstop's bound plus the spread of 63 waiters) with
 #      exit 4 or 5, and the output names the timed-out wait (rank 37, or a rank
 #      that was itself waiting for 37: the first timeout names whom it waited for).
@@ -78,8 +79,30 @@ run_fault() {   # run_fault NAME SIGNAL MAX_MS MIN_MS CODES_REGEX
 }
 
 run_fault kill KILL 5000 0 "5"
+# The stop case's lower bound: COLL_EXEC_TIMEOUT counts from the start of a
+# wait, and the survivor that times out first may have begun waiting for rank
+# 37 (or for a rank waiting for 37) before the SIGSTOP, while 37 still ran:
+# ranks keep within one AllReduce of each other, so by up to ~2 iterations.
+# A fixed 2900 ms left 224 ms for that (measured 3120 ms), too little where an
+# iteration is slower than here. The iteration time (the slowest rank's mean
+# of 20 1M AllReduces, same 64 ranks and 16 hosts) is measured now, under the
+# same load, and 3 of them (one spare) plus 20 ms (now_ms steps at both ends)
+# are allowed. On this VM: ~40 ms per iteration, a bound of ~2860 ms, which
+# still fails a timeout counted from anything earlier than the wait (the loop
+# or the communicator's start) or a shorter timeout than the one set.
+scale_launch "$tmp/ref" $N $H "$BIN/all_reduce_test" -b 1M -e 1M -n 20 -w 1
+scale_wait 60 >/dev/null 2>&1
+iter_us=$(awk '$1 == 1048576 && $7 == "success" { printf "%d", $3 }' "$SCALE_DIR/rank0.log")
+scale_cleanup
+if [ -z "$iter_us" ] || [ "$iter_us" -le 0 ]; then
+    fail "stop: the reference run measured no iteration time (exit codes $(scale_rc_summary))"
+    tail -n 3 "$tmp/ref/rank0.log"
+    iter_us=0
+fi
+stop_min=$(( 3000 - 3 * iter_us / 1000 - 20 ))
+echo "stop: reference 1M AllReduce, 64 ranks: $iter_us us per iteration (slowest rank): lower bound $stop_min ms"
 export COLL_EXEC_TIMEOUT=3
-run_fault stop STOP 8000 2900 "4|5"
+run_fault stop STOP 8000 "$stop_min" "4|5"
 check "no process left" no_procs "$BIN/"
 check "no /dev/shm segment left" no_shm_leftovers
 finish

@@ -701,6 +701,14 @@ static void test_strangers(void **state)
 
 typedef enum { DIE_SENDER, DIE_RECEIVER, ABORT_SENDER } fail_mode_t;
 
+/* "Part of the message is out" (rank 0 -> rank 1), made before the fork: the
+ * receiver starts reading (or dies) only after the sender's first partial send.
+ * It was a usleep of 200-300 ms on both sides: a sender descheduled that long
+ * (ASan, two tests at once on 2 cores) could find the receiver already reading
+ * and send all 33 MiB in one pass, or (DIE_RECEIVER) connect to a rank already
+ * gone: 'connection refused' passed the test without a death mid-message. */
+static int g_inflight[2] = {-1, -1};
+
 static void rank_fail(coll_comm *c, void *arg)
 {
     fail_mode_t mode = *(fail_mode_t *)arg;
@@ -709,25 +717,28 @@ static void rank_fail(coll_comm *c, void *arg)
     CHECK(buf);
     int failing = mode == DIE_RECEIVER ? 1 : 0; /* rank that goes away; rank 0 sends */
     op_t o = c->rank == 0 ? op_send(1, buf, len) : op_recv(0, buf, NULL, NULL, 1, len);
-    if (c->rank == failing) {
-        if (mode == DIE_RECEIVER) {
-            usleep(200 * 1000); /* let the sender fill our buffers; die without reading */
-            _exit(0);
-        }
-        CHECK(drive(c, &o, 1, 1) == COLL_SUCCESS); /* some bytes out, not all (no reader yet) */
+    char ev = 'x';
+    if (c->rank == 0) {
+        /* some bytes out, not all: nobody reads before the event below */
+        CHECK(drive(c, &o, 1, 1) == COLL_SUCCESS);
         CHECK(o.done > 0 && o.done < len);
         if (mode == ABORT_SENDER) {
             atomic_store(&c->aborted, 1);
             coll_tcp_abort(c); /* the reason would travel through the bootstrap: none here */
             /* our own view: the interrupted send now fails as aborted */
             CHECK(drive(c, &o, 1, 0) == COLL_ERR_ABORTED);
-            usleep(500 * 1000);
         }
-        _exit(0); /* no teardown: the kernel closes the sockets, as in a crash */
+        CHECK(write(g_inflight[1], &ev, 1) == 1);
+    } else {
+        struct pollfd pf = {.fd = g_inflight[0], .events = POLLIN};
+        CHECK(poll(&pf, 1, 30000) == 1 && read(g_inflight[0], &ev, 1) == 1);
+    }
+    if (c->rank == failing) {
+        if (mode == ABORT_SENDER)
+            usleep(500 * 1000); /* alive: the peer sees the abort, not an exit */
+        _exit(0);               /* no teardown: the kernel closes the sockets, as in a crash */
     }
     int peer = failing;
-    if (mode != DIE_RECEIVER)
-        usleep(300 * 1000); /* the sender fails while part of the message is in flight */
     coll_status_t st = drive(c, &o, 1, 0);
     const char *msg = coll_last_error();
     fprintf(stderr, "rank %d got: %s: %s\n", c->rank, coll_strerror(st), msg);
@@ -743,29 +754,34 @@ static void rank_fail(coll_comm *c, void *arg)
     free(buf);
 }
 
+static void run_fail(fail_mode_t m)
+{
+    assert_int_equal(pipe(g_inflight), 0);
+    run_ranks(2, rank_fail, &m, NULL);
+    close(g_inflight[0]);
+    close(g_inflight[1]);
+}
+
 static void test_peer_dies_while_sending(void **state)
 {
     (void)state;
     g_nsocks = 2;
-    fail_mode_t m = DIE_SENDER;
-    run_ranks(2, rank_fail, &m, NULL);
+    run_fail(DIE_SENDER);
 }
 
 static void test_peer_dies_while_receiving(void **state)
 {
     (void)state;
     g_nsocks = 2;
-    fail_mode_t m = DIE_RECEIVER;
     signal(SIGPIPE, SIG_DFL); /* a SIGPIPE would kill the sender: must not happen */
-    run_ranks(2, rank_fail, &m, NULL);
+    run_fail(DIE_RECEIVER);
 }
 
 static void test_peer_aborts(void **state)
 {
     (void)state;
     g_nsocks = 3;
-    fail_mode_t m = ABORT_SENDER;
-    run_ranks(2, rank_fail, &m, NULL);
+    run_fail(ABORT_SENDER);
 }
 
 /* ---- lazy connections: only what is used exists ---- */

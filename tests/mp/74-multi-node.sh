@@ -121,7 +121,13 @@ if [ -z "$JOB" ] || [ "$n" -lt 5 ]; then
 else
     netns_exec 2 env CB_MNT_JOB="$JOB" sleep 300 &
     stray=$!
-    sleep 0.5
+    # the launcher is killed once the stray carries the job id (its sleep, a
+    # child of the netns_exec subshell $stray, is among the job's processes);
+    # it was a fixed sleep 0.5, and a stray slower than that on a loaded
+    # machine could be missed by the cleanup's scans
+    stray_up() { local p; for p in $(jobprocs "$JOB"); do [ "$(cat "/proc/$p/comm" 2>/dev/null)" = sleep ] && return 0; done; return 1; }
+    for _ in $(seq 200); do stray_up && break; sleep 0.05; done
+    stray_up || bad "kill: the stray (netns_exec pid $stray) never carried CB_MNT_JOB=$JOB"
     for p in $(jobprocs "$JOB"); do
         case "$(cat "/proc/$p/comm" 2>/dev/null)" in mpirun*|orterun|prterun|mpiexec*) kill -9 "$p"; echo "killed -9 the launcher (pid $p)";; esac
     done

@@ -149,7 +149,9 @@ typedef struct coll_direct_ops {
     void (*publish_addr)(coll_comm *comm, int slot, const void *ptr);
     coll_status_t (*cma_read)(coll_comm *comm, int lr, int slot, size_t off, void *dst, size_t len);
     coll_status_t (*cma_write)(coll_comm *comm, int lr, int slot, size_t off, const void *src, size_t len);
-    /* Optional (NULL: the wrappers of direct.h do the work inline, as on shm):
+    /* Optional (NULL: the wrappers of direct.h do the work inline: memcpy,
+     * coll_reduce_multi; shm's copy switches to non-temporal stores from
+     * COLL_COPY_NT_MIN bytes up, core/copy.h):
      * the copies and reductions an algorithm makes on staged, peer or user
      * data, done by the transport on behalf of the calling rank (sim: charged
      * in virtual time, skipped when no data moves). Same contracts as memcpy

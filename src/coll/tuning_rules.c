@@ -43,6 +43,9 @@ const coll_tuning_rule_t coll_tuning_rules[] = {
     {COLL_GATHER, COLL_RULE_HOST, 2, 2, 0, MB(4) - 1, "binomial"}, /* 1M 29.8 vs cma 38.5 us, 8K 0.52 vs 2.8 */
     {COLL_ALLGATHER, COLL_RULE_HOST, 2, 2, MB(16) + 1, ANY_SIZE, "cma"}, /* 64M 12.6 vs direct 14.0 ms (every
                                                                              round); 16M 2.59 vs 3.24, 1 round of 3 lost */
+    {COLL_ALLTOALL, COLL_RULE_HOST, 2, 2, MB(32), ANY_SIZE, "cma"}, /* after non-temporal copies (COLL_COPY_NT_MIN,
+        bench/results/perf4-20261204.md): 64M 10.6 vs pairwise 11.4 ms, ratio 1.14 [1.08-1.23], 32M 5.2 vs 7.1 ms
+        1.37 [0.90-1.49], 5 rounds, loaded; 16M and below a tie (no NT copy for blocks under 16M) */
     {COLL_BROADCAST, COLL_RULE_HOST, 4, 4, MB(1), ANY_SIZE, "cma"}, /* 1M 148 vs binomial 194 us, 4M 0.61 vs 1.08 ms,
                                                                         64M 19.6 vs 20.8 ms; 256K 58 vs 45 us */
     {COLL_SCATTER, COLL_RULE_HOST, 4, 4, MB(4), MB(16), "cma"},     /* 4M 211 vs linear 257 us, 16M 1.37 vs 2.02 ms; 1M

@@ -37,8 +37,9 @@ const coll_tuning_rule_t coll_tuning_rules[] = {
      * page over a memcpy (cma.h), so small blocks stay with the trees and the staged copies. */
     {COLL_BROADCAST, COLL_RULE_HOST, 2, 2, KB(32), MB(16), "cma"}, /* 32K 3.9 vs binomial 5.4 us, 1M 52 vs 116, 16M
                                                                        1.53 vs 2.01 ms; 16K 3.1 vs 2.9, 64M a tie */
-    {COLL_SCATTER, COLL_RULE_HOST, 2, 2, KB(64), MB(16), "cma"},   /* 64K 4.7 vs binomial 8.5 us, 1M 42 vs 79, 16M 0.98
-                                                                     vs 2.21 ms; 32K 3.6 vs 3.5, 64M 6.8 vs 7.0 */
+    {COLL_SCATTER, COLL_RULE_HOST, 2, 2, KB(64), ANY_SIZE, "cma"}, /* 64K 4.7 vs binomial 8.5 us, 1M 42 vs 79, 16M 0.98
+                                                                     vs 2.21 ms; 32K 3.6 vs 3.5; with non-temporal copies
+                                                                     (perf4-20261204.md) 32M 2.9 vs 6.3 ms, 64M 5.9 vs 8.6 */
     {COLL_GATHER, COLL_RULE_HOST, 2, 2, MB(4), ANY_SIZE, "cma"},   /* 4M 144 vs binomial 236 us, 64M 7.3 vs 8.1 ms */
     {COLL_GATHER, COLL_RULE_HOST, 2, 2, 0, MB(4) - 1, "binomial"}, /* 1M 29.8 vs cma 38.5 us, 8K 0.52 vs 2.8 */
     {COLL_ALLGATHER, COLL_RULE_HOST, 2, 2, MB(16) + 1, ANY_SIZE, "cma"}, /* 64M 12.6 vs direct 14.0 ms (every

@@ -113,7 +113,7 @@ static void test_one_host(void **state)
             EXPECT(s, COLL_ALLTOALL, MB(64), "cma");
             EXPECT(s, COLL_SCATTER, KB(32), "binomial");
             EXPECT(s, COLL_SCATTER, MB(1), "cma");
-            EXPECT(s, COLL_SCATTER, MB(64), "binomial");
+            EXPECT(s, COLL_SCATTER, MB(64), "cma"); /* from 64K up (tuning_rules.c) */
             EXPECT(s, COLL_BROADCAST, KB(16), "binomial");
             EXPECT(s, COLL_BROADCAST, MB(1), "cma");
             EXPECT(s, COLL_GATHER, MB(1), "binomial");

@@ -149,6 +149,15 @@ void coll_shm_copy(coll_comm *comm, void *dst, const void *src, size_t len)
         memcpy(dst, src, len);
 }
 
+void coll_shm_copy_out(coll_comm *comm, void *dst, const void *src, size_t len, size_t total)
+{
+    size_t nt = comm->shm->copy_nt_min;
+    if (nt && total >= nt)
+        coll_copy_nt(dst, src, len);
+    else
+        memcpy(dst, src, len);
+}
+
 coll_status_t coll_shm_cma_copy(coll_comm *comm, int lr, const void *remote, void *dst, size_t len)
 {
     return cma_xfer(comm, lr, (char *)(uintptr_t)remote, dst, len, 0);

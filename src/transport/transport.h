@@ -157,6 +157,11 @@ typedef struct coll_direct_ops {
      * in virtual time, skipped when no data moves). Same contracts as memcpy
      * and coll_reduce_multi (core/reduce.h). */
     void (*copy)(coll_comm *comm, void *dst, const void *src, size_t len);
+    /* Optional (NULL: copy): a copy into the caller's result buffer, part of
+     * a call that writes total bytes there, which nobody reads again within
+     * the call: shm streams it (non-temporal stores) when total is at least
+     * COLL_COPY_NT_MIN, even in pieces smaller than that. */
+    void (*copy_out)(coll_comm *comm, void *dst, const void *src, size_t len, size_t total);
     void (*reduce)(coll_comm *comm, void *out, const void *const *in, int k, size_t n, coll_dtype_t dt, coll_op_t op);
 } coll_direct_ops_t;
 

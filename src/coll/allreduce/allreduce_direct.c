@@ -4,11 +4,12 @@
  * Each rank copies its input chunk, but for its own slice, into its staging
  * buffer; after a barrier rank i reduces slice i of the chunk straight from
  * every peer's staging buffer and its own send buffer (fixed order 0..p-1,
- * so all ranks get bitwise identical results) straight into its receive
- * buffer, copying each 16 KiB piece on into its output stage while in L1;
- * after a second barrier every rank copies the other slices out. With
- * zero-copy buffers (coll_mem_alloc on every rank) the staging copies vanish: slices are reduced from the peers' send buffers straight into
- * the owner's receive buffer, then copied from the owners' receive buffers.
+ * so all ranks get bitwise identical results) into its output stage, copying
+ * each 16 KiB piece on into its receive buffer while in L1; after a second
+ * barrier every rank copies the other slices out. With zero-copy buffers
+ * (coll_mem_alloc on every rank) the staging copies vanish: slices are
+ * reduced from the peers' send buffers straight into the owner's receive
+ * buffer, then copied from the owners' receive buffers.
  *
  * Up to 32 KiB a one-synchronisation variant is used instead: each rank posts
  * its input to a double-buffered small slot and reduces the whole vector
@@ -16,7 +17,7 @@
  *
  * Cost (p ranks, n bytes, c = n / (COLL_BUFFSIZE/2) chunks):
  *   2c barriers + (p-1)/p n beta (copy in) + (p-1)/p n gamma + n beta (own slice
- *   to the stage from L1, the others' slices out).
+ *   from L1, the others' slices out).
  * Constraint: the group is exactly the ranks of this host.
  */
 #include <string.h>
@@ -65,15 +66,16 @@ coll_status_t coll_allreduce_zero_copy(coll_comm *comm, const coll_group_t *g, v
     return coll_direct_barrier(comm); /* peers are done reading my buffers */
 }
 
-/* My slice's result, sc elements from src[0..p-1]: reduced straight into my
- * receive buffer (rb) and copied from there, while still in L1, into my
- * output stage (ob) for the peers, piece by piece; instead of reducing into
- * the stage and copying the whole slice back out of it after the barrier,
- * when it has left the core's cache (2 ranks 1M: the copy-out was a third
- * of the memmove time). Same reduction order, bitwise the same result. */
+/* My slice's result, sc elements from src[0..p-1]: reduced into my output
+ * stage (ob) for the peers and copied on, while still in L1, into my receive
+ * buffer (rb), piece by piece; instead of copying the whole slice back out of
+ * the stage after the barrier, when it has left the core's cache (2 ranks 1M:
+ * that copy was a third of the memmove time). The copies into rb, here and
+ * after the barrier, stream (non-temporal stores) when the call's total is
+ * large (coll_direct_copy_out). Same reduction order, bitwise the same result. */
 #define COLL_ALLREDUCE_PIECE (16 * 1024)
 static void reduce_slice(coll_comm *comm, char *rb, char *ob, const void *const *src, int p, size_t sc, size_t es,
-                         coll_dtype_t dt, coll_op_t op)
+                         coll_dtype_t dt, coll_op_t op, size_t total)
 {
     const void *in[COLL_MAX_LOCAL];
     size_t piece = COLL_ALLREDUCE_PIECE / es;
@@ -81,8 +83,8 @@ static void reduce_slice(coll_comm *comm, char *rb, char *ob, const void *const 
         size_t k = coll_min_sz(piece, sc - d);
         for (int j = 0; j < p; j++)
             in[j] = (const char *)src[j] + d * es;
-        coll_direct_reduce(comm, rb + d * es, in, p, k, dt, op);
-        coll_direct_copy(comm, ob + d * es, rb + d * es, k * es);
+        coll_direct_reduce(comm, ob + d * es, in, p, k, dt, op);
+        coll_direct_copy_out(comm, rb + d * es, ob + d * es, k * es, total);
     }
 }
 
@@ -137,14 +139,14 @@ coll_status_t coll_allreduce_direct_run(coll_comm *comm, const coll_group_t *g, 
             src[me] = (const char *)sendbuf + (off + so) * es;
         char *out_me = (char *)coll_direct_stage(comm, mylr) + half;
         if (sc)
-            reduce_slice(comm, (char *)recvbuf + (off + so) * es, out_me + so * es, src, p, sc, es, dt, op);
+            reduce_slice(comm, (char *)recvbuf + (off + so) * es, out_me + so * es, src, p, sc, es, dt, op, n * es);
         COLL_CHECK(coll_direct_barrier(comm));
         for (int j = 0; j < p; j++) {
             if (j == me) /* already in place (reduce_slice) */
                 continue;
             size_t jo = coll_block_offset(cnt, p, j), jc = coll_block_count(cnt, p, j);
             const char *out_j = (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + half;
-            coll_direct_copy(comm, (char *)recvbuf + (off + jo) * es, out_j + jo * es, jc * es);
+            coll_direct_copy_out(comm, (char *)recvbuf + (off + jo) * es, out_j + jo * es, jc * es, n * es);
         }
     }
     return COLL_SUCCESS;

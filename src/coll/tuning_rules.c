@@ -68,6 +68,8 @@ const coll_tuning_rule_t coll_tuning_rules[] = {
     {COLL_BROADCAST, COLL_RULE_HOST, 2, 4, 0, ANY_SIZE, "binomial"},     /* 2 ranks 64M: 3.2 vs direct 5.3 ms */
     {COLL_SCATTER, COLL_RULE_HOST, 2, 2, 0, ANY_SIZE, "binomial"},       /* 2 ranks 8M: 214 vs direct 895 us */
     {COLL_SCATTER, COLL_RULE_HOST, 3, 4, 0, ANY_SIZE, "linear"},         /* 4 ranks 1M: 50 vs binomial 66 us */
+    {COLL_REDUCE, COLL_RULE_HOST, 2, 2, MB(16), ANY_SIZE, "direct"}, /* with its streamed copy-out (perf4-20261204.md):
+        16M 2.6 vs rs_gather 3.6 ms, 32M 5.5 vs 9.3, 64M 11.2 vs 16.6 (1.31x, 1.66x, 1.47x, 5 rounds) */
     {COLL_REDUCE, COLL_RULE_HOST, 2, 4, 0, KB(64), "binomial"},          /* 4 ranks 8K: 9.0 vs rs_gather 36.8 us */
     {COLL_ALLTOALL, COLL_RULE_HOST, 2, 2, KB(64), ANY_SIZE, "pairwise"}, /* 2 ranks 8M: 453 vs direct 686 us */
     {COLL_ALLTOALL, COLL_RULE_HOST, 3, 4, 0, ANY_SIZE, "direct"},        /* 4 ranks 64K: 16 vs pairwise 31 us */

@@ -118,6 +118,8 @@ static void test_one_host(void **state)
             EXPECT(s, COLL_BROADCAST, MB(1), "cma");
             EXPECT(s, COLL_GATHER, MB(1), "binomial");
             EXPECT(s, COLL_GATHER, MB(64), "cma");
+            EXPECT(s, COLL_REDUCE, MB(16), "direct"); /* 2 ranks from 16M (tuning_rules.c) */
+            EXPECT(s, COLL_REDUCE, MB(64), "direct");
         }
         if (l == 4) {
             EXPECT(s, COLL_ALLTOALL, MB(4), "direct");

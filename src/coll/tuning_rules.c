@@ -42,11 +42,6 @@ const coll_tuning_rule_t coll_tuning_rules[] = {
                                                                      (perf4-20261204.md) 32M 2.9 vs 6.3 ms, 64M 5.9 vs 8.6 */
     {COLL_GATHER, COLL_RULE_HOST, 2, 2, MB(4), ANY_SIZE, "cma"},   /* 4M 144 vs binomial 236 us, 64M 7.3 vs 8.1 ms */
     {COLL_GATHER, COLL_RULE_HOST, 2, 2, 0, MB(4) - 1, "binomial"}, /* 1M 29.8 vs cma 38.5 us, 8K 0.52 vs 2.8 */
-    {COLL_ALLGATHER, COLL_RULE_HOST, 2, 2, MB(16) + 1, ANY_SIZE, "cma"}, /* 64M 12.6 vs direct 14.0 ms (every
-                                                                             round); 16M 2.59 vs 3.24, 1 round of 3 lost */
-    {COLL_ALLTOALL, COLL_RULE_HOST, 2, 2, MB(32), ANY_SIZE, "cma"}, /* after non-temporal copies (COLL_COPY_NT_MIN,
-        bench/results/perf4-20261204.md): 64M 10.6 vs pairwise 11.4 ms, ratio 1.14 [1.08-1.23], 32M 5.2 vs 7.1 ms
-        1.37 [0.90-1.49], 5 rounds, loaded; 16M and below a tie (no NT copy for blocks under 16M) */
     {COLL_BROADCAST, COLL_RULE_HOST, 4, 4, MB(1), ANY_SIZE, "cma"}, /* 1M 148 vs binomial 194 us, 4M 0.61 vs 1.08 ms,
                                                                         64M 19.6 vs 20.8 ms; 256K 58 vs 45 us */
     {COLL_SCATTER, COLL_RULE_HOST, 4, 4, MB(4), MB(16), "cma"},     /* 4M 211 vs linear 257 us, 16M 1.37 vs 2.02 ms; 1M
@@ -71,6 +66,13 @@ const coll_tuning_rule_t coll_tuning_rules[] = {
     {COLL_REDUCE, COLL_RULE_HOST, 2, 2, MB(16), ANY_SIZE, "direct"}, /* with its streamed copy-out (perf4-20261204.md):
         16M 2.6 vs rs_gather 3.6 ms, 32M 5.5 vs 9.3, 64M 11.2 vs 16.6 (1.31x, 1.66x, 1.47x, 5 rounds) */
     {COLL_REDUCE, COLL_RULE_HOST, 2, 4, 0, KB(64), "binomial"},          /* 4 ranks 8K: 9.0 vs rs_gather 36.8 us */
+    /* 2 ranks from 16M: the staged direct algorithms, since their copies into the result stream
+     * (coll_direct_copy_out, COLL_COPY_NT_MIN): a process_vm_readv copy runs at about half the rate
+     * of a non-temporal memcpy here (perf: _copy_to_iter 35% vs coll_copy_nt 17% of allgather_cma's
+     * time for the same bytes, page pinning 15% more). bench/results/perf4-20261204.md, 5 rounds:
+     * alltoall 16M 2.18 vs cma 2.93 vs pairwise 2.98 ms, 32M 4.5 vs 5.2, 64M 9.5 vs 11.4;
+     * allgather (the direct rule below) 16M 2.37 vs cma 2.79, 32M 4.8 vs 5.5, 64M 10.1 vs 11.8. */
+    {COLL_ALLTOALL, COLL_RULE_HOST, 2, 2, MB(16), ANY_SIZE, "direct"},
     {COLL_ALLTOALL, COLL_RULE_HOST, 2, 2, KB(64), ANY_SIZE, "pairwise"}, /* 2 ranks 8M: 453 vs direct 686 us */
     {COLL_ALLTOALL, COLL_RULE_HOST, 3, 4, 0, ANY_SIZE, "direct"},        /* 4 ranks 64K: 16 vs pairwise 31 us */
     {COLL_GATHER, COLL_RULE_HOST, 3, 4, 0, ANY_SIZE, "linear"}, /* tune-20261203.md: 4 ranks 4M: 147 vs direct 417 us */

@@ -105,12 +105,11 @@ static void test_one_host(void **state)
                 assert_false(pick_algo(s, kinds[k], sizes[i])->flags & COLL_ALGO_F_HIER);
         if (l == 2) {
             EXPECT(s, COLL_ALLGATHER, MB(16), "direct");
-            EXPECT(s, COLL_ALLGATHER, MB(16) + 8, "cma"); /* 2 ranks: single copy above 16M (tuning_rules.c) */
-            EXPECT(s, COLL_ALLGATHER, MB(256), "cma");
+            EXPECT(s, COLL_ALLGATHER, MB(256), "direct"); /* 2 ranks: staged, streamed copy-out (tuning_rules.c) */
             EXPECT(s, COLL_ALLTOALL, KB(64), "pairwise");
-            EXPECT(s, COLL_ALLTOALL, MB(32) - 8, "pairwise");
-            EXPECT(s, COLL_ALLTOALL, MB(32), "cma"); /* 2 ranks: single copy from 32M (tuning_rules.c) */
-            EXPECT(s, COLL_ALLTOALL, MB(64), "cma");
+            EXPECT(s, COLL_ALLTOALL, MB(16) - 8, "pairwise");
+            EXPECT(s, COLL_ALLTOALL, MB(16), "direct"); /* 2 ranks from 16M (tuning_rules.c) */
+            EXPECT(s, COLL_ALLTOALL, MB(64), "direct");
             EXPECT(s, COLL_SCATTER, KB(32), "binomial");
             EXPECT(s, COLL_SCATTER, MB(1), "cma");
             EXPECT(s, COLL_SCATTER, MB(64), "cma"); /* from 64K up (tuning_rules.c) */

@@ -37,6 +37,12 @@ const coll_tuning_rule_t coll_tuning_rules[] = {
      * page over a memcpy (cma.h), so small blocks stay with the trees and the staged copies. */
     {COLL_BROADCAST, COLL_RULE_HOST, 2, 2, KB(32), MB(16), "cma"}, /* 32K 3.9 vs binomial 5.4 us, 1M 52 vs 116, 16M
                                                                        1.53 vs 2.01 ms; 16K 3.1 vs 2.9, 64M a tie */
+    /* 2 ranks from 32M: the staged direct algorithms with their streamed copy-out (perf4-20261204.md,
+     * 6 rounds): broadcast 32M 4.5 vs binomial 7.3 ms, 64M 9.5 vs 14.5; scatter 32M 3.5 vs cma 4.8,
+     * 64M 7.5 vs 10.2; gather 32M 3.8 vs cma 5.1, 64M 7.2 vs 10.2 (1.34-1.6x, every round faster). */
+    {COLL_BROADCAST, COLL_RULE_HOST, 2, 2, MB(32), ANY_SIZE, "direct"},
+    {COLL_SCATTER, COLL_RULE_HOST, 2, 2, MB(32), ANY_SIZE, "direct"},
+    {COLL_GATHER, COLL_RULE_HOST, 2, 2, MB(32), ANY_SIZE, "direct"},
     {COLL_SCATTER, COLL_RULE_HOST, 2, 2, KB(64), ANY_SIZE, "cma"}, /* 64K 4.7 vs binomial 8.5 us, 1M 42 vs 79, 16M 0.98
                                                                      vs 2.21 ms; 32K 3.6 vs 3.5; with non-temporal copies
                                                                      (perf4-20261204.md) 32M 2.9 vs 6.3 ms, 64M 5.9 vs 8.6 */

@@ -112,11 +112,15 @@ static void test_one_host(void **state)
             EXPECT(s, COLL_ALLTOALL, MB(64), "direct");
             EXPECT(s, COLL_SCATTER, KB(32), "binomial");
             EXPECT(s, COLL_SCATTER, MB(1), "cma");
-            EXPECT(s, COLL_SCATTER, MB(64), "cma"); /* from 64K up (tuning_rules.c) */
+            EXPECT(s, COLL_SCATTER, MB(32) - 8, "cma"); /* from 64K up to 32M (tuning_rules.c) */
+            EXPECT(s, COLL_SCATTER, MB(32), "direct");
+            EXPECT(s, COLL_SCATTER, MB(64), "direct");
+            EXPECT(s, COLL_BROADCAST, MB(32), "direct");
+            EXPECT(s, COLL_GATHER, MB(32), "direct");
             EXPECT(s, COLL_BROADCAST, KB(16), "binomial");
             EXPECT(s, COLL_BROADCAST, MB(1), "cma");
             EXPECT(s, COLL_GATHER, MB(1), "binomial");
-            EXPECT(s, COLL_GATHER, MB(64), "cma");
+            EXPECT(s, COLL_GATHER, MB(16), "cma");
             EXPECT(s, COLL_REDUCE, MB(16), "direct"); /* 2 ranks from 16M (tuning_rules.c) */
             EXPECT(s, COLL_REDUCE, MB(64), "direct");
         }
@@ -136,7 +140,7 @@ static void test_one_host(void **state)
             EXPECT(s, COLL_GATHER, MB(16), "linear");
         }
         if (l <= 4) {
-            EXPECT(s, COLL_BROADCAST, MB(64), l == 4 ? "cma" : "binomial");
+            EXPECT(s, COLL_BROADCAST, MB(64), l == 4 ? "cma" : l == 2 ? "direct" : "binomial");
             EXPECT(s, COLL_REDUCE, KB(64), "binomial");
         }
         coll_sim_destroy(s);

@@ -48,6 +48,13 @@ const coll_tuning_rule_t coll_tuning_rules[] = {
                                                                      (perf4-20261204.md) 32M 2.9 vs 6.3 ms, 64M 5.9 vs 8.6 */
     {COLL_GATHER, COLL_RULE_HOST, 2, 2, MB(4), ANY_SIZE, "cma"},   /* 4M 144 vs binomial 236 us, 64M 7.3 vs 8.1 ms */
     {COLL_GATHER, COLL_RULE_HOST, 2, 2, 0, MB(4) - 1, "binomial"}, /* 1M 29.8 vs cma 38.5 us, 8K 0.52 vs 2.8 */
+    /* 4 ranks from 16M: the staged direct algorithms with their streamed copy-out (perf4-20261204.md,
+     * two runs of 5 rounds, loaded): broadcast 16M 3.0-3.4 vs cma 10.3 ms, 64M 13-15 vs 39-41;
+     * alltoall 16M 9.6-10.0 vs cma 11.9-13.6, 64M 39 vs 45; scatter 16M 2.2-2.3 vs cma 2.5-2.9,
+     * 64M 7.6-8.9 vs linear 9.3-9.5 (medians 1.08-3.2x; gather stays linear: 0.86-0.99x). */
+    {COLL_BROADCAST, COLL_RULE_HOST, 4, 4, MB(16), ANY_SIZE, "direct"},
+    {COLL_ALLTOALL, COLL_RULE_HOST, 4, 4, MB(16), ANY_SIZE, "direct"},
+    {COLL_SCATTER, COLL_RULE_HOST, 4, 4, MB(16), ANY_SIZE, "direct"},
     {COLL_BROADCAST, COLL_RULE_HOST, 4, 4, MB(1), ANY_SIZE, "cma"}, /* 1M 148 vs binomial 194 us, 4M 0.61 vs 1.08 ms,
                                                                         64M 19.6 vs 20.8 ms; 256K 58 vs 45 us */
     {COLL_SCATTER, COLL_RULE_HOST, 4, 4, MB(4), MB(16), "cma"},     /* 4M 211 vs linear 257 us, 16M 1.37 vs 2.02 ms; 1M

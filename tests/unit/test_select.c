@@ -126,21 +126,23 @@ static void test_one_host(void **state)
         }
         if (l == 4) {
             EXPECT(s, COLL_ALLTOALL, MB(4), "direct");
-            EXPECT(s, COLL_ALLTOALL, MB(16), "cma");
+            EXPECT(s, COLL_ALLTOALL, MB(8), "cma");
+            EXPECT(s, COLL_ALLTOALL, MB(16), "direct"); /* 4 ranks from 16M (tuning_rules.c) */
             EXPECT(s, COLL_BROADCAST, KB(256), "binomial");
-            EXPECT(s, COLL_BROADCAST, MB(64), "cma");
+            EXPECT(s, COLL_BROADCAST, MB(8), "cma");
+            EXPECT(s, COLL_BROADCAST, MB(64), "direct");
             EXPECT(s, COLL_SCATTER, MB(4), "cma");
-            EXPECT(s, COLL_SCATTER, MB(64), "linear");
+            EXPECT(s, COLL_SCATTER, MB(64), "direct");
             EXPECT(s, COLL_ALLGATHER, MB(64), "direct");
         }
         if (l >= 3 && l <= 4) {
             EXPECT(s, COLL_ALLTOALL, 1024, "direct");
-            EXPECT(s, COLL_ALLTOALL, MB(16), l == 3 ? "direct" : "cma");
+            EXPECT(s, COLL_ALLTOALL, MB(16), "direct");
             EXPECT(s, COLL_SCATTER, MB(1), "linear");
             EXPECT(s, COLL_GATHER, MB(16), "linear");
         }
         if (l <= 4) {
-            EXPECT(s, COLL_BROADCAST, MB(64), l == 4 ? "cma" : l == 2 ? "direct" : "binomial");
+            EXPECT(s, COLL_BROADCAST, MB(64), l == 3 ? "binomial" : "direct");
             EXPECT(s, COLL_REDUCE, KB(64), "binomial");
         }
         coll_sim_destroy(s);

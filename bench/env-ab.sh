@@ -11,15 +11,16 @@
 #   bench/env-ab.sh [-c allgather,alltoall] [-p 2] [-s 64M] [-R ROUNDS] [-r REPS] [-z]
 #                   [-m openmpi,mpich] [-o FILE.md] 'LABEL=VAR=V VAR2=V2' ...
 # Each trailing argument is one setting: its label, '=', then the environment
-# (space-separated VAR=VALUE, may be empty: 'base='). -z: coll_mem_alloc
-# buffers. Every MPI runs with bench/lib-local.sh's flags.
+# (space-separated VAR=VALUE, may be empty: 'base='); BENCH_COLL_BIN=PATH in it
+# runs that coll_bench instead of this tree's (another build: before/after).
+# -z: coll_mem_alloc buffers. Every MPI runs with bench/lib-local.sh's flags.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 COLLS=allgather,alltoall RANKS=2 SIZES=64M ROUNDS=3 REPS=1 MPIS= OUT= ZC=
 while getopts "c:p:s:R:r:m:o:zh" o; do
     case $o in
         c) COLLS=$OPTARG ;; p) RANKS=$OPTARG ;; s) SIZES=$OPTARG ;; R) ROUNDS=$OPTARG ;; r) REPS=$OPTARG ;;
-        m) MPIS=$OPTARG ;; o) OUT=$OPTARG ;; z) ZC=-z ;; *) sed -n '2,16p' "$0"; exit 2 ;;
+        m) MPIS=$OPTARG ;; o) OUT=$OPTARG ;; z) ZC=-z ;; *) sed -n '2,17p' "$0"; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
@@ -47,8 +48,10 @@ for round in $(seq 1 "$ROUNDS"); do
         k=$(((j + round - 1) % n)) impl=${impls[$(((j + round - 1) % n))]}
         case $impl in
             openmpi|mpich) bench_run_mpi "$impl" "$p" -c "$COLLS" -s "$SIZES" -r "$REPS" -l "$impl" ;;
-            *) # shellcheck disable=SC2086
-               env ${envs[$k]} timeout 600 $B/coll_bench -p "$p" -c "$COLLS" -s "$SIZES" -r "$REPS" $ZC -l "$impl" ;;
+            *) bin=$B/coll_bench
+               for e in ${envs[$k]}; do case $e in BENCH_COLL_BIN=*) bin=${e#BENCH_COLL_BIN=} ;; esac; done
+               # shellcheck disable=SC2086
+               env ${envs[$k]} timeout 600 "$bin" -p "$p" -c "$COLLS" -s "$SIZES" -r "$REPS" $ZC -l "$impl" ;;
         esac 2>&1 | grep '^RESULT' | sed "s/^/R$round /" || echo "round $round: $impl failed at $p ranks" >&2
     done
   done

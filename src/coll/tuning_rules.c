@@ -73,12 +73,10 @@ const coll_tuning_rule_t coll_tuning_rules[] = {
     /* bench/results/tune-20261202.md, second table (after the cooperative CMA
      * copy: a root's sends now use two cores), 2 and 4 ranks; kept to the rank
      * counts measured */
-    {COLL_BROADCAST, COLL_RULE_HOST, 2, 4, 0, ANY_SIZE, "binomial"},     /* 2 ranks 64M: 3.2 vs direct 5.3 ms */
-    {COLL_SCATTER, COLL_RULE_HOST, 2, 2, 0, ANY_SIZE, "binomial"},       /* 2 ranks 8M: 214 vs direct 895 us */
-    {COLL_SCATTER, COLL_RULE_HOST, 3, 4, 0, ANY_SIZE, "linear"},         /* 4 ranks 1M: 50 vs binomial 66 us */
-    {COLL_REDUCE, COLL_RULE_HOST, 2, 2, MB(16), ANY_SIZE, "direct"}, /* with its streamed copy-out (perf4-20261204.md):
-        16M 2.6 vs rs_gather 3.6 ms, 32M 5.5 vs 9.3, 64M 11.2 vs 16.6 (1.31x, 1.66x, 1.47x, 5 rounds) */
-    {COLL_REDUCE, COLL_RULE_HOST, 2, 4, 0, KB(64), "binomial"},          /* 4 ranks 8K: 9.0 vs rs_gather 36.8 us */
+    {COLL_BROADCAST, COLL_RULE_HOST, 2, 4, 0, ANY_SIZE, "binomial"}, /* 2 ranks 64M: 3.2 vs direct 5.3 ms */
+    {COLL_SCATTER, COLL_RULE_HOST, 2, 2, 0, ANY_SIZE, "binomial"},   /* 2 ranks 8M: 214 vs direct 895 us */
+    {COLL_SCATTER, COLL_RULE_HOST, 3, 4, 0, ANY_SIZE, "linear"},     /* 4 ranks 1M: 50 vs binomial 66 us */
+    {COLL_REDUCE, COLL_RULE_HOST, 2, 4, 0, KB(64), "binomial"},      /* 4 ranks 8K: 9.0 vs rs_gather 36.8 us */
     /* 2 ranks from 16M: the staged direct algorithms, since their copies into the result stream
      * (coll_direct_copy_out, COLL_COPY_NT_MIN): a process_vm_readv copy runs at about half the rate
      * of a non-temporal memcpy here (perf: _copy_to_iter 35% vs coll_copy_nt 17% of allgather_cma's
@@ -86,6 +84,9 @@ const coll_tuning_rule_t coll_tuning_rules[] = {
      * alltoall 16M 2.18 vs cma 2.93 vs pairwise 2.98 ms, 32M 4.5 vs 5.2, 64M 9.5 vs 11.4;
      * allgather (the direct rule below) 16M 2.37 vs cma 2.79, 32M 4.8 vs 5.5, 64M 10.1 vs 11.8. */
     {COLL_ALLTOALL, COLL_RULE_HOST, 2, 2, MB(16), ANY_SIZE, "direct"},
+    /* reduce 2 ranks from 16M: direct with its streamed copy-out (perf4-20261204.md, 5 rounds):
+     * 16M 2.6 vs rs_gather 3.6 ms, 32M 5.5 vs 9.3, 64M 11.2 vs 16.6 (1.31x, 1.66x, 1.47x) */
+    {COLL_REDUCE, COLL_RULE_HOST, 2, 2, MB(16), ANY_SIZE, "direct"},
     {COLL_ALLTOALL, COLL_RULE_HOST, 2, 2, KB(64), ANY_SIZE, "pairwise"}, /* 2 ranks 8M: 453 vs direct 686 us */
     {COLL_ALLTOALL, COLL_RULE_HOST, 3, 4, 0, ANY_SIZE, "direct"},        /* 4 ranks 64K: 16 vs pairwise 31 us */
     {COLL_GATHER, COLL_RULE_HOST, 3, 4, 0, ANY_SIZE, "linear"}, /* tune-20261203.md: 4 ranks 4M: 147 vs direct 417 us */

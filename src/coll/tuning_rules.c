@@ -37,12 +37,24 @@ const coll_tuning_rule_t coll_tuning_rules[] = {
      * page over a memcpy (cma.h), so small blocks stay with the trees and the staged copies. */
     {COLL_BROADCAST, COLL_RULE_HOST, 2, 2, KB(32), MB(16), "cma"}, /* 32K 3.9 vs binomial 5.4 us, 1M 52 vs 116, 16M
                                                                        1.53 vs 2.01 ms; 16K 3.1 vs 2.9, 64M a tie */
-    {COLL_SCATTER, COLL_RULE_HOST, 2, 2, KB(64), MB(16), "cma"},   /* 64K 4.7 vs binomial 8.5 us, 1M 42 vs 79, 16M 0.98
-                                                                     vs 2.21 ms; 32K 3.6 vs 3.5, 64M 6.8 vs 7.0 */
+    /* 2 ranks from 32M: the staged direct algorithms with their streamed copy-out (perf4-20261204.md,
+     * 6 rounds): broadcast 32M 4.5 vs binomial 7.3 ms, 64M 9.5 vs 14.5; scatter 32M 3.5 vs cma 4.8,
+     * 64M 7.5 vs 10.2; gather 32M 3.8 vs cma 5.1, 64M 7.2 vs 10.2 (1.34-1.6x, every round faster). */
+    {COLL_BROADCAST, COLL_RULE_HOST, 2, 2, MB(32), ANY_SIZE, "direct"},
+    {COLL_SCATTER, COLL_RULE_HOST, 2, 2, MB(32), ANY_SIZE, "direct"},
+    {COLL_GATHER, COLL_RULE_HOST, 2, 2, MB(32), ANY_SIZE, "direct"},
+    {COLL_SCATTER, COLL_RULE_HOST, 2, 2, KB(64), ANY_SIZE, "cma"}, /* 64K 4.7 vs binomial 8.5 us, 1M 42 vs 79, 16M 0.98
+                                                                     vs 2.21 ms; 32K 3.6 vs 3.5; with non-temporal copies
+                                                                     (perf4-20261204.md) 32M 2.9 vs 6.3 ms, 64M 5.9 vs 8.6 */
     {COLL_GATHER, COLL_RULE_HOST, 2, 2, MB(4), ANY_SIZE, "cma"},   /* 4M 144 vs binomial 236 us, 64M 7.3 vs 8.1 ms */
     {COLL_GATHER, COLL_RULE_HOST, 2, 2, 0, MB(4) - 1, "binomial"}, /* 1M 29.8 vs cma 38.5 us, 8K 0.52 vs 2.8 */
-    {COLL_ALLGATHER, COLL_RULE_HOST, 2, 2, MB(16) + 1, ANY_SIZE, "cma"}, /* 64M 12.6 vs direct 14.0 ms (every
-                                                                             round); 16M 2.59 vs 3.24, 1 round of 3 lost */
+    /* 4 ranks from 16M: the staged direct algorithms with their streamed copy-out (perf4-20261204.md,
+     * two runs of 5 rounds, loaded): broadcast 16M 3.0-3.4 vs cma 10.3 ms, 64M 13-15 vs 39-41;
+     * alltoall 16M 9.6-10.0 vs cma 11.9-13.6, 64M 39 vs 45; scatter 16M 2.2-2.3 vs cma 2.5-2.9,
+     * 64M 7.6-8.9 vs linear 9.3-9.5 (medians 1.08-3.2x; gather stays linear: 0.86-0.99x). */
+    {COLL_BROADCAST, COLL_RULE_HOST, 4, 4, MB(16), ANY_SIZE, "direct"},
+    {COLL_ALLTOALL, COLL_RULE_HOST, 4, 4, MB(16), ANY_SIZE, "direct"},
+    {COLL_SCATTER, COLL_RULE_HOST, 4, 4, MB(16), ANY_SIZE, "direct"},
     {COLL_BROADCAST, COLL_RULE_HOST, 4, 4, MB(1), ANY_SIZE, "cma"}, /* 1M 148 vs binomial 194 us, 4M 0.61 vs 1.08 ms,
                                                                         64M 19.6 vs 20.8 ms; 256K 58 vs 45 us */
     {COLL_SCATTER, COLL_RULE_HOST, 4, 4, MB(4), MB(16), "cma"},     /* 4M 211 vs linear 257 us, 16M 1.37 vs 2.02 ms; 1M
@@ -61,10 +73,20 @@ const coll_tuning_rule_t coll_tuning_rules[] = {
     /* bench/results/tune-20261202.md, second table (after the cooperative CMA
      * copy: a root's sends now use two cores), 2 and 4 ranks; kept to the rank
      * counts measured */
-    {COLL_BROADCAST, COLL_RULE_HOST, 2, 4, 0, ANY_SIZE, "binomial"},     /* 2 ranks 64M: 3.2 vs direct 5.3 ms */
-    {COLL_SCATTER, COLL_RULE_HOST, 2, 2, 0, ANY_SIZE, "binomial"},       /* 2 ranks 8M: 214 vs direct 895 us */
-    {COLL_SCATTER, COLL_RULE_HOST, 3, 4, 0, ANY_SIZE, "linear"},         /* 4 ranks 1M: 50 vs binomial 66 us */
-    {COLL_REDUCE, COLL_RULE_HOST, 2, 4, 0, KB(64), "binomial"},          /* 4 ranks 8K: 9.0 vs rs_gather 36.8 us */
+    {COLL_BROADCAST, COLL_RULE_HOST, 2, 4, 0, ANY_SIZE, "binomial"}, /* 2 ranks 64M: 3.2 vs direct 5.3 ms */
+    {COLL_SCATTER, COLL_RULE_HOST, 2, 2, 0, ANY_SIZE, "binomial"},   /* 2 ranks 8M: 214 vs direct 895 us */
+    {COLL_SCATTER, COLL_RULE_HOST, 3, 4, 0, ANY_SIZE, "linear"},     /* 4 ranks 1M: 50 vs binomial 66 us */
+    {COLL_REDUCE, COLL_RULE_HOST, 2, 4, 0, KB(64), "binomial"},      /* 4 ranks 8K: 9.0 vs rs_gather 36.8 us */
+    /* 2 ranks from 16M: the staged direct algorithms, since their copies into the result stream
+     * (coll_direct_copy_out, COLL_COPY_NT_MIN): a process_vm_readv copy runs at about half the rate
+     * of a non-temporal memcpy here (perf: _copy_to_iter 35% vs coll_copy_nt 17% of allgather_cma's
+     * time for the same bytes, page pinning 15% more). bench/results/perf4-20261204.md, 5 rounds:
+     * alltoall 16M 2.18 vs cma 2.93 vs pairwise 2.98 ms, 32M 4.5 vs 5.2, 64M 9.5 vs 11.4;
+     * allgather (the direct rule below) 16M 2.37 vs cma 2.79, 32M 4.8 vs 5.5, 64M 10.1 vs 11.8. */
+    {COLL_ALLTOALL, COLL_RULE_HOST, 2, 2, MB(16), ANY_SIZE, "direct"},
+    /* reduce 2 ranks from 16M: direct with its streamed copy-out (perf4-20261204.md, 5 rounds):
+     * 16M 2.6 vs rs_gather 3.6 ms, 32M 5.5 vs 9.3, 64M 11.2 vs 16.6 (1.31x, 1.66x, 1.47x) */
+    {COLL_REDUCE, COLL_RULE_HOST, 2, 2, MB(16), ANY_SIZE, "direct"},
     {COLL_ALLTOALL, COLL_RULE_HOST, 2, 2, KB(64), ANY_SIZE, "pairwise"}, /* 2 ranks 8M: 453 vs direct 686 us */
     {COLL_ALLTOALL, COLL_RULE_HOST, 3, 4, 0, ANY_SIZE, "direct"},        /* 4 ranks 64K: 16 vs pairwise 31 us */
     {COLL_GATHER, COLL_RULE_HOST, 3, 4, 0, ANY_SIZE, "linear"}, /* tune-20261203.md: 4 ranks 4M: 147 vs direct 417 us */

@@ -35,6 +35,8 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
       "the sender of a large CMA message writes part of it into the receiver (process_vm_writev) while the receiver reads the rest: two cores copy") \
     X(CMA_PIECE, "COLL_CMA_PIECE", SIZE, "1M", "bytes", \
       "piece size of a cooperative CMA copy (each side claims pieces until none is left)") \
+    X(COPY_NT_MIN, "COLL_COPY_NT_MIN", SIZE, "16M", "bytes", \
+      "copies between ranks of a host this large use non-temporal stores (no read of the destination into the cache; 0 = never)") \
     X(SHM_DISABLE, "COLL_SHM_DISABLE", BOOL, "0", "", "use TCP even between ranks of one host") \
     X(SPIN, "COLL_SPIN", INT, "2000", "iterations", \
       "the most busy-wait iterations before a waiting rank yields or blocks (0 = none; adaptive below it: halved after a wait that outlasts it, regained slowly)") \

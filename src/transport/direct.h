@@ -78,6 +78,14 @@ static inline void coll_direct_copy(coll_comm *comm, void *dst, const void *src,
     else
         memcpy(dst, src, len);
 }
+/* A piece of the call's result (total bytes in all) copied into the user's buffer (transport.h). */
+static inline void coll_direct_copy_out(coll_comm *comm, void *dst, const void *src, size_t len, size_t total)
+{
+    if (comm->direct->copy_out)
+        comm->direct->copy_out(comm, dst, src, len, total);
+    else
+        coll_direct_copy(comm, dst, src, len);
+}
 /* out = in[0] OP ... OP in[k-1] over n elements (coll_reduce_multi). */
 static inline void coll_direct_reduce(coll_comm *comm, void *out, const void *const *in, int k, size_t n,
                                       coll_dtype_t dt, coll_op_t op)

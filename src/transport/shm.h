@@ -63,6 +63,10 @@ int coll_shm_cma_ok(const coll_comm *comm);
 void coll_shm_publish_addr(coll_comm *comm, int slot, const void *ptr);
 /* Status for a failed process_vm_readv (writing: _writev) with local rank lr (errno set). */
 coll_status_t coll_shm_cma_error(coll_comm *comm, int lr, size_t len, int writing);
+/* The direct ops' copy: memcpy, or coll_copy_nt from COLL_COPY_NT_MIN bytes up. */
+void coll_shm_copy(coll_comm *comm, void *dst, const void *src, size_t len);
+/* The direct ops' copy_out: coll_copy_nt when total >= COLL_COPY_NT_MIN. */
+void coll_shm_copy_out(coll_comm *comm, void *dst, const void *src, size_t len, size_t total);
 /* Copy len bytes at remote (local rank lr's address space) into dst. */
 coll_status_t coll_shm_cma_copy(coll_comm *comm, int lr, const void *remote, void *dst, size_t len);
 /* Copy len bytes of src into remote (local rank lr's address space). */

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "core/copy.h"
 #include "core/log.h"
 #include "transport/shm_seg.h"
 #include "transport/transport.h"
@@ -78,6 +79,7 @@ coll_status_t coll_shm_cma_probe(coll_comm *comm)
     s->cma_piece = coll_cfg_size(COLL_CFG_CMA_PIECE);
     if (s->cma_piece < 4096)
         s->cma_piece = 4096;
+    s->copy_nt_min = coll_cfg_size(COLL_CFG_COPY_NT_MIN);
     s->cma_posted = calloc((size_t)s->nlocal, sizeof(uint64_t));
     s->cma_tmp = aligned_alloc(64, SHM_CMA_TMP);
     if (!s->cma_posted || !s->cma_tmp)
@@ -136,6 +138,24 @@ static coll_status_t cma_xfer(coll_comm *comm, int lr, char *remote, char *local
         done += (size_t)n;
     }
     return COLL_SUCCESS;
+}
+
+void coll_shm_copy(coll_comm *comm, void *dst, const void *src, size_t len)
+{
+    size_t nt = comm->shm->copy_nt_min;
+    if (nt && len >= nt)
+        coll_copy_nt(dst, src, len);
+    else
+        memcpy(dst, src, len);
+}
+
+void coll_shm_copy_out(coll_comm *comm, void *dst, const void *src, size_t len, size_t total)
+{
+    size_t nt = comm->shm->copy_nt_min;
+    if (nt && total >= nt)
+        coll_copy_nt(dst, src, len);
+    else
+        memcpy(dst, src, len);
 }
 
 coll_status_t coll_shm_cma_copy(coll_comm *comm, int lr, const void *remote, void *dst, size_t len)

@@ -315,6 +315,8 @@ static const coll_direct_ops_t shm_direct = {
     .publish_addr = coll_shm_publish_addr,
     .cma_read = coll_shm_cma_read,
     .cma_write = coll_shm_cma_write,
+    .copy = coll_shm_copy,
+    .copy_out = coll_shm_copy_out,
 };
 
 const coll_transport_ops_t coll_shm_ops = {

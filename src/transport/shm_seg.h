@@ -109,6 +109,7 @@ struct coll_shm {
     uint64_t probe_word, probe_sink;
     size_t cma_min;       /* point-to-point messages this large go by CMA */
     size_t cma_piece;     /* cooperative copy granularity */
+    size_t copy_nt_min;   /* copies this large use non-temporal stores (COLL_COPY_NT_MIN; 0 = never) */
     uint64_t *cma_posted; /* [nlocal] 1 + FIFO index of my posted CMA descriptor, 0 = none */
     /* private, O(L) ints per rank: */
     int *out_of;        /* [nlocal] my outbox lent to each receiver, -1 = none */

@@ -149,12 +149,19 @@ typedef struct coll_direct_ops {
     void (*publish_addr)(coll_comm *comm, int slot, const void *ptr);
     coll_status_t (*cma_read)(coll_comm *comm, int lr, int slot, size_t off, void *dst, size_t len);
     coll_status_t (*cma_write)(coll_comm *comm, int lr, int slot, size_t off, const void *src, size_t len);
-    /* Optional (NULL: the wrappers of direct.h do the work inline, as on shm):
+    /* Optional (NULL: the wrappers of direct.h do the work inline: memcpy,
+     * coll_reduce_multi; shm's copy switches to non-temporal stores from
+     * COLL_COPY_NT_MIN bytes up, core/copy.h):
      * the copies and reductions an algorithm makes on staged, peer or user
      * data, done by the transport on behalf of the calling rank (sim: charged
      * in virtual time, skipped when no data moves). Same contracts as memcpy
      * and coll_reduce_multi (core/reduce.h). */
     void (*copy)(coll_comm *comm, void *dst, const void *src, size_t len);
+    /* Optional (NULL: copy): a copy into the caller's result buffer, part of
+     * a call that writes total bytes there, which nobody reads again within
+     * the call: shm streams it (non-temporal stores) when total is at least
+     * COLL_COPY_NT_MIN, even in pieces smaller than that. */
+    void (*copy_out)(coll_comm *comm, void *dst, const void *src, size_t len, size_t total);
     void (*reduce)(coll_comm *comm, void *out, const void *const *in, int k, size_t n, coll_dtype_t dt, coll_op_t op);
 } coll_direct_ops_t;
 

@@ -8,7 +8,9 @@
 # COLL_ALGO=<collective>=cma with -c 1 at uneven sizes (1000 B to ~1.4 MB,
 # steps of 7; root 1 for the rooted ones): every row "success", and the
 # debug log shows cma ran on every rank (no silent fallback). gather has no
-# executable: the matrix covers it.
+# executable: the matrix covers it. Once more at 3 ranks and at 2 with -z with
+# every shared-memory copy non-temporal (COLL_COPY_NT_MIN=1), and the direct
+# algorithms so.
 set -u
 . "$(dirname "$0")/../lib/common.sh"
 M=$CB_O/build/tests/matrix
@@ -22,6 +24,24 @@ for v in "-n 2" "-n 3" "-n 4" "-n 3 -z"; do
         check "matrix $v: $k cma ran, no failure" grep -qE "^$k +cma +ok \([1-9][0-9]* cases, 0 failures" <<<"$out"
     done
     echo "$out" | grep -E 'FAILED|n/a|expected' | head -5
+done
+# every shm copy with non-temporal stores (COLL_COPY_NT_MIN=1: odd lengths and offsets)
+for v in "-n 3" "-n 2 -z"; do
+    out=$(COLL_COPY_NT_MIN=1 timeout 40 "$M" $v -a cma 2>&1)
+    r=$?
+    check "matrix $v -a cma, non-temporal copies: exit 0" test $r -eq 0
+    for k in $kinds; do
+        check "matrix $v, non-temporal: $k cma ran, no failure" \
+            grep -qE "^$k +cma +ok \([1-9][0-9]* cases, 0 failures" <<<"$out"
+    done
+    echo "$out" | grep -E 'FAILED|n/a|expected' | head -5
+done
+# the staged direct algorithms' copies into the result stream too (coll_direct_copy_out)
+out=$(COLL_COPY_NT_MIN=1 timeout 40 "$M" -n 3 -a direct 2>&1)
+check "matrix -n 3 -a direct, non-temporal copies: exit 0" test $? -eq 0
+for k in allreduce reduce allgather alltoall broadcast scatter gather; do
+    check "matrix -n 3, non-temporal: $k direct ran, no failure" \
+        grep -qE "^$k +direct +ok \([1-9][0-9]* cases, 0 failures" <<<"$out"
 done
 for n in 2 3 4; do
     for t in all_reduce:allreduce all_gather:allgather broadcast:broadcast scatter:scatter alltoall:alltoall; do

@@ -105,35 +105,44 @@ static void test_one_host(void **state)
                 assert_false(pick_algo(s, kinds[k], sizes[i])->flags & COLL_ALGO_F_HIER);
         if (l == 2) {
             EXPECT(s, COLL_ALLGATHER, MB(16), "direct");
-            EXPECT(s, COLL_ALLGATHER, MB(16) + 8, "cma"); /* 2 ranks: single copy above 16M (tuning_rules.c) */
-            EXPECT(s, COLL_ALLGATHER, MB(256), "cma");
+            EXPECT(s, COLL_ALLGATHER, MB(256), "direct"); /* 2 ranks: staged, streamed copy-out (tuning_rules.c) */
             EXPECT(s, COLL_ALLTOALL, KB(64), "pairwise");
-            EXPECT(s, COLL_ALLTOALL, MB(64), "pairwise");
+            EXPECT(s, COLL_ALLTOALL, MB(16) - 8, "pairwise");
+            EXPECT(s, COLL_ALLTOALL, MB(16), "direct"); /* 2 ranks from 16M (tuning_rules.c) */
+            EXPECT(s, COLL_ALLTOALL, MB(64), "direct");
             EXPECT(s, COLL_SCATTER, KB(32), "binomial");
             EXPECT(s, COLL_SCATTER, MB(1), "cma");
-            EXPECT(s, COLL_SCATTER, MB(64), "binomial");
+            EXPECT(s, COLL_SCATTER, MB(32) - 8, "cma"); /* from 64K up to 32M (tuning_rules.c) */
+            EXPECT(s, COLL_SCATTER, MB(32), "direct");
+            EXPECT(s, COLL_SCATTER, MB(64), "direct");
+            EXPECT(s, COLL_BROADCAST, MB(32), "direct");
+            EXPECT(s, COLL_GATHER, MB(32), "direct");
             EXPECT(s, COLL_BROADCAST, KB(16), "binomial");
             EXPECT(s, COLL_BROADCAST, MB(1), "cma");
             EXPECT(s, COLL_GATHER, MB(1), "binomial");
-            EXPECT(s, COLL_GATHER, MB(64), "cma");
+            EXPECT(s, COLL_GATHER, MB(16), "cma");
+            EXPECT(s, COLL_REDUCE, MB(16), "direct"); /* 2 ranks from 16M (tuning_rules.c) */
+            EXPECT(s, COLL_REDUCE, MB(64), "direct");
         }
         if (l == 4) {
             EXPECT(s, COLL_ALLTOALL, MB(4), "direct");
-            EXPECT(s, COLL_ALLTOALL, MB(16), "cma");
+            EXPECT(s, COLL_ALLTOALL, MB(8), "cma");
+            EXPECT(s, COLL_ALLTOALL, MB(16), "direct"); /* 4 ranks from 16M (tuning_rules.c) */
             EXPECT(s, COLL_BROADCAST, KB(256), "binomial");
-            EXPECT(s, COLL_BROADCAST, MB(64), "cma");
+            EXPECT(s, COLL_BROADCAST, MB(8), "cma");
+            EXPECT(s, COLL_BROADCAST, MB(64), "direct");
             EXPECT(s, COLL_SCATTER, MB(4), "cma");
-            EXPECT(s, COLL_SCATTER, MB(64), "linear");
+            EXPECT(s, COLL_SCATTER, MB(64), "direct");
             EXPECT(s, COLL_ALLGATHER, MB(64), "direct");
         }
         if (l >= 3 && l <= 4) {
             EXPECT(s, COLL_ALLTOALL, 1024, "direct");
-            EXPECT(s, COLL_ALLTOALL, MB(16), l == 3 ? "direct" : "cma");
+            EXPECT(s, COLL_ALLTOALL, MB(16), "direct");
             EXPECT(s, COLL_SCATTER, MB(1), "linear");
             EXPECT(s, COLL_GATHER, MB(16), "linear");
         }
         if (l <= 4) {
-            EXPECT(s, COLL_BROADCAST, MB(64), l == 4 ? "cma" : "binomial");
+            EXPECT(s, COLL_BROADCAST, MB(64), l == 3 ? "binomial" : "direct");
             EXPECT(s, COLL_REDUCE, KB(64), "binomial");
         }
         coll_sim_destroy(s);

@@ -581,8 +581,10 @@ static void test_cpu_factor(void **state)
         fail_msg("coll_local_copy of 1 MiB: %.3f us, one memcpy at 2 x shm_gbps takes %.3f us", copy0, cp);
     if (pair1 != pair0)
         fail_msg("a lone message on a host of 4 ranks and 1 core: %.2f us, %.2f us with a core per rank", pair1, pair0);
-    if (ar1 < 3 * ar0)
-        fail_msg("direct AllReduce, 4 ranks on 1 core: %.2f us, with a core each %.2f us (expected > 3x)", ar1, ar0);
+    /* (4 W + B) / (W + B) for the ranks' work W and the barriers' B: about 3x here (3.006x with the
+     * own slice copied out after the second barrier, 2.996x with it copied beside the reduction) */
+    if (ar1 < 2.9 * ar0)
+        fail_msg("direct AllReduce, 4 ranks on 1 core: %.2f us, with a core each %.2f us (expected > 2.9x)", ar1, ar0);
     if (ar4 != ar0)
         fail_msg("direct AllReduce, 4 ranks on 4 cores: %.2f us, with a core each %.2f us", ar4, ar0);
     if (ar4m < 1.5 * ar0)

@@ -3,7 +3,7 @@
  *
  * Each rank copies its block into its staging buffer, a barrier, then every
  * rank copies every peer's block straight out of the peers' stages into its
- * receive buffer. Blocks larger than half a stage go in chunks that alternate
+ * receive buffer (streaming when the result is large: coll_direct_copy_out). Blocks larger than half a stage go in chunks that alternate
  * between the two halves of the stage, so one barrier per chunk suffices: a
  * rank reaches the barrier after chunk k+1 only once it has read chunk k, so
  * after that barrier chunk k's half is free for chunk k+2. Example, 3 chunks:
@@ -71,7 +71,7 @@ coll_status_t coll_allgather_direct_run(coll_comm *comm, const coll_group_t *g, 
         return COLL_SUCCESS;
     }
     if (sb != rb + (size_t)me * blk)
-        coll_direct_copy(comm, rb + (size_t)me * blk, sb, blk);
+        coll_direct_copy_out(comm, rb + (size_t)me * blk, sb, blk, (size_t)p * blk);
     if (blk <= coll_direct_small_max(comm))
         return small(comm, g, sb, rb, blk);
     size_t half = coll_direct_stage_bytes(comm) / 2, chunk = half / es;
@@ -95,7 +95,7 @@ coll_status_t coll_allgather_direct_run(coll_comm *comm, const coll_group_t *g, 
                 continue;
             const char *src = zc[j] ? zc[j] + off * es
                                     : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + h;
-            coll_direct_copy(comm, rb + ((size_t)j * n + off) * es, src, cnt * es);
+            coll_direct_copy_out(comm, rb + ((size_t)j * n + off) * es, src, cnt * es, (size_t)p * blk);
         }
     }
     return coll_direct_barrier(comm); /* peers are done reading my stage and buffers */

@@ -63,7 +63,7 @@ coll_status_t coll_alltoall_direct_run(coll_comm *comm, const coll_group_t *g, c
         memcpy(rb, sb, blk);
         return COLL_SUCCESS;
     }
-    coll_direct_copy(comm, rb + (size_t)me * blk, sb + (size_t)me * blk, blk);
+    coll_direct_copy_out(comm, rb + (size_t)me * blk, sb + (size_t)me * blk, blk, (size_t)p * blk);
     if ((size_t)p * blk <= coll_direct_small_max(comm))
         return small(comm, g, sb, rb, blk);
     size_t half = coll_direct_stage_bytes(comm) / 2, c = half / es / (size_t)p;
@@ -93,7 +93,7 @@ coll_status_t coll_alltoall_direct_run(coll_comm *comm, const coll_group_t *g, c
             const char *src = zc[j]
                 ? zc[j] + ((size_t)me * n + off) * es
                 : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + h + (size_t)me * c * es;
-            coll_direct_copy(comm, rb + ((size_t)j * n + off) * es, src, cnt * es);
+            coll_direct_copy_out(comm, rb + ((size_t)j * n + off) * es, src, cnt * es, (size_t)p * blk);
         }
     }
     return coll_direct_barrier(comm); /* peers are done reading my stage and buffers */

@@ -59,7 +59,7 @@ coll_status_t coll_broadcast_direct_run(coll_comm *comm, const coll_group_t *g, 
             if (noff < n)
                 coll_direct_copy(comm, stage + ((k + 1) % 2) * half, b + noff * es, coll_min_sz(chunk, n - noff) * es);
         } else {
-            coll_direct_copy(comm, b + off * es, stage + (k % 2) * half, coll_min_sz(chunk, n - off) * es);
+            coll_direct_copy_out(comm, b + off * es, stage + (k % 2) * half, coll_min_sz(chunk, n - off) * es, bytes);
         }
         COLL_CHECK(coll_direct_barrier(comm));
     }

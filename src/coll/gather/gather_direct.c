@@ -49,7 +49,7 @@ coll_status_t coll_gather_direct_run(coll_comm *comm, const coll_group_t *g, con
         return COLL_SUCCESS;
     }
     if (is_root && sb != rb + (size_t)me * blk)
-        coll_direct_copy(comm, rb + (size_t)me * blk, sb, blk);
+        coll_direct_copy_out(comm, rb + (size_t)me * blk, sb, blk, (size_t)p * blk);
     size_t half = coll_direct_stage_bytes(comm) / 2, cs = half / es;
     char *mine = coll_direct_stage(comm, coll_group_lr(comm, g, me));
     int reg = !is_root && coll_direct_is_registered(comm, sb, blk);
@@ -79,7 +79,8 @@ coll_status_t coll_gather_direct_run(coll_comm *comm, const coll_group_t *g, con
                 continue;
             const char *src = zc[j] ? zc[j] + off * es
                                     : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + (k % 2) * half;
-            coll_direct_copy(comm, rb + ((size_t)j * n + off) * es, src, coll_min_sz(cs, n - off) * es);
+            coll_direct_copy_out(comm, rb + ((size_t)j * n + off) * es, src, coll_min_sz(cs, n - off) * es,
+                                 (size_t)p * blk);
         }
         COLL_CHECK(coll_direct_barrier(comm));
     }

@@ -6,7 +6,8 @@
  * straight from every peer's stage (fixed order 0..p-1, so the result is
  * bitwise identical to allreduce_direct's and reproducible) into the second
  * half of its own stage; a barrier; the root copies all slices out into
- * recvbuf. So the reduction work is spread over all p ranks.
+ * recvbuf (streaming when the call is large: coll_direct_copy_out). So the
+ * reduction work is spread over all p ranks.
  * Zero-copy (coll_mem_alloc buffers): a rank whose send buffer is registered
  * publishes it instead of staging it; when every send buffer and the root's
  * receive buffer are published, rank i reduces slice i of the whole message
@@ -82,7 +83,7 @@ coll_status_t coll_reduce_direct_run(coll_comm *comm, const coll_group_t *g, con
             for (int j = 0; j < p; j++) {
                 size_t jo = coll_block_offset(cnt, p, j), jc = coll_block_count(cnt, p, j);
                 const char *out_j = (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + half;
-                coll_direct_copy(comm, rb + (off + jo) * es, out_j + jo * es, jc * es);
+                coll_direct_copy_out(comm, rb + (off + jo) * es, out_j + jo * es, jc * es, n * es);
             }
     }
     return coll_direct_barrier(comm); /* the root is done reading the stages */

@@ -58,7 +58,7 @@ coll_status_t coll_scatter_direct_run(coll_comm *comm, const coll_group_t *g, co
         return COLL_SUCCESS;
     }
     if (is_root && rb != sb + (size_t)me * blk)
-        coll_direct_copy(comm, rb, sb + (size_t)me * blk, blk);
+        coll_direct_copy_out(comm, rb, sb + (size_t)me * blk, blk, blk);
     size_t half = coll_direct_stage_bytes(comm) / 2, cs = half / (size_t)p / es;
     char *stage = coll_direct_stage(comm, coll_group_lr(comm, g, ri));
     int reg = is_root && coll_direct_is_registered(comm, sb, (size_t)p * blk);
@@ -77,8 +77,8 @@ coll_status_t coll_scatter_direct_run(coll_comm *comm, const coll_group_t *g, co
             if (off + cs < n)
                 stage_round(comm, stage + ((k + 1) % 2) * half, sb, p, me, n, cs, off + cs, es);
         } else {
-            coll_direct_copy(comm, rb + off * es, stage + (k % 2) * half + (size_t)me * cs * es,
-                             coll_min_sz(cs, n - off) * es);
+            coll_direct_copy_out(comm, rb + off * es, stage + (k % 2) * half + (size_t)me * cs * es,
+                                 coll_min_sz(cs, n - off) * es, blk);
         }
         COLL_CHECK(coll_direct_barrier(comm));
     }

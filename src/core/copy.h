@@ -1,0 +1,24 @@
+/*
+ * copy.h - a bulk copy with non-temporal stores, for copies larger than the
+ * last-level cache.
+ *
+ * memcpy (glibc's rep movsb on this machine for every size: its
+ * non-temporal threshold is computed from a 320 MiB "shared cache" on the
+ * EPYC VM) reads each destination line into the cache before writing it
+ * (read for ownership) and later writes it back: 3 bytes of memory traffic
+ * per byte copied. Streaming stores skip the read: 2 bytes per byte, and they
+ * do not evict what the cache holds. Worth it only when the destination would
+ * leave the cache before anyone reads it (the transports use it from
+ * COLL_COPY_NT_MIN bytes up); below that the cached copy is faster.
+ */
+#ifndef COLL_COPY_H
+#define COLL_COPY_H
+
+#include <stddef.h>
+
+/* dst = src, n bytes, no overlap; with non-temporal stores where the CPU has
+ * them (x86-64: SSE2 movntdq, then sfence, so the bytes are visible to other
+ * cores as after a memcpy once it returns), memcpy elsewhere. Any alignment. */
+void coll_copy_nt(void *dst, const void *src, size_t n);
+
+#endif

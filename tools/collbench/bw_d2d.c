@@ -34,13 +34,11 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "bw.h"
 #include "calib.h"
 #include "cb.h"
+#include "../common/coll_internal.h"
 
 static const char *TOOL = "bw";
 
@@ -48,32 +46,9 @@ typedef void (*copy_fn)(void *restrict dst, const void *restrict src, size_t n);
 
 static void copy_memcpy(void *restrict dst, const void *restrict src, size_t n) { memcpy(dst, src, n); }
 
-static void copy_nt(void *restrict dst, const void *restrict src, size_t n)
-{
-#if defined(__SSE2__)
-    char *d = dst;
-    const char *s = src;
-    size_t head = (16 - ((uintptr_t)d & 15)) & 15;
-    if (head > n)
-        head = n;
-    memcpy(d, s, head);
-    d += head, s += head, n -= head;
-    for (; n >= 64; n -= 64, d += 64, s += 64) {
-        __m128i a = _mm_loadu_si128((const __m128i *)s);
-        __m128i b = _mm_loadu_si128((const __m128i *)(s + 16));
-        __m128i c = _mm_loadu_si128((const __m128i *)(s + 32));
-        __m128i e = _mm_loadu_si128((const __m128i *)(s + 48));
-        _mm_stream_si128((__m128i *)d, a);
-        _mm_stream_si128((__m128i *)(d + 16), b);
-        _mm_stream_si128((__m128i *)(d + 32), c);
-        _mm_stream_si128((__m128i *)(d + 48), e);
-    }
-    memcpy(d, s, n);
-    _mm_sfence();
-#else
-    memcpy(dst, src, n);
-#endif
-}
+/* the library's own streaming copy (core/copy.c), so the tool measures what
+ * the transports do from COLL_COPY_NT_MIN up */
+static void copy_nt(void *restrict dst, const void *restrict src, size_t n) { coll_copy_nt(dst, src, n); }
 
 typedef enum { JOB_TOUCH, JOB_CLEAR, JOB_COPY, JOB_CHECK } job_t;
 

@@ -17,6 +17,7 @@
  *                    coll_comm_ranks_per_core, coll_comm_transport_name (topo)
  *   core/netif.h     coll_netif_select, coll_sockaddr_str (topo)
  *   bootstrap/bootstrap.h  coll_id_decode, coll_id_info_t (spdir)
+ *   core/copy.h      coll_copy_nt (bw -t d2d's nt method: the transports' copy)
  *
  * Not installed, not part of the ABI: any of this may change with the library.
  * Adding a name here is a design decision: prefer putting it in coll.h if a
@@ -31,6 +32,7 @@
 #include "coll/explain.h"
 #include "core/netif.h"
 #include "bootstrap/bootstrap.h"
+#include "core/copy.h"
 #include "coll/tuning.h"   /* collbench sim: the simulated network as measured constants */
 #include "transport/sim.h" /* collbench sim: simulated communicators */
 

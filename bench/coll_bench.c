@@ -66,8 +66,9 @@ static int rank_main(int rank, void *arg)
         CK(coll_mem_alloc(comm, maxb + 4096, &s));
         CK(coll_mem_alloc(comm, maxb + 4096, &r));
     } else {
-        s = aligned_alloc(4096, maxb + 4096);
-        r = aligned_alloc(4096, maxb + 4096);
+        size_t a = (maxb + 2 * 4096 - 1) & ~(size_t)4095; /* >= maxb + 4096, a multiple of the alignment */
+        s = aligned_alloc(4096, a);
+        r = aligned_alloc(4096, a);
     }
     memset(s, 1, maxb + 4096);
     memset(r, 0, maxb + 4096);

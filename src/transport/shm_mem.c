@@ -48,8 +48,8 @@ static void region_link(coll_comm *comm, coll_mem_region_t *m, void **ptr)
 /* No local peers: plain memory, still collective for symmetry. */
 static coll_status_t alloc_private(coll_comm *comm, coll_mem_region_t *m, void **ptr)
 {
-    size_t sz = m->bytes;
-    m->base = aligned_alloc(4096, sz);
+    size_t sz = (m->bytes + 4095) & ~(size_t)4095; /* aligned_alloc wants a multiple of the alignment */
+    m->base = aligned_alloc(4096, sz ? sz : 4096);
     if (!m->base) {
         free(m);
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "cannot allocate %zu bytes", sz);

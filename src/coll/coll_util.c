@@ -70,9 +70,12 @@ void coll_work_free(coll_comm *comm, void *p)
     free(p);
 }
 
+/* A sizes-only simulated comm's scratch is the sim's one shared block
+ * (coll_sim_work), which coll_comm_scratch must not outgrow (it would free it):
+ * such a comm takes coll_work_alloc's block, or untouched address space. */
 coll_status_t coll_tmp_get(coll_comm *comm, const coll_group_t *g, size_t bytes, void **out)
 {
-    if (g == &comm->world)
+    if (g == &comm->world && coll_data_real(comm))
         return coll_comm_scratch(comm, bytes, out);
     if (!(*out = coll_work_alloc(comm, bytes)))
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "out of memory (%zu bytes of working memory)", bytes);
@@ -81,6 +84,6 @@ coll_status_t coll_tmp_get(coll_comm *comm, const coll_group_t *g, size_t bytes,
 
 void coll_tmp_put(coll_comm *comm, const coll_group_t *g, void *p)
 {
-    if (g != &comm->world)
+    if (g != &comm->world || !coll_data_real(comm))
         coll_work_free(comm, p);
 }

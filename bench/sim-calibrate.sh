@@ -55,14 +55,8 @@ COLLS="allreduce allgather alltoall"
 exe() { case $1 in allreduce) echo all_reduce_test ;; allgather) echo all_gather_test ;; alltoall) echo alltoall_test ;; esac; }
 NCPU=$(nproc)
 
-# tbf on both directions of every host's link
-limit() {   # limit GBIT
-    local i burst=$(( $1 * 256 ))kb
-    for i in $(seq 1 "$NETNS_N"); do
-        netns_exec "$i" tc qdisc replace dev cbeth0 root tbf rate "$1gbit" burst "$burst" latency 20ms || return 1
-        nsenter -t "$NETNS_SWITCH" -n tc qdisc replace dev "h${i}e0" root tbf rate "$1gbit" burst "$burst" latency 20ms || return 1
-    done
-}
+# tbf on both directions of every host's link (tests/lib/netns.sh)
+limit() { netns_tbf "$1"; }   # limit GBIT
 
 port=29700
 calibrate() {   # calibrate GBIT FILE LAYOUT: the measuring runs write FILE (between cbh1 and cbh2; the
@@ -98,10 +92,7 @@ calibrate() {   # calibrate GBIT FILE LAYOUT: the measuring runs write FILE (bet
     # net_cpu_gbps: what the shared cores push through TCP with the setup's own concurrency: every
     # rank of every host streams to the next host at once (bw -t hosts), without the rate limit;
     # 3 runs, each writing a copy of the file, and the copy with the median net_cpu_gbps is kept
-    for i in $(seq 1 "$NETNS_N"); do
-        netns_exec "$i" tc qdisc del dev cbeth0 root
-        nsenter -t "$NETNS_SWITCH" -n tc qdisc del dev "h${i}e0" root
-    done
+    netns_tbf off
     for k in 1 2 3; do
         cp "$f" "$f.cpu$k"
         port=$((port + 1))

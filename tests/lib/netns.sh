@@ -4,6 +4,7 @@
 #   netns_up 3 [--ipv6] [--second-if]   # hosts cbh1..cbh3, trap-based cleanup
 #   netns_exec 2 CMD...                  # run CMD "on" cbh2 (COLL_HOST_ID=cbh2)
 #   netns_sshd_up                        # sshd on port 22 of every host
+#   netns_tbf 1 / netns_tbf off          # tc tbf 1 Gbit/s on every host's link, both ways
 #   ssh -F "$NETNS_SSH_CONFIG" cbh2 hostname          # from the root namespace
 #   netns_exec 1 ssh -F "$NETNS_SSH_CONFIG_IN" cbh2 … # from inside a host
 #   netns_down                           # also runs on EXIT/INT/TERM/HUP
@@ -381,6 +382,24 @@ netns_env_launch() {
         fi
     done
     return $bad
+}
+
+# netns_tbf GBIT|off: limit every host's link to GBIT Gbit/s in both directions
+# with tc tbf (the host's cbeth0 = what it sends, the switch's end h<i>e0 = what
+# it receives; burst GBIT x 256 kB, latency 20 ms), or remove the limit. O(H).
+netns_tbf() {
+    local i
+    for i in $(seq 1 "$NETNS_N"); do
+        if [ "$1" = off ]; then
+            netns_exec "$i" tc qdisc del dev cbeth0 root 2>/dev/null
+            _netns_sw tc qdisc del dev "h${i}e0" root 2>/dev/null
+            continue
+        fi
+        netns_exec "$i" tc qdisc replace dev cbeth0 root tbf rate "$1gbit" burst "$(($1 * 256))kb" latency 20ms ||
+            return 1
+        _netns_sw tc qdisc replace dev "h${i}e0" root tbf rate "$1gbit" burst "$(($1 * 256))kb" latency 20ms || return 1
+    done
+    return 0
 }
 
 # netns_check_rows FILE: hccl_test result rows present and all "success".

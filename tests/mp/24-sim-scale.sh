@@ -7,7 +7,9 @@
 # 32,768-rank AllReduce sweep over the sizes where every rank used to hold a
 # private copy of its working buffers (halving-doubling, Bruck, hierarchical
 # regrouping: N x the vector) stays under a peak-RSS bound, since without data
-# every simulated rank shares one working block (transport/sim.h).
+# every simulated rank shares one working block (transport/sim.h); (3) so does
+# a sizes-only hierarchical AlltoAll's leader (its gather, pack and receive
+# blocks), or the sim copies the bytes of every leader's message.
 set -u
 CB=$CB_O/bin/collbench
 [ -x "$CB" ] || { echo "missing $CB (run make)"; exit 1; }
@@ -46,6 +48,21 @@ echo "32,768-rank sizes-only allreduce 256K..1M: exit $st, $rows rows, peak RSS 
 if [ $st -ne 0 ] || [ "$rows" -ne 2 ] || [ "$rss_kb" -gt $((RSS_BOUND_MB * 1024)) ]; then
     echo "== sim -n 32768 -H 4096 -c allreduce -b 256K -e 1M -f 4: exit $st, $rows rows, peak RSS $rss_kb KB"
     grep -vE '^#' "$tmp/big" | head -10
+    rc=1
+fi
+
+# (3) 32 hosts x 4 ranks, hier AlltoAll of 4 MiB per rank, no data: 24 MB peak
+# RSS with the shared block; 671 MB when the leader took a private 3 L n block
+# (48 MiB) and the sim copied its 16 MiB pack into the messages. < 1 s.
+A2A_RSS_BOUND_MB=200
+/usr/bin/time -f '%M' -o "$tmp/rss3" "$CB" sim -n 128 -H 32 -c alltoall --algo hier -b 4M -e 4M >"$tmp/hier" 2>&1
+st=$?
+rss_kb=$(tail -1 "$tmp/rss3")
+rows=$(grep -cE '^[0-9]+ +\| [0-9.]+ +\| .*\| NULL .*hier' "$tmp/hier")
+echo "128-rank sizes-only hier alltoall 4M: exit $st, $rows rows, peak RSS $((rss_kb / 1024)) MB (bound $A2A_RSS_BOUND_MB)"
+if [ $st -ne 0 ] || [ "$rows" -ne 1 ] || [ "$rss_kb" -gt $((A2A_RSS_BOUND_MB * 1024)) ]; then
+    echo "== sim -n 128 -H 32 -c alltoall --algo hier -b 4M -e 4M: exit $st, $rows rows, peak RSS $rss_kb KB"
+    grep -vE '^#' "$tmp/hier" | head -10
     rc=1
 fi
 exit $rc

@@ -78,8 +78,8 @@ port=29950
 figure() {
     python3 -c 'import json,sys
 r = json.load(open(sys.argv[1]))["results"][0]
-v = r["busbw_gbs"] if sys.argv[2] == "busbw" else r["time_us"]["avg"]
-print("%.4f %s" % (v, r.get("algorithm", "?")))' "$1" "$METRIC" 2>/dev/null || echo "- -"
+v = "%.4f" % r["busbw_gbs"] if sys.argv[2] == "busbw" else "%.0f" % r["time_us"]["avg"]
+print(v, r.get("algorithm", "?"))' "$1" "$METRIC" 2>/dev/null || echo "- -"
 }
 FORCE=()
 [ -z "$ALGO" ] || FORCE=(--algo "$ALGO")

@@ -45,6 +45,7 @@
 
 #include <string.h>
 
+#include "core/copy.h"
 #include "core/log.h"
 #include "transport/shm.h"
 #include "transport/transport.h"
@@ -341,6 +342,10 @@ static coll_status_t shm_recv(coll_comm *comm, int peer, const coll_sink_t *sink
                               "message from rank %d longer than expected (%zu > %zu bytes left): "
                               "ranks called different collectives or counts",
                               peer, n, len - *done);
+        } else if (!sink->fn && s->copy_nt_min && len >= s->copy_nt_min) {
+            /* a large message's copy-out streams into the destination (as coll_direct_copy_out):
+             * no read of it into the cache, which the slots' next pieces need */
+            coll_copy_nt((char *)sink->dst + *done, shm_slot(s, from, k, head), n);
         } else {
             coll_sink_apply(sink, *done, shm_slot(s, from, k, head), n);
         }

@@ -22,8 +22,8 @@
  * rounds): (c + 1) barriers + N/p beta (members stage, in parallel) +
  * (p-1)/p N beta (the root copies out); zero-copy: 2 barriers + (p-1)/p N beta,
  * or 2 barriers + N/p beta when the root's recvbuf is mapped (every rank
- * copies its own block). Root's own copy (pointer on the members' side): the
- * member writes at zr + me * blk, zr the root's recvbuf as mapped here.
+ * copies its own block: member j writes at zr + j * blk, zr being the root's
+ * recvbuf as mapped in member j).
  * Constraint: the group is exactly the ranks of this host.
  */
 #include <string.h>

@@ -32,9 +32,11 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
     X(CMA_MIN, "COLL_CMA_MIN", SIZE, "32M", "bytes", \
       "point-to-point messages between ranks of a host from this size go by one CMA copy (below: the FIFO's two memcpy, cheaper up to 16M on the EPYC VM)") \
     X(CMA_COOP, "COLL_CMA_COOP", BOOL, "1", "", \
-      "the sender of a large CMA message writes part of it into the receiver (process_vm_writev) while the receiver reads the rest: two cores copy") \
+      "the sender of a large CMA message writes part of it into the receiver (process_vm_writev) while the receiver reads the rest: two cores copy (also a zero-copy message whose destination is a coll_mem_alloc buffer too)") \
     X(CMA_PIECE, "COLL_CMA_PIECE", SIZE, "1M", "bytes", \
-      "piece size of a cooperative CMA copy (each side claims pieces until none is left)") \
+      "piece size of a cooperative CMA copy (each side claims pieces until none is left; a zero-copy one's pieces are at most 128K)") \
+    X(SHM_ZC_MIN, "COLL_SHM_ZC_MIN", SIZE, "64K", "bytes", \
+      "point-to-point messages between ranks of a host sent from a coll_mem_alloc buffer from this size are copied once, by memcpy straight out of it (0 = never; below: the FIFO's two memcpy, which lets the sender go on at once)") \
     X(COPY_NT_MIN, "COLL_COPY_NT_MIN", SIZE, "16M", "bytes", \
       "copies between ranks of a host this large use non-temporal stores (no read of the destination into the cache; 0 = never)") \
     X(SHM_DISABLE, "COLL_SHM_DISABLE", BOOL, "0", "", "use TCP even between ranks of one host") \

@@ -35,6 +35,13 @@ void coll_shm_publish(coll_comm *comm, int slot, const void *ptr);
 void *coll_shm_peer_ptr(coll_comm *comm, int lr, int slot);
 /* Is ptr (len bytes) inside one of my zero-copy regions? */
 int coll_shm_is_registered(coll_comm *comm, const void *ptr, size_t len);
+/* The index of my shared zero-copy region holding [ptr, ptr + len) and ptr's
+ * offset in it (*off), or -1 (none, or a private one: no local peers).
+ * O(regions), like the two below. */
+int coll_shm_region_of(coll_comm *comm, const void *ptr, size_t len, uint64_t *off);
+/* Local rank lr's region k at offset off, as mapped here, when [off, off + len)
+ * lies inside it; NULL otherwise. */
+char *coll_shm_region_peer(coll_comm *comm, int lr, int k, uint64_t off, size_t len);
 
 /* Liveness of the local ones among ranks[0..n) (kill(pid, 0), zombies count as
  * dead); returns the first dead global rank or -1. Only the peers a rank waits

@@ -75,6 +75,7 @@ coll_status_t coll_shm_cma_probe(coll_comm *comm)
     free(bad);
     COLL_CHECK(st);
     s->cma_min = coll_cfg_size(COLL_CFG_CMA_MIN);
+    s->zc_min = coll_cfg_size(COLL_CFG_SHM_ZC_MIN);
     s->cma_coop = coll_cfg_bool(COLL_CFG_CMA_COOP);
     s->cma_piece = coll_cfg_size(COLL_CFG_CMA_PIECE);
     if (s->cma_piece < 4096)

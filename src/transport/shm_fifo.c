@@ -13,6 +13,17 @@
  * memory) and frees it; both ring the other's doorbell. A message may move to
  * another outbox between its pieces: the old one was empty, so order holds.
  *
+ * Large messages do not go through the slots: one slot carries a descriptor
+ * and the bytes are copied once, straight from the sender's buffer (the send
+ * ends when the receiver frees that slot). From COLL_SHM_ZC_MIN bytes, a
+ * buffer inside the sender's coll_mem_alloc memory (mapped by every local
+ * rank) is read by memcpy through the receiver's mapping of it, and when the
+ * destination is coll_mem_alloc memory of the receiver too, the sender writes
+ * part of it (both cores copy, pieces of at most SHM_ZC_PIECE); from
+ * COLL_CMA_MIN bytes any other buffer goes by process_vm_readv/writev (CMA).
+ * Below those sizes the two memcpy through the slots let a sender go on as
+ * soon as its data is in the FIFO.
+ *
  * Why outboxes lent on first use and not per-pair FIFOs or per-receiver queues:
  * per-pair FIFOs cost L^2 (97 MiB at 8 ranks, 3 GiB at 256); a queue per
  * receiver can fill with messages of other senders for later steps while the
@@ -34,6 +45,7 @@
 
 #include <string.h>
 
+#include "core/copy.h"
 #include "core/log.h"
 #include "transport/shm.h"
 #include "transport/transport.h"
@@ -97,18 +109,21 @@ shm_fifo_t *shm_in_fifo(struct coll_shm *s, int from, uint64_t *owner, int *kout
 }
 
 /* Claim pieces of a shared CMA message until none is left: the receiver reads
- * them out of the sender, the sender (writer) writes them into the receiver.
+ * them out of the sender, the sender (writer) writes them into the receiver;
+ * src and dst are the message's addresses as d describes them (CMA: the
+ * sender's and the receiver's own; ZC: both mapped here, copied by memcpy).
  * A writer that lands the last byte wakes the receiver, which frees the slot. */
-static coll_status_t shm_cma_claim(coll_comm *comm, int lr, shm_cma_desc_t *d, int writer)
+static coll_status_t shm_cma_claim(coll_comm *comm, int lr, shm_cma_desc_t *d, int writer, const char *src, char *dst)
 {
     const uint64_t len = d->len, piece = d->piece;
-    char *src = (char *)(uintptr_t)d->addr, *dst = (char *)(uintptr_t)d->dst;
     for (;;) {
         uint64_t off = atomic_fetch_add(&d->next, piece);
         if (off >= len)
             return COLL_SUCCESS;
         size_t k = (size_t)(len - off < piece ? len - off : piece);
-        if (writer)
+        if (d->kind == SHM_DESC_ZC)
+            coll_shm_copy_out(comm, dst + off, src + off, k, (size_t)len);
+        else if (writer)
             COLL_CHECK(coll_shm_cma_put(comm, lr, dst + off, src + off, k));
         else
             COLL_CHECK(coll_shm_cma_copy(comm, lr, src + off, dst + off, k));
@@ -117,31 +132,44 @@ static coll_status_t shm_cma_claim(coll_comm *comm, int lr, shm_cma_desc_t *d, i
     }
 }
 
-/* Large message by CMA: post one descriptor slot; the send completes when the
- * receiver frees it (all bytes copied straight out of buf, partly by us when
- * the receiver shares the copy). */
-static coll_status_t shm_send_cma(coll_comm *comm, int to, int k, const void *buf, size_t len, size_t *done)
+/* Post a descriptor of buf in my outbox k for local rank to (zc_region >= 0:
+ * buf is at zc_off in that zero-copy region of mine); 0 when the FIFO is full. */
+static int shm_post_desc(struct coll_shm *s, int to, int k, const void *buf, size_t len, int zc_region, uint64_t zc_off)
+{
+    shm_fifo_t *f = shm_outbox(s, s->me, k);
+    uint64_t tail = atomic_load_explicit(&f->tail, memory_order_relaxed);
+    uint64_t head = atomic_load_explicit(&f->head, memory_order_acquire);
+    if (tail - head >= s->hdr->nslots)
+        return 0;
+    shm_cma_desc_t *d = (shm_cma_desc_t *)shm_slot(s, s->me, k, tail);
+    d->kind = zc_region >= 0 ? SHM_DESC_ZC : SHM_DESC_CMA;
+    d->addr = zc_region >= 0 ? zc_off : (uint64_t)(uintptr_t)buf;
+    d->src_region = zc_region;
+    d->dst_region = -1;
+    d->len = len;
+    d->piece = zc_region >= 0 && s->cma_piece > SHM_ZC_PIECE ? SHM_ZC_PIECE : s->cma_piece;
+    d->dst = 0;
+    atomic_store_explicit(&d->state, SHM_CMA_POSTED, memory_order_relaxed);
+    atomic_store_explicit(&d->next, 0, memory_order_relaxed);
+    atomic_store_explicit(&d->copied, 0, memory_order_relaxed);
+    f->sizes[tail % s->hdr->nslots] = SHM_SLOT_CMA;
+    atomic_store_explicit(&f->tail, tail + 1, memory_order_release);
+    s->cma_posted[to] = tail + 1;
+    return 1;
+}
+
+/* Large message by CMA, or from a zero-copy region (zc_region >= 0): post one
+ * descriptor slot; the send completes when the receiver frees it (all bytes
+ * copied straight out of buf, partly by us when the receiver shares the copy). */
+static coll_status_t shm_send_cma(coll_comm *comm, int to, int k, const void *buf, size_t len, size_t *done,
+                                  int zc_region, uint64_t zc_off)
 {
     struct coll_shm *s = comm->shm;
     shm_fifo_t *f = shm_outbox(s, s->me, k); /* kept while our descriptor is posted */
     uint64_t posted = s->cma_posted[to];
     if (!posted) {
-        uint64_t tail = atomic_load_explicit(&f->tail, memory_order_relaxed);
-        uint64_t head = atomic_load_explicit(&f->head, memory_order_acquire);
-        if (tail - head >= s->hdr->nslots)
-            return COLL_SUCCESS; /* FIFO full: try later */
-        shm_cma_desc_t *d = (shm_cma_desc_t *)shm_slot(s, s->me, k, tail);
-        d->addr = (uint64_t)(uintptr_t)buf;
-        d->len = len;
-        d->piece = s->cma_piece;
-        d->dst = 0;
-        atomic_store_explicit(&d->state, SHM_CMA_POSTED, memory_order_relaxed);
-        atomic_store_explicit(&d->next, 0, memory_order_relaxed);
-        atomic_store_explicit(&d->copied, 0, memory_order_relaxed);
-        f->sizes[tail % s->hdr->nslots] = SHM_SLOT_CMA;
-        atomic_store_explicit(&f->tail, tail + 1, memory_order_release);
-        s->cma_posted[to] = tail + 1;
-        coll_shm_ring(comm, to);
+        if (shm_post_desc(s, to, k, buf, len, zc_region, zc_off)) /* else the FIFO is full: try later */
+            coll_shm_ring(comm, to);
         return COLL_SUCCESS;
     }
     if (atomic_load_explicit(&f->head, memory_order_acquire) < posted) {
@@ -150,7 +178,11 @@ static coll_status_t shm_send_cma(coll_comm *comm, int to, int k, const void *bu
          * both directions busy, each side copying its own message is faster */
         if (comm->recvs_pending || atomic_load_explicit(&d->state, memory_order_acquire) != SHM_CMA_SHARED)
             return COLL_SUCCESS;
-        COLL_CHECK(shm_cma_claim(comm, to, d, 1));
+        char *dst = d->kind == SHM_DESC_ZC ? coll_shm_region_peer(comm, to, d->dst_region, d->dst, (size_t)d->len)
+                                           : (char *)(uintptr_t)d->dst;
+        if (!dst)
+            return coll_error(COLL_ERR_INTERNAL, COLL_SUB_SHM, "zero-copy destination of local rank %d not mapped", to);
+        COLL_CHECK(shm_cma_claim(comm, to, d, 1, buf, dst));
         if (atomic_load_explicit(&f->head, memory_order_acquire) < posted)
             return COLL_SUCCESS;
     }
@@ -166,8 +198,23 @@ static coll_status_t shm_send(coll_comm *comm, int peer, const void *buf, size_t
     int k = shm_out_claim(s, to);
     if (k < 0)
         return COLL_SUCCESS; /* every outbox holds unread data: a receiver's ring wakes us */
-    if (s->cma_ok && (*done == 0 || s->cma_posted[to]) && len >= s->cma_min)
-        return shm_send_cma(comm, to, k, buf, len, done);
+    uint64_t zc_off = 0;
+    if (s->cma_posted[to]) { /* a descriptor is posted: this message's (its kind is in the slot), or an
+                                earlier one's, which goes first */
+        const shm_cma_desc_t *d = (const shm_cma_desc_t *)shm_slot(s, s->me, k, s->cma_posted[to] - 1);
+        int mine = d->len == len
+            && (d->kind == SHM_DESC_ZC
+                    ? coll_shm_region_of(comm, buf, len, &zc_off) == d->src_region && zc_off == d->addr
+                    : d->addr == (uint64_t)(uintptr_t)buf);
+        return mine ? shm_send_cma(comm, to, k, buf, len, done, -1, 0) : COLL_SUCCESS;
+    }
+    if (*done == 0 && s->zc_min && len >= s->zc_min) {
+        int zc_region = coll_shm_region_of(comm, buf, len, &zc_off);
+        if (zc_region >= 0)
+            return shm_send_cma(comm, to, k, buf, len, done, zc_region, zc_off);
+    }
+    if (s->cma_ok && *done == 0 && len >= s->cma_min)
+        return shm_send_cma(comm, to, k, buf, len, done, -1, 0);
     shm_fifo_t *f = shm_outbox(s, s->me, k);
     uint64_t tail = atomic_load_explicit(&f->tail, memory_order_relaxed);
     uint64_t head = atomic_load_explicit(&f->head, memory_order_acquire);
@@ -192,20 +239,48 @@ static coll_status_t shm_send(coll_comm *comm, int peer, const void *buf, size_t
 
 /* Copy a CMA-posted message out of the sender alone: straight into the
  * destination for a copying sink, through a cache-sized scratch piece for a
- * reducing one (comm->scratch belongs to algorithms). */
-static coll_status_t shm_cma_consume(coll_comm *comm, int from, const shm_cma_desc_t *d, const coll_sink_t *sink)
+ * reducing one (comm->scratch belongs to algorithms). A zero-copy one (src
+ * mapped here) goes straight to the sink either way. */
+static coll_status_t shm_cma_consume(coll_comm *comm, int from, const shm_cma_desc_t *d, const char *src,
+                                     const coll_sink_t *sink)
 {
-    const char *remote = (const char *)(uintptr_t)d->addr;
     size_t len = (size_t)d->len;
+    if (d->kind == SHM_DESC_ZC) {
+        if (sink->fn)
+            coll_sink_apply(sink, 0, src, len);
+        else
+            coll_shm_copy_out(comm, sink->dst, src, len, len);
+        return COLL_SUCCESS;
+    }
     if (!sink->fn)
-        return coll_shm_cma_copy(comm, from, remote, sink->dst, len);
+        return coll_shm_cma_copy(comm, from, src, sink->dst, len);
     size_t piece = SHM_CMA_TMP / sink->esize * sink->esize;
     for (size_t off = 0; off < len; off += piece) {
         size_t k = len - off < piece ? len - off : piece;
-        COLL_CHECK(coll_shm_cma_copy(comm, from, remote + off, comm->shm->cma_tmp, k));
+        COLL_CHECK(coll_shm_cma_copy(comm, from, src + off, comm->shm->cma_tmp, k));
         coll_sink_apply(sink, off, comm->shm->cma_tmp, k);
     }
     return COLL_SUCCESS;
+}
+
+/* May the sender share the copy of d into the sink? A copying sink, a message
+ * of two pieces at least, and for zero-copy a destination the sender maps
+ * (one of my zero-copy regions: its index and offset go into d). */
+static int shm_cma_share(coll_comm *comm, shm_cma_desc_t *d, const coll_sink_t *sink)
+{
+    if (sink->fn || !comm->shm->cma_coop || d->len < 2 * d->piece)
+        return 0;
+    if (d->kind != SHM_DESC_ZC) {
+        d->dst = (uint64_t)(uintptr_t)sink->dst;
+        return 1;
+    }
+    uint64_t off;
+    int k = coll_shm_region_of(comm, sink->dst, (size_t)d->len, &off);
+    if (k < 0)
+        return 0;
+    d->dst_region = k;
+    d->dst = off;
+    return 1;
 }
 
 /* Receive the CMA message at the head of the FIFO from local rank `from`.
@@ -213,18 +288,22 @@ static coll_status_t shm_cma_consume(coll_comm *comm, int from, const shm_cma_de
  * flight (it wakes us when they land). */
 static int shm_cma_recv(coll_comm *comm, int from, shm_cma_desc_t *d, const coll_sink_t *sink, coll_status_t *st)
 {
-    struct coll_shm *s = comm->shm;
+    const char *src = d->kind == SHM_DESC_ZC ? coll_shm_region_peer(comm, from, d->src_region, d->addr, (size_t)d->len)
+                                             : (const char *)(uintptr_t)d->addr;
+    if (!src) {
+        *st = coll_error(COLL_ERR_INTERNAL, COLL_SUB_SHM, "zero-copy buffer of local rank %d not mapped here", from);
+        return 0;
+    }
     unsigned state = atomic_load_explicit(&d->state, memory_order_relaxed);
     if (state == SHM_CMA_POSTED) {
-        if (sink->fn || !s->cma_coop || d->len < 2 * d->piece) { /* alone, at once: the sender never helps */
-            *st = shm_cma_consume(comm, from, d, sink);
+        if (!shm_cma_share(comm, d, sink)) { /* alone, at once: the sender never helps */
+            *st = shm_cma_consume(comm, from, d, src, sink);
             return *st == COLL_SUCCESS;
         }
-        d->dst = (uint64_t)(uintptr_t)sink->dst;
         atomic_store_explicit(&d->state, SHM_CMA_SHARED, memory_order_release);
         coll_shm_ring(comm, from);
     }
-    *st = shm_cma_claim(comm, from, d, 0);
+    *st = shm_cma_claim(comm, from, d, 0, src, sink->dst);
     return *st == COLL_SUCCESS && atomic_load_explicit(&d->copied, memory_order_acquire) >= d->len;
 }
 
@@ -263,6 +342,10 @@ static coll_status_t shm_recv(coll_comm *comm, int peer, const coll_sink_t *sink
                               "message from rank %d longer than expected (%zu > %zu bytes left): "
                               "ranks called different collectives or counts",
                               peer, n, len - *done);
+        } else if (!sink->fn && s->copy_nt_min && len >= s->copy_nt_min) {
+            /* a large message's copy-out streams into the destination (as coll_direct_copy_out):
+             * no read of it into the cache, which the slots' next pieces need */
+            coll_copy_nt((char *)sink->dst + *done, shm_slot(s, from, k, head), n);
         } else {
             coll_sink_apply(sink, *done, shm_slot(s, from, k, head), n);
         }

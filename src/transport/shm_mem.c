@@ -183,6 +183,26 @@ coll_status_t coll_mem_free(coll_comm_t comm, void *ptr)
     return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_SHM, "coll_mem_free: %p was not returned by coll_mem_alloc", ptr);
 }
 
+int coll_shm_region_of(coll_comm *comm, const void *ptr, size_t len, uint64_t *off)
+{
+    for (coll_mem_region_t *m = comm->regions; m; m = m->next)
+        if (m->peer_base && (const char *)ptr >= (char *)m->base
+            && (const char *)ptr + len <= (char *)m->base + m->bytes) {
+            *off = (uint64_t)((const char *)ptr - (char *)m->base);
+            return m->index;
+        }
+    return -1;
+}
+
+char *coll_shm_region_peer(coll_comm *comm, int lr, int k, uint64_t off, size_t len)
+{
+    for (coll_mem_region_t *m = comm->regions; m; m = m->next)
+        if (m->index == k && m->peer_base && m->peer_base[lr] && off <= m->peer_bytes[lr]
+            && len <= m->peer_bytes[lr] - off)
+            return (char *)m->peer_base[lr] + off;
+    return NULL;
+}
+
 void coll_shm_mem_release_all(coll_comm *comm)
 {
     while (comm->regions) {

@@ -34,13 +34,23 @@
  * or publishes its destination and state SHM_CMA_SHARED: then both sides claim
  * pieces from `next`, the receiver reading (process_vm_readv) and the sender
  * writing (process_vm_writev), and `copied` counts what has landed. The
- * receiver frees the slot when copied == len; the sender's send then ends. */
+ * receiver frees the slot when copied == len; the sender's send then ends.
+ * Kind SHM_DESC_ZC: the sender's buffer lies in its zero-copy region
+ * src_region (coll_mem_alloc, mapped by every local rank) at offset addr, and
+ * the copies are memcpy between the mappings, no system call: the receiver
+ * reads straight out of it, and shares the copy only when its destination is
+ * in a zero-copy region of its own too (dst_region, offset dst), which the
+ * sender then writes into. */
 enum { SHM_CMA_POSTED = 0, SHM_CMA_SHARED = 1 };
+enum { SHM_DESC_CMA = 0, SHM_DESC_ZC = 1 };
+#define SHM_ZC_PIECE (128 * 1024) /* the most a cooperative zero-copy claim takes */
 typedef struct {
-    uint64_t addr; /* in the sender's address space */
+    uint64_t addr; /* in the sender's address space (ZC: offset in src_region) */
     uint64_t len;
     uint64_t piece; /* claim granularity (set by the sender) */
-    uint64_t dst;   /* in the receiver's space, valid once SHARED */
+    uint64_t dst;   /* in the receiver's space, valid once SHARED (ZC: offset in dst_region) */
+    uint32_t kind;  /* SHM_DESC_CMA or SHM_DESC_ZC */
+    int32_t src_region, dst_region;
     atomic_uint state;
     _Alignas(SHM_LINE) atomic_ulong next;   /* first unclaimed byte */
     _Alignas(SHM_LINE) atomic_ulong copied; /* bytes landed */
@@ -108,9 +118,10 @@ struct coll_shm {
     int cma_coop;       /* senders help copy large messages (COLL_CMA_COOP) */
     uint64_t probe_word, probe_sink;
     size_t cma_min;       /* point-to-point messages this large go by CMA */
+    size_t zc_min;        /* ... and from a zero-copy region, by one memcpy from this size (COLL_SHM_ZC_MIN) */
     size_t cma_piece;     /* cooperative copy granularity */
     size_t copy_nt_min;   /* copies this large use non-temporal stores (COLL_COPY_NT_MIN; 0 = never) */
-    uint64_t *cma_posted; /* [nlocal] 1 + FIFO index of my posted CMA descriptor, 0 = none */
+    uint64_t *cma_posted; /* [nlocal] 1 + FIFO index of my posted CMA or ZC descriptor, 0 = none */
     /* private, O(L) ints per rank: */
     int *out_of;        /* [nlocal] my outbox lent to each receiver, -1 = none */
     uint8_t *in_hint;   /* [nlocal] outbox of each sender last found lent to me */

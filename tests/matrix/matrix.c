@@ -165,12 +165,14 @@ static int run_rank(int rank, void *arg)
         fprintf(stderr, "rank %d: init failed: %s\n", rank, coll_last_error());
         return 3;
     }
-    if (zero_copy) {
+    char *arena = NULL;
+    if (zero_copy) { /* collective: every rank allocates; with -Z the odd ranks keep private buffers */
         zc_cap = (size_t)64 << 20;
-        if (coll_mem_alloc(c.comm, zc_cap, (void **)&zc_arena) != COLL_SUCCESS) {
+        if (coll_mem_alloc(c.comm, zc_cap, (void **)&arena) != COLL_SUCCESS) {
             fprintf(stderr, "rank %d: coll_mem_alloc: %s\n", rank, coll_last_error());
             return 3;
         }
+        zc_arena = zero_copy == 2 && rank % 2 ? NULL : arena;
     }
     const size_t *counts = quick ? counts_quick : counts_full;
     size_t ncounts = quick ? sizeof counts_quick / sizeof counts_quick[0] : sizeof counts_full / sizeof counts_full[0];
@@ -210,8 +212,8 @@ static int run_rank(int rank, void *arg)
      * dead, even one it no longer waits for, and would fail the slower ranks. */
     if (coll_barrier(c.comm) != COLL_SUCCESS)
         c.failures++;
-    if (zc_arena)
-        coll_mem_free(c.comm, zc_arena);
+    if (arena)
+        coll_mem_free(c.comm, arena);
     coll_comm_destroy(c.comm);
     return c.failures ? 1 : 0;
 }
@@ -254,7 +256,7 @@ int main(int argc, char **argv)
 {
     int opt, nset = 0;
     const char *hosts = NULL;
-    while ((opt = getopt(argc, argv, "n:H:Ik:a:qvz")) != -1) {
+    while ((opt = getopt(argc, argv, "n:H:Ik:a:qvzZ")) != -1) {
         switch (opt) {
         case 'n':
             nranks = atoi(optarg);
@@ -266,9 +268,10 @@ int main(int argc, char **argv)
         case 'a': only_algo = optarg; break;
         case 'q': quick = 1; break;
         case 'z': zero_copy = 1; break;
+        case 'Z': zero_copy = 2; break;
         case 'v': verbose = 1; break;
         default:
-            fprintf(stderr, "usage: matrix -n RANKS [-H R0,R1,...] [-I] [-k COLLECTIVE] [-a ALGO] [-q]\n");
+            fprintf(stderr, "usage: matrix -n RANKS [-H R0,R1,...] [-I] [-k COLLECTIVE] [-a ALGO] [-q] [-z | -Z]\n");
             return 2;
         }
     }

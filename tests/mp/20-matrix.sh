@@ -22,10 +22,15 @@ done
 # Zero-copy buffers (coll_mem_alloc) and the single-copy (CMA) large-message
 # path forced down to small messages, with the cooperative copy (sender writes
 # pieces while the receiver reads others) down to 4 KiB pieces too; and
-# everything with CMA off.
-for variant in "-n 3 -z" "-n 4 -z -q" "CMA_MIN -n 3" "CMA_COOP -n 2" "CMA_COOP -n 5 -q" "CMA_OFF -n 4 -q"; do
+# everything with CMA off. ZC: point-to-point messages from zero-copy buffers
+# copied once out of the sender's region down to 1 KiB, shared in 4 KiB pieces
+# where the destination is zero-copy too; -Z: only the even ranks' buffers are
+# zero-copy (every mix of the two kinds within one call).
+for variant in "-n 3 -z" "-n 4 -z -q" "-n 3 -Z" "ZC -n 2 -z" "ZC -n 5 -Z -q" "CMA_MIN -n 3" "CMA_COOP -n 2" \
+               "CMA_COOP -n 5 -q" "CMA_OFF -n 4 -q"; do
     envs=()
-    case $variant in CMA_MIN*) envs=(COLL_CMA_MIN=1K COLL_CMA_COOP=0); variant=${variant#CMA_MIN } ;;
+    case $variant in ZC*) envs=(COLL_SHM_ZC_MIN=1K COLL_CMA_PIECE=4K); variant=${variant#ZC } ;;
+                     CMA_MIN*) envs=(COLL_CMA_MIN=1K COLL_CMA_COOP=0); variant=${variant#CMA_MIN } ;;
                      CMA_COOP*) envs=(COLL_CMA_MIN=1K COLL_CMA_PIECE=4K); variant=${variant#CMA_COOP } ;;
                      CMA_OFF*) envs=(COLL_CMA=0); variant=${variant#CMA_OFF } ;; esac
     out=$(env "${envs[@]}" timeout 240 "$M" $variant 2>&1)

@@ -7,7 +7,9 @@
  * proves that everybody finished reading chunk k, the previous user of the
  * half that chunk k+2 overwrites: one barrier per chunk. Zero-copy: when the
  * root's buffer comes from coll_mem_alloc it is published, and after one
- * barrier every rank copies the whole message straight from it.
+ * barrier every rank copies the whole message straight from it; the root
+ * writes the last 1/p of it into each member whose buffer is coll_mem_alloc
+ * memory too (published), so that its core copies as well.
  *
  * Stage protocol (shared with the other direct algorithms, see
  * allgather_direct.c): before its first barrier a call writes only the first
@@ -28,7 +30,28 @@
 #include "coll/tuning.h"
 #include "transport/direct.h"
 
-enum { PUB_BUF = 0 };
+enum { PUB_BUF = 0, PUB_DST = 1 };
+
+/* The root's buffer is mapped here (zc): every member copies it; the last
+ * t = bytes/p (whole elements) of each member that published its own buffer
+ * (PUB_DST, reg on that member) the root writes in, so the root's core copies
+ * too: (p-1) t at the root, bytes - t at such a member (2 ranks: half each). */
+static coll_status_t zc_copies(coll_comm *comm, const coll_group_t *g, const char *zc, char *b, size_t bytes, size_t es,
+                               int ri, int reg)
+{
+    int p = g->size, me = g->me;
+    size_t t = bytes / (size_t)p / es * es;
+    if (me != ri) {
+        coll_direct_copy_out(comm, b, zc, reg ? bytes - t : bytes, bytes);
+    } else {
+        for (int j = 0; j < p && t; j++) {
+            char *d = j == me ? NULL : coll_direct_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_DST);
+            if (d)
+                coll_direct_copy_out(comm, d + bytes - t, b + bytes - t, t, bytes);
+        }
+    }
+    return coll_direct_barrier(comm); /* the root's buffer is read, and the members' written, until here */
+}
 
 coll_status_t coll_broadcast_direct_run(coll_comm *comm, const coll_group_t *g, void *buf, size_t n, coll_dtype_t dt,
                                         int root)
@@ -42,17 +65,15 @@ coll_status_t coll_broadcast_direct_run(coll_comm *comm, const coll_group_t *g, 
     int is_root = me == ri;
     size_t half = coll_direct_stage_bytes(comm) / 2, chunk = half / es;
     char *stage = coll_direct_stage(comm, coll_group_lr(comm, g, ri));
-    int reg = is_root && coll_direct_is_registered(comm, b, bytes);
-    coll_direct_publish(comm, PUB_BUF, reg ? b : NULL);
+    int reg = coll_direct_is_registered(comm, b, bytes);
+    coll_direct_publish(comm, PUB_BUF, is_root && reg ? b : NULL);
+    coll_direct_publish(comm, PUB_DST, !is_root && reg ? b : NULL);
     if (is_root && !reg)
         coll_direct_copy(comm, stage, b, coll_min_sz(chunk, n) * es);
     COLL_CHECK(coll_direct_barrier(comm));
     const char *zc = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, ri), PUB_BUF);
-    if (zc) {
-        if (!is_root)
-            coll_direct_copy(comm, b, zc, bytes);
-        return coll_direct_barrier(comm); /* the root's buffer is read until here */
-    }
+    if (zc)
+        return zc_copies(comm, g, zc, b, n * es, es, ri, reg);
     for (size_t k = 0, off = 0; off < n; k++, off += chunk) {
         if (is_root) {
             size_t noff = off + chunk; /* stage the next chunk into the other half */

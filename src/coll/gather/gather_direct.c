@@ -6,10 +6,12 @@
  * copies every member's piece into recvbuf while the members stage round k+1
  * into their other half; then the next barrier. As in allgather_direct, the
  * barrier after round k+1 proves that round k's half is free again: one
- * barrier per round. Zero-copy: a member whose sendbuf comes from
- * coll_mem_alloc publishes it instead of staging, and the root copies from it
- * directly; when every member published, the root copies whole blocks after
- * one barrier.
+ * barrier per round. Zero-copy: when the root's recvbuf comes from
+ * coll_mem_alloc, the root publishes it and, after one barrier, every member
+ * copies its block straight into it while the root copies its own: one copy,
+ * all p cores. Otherwise a member whose sendbuf comes from coll_mem_alloc
+ * publishes it instead of staging, and the root copies from it directly; when
+ * every member published, the root copies whole blocks after one barrier.
  *
  * Stage protocol (shared with the other direct algorithms, see
  * allgather_direct.c): before its first barrier a call writes only the first
@@ -18,7 +20,10 @@
  *
  * Cost (p ranks, N = p * count bytes in all, c = ceil(N/p / (COLL_BUFFSIZE/2))
  * rounds): (c + 1) barriers + N/p beta (members stage, in parallel) +
- * (p-1)/p N beta (the root copies out); zero-copy: 2 barriers + (p-1)/p N beta.
+ * (p-1)/p N beta (the root copies out); zero-copy: 2 barriers + (p-1)/p N beta,
+ * or 2 barriers + N/p beta when the root's recvbuf is mapped (every rank
+ * copies its own block: member j writes at zr + j * blk, zr being the root's
+ * recvbuf as mapped in member j).
  * Constraint: the group is exactly the ranks of this host.
  */
 #include <string.h>
@@ -30,7 +35,7 @@
 #include "coll/tuning.h"
 #include "transport/direct.h"
 
-enum { PUB_SEND = 0 };
+enum { PUB_SEND = 0, PUB_RECV = 1 };
 
 coll_status_t coll_gather_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
                                      size_t n, coll_dtype_t dt, int root)
@@ -48,16 +53,25 @@ coll_status_t coll_gather_direct_run(coll_comm *comm, const coll_group_t *g, con
             memcpy(rb, sb, blk);
         return COLL_SUCCESS;
     }
-    if (is_root && sb != rb + (size_t)me * blk)
+    int own = is_root && sb != rb + (size_t)me * blk; /* the root copies its own block */
+    int reg_recv = is_root && coll_direct_is_registered(comm, rb, (size_t)p * blk);
+    if (own && !reg_recv) /* while the members stage */
         coll_direct_copy_out(comm, rb + (size_t)me * blk, sb, blk, (size_t)p * blk);
     size_t half = coll_direct_stage_bytes(comm) / 2, cs = half / es;
     char *mine = coll_direct_stage(comm, coll_group_lr(comm, g, me));
     int reg = !is_root && coll_direct_is_registered(comm, sb, blk);
     coll_direct_publish(comm, PUB_SEND, reg ? sb : NULL);
+    coll_direct_publish(comm, PUB_RECV, reg_recv ? rb : NULL);
     int stage = !is_root && !reg;
-    if (stage)
+    if (stage) /* wasted when the root's recvbuf turns out to be mapped (members' buffers of both kinds) */
         coll_direct_copy(comm, mine, sb, coll_min_sz(cs, n) * es);
     COLL_CHECK(coll_direct_barrier(comm));
+    char *zr = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, ri), PUB_RECV); /* the same answer everywhere */
+    if (zr) { /* every member writes its block straight into the root's recvbuf, the root its own: p cores */
+        if (!is_root || own)
+            coll_direct_copy_out(comm, zr + (size_t)me * blk, sb, blk, (size_t)p * blk);
+        return coll_direct_barrier(comm); /* the root's recvbuf is written until here */
+    }
     const char *zc[COLL_MAX_LOCAL];
     int all = 1;
     for (int j = 0; j < p; j++) {

@@ -1,13 +1,17 @@
 /*
  * reduce_direct.c - shared-memory Reduce for the ranks of one host.
  *
- * Per chunk of half a stage: every rank copies its input chunk into the first
- * half of its staging buffer; a barrier; rank i reduces slice i of the chunk
- * straight from every peer's stage (fixed order 0..p-1, so the result is
- * bitwise identical to allreduce_direct's and reproducible) into the second
- * half of its own stage; a barrier; the root copies all slices out into
- * recvbuf (streaming when the call is large: coll_direct_copy_out). So the
- * reduction work is spread over all p ranks.
+ * Per chunk of half a stage: every rank copies its input chunk, but for its
+ * own slice, into the first half of its staging buffer; a barrier; rank i
+ * reduces slice i of the chunk straight from every peer's stage and its own
+ * send buffer (fixed order 0..p-1, so the result is bitwise identical to
+ * allreduce_direct's and reproducible), the root into its recvbuf, the others
+ * into the second half of their own stage; a barrier; the root copies the
+ * other p-1 slices out into recvbuf (streaming when the call is large:
+ * coll_direct_copy_out) while the others stage the next chunk. So the
+ * reduction work is spread over all p ranks, and the root's serial copy-out
+ * is (p-1)/p of the chunk (as allreduce_direct: no rank stages or copies out
+ * the slice it reduces itself).
  * Zero-copy (coll_mem_alloc buffers): a rank whose send buffer is registered
  * publishes it instead of staging it; when every send buffer and the root's
  * receive buffer are published, rank i reduces slice i of the whole message
@@ -21,8 +25,9 @@
  * this rank's stage or buffers once it has returned.
  *
  * Cost (p ranks, n bytes, c = ceil(n / (COLL_BUFFSIZE/2)) chunks):
- *   (2c + 1) barriers + n beta (copy in, in parallel) + (p-1)/p n gamma (in
- *   parallel) + n beta (root copies out); zero-copy: 2 barriers + (p-1)/p n gamma.
+ *   (2c + 1) barriers + (p-1)/p n beta (copy in, in parallel) + (p-1)/p n gamma
+ *   (in parallel) + (p-1)/p n beta (root copies out); zero-copy: 2 barriers +
+ *   (p-1)/p n gamma.
  * Constraint: the group is exactly the ranks of this host.
  */
 #include <string.h>
@@ -35,6 +40,17 @@
 #include "transport/direct.h"
 
 enum { PUB_SEND = 0, PUB_RECV = 1 };
+
+/* Stage cnt elements of input at in (slice j at its block offset) for the
+ * ranks that reduce them: every slice but mine, which I read from sendbuf. */
+static void stage_others(coll_comm *comm, char *stage, const char *in, size_t cnt, int p, int me, size_t es)
+{
+    for (int j = 0; j < p; j++) {
+        size_t jo = coll_block_offset(cnt, p, j), jc = coll_block_count(cnt, p, j);
+        if (j != me && jc)
+            coll_direct_copy(comm, stage + jo * es, in + jo * es, jc * es);
+    }
+}
 
 coll_status_t coll_reduce_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
                                      size_t n, coll_dtype_t dt, coll_op_t op, int root)
@@ -58,7 +74,7 @@ coll_status_t coll_reduce_direct_run(coll_comm *comm, const coll_group_t *g, con
     for (size_t off = 0; off < n; off += chunk) {
         size_t cnt = coll_min_sz(chunk, n - off);
         if (!send_reg)
-            coll_direct_copy(comm, mine, sb + off * es, cnt * es);
+            stage_others(comm, mine, sb + off * es, cnt, p, me, es);
         COLL_CHECK(coll_direct_barrier(comm));
         if (off == 0) {
             int all = coll_group_peer_ptrs(comm, g, PUB_SEND, NULL, zc);
@@ -74,13 +90,18 @@ coll_status_t coll_reduce_direct_run(coll_comm *comm, const coll_group_t *g, con
         }
         size_t so = coll_block_offset(cnt, p, me), sc = coll_block_count(cnt, p, me);
         for (int j = 0; j < p; j++)
-            src[j] = (zc[j] ? zc[j] + off * es : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)))
+            src[j] = (zc[j]         ? zc[j] + off * es
+                          : j == me ? sb + off * es
+                                    : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)))
                 + so * es;
+        /* the root's slice straight into recvbuf, the others' into their output stage */
         if (sc)
-            coll_direct_reduce(comm, mine + half + so * es, src, p, sc, dt, op);
+            coll_direct_reduce(comm, is_root ? rb + (off + so) * es : mine + half + so * es, src, p, sc, dt, op);
         COLL_CHECK(coll_direct_barrier(comm));
         if (is_root)
             for (int j = 0; j < p; j++) {
+                if (j == me)
+                    continue;
                 size_t jo = coll_block_offset(cnt, p, j), jc = coll_block_count(cnt, p, j);
                 const char *out_j = (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + half;
                 coll_direct_copy_out(comm, rb + (off + jo) * es, out_j + jo * es, jc * es, n * es);
@@ -105,8 +126,8 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
         return 0; /* nothing to move (and no stage to divide by) */
     const coll_link_cost_t *l = coll_tuning_link(comm, g);
     double p = g->size, n = (double)a->bytes, ov = coll_tuning_oversub(comm);
-    return (2 * coll_cost_direct_rounds(comm, n) + 1) * l->bar_us * ov + n * l->beta_us_per_b * ov
-        + (p - 1) / p * n * l->gamma_us_per_b * ov + n * l->beta_us_per_b;
+    return (2 * coll_cost_direct_rounds(comm, n) + 1) * l->bar_us * ov + (p - 1) / p * n * l->beta_us_per_b * ov
+        + (p - 1) / p * n * l->gamma_us_per_b * ov + (p - 1) / p * n * l->beta_us_per_b;
 }
 
 const coll_algo_t coll_algo_reduce_direct

@@ -8,7 +8,7 @@
  * broadcast_direct, the barrier after round k+1 proves that round k's half is
  * free again: one barrier per round. Zero-copy: when the root's sendbuf comes
  * from coll_mem_alloc it is published and, after one barrier, every member
- * copies its whole block straight from it.
+ * copies its whole block straight from it while the root copies its own.
  *
  * Stage protocol (shared with the other direct algorithms, see
  * allgather_direct.c): before its first barrier a call writes only the first
@@ -57,19 +57,20 @@ coll_status_t coll_scatter_direct_run(coll_comm *comm, const coll_group_t *g, co
             memcpy(rb, sb, blk);
         return COLL_SUCCESS;
     }
-    if (is_root && rb != sb + (size_t)me * blk)
+    int own = is_root && rb != sb + (size_t)me * blk; /* the root copies its own block */
+    int reg = is_root && coll_direct_is_registered(comm, sb, (size_t)p * blk);
+    if (own && !reg) /* zero-copy: after the barrier, beside the members' copies */
         coll_direct_copy_out(comm, rb, sb + (size_t)me * blk, blk, blk);
     size_t half = coll_direct_stage_bytes(comm) / 2, cs = half / (size_t)p / es;
     char *stage = coll_direct_stage(comm, coll_group_lr(comm, g, ri));
-    int reg = is_root && coll_direct_is_registered(comm, sb, (size_t)p * blk);
     coll_direct_publish(comm, PUB_BUF, reg ? sb : NULL);
     if (is_root && !reg)
         stage_round(comm, stage, sb, p, me, n, cs, 0, es);
     COLL_CHECK(coll_direct_barrier(comm));
     const char *zc = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, ri), PUB_BUF);
-    if (zc) {
-        if (!is_root)
-            coll_direct_copy(comm, rb, zc + (size_t)me * blk, blk);
+    if (zc) { /* every rank, the root too, copies its block: p cores */
+        if (!is_root || own)
+            coll_direct_copy_out(comm, rb, zc + (size_t)me * blk, blk, (size_t)p * blk);
         return coll_direct_barrier(comm); /* the root's sendbuf is read until here */
     }
     for (size_t k = 0, off = 0; off < n; k++, off += cs) {

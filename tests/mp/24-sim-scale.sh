@@ -35,38 +35,38 @@ if [ $st -ne 0 ] || [ "$rows" -ne 2 ] || [ "$bad" -ne 0 ]; then
     rc=1
 fi
 
+# sizes_only_rss NAME BOUND_MB ROWS ROW_RE SIM_ARGS...: one sizes-only sim run;
+# fails (rc=1) unless it exits 0 with ROWS table rows matching ROW_RE and a peak
+# RSS within BOUND_MB.
+sizes_only_rss() {
+    local name=$1 bound=$2 want=$3 re=$4 st rss_kb rows
+    shift 4
+    /usr/bin/time -f '%M' -o "$tmp/rss" "$CB" sim "$@" >"$tmp/out" 2>&1
+    st=$?
+    rss_kb=$(tail -1 "$tmp/rss")
+    rows=$(grep -cE "$re" "$tmp/out")
+    echo "$name: exit $st, $rows rows, peak RSS $((rss_kb / 1024)) MB (bound $bound)"
+    if [ $st -ne 0 ] || [ "$rows" -ne "$want" ] || [ "$rss_kb" -gt $((bound * 1024)) ]; then
+        echo "== sim $*: exit $st, $rows rows, peak RSS $rss_kb KB"
+        grep -vE '^#' "$tmp/out" | head -10
+        rc=1
+    fi
+}
+
 # (2) 32,768 ranks on 4,096 hosts, no data, 256 KiB and 1 MiB: the
 # algorithms auto picks there (hierarchical over halving-doubling) held a
 # private copy per rank: peak RSS 9.2 GB before the shared working block,
 # 0.7 GB with it (bench/results/sim-scale-20261203.md). ~5 s of CPU.
-RSS_BOUND_MB=1500
-/usr/bin/time -f '%M' -o "$tmp/rss" "$CB" sim -n 32768 -H 4096 -c allreduce -b 256K -e 1M -f 4 >"$tmp/big" 2>&1
-st=$?
-rss_kb=$(tail -1 "$tmp/rss")
-rows=$(grep -cE '^[0-9]+ +\| [0-9.]+ +\| .*\| NULL ' "$tmp/big")
-echo "32,768-rank sizes-only allreduce 256K..1M: exit $st, $rows rows, peak RSS $((rss_kb / 1024)) MB (bound $RSS_BOUND_MB)"
-if [ $st -ne 0 ] || [ "$rows" -ne 2 ] || [ "$rss_kb" -gt $((RSS_BOUND_MB * 1024)) ]; then
-    echo "== sim -n 32768 -H 4096 -c allreduce -b 256K -e 1M -f 4: exit $st, $rows rows, peak RSS $rss_kb KB"
-    grep -vE '^#' "$tmp/big" | head -10
-    rc=1
-fi
+sizes_only_rss "32,768-rank sizes-only allreduce 256K..1M" 1500 2 '^[0-9]+ +\| [0-9.]+ +\| .*\| NULL ' \
+    -n 32768 -H 4096 -c allreduce -b 256K -e 1M -f 4
 
 # (3) hier AlltoAll of 4 MiB per rank, no data, 128 ranks on 32 hosts (L = 4)
 # and on 8 hosts (L = 16, more than the 8 vectors the shared block once held):
 # 24 and 69 MB peak RSS with the shared block; 671 and 495 MB when the leader
 # took a private block (3 L n, or L n beyond 8 vectors) and the sim copied its
 # bytes into the messages. < 1 s each.
-A2A_RSS_BOUND_MB=200
 for hosts in 32 8; do
-    /usr/bin/time -f '%M' -o "$tmp/rss3" "$CB" sim -n 128 -H $hosts -c alltoall --algo hier -b 4M -e 4M >"$tmp/hier" 2>&1
-    st=$?
-    rss_kb=$(tail -1 "$tmp/rss3")
-    rows=$(grep -cE '^[0-9]+ +\| [0-9.]+ +\| .*\| NULL .*hier' "$tmp/hier")
-    echo "128-rank sizes-only hier alltoall 4M on $hosts hosts: exit $st, $rows rows, peak RSS $((rss_kb / 1024)) MB (bound $A2A_RSS_BOUND_MB)"
-    if [ $st -ne 0 ] || [ "$rows" -ne 1 ] || [ "$rss_kb" -gt $((A2A_RSS_BOUND_MB * 1024)) ]; then
-        echo "== sim -n 128 -H $hosts -c alltoall --algo hier -b 4M -e 4M: exit $st, $rows rows, peak RSS $rss_kb KB"
-        grep -vE '^#' "$tmp/hier" | head -10
-        rc=1
-    fi
+    sizes_only_rss "128-rank sizes-only hier alltoall 4M on $hosts hosts" 200 1 '^[0-9]+ +\| [0-9.]+ +\| .*\| NULL .*hier' \
+        -n 128 -H $hosts -c alltoall --algo hier -b 4M -e 4M
 done
 exit $rc

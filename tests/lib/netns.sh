@@ -386,7 +386,12 @@ netns_env_launch() {
 
 # netns_tbf GBIT|off: limit every host's link to GBIT Gbit/s in both directions
 # with tc tbf (the host's cbeth0 = what it sends, the switch's end h<i>e0 = what
-# it receives; burst GBIT x 256 kB, latency 20 ms), or remove the limit. O(H).
+# it receives), or remove the limit. O(H).
+# Burst GBIT x 256 kB (2 ms of the rate), latency 20 ms; NETNS_TBF_BURST and
+# NETNS_TBF_LATENCY override them (tc's units, e.g. 128kb, 2ms). A bucket of
+# 0.2-0.5 ms (max(64 kB, GBIT x 26 kB): the least that holds the rate, 1 Gbit/s
+# 0.1187 GB/s, 5 Gbit/s 0.5957) was tried on 2026-12-04 for the sim calibration
+# and dropped: bench/results/sim-calibration-burst-20261204.md.
 netns_tbf() {
     local i
     for i in $(seq 1 "$NETNS_N"); do
@@ -395,9 +400,10 @@ netns_tbf() {
             _netns_sw tc qdisc del dev "h${i}e0" root 2>/dev/null
             continue
         fi
-        netns_exec "$i" tc qdisc replace dev cbeth0 root tbf rate "$1gbit" burst "$(($1 * 256))kb" latency 20ms ||
+        local burst=${NETNS_TBF_BURST:-$(($1 * 256))kb} lat=${NETNS_TBF_LATENCY:-20ms}
+        netns_exec "$i" tc qdisc replace dev cbeth0 root tbf rate "$1gbit" burst "$burst" latency "$lat" ||
             return 1
-        _netns_sw tc qdisc replace dev "h${i}e0" root tbf rate "$1gbit" burst "$(($1 * 256))kb" latency 20ms || return 1
+        _netns_sw tc qdisc replace dev "h${i}e0" root tbf rate "$1gbit" burst "$burst" latency "$lat" || return 1
     done
     return 0
 }

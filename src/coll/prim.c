@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/config.h"
 #include "core/log.h"
 #include "transport/transport.h"
 #include "transport/wait.h"
@@ -227,4 +228,25 @@ coll_status_t coll_prim_send_recv_reduce(coll_comm *comm, const void *sbuf, size
     if (src >= 0 && rbytes)
         ops[n++] = coll_prim_recv_reduce(src, rdst, rsrc2, rbytes);
     return n ? coll_prim_run(comm, ops, n, dt, op) : COLL_SUCCESS;
+}
+
+coll_status_t coll_prim_pairwise(coll_comm *comm, const coll_group_t *g, coll_pair_fn blk, const void *ctx)
+{
+    int p = g->size, me = g->me, w = (int)coll_cfg_int(COLL_CFG_A2A_WINDOW); /* 1..COLL_A2A_WINDOW_MAX (config.c) */
+    coll_prim_t ops[2 * COLL_A2A_WINDOW_MAX];
+    for (int s = 1; s < p; s += w) {
+        int n = 0;
+        for (int t = s; t < s + w && t < p; t++) {
+            int to = (me + t) % p, from = ((me - t) % p + p) % p;
+            coll_pair_blk_t b = blk(ctx, to);
+            if (b.sbytes)
+                ops[n++] = coll_prim_send(g->ranks[to], b.sbuf, b.sbytes);
+            b = blk(ctx, from);
+            if (b.rbytes)
+                ops[n++] = coll_prim_recv(g->ranks[from], b.rbuf, b.rbytes);
+        }
+        if (n)
+            COLL_CHECK(coll_prim_run(comm, ops, n, COLL_UINT8, COLL_SUM));
+    }
+    return COLL_SUCCESS;
 }

@@ -55,4 +55,19 @@ coll_status_t coll_prim_sendrecv(coll_comm *comm, const void *sbuf, size_t sbyte
 coll_status_t coll_prim_send_recv_reduce(coll_comm *comm, const void *sbuf, size_t sbytes, int dst, void *rdst,
                                          const void *rsrc2, size_t rbytes, int src, coll_dtype_t dt, coll_op_t op);
 
+/* Pairwise exchange over the members of g: step s = 1..p-1 sends to member
+ * me+s and receives from me-s (mod p), COLL_ALLTOALL_WINDOW steps posted at
+ * once so that a link does not idle while the last bytes of a step drain
+ * (steps of one window go to distinct peers, so order per peer is kept).
+ * blk(ctx, j) names the block for member j: what to send it and where its
+ * block lands; the caller handles its own block. O(window) state. */
+typedef struct {
+    const void *sbuf;
+    size_t sbytes;
+    void *rbuf;
+    size_t rbytes;
+} coll_pair_blk_t;
+typedef coll_pair_blk_t (*coll_pair_fn)(const void *ctx, int member);
+coll_status_t coll_prim_pairwise(coll_comm *comm, const coll_group_t *g, coll_pair_fn blk, const void *ctx);
+
 #endif

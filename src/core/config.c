@@ -196,6 +196,14 @@ static int cfg_validate(coll_cfg_id_t id, const char *name, const char *s, char 
             return -1;
         }
         return 0;
+    case COLL_CFG_A2A_WINDOW: {
+        long long w = strtoll(s, NULL, 10);
+        if (w < 1 || w > COLL_A2A_WINDOW_MAX) {
+            snprintf(err, errlen, "invalid %s='%s': expected 1..%d steps in flight", name, s, COLL_A2A_WINDOW_MAX);
+            return -1;
+        }
+        return 0;
+    }
     case COLL_CFG_IF_BASE_PORT: {
         char *end;
         long long p = strtoll(s, &end, 10);

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include "coll.h"
 
+enum { COLL_A2A_WINDOW_MAX = 16 }; /* COLL_ALLTOALL_WINDOW's largest value */
+
 typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll_cfg_type_t;
 
 /* X(id, env name, type, default, unit, doc). Knobs first, then HCCL's names
@@ -65,6 +67,8 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
     X(SOCK_NOTSENT, "COLL_SOCK_NOTSENT", SIZE, "0", "bytes", \
       "TCP_NOTSENT_LOWAT of data sockets: unsent bytes a socket queues before it reports full (0 = kernel default)") \
     X(CHUNK, "COLL_CHUNK", SIZE, "256K", "bytes", "pipelining chunk of ring / chain algorithms") \
+    X(A2A_WINDOW, "COLL_ALLTOALL_WINDOW", INT, "1", "steps", \
+      "pairwise AlltoAll(V): exchange steps in flight at once, 1..16 (1: one peer each way at a time)") \
     X(NET_CHUNK, "COLL_NET_CHUNK", SIZE, "256K", "bytes", \
       "chunk of the ring AllReduce when its ranks span hosts (at least COLL_CHUNK): each step waits for both directions; bigger chunks mean fewer steps (2M helped on a loaded machine, 256K won on a quiet one)") \
     X(HOST_ID, "COLL_HOST_ID", STR, "", "", \

@@ -357,8 +357,12 @@ static coll_status_t sim_recv(coll_comm *comm, int peer, const coll_sink_t *sink
         return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL,
                           "sim: rank %d expects %zu bytes from rank %d, the message has %zu", comm->rank, len - *done,
                           peer, m->len);
+    /* Not there yet at this rank's time: the executor goes on with its other
+     * primitives (a send posted after this receive leaves now, as it would on
+     * a real transport, not once the message is in) and coll_sim_wait moves
+     * the clock to the first arrival. */
     if (me->clock < m->arrive)
-        me->clock = m->arrive;
+        return COLL_SUCCESS;
     if (sink->fn)
         me->clock += (double)len * s->red_b * cpu_factor(s, comm->rank, 1);
     if (m->data) {
@@ -390,18 +394,30 @@ coll_status_t coll_sim_wait(coll_comm *comm, const int *waiting_for, int n)
     sim_rank_t *me = &s->r[comm->rank];
     me->wait = waiting_for;
     me->nwait = n >= 64 ? -1 : n; /* the executor lists at most 64: then any message wakes */
-    for (sim_msg_t *m = me->head; m; m = m->next)
-        if (waits_for(me, m->src))
+    for (;;) {
+        /* the first arrival among the messages waited for: idle until then,
+         * after the ranks whose clocks are earlier (their messages may come
+         * first); O(inbox) */
+        double first = -1;
+        for (sim_msg_t *m = me->head; m; m = m->next)
+            if (waits_for(me, m->src) && (first < 0 || m->arrive < first))
+                first = m->arrive;
+        if (first >= 0 && first <= me->clock)
             return COLL_SUCCESS;
-    me->state = SIM_BLOCKED;
-    to_sched(s, comm->rank);
-    if (me->wake_err) {
-        me->wake_err = 0;
-        return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL,
-                          "sim: deadlock: rank %d waits for rank %d (%d peer(s)) at %.3f us and nothing can run",
-                          comm->rank, n > 0 ? waiting_for[0] : -1, n, me->clock);
+        if (first >= 0) {
+            me->clock = first;
+            sim_order(s, comm->rank);
+            continue;
+        }
+        me->state = SIM_BLOCKED;
+        to_sched(s, comm->rank);
+        if (me->wake_err) {
+            me->wake_err = 0;
+            return coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL,
+                              "sim: deadlock: rank %d waits for rank %d (%d peer(s)) at %.3f us and nothing can run",
+                              comm->rank, n > 0 ? waiting_for[0] : -1, n, me->clock);
+        }
     }
-    return COLL_SUCCESS;
 }
 
 /* ---- for the direct-memory services (sim_direct.c) ---- */

@@ -592,6 +592,104 @@ static void test_cpu_factor(void **state)
                  ar0);
 }
 
+/* A receive posted before a send does not hold the send back: two ranks on
+ * two hosts each post [recv from the other, send to it] of 1 MiB in one
+ * step; the exchange takes one transmission (both directions at once), as
+ * with the send posted first, not two (2026-12-04: the receive took the
+ * message before its arrival and moved the clock past it, so the send left
+ * a transmission late). */
+#define RF_BYTES ((size_t)1 << 20)
+static char *rf_buf[2][2];
+static int rf_recv_first;
+
+static coll_status_t rf_fn(coll_comm *comm, void *arg)
+{
+    int me = comm->rank, peer = 1 - me;
+    coll_prim_t ops[2] = {coll_prim_send(peer, rf_buf[me][0], RF_BYTES), coll_prim_recv(peer, rf_buf[me][1], RF_BYTES)};
+    if (rf_recv_first) {
+        coll_prim_t t = ops[0];
+        ops[0] = ops[1];
+        ops[1] = t;
+    }
+    return coll_prim_run(comm, ops, 2, COLL_UINT8, COLL_SUM);
+}
+
+static void test_recv_first(void **state)
+{
+    (void)state;
+    coll_sim_params_t sp = coll_sim_defaults();
+    sp.move_data = 1;
+    sp.net_gbps = 10;
+    int hn[2] = {1, 1};
+    double t[2];
+    for (int r = 0; r < 2; r++)
+        for (int b = 0; b < 2; b++) {
+            rf_buf[r][b] = calloc(1, RF_BYTES);
+            assert_non_null(rf_buf[r][b]);
+        }
+    for (rf_recv_first = 0; rf_recv_first < 2; rf_recv_first++) {
+        coll_sim_t *sim = NULL;
+        assert_int_equal(coll_sim_create(2, hn, &sp, &sim), COLL_SUCCESS);
+        if (coll_sim_run(sim, rf_fn, NULL, &t[rf_recv_first]) != COLL_SUCCESS)
+            fail_msg("exchange, receive first %d: %s", rf_recv_first, coll_last_error());
+        coll_sim_destroy(sim);
+    }
+    for (int r = 0; r < 2; r++)
+        for (int b = 0; b < 2; b++)
+            free(rf_buf[r][b]);
+    double x = (double)RF_BYTES * 8 / (sp.net_gbps * 1e3); /* one transmission, us */
+    if (t[0] < x || t[0] > 1.01 * x + 10 || t[1] != t[0])
+        fail_msg("1 MiB each way at 10 Gbit/s: %.1f us send first, %.1f us receive first; one transmission %.1f us",
+                 t[0], t[1], x);
+}
+
+/* Pairwise AlltoAll(V) with 2, 4 and 16 exchange steps in flight
+ * (COLL_ALLTOALL_WINDOW): every element right, on one rank per host and on
+ * two hosts, p up to 19 (windows wider than p-1, and p-1 not a multiple of
+ * the window). The default window (1) runs in test_every_algo. */
+static void test_pairwise_window(void **state)
+{
+    (void)state;
+    static const char *const wins[] = {"2", "4", "16"};
+    static const int ps[] = {2, 3, 6, 19};
+    descs_init();
+    for (int wi = 0; wi < 3; wi++) {
+        assert_int_equal(setenv("COLL_ALLTOALL_WINDOW", wins[wi], 1), 0);
+        coll_cfg_reload();
+        assert_int_equal(coll_cfg_int(COLL_CFG_A2A_WINDOW), atoi(wins[wi]));
+        for (int pi = 0; pi < 4; pi++) {
+            int p = ps[pi], hn[MAXP], nruns_before = 0;
+            for (int lay = 0; lay < 2; lay++) {
+                int nh = lay ? 2 : p;
+                for (int i = 0; i < p; i++)
+                    hn[i] = 1;
+                if (lay) {
+                    hn[0] = p / 2;
+                    hn[1] = p - p / 2;
+                }
+                coll_sim_params_t sp = coll_sim_defaults();
+                sp.move_data = 1;
+                coll_sim_t *sim = NULL;
+                assert_int_equal(coll_sim_create(nh, hn, &sp, &sim), COLL_SUCCESS);
+                for (int di = 0; descs[di].name; di++)
+                    for (int ai = 0; coll_algo_table[ai]; ai++) {
+                        if (coll_algo_table[ai]->kind != descs[di].kind
+                            || strcmp(coll_algo_table[ai]->name, "pairwise"))
+                            continue;
+                        nruns_before++;
+                        if (!run_one(sim, &descs[di], ai, 0, 5000 + (size_t)p * 8, (unsigned)p,
+                                     lay ? "2" : "1 per host"))
+                            fail_msg("window %s: %s pairwise did not run on %d ranks", wins[wi], descs[di].name, p);
+                    }
+                coll_sim_destroy(sim);
+            }
+            assert_int_equal(nruns_before, 4); /* alltoall and alltoallv, two layouts */
+        }
+    }
+    assert_int_equal(unsetenv("COLL_ALLTOALL_WINDOW"), 0);
+    coll_cfg_reload();
+}
+
 int main(void)
 {
     setenv("COLL_BUFFSIZE", "65536", 1);
@@ -600,8 +698,10 @@ int main(void)
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 256 << 20); /* direct algorithms: several chunks at 100 KB */
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_direct_deadlock), cmocka_unit_test(test_direct_costs), cmocka_unit_test(test_cpu_factor),
-        cmocka_unit_test(test_barrier),         cmocka_unit_test(test_every_algo),
+        cmocka_unit_test(test_direct_deadlock), cmocka_unit_test(test_direct_costs),
+        cmocka_unit_test(test_cpu_factor),      cmocka_unit_test(test_barrier),
+        cmocka_unit_test(test_recv_first),      cmocka_unit_test(test_pairwise_window),
+        cmocka_unit_test(test_every_algo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,12 @@
  * barriers of the direct algorithms are: every step then waits for a context
  * switch.
  *
+ * COLL_ALLTOALL_WINDOW steps can be in flight at once (coll_prim_pairwise),
+ * default 1: between namespace hosts at 5 Gbit/s, windows of 2-8 were no
+ * faster in interleaved rounds (4 hosts x 1 rank 64M: 1.08x [0.84-1.19]) and
+ * slower with 2 ranks per host at 1M (0.63x [0.45-0.88]):
+ * bench/results/alltoall-window-20261204.md.
+ *
  * Example, p = 3, rank 0: step 1 sends block 1 to rank 1 and receives rank 2's
  * block 0; step 2 sends block 2 to rank 2 and receives rank 1's block 0.
  */
@@ -26,22 +32,26 @@
 #include "coll/tuning.h"
 #include "core/config.h"
 
+typedef struct {
+    const char *sb;
+    char *rb;
+    size_t blk;
+} a2a_ctx_t;
+
+static coll_pair_blk_t a2a_blk(const void *ctx, int j)
+{
+    const a2a_ctx_t *c = ctx;
+    return (coll_pair_blk_t){c->sb + (size_t)j * c->blk, c->blk, c->rb + (size_t)j * c->blk, c->blk};
+}
+
 coll_status_t coll_alltoall_pairwise_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
                                          size_t n, coll_dtype_t dt)
 {
-    int p = g->size, me = g->me;
-    size_t blk = n * coll_dtype_size(dt);
-    const char *sb = sendbuf;
-    char *rb = recvbuf;
+    a2a_ctx_t c = {sendbuf, recvbuf, n * coll_dtype_size(dt)};
     if (n == 0)
         return COLL_SUCCESS;
-    memcpy(rb + (size_t)me * blk, sb + (size_t)me * blk, blk);
-    for (int s = 1; s < p; s++) {
-        int to = (me + s) % p, from = coll_mod(me - s, p);
-        COLL_CHECK(coll_prim_sendrecv(comm, sb + (size_t)to * blk, blk, g->ranks[to], rb + (size_t)from * blk, blk,
-                                      g->ranks[from]));
-    }
-    return COLL_SUCCESS;
+    memcpy(c.rb + (size_t)g->me * c.blk, c.sb + (size_t)g->me * c.blk, c.blk);
+    return coll_prim_pairwise(comm, g, a2a_blk, &c);
 }
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)

@@ -1,7 +1,8 @@
 /*
  * alltoallv_pairwise.c - pairwise-exchange AllToAllV: the local block is
  * copied, then in step s = 1..p-1 rank me sends scounts[me+s] elements to
- * me+s while receiving rcounts[me-s] from me-s (mod p). Zero counts move
+ * me+s while receiving rcounts[me-s] from me-s (mod p), COLL_ALLTOALL_WINDOW
+ * steps in flight (coll_prim_pairwise, as alltoall_pairwise.c). Zero counts move
  * nothing (sender and receiver agree: scounts[j] on i == rcounts[i] on j).
  *
  * Cost (p ranks, n = max(bytes sent, bytes received) by this rank, c = 1 + n/p/COLL_CHUNK):
@@ -34,21 +35,30 @@ coll_status_t coll_alltoallv_self(const coll_group_t *g, const char *sb, const s
     return COLL_SUCCESS;
 }
 
+typedef struct {
+    const char *sb;
+    char *rb;
+    const size_t *scounts, *sdispls, *rcounts, *rdispls;
+    size_t es;
+} a2av_ctx_t;
+
+static coll_pair_blk_t a2av_blk(const void *ctx, int j)
+{
+    const a2av_ctx_t *c = ctx;
+    return (coll_pair_blk_t){c->sb + c->sdispls[j] * c->es, c->scounts[j] * c->es, c->rb + c->rdispls[j] * c->es,
+                             c->rcounts[j] * c->es};
+}
+
 coll_status_t coll_alltoallv_pairwise_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                           const size_t *scounts, const size_t *sdispls, void *recvbuf,
                                           const size_t *rcounts, const size_t *rdispls, coll_dtype_t dt)
 {
-    int p = g->size, me = g->me;
     size_t es = coll_dtype_size(dt);
     const char *sb = sendbuf;
     char *rb = recvbuf;
     COLL_CHECK(coll_alltoallv_self(g, sb, scounts, sdispls, rb, rcounts, rdispls, es));
-    for (int s = 1; s < p; s++) {
-        int to = (me + s) % p, from = coll_mod(me - s, p);
-        COLL_CHECK(coll_prim_sendrecv(comm, sb + sdispls[to] * es, scounts[to] * es, g->ranks[to],
-                                      rb + rdispls[from] * es, rcounts[from] * es, g->ranks[from]));
-    }
-    return COLL_SUCCESS;
+    a2av_ctx_t c = {sb, rb, scounts, sdispls, rcounts, rdispls, es};
+    return coll_prim_pairwise(comm, g, a2av_blk, &c);
 }
 
 /* a->scounts etc. are indexed by member of g (global rank on the world). */

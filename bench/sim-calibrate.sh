@@ -13,10 +13,11 @@
 # table: setup, collective, size, measured (median of the repeats, and their
 # spread), predicted, error %, and the algorithm each picked.
 #
-#   bench/sim-calibrate.sh [-o FILE.md] [-r REPEATS] [-n ITERS] [-e MAXSIZE] [-P] [SETUP ...]
+#   bench/sim-calibrate.sh [-o FILE.md] [-r REPEATS] [-n ITERS] [-N ITERS] [-e MAXSIZE] [-P] [SETUP ...]
 #     SETUP   HOSTSxRANKS@GBIT, e.g. 2x1@1 4x4@5 (default: 2x1@1 2x4@1 4x1@5 4x2@5 4x4@5)
 #     -r      repeats of every measured row (default 3; the median is compared)
-#     -n      timed iterations per run (default 3, after 1 warm-up)
+#     -n      timed iterations per run from 16M up (default 3, after 1 warm-up)
+#     -N      timed iterations per run below 16M (default 20)
 #     -e      largest size (default 64M; sizes 1M, 4M, 16M, 64M)
 #     -P      predict only, from the raw measurements of an earlier run (after a
 #             change to the link model: no namespaces, seconds)
@@ -28,12 +29,12 @@
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-OUT=bench/results/sim-calibration-$(date +%Y%m%d).md REP=3 NI=3 MAXS=64M PREDICT_ONLY=0 RECAL=0
-while getopts "o:r:n:e:PCh" o; do
+OUT=bench/results/sim-calibration-$(date +%Y%m%d).md REP=3 NI=3 NS=20 MAXS=64M PREDICT_ONLY=0 RECAL=0
+while getopts "o:r:n:N:e:PCh" o; do
     case $o in
-        o) OUT=$OPTARG ;; r) REP=$OPTARG ;; n) NI=$OPTARG ;; e) MAXS=$OPTARG ;; P) PREDICT_ONLY=1 ;;
+        o) OUT=$OPTARG ;; r) REP=$OPTARG ;; n) NI=$OPTARG ;; N) NS=$OPTARG ;; e) MAXS=$OPTARG ;; P) PREDICT_ONLY=1 ;;
         C) PREDICT_ONLY=1 RECAL=1 ;;
-        *) sed -n '2,26p' "$0"; exit 2 ;;
+        *) sed -n '2,27p' "$0"; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
@@ -45,6 +46,7 @@ for s in "${SETUPS[@]}"; do
 done
 [[ $REP =~ ^[1-9][0-9]*$ ]] || { echo "sim-calibrate: invalid -r '$REP' (allowed: 1 or more)" >&2; exit 2; }
 [[ $NI =~ ^[1-9][0-9]*$ ]] || { echo "sim-calibrate: invalid -n '$NI' (allowed: 1 or more)" >&2; exit 2; }
+[[ $NS =~ ^[1-9][0-9]*$ ]] || { echo "sim-calibrate: invalid -N '$NS' (allowed: 1 or more)" >&2; exit 2; }
 [[ $MAXS =~ ^[0-9]+[KM]$ ]] || { echo "sim-calibrate: invalid -e '$MAXS' (allowed: a size like 16M)" >&2; exit 2; }
 BIN=${SIMCAL_BIN:-$ROOT/bin}   # the measured executables (a copy lets a rebuild run beside a long measurement)
 for b in collbench all_reduce_test all_gather_test alltoall_test; do
@@ -113,6 +115,15 @@ calibrate() {   # calibrate GBIT FILE LAYOUT: the measuring runs write FILE (bet
     limit "$g"
 }
 
+# The measured sweeps "BEGIN:END:ITERS": the sizes below 16M get NS timed iterations (a 1M row of
+# 3 iterations is ~3 ms of traffic, against which tbf's 2 ms bucket, full after the driver's set-up
+# between sizes, let 1M rows run up to 30% faster than the link: 20 iterations make it < 10%).
+sweeps_of() {
+    local m=$(($(size_bytes "$MAXS") >> 20))
+    if [ "$m" -ge 16 ]; then echo "1M:4M:$NS 16M:$MAXS:$NI"; else echo "1M:$MAXS:$NS"; fi
+}
+size_bytes() { case $1 in *K) echo $((${1%K} << 10)) ;; *M) echo $((${1%M} << 20)) ;; *) echo "$1" ;; esac; }
+
 measure() {   # measure SETUP: raw rows "setup coll bytes time_us algo"
     local s=$1 h l g layout="" k c rep out
     h=${s%%x*} l=${s#*x}; l=${l%@*} g=${s#*@}
@@ -123,12 +134,15 @@ measure() {   # measure SETUP: raw rows "setup coll bytes time_us algo"
     calibrate "$g" "$RAW/calib-$s.before" "$layout" || return 1
     for rep in $(seq 1 "$REP"); do
         for c in $COLLS; do
-            port=$((port + 1))
-            out=$RAW/run-$s-$c-$rep
-            NETNS_MASTER_PORT=$port NETNS_RANK0_ENV="COLL_DEBUG=DEBUG COLL_DEBUG_SUBSYS=TUNING" \
-                netns_env_launch "$out" "$layout" "$BIN/$(exe "$c")" -b 1M -e "$MAXS" -f 4 -n "$NI" -w 1 -c 0 >&2 ||
-                { echo "sim-calibrate: $s $c repeat $rep failed (see $out.r*.err)" >&2; continue; }
-            python3 - "$s" "$c" "$out.r0.out" "$out.r0.err" >>"$RAW/measured" <<'PY'
+            # 1M and 4M with NS timed iterations, 16M up with NI (sweeps_of)
+            for sw in $(sweeps_of); do
+                IFS=: read -r b e n <<<"$sw"
+                port=$((port + 1))
+                out=$RAW/run-$s-$c-$rep-$b
+                NETNS_MASTER_PORT=$port NETNS_RANK0_ENV="COLL_DEBUG=DEBUG COLL_DEBUG_SUBSYS=TUNING" \
+                    netns_env_launch "$out" "$layout" "$BIN/$(exe "$c")" -b "$b" -e "$e" -f 4 -n "$n" -w 1 -c 0 >&2 ||
+                    { echo "sim-calibrate: $s $c repeat $rep ($b..$e) failed (see $out.r*.err)" >&2; continue; }
+                python3 - "$s" "$c" "$out.r0.out" "$out.r0.err" >>"$RAW/measured" <<'PY'
 import re, sys
 s, c, outf, errf = sys.argv[1:5]
 # the i-th size of the sweep is the i-th distinct size the TUNING log names for this collective
@@ -142,6 +156,7 @@ rows = [l.split("|") for l in open(outf) if re.match(r"^\d+ +\|", l)]
 for i, r in enumerate(rows):
     print(s, c, int(r[0]), "%.2f" % float(r[1]), algos[i] if i < len(algos) else "-")
 PY
+            done
             echo "  $s $c repeat $rep: $(awk -v s="$s" -v c="$c" '$1 == s && $2 == c {printf "%s:%s ", $3, $4}' "$RAW/measured" | tail -c 200)" >&2
         done
     done
@@ -173,10 +188,11 @@ if [ "$PREDICT_ONLY" = 0 ]; then
         netns_down >/dev/null 2>&1
     done
     printf '%s\n' "${SETUPS[@]}" >"$RAW/setups"
-    echo "$REP $NI $MAXS $NCPU" >"$RAW/params"
+    echo "$REP $NI $MAXS $NCPU $NS" >"$RAW/params"
 fi
 [ -s "$RAW/measured" ] || { echo "sim-calibrate: no measurements in $RAW (run without -P first)" >&2; exit 1; }
-read -r REP NI MAXS NCPU <"$RAW/params"
+read -r REP NI MAXS NCPU NS <"$RAW/params"
+NS=${NS:-$NI}
 mapfile -t SETUPS <"$RAW/setups"
 if [ "$RECAL" = 1 ]; then
     [ "$(id -u)" = 0 ] || { echo "sim-calibrate: needs root (network namespaces, tc)" >&2; exit 1; }
@@ -212,9 +228,9 @@ done
 {
     echo "# collbench sim against measurements: namespace hosts with tc tbf links - $(date +%Y-%m-%d)"
     echo
-    echo "Generated by \`bench/sim-calibrate.sh -r $REP -n $NI -e $MAXS ${SETUPS[*]}\` (as root); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $NCPU CPUs shared by every namespace host (and by the other engineers' builds), kernel $(uname -r)."
+    echo "Generated by \`bench/sim-calibrate.sh -r $REP -n $NI -N $NS -e $MAXS ${SETUPS[*]}\` (as root); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $NCPU CPUs shared by every namespace host (and by the other engineers' builds), kernel $(uname -r)."
     echo "Setup HxL@G: H hosts x L ranks, every host's link limited to G Gbit/s each way (tbf on both ends of its veth)."
-    echo "Measured: rank 0's aveg_time (slowest rank) of \`-n $NI -w 1 -c 0\`, median of $REP repeats, spread = (max - min) / median."
+    echo "Measured: rank 0's aveg_time (slowest rank) of \`-n $NS -w 1 -c 0\` below 16M, \`-n $NI -w 1 -c 0\` from 16M, median of $REP repeats, spread = (max - min) / median."
     echo "Predicted: \`collbench sim -H L,..,L -c C -b 1M -e $MAXS -f 4 --calibration calib-HxL@G.txt --cores-per-host $NCPU/H\`, the calibration file of the setup: the mean of the measuring runs right before and right after its measurements (below)."
     echo "Error = (predicted - measured) / measured."
     echo

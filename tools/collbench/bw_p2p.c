@@ -412,81 +412,60 @@ static int is_opt(const char *a, const char *s1, const char *s2, const char *s3)
     return !strcmp(a, s1) || (s2 && !strcmp(a, s2)) || (s3 && !strcmp(a, s3));
 }
 
-static int parse(const cbt_bw_opts_t *bw, cbt_p2p_opts_t *o)
+/* Which of --ds, --dd and -m were given. */
+typedef struct {
+    int ds, dd, m;
+} p2p_set_t;
+
+static int is_p2p_opt(const char *a)
 {
-    *o = (cbt_p2p_opts_t){.bw = bw, .sp = -1, .ds = -1, .dd = -1, .dev = -1, .npus = 2};
-    int ds_set = 0, dd_set = 0, m_set = 0;
-    for (int i = 0; i < bw->nextra; i++) {
-        const char *a = bw->extra[i];
-        const char *v = i + 1 < bw->nextra ? bw->extra[i + 1] : NULL;
-        long long ll;
-        int known = is_opt(a, "-sp", "--sp", "--super-pod") || is_opt(a, "-ip", "--ip", "--peer-ip")
-            || is_opt(a, "-hip", "--hip", "--host-ip") || is_opt(a, "-spp", "--spp", "--super-pod-path")
-            || is_opt(a, "-ds", "--ds", "--device-src") || is_opt(a, "-dd", "--dd", "--device-dst")
-            || is_opt(a, "-d", "--device", NULL) || is_opt(a, "-m", "--mode", NULL) || is_opt(a, "-p", "--npus", NULL);
-        if (!known)
-            return cbt_usage_error(TOOL, "unknown option '%s' for -t p2p (see collbench bw --help)", a);
-        if (!v)
-            return cbt_usage_error(TOOL, "missing value after %s", a);
-        i++;
-        if (is_opt(a, "-sp", "--sp", "--super-pod")) {
-            if (cbt_parse_ll(TOOL, "--sp", v, 0, 2, &ll))
-                return CBT_EXIT_USAGE;
-            o->sp = (int)ll;
-        } else if (is_opt(a, "-ip", "--ip", "--peer-ip")) {
-            o->ip = v;
-        } else if (is_opt(a, "-hip", "--hip", "--host-ip")) {
-            o->hip = v;
-        } else if (is_opt(a, "-spp", "--spp", "--super-pod-path")) {
-            o->spp = v;
-        } else if (is_opt(a, "-d", "--device", NULL)) {
-            if (cbt_parse_ll(TOOL, "-d", v, 0, CBT_DEV_MAX - 1, &ll))
-                return CBT_EXIT_USAGE;
-            o->dev = (int)ll;
-        } else if (is_opt(a, "-m", "--mode", NULL)) {
-            if ((o->card = cbt_parse_devmode(TOOL, v)) < 0)
-                return CBT_EXIT_USAGE;
-            m_set = 1;
-        } else if (is_opt(a, "-ds", "--ds", "--device-src")) {
-            if (cbt_parse_ll(TOOL, "--ds", v, 0, CBT_DEV_MAX - 1, &ll))
-                return CBT_EXIT_USAGE;
-            o->ds = (int)ll, ds_set = 1;
-        } else if (is_opt(a, "-dd", "--dd", "--device-dst")) {
-            if (cbt_parse_ll(TOOL, "--dd", v, 0, CBT_DEV_MAX - 1, &ll))
-                return CBT_EXIT_USAGE;
-            o->dd = (int)ll, dd_set = 1;
-        } else {
-            if (cbt_parse_ll(TOOL, "-p", v, 2, CBT_P2P_NPUS_MAX, &ll))
-                return CBT_EXIT_USAGE;
-            o->npus = (int)ll, o->npus_set = 1;
-        }
+    return is_opt(a, "-sp", "--sp", "--super-pod") || is_opt(a, "-ip", "--ip", "--peer-ip")
+        || is_opt(a, "-hip", "--hip", "--host-ip") || is_opt(a, "-spp", "--spp", "--super-pod-path")
+        || is_opt(a, "-ds", "--ds", "--device-src") || is_opt(a, "-dd", "--dd", "--device-dst")
+        || is_opt(a, "-d", "--device", NULL) || is_opt(a, "-m", "--mode", NULL) || is_opt(a, "-p", "--npus", NULL);
+}
+
+/* Option a (one is_p2p_opt knows) with its value v. */
+static int set_opt(cbt_p2p_opts_t *o, p2p_set_t *set, const char *a, const char *v)
+{
+    long long ll;
+    if (is_opt(a, "-sp", "--sp", "--super-pod")) {
+        if (cbt_parse_ll(TOOL, "--sp", v, 0, 2, &ll))
+            return CBT_EXIT_USAGE;
+        o->sp = (int)ll;
+    } else if (is_opt(a, "-ip", "--ip", "--peer-ip")) {
+        o->ip = v;
+    } else if (is_opt(a, "-hip", "--hip", "--host-ip")) {
+        o->hip = v;
+    } else if (is_opt(a, "-spp", "--spp", "--super-pod-path")) {
+        o->spp = v;
+    } else if (is_opt(a, "-d", "--device", NULL)) {
+        if (cbt_parse_ll(TOOL, "-d", v, 0, CBT_DEV_MAX - 1, &ll))
+            return CBT_EXIT_USAGE;
+        o->dev = (int)ll;
+    } else if (is_opt(a, "-m", "--mode", NULL)) {
+        if ((o->card = cbt_parse_devmode(TOOL, v)) < 0)
+            return CBT_EXIT_USAGE;
+        set->m = 1;
+    } else if (is_opt(a, "-ds", "--ds", "--device-src")) {
+        if (cbt_parse_ll(TOOL, "--ds", v, 0, CBT_DEV_MAX - 1, &ll))
+            return CBT_EXIT_USAGE;
+        o->ds = (int)ll, set->ds = 1;
+    } else if (is_opt(a, "-dd", "--dd", "--device-dst")) {
+        if (cbt_parse_ll(TOOL, "--dd", v, 0, CBT_DEV_MAX - 1, &ll))
+            return CBT_EXIT_USAGE;
+        o->dd = (int)ll, set->dd = 1;
+    } else {
+        if (cbt_parse_ll(TOOL, "-p", v, 2, CBT_P2P_NPUS_MAX, &ll))
+            return CBT_EXIT_USAGE;
+        o->npus = (int)ll, o->npus_set = 1;
     }
-    if (ds_set != dd_set)
-        return cbt_usage_error(TOOL, "--ds and --dd go together (source and destination device)");
-    if (ds_set && o->dev >= 0)
-        return cbt_usage_error(TOOL, "-d does not go with --ds/--dd (-d D is --ds D --dd D)");
-    int spdir = o->sp == 0 || o->sp == 1;
-    if (spdir && ds_set)
-        return cbt_usage_error(TOOL,
-                               "--sp %d runs one rank on each end: --ds/--dd does not apply (use -d DEVICE on "
-                               "each end)",
-                               o->sp);
-    if (!spdir && (o->dev >= 0 || m_set)) { /* -d D = --ds D --dd D; -m alone: device/card 0 */
-        if (o->dev >= 0)
-            o->ds = o->dd = o->dev;
-        else if (!ds_set)
-            o->ds = o->dd = 0;
-        ds_set = 1;
-    }
-    if (spdir && m_set && o->dev < 0)
-        o->dev = 0;
-    /* --ds/--dd are ascend-dmi's device ids, no longer ranks: the pair is always
-     * rank 0 (source) and rank 1 (target), so they need a run of two ranks */
-    if (ds_set && o->npus_set && o->npus != 2)
-        return cbt_usage_error(TOOL,
-                               "--ds/--dd/-d are device ids of the source (rank 0) and the target (rank 1), "
-                               "not ranks: they need 2 ranks, not -p %d (drop them to measure every pair of ranks)",
-                               o->npus);
+    return 0;
+}
+
+/* The shared-directory options: all three with --sp 0/1, none without. */
+static int check_spdir(const cbt_p2p_opts_t *o, int spdir)
+{
     if (spdir) {
         if (!o->ip || !o->hip || !o->spp)
             return cbt_usage_error(TOOL, "--sp %d needs --ip PEER_IP, --hip OWN_IP and --spp SHARED_DIR (missing %s)",
@@ -505,6 +484,58 @@ static int parse(const cbt_bw_opts_t *bw, cbt_p2p_opts_t *o)
                                             : "--spp");
     }
     return 0;
+}
+
+/* The options together: device ids resolved, combinations that do not go. */
+static int check_opts(cbt_p2p_opts_t *o, p2p_set_t set)
+{
+    int ds_set = set.ds;
+    if (set.ds != set.dd)
+        return cbt_usage_error(TOOL, "--ds and --dd go together (source and destination device)");
+    if (ds_set && o->dev >= 0)
+        return cbt_usage_error(TOOL, "-d does not go with --ds/--dd (-d D is --ds D --dd D)");
+    int spdir = o->sp == 0 || o->sp == 1;
+    if (spdir && ds_set)
+        return cbt_usage_error(TOOL,
+                               "--sp %d runs one rank on each end: --ds/--dd does not apply (use -d DEVICE on "
+                               "each end)",
+                               o->sp);
+    if (!spdir && (o->dev >= 0 || set.m)) { /* -d D = --ds D --dd D; -m alone: device/card 0 */
+        if (o->dev >= 0)
+            o->ds = o->dd = o->dev;
+        else if (!ds_set)
+            o->ds = o->dd = 0;
+        ds_set = 1;
+    }
+    if (spdir && set.m && o->dev < 0)
+        o->dev = 0;
+    /* --ds/--dd are ascend-dmi's device ids, no longer ranks: the pair is always
+     * rank 0 (source) and rank 1 (target), so they need a run of two ranks */
+    if (ds_set && o->npus_set && o->npus != 2)
+        return cbt_usage_error(TOOL,
+                               "--ds/--dd/-d are device ids of the source (rank 0) and the target (rank 1), "
+                               "not ranks: they need 2 ranks, not -p %d (drop them to measure every pair of ranks)",
+                               o->npus);
+    return check_spdir(o, spdir);
+}
+
+static int parse(const cbt_bw_opts_t *bw, cbt_p2p_opts_t *o)
+{
+    *o = (cbt_p2p_opts_t){.bw = bw, .sp = -1, .ds = -1, .dd = -1, .dev = -1, .npus = 2};
+    p2p_set_t set = {0, 0, 0};
+    for (int i = 0; i < bw->nextra; i++) {
+        const char *a = bw->extra[i];
+        const char *v = i + 1 < bw->nextra ? bw->extra[i + 1] : NULL;
+        if (!is_p2p_opt(a))
+            return cbt_usage_error(TOOL, "unknown option '%s' for -t p2p (see collbench bw --help)", a);
+        if (!v)
+            return cbt_usage_error(TOOL, "missing value after %s", a);
+        i++;
+        int rc = set_opt(o, &set, a, v);
+        if (rc)
+            return rc;
+    }
+    return check_opts(o, set);
 }
 
 int cbt_bw_p2p(const cbt_bw_opts_t *bw)

@@ -293,6 +293,65 @@ static int client_connect(net_opts_t *o, int *ctrl, int *fds, char *peer, size_t
     return 0;
 }
 
+/* The client's handshake on the control connection fd: its parameters,
+ * acknowledged (or refused when invalid), drive the test (o->p); *session
+ * is the id its data connections carry. */
+static int server_handshake(net_opts_t *o, int fd, const char *peer, uint64_t *session)
+{
+    uint64_t w[10];
+    if (cbt_words_recv(fd, w, 10) || w[0] != CBT_NET_MAGIC || w[1] != CBT_NET_VERSION)
+        return cbt_error(TOOL, CBT_EXIT_CONN, "%s is not a collbench net client (bad handshake)", peer);
+    cbt_net_params_t c = {.lat = (int)w[3],
+                          .bidir = (int)w[4],
+                          .nconn = (int)w[5],
+                          .all = (int)w[6],
+                          .size = w[7],
+                          .iters = w[8],
+                          .duration = cbt_bitsd(w[9])};
+    *session = w[2];
+    int bad = c.nconn < 1 || c.nconn > CBT_NET_MAXQ || c.size < 1 || c.size > CBT_GIB
+        || (c.iters < 1 && c.duration <= 0);
+    uint64_t ack[2] = {CBT_NET_MAGIC, (uint64_t)bad};
+    cbt_words_send(fd, ack, 2);
+    if (bad)
+        return cbt_error(TOOL, CBT_EXIT_CONN, "client %s sent invalid parameters", peer);
+    /* The client's flags drive the test; say so if ours differed. */
+    const cbt_net_params_t *s = &o->p;
+    if (((o->set_mask & SET_S) && s->size != c.size) || ((o->set_mask & SET_N) && s->iters != c.iters)
+        || ((o->set_mask & SET_A) && !c.all) || ((o->set_mask & SET_B) && !c.bidir)
+        || ((o->set_mask & SET_Q) && s->nconn != c.nconn) || ((o->set_mask & SET_LAT) && !c.lat)
+        || ((o->set_mask & SET_D) && s->duration != c.duration))
+        fprintf(stderr,
+                "collbench net: note: the client's parameters differ from this command line; using the client's\n");
+    o->p = c;
+    return 0;
+}
+
+/* The client's nconn data connections on lfd, each in fds[] at the index it
+ * sends (with the session id). */
+static int accept_data(int lfd, int nconn, uint64_t session, int *fds, const char *peer)
+{
+    char err[512];
+    for (int i = 0; i < nconn; i++)
+        fds[i] = -1;
+    for (int k = 0; k < nconn; k++) {
+        int d = cbt_sock_accept(lfd, 10, err, sizeof err);
+        uint64_t h[3];
+        if (d < 0)
+            return cbt_error(TOOL, d == -2 ? CBT_EXIT_TIMEOUT : CBT_EXIT_CONN, "data connection %d of %d from %s: %s",
+                             k, nconn, peer, err);
+        cbt_sock_tune(d, 10);
+        if (cbt_words_recv(d, h, 3) || h[0] != CBT_NET_MAGIC || h[1] != session || h[2] >= (uint64_t)nconn
+            || fds[h[2]] >= 0) {
+            close(d);
+            return cbt_error(TOOL, CBT_EXIT_CONN, "unexpected data connection (not from client %s)", peer);
+        }
+        cbt_sock_tune(d, 60);
+        fds[h[2]] = d;
+    }
+    return 0;
+}
+
 static int server_accept(net_opts_t *o, int *ctrl, int *fds, char *peer, size_t pn)
 {
     char err[512];
@@ -318,57 +377,13 @@ static int server_accept(net_opts_t *o, int *ctrl, int *fds, char *peer, size_t 
     *ctrl = fd;
     cbt_sock_peer(fd, peer, pn);
     cbt_sock_tune(fd, 10);
-    uint64_t w[10];
-    if (cbt_words_recv(fd, w, 10) || w[0] != CBT_NET_MAGIC || w[1] != CBT_NET_VERSION) {
-        close(lfd);
-        return cbt_error(TOOL, CBT_EXIT_CONN, "%s is not a collbench net client (bad handshake)", peer);
-    }
-    cbt_net_params_t c = {.lat = (int)w[3],
-                          .bidir = (int)w[4],
-                          .nconn = (int)w[5],
-                          .all = (int)w[6],
-                          .size = w[7],
-                          .iters = w[8],
-                          .duration = cbt_bitsd(w[9])};
-    uint64_t session = w[2];
-    int bad = c.nconn < 1 || c.nconn > CBT_NET_MAXQ || c.size < 1 || c.size > CBT_GIB
-        || (c.iters < 1 && c.duration <= 0);
-    uint64_t ack[2] = {CBT_NET_MAGIC, (uint64_t)bad};
-    cbt_words_send(fd, ack, 2);
-    if (bad) {
-        close(lfd);
-        return cbt_error(TOOL, CBT_EXIT_CONN, "client %s sent invalid parameters", peer);
-    }
-    /* The client's flags drive the test; say so if ours differed. */
-    const cbt_net_params_t *s = &o->p;
-    if (((o->set_mask & SET_S) && s->size != c.size) || ((o->set_mask & SET_N) && s->iters != c.iters)
-        || ((o->set_mask & SET_A) && !c.all) || ((o->set_mask & SET_B) && !c.bidir)
-        || ((o->set_mask & SET_Q) && s->nconn != c.nconn) || ((o->set_mask & SET_LAT) && !c.lat)
-        || ((o->set_mask & SET_D) && s->duration != c.duration))
-        fprintf(stderr,
-                "collbench net: note: the client's parameters differ from this command line; using the client's\n");
-    o->p = c;
-    for (int i = 0; i < c.nconn; i++)
-        fds[i] = -1;
-    for (int k = 0; k < c.nconn; k++) {
-        int d = cbt_sock_accept(lfd, 10, err, sizeof err);
-        uint64_t h[3];
-        if (d < 0) {
-            close(lfd);
-            return cbt_error(TOOL, d == -2 ? CBT_EXIT_TIMEOUT : CBT_EXIT_CONN, "data connection %d of %d from %s: %s",
-                             k, c.nconn, peer, err);
-        }
-        cbt_sock_tune(d, 10);
-        if (cbt_words_recv(d, h, 3) || h[0] != CBT_NET_MAGIC || h[1] != session || h[2] >= (uint64_t)c.nconn
-            || fds[h[2]] >= 0) {
-            close(d);
-            close(lfd);
-            return cbt_error(TOOL, CBT_EXIT_CONN, "unexpected data connection (not from client %s)", peer);
-        }
-        cbt_sock_tune(d, 60);
-        fds[h[2]] = d;
-    }
+    uint64_t session = 0;
+    int rc = server_handshake(o, fd, peer, &session);
+    if (rc == 0)
+        rc = accept_data(lfd, o->p.nconn, session, fds, peer);
     close(lfd);
+    if (rc)
+        return rc;
     uint64_t ready[2] = {CBT_NET_MAGIC, 0};
     if (cbt_words_send(fd, ready, 2))
         return cbt_error(TOOL, CBT_EXIT_CONN, "control connection to %s lost", peer);

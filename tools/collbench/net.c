@@ -73,86 +73,101 @@ static void usage(FILE *f)
 
 enum { SET_S = 1, SET_N = 2, SET_A = 4, SET_B = 8, SET_Q = 16, SET_D = 32, SET_LAT = 64 };
 
-static int parse_args(int argc, char **argv, net_opts_t *o)
+/* The options without a value; 0 if a is not one of them. */
+static int flag_opt(net_opts_t *o, const char *a)
 {
+    if (!strcmp(a, "-a") || !strcmp(a, "--all"))
+        o->p.all = 1, o->set_mask |= SET_A;
+    else if (!strcmp(a, "-b") || !strcmp(a, "--bidirectional"))
+        o->p.bidir = 1, o->set_mask |= SET_B;
+    else if (!strcmp(a, "--lat"))
+        o->p.lat = 1, o->set_mask |= SET_LAT;
+    else if (!strcmp(a, "--json"))
+        o->json = 1;
+    else if (!strcmp(a, "--calibration-cpu"))
+        o->calib_cpu = 1;
+    else
+        return 0;
+    return 1;
+}
+
+/* Argument argv[*i] (with its value, *i moved past it): -1 on an error. */
+static int parse_opt(net_opts_t *o, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i], *v;
     long long ll;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
 #define VAL() \
-    if (!(v = cbt_optval(TOOL, argc, argv, &i))) \
+    if (!(v = cbt_optval(TOOL, argc, argv, i))) \
     return -1
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            exit(0);
-        } else if (!strcmp(a, "-p") || !strcmp(a, "--port")) {
-            VAL();
-            if (cbt_parse_ll(TOOL, a, v, 1, 65535, &ll))
-                return -1;
-            o->port = (int)ll;
-        } else if (!strcmp(a, "-s") || !strcmp(a, "--size")) {
-            VAL();
-            if (cbt_parse_size(TOOL, a, v, 1, CBT_GIB, &o->p.size))
-                return -1;
-            o->set_mask |= SET_S;
-        } else if (!strcmp(a, "-n") || !strcmp(a, "--iters")) {
-            VAL();
-            if (cbt_parse_ll(TOOL, a, v, 1, 100000000, &ll))
-                return -1;
-            o->p.iters = (unsigned long long)ll;
-            o->set_mask |= SET_N;
-        } else if (!strcmp(a, "-D") || !strcmp(a, "--duration")) {
-            VAL();
-            if (cbt_parse_double(TOOL, a, v, 0.1, 3600, "seconds", &o->p.duration))
-                return -1;
-            o->set_mask |= SET_D;
-        } else if (!strcmp(a, "-q") || !strcmp(a, "--qp")) {
-            VAL();
-            if (cbt_parse_ll(TOOL, a, v, 1, CBT_NET_MAXQ, &ll))
-                return -1;
-            o->p.nconn = (int)ll;
-            o->set_mask |= SET_Q;
-        } else if (!strcmp(a, "-a") || !strcmp(a, "--all")) {
-            o->p.all = 1, o->set_mask |= SET_A;
-        } else if (!strcmp(a, "-b") || !strcmp(a, "--bidirectional")) {
-            o->p.bidir = 1, o->set_mask |= SET_B;
-        } else if (!strcmp(a, "--lat")) {
-            o->p.lat = 1, o->set_mask |= SET_LAT;
-        } else if (!strcmp(a, "--json")) {
-            o->json = 1;
-        } else if (!strcmp(a, "-fmt") || !strcmp(a, "--fmt") || !strcmp(a, "--format")) {
-            VAL();
-            if (strcmp(v, "json") && strcmp(v, "normal"))
-                return cbt_usage_error(TOOL, "invalid %s '%s' (allowed: normal, json)", a, v), -1;
-            o->json = !strcmp(v, "json");
-        } else if (!strcmp(a, "--connect-timeout")) {
-            VAL();
-            if (cbt_parse_double(TOOL, a, v, 0.1, 600, "seconds", &o->connect_timeout))
-                return -1;
-        } else if (!strcmp(a, "--retry")) {
-            VAL();
-            if (cbt_parse_double(TOOL, a, v, 0, 600, "seconds", &o->retry))
-                return -1;
-        } else if (!strcmp(a, "--timeout")) {
-            VAL();
-            if (cbt_parse_double(TOOL, a, v, 0, 86400, "seconds", &o->timeout))
-                return -1;
-        } else if (!strcmp(a, "--bind")) {
-            VAL();
-            o->bind_addr = v;
-        } else if (!strcmp(a, "--calibration-out")) {
-            VAL();
-            o->calib_out = v;
-        } else if (!strcmp(a, "--calibration-cpu")) {
-            o->calib_cpu = 1;
-        } else if (a[0] == '-') {
-            return cbt_usage_error(TOOL, "unknown option '%s' (see collbench net --help)", a), -1;
-        } else if (!o->host) {
-            o->host = a;
-        } else {
-            return cbt_usage_error(TOOL, "unexpected argument '%s' (one HOST at most)", a), -1;
-        }
-#undef VAL
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        usage(stdout);
+        exit(0);
+    } else if (flag_opt(o, a)) {
+        return 0;
+    } else if (!strcmp(a, "-p") || !strcmp(a, "--port")) {
+        VAL();
+        if (cbt_parse_ll(TOOL, a, v, 1, 65535, &ll))
+            return -1;
+        o->port = (int)ll;
+    } else if (!strcmp(a, "-s") || !strcmp(a, "--size")) {
+        VAL();
+        if (cbt_parse_size(TOOL, a, v, 1, CBT_GIB, &o->p.size))
+            return -1;
+        o->set_mask |= SET_S;
+    } else if (!strcmp(a, "-n") || !strcmp(a, "--iters")) {
+        VAL();
+        if (cbt_parse_ll(TOOL, a, v, 1, 100000000, &ll))
+            return -1;
+        o->p.iters = (unsigned long long)ll;
+        o->set_mask |= SET_N;
+    } else if (!strcmp(a, "-D") || !strcmp(a, "--duration")) {
+        VAL();
+        if (cbt_parse_double(TOOL, a, v, 0.1, 3600, "seconds", &o->p.duration))
+            return -1;
+        o->set_mask |= SET_D;
+    } else if (!strcmp(a, "-q") || !strcmp(a, "--qp")) {
+        VAL();
+        if (cbt_parse_ll(TOOL, a, v, 1, CBT_NET_MAXQ, &ll))
+            return -1;
+        o->p.nconn = (int)ll;
+        o->set_mask |= SET_Q;
+    } else if (!strcmp(a, "-fmt") || !strcmp(a, "--fmt") || !strcmp(a, "--format")) {
+        VAL();
+        if (strcmp(v, "json") && strcmp(v, "normal"))
+            return cbt_usage_error(TOOL, "invalid %s '%s' (allowed: normal, json)", a, v), -1;
+        o->json = !strcmp(v, "json");
+    } else if (!strcmp(a, "--connect-timeout")) {
+        VAL();
+        if (cbt_parse_double(TOOL, a, v, 0.1, 600, "seconds", &o->connect_timeout))
+            return -1;
+    } else if (!strcmp(a, "--retry")) {
+        VAL();
+        if (cbt_parse_double(TOOL, a, v, 0, 600, "seconds", &o->retry))
+            return -1;
+    } else if (!strcmp(a, "--timeout")) {
+        VAL();
+        if (cbt_parse_double(TOOL, a, v, 0, 86400, "seconds", &o->timeout))
+            return -1;
+    } else if (!strcmp(a, "--bind")) {
+        VAL();
+        o->bind_addr = v;
+    } else if (!strcmp(a, "--calibration-out")) {
+        VAL();
+        o->calib_out = v;
+    } else if (a[0] == '-') {
+        return cbt_usage_error(TOOL, "unknown option '%s' (see collbench net --help)", a), -1;
+    } else if (!o->host) {
+        o->host = a;
+    } else {
+        return cbt_usage_error(TOOL, "unexpected argument '%s' (one HOST at most)", a), -1;
     }
+#undef VAL
+    return 0;
+}
+
+/* The options together: combinations that do not go; the default size. */
+static int check_args(net_opts_t *o)
+{
     if ((o->set_mask & SET_A) && (o->set_mask & SET_S))
         return cbt_usage_error(TOOL, "-a and -s exclude each other (-a sweeps 2 B..8 MiB)"), -1;
     if ((o->set_mask & SET_D) && (o->set_mask & SET_N))
@@ -175,6 +190,14 @@ static int parse_args(int argc, char **argv, net_opts_t *o)
     if (!(o->set_mask & SET_S))
         o->p.size = o->p.lat ? 2 : 65536;
     return 0;
+}
+
+static int parse_args(int argc, char **argv, net_opts_t *o)
+{
+    for (int i = 1; i < argc; i++)
+        if (parse_opt(o, argc, argv, &i) != 0)
+            return -1;
+    return check_args(o);
 }
 
 static int sweep(const cbt_net_params_t *p, unsigned long long *sizes)

@@ -255,6 +255,63 @@ static int shm_peer(const int *of, int nranks, const cbt_as_host_t *hosts, int m
     return me == sp ? second : me == second ? sp : -1;
 }
 
+/* This rank's host name (COLL_HOST_ID, else the system's) and local rank. */
+static void rank_identity(coll_comm_t comm, rank_id_t *me)
+{
+    memset(me, 0, sizeof *me);
+    const char *hid = coll_cfg_str(COLL_CFG_HOST_ID);
+    if (*hid)
+        snprintf(me->host, sizeof me->host, "%s", hid);
+    else if (gethostname(me->host, sizeof me->host - 1) != 0)
+        snprintf(me->host, sizeof me->host, "unknown");
+    int lr = 0, ls = 1;
+    coll_comm_local(comm, &lr, &ls);
+    me->local_rank = lr;
+}
+
+/* Rank 0: the result tables, and the plan on stderr unless -q. */
+static int open_result(cbt_as_ctx_t *c, cbt_as_result_t *res)
+{
+    const cbt_as_opts_t *o = c->o;
+    if (alloc_result(res, c->nhosts, o))
+        return cbt_error(TOOL, CBT_EXIT_FAIL, "out of memory for %d hosts", c->nhosts);
+    res->hosts = c->hosts;
+    c->res = res;
+    if (!o->quiet)
+        fprintf(stderr,
+                "collbench assess: %d ranks on %d hosts; pairs: %d rounds, ring: %lld rings, bisect: %lld "
+                "halvings (seed %llu), node: %d hosts, coll: groups of %lld hosts\n",
+                c->nranks, c->nhosts, o->tests & CBT_AS_PAIRS ? cbt_as_rounds(c->nhosts) : 0,
+                o->tests & CBT_AS_RING ? 1 + o->rings : 0, o->tests & CBT_AS_BISECT ? o->halvings : 0, o->seed,
+                o->tests & CBT_AS_NODE ? c->nhosts : 0, o->tests & CBT_AS_COLL ? o->group_size : 0);
+    return CBT_EXIT_OK;
+}
+
+/* The chosen tests in order, a barrier, then rank 0's report. */
+static int run_tests(cbt_as_ctx_t *c, const cbt_as_result_t *res)
+{
+    const cbt_as_opts_t *o = c->o;
+    int rc;
+    coll_status_t st;
+    if ((o->tests & CBT_AS_PAIRS) && (rc = cbt_as_pairs(c)))
+        return rc;
+    if ((o->tests & CBT_AS_RING) && c->nhosts > 1 && (rc = cbt_as_ring(c)))
+        return rc;
+    if ((o->tests & CBT_AS_BISECT) && c->nhosts > 1 && (rc = cbt_as_bisect(c)))
+        return rc;
+    if ((o->tests & CBT_AS_NODE) && (rc = cbt_as_node(c)))
+        return rc;
+    if ((o->tests & CBT_AS_COLL) && (rc = cbt_as_coll(c)))
+        return rc;
+    if ((st = coll_barrier(c->comm)) != COLL_SUCCESS)
+        return cbt_error(TOOL, CBT_EXIT_CONN, "rank %d: barrier: %s", c->rank, coll_strerror(st));
+    if (c->rank == 0) {
+        int k = cbt_as_report(o, res);
+        return k < 0 ? CBT_EXIT_FAIL : k > 0 ? CBT_EXIT_FAIL : CBT_EXIT_OK;
+    }
+    return CBT_EXIT_OK;
+}
+
 static int rank_main(void *arg, const cb_launch_t *l, int rank, int nranks, const coll_unique_id_t *id)
 {
     const cbt_as_opts_t *o = arg;
@@ -266,15 +323,7 @@ static int rank_main(void *arg, const cb_launch_t *l, int rank, int nranks, cons
                          "rank %d of %d: coll_comm_init_rank: %s: %s", rank, nranks, coll_strerror(st),
                          coll_last_error());
     rank_id_t me;
-    memset(&me, 0, sizeof me);
-    const char *hid = coll_cfg_str(COLL_CFG_HOST_ID);
-    if (*hid)
-        snprintf(me.host, sizeof me.host, "%s", hid);
-    else if (gethostname(me.host, sizeof me.host - 1) != 0)
-        snprintf(me.host, sizeof me.host, "unknown");
-    int lr = 0, ls = 1;
-    coll_comm_local(comm, &lr, &ls);
-    me.local_rank = lr;
+    rank_identity(comm, &me);
 
     int rc = CBT_EXIT_OK;
     rank_id_t *ids = calloc((size_t)nranks, sizeof *ids);
@@ -304,40 +353,11 @@ static int rank_main(void *arg, const cb_launch_t *l, int rank, int nranks, cons
     }
     if (c.src)
         memset(c.src, rank & 0xff, sz);
-    if (rank == 0) {
-        if (alloc_result(&res, c.nhosts, o)) {
-            rc = cbt_error(TOOL, CBT_EXIT_FAIL, "out of memory for %d hosts", c.nhosts);
-            coll_comm_abort(comm);
-            goto out;
-        }
-        res.hosts = hosts;
-        c.res = &res;
-        if (!o->quiet)
-            fprintf(stderr,
-                    "collbench assess: %d ranks on %d hosts; pairs: %d rounds, ring: %lld rings, bisect: %lld "
-                    "halvings (seed %llu), node: %d hosts, coll: groups of %lld hosts\n",
-                    nranks, c.nhosts, o->tests & CBT_AS_PAIRS ? cbt_as_rounds(c.nhosts) : 0,
-                    o->tests & CBT_AS_RING ? 1 + o->rings : 0, o->tests & CBT_AS_BISECT ? o->halvings : 0, o->seed,
-                    o->tests & CBT_AS_NODE ? c.nhosts : 0, o->tests & CBT_AS_COLL ? o->group_size : 0);
-    }
-    if ((o->tests & CBT_AS_PAIRS) && (rc = cbt_as_pairs(&c)))
-        goto out;
-    if ((o->tests & CBT_AS_RING) && c.nhosts > 1 && (rc = cbt_as_ring(&c)))
-        goto out;
-    if ((o->tests & CBT_AS_BISECT) && c.nhosts > 1 && (rc = cbt_as_bisect(&c)))
-        goto out;
-    if ((o->tests & CBT_AS_NODE) && (rc = cbt_as_node(&c)))
-        goto out;
-    if ((o->tests & CBT_AS_COLL) && (rc = cbt_as_coll(&c)))
-        goto out;
-    if ((st = coll_barrier(comm)) != COLL_SUCCESS) {
-        rc = cbt_error(TOOL, CBT_EXIT_CONN, "rank %d: barrier: %s", rank, coll_strerror(st));
+    if (rank == 0 && (rc = open_result(&c, &res))) {
+        coll_comm_abort(comm);
         goto out;
     }
-    if (rank == 0) {
-        int k = cbt_as_report(o, &res);
-        rc = k < 0 ? CBT_EXIT_FAIL : k > 0 ? CBT_EXIT_FAIL : CBT_EXIT_OK;
-    }
+    rc = run_tests(&c, &res);
 out:
     if (c.src)
         munmap(c.src, sz ? sz : 1);
@@ -347,6 +367,76 @@ out:
     free(ids), free(hosts), free(of);
     coll_comm_destroy(comm);
     return rc;
+}
+
+/* Option argv[*i] (and its value, *i moved past it); *stop = 1 after one
+ * that ends the command (--help, --schedule). Returns an exit code. */
+static int parse_opt(cbt_as_opts_t *o, int argc, char **argv, int *i, int *stop)
+{
+    const char *a = argv[*i], *v;
+    long long ll;
+    unsigned long long ull;
+    /* the options that take a whole number: names, the name an error gives,
+     * range, where the value goes */
+    const struct {
+        const char *name, *alias, *label;
+        long long lo, hi, *out;
+    } ll_opts[] = {
+        {"-et", "--et", "-et", 1, 1000, &o->et},
+        {"--lat-iters", NULL, "--lat-iters", 1, 100000, &o->lat_iters},
+        {"--rings", NULL, "--rings", 0, 64, &o->rings},
+        {"--halvings", NULL, "--halvings", 1, 64, &o->halvings},
+        {"--group-size", NULL, "--group-size", 1, 4096, &o->group_size},
+    };
+    for (size_t k = 0; k < sizeof ll_opts / sizeof ll_opts[0]; k++) {
+        if (strcmp(a, ll_opts[k].name) && (!ll_opts[k].alias || strcmp(a, ll_opts[k].alias)))
+            continue;
+        if (!(v = cbt_optval(TOOL, argc, argv, i))
+            || cbt_parse_ll(TOOL, ll_opts[k].label, v, ll_opts[k].lo, ll_opts[k].hi, ll_opts[k].out))
+            return CBT_EXIT_USAGE;
+        return CBT_EXIT_OK;
+    }
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        usage(stdout);
+        *stop = 1;
+    } else if (!strcmp(a, "--tests") || !strcmp(a, "-t")) {
+        if (!(v = cbt_optval(TOOL, argc, argv, i)) || parse_tests(v, &o->tests))
+            return CBT_EXIT_USAGE;
+    } else if (!strcmp(a, "-s") || !strcmp(a, "--size")) {
+        if (!(v = cbt_optval(TOOL, argc, argv, i)) || cbt_parse_size(TOOL, "-s", v, 1024, 4ULL << 30, &o->size))
+            return CBT_EXIT_USAGE;
+    } else if (!strcmp(a, "--seed")) {
+        if (!(v = cbt_optval(TOOL, argc, argv, i)) || cbt_parse_size(TOOL, a, v, 0, ~0ULL, &ull))
+            return CBT_EXIT_USAGE;
+        o->seed = ull;
+    } else if (!strcmp(a, "--threshold")) {
+        if (!(v = cbt_optval(TOOL, argc, argv, i)) || cbt_parse_double(TOOL, a, v, 0.01, 1.0, "", &o->threshold))
+            return CBT_EXIT_USAGE;
+    } else if (!strcmp(a, "--lat-threshold")) {
+        if (!(v = cbt_optval(TOOL, argc, argv, i)) || cbt_parse_double(TOOL, a, v, 0.01, 1.0, "", &o->lat_threshold))
+            return CBT_EXIT_USAGE;
+    } else if (!strcmp(a, "--json")) {
+        if (!(v = cbt_optval(TOOL, argc, argv, i)))
+            return CBT_EXIT_USAGE;
+        struct stat sb;
+        if (stat(v, &sb) != 0 || !S_ISDIR(sb.st_mode))
+            return cbt_usage_error(TOOL, "invalid --json '%s': not a directory (allowed: an existing directory)", v);
+        o->json_dir = v;
+    } else if (!strcmp(a, "-p") || !strcmp(a, "--npus")) {
+        if (!(v = cbt_optval(TOOL, argc, argv, i)) || cbt_parse_ll(TOOL, "-p", v, 1, 64, &ll))
+            return CBT_EXIT_USAGE;
+        o->npus = (int)ll, o->npus_set = 1;
+    } else if (!strcmp(a, "--schedule")) {
+        if (!(v = cbt_optval(TOOL, argc, argv, i)) || cbt_parse_ll(TOOL, a, v, 1, 100000, &ll))
+            return CBT_EXIT_USAGE;
+        print_schedule((int)ll, (int)o->halvings, o->seed);
+        *stop = 1;
+    } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+        o->quiet = 1;
+    } else {
+        return cbt_usage_error(TOOL, "unknown option '%s' (see collbench assess --help)", a);
+    }
+    return CBT_EXIT_OK;
 }
 
 int cbt_assess_main(int argc, char **argv)
@@ -362,66 +452,9 @@ int cbt_assess_main(int argc, char **argv)
                        .threshold = 0.8,
                        .npus = 1};
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        long long ll;
-        unsigned long long ull;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--tests") || !strcmp(a, "-t")) {
-            if (!(v = cbt_optval(TOOL, argc, argv, &i)) || parse_tests(v, &o.tests))
-                return CBT_EXIT_USAGE;
-        } else if (!strcmp(a, "-s") || !strcmp(a, "--size")) {
-            if (!(v = cbt_optval(TOOL, argc, argv, &i)) || cbt_parse_size(TOOL, "-s", v, 1024, 4ULL << 30, &o.size))
-                return CBT_EXIT_USAGE;
-        } else if (!strcmp(a, "-et") || !strcmp(a, "--et")) {
-            if (!(v = cbt_optval(TOOL, argc, argv, &i)) || cbt_parse_ll(TOOL, "-et", v, 1, 1000, &o.et))
-                return CBT_EXIT_USAGE;
-        } else if (!strcmp(a, "--lat-iters")) {
-            if (!(v = cbt_optval(TOOL, argc, argv, &i)) || cbt_parse_ll(TOOL, a, v, 1, 100000, &o.lat_iters))
-                return CBT_EXIT_USAGE;
-        } else if (!strcmp(a, "--rings")) {
-            if (!(v = cbt_optval(TOOL, argc, argv, &i)) || cbt_parse_ll(TOOL, a, v, 0, 64, &o.rings))
-                return CBT_EXIT_USAGE;
-        } else if (!strcmp(a, "--halvings")) {
-            if (!(v = cbt_optval(TOOL, argc, argv, &i)) || cbt_parse_ll(TOOL, a, v, 1, 64, &o.halvings))
-                return CBT_EXIT_USAGE;
-        } else if (!strcmp(a, "--group-size")) {
-            if (!(v = cbt_optval(TOOL, argc, argv, &i)) || cbt_parse_ll(TOOL, a, v, 1, 4096, &o.group_size))
-                return CBT_EXIT_USAGE;
-        } else if (!strcmp(a, "--seed")) {
-            if (!(v = cbt_optval(TOOL, argc, argv, &i)) || cbt_parse_size(TOOL, a, v, 0, ~0ULL, &ull))
-                return CBT_EXIT_USAGE;
-            o.seed = ull;
-        } else if (!strcmp(a, "--threshold")) {
-            if (!(v = cbt_optval(TOOL, argc, argv, &i)) || cbt_parse_double(TOOL, a, v, 0.01, 1.0, "", &o.threshold))
-                return CBT_EXIT_USAGE;
-        } else if (!strcmp(a, "--lat-threshold")) {
-            if (!(v = cbt_optval(TOOL, argc, argv, &i))
-                || cbt_parse_double(TOOL, a, v, 0.01, 1.0, "", &o.lat_threshold))
-                return CBT_EXIT_USAGE;
-        } else if (!strcmp(a, "--json")) {
-            if (!(v = cbt_optval(TOOL, argc, argv, &i)))
-                return CBT_EXIT_USAGE;
-            struct stat sb;
-            if (stat(v, &sb) != 0 || !S_ISDIR(sb.st_mode))
-                return cbt_usage_error(TOOL, "invalid --json '%s': not a directory (allowed: an existing directory)",
-                                       v);
-            o.json_dir = v;
-        } else if (!strcmp(a, "-p") || !strcmp(a, "--npus")) {
-            if (!(v = cbt_optval(TOOL, argc, argv, &i)) || cbt_parse_ll(TOOL, "-p", v, 1, 64, &ll))
-                return CBT_EXIT_USAGE;
-            o.npus = (int)ll, o.npus_set = 1;
-        } else if (!strcmp(a, "--schedule")) {
-            if (!(v = cbt_optval(TOOL, argc, argv, &i)) || cbt_parse_ll(TOOL, a, v, 1, 100000, &ll))
-                return CBT_EXIT_USAGE;
-            print_schedule((int)ll, (int)o.halvings, o.seed);
-            return CBT_EXIT_OK;
-        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            o.quiet = 1;
-        } else {
-            return cbt_usage_error(TOOL, "unknown option '%s' (see collbench assess --help)", a);
-        }
+        int stop = 0, rc = parse_opt(&o, argc, argv, &i, &stop);
+        if (rc || stop)
+            return rc;
     }
     cb_launch_t l;
     int rc = cbt_launch(&l, "collbench assess", o.npus, o.npus_set);

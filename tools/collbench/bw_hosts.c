@@ -112,6 +112,55 @@ static void machines(const rank_info_t *ri, int n, int *nm, double *cores)
     }
 }
 
+/* Rank 0's result: what was measured and where. */
+typedef struct {
+    int nhosts, ls, nm; /* hosts, ranks per host, machines */
+    double cores;       /* of the machines */
+    double per_exec;    /* seconds per execution */
+    double sum_gbs;     /* every host's sends, GB/s */
+    double host_gbs;    /* each host's */
+} hosts_result_t;
+
+static void print_result(const cbt_bw_opts_t *bw, const hosts_result_t *r)
+{
+    if (bw->json) {
+        printf("{\"schema\": \"collbench-bw-hosts/1\", \"hosts\": %d, \"ranks_per_host\": %d, \"machines\": %d, "
+               "\"cores\": %g, \"bytes\": %llu, \"execute_times\": %lld, \"elapsed_us\": %.3f, "
+               "\"host_send_gbs\": %.6f, \"sum_send_gbs\": %.6f, \"net_cpu_gbps\": %.6f}\n",
+               r->nhosts, r->ls, r->nm, r->cores, bw->size, bw->exec_times, r->per_exec * 1e6, r->host_gbs, r->sum_gbs,
+               r->sum_gbs * 8 / r->cores);
+    } else {
+        if (!bw->quiet)
+            printf("%d hosts x %d ranks, every rank sends to the next host and receives from the previous one at "
+                   "once (libcoll); %d machine(s), %g cores\n",
+                   r->nhosts, r->ls, r->nm, r->cores);
+        cbt_bw_table_head("Bandwidth each host sends (GB/s)");
+        cbt_bw_table_row(bw->size, bw->exec_times, r->host_gbs, r->per_exec * 1e6);
+        cbt_bw_table_foot();
+        if (!bw->quiet)
+            printf("all hosts: %.3f GB/s sent (%.3f Gbit/s per core of the machines)\n", r->sum_gbs,
+                   r->sum_gbs * 8 / r->cores);
+    }
+    fflush(stdout);
+}
+
+/* --calibration-out: net_cpu_gbps, every host's sends over the machines' cores. */
+static int write_calibration(const cbt_bw_opts_t *bw, const hosts_result_t *r)
+{
+    double link = 0;
+    char by[320];
+    /* a rate at the link's (90..105% of net_gbps) suggests the link, not the cores, was the limit */
+    int limited = !cbt_calib_get(bw->calib_out, "net_gbps", &link) && r->host_gbs * 8 >= 0.9 * link
+        && r->host_gbs * 8 <= 1.05 * link;
+    snprintf(by, sizeof by,
+             "collbench bw -t hosts -s %llu: %d hosts x %d ranks, %.3f Gbit/s sent per host, %d machine(s), "
+             "%g cores%s",
+             bw->size, r->nhosts, r->ls, r->host_gbs * 8, r->nm, r->cores,
+             limited ? "; WARNING: 90% of net_gbps or more, a link may have been the limit" : "");
+    cbt_calib_kv_t kv[1] = {{"net_cpu_gbps", r->sum_gbs * 8 / r->cores}};
+    return cbt_calib_write(TOOL, bw->calib_out, by, kv, 1);
+}
+
 static int hosts_run(coll_comm_t comm, const hosts_opts_t *o, int rank)
 {
     const cbt_bw_opts_t *bw = o->bw;
@@ -173,43 +222,14 @@ static int hosts_run(coll_comm_t comm, const hosts_opts_t *o, int rank)
     }
     if (rank != 0)
         goto out;
-    double el = v[0] > 0 ? v[0] : 1e-9, per_exec = el / (double)bw->exec_times;
-    double sum_gbs = (double)n * (double)nranks * (double)bw->exec_times / el / 1e9; /* every host's sends */
-    double host_gbs = sum_gbs / nhosts;
-    int nm = 0;
-    double cores = 0;
-    machines(ri, nranks, &nm, &cores);
-    if (bw->json) {
-        printf("{\"schema\": \"collbench-bw-hosts/1\", \"hosts\": %d, \"ranks_per_host\": %d, \"machines\": %d, "
-               "\"cores\": %g, \"bytes\": %llu, \"execute_times\": %lld, \"elapsed_us\": %.3f, "
-               "\"host_send_gbs\": %.6f, \"sum_send_gbs\": %.6f, \"net_cpu_gbps\": %.6f}\n",
-               nhosts, ls, nm, cores, bw->size, bw->exec_times, per_exec * 1e6, host_gbs, sum_gbs, sum_gbs * 8 / cores);
-    } else {
-        if (!bw->quiet)
-            printf("%d hosts x %d ranks, every rank sends to the next host and receives from the previous one at "
-                   "once (libcoll); %d machine(s), %g cores\n",
-                   nhosts, ls, nm, cores);
-        cbt_bw_table_head("Bandwidth each host sends (GB/s)");
-        cbt_bw_table_row(bw->size, bw->exec_times, host_gbs, per_exec * 1e6);
-        cbt_bw_table_foot();
-        if (!bw->quiet)
-            printf("all hosts: %.3f GB/s sent (%.3f Gbit/s per core of the machines)\n", sum_gbs, sum_gbs * 8 / cores);
-    }
-    fflush(stdout);
-    if (bw->calib_out) {
-        double link = 0;
-        char by[320];
-        /* a rate at the link's (90..105% of net_gbps) suggests the link, not the cores, was the limit */
-        int limited = !cbt_calib_get(bw->calib_out, "net_gbps", &link) && host_gbs * 8 >= 0.9 * link
-            && host_gbs * 8 <= 1.05 * link;
-        snprintf(by, sizeof by,
-                 "collbench bw -t hosts -s %llu: %d hosts x %d ranks, %.3f Gbit/s sent per host, %d machine(s), "
-                 "%g cores%s",
-                 bw->size, nhosts, ls, host_gbs * 8, nm, cores,
-                 limited ? "; WARNING: 90% of net_gbps or more, a link may have been the limit" : "");
-        cbt_calib_kv_t kv[1] = {{"net_cpu_gbps", sum_gbs * 8 / cores}};
-        rc = cbt_calib_write(TOOL, bw->calib_out, by, kv, 1);
-    }
+    double el = v[0] > 0 ? v[0] : 1e-9;
+    hosts_result_t res = {.nhosts = nhosts, .ls = ls, .per_exec = el / (double)bw->exec_times};
+    res.sum_gbs = (double)n * (double)nranks * (double)bw->exec_times / el / 1e9; /* every host's sends */
+    res.host_gbs = res.sum_gbs / nhosts;
+    machines(ri, nranks, &res.nm, &res.cores);
+    print_result(bw, &res);
+    if (bw->calib_out)
+        rc = write_calibration(bw, &res);
 out:
     if (src != MAP_FAILED)
         munmap(src, n);

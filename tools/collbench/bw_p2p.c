@@ -241,6 +241,121 @@ static int write_calibration(const cbt_p2p_opts_t *o, const cbt_p2p_report_t *re
     return cbt_calib_write(TOOL, f, by, kv, 2);
 }
 
+/* Same -s / -et everywhere (the two ends of --sp 0/1 are started separately),
+ * and enough memory on every host: everyone learns every problem. st: the
+ * rank table's all-gather, whose failure is reported here. ls: ranks on this
+ * host. */
+static int agree_settings(const ctx_t *c, const cbt_p2p_opts_t *o, int ls, coll_status_t st)
+{
+    unsigned long long need = 2ULL * c->size * (unsigned long long)ls, avail = cbt_mem_available();
+    double mine[4] = {(double)c->size, (double)c->times, -(double)c->size, -(double)c->times};
+    double agree[4], nomem = g_deverr[0] ? 2 : avail && need > avail / 10 * 9 ? 1 : 0;
+    if (st == COLL_SUCCESS)
+        st = coll_all_reduce(mine, agree, 4, COLL_FP64, COLL_MAX, c->comm);
+    double anynomem = nomem;
+    if (st == COLL_SUCCESS)
+        st = coll_all_reduce(&nomem, &anynomem, 1, COLL_FP64, COLL_MAX, c->comm);
+    if (st != COLL_SUCCESS)
+        return cbt_error(TOOL, cbt_exit_of(st), "rank %d: exchanging settings: %s: %s", c->rank, coll_strerror(st),
+                         coll_last_error());
+    if (agree[0] != -agree[2] || agree[1] != -agree[3])
+        return cbt_error(TOOL, CBT_EXIT_USAGE,
+                         "the two ends disagree on -s / -et (this one: -s %llu -et %lld; the largest seen: -s %.0f "
+                         "-et %.0f): start both with the same values",
+                         o->bw->size, o->bw->exec_times, agree[0], agree[1]);
+    if (!anynomem)
+        return CBT_EXIT_OK;
+    int rc = CBT_EXIT_USAGE;
+    if (nomem == 2) {
+        rc = cbt_error(TOOL, CBT_EXIT_USAGE, "rank %d: %s", c->rank, g_deverr);
+    } else if (nomem) {
+        char a[32], b[32];
+        cbt_fmt_bytes(a, sizeof a, need);
+        cbt_fmt_bytes(b, sizeof b, avail);
+        rc = cbt_error(TOOL, CBT_EXIT_USAGE,
+                       "rank %d: -s %llu needs %s on this host (send + receive buffer for each of its %d "
+                       "ranks) but only %s is available (MemAvailable, 90%% usable); use a smaller -s",
+                       c->rank, o->bw->size, a, ls, b);
+    }
+    /* The ranks that found nothing wrong wait until the one that did has
+     * said why: under mpirun the first rank to exit non-zero gets the
+     * others killed, which could silence the only useful line. */
+    fflush(stderr);
+    (void)coll_barrier(c->comm);
+    return rc;
+}
+
+/* The send (filled) and receive buffers, on every rank or on none. */
+static int map_buffers(ctx_t *c)
+{
+    c->src = map_buf(c->size);
+    c->dst = map_buf(c->size);
+    double nobuf = !c->src || !c->dst, anynobuf = 0;
+    if (c->src)
+        pattern_fill(c->src, c->size, c->rank);
+    if (c->dst)
+        memset(c->dst, 0, c->size);
+    coll_status_t st = coll_all_reduce(&nobuf, &anynobuf, 1, COLL_FP64, COLL_MAX, c->comm);
+    if (st != COLL_SUCCESS || anynobuf)
+        return st != COLL_SUCCESS ? cbt_exit_of(st)
+                                  : cbt_error(TOOL, CBT_EXIT_FAIL, "rank %d: cannot map 2 x %zu bytes%s", c->rank,
+                                              c->size, nobuf ? "" : " on a peer");
+    return CBT_EXIT_OK;
+}
+
+/* --ds/--dd: the source is rank 0, the target rank 1 (both directions,
+ * one way and both ways); else every pair i < j: i->j, j->i, both ways. */
+static int measure_all(ctx_t *c, const cbt_p2p_opts_t *o, cbt_p2p_result_t *res, int *nres)
+{
+    int rc = CBT_EXIT_OK, n = c->nranks;
+    if (o->ds >= 0) {
+        const int plan[4][3] = {{0, 1, 0}, {0, 1, 1}, {1, 0, 0}, {1, 0, 1}};
+        for (int i = 0; i < 4 && rc == CBT_EXIT_OK; i++)
+            rc = measure(c, plan[i][0], plan[i][1], plan[i][2], &res[(*nres)++]);
+        return rc;
+    }
+    for (int i = 0; i < n && rc == CBT_EXIT_OK; i++)
+        for (int j = i + 1; j < n && rc == CBT_EXIT_OK; j++) {
+            rc = measure(c, i, j, 0, &res[(*nres)++]);
+            if (rc == CBT_EXIT_OK)
+                rc = measure(c, j, i, 0, &res[(*nres)++]);
+            if (rc == CBT_EXIT_OK)
+                rc = measure(c, i, j, 1, &res[(*nres)++]);
+        }
+    return rc;
+}
+
+/* The tables (or JSON), --calibration-out, and the exit code of the check. */
+static int report(const ctx_t *c, const cbt_p2p_opts_t *o, const cbt_p2p_report_t *rep)
+{
+    int rc = CBT_EXIT_OK, bad = 0;
+    for (int i = 0; i < rep->nres; i++)
+        bad |= !rep->res[i].ok;
+    if (o->sp == 0 || o->sp == 1) {
+        /* each end prints its own direction: the source tables 0-1, the target 2-3 */
+        int first = c->rank == 0 ? 0 : 2;
+        if (o->bw->json)
+            cbt_p2p_print_json(rep, first, 2);
+        else
+            cbt_p2p_print_pair(rep, first, 2);
+    } else if (c->rank == 0) {
+        if (o->bw->json)
+            cbt_p2p_print_json(rep, 0, rep->nres);
+        else if (o->ds >= 0)
+            cbt_p2p_print_pair(rep, 0, rep->nres);
+        else
+            cbt_p2p_print_matrix(rep);
+    }
+    fflush(stdout);
+    if (o->bw->calib_out && c->rank == 0 && !bad)
+        rc = write_calibration(o, rep);
+    if (bad && (c->rank == 0 || o->sp == 0 || o->sp == 1))
+        rc = cbt_error(TOOL, CBT_EXIT_FAIL, "received data differs from what was sent (see the check field)");
+    else if (bad)
+        rc = CBT_EXIT_FAIL;
+    return rc;
+}
+
 int cbt_p2p_run(coll_comm_t comm, const cbt_p2p_opts_t *o, const char *const *pods)
 {
     ctx_t cc = {.comm = comm, .size = (size_t)o->bw->size, .times = o->bw->exec_times}, *c = &cc;
@@ -260,93 +375,17 @@ int cbt_p2p_run(coll_comm_t comm, const cbt_p2p_opts_t *o, const char *const *po
         return cbt_error(TOOL, CBT_EXIT_FAIL, "out of memory");
     }
     coll_status_t st = coll_all_gather(&me, ranks, sizeof me, COLL_UINT8, comm);
-    /* Same -s / -et everywhere (the two ends of --sp 0/1 are started separately),
-     * and enough memory on every host: everyone learns every problem. */
-    unsigned long long need = 2ULL * c->size * (unsigned long long)ls, avail = cbt_mem_available();
-    double mine[4] = {(double)c->size, (double)c->times, -(double)c->size, -(double)c->times};
-    double agree[4], nomem = g_deverr[0] ? 2 : avail && need > avail / 10 * 9 ? 1 : 0;
-    if (st == COLL_SUCCESS)
-        st = coll_all_reduce(mine, agree, 4, COLL_FP64, COLL_MAX, comm);
-    double anynomem = nomem;
-    if (st == COLL_SUCCESS)
-        st = coll_all_reduce(&nomem, &anynomem, 1, COLL_FP64, COLL_MAX, comm);
-    if (st != COLL_SUCCESS) {
-        rc = cbt_error(TOOL, cbt_exit_of(st), "rank %d: exchanging settings: %s: %s", c->rank, coll_strerror(st),
-                       coll_last_error());
+    if ((rc = agree_settings(c, o, ls, st)) != CBT_EXIT_OK)
         goto out;
-    }
-    if (agree[0] != -agree[2] || agree[1] != -agree[3]) {
-        rc = cbt_error(TOOL, CBT_EXIT_USAGE,
-                       "the two ends disagree on -s / -et (this one: -s %llu -et %lld; the largest seen: -s %.0f "
-                       "-et %.0f): start both with the same values",
-                       o->bw->size, o->bw->exec_times, agree[0], agree[1]);
-        goto out;
-    }
-    if (anynomem) {
-        if (nomem == 2) {
-            rc = cbt_error(TOOL, CBT_EXIT_USAGE, "rank %d: %s", c->rank, g_deverr);
-        } else if (nomem) {
-            char a[32], b[32];
-            cbt_fmt_bytes(a, sizeof a, need);
-            cbt_fmt_bytes(b, sizeof b, avail);
-            rc = cbt_error(TOOL, CBT_EXIT_USAGE,
-                           "rank %d: -s %llu needs %s on this host (send + receive buffer for each of its %d "
-                           "ranks) but only %s is available (MemAvailable, 90%% usable); use a smaller -s",
-                           c->rank, o->bw->size, a, ls, b);
-        } else {
-            rc = CBT_EXIT_USAGE;
-        }
-        /* The ranks that found nothing wrong wait until the one that did has
-         * said why: under mpirun the first rank to exit non-zero gets the
-         * others killed, which could silence the only useful line. */
-        fflush(stderr);
-        (void)coll_barrier(comm);
-        goto out;
-    }
     for (int r = 0; r < n; r++) {
         if (pods && pods[r])
             snprintf(pod[r], sizeof pod[r], "%s", pods[r]);
         else
             snprintf(pod[r], sizeof pod[r], "rank %d", r);
     }
-
-    c->src = map_buf(c->size);
-    c->dst = map_buf(c->size);
-    double nobuf = !c->src || !c->dst, anynobuf = 0;
-    if (c->src)
-        pattern_fill(c->src, c->size, c->rank);
-    if (c->dst)
-        memset(c->dst, 0, c->size);
-    st = coll_all_reduce(&nobuf, &anynobuf, 1, COLL_FP64, COLL_MAX, comm);
-    if (st != COLL_SUCCESS || anynobuf) {
-        rc = st != COLL_SUCCESS ? cbt_exit_of(st)
-                                : cbt_error(TOOL, CBT_EXIT_FAIL, "rank %d: cannot map 2 x %zu bytes%s", c->rank,
-                                            c->size, nobuf ? "" : " on a peer");
-        goto out;
-    }
-
     int nres = 0;
-    if (o->ds >= 0) {
-        /* the source is rank 0, the target rank 1 (--ds/--dd are their devices) */
-        const int plan[4][3] = {{0, 1, 0}, {0, 1, 1}, {1, 0, 0}, {1, 0, 1}};
-        for (int i = 0; i < 4 && rc == CBT_EXIT_OK; i++)
-            rc = measure(c, plan[i][0], plan[i][1], plan[i][2], &res[nres++]);
-    } else {
-        for (int i = 0; i < n && rc == CBT_EXIT_OK; i++)
-            for (int j = i + 1; j < n && rc == CBT_EXIT_OK; j++) {
-                rc = measure(c, i, j, 0, &res[nres++]);
-                if (rc == CBT_EXIT_OK)
-                    rc = measure(c, j, i, 0, &res[nres++]);
-                if (rc == CBT_EXIT_OK)
-                    rc = measure(c, i, j, 1, &res[nres++]);
-            }
-    }
-    if (rc != CBT_EXIT_OK)
+    if ((rc = map_buffers(c)) != CBT_EXIT_OK || (rc = measure_all(c, o, res, &nres)) != CBT_EXIT_OK)
         goto out;
-    int bad = 0;
-    for (int i = 0; i < nres; i++)
-        bad |= !res[i].ok;
-
     cbt_p2p_report_t rep = {.o = o,
                             .nranks = n,
                             .me = c->rank,
@@ -355,28 +394,7 @@ int cbt_p2p_run(coll_comm_t comm, const cbt_p2p_opts_t *o, const char *const *po
                             .res = res,
                             .nres = nres,
                             .transport = transport_of(comm, n)};
-    if (o->sp == 0 || o->sp == 1) {
-        /* each end prints its own direction: the source tables 0-1, the target 2-3 */
-        int first = c->rank == 0 ? 0 : 2;
-        if (o->bw->json)
-            cbt_p2p_print_json(&rep, first, 2);
-        else
-            cbt_p2p_print_pair(&rep, first, 2);
-    } else if (c->rank == 0) {
-        if (o->bw->json)
-            cbt_p2p_print_json(&rep, 0, nres);
-        else if (o->ds >= 0)
-            cbt_p2p_print_pair(&rep, 0, nres);
-        else
-            cbt_p2p_print_matrix(&rep);
-    }
-    fflush(stdout);
-    if (o->bw->calib_out && c->rank == 0 && !bad)
-        rc = write_calibration(o, &rep);
-    if (bad && (c->rank == 0 || o->sp == 0 || o->sp == 1))
-        rc = cbt_error(TOOL, CBT_EXIT_FAIL, "received data differs from what was sent (see the check field)");
-    else if (bad)
-        rc = CBT_EXIT_FAIL;
+    rc = report(c, o, &rep);
 out:
     unmap_buf(c->src, c->size);
     unmap_buf(c->dst, c->size);
@@ -412,81 +430,60 @@ static int is_opt(const char *a, const char *s1, const char *s2, const char *s3)
     return !strcmp(a, s1) || (s2 && !strcmp(a, s2)) || (s3 && !strcmp(a, s3));
 }
 
-static int parse(const cbt_bw_opts_t *bw, cbt_p2p_opts_t *o)
+/* Which of --ds, --dd and -m were given. */
+typedef struct {
+    int ds, dd, m;
+} p2p_set_t;
+
+static int is_p2p_opt(const char *a)
 {
-    *o = (cbt_p2p_opts_t){.bw = bw, .sp = -1, .ds = -1, .dd = -1, .dev = -1, .npus = 2};
-    int ds_set = 0, dd_set = 0, m_set = 0;
-    for (int i = 0; i < bw->nextra; i++) {
-        const char *a = bw->extra[i];
-        const char *v = i + 1 < bw->nextra ? bw->extra[i + 1] : NULL;
-        long long ll;
-        int known = is_opt(a, "-sp", "--sp", "--super-pod") || is_opt(a, "-ip", "--ip", "--peer-ip")
-            || is_opt(a, "-hip", "--hip", "--host-ip") || is_opt(a, "-spp", "--spp", "--super-pod-path")
-            || is_opt(a, "-ds", "--ds", "--device-src") || is_opt(a, "-dd", "--dd", "--device-dst")
-            || is_opt(a, "-d", "--device", NULL) || is_opt(a, "-m", "--mode", NULL) || is_opt(a, "-p", "--npus", NULL);
-        if (!known)
-            return cbt_usage_error(TOOL, "unknown option '%s' for -t p2p (see collbench bw --help)", a);
-        if (!v)
-            return cbt_usage_error(TOOL, "missing value after %s", a);
-        i++;
-        if (is_opt(a, "-sp", "--sp", "--super-pod")) {
-            if (cbt_parse_ll(TOOL, "--sp", v, 0, 2, &ll))
-                return CBT_EXIT_USAGE;
-            o->sp = (int)ll;
-        } else if (is_opt(a, "-ip", "--ip", "--peer-ip")) {
-            o->ip = v;
-        } else if (is_opt(a, "-hip", "--hip", "--host-ip")) {
-            o->hip = v;
-        } else if (is_opt(a, "-spp", "--spp", "--super-pod-path")) {
-            o->spp = v;
-        } else if (is_opt(a, "-d", "--device", NULL)) {
-            if (cbt_parse_ll(TOOL, "-d", v, 0, CBT_DEV_MAX - 1, &ll))
-                return CBT_EXIT_USAGE;
-            o->dev = (int)ll;
-        } else if (is_opt(a, "-m", "--mode", NULL)) {
-            if ((o->card = cbt_parse_devmode(TOOL, v)) < 0)
-                return CBT_EXIT_USAGE;
-            m_set = 1;
-        } else if (is_opt(a, "-ds", "--ds", "--device-src")) {
-            if (cbt_parse_ll(TOOL, "--ds", v, 0, CBT_DEV_MAX - 1, &ll))
-                return CBT_EXIT_USAGE;
-            o->ds = (int)ll, ds_set = 1;
-        } else if (is_opt(a, "-dd", "--dd", "--device-dst")) {
-            if (cbt_parse_ll(TOOL, "--dd", v, 0, CBT_DEV_MAX - 1, &ll))
-                return CBT_EXIT_USAGE;
-            o->dd = (int)ll, dd_set = 1;
-        } else {
-            if (cbt_parse_ll(TOOL, "-p", v, 2, CBT_P2P_NPUS_MAX, &ll))
-                return CBT_EXIT_USAGE;
-            o->npus = (int)ll, o->npus_set = 1;
-        }
+    return is_opt(a, "-sp", "--sp", "--super-pod") || is_opt(a, "-ip", "--ip", "--peer-ip")
+        || is_opt(a, "-hip", "--hip", "--host-ip") || is_opt(a, "-spp", "--spp", "--super-pod-path")
+        || is_opt(a, "-ds", "--ds", "--device-src") || is_opt(a, "-dd", "--dd", "--device-dst")
+        || is_opt(a, "-d", "--device", NULL) || is_opt(a, "-m", "--mode", NULL) || is_opt(a, "-p", "--npus", NULL);
+}
+
+/* Option a (one is_p2p_opt knows) with its value v. */
+static int set_opt(cbt_p2p_opts_t *o, p2p_set_t *set, const char *a, const char *v)
+{
+    long long ll;
+    if (is_opt(a, "-sp", "--sp", "--super-pod")) {
+        if (cbt_parse_ll(TOOL, "--sp", v, 0, 2, &ll))
+            return CBT_EXIT_USAGE;
+        o->sp = (int)ll;
+    } else if (is_opt(a, "-ip", "--ip", "--peer-ip")) {
+        o->ip = v;
+    } else if (is_opt(a, "-hip", "--hip", "--host-ip")) {
+        o->hip = v;
+    } else if (is_opt(a, "-spp", "--spp", "--super-pod-path")) {
+        o->spp = v;
+    } else if (is_opt(a, "-d", "--device", NULL)) {
+        if (cbt_parse_ll(TOOL, "-d", v, 0, CBT_DEV_MAX - 1, &ll))
+            return CBT_EXIT_USAGE;
+        o->dev = (int)ll;
+    } else if (is_opt(a, "-m", "--mode", NULL)) {
+        if ((o->card = cbt_parse_devmode(TOOL, v)) < 0)
+            return CBT_EXIT_USAGE;
+        set->m = 1;
+    } else if (is_opt(a, "-ds", "--ds", "--device-src")) {
+        if (cbt_parse_ll(TOOL, "--ds", v, 0, CBT_DEV_MAX - 1, &ll))
+            return CBT_EXIT_USAGE;
+        o->ds = (int)ll, set->ds = 1;
+    } else if (is_opt(a, "-dd", "--dd", "--device-dst")) {
+        if (cbt_parse_ll(TOOL, "--dd", v, 0, CBT_DEV_MAX - 1, &ll))
+            return CBT_EXIT_USAGE;
+        o->dd = (int)ll, set->dd = 1;
+    } else {
+        if (cbt_parse_ll(TOOL, "-p", v, 2, CBT_P2P_NPUS_MAX, &ll))
+            return CBT_EXIT_USAGE;
+        o->npus = (int)ll, o->npus_set = 1;
     }
-    if (ds_set != dd_set)
-        return cbt_usage_error(TOOL, "--ds and --dd go together (source and destination device)");
-    if (ds_set && o->dev >= 0)
-        return cbt_usage_error(TOOL, "-d does not go with --ds/--dd (-d D is --ds D --dd D)");
-    int spdir = o->sp == 0 || o->sp == 1;
-    if (spdir && ds_set)
-        return cbt_usage_error(TOOL,
-                               "--sp %d runs one rank on each end: --ds/--dd does not apply (use -d DEVICE on "
-                               "each end)",
-                               o->sp);
-    if (!spdir && (o->dev >= 0 || m_set)) { /* -d D = --ds D --dd D; -m alone: device/card 0 */
-        if (o->dev >= 0)
-            o->ds = o->dd = o->dev;
-        else if (!ds_set)
-            o->ds = o->dd = 0;
-        ds_set = 1;
-    }
-    if (spdir && m_set && o->dev < 0)
-        o->dev = 0;
-    /* --ds/--dd are ascend-dmi's device ids, no longer ranks: the pair is always
-     * rank 0 (source) and rank 1 (target), so they need a run of two ranks */
-    if (ds_set && o->npus_set && o->npus != 2)
-        return cbt_usage_error(TOOL,
-                               "--ds/--dd/-d are device ids of the source (rank 0) and the target (rank 1), "
-                               "not ranks: they need 2 ranks, not -p %d (drop them to measure every pair of ranks)",
-                               o->npus);
+    return 0;
+}
+
+/* The shared-directory options: all three with --sp 0/1, none without. */
+static int check_spdir(const cbt_p2p_opts_t *o, int spdir)
+{
     if (spdir) {
         if (!o->ip || !o->hip || !o->spp)
             return cbt_usage_error(TOOL, "--sp %d needs --ip PEER_IP, --hip OWN_IP and --spp SHARED_DIR (missing %s)",
@@ -505,6 +502,58 @@ static int parse(const cbt_bw_opts_t *bw, cbt_p2p_opts_t *o)
                                             : "--spp");
     }
     return 0;
+}
+
+/* The options together: device ids resolved, combinations that do not go. */
+static int check_opts(cbt_p2p_opts_t *o, p2p_set_t set)
+{
+    int ds_set = set.ds;
+    if (set.ds != set.dd)
+        return cbt_usage_error(TOOL, "--ds and --dd go together (source and destination device)");
+    if (ds_set && o->dev >= 0)
+        return cbt_usage_error(TOOL, "-d does not go with --ds/--dd (-d D is --ds D --dd D)");
+    int spdir = o->sp == 0 || o->sp == 1;
+    if (spdir && ds_set)
+        return cbt_usage_error(TOOL,
+                               "--sp %d runs one rank on each end: --ds/--dd does not apply (use -d DEVICE on "
+                               "each end)",
+                               o->sp);
+    if (!spdir && (o->dev >= 0 || set.m)) { /* -d D = --ds D --dd D; -m alone: device/card 0 */
+        if (o->dev >= 0)
+            o->ds = o->dd = o->dev;
+        else if (!ds_set)
+            o->ds = o->dd = 0;
+        ds_set = 1;
+    }
+    if (spdir && set.m && o->dev < 0)
+        o->dev = 0;
+    /* --ds/--dd are ascend-dmi's device ids, no longer ranks: the pair is always
+     * rank 0 (source) and rank 1 (target), so they need a run of two ranks */
+    if (ds_set && o->npus_set && o->npus != 2)
+        return cbt_usage_error(TOOL,
+                               "--ds/--dd/-d are device ids of the source (rank 0) and the target (rank 1), "
+                               "not ranks: they need 2 ranks, not -p %d (drop them to measure every pair of ranks)",
+                               o->npus);
+    return check_spdir(o, spdir);
+}
+
+static int parse(const cbt_bw_opts_t *bw, cbt_p2p_opts_t *o)
+{
+    *o = (cbt_p2p_opts_t){.bw = bw, .sp = -1, .ds = -1, .dd = -1, .dev = -1, .npus = 2};
+    p2p_set_t set = {0, 0, 0};
+    for (int i = 0; i < bw->nextra; i++) {
+        const char *a = bw->extra[i];
+        const char *v = i + 1 < bw->nextra ? bw->extra[i + 1] : NULL;
+        if (!is_p2p_opt(a))
+            return cbt_usage_error(TOOL, "unknown option '%s' for -t p2p (see collbench bw --help)", a);
+        if (!v)
+            return cbt_usage_error(TOOL, "missing value after %s", a);
+        i++;
+        int rc = set_opt(o, &set, a, v);
+        if (rc)
+            return rc;
+    }
+    return check_opts(o, set);
 }
 
 int cbt_bw_p2p(const cbt_bw_opts_t *bw)

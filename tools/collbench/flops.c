@@ -285,6 +285,156 @@ static void upper(char *dst, const char *s)
         s++;
 }
 
+/* A measurement: the threads' results and what the report derives from them. */
+typedef struct {
+    const cbt_fkern_t *k;
+    const int *cpus;
+    int nt, used_cores; /* threads, physical cores they ran on */
+    flops_thread_t *th;
+    double warm, maxel; /* warm-up and longest thread's seconds */
+    uint64_t bad, ops;
+    int tops; /* int8: TOPS, else GFLOPS */
+    double scale, total;
+    const char *unit, *clk_src;
+    double ghz, peak; /* peak 0: not computed */
+    char model[256], tname[8];
+} flops_run_t;
+
+/* Physical cores among the first nt CPUs (for the peak formula). */
+static int count_cores(const int *cpus, int nt)
+{
+    int used_cores = 0;
+    for (int i = 0; i < nt; i++) {
+        int dup = 0;
+        for (int j = 0; j < i; j++)
+            dup |= cbt_cpu_core_key(cpus[j]) == cbt_cpu_core_key(cpus[i]);
+        used_cores += !dup;
+    }
+    return used_cores;
+}
+
+/* One kernel thread per CPU, started together (barrier), joined; totals in r. */
+static int run_threads(const flops_opts_t *o, flops_run_t *r, pthread_t *tid)
+{
+    pthread_barrier_t bar;
+    pthread_barrier_init(&bar, NULL, (unsigned)r->nt);
+    r->warm = o->seconds * 0.1;
+    r->warm = r->warm < 0.01 ? 0.01 : r->warm > 0.2 ? 0.2 : r->warm;
+    for (int i = 0; i < r->nt; i++) {
+        r->th[i]
+            = (flops_thread_t){.k = r->k, .cpu = r->cpus[i], .seconds = o->seconds, .warmup = r->warm, .bar = &bar};
+        if (pthread_create(&tid[i], NULL, flops_thread, &r->th[i]) != 0)
+            return cbt_error(TOOL, CBT_EXIT_FAIL, "cannot start thread %d of %d", i, r->nt);
+    }
+    for (int i = 0; i < r->nt; i++) {
+        pthread_join(tid[i], NULL);
+        r->bad += r->th[i].bad;
+        r->ops += r->th[i].ops;
+        if (r->th[i].elapsed > r->maxel)
+            r->maxel = r->th[i].elapsed;
+    }
+    pthread_barrier_destroy(&bar);
+    return 0;
+}
+
+/* Total, theoretical peak (cores x GHz x FMA units x lanes x 2), CPU model. */
+static void derive(const flops_opts_t *o, flops_run_t *r)
+{
+    r->tops = o->type == CBT_INT8;
+    r->scale = r->tops ? 1e12 : 1e9;
+    r->unit = r->tops ? "TOPS" : "GFLOPS";
+    r->total = (double)r->ops / r->maxel / r->scale;
+    r->clk_src = "--ghz";
+    r->ghz = o->ghz;
+    if (r->ghz == 0)
+        r->ghz = cbt_cpu_mhz(&r->clk_src) / 1000.0;
+    r->peak = 0;
+    if (r->k->peak_lanes > 0 && r->ghz > 0)
+        r->peak = r->used_cores * r->ghz * 1e9 * o->fma_units * r->k->peak_lanes * 2 / r->scale;
+    cbt_cpu_model(r->model, sizeof r->model);
+    upper(r->tname, type_names[o->type]);
+}
+
+static void print_json(const flops_opts_t *o, const flops_run_t *r)
+{
+    const flops_thread_t *th = r->th;
+    printf("{\"schema\": \"collbench-flops/1\", \"type\": \"%s\", \"isa\": ", type_names[o->type]);
+    cbt_json_str(stdout, r->k->name);
+    printf(", \"kernel\": ");
+    cbt_json_str(stdout, r->k->desc);
+    printf(", \"cpu_model\": ");
+    cbt_json_str(stdout, r->model);
+    printf(", \"threads\": %d, \"cores\": %d, \"ops_per_step\": %.0f, \"seconds\": %.6f, \"unit\": \"%s\",\n", r->nt,
+           r->used_cores, r->k->ops_per_step, o->seconds, r->unit);
+    printf(" \"per_core\": [");
+    for (int i = 0; i < r->nt; i++)
+        printf(
+            "%s\n  {\"cpu\": %d, \"pinned\": %s, \"steps\": %llu, \"ops\": %llu, \"seconds\": %.6f, \"value\": %.6f, \"validated\": %s}",
+            i ? "," : "", th[i].cpu, th[i].pinned ? "true" : "false", (unsigned long long)th[i].steps,
+            (unsigned long long)th[i].ops, th[i].elapsed, (double)th[i].ops / th[i].elapsed / r->scale,
+            th[i].bad ? "false" : "true");
+    printf("],\n \"total\": %.6f, \"validated\": %s, \"bad_lanes\": %llu,\n \"peak\": ", r->total,
+           r->bad ? "false" : "true", (unsigned long long)r->bad);
+    if (r->peak > 0)
+        printf(
+            "{\"formula\": \"cores x GHz x FMA units x lanes x 2\", \"cores\": %d, \"ghz\": %.4f, \"clock_source\": \"%s\", "
+            "\"fma_units\": %d, \"lanes\": %d, \"value\": %.6f, \"fraction\": %.6f}}\n",
+            r->used_cores, r->ghz, r->clk_src, o->fma_units, r->k->peak_lanes, r->peak, r->total / r->peak);
+    else
+        printf("null}\n");
+}
+
+/* Without -q: the CPUs, the kernel and the duration above the table. */
+static void print_intro(const flops_opts_t *o, const flops_run_t *r)
+{
+    char cl[256] = "";
+    for (int i = 0; i < r->nt && strlen(cl) < 200; i++)
+        snprintf(cl + strlen(cl), sizeof cl - strlen(cl), "%s%d", i ? "," : "", r->cpus[i]);
+    printf("CPU      : %s, %d thread%s on cpu %s (%d physical core%s)\n", r->model, r->nt, r->nt > 1 ? "s" : "", cl,
+           r->used_cores, r->used_cores > 1 ? "s" : "");
+    printf("Kernel   : %s - %s (%.0f ops per step; FMA = 2 ops)\n", r->k->name, r->k->desc, r->k->ops_per_step);
+    printf("Duration : %.2f s per thread after %.2f s warm-up; every call validated against its closed form\n",
+           o->seconds, r->warm);
+}
+
+/* Without -q: the theoretical peak and the efficiency below the table. */
+static void print_peak(const flops_opts_t *o, const flops_run_t *r)
+{
+    if (r->peak > 0) {
+        printf("Theoretical peak = cores x GHz x FMA units x lanes x 2 = %d x %.3f x %d x %d x 2 = %.*f %s\n",
+               r->used_cores, r->ghz, o->fma_units, r->k->peak_lanes, r->tops ? 4 : 2, r->peak, r->unit);
+        printf(
+            "  (clock from %s, turbo above it shows as more than 100 %%; %d FMA units per core assumed, --fma-units N to change)\n",
+            r->clk_src, o->fma_units);
+        printf("Efficiency: %.1f %% of theoretical peak\n", 100.0 * r->total / r->peak);
+    } else if (r->k->peak_lanes == 0) {
+        printf("Theoretical peak: not computed for the portable kernel\n");
+    } else {
+        printf("Theoretical peak: clock unknown (give --ghz)\n");
+    }
+}
+
+static void print_table(const flops_opts_t *o, const flops_run_t *r)
+{
+    const flops_thread_t *th = r->th;
+    int tops = r->tops;
+    if (!o->quiet)
+        print_intro(o, r);
+    printf("Peak %s Throughput Test\n", r->tname);
+    const char *line = "----------------------------------------------------------------------------";
+    char col[32];
+    snprintf(col, sizeof col, "%s@%s", r->unit, r->tname);
+    printf("%s\n%6s  %16s  %14s  %14s  %9s\n%s\n", line, "CPU", "Execute Times", "Duration(ms)", col, "Validated",
+           line);
+    for (int i = 0; i < r->nt; i++)
+        printf("%6d  %16llu  %14.2f  %14.*f  %9s\n", th[i].cpu, (unsigned long long)th[i].steps, th[i].elapsed * 1e3,
+               tops ? 4 : 2, (double)th[i].ops / th[i].elapsed / r->scale, th[i].bad ? "NO" : "yes");
+    printf("%6s  %16s  %14.2f  %14.*f  %9s\n%s\n", "Total", "", r->maxel * 1e3, tops ? 4 : 2, r->total,
+           r->bad ? "NO" : "yes", line);
+    if (!o->quiet)
+        print_peak(o, r);
+}
+
 int cbt_flops_main(int argc, char **argv)
 {
     flops_opts_t o = {.type = CBT_FP32, .seconds = 1.0, .fma_units = 2};
@@ -296,132 +446,32 @@ int cbt_flops_main(int argc, char **argv)
         return 0;
     }
     int rc;
-    const cbt_fkern_t *k = pick_kernel(&o, feat, &rc);
-    if (!k)
+    flops_run_t r = {.k = pick_kernel(&o, feat, &rc)};
+    if (!r.k)
         return rc;
 
     int cpus[CBT_MAX_CPUS], ncores;
     int ncpu = cbt_cpu_list(cpus, CBT_MAX_CPUS, &ncores);
-    int nt = o.threads ? o.threads : ncores;
-    if (nt > ncpu)
-        nt = ncpu;
-    /* physical cores actually used (for the peak formula) */
-    int used_cores = 0;
-    for (int i = 0; i < nt; i++) {
-        int dup = 0;
-        for (int j = 0; j < i; j++)
-            dup |= cbt_cpu_core_key(cpus[j]) == cbt_cpu_core_key(cpus[i]);
-        used_cores += !dup;
-    }
-
-    flops_thread_t *th = calloc((size_t)nt, sizeof *th);
-    pthread_t *tid = calloc((size_t)nt, sizeof *tid);
-    pthread_barrier_t bar;
-    if (!th || !tid)
+    r.cpus = cpus;
+    r.nt = o.threads ? o.threads : ncores;
+    if (r.nt > ncpu)
+        r.nt = ncpu;
+    r.used_cores = count_cores(cpus, r.nt);
+    r.th = calloc((size_t)r.nt, sizeof *r.th);
+    pthread_t *tid = calloc((size_t)r.nt, sizeof *tid);
+    if (!r.th || !tid)
         return cbt_error(TOOL, CBT_EXIT_FAIL, "out of memory");
-    pthread_barrier_init(&bar, NULL, (unsigned)nt);
-    double warm = o.seconds * 0.1;
-    warm = warm < 0.01 ? 0.01 : warm > 0.2 ? 0.2 : warm;
-    for (int i = 0; i < nt; i++) {
-        th[i] = (flops_thread_t){.k = k, .cpu = cpus[i], .seconds = o.seconds, .warmup = warm, .bar = &bar};
-        if (pthread_create(&tid[i], NULL, flops_thread, &th[i]) != 0)
-            return cbt_error(TOOL, CBT_EXIT_FAIL, "cannot start thread %d of %d", i, nt);
-    }
-    uint64_t bad = 0, ops = 0;
-    double maxel = 0;
-    for (int i = 0; i < nt; i++) {
-        pthread_join(tid[i], NULL);
-        bad += th[i].bad;
-        ops += th[i].ops;
-        if (th[i].elapsed > maxel)
-            maxel = th[i].elapsed;
-    }
-    pthread_barrier_destroy(&bar);
-
-    const int tops = o.type == CBT_INT8;
-    const double scale = tops ? 1e12 : 1e9;
-    const char *unit = tops ? "TOPS" : "GFLOPS";
-    const double total = (double)ops / maxel / scale;
-
-    const char *clk_src = "--ghz";
-    double ghz = o.ghz;
-    if (ghz == 0)
-        ghz = cbt_cpu_mhz(&clk_src) / 1000.0;
-    double peak = 0;
-    if (k->peak_lanes > 0 && ghz > 0)
-        peak = used_cores * ghz * 1e9 * o.fma_units * k->peak_lanes * 2 / scale;
-
-    char model[256], tname[8];
-    cbt_cpu_model(model, sizeof model);
-    upper(tname, type_names[o.type]);
-
-    if (o.json) {
-        printf("{\"schema\": \"collbench-flops/1\", \"type\": \"%s\", \"isa\": ", type_names[o.type]);
-        cbt_json_str(stdout, k->name);
-        printf(", \"kernel\": ");
-        cbt_json_str(stdout, k->desc);
-        printf(", \"cpu_model\": ");
-        cbt_json_str(stdout, model);
-        printf(", \"threads\": %d, \"cores\": %d, \"ops_per_step\": %.0f, \"seconds\": %.6f, \"unit\": \"%s\",\n", nt,
-               used_cores, k->ops_per_step, o.seconds, unit);
-        printf(" \"per_core\": [");
-        for (int i = 0; i < nt; i++)
-            printf(
-                "%s\n  {\"cpu\": %d, \"pinned\": %s, \"steps\": %llu, \"ops\": %llu, \"seconds\": %.6f, \"value\": %.6f, \"validated\": %s}",
-                i ? "," : "", th[i].cpu, th[i].pinned ? "true" : "false", (unsigned long long)th[i].steps,
-                (unsigned long long)th[i].ops, th[i].elapsed, (double)th[i].ops / th[i].elapsed / scale,
-                th[i].bad ? "false" : "true");
-        printf("],\n \"total\": %.6f, \"validated\": %s, \"bad_lanes\": %llu,\n \"peak\": ", total,
-               bad ? "false" : "true", (unsigned long long)bad);
-        if (peak > 0)
-            printf(
-                "{\"formula\": \"cores x GHz x FMA units x lanes x 2\", \"cores\": %d, \"ghz\": %.4f, \"clock_source\": \"%s\", "
-                "\"fma_units\": %d, \"lanes\": %d, \"value\": %.6f, \"fraction\": %.6f}}\n",
-                used_cores, ghz, clk_src, o.fma_units, k->peak_lanes, peak, total / peak);
-        else
-            printf("null}\n");
-    } else {
-        if (!o.quiet) {
-            char cl[256] = "";
-            for (int i = 0; i < nt && strlen(cl) < 200; i++)
-                snprintf(cl + strlen(cl), sizeof cl - strlen(cl), "%s%d", i ? "," : "", cpus[i]);
-            printf("CPU      : %s, %d thread%s on cpu %s (%d physical core%s)\n", model, nt, nt > 1 ? "s" : "", cl,
-                   used_cores, used_cores > 1 ? "s" : "");
-            printf("Kernel   : %s - %s (%.0f ops per step; FMA = 2 ops)\n", k->name, k->desc, k->ops_per_step);
-            printf("Duration : %.2f s per thread after %.2f s warm-up; every call validated against its closed form\n",
-                   o.seconds, warm);
-        }
-        printf("Peak %s Throughput Test\n", tname);
-        const char *line = "----------------------------------------------------------------------------";
-        char col[32];
-        snprintf(col, sizeof col, "%s@%s", unit, tname);
-        printf("%s\n%6s  %16s  %14s  %14s  %9s\n%s\n", line, "CPU", "Execute Times", "Duration(ms)", col, "Validated",
-               line);
-        for (int i = 0; i < nt; i++)
-            printf("%6d  %16llu  %14.2f  %14.*f  %9s\n", th[i].cpu, (unsigned long long)th[i].steps,
-                   th[i].elapsed * 1e3, tops ? 4 : 2, (double)th[i].ops / th[i].elapsed / scale,
-                   th[i].bad ? "NO" : "yes");
-        printf("%6s  %16s  %14.2f  %14.*f  %9s\n%s\n", "Total", "", maxel * 1e3, tops ? 4 : 2, total,
-               bad ? "NO" : "yes", line);
-        if (!o.quiet) {
-            if (peak > 0) {
-                printf("Theoretical peak = cores x GHz x FMA units x lanes x 2 = %d x %.3f x %d x %d x 2 = %.*f %s\n",
-                       used_cores, ghz, o.fma_units, k->peak_lanes, tops ? 4 : 2, peak, unit);
-                printf(
-                    "  (clock from %s, turbo above it shows as more than 100 %%; %d FMA units per core assumed, --fma-units N to change)\n",
-                    clk_src, o.fma_units);
-                printf("Efficiency: %.1f %% of theoretical peak\n", 100.0 * total / peak);
-            } else if (k->peak_lanes == 0) {
-                printf("Theoretical peak: not computed for the portable kernel\n");
-            } else {
-                printf("Theoretical peak: clock unknown (give --ghz)\n");
-            }
-        }
-    }
-    free(th);
+    if ((rc = run_threads(&o, &r, tid)) != 0)
+        return rc;
+    derive(&o, &r);
+    if (o.json)
+        print_json(&o, &r);
+    else
+        print_table(&o, &r);
+    free(r.th);
     free(tid);
-    if (bad)
+    if (r.bad)
         return cbt_error(TOOL, CBT_EXIT_FAIL, "validation FAILED: %llu lanes differ from the closed-form result",
-                         (unsigned long long)bad);
+                         (unsigned long long)r.bad);
     return 0;
 }

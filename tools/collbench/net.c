@@ -73,86 +73,101 @@ static void usage(FILE *f)
 
 enum { SET_S = 1, SET_N = 2, SET_A = 4, SET_B = 8, SET_Q = 16, SET_D = 32, SET_LAT = 64 };
 
-static int parse_args(int argc, char **argv, net_opts_t *o)
+/* The options without a value; 0 if a is not one of them. */
+static int flag_opt(net_opts_t *o, const char *a)
 {
+    if (!strcmp(a, "-a") || !strcmp(a, "--all"))
+        o->p.all = 1, o->set_mask |= SET_A;
+    else if (!strcmp(a, "-b") || !strcmp(a, "--bidirectional"))
+        o->p.bidir = 1, o->set_mask |= SET_B;
+    else if (!strcmp(a, "--lat"))
+        o->p.lat = 1, o->set_mask |= SET_LAT;
+    else if (!strcmp(a, "--json"))
+        o->json = 1;
+    else if (!strcmp(a, "--calibration-cpu"))
+        o->calib_cpu = 1;
+    else
+        return 0;
+    return 1;
+}
+
+/* Argument argv[*i] (with its value, *i moved past it): -1 on an error. */
+static int parse_opt(net_opts_t *o, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i], *v;
     long long ll;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
 #define VAL() \
-    if (!(v = cbt_optval(TOOL, argc, argv, &i))) \
+    if (!(v = cbt_optval(TOOL, argc, argv, i))) \
     return -1
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            exit(0);
-        } else if (!strcmp(a, "-p") || !strcmp(a, "--port")) {
-            VAL();
-            if (cbt_parse_ll(TOOL, a, v, 1, 65535, &ll))
-                return -1;
-            o->port = (int)ll;
-        } else if (!strcmp(a, "-s") || !strcmp(a, "--size")) {
-            VAL();
-            if (cbt_parse_size(TOOL, a, v, 1, CBT_GIB, &o->p.size))
-                return -1;
-            o->set_mask |= SET_S;
-        } else if (!strcmp(a, "-n") || !strcmp(a, "--iters")) {
-            VAL();
-            if (cbt_parse_ll(TOOL, a, v, 1, 100000000, &ll))
-                return -1;
-            o->p.iters = (unsigned long long)ll;
-            o->set_mask |= SET_N;
-        } else if (!strcmp(a, "-D") || !strcmp(a, "--duration")) {
-            VAL();
-            if (cbt_parse_double(TOOL, a, v, 0.1, 3600, "seconds", &o->p.duration))
-                return -1;
-            o->set_mask |= SET_D;
-        } else if (!strcmp(a, "-q") || !strcmp(a, "--qp")) {
-            VAL();
-            if (cbt_parse_ll(TOOL, a, v, 1, CBT_NET_MAXQ, &ll))
-                return -1;
-            o->p.nconn = (int)ll;
-            o->set_mask |= SET_Q;
-        } else if (!strcmp(a, "-a") || !strcmp(a, "--all")) {
-            o->p.all = 1, o->set_mask |= SET_A;
-        } else if (!strcmp(a, "-b") || !strcmp(a, "--bidirectional")) {
-            o->p.bidir = 1, o->set_mask |= SET_B;
-        } else if (!strcmp(a, "--lat")) {
-            o->p.lat = 1, o->set_mask |= SET_LAT;
-        } else if (!strcmp(a, "--json")) {
-            o->json = 1;
-        } else if (!strcmp(a, "-fmt") || !strcmp(a, "--fmt") || !strcmp(a, "--format")) {
-            VAL();
-            if (strcmp(v, "json") && strcmp(v, "normal"))
-                return cbt_usage_error(TOOL, "invalid %s '%s' (allowed: normal, json)", a, v), -1;
-            o->json = !strcmp(v, "json");
-        } else if (!strcmp(a, "--connect-timeout")) {
-            VAL();
-            if (cbt_parse_double(TOOL, a, v, 0.1, 600, "seconds", &o->connect_timeout))
-                return -1;
-        } else if (!strcmp(a, "--retry")) {
-            VAL();
-            if (cbt_parse_double(TOOL, a, v, 0, 600, "seconds", &o->retry))
-                return -1;
-        } else if (!strcmp(a, "--timeout")) {
-            VAL();
-            if (cbt_parse_double(TOOL, a, v, 0, 86400, "seconds", &o->timeout))
-                return -1;
-        } else if (!strcmp(a, "--bind")) {
-            VAL();
-            o->bind_addr = v;
-        } else if (!strcmp(a, "--calibration-out")) {
-            VAL();
-            o->calib_out = v;
-        } else if (!strcmp(a, "--calibration-cpu")) {
-            o->calib_cpu = 1;
-        } else if (a[0] == '-') {
-            return cbt_usage_error(TOOL, "unknown option '%s' (see collbench net --help)", a), -1;
-        } else if (!o->host) {
-            o->host = a;
-        } else {
-            return cbt_usage_error(TOOL, "unexpected argument '%s' (one HOST at most)", a), -1;
-        }
-#undef VAL
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        usage(stdout);
+        exit(0);
+    } else if (flag_opt(o, a)) {
+        return 0;
+    } else if (!strcmp(a, "-p") || !strcmp(a, "--port")) {
+        VAL();
+        if (cbt_parse_ll(TOOL, a, v, 1, 65535, &ll))
+            return -1;
+        o->port = (int)ll;
+    } else if (!strcmp(a, "-s") || !strcmp(a, "--size")) {
+        VAL();
+        if (cbt_parse_size(TOOL, a, v, 1, CBT_GIB, &o->p.size))
+            return -1;
+        o->set_mask |= SET_S;
+    } else if (!strcmp(a, "-n") || !strcmp(a, "--iters")) {
+        VAL();
+        if (cbt_parse_ll(TOOL, a, v, 1, 100000000, &ll))
+            return -1;
+        o->p.iters = (unsigned long long)ll;
+        o->set_mask |= SET_N;
+    } else if (!strcmp(a, "-D") || !strcmp(a, "--duration")) {
+        VAL();
+        if (cbt_parse_double(TOOL, a, v, 0.1, 3600, "seconds", &o->p.duration))
+            return -1;
+        o->set_mask |= SET_D;
+    } else if (!strcmp(a, "-q") || !strcmp(a, "--qp")) {
+        VAL();
+        if (cbt_parse_ll(TOOL, a, v, 1, CBT_NET_MAXQ, &ll))
+            return -1;
+        o->p.nconn = (int)ll;
+        o->set_mask |= SET_Q;
+    } else if (!strcmp(a, "-fmt") || !strcmp(a, "--fmt") || !strcmp(a, "--format")) {
+        VAL();
+        if (strcmp(v, "json") && strcmp(v, "normal"))
+            return cbt_usage_error(TOOL, "invalid %s '%s' (allowed: normal, json)", a, v), -1;
+        o->json = !strcmp(v, "json");
+    } else if (!strcmp(a, "--connect-timeout")) {
+        VAL();
+        if (cbt_parse_double(TOOL, a, v, 0.1, 600, "seconds", &o->connect_timeout))
+            return -1;
+    } else if (!strcmp(a, "--retry")) {
+        VAL();
+        if (cbt_parse_double(TOOL, a, v, 0, 600, "seconds", &o->retry))
+            return -1;
+    } else if (!strcmp(a, "--timeout")) {
+        VAL();
+        if (cbt_parse_double(TOOL, a, v, 0, 86400, "seconds", &o->timeout))
+            return -1;
+    } else if (!strcmp(a, "--bind")) {
+        VAL();
+        o->bind_addr = v;
+    } else if (!strcmp(a, "--calibration-out")) {
+        VAL();
+        o->calib_out = v;
+    } else if (a[0] == '-') {
+        return cbt_usage_error(TOOL, "unknown option '%s' (see collbench net --help)", a), -1;
+    } else if (!o->host) {
+        o->host = a;
+    } else {
+        return cbt_usage_error(TOOL, "unexpected argument '%s' (one HOST at most)", a), -1;
     }
+#undef VAL
+    return 0;
+}
+
+/* The options together: combinations that do not go; the default size. */
+static int check_args(net_opts_t *o)
+{
     if ((o->set_mask & SET_A) && (o->set_mask & SET_S))
         return cbt_usage_error(TOOL, "-a and -s exclude each other (-a sweeps 2 B..8 MiB)"), -1;
     if ((o->set_mask & SET_D) && (o->set_mask & SET_N))
@@ -175,6 +190,14 @@ static int parse_args(int argc, char **argv, net_opts_t *o)
     if (!(o->set_mask & SET_S))
         o->p.size = o->p.lat ? 2 : 65536;
     return 0;
+}
+
+static int parse_args(int argc, char **argv, net_opts_t *o)
+{
+    for (int i = 1; i < argc; i++)
+        if (parse_opt(o, argc, argv, &i) != 0)
+            return -1;
+    return check_args(o);
 }
 
 static int sweep(const cbt_net_params_t *p, unsigned long long *sizes)
@@ -293,6 +316,65 @@ static int client_connect(net_opts_t *o, int *ctrl, int *fds, char *peer, size_t
     return 0;
 }
 
+/* The client's handshake on the control connection fd: its parameters,
+ * acknowledged (or refused when invalid), drive the test (o->p); *session
+ * is the id its data connections carry. */
+static int server_handshake(net_opts_t *o, int fd, const char *peer, uint64_t *session)
+{
+    uint64_t w[10];
+    if (cbt_words_recv(fd, w, 10) || w[0] != CBT_NET_MAGIC || w[1] != CBT_NET_VERSION)
+        return cbt_error(TOOL, CBT_EXIT_CONN, "%s is not a collbench net client (bad handshake)", peer);
+    cbt_net_params_t c = {.lat = (int)w[3],
+                          .bidir = (int)w[4],
+                          .nconn = (int)w[5],
+                          .all = (int)w[6],
+                          .size = w[7],
+                          .iters = w[8],
+                          .duration = cbt_bitsd(w[9])};
+    *session = w[2];
+    int bad = c.nconn < 1 || c.nconn > CBT_NET_MAXQ || c.size < 1 || c.size > CBT_GIB
+        || (c.iters < 1 && c.duration <= 0);
+    uint64_t ack[2] = {CBT_NET_MAGIC, (uint64_t)bad};
+    cbt_words_send(fd, ack, 2);
+    if (bad)
+        return cbt_error(TOOL, CBT_EXIT_CONN, "client %s sent invalid parameters", peer);
+    /* The client's flags drive the test; say so if ours differed. */
+    const cbt_net_params_t *s = &o->p;
+    if (((o->set_mask & SET_S) && s->size != c.size) || ((o->set_mask & SET_N) && s->iters != c.iters)
+        || ((o->set_mask & SET_A) && !c.all) || ((o->set_mask & SET_B) && !c.bidir)
+        || ((o->set_mask & SET_Q) && s->nconn != c.nconn) || ((o->set_mask & SET_LAT) && !c.lat)
+        || ((o->set_mask & SET_D) && s->duration != c.duration))
+        fprintf(stderr,
+                "collbench net: note: the client's parameters differ from this command line; using the client's\n");
+    o->p = c;
+    return 0;
+}
+
+/* The client's nconn data connections on lfd, each in fds[] at the index it
+ * sends (with the session id). */
+static int accept_data(int lfd, int nconn, uint64_t session, int *fds, const char *peer)
+{
+    char err[512];
+    for (int i = 0; i < nconn; i++)
+        fds[i] = -1;
+    for (int k = 0; k < nconn; k++) {
+        int d = cbt_sock_accept(lfd, 10, err, sizeof err);
+        uint64_t h[3];
+        if (d < 0)
+            return cbt_error(TOOL, d == -2 ? CBT_EXIT_TIMEOUT : CBT_EXIT_CONN, "data connection %d of %d from %s: %s",
+                             k, nconn, peer, err);
+        cbt_sock_tune(d, 10);
+        if (cbt_words_recv(d, h, 3) || h[0] != CBT_NET_MAGIC || h[1] != session || h[2] >= (uint64_t)nconn
+            || fds[h[2]] >= 0) {
+            close(d);
+            return cbt_error(TOOL, CBT_EXIT_CONN, "unexpected data connection (not from client %s)", peer);
+        }
+        cbt_sock_tune(d, 60);
+        fds[h[2]] = d;
+    }
+    return 0;
+}
+
 static int server_accept(net_opts_t *o, int *ctrl, int *fds, char *peer, size_t pn)
 {
     char err[512];
@@ -318,57 +400,13 @@ static int server_accept(net_opts_t *o, int *ctrl, int *fds, char *peer, size_t 
     *ctrl = fd;
     cbt_sock_peer(fd, peer, pn);
     cbt_sock_tune(fd, 10);
-    uint64_t w[10];
-    if (cbt_words_recv(fd, w, 10) || w[0] != CBT_NET_MAGIC || w[1] != CBT_NET_VERSION) {
-        close(lfd);
-        return cbt_error(TOOL, CBT_EXIT_CONN, "%s is not a collbench net client (bad handshake)", peer);
-    }
-    cbt_net_params_t c = {.lat = (int)w[3],
-                          .bidir = (int)w[4],
-                          .nconn = (int)w[5],
-                          .all = (int)w[6],
-                          .size = w[7],
-                          .iters = w[8],
-                          .duration = cbt_bitsd(w[9])};
-    uint64_t session = w[2];
-    int bad = c.nconn < 1 || c.nconn > CBT_NET_MAXQ || c.size < 1 || c.size > CBT_GIB
-        || (c.iters < 1 && c.duration <= 0);
-    uint64_t ack[2] = {CBT_NET_MAGIC, (uint64_t)bad};
-    cbt_words_send(fd, ack, 2);
-    if (bad) {
-        close(lfd);
-        return cbt_error(TOOL, CBT_EXIT_CONN, "client %s sent invalid parameters", peer);
-    }
-    /* The client's flags drive the test; say so if ours differed. */
-    const cbt_net_params_t *s = &o->p;
-    if (((o->set_mask & SET_S) && s->size != c.size) || ((o->set_mask & SET_N) && s->iters != c.iters)
-        || ((o->set_mask & SET_A) && !c.all) || ((o->set_mask & SET_B) && !c.bidir)
-        || ((o->set_mask & SET_Q) && s->nconn != c.nconn) || ((o->set_mask & SET_LAT) && !c.lat)
-        || ((o->set_mask & SET_D) && s->duration != c.duration))
-        fprintf(stderr,
-                "collbench net: note: the client's parameters differ from this command line; using the client's\n");
-    o->p = c;
-    for (int i = 0; i < c.nconn; i++)
-        fds[i] = -1;
-    for (int k = 0; k < c.nconn; k++) {
-        int d = cbt_sock_accept(lfd, 10, err, sizeof err);
-        uint64_t h[3];
-        if (d < 0) {
-            close(lfd);
-            return cbt_error(TOOL, d == -2 ? CBT_EXIT_TIMEOUT : CBT_EXIT_CONN, "data connection %d of %d from %s: %s",
-                             k, c.nconn, peer, err);
-        }
-        cbt_sock_tune(d, 10);
-        if (cbt_words_recv(d, h, 3) || h[0] != CBT_NET_MAGIC || h[1] != session || h[2] >= (uint64_t)c.nconn
-            || fds[h[2]] >= 0) {
-            close(d);
-            close(lfd);
-            return cbt_error(TOOL, CBT_EXIT_CONN, "unexpected data connection (not from client %s)", peer);
-        }
-        cbt_sock_tune(d, 60);
-        fds[h[2]] = d;
-    }
+    uint64_t session = 0;
+    int rc = server_handshake(o, fd, peer, &session);
+    if (rc == 0)
+        rc = accept_data(lfd, o->p.nconn, session, fds, peer);
     close(lfd);
+    if (rc)
+        return rc;
     uint64_t ready[2] = {CBT_NET_MAGIC, 0};
     if (cbt_words_send(fd, ready, 2))
         return cbt_error(TOOL, CBT_EXIT_CONN, "control connection to %s lost", peer);

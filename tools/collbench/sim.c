@@ -139,7 +139,14 @@ static int parse_hosts(const char *v, cbt_sim_opts_t *so)
     return 0;
 }
 
-static int parse(int argc, char **argv, cbt_sim_opts_t *so)
+/* What the command line gave beyond the options in cbt_sim_opts_t. */
+typedef struct {
+    long long nranks;
+    const char *hosts, *coll;
+    unsigned explicit_keys; /* link flags given: they win over the calibration file's keys */
+} sim_args_t;
+
+static void set_defaults(cbt_sim_opts_t *so)
 {
     memset(so, 0, sizeof *so);
     cb_opts_t *o = &so->o;
@@ -152,112 +159,135 @@ static int parse(int argc, char **argv, cbt_sim_opts_t *so)
     o->iters = 1;
     so->nhosts = 1;
     so->p = coll_sim_defaults();
-    long long nranks = 0, v;
-    const char *hosts = NULL, *coll = NULL;
-    unsigned explicit_keys = 0; /* link flags given: they win over the calibration file's keys */
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *val;
-#define VAL() \
-    if (!(val = cbt_optval(TOOL, argc, argv, &i))) \
-    return -1
-#define DBL(opt, key, lo, hi, unit, dst) \
-    if (!strcmp(a, opt)) { \
-        VAL(); \
-        if (cbt_parse_double(TOOL, opt, val, lo, hi, unit, dst)) \
-            return -1; \
-        explicit_keys |= cbt_calib_bit(key); \
-        continue; \
+}
+
+/* The link flags (each the calibration key of the same name): 1 after one
+ * (*i moved past its value), 0 if a is not one, -1 on an error. */
+static int link_opt(cbt_sim_opts_t *so, sim_args_t *g, int argc, char **argv, int *i)
+{
+    const struct {
+        const char *opt, *key;
+        double lo, hi;
+        const char *unit;
+        double *dst;
+    } t[] = {
+        {"--net-gbps", "net_gbps", 1e-3, 1e6, "Gbit/s", &so->p.net_gbps},
+        {"--net-us", "net_us", 0, 1e6, "us", &so->p.net_us},
+        {"--net-overhead-us", "net_overhead_us", 0, 1e6, "us", &so->p.net_ovh_us},
+        {"--shm-gbps", "shm_gbps", 1e-3, 1e6, "Gbit/s", &so->p.shm_gbps},
+        {"--shm-us", "shm_us", 0, 1e6, "us", &so->p.shm_us},
+        {"--shm-overhead-us", "shm_overhead_us", 0, 1e6, "us", &so->p.shm_ovh_us},
+        {"--reduce-gbps", "reduce_gbps", 1e-3, 1e6, "Gbit/s", &so->p.reduce_gbps},
+        {"--cores-per-host", "cores_per_host", 0, 1e6, "cores (0: one per rank)", &so->p.cores_per_host},
+        {"--net-step-us", "net_step_us", 0, 1e7, "us", &so->p.net_step_us},
+        {"--net-step-bytes", "net_step_bytes", 1, 1e12, "bytes", &so->p.net_step_bytes},
+        {"--net-cpu-gbps", "net_cpu_gbps", 0, 1e6, "Gbit/s per core (0: no limit)", &so->p.net_cpu_gbps},
+        {"--copy-core-gbps", "copy_core_gbps", 0, 1e6, "Gbit/s per core (0: no limit)", &so->p.copy_core_gbps},
+    };
+    for (size_t k = 0; k < sizeof t / sizeof t[0]; k++) {
+        if (strcmp(argv[*i], t[k].opt))
+            continue;
+        const char *val = cbt_optval(TOOL, argc, argv, i);
+        if (!val || cbt_parse_double(TOOL, t[k].opt, val, t[k].lo, t[k].hi, t[k].unit, t[k].dst))
+            return -1;
+        g->explicit_keys |= cbt_calib_bit(t[k].key);
+        return 1;
     }
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            exit(0);
-        } else if (!strcmp(a, "-n")) {
-            VAL();
-            if (cbt_parse_ll(TOOL, "-n", val, 1, SIM_MAX_RANKS, &nranks))
-                return -1;
-        } else if (!strcmp(a, "-H")) {
-            VAL();
-            hosts = val;
-        } else if (!strcmp(a, "-c")) {
-            VAL();
-            coll = val;
-        } else if (!strcmp(a, "-b") || !strcmp(a, "-e") || !strcmp(a, "-i")) {
-            unsigned long long s;
-            VAL();
-            if (cbt_parse_size(TOOL, a, val, 0, 1ull << 40, &s))
-                return -1;
-            if (a[1] == 'b')
-                o->minbytes = s;
-            else if (a[1] == 'e')
-                o->maxbytes = s;
-            else {
-                o->stepbytes = s;
-                o->step_set = 1;
-                o->stepfactor = 0;
-            }
-        } else if (!strcmp(a, "-f")) {
-            VAL();
-            if (cbt_parse_ll(TOOL, "-f", val, 2, 1024, &v))
-                return -1;
-            o->stepfactor = (unsigned long long)v;
-        } else if (!strcmp(a, "-d")) {
-            VAL();
-            if (coll_dtype_from_name(val, &o->dt) != COLL_SUCCESS)
-                return cbt_usage_error(TOOL,
-                                       "invalid -d '%s' (allowed: int8 uint8 int16 uint16 int32 uint32 "
-                                       "int64 uint64 fp16 bf16 fp32 fp64)",
-                                       val),
-                       -1;
-        } else if (!strcmp(a, "-o")) {
-            VAL();
-            if (coll_op_from_name(val, &o->op) != COLL_SUCCESS)
-                return cbt_usage_error(TOOL, "invalid -o '%s' (allowed: sum prod max min)", val), -1;
-        } else if (!strcmp(a, "-r")) {
-            VAL();
-            if (cbt_parse_ll(TOOL, "-r", val, 0, SIM_MAX_RANKS - 1, &v))
-                return -1;
-            o->root = (int)v;
-        } else if (!strcmp(a, "--algo")) {
-            VAL();
-            so->algo = val;
-        } else if (!strcmp(a, "--verify")) {
-            o->check = 1;
-        } else if (!strcmp(a, "--json")) {
-            so->json = 1;
-        } else if (!strcmp(a, "--compare-algos")) {
-            so->compare = 1;
-        } else if (!strcmp(a, "--calibration")) {
-            VAL();
-            so->calibration = val;
-        } else {
-            DBL("--net-gbps", "net_gbps", 1e-3, 1e6, "Gbit/s", &so->p.net_gbps)
-            DBL("--net-us", "net_us", 0, 1e6, "us", &so->p.net_us)
-            DBL("--net-overhead-us", "net_overhead_us", 0, 1e6, "us", &so->p.net_ovh_us)
-            DBL("--shm-gbps", "shm_gbps", 1e-3, 1e6, "Gbit/s", &so->p.shm_gbps)
-            DBL("--shm-us", "shm_us", 0, 1e6, "us", &so->p.shm_us)
-            DBL("--shm-overhead-us", "shm_overhead_us", 0, 1e6, "us", &so->p.shm_ovh_us)
-            DBL("--reduce-gbps", "reduce_gbps", 1e-3, 1e6, "Gbit/s", &so->p.reduce_gbps)
-            DBL("--cores-per-host", "cores_per_host", 0, 1e6, "cores (0: one per rank)", &so->p.cores_per_host)
-            DBL("--net-step-us", "net_step_us", 0, 1e7, "us", &so->p.net_step_us)
-            DBL("--net-step-bytes", "net_step_bytes", 1, 1e12, "bytes", &so->p.net_step_bytes)
-            DBL("--net-cpu-gbps", "net_cpu_gbps", 0, 1e6, "Gbit/s per core (0: no limit)", &so->p.net_cpu_gbps)
-            DBL("--copy-core-gbps", "copy_core_gbps", 0, 1e6, "Gbit/s per core (0: no limit)", &so->p.copy_core_gbps)
-            return cbt_usage_error(TOOL, "unknown option '%s' (see collbench sim --help)", a), -1;
-        }
-    }
-    if (so->calibration && cbt_calib_read(TOOL, so->calibration, &so->p, explicit_keys))
+    return 0;
+}
+
+/* -b, -e and -i: the sizes of the sweep. */
+static int size_opt(cb_opts_t *o, const char *a, const char *val)
+{
+    unsigned long long s;
+    if (cbt_parse_size(TOOL, a, val, 0, 1ull << 40, &s))
         return -1;
-    if (!coll)
-        return cbt_usage_error(TOOL,
-                               "missing -c COLLECTIVE (allowed: allreduce allgather allgatherv reduce_scatter "
-                               "reduce_scatterv reduce broadcast scatter gather alltoall alltoallv)"),
-               -1;
-    if (!(so->desc = find_coll(coll)))
-        return cbt_usage_error(TOOL,
-                               "invalid -c '%s' (allowed: allreduce allgather allgatherv reduce_scatter "
-                               "reduce_scatterv reduce broadcast scatter gather alltoall alltoallv)",
-                               coll),
-               -1;
+    if (a[1] == 'b')
+        o->minbytes = s;
+    else if (a[1] == 'e')
+        o->maxbytes = s;
+    else {
+        o->stepbytes = s;
+        o->step_set = 1;
+        o->stepfactor = 0;
+    }
+    return 0;
+}
+
+/* Argument argv[*i] (with its value, *i moved past it): -1 on an error. */
+static int parse_opt(cbt_sim_opts_t *so, sim_args_t *g, int argc, char **argv, int *i)
+{
+    cb_opts_t *o = &so->o;
+    const char *a = argv[*i], *val;
+    long long v;
+#define VAL() \
+    if (!(val = cbt_optval(TOOL, argc, argv, i))) \
+    return -1
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        usage(stdout);
+        exit(0);
+    } else if (!strcmp(a, "-n")) {
+        VAL();
+        if (cbt_parse_ll(TOOL, "-n", val, 1, SIM_MAX_RANKS, &g->nranks))
+            return -1;
+    } else if (!strcmp(a, "-H")) {
+        VAL();
+        g->hosts = val;
+    } else if (!strcmp(a, "-c")) {
+        VAL();
+        g->coll = val;
+    } else if (!strcmp(a, "-b") || !strcmp(a, "-e") || !strcmp(a, "-i")) {
+        VAL();
+        return size_opt(o, a, val);
+    } else if (!strcmp(a, "-f")) {
+        VAL();
+        if (cbt_parse_ll(TOOL, "-f", val, 2, 1024, &v))
+            return -1;
+        o->stepfactor = (unsigned long long)v;
+    } else if (!strcmp(a, "-d")) {
+        VAL();
+        if (coll_dtype_from_name(val, &o->dt) != COLL_SUCCESS)
+            return cbt_usage_error(TOOL,
+                                   "invalid -d '%s' (allowed: int8 uint8 int16 uint16 int32 uint32 "
+                                   "int64 uint64 fp16 bf16 fp32 fp64)",
+                                   val),
+                   -1;
+    } else if (!strcmp(a, "-o")) {
+        VAL();
+        if (coll_op_from_name(val, &o->op) != COLL_SUCCESS)
+            return cbt_usage_error(TOOL, "invalid -o '%s' (allowed: sum prod max min)", val), -1;
+    } else if (!strcmp(a, "-r")) {
+        VAL();
+        if (cbt_parse_ll(TOOL, "-r", val, 0, SIM_MAX_RANKS - 1, &v))
+            return -1;
+        o->root = (int)v;
+    } else if (!strcmp(a, "--algo")) {
+        VAL();
+        so->algo = val;
+    } else if (!strcmp(a, "--verify")) {
+        o->check = 1;
+    } else if (!strcmp(a, "--json")) {
+        so->json = 1;
+    } else if (!strcmp(a, "--compare-algos")) {
+        so->compare = 1;
+    } else if (!strcmp(a, "--calibration")) {
+        VAL();
+        so->calibration = val;
+    } else {
+        int r = link_opt(so, g, argc, argv, i);
+        if (r)
+            return r < 0 ? -1 : 0;
+        return cbt_usage_error(TOOL, "unknown option '%s' (see collbench sim --help)", a), -1;
+    }
+#undef VAL
+    return 0;
+}
+
+/* The ranks of every host, from -n and -H (a host count or a list). */
+static int lay_out_ranks(cbt_sim_opts_t *so, sim_args_t *g)
+{
+    long long nranks = g->nranks;
+    const char *hosts = g->hosts;
     if (hosts && parse_hosts(hosts, so))
         return -1;
     if (so->host_nranks) {
@@ -283,6 +313,48 @@ static int parse(int argc, char **argv, cbt_sim_opts_t *so)
             so->host_nranks[h] = (int)(nranks / so->nhosts + (h < nranks % so->nhosts));
     }
     so->nranks = (int)nranks;
+    return 0;
+}
+
+/* --algo names an algorithm of the collective; else the error lists them. */
+static int check_algo(const cbt_sim_opts_t *so)
+{
+    if (!so->algo || coll_algo_find(so->desc->kind, so->algo))
+        return 0;
+    char names[400];
+    size_t k = 0;
+    names[0] = '\0';
+    for (int i = 0; coll_algo_table[i]; i++)
+        if (coll_algo_table[i]->kind == so->desc->kind && k + 20 < sizeof names)
+            k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", k ? " " : "", coll_algo_table[i]->name);
+    return cbt_usage_error(TOOL, "invalid --algo '%s' for %s (allowed: %s)", so->algo, coll_kind_name(so->desc->kind),
+                           names),
+           -1;
+}
+
+static int parse(int argc, char **argv, cbt_sim_opts_t *so)
+{
+    set_defaults(so);
+    cb_opts_t *o = &so->o;
+    sim_args_t g = {0, NULL, NULL, 0};
+    for (int i = 1; i < argc; i++)
+        if (parse_opt(so, &g, argc, argv, &i))
+            return -1;
+    if (so->calibration && cbt_calib_read(TOOL, so->calibration, &so->p, g.explicit_keys))
+        return -1;
+    if (!g.coll)
+        return cbt_usage_error(TOOL,
+                               "missing -c COLLECTIVE (allowed: allreduce allgather allgatherv reduce_scatter "
+                               "reduce_scatterv reduce broadcast scatter gather alltoall alltoallv)"),
+               -1;
+    if (!(so->desc = find_coll(g.coll)))
+        return cbt_usage_error(TOOL,
+                               "invalid -c '%s' (allowed: allreduce allgather allgatherv reduce_scatter "
+                               "reduce_scatterv reduce broadcast scatter gather alltoall alltoallv)",
+                               g.coll),
+               -1;
+    if (lay_out_ranks(so, &g))
+        return -1;
     if (o->root >= so->nranks)
         return cbt_usage_error(TOOL, "invalid -r %d (allowed: 0..%d)", o->root, so->nranks - 1), -1;
     if (!o->maxbytes)
@@ -290,17 +362,8 @@ static int parse(int argc, char **argv, cbt_sim_opts_t *so)
                                                                         : (o->check ? 128u << 10 : 64u << 20);
     if (o->minbytes > o->maxbytes)
         return cbt_usage_error(TOOL, "invalid -b %llu: larger than -e %llu", o->minbytes, o->maxbytes), -1;
-    if (so->algo && !coll_algo_find(so->desc->kind, so->algo)) {
-        char names[400];
-        size_t k = 0;
-        names[0] = '\0';
-        for (int i = 0; coll_algo_table[i]; i++)
-            if (coll_algo_table[i]->kind == so->desc->kind && k + 20 < sizeof names)
-                k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", k ? " " : "", coll_algo_table[i]->name);
-        return cbt_usage_error(TOOL, "invalid --algo '%s' for %s (allowed: %s)", so->algo,
-                               coll_kind_name(so->desc->kind), names),
-               -1;
-    }
+    if (check_algo(so))
+        return -1;
     so->p.move_data = o->check;
     so->p.shared_scratch = o->check ? 0 : shared_scratch_bytes(so, o->maxbytes);
     return 0;
@@ -328,6 +391,84 @@ static void row_bw(const cbt_sim_opts_t *so, const cbt_sim_result_t *r, double *
     *bus = *alg * so->desc->busbw_factor(so->nranks);
 }
 
+static void json_header(const cbt_sim_opts_t *so)
+{
+    const cb_opts_t *o = &so->o;
+    printf("{\"schema\": \"collbench-sim/1\", \"collective\": \"%s\", \"ranks\": %d, \"hosts\": %d, "
+           "\"dtype\": \"%s\", \"op\": \"%s\", \"root\": %d, \"verify\": %d,\n \"link\": {\"net_gbps\": %g, "
+           "\"net_us\": %g, \"net_overhead_us\": %g, \"shm_gbps\": %g, \"shm_us\": %g, \"shm_overhead_us\": %g, "
+           "\"reduce_gbps\": %g, \"cores_per_host\": %g, \"net_step_us\": %g, \"net_step_bytes\": %g, "
+           "\"net_cpu_gbps\": %g, \"copy_core_gbps\": %g},\n \"calibration\": ",
+           so->desc->name, so->nranks, so->nhosts, coll_dtype_name(o->dt), coll_op_name(o->op), o->root, o->check,
+           so->p.net_gbps, so->p.net_us, so->p.net_ovh_us, so->p.shm_gbps, so->p.shm_us, so->p.shm_ovh_us,
+           so->p.reduce_gbps, so->p.cores_per_host, so->p.net_step_us, so->p.net_step_bytes, so->p.net_cpu_gbps,
+           so->p.copy_core_gbps);
+    if (so->calibration)
+        cbt_json_str(stdout, so->calibration);
+    else
+        printf("null");
+    printf(",\n \"rows\": [");
+}
+
+static void table_header(const cbt_sim_opts_t *so)
+{
+    const cb_opts_t *o = &so->o;
+    printf("# collbench sim: %s, %d ranks on %d hosts, %s %s; net %g Gbit/s %g us +%g us/msg, shm %g Gbit/s "
+           "%g us +%g us/msg, reduce %g Gbit/s",
+           so->desc->name, so->nranks, so->nhosts, coll_dtype_name(o->dt), coll_op_name(o->op), so->p.net_gbps,
+           so->p.net_us, so->p.net_ovh_us, so->p.shm_gbps, so->p.shm_us, so->p.shm_ovh_us, so->p.reduce_gbps);
+    if (so->p.cores_per_host > 0)
+        printf(", %g cores per host", so->p.cores_per_host);
+    if (so->p.net_step_us > 0)
+        printf(", net step +%g us from %g B", so->p.net_step_us, so->p.net_step_bytes);
+    if (so->p.net_cpu_gbps > 0)
+        printf(", TCP %g Gbit/s per core", so->p.net_cpu_gbps);
+    if (so->p.copy_core_gbps > 0)
+        printf(", copies %g Gbit/s per core", so->p.copy_core_gbps);
+    if (so->calibration)
+        printf(" (calibration %s)", so->calibration);
+    printf("\ndata_size(Bytes): | aveg_time(us): | alg_bandwidth(GB/s): | check_result: | bus_bandwidth(GB/s): | "
+           "algorithm:\n");
+}
+
+/* --compare-algos: size s run with every algorithm of the collective forced
+ * in turn (r: the automatic run, to mark its choice); their messages are
+ * added to *msgs. Returns 1 if one that ran got wrong data. */
+static int compare_algos(const cbt_sim_opts_t *so, cbt_sim_job_t *job, unsigned long long s, const cbt_sim_result_t *r,
+                         unsigned long long *msgs)
+{
+    int bad = 0, k = 0;
+    if (so->json)
+        printf(", \"algos\": {");
+    for (int i = 0; coll_algo_table[i]; i++) {
+        const coll_algo_t *al = coll_algo_table[i];
+        if (al->kind != so->desc->kind)
+            continue;
+        cbt_sim_result_t q;
+        force(so, al->name);
+        cbt_sim_job_run(job, (size_t)s, &q);
+        *msgs += q.msgs;
+        int ran = !q.failed && q.algo && !strcmp(q.algo, al->name);
+        double qa, qb;
+        row_bw(so, &q, &qa, &qb);
+        if (ran && q.wrong)
+            bad = 1;
+        if (so->json) {
+            if (ran)
+                printf("%s\"%s\": {\"time_us\": %.3f, \"check\": \"%s\"}", k++ ? ", " : "", al->name, q.t_us,
+                       check_str(so, &q));
+        } else if (ran) {
+            printf("#   %-14s %14.2f us  algbw %10.5f  busbw %10.5f  %s%s\n", al->name, q.t_us, qa, qb,
+                   check_str(so, &q), r->algo && !strcmp(r->algo, al->name) ? "  <- auto" : "");
+        } else {
+            printf("#   %-14s %14s\n", al->name, "not usable here");
+        }
+    }
+    if (so->json)
+        printf("}");
+    return bad;
+}
+
 int cbt_sim_main(int argc, char **argv)
 {
     cbt_sim_opts_t so;
@@ -345,39 +486,10 @@ int cbt_sim_main(int argc, char **argv)
     }
     const cb_opts_t *o = &so.o;
     int rc = CBT_EXIT_OK;
-    if (so.json) {
-        printf("{\"schema\": \"collbench-sim/1\", \"collective\": \"%s\", \"ranks\": %d, \"hosts\": %d, "
-               "\"dtype\": \"%s\", \"op\": \"%s\", \"root\": %d, \"verify\": %d,\n \"link\": {\"net_gbps\": %g, "
-               "\"net_us\": %g, \"net_overhead_us\": %g, \"shm_gbps\": %g, \"shm_us\": %g, \"shm_overhead_us\": %g, "
-               "\"reduce_gbps\": %g, \"cores_per_host\": %g, \"net_step_us\": %g, \"net_step_bytes\": %g, "
-               "\"net_cpu_gbps\": %g, \"copy_core_gbps\": %g},\n \"calibration\": ",
-               so.desc->name, so.nranks, so.nhosts, coll_dtype_name(o->dt), coll_op_name(o->op), o->root, o->check,
-               so.p.net_gbps, so.p.net_us, so.p.net_ovh_us, so.p.shm_gbps, so.p.shm_us, so.p.shm_ovh_us,
-               so.p.reduce_gbps, so.p.cores_per_host, so.p.net_step_us, so.p.net_step_bytes, so.p.net_cpu_gbps,
-               so.p.copy_core_gbps);
-        if (so.calibration)
-            cbt_json_str(stdout, so.calibration);
-        else
-            printf("null");
-        printf(",\n \"rows\": [");
-    } else {
-        printf("# collbench sim: %s, %d ranks on %d hosts, %s %s; net %g Gbit/s %g us +%g us/msg, shm %g Gbit/s "
-               "%g us +%g us/msg, reduce %g Gbit/s",
-               so.desc->name, so.nranks, so.nhosts, coll_dtype_name(o->dt), coll_op_name(o->op), so.p.net_gbps,
-               so.p.net_us, so.p.net_ovh_us, so.p.shm_gbps, so.p.shm_us, so.p.shm_ovh_us, so.p.reduce_gbps);
-        if (so.p.cores_per_host > 0)
-            printf(", %g cores per host", so.p.cores_per_host);
-        if (so.p.net_step_us > 0)
-            printf(", net step +%g us from %g B", so.p.net_step_us, so.p.net_step_bytes);
-        if (so.p.net_cpu_gbps > 0)
-            printf(", TCP %g Gbit/s per core", so.p.net_cpu_gbps);
-        if (so.p.copy_core_gbps > 0)
-            printf(", copies %g Gbit/s per core", so.p.copy_core_gbps);
-        if (so.calibration)
-            printf(" (calibration %s)", so.calibration);
-        printf("\ndata_size(Bytes): | aveg_time(us): | alg_bandwidth(GB/s): | check_result: | bus_bandwidth(GB/s): | "
-               "algorithm:\n");
-    }
+    if (so.json)
+        json_header(&so);
+    else
+        table_header(&so);
     fflush(stdout);
     int first = 1;
     unsigned long long s = o->minbytes, msgs = 0;
@@ -399,37 +511,8 @@ int cbt_sim_main(int argc, char **argv)
                    bus, r.algo ? r.algo : "-", so.algo ? " (forced)" : "");
         first = 0;
         msgs += r.msgs;
-        if (so.compare) {
-            if (so.json)
-                printf(", \"algos\": {");
-            int k = 0;
-            for (int i = 0; coll_algo_table[i]; i++) {
-                const coll_algo_t *al = coll_algo_table[i];
-                if (al->kind != so.desc->kind)
-                    continue;
-                cbt_sim_result_t q;
-                force(&so, al->name);
-                cbt_sim_job_run(&job, (size_t)s, &q);
-                msgs += q.msgs;
-                int ran = !q.failed && q.algo && !strcmp(q.algo, al->name);
-                double qa, qb;
-                row_bw(&so, &q, &qa, &qb);
-                if (ran && q.wrong)
-                    rc = CBT_EXIT_FAIL;
-                if (so.json) {
-                    if (ran)
-                        printf("%s\"%s\": {\"time_us\": %.3f, \"check\": \"%s\"}", k++ ? ", " : "", al->name, q.t_us,
-                               check_str(&so, &q));
-                } else if (ran) {
-                    printf("#   %-14s %14.2f us  algbw %10.5f  busbw %10.5f  %s%s\n", al->name, q.t_us, qa, qb,
-                           check_str(&so, &q), r.algo && !strcmp(r.algo, al->name) ? "  <- auto" : "");
-                } else {
-                    printf("#   %-14s %14s\n", al->name, "not usable here");
-                }
-            }
-            if (so.json)
-                printf("}");
-        }
+        if (so.compare && compare_algos(&so, &job, s, &r, &msgs))
+            rc = CBT_EXIT_FAIL;
         if (so.json)
             printf("}");
         fflush(stdout);

@@ -46,6 +46,88 @@ static void set_arrays(cb_ctx_t *c, size_t *a, size_t n)
     c->rdispls = a + 5 * n;
 }
 
+/* Gather checks: every rank's pattern computed once (see check_job). */
+static int cache_patterns(cbt_sim_job_t *j)
+{
+    int n = j->so->nranks;
+    size_t pb = (size_t)CB_PERIOD * coll_dtype_size(j->so->o.dt);
+    if (!(j->pats = malloc(pb * (size_t)n))) {
+        fprintf(stderr, "collbench sim: out of memory for %d patterns\n", n);
+        return -1;
+    }
+    for (int b = 0; b < n; b++)
+        cb_pattern(&j->data, CB_SEED_RANK(b), j->pats + (size_t)b * pb);
+    j->d.check = cached_gather_check;
+    return 0;
+}
+
+/* Rank r's driver context and layout (its own buffers with --verify); the
+ * largest buffers so far in *send_max, *recv_max. */
+static int init_rank(cbt_sim_job_t *j, int r, int per_rank, size_t *send_max, size_t *recv_max)
+{
+    const cbt_sim_opts_t *so = j->so;
+    size_t un = (size_t)so->nranks;
+    cb_ctx_t *c = &j->c[r];
+    c->desc = &j->d;
+    c->opts = &so->o;
+    c->comm = coll_sim_comm(j->sim, r);
+    c->rank = r;
+    c->nranks = so->nranks;
+    c->root = so->o.root;
+    c->dt = so->o.dt;
+    c->op = so->o.op;
+    c->esize = coll_dtype_size(so->o.dt);
+    c->equal_counts = so->o.equal_counts;
+    c->data = j->data;
+    set_arrays(c, j->arrays + (per_rank ? (size_t)r * 6 * un : 0), un);
+    j->d.layout(c, (size_t)so->o.maxbytes);
+    c->send_cap = c->send_elems * c->esize + 64;
+    c->recv_cap = c->recv_elems * c->esize + 64;
+    if (c->send_cap > *send_max)
+        *send_max = c->send_cap;
+    if (c->recv_cap > *recv_max)
+        *recv_max = c->recv_cap;
+    if (so->o.check) {
+        c->sendbuf = malloc(c->send_cap);
+        c->recvbuf = malloc(c->recv_cap);
+        if (!c->sendbuf || !c->recvbuf) {
+            fprintf(stderr,
+                    "collbench sim: out of memory at rank %d (--verify holds every rank's buffers: "
+                    "%zu + %zu bytes each)\n",
+                    r, c->send_cap, c->recv_cap);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Without --verify: every rank on the same two buffers.
+ * Contents never read: allreduce runs in place so that no rank copies its
+ * input; aliased pages (sim.h) keep the copies the algorithms make
+ * themselves (direct: staging) in cache. */
+static int share_buffers(cbt_sim_job_t *j, size_t send_max, size_t recv_max)
+{
+    j->recv_max = recv_max;
+    j->send_max = send_max;
+    j->shared_recv = coll_sim_alias_map(recv_max);
+    j->shared_send = j->d.kind == COLL_ALLREDUCE ? j->shared_recv : coll_sim_alias_map(send_max);
+    if (!j->shared_recv || !j->shared_send) {
+        fprintf(stderr, "collbench sim: out of memory\n");
+        return -1;
+    }
+    for (int r = 0; r < j->so->nranks; r++) {
+        j->c[r].sendbuf = j->shared_send;
+        j->c[r].recvbuf = j->shared_recv;
+    }
+    /* messages from them carry no bytes (others do: an algorithm's headers) */
+    if (coll_sim_blank(j->sim, j->shared_recv, recv_max) != COLL_SUCCESS
+        || (j->shared_send != j->shared_recv && coll_sim_blank(j->sim, j->shared_send, send_max) != COLL_SUCCESS)) {
+        fprintf(stderr, "collbench sim: %s\n", coll_last_error());
+        return -1;
+    }
+    return 0;
+}
+
 int cbt_sim_job_init(cbt_sim_job_t *j, const cbt_sim_opts_t *so)
 {
     memset(j, 0, sizeof *j);
@@ -65,73 +147,14 @@ int cbt_sim_job_init(cbt_sim_job_t *j, const cbt_sim_opts_t *so)
         fprintf(stderr, "collbench sim: out of memory for %d ranks\n", n);
         return -1;
     }
-    if (so->o.check && (d->check == cb_gather_check || d->kind == COLL_GATHER)) {
-        size_t pb = (size_t)CB_PERIOD * coll_dtype_size(so->o.dt);
-        if (!(j->pats = malloc(pb * un))) {
-            fprintf(stderr, "collbench sim: out of memory for %d patterns\n", n);
-            return -1;
-        }
-        for (int b = 0; b < n; b++)
-            cb_pattern(&j->data, CB_SEED_RANK(b), j->pats + (size_t)b * pb);
-        j->d.check = cached_gather_check;
-    }
+    if (so->o.check && (d->check == cb_gather_check || d->kind == COLL_GATHER) && cache_patterns(j) != 0)
+        return -1;
     size_t send_max = 64, recv_max = 64;
-    for (int r = 0; r < n; r++) {
-        cb_ctx_t *c = &j->c[r];
-        c->desc = d;
-        c->opts = &so->o;
-        c->comm = coll_sim_comm(j->sim, r);
-        c->rank = r;
-        c->nranks = n;
-        c->root = so->o.root;
-        c->dt = so->o.dt;
-        c->op = so->o.op;
-        c->esize = coll_dtype_size(so->o.dt);
-        c->equal_counts = so->o.equal_counts;
-        c->data = j->data;
-        set_arrays(c, j->arrays + (per_rank ? (size_t)r * 6 * un : 0), un);
-        d->layout(c, (size_t)so->o.maxbytes);
-        c->send_cap = c->send_elems * c->esize + 64;
-        c->recv_cap = c->recv_elems * c->esize + 64;
-        if (c->send_cap > send_max)
-            send_max = c->send_cap;
-        if (c->recv_cap > recv_max)
-            recv_max = c->recv_cap;
-        if (so->o.check) {
-            c->sendbuf = malloc(c->send_cap);
-            c->recvbuf = malloc(c->recv_cap);
-            if (!c->sendbuf || !c->recvbuf) {
-                fprintf(stderr,
-                        "collbench sim: out of memory at rank %d (--verify holds every rank's buffers: "
-                        "%zu + %zu bytes each)\n",
-                        r, c->send_cap, c->recv_cap);
-                return -1;
-            }
-        }
-    }
-    if (!so->o.check) {
-        /* contents never read: allreduce runs in place so that no rank copies
-         * its input; aliased pages (sim.h) keep the copies the algorithms make
-         * themselves (direct: staging) in cache */
-        j->recv_max = recv_max;
-        j->send_max = send_max;
-        j->shared_recv = coll_sim_alias_map(recv_max);
-        j->shared_send = d->kind == COLL_ALLREDUCE ? j->shared_recv : coll_sim_alias_map(send_max);
-        if (!j->shared_recv || !j->shared_send) {
-            fprintf(stderr, "collbench sim: out of memory\n");
+    for (int r = 0; r < n; r++)
+        if (init_rank(j, r, per_rank, &send_max, &recv_max) != 0)
             return -1;
-        }
-        for (int r = 0; r < n; r++) {
-            j->c[r].sendbuf = j->shared_send;
-            j->c[r].recvbuf = j->shared_recv;
-        }
-        /* messages from them carry no bytes (others do: an algorithm's headers) */
-        if (coll_sim_blank(j->sim, j->shared_recv, recv_max) != COLL_SUCCESS
-            || (j->shared_send != j->shared_recv && coll_sim_blank(j->sim, j->shared_send, send_max) != COLL_SUCCESS)) {
-            fprintf(stderr, "collbench sim: %s\n", coll_last_error());
-            return -1;
-        }
-    }
+    if (!so->o.check)
+        return share_buffers(j, send_max, recv_max);
     return 0;
 }
 

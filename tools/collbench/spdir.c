@@ -353,85 +353,109 @@ static int is_local_addr(int family, const unsigned char *addr)
 
 /* ------------------------------------------------------------ the mode */
 
-int cbt_p2p_spdir(const cbt_p2p_opts_t *o)
+/* One end's address: canonical text, family and bytes. */
+typedef struct {
+    char text[64];
+    unsigned char addr[16];
+    int family;
+} end_addr_t;
+
+/* --hip, --ip and --spp checked; the connect timeout and the data sockets'
+ * address set unless the environment set them. */
+static int check_ends(const cbt_p2p_opts_t *o, end_addr_t *own, end_addr_t *peer)
 {
-    char own[64], peer[64], err[4400];
-    unsigned char own_a[16], peer_a[16];
-    int own_f, peer_f;
-    if (canon_ip(o->hip, own, sizeof own, &own_f, own_a) != 0)
+    char err[4400];
+    if (canon_ip(o->hip, own->text, sizeof own->text, &own->family, own->addr) != 0)
         return cbt_usage_error(TOOL, "invalid --hip '%s' (allowed: an IPv4 or IPv6 address of this node)", o->hip);
-    if (canon_ip(o->ip, peer, sizeof peer, &peer_f, peer_a) != 0)
+    if (canon_ip(o->ip, peer->text, sizeof peer->text, &peer->family, peer->addr) != 0)
         return cbt_usage_error(TOOL, "invalid --ip '%s' (allowed: the IPv4 or IPv6 address of the other node)", o->ip);
-    if (!strcmp(own, peer))
+    if (!strcmp(own->text, peer->text))
         return cbt_usage_error(TOOL,
                                "--hip and --ip are both %s: the two ends need different addresses (on one host use "
                                "two loopback addresses, e.g. 127.0.0.1 and 127.0.0.2)",
-                               own);
+                               own->text);
     if (cbt_spdir_check_path(o->spp, err, sizeof err) != 0)
         return cbt_usage_error(TOOL, "%s", err);
     /* the 10 s window also bounds connecting; data sockets on --hip when it is an interface address */
     if (!coll_cfg_is_set(COLL_CFG_CONNECT_TIMEOUT))
         coll_cfg_set(COLL_CFG_CONNECT_TIMEOUT, "10");
-    if (!coll_cfg_is_set(COLL_CFG_IF_IP) && !coll_cfg_is_set(COLL_CFG_SOCKET_IFNAME) && is_local_addr(own_f, own_a))
-        coll_cfg_set(COLL_CFG_IF_IP, own);
+    if (!coll_cfg_is_set(COLL_CFG_IF_IP) && !coll_cfg_is_set(COLL_CFG_SOCKET_IFNAME)
+        && is_local_addr(own->family, own->addr))
+        coll_cfg_set(COLL_CFG_IF_IP, own->text);
+    return CBT_EXIT_OK;
+}
 
+/* The target: host the store on --hip, publish its id, wait for the
+ * source's flag. *have_store = 1 once the store is up. */
+static int target_exchange(spdir_t *d, const end_addr_t *own, const end_addr_t *peer, time_t not_before,
+                           coll_unique_id_t *id, int *have_store)
+{
+    int rc;
+    coll_status_t st = coll_unique_id_listen(own->text, 0, NULL, id);
+    if (st != COLL_SUCCESS)
+        return cbt_error(TOOL, CBT_EXIT_CONN, "cannot host the rendezvous store on --hip %s: %s: %s", own->text,
+                         coll_strerror(st), coll_last_error());
+    *have_store = 1;
+    if ((rc = spdir_publish(d, "id", id, sizeof *id)) != 0)
+        return rc;
+    char flag[256];
+    return spdir_wait(d, peer->text, "flag", flag, sizeof flag - 1, 0, CBT_SPDIR_WAIT_S, not_before,
+                      "the source (--sp 0)");
+}
+
+/* The source: read the target's id (its store must be at --ip), then
+ * publish a flag saying it has. */
+static int source_exchange(spdir_t *d, const cbt_p2p_opts_t *o, const end_addr_t *own, const end_addr_t *peer,
+                           time_t not_before, coll_unique_id_t *id)
+{
+    int rc;
+    if ((rc = spdir_wait(d, peer->text, "id", id, sizeof *id, 1, CBT_SPDIR_WAIT_S, not_before, "the target (--sp 1)"))
+        != 0)
+        return rc;
+    coll_id_info_t info;
+    if (coll_id_decode(id, &info) != COLL_SUCCESS)
+        return cbt_error(TOOL, CBT_EXIT_FAIL, "%s/%s/%s/id is not a collbench unique id: remove it", o->spp, CHECK_DIR,
+                         peer->text);
+    if (info.family != peer->family || memcmp(info.addr, peer->addr, peer->family == AF_INET ? 4 : 16) != 0) {
+        char got[64] = "?";
+        inet_ntop(info.family, info.addr, got, sizeof got);
+        return cbt_error(TOOL, CBT_EXIT_CONN,
+                         "the target's id names its store at %s but --ip is %s: give the target's --hip as --ip", got,
+                         peer->text);
+    }
+    char flag[160];
+    int n = snprintf(flag, sizeof flag, "collbench bw -t p2p source %s pid %d\n", own->text, (int)getpid());
+    return spdir_publish(d, "flag", flag, (size_t)n);
+}
+
+int cbt_p2p_spdir(const cbt_p2p_opts_t *o)
+{
+    end_addr_t own, peer;
+    int rc = check_ends(o, &own, &peer);
+    if (rc)
+        return rc;
     time_t not_before = time(NULL) - (time_t)CBT_SPDIR_WAIT_S - 60;
     spdir_t *d = &g_dir;
-    int rc = spdir_open(d, o->spp, own);
-    if (rc)
+    if ((rc = spdir_open(d, o->spp, own.text)) != 0)
         return rc;
     const int target = o->sp == 1, rank = target ? 1 : 0;
     coll_unique_id_t id;
     int have_store = 0;
-    coll_status_t st;
-    if (target) {
-        st = coll_unique_id_listen(own, 0, NULL, &id);
-        if (st != COLL_SUCCESS) {
-            rc = cbt_error(TOOL, CBT_EXIT_CONN, "cannot host the rendezvous store on --hip %s: %s: %s", own,
-                           coll_strerror(st), coll_last_error());
-            goto fail;
-        }
-        have_store = 1;
-        if ((rc = spdir_publish(d, "id", &id, sizeof id)) != 0)
-            goto fail;
-        char flag[256];
-        if ((rc = spdir_wait(d, peer, "flag", flag, sizeof flag - 1, 0, CBT_SPDIR_WAIT_S, not_before,
-                             "the source (--sp 0)"))
-            != 0)
-            goto fail;
-    } else {
-        if ((rc = spdir_wait(d, peer, "id", &id, sizeof id, 1, CBT_SPDIR_WAIT_S, not_before, "the target (--sp 1)"))
-            != 0)
-            goto fail;
-        coll_id_info_t info;
-        if (coll_id_decode(&id, &info) != COLL_SUCCESS) {
-            rc = cbt_error(TOOL, CBT_EXIT_FAIL, "%s/%s/%s/id is not a collbench unique id: remove it", o->spp,
-                           CHECK_DIR, peer);
-            goto fail;
-        }
-        if (info.family != peer_f || memcmp(info.addr, peer_a, peer_f == AF_INET ? 4 : 16) != 0) {
-            char got[64] = "?";
-            inet_ntop(info.family, info.addr, got, sizeof got);
-            rc = cbt_error(TOOL, CBT_EXIT_CONN,
-                           "the target's id names its store at %s but --ip is %s: give the target's --hip as --ip", got,
-                           peer);
-            goto fail;
-        }
-        char flag[160];
-        int n = snprintf(flag, sizeof flag, "collbench bw -t p2p source %s pid %d\n", own, (int)getpid());
-        if ((rc = spdir_publish(d, "flag", flag, (size_t)n)) != 0)
-            goto fail;
-    }
+    rc = target ? target_exchange(d, &own, &peer, not_before, &id, &have_store)
+                : source_exchange(d, o, &own, &peer, not_before, &id);
+    if (rc != 0)
+        goto fail;
     coll_comm_t comm;
-    st = coll_comm_init_rank(&comm, 2, id, rank);
+    coll_status_t st = coll_comm_init_rank(&comm, 2, id, rank);
     spdir_close(d); /* both ends have read what they needed */
     if (st != COLL_SUCCESS) {
         rc = cbt_error(TOOL, st == COLL_ERR_TIMEOUT ? CBT_EXIT_TIMEOUT : CBT_EXIT_CONN,
                        "%s: cannot reach the %s (store at %s): %s: %s", target ? "target" : "source",
-                       target ? "source" : "target", target ? own : peer, coll_strerror(st), coll_last_error());
+                       target ? "source" : "target", target ? own.text : peer.text, coll_strerror(st),
+                       coll_last_error());
         goto fail;
     }
-    const char *pods[2] = {target ? peer : own, target ? own : peer};
+    const char *pods[2] = {target ? peer.text : own.text, target ? own.text : peer.text};
     rc = cbt_p2p_run(comm, o, pods);
     if (rc != CBT_EXIT_OK)
         coll_comm_abort(comm);

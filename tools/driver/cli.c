@@ -146,11 +146,14 @@ static void set_defaults(const cb_desc_t *d, cb_opts_t *o)
     o->agg = CB_AGG_MAX;
 }
 
-int cb_cli_parse(const cb_desc_t *d, int argc, char **argv, cb_opts_t *o, char *err, size_t errlen)
+/* What the parse saw beyond cb_opts_t. */
+typedef struct {
+    int ff_set, op_given_warn, format_set;
+} cli_seen_t;
+
+/* o->command: the command line, the program shown as prog_buf. */
+static void record_command(cb_opts_t *o, int argc, char **argv)
 {
-    set_defaults(d, o);
-    if (errlen)
-        err[0] = '\0';
     size_t cl = 0;
     for (int i = 0; i < argc && cl + 1 < sizeof(o->command); i++) {
         const char *a = i == 0 ? prog_buf : argv[i];
@@ -159,146 +162,194 @@ int cb_cli_parse(const cb_desc_t *d, int argc, char **argv, cb_opts_t *o, char *
             break;
         cl += (size_t)n;
     }
-    if (cl >= sizeof(o->command))
-        cl = sizeof(o->command) - 1;
+}
 
-    int ff_set = 0, op_given_warn = 0, format_set = 0;
+/* The options that take a size or a whole number: -b -e -i -f -r -n -w -c -p -z. */
+static int number_opt(int c, const char *arg, cb_opts_t *o, cli_seen_t *seen, char *err, size_t errlen)
+{
     long long v;
+    switch (c) {
+    case 'b':
+        if (parse_size(arg, &o->minbytes))
+            return fail(err, errlen, "invalid -b '%s': allowed a byte count with optional K/M/G suffix (e.g. 8K, 64M)",
+                        arg);
+        break;
+    case 'e':
+        if (parse_size(arg, &o->maxbytes))
+            return fail(err, errlen, "invalid -e '%s': allowed a byte count with optional K/M/G suffix (e.g. 8K, 64M)",
+                        arg);
+        break;
+    case 'i':
+        if (parse_size(arg, &o->stepbytes))
+            return fail(err, errlen, "invalid -i '%s': allowed a byte count >= 0 with optional K/M/G suffix", arg);
+        o->step_set = 1;
+        break;
+    case 'f':
+        if (parse_ll(arg, 2, 1024, &v))
+            return fail(err, errlen, "invalid -f '%s': allowed an integer factor 2..1024 (must be > 1)", arg);
+        o->stepfactor = (unsigned long long)v;
+        seen->ff_set = 1;
+        break;
+    case 'r':
+        if (parse_ll(arg, 0, CB_MAX_NPUS * 65536LL, &v))
+            return fail(err, errlen, "invalid -r '%s': allowed 0 <= root < ranks", arg);
+        o->root = (int)v;
+        break;
+    case 'n':
+        if (parse_ll(arg, 1, 1000000000, &v))
+            return fail(err, errlen, "invalid -n '%s': allowed 1..1000000000 iterations", arg);
+        o->iters = (int)v;
+        break;
+    case 'w':
+        if (parse_ll(arg, 0, 1000000000, &v))
+            return fail(err, errlen, "invalid -w '%s': allowed 0..1000000000 iterations", arg);
+        o->warmup = (int)v;
+        break;
+    case 'c':
+        if (parse_ll(arg, 0, 1, &v))
+            return fail(err, errlen, "invalid -c '%s': allowed 0 (off) or 1 (on)", arg);
+        o->check = (int)v;
+        break;
+    case 'p':
+        if (parse_ll(arg, 1, CB_MAX_NPUS, &v))
+            return fail(err, errlen, "invalid -p '%s': allowed 1..%d ranks per node", arg, CB_MAX_NPUS);
+        o->npus = (int)v;
+        o->npus_set = 1;
+        break;
+    default: /* 'z' */
+        if (parse_ll(arg, 0, 1, &v))
+            return fail(err, errlen, "invalid -z '%s': allowed 0 (off) or 1 (zero copy)", arg);
+        o->zero_copy = (int)v;
+        break;
+    }
+    return 0;
+}
+
+/* Seconds in [0, max]: -1 if s is not one. */
+static int parse_seconds(const char *s, double max, double *out)
+{
+    char *end;
+    errno = 0;
+    double t = strtod(s, &end);
+    if (!*s || *end || errno || !(t >= 0) || t > max)
+        return -1;
+    *out = t;
+    return 0;
+}
+
+static int parse_agg(const char *s, cb_agg_t *out)
+{
+    if (!strcmp(s, "max"))
+        *out = CB_AGG_MAX;
+    else if (!strcmp(s, "avg"))
+        *out = CB_AGG_AVG;
+    else if (!strcmp(s, "min"))
+        *out = CB_AGG_MIN;
+    else if (!strcmp(s, "all"))
+        *out = CB_AGG_ALL;
+    else
+        return -1;
+    return 0;
+}
+
+static int algo_opt(const char *arg, cb_opts_t *o, char *err, size_t errlen)
+{
+    char why[256] = "";
+    if (!*arg)
+        return fail(err, errlen, "invalid --algo '': allowed an algorithm name (see --list-algos)");
+    /* COLL_DETERMINISTIC=1: only algorithms that honour it */
+    if ((coll_cfg_bool(COLL_CFG_DETERMINISTIC) ? coll_algo_check_spec_determ : coll_algo_check_spec)(arg, why,
+                                                                                                     sizeof(why))
+        != COLL_SUCCESS)
+        return fail(err, errlen, "invalid --algo '%s': %s", arg, why[0] ? why : "allowed names: see --list-algos");
+    o->algo = arg;
+    return 0;
+}
+
+/* The options that take a name, a file or seconds: -o -d --algo --json
+ * --csv --timeout --hold-after --time-agg --format. */
+static int text_opt(const cb_desc_t *d, int c, const char *arg, cb_opts_t *o, cli_seen_t *seen, char *err,
+                    size_t errlen)
+{
+    switch (c) {
+    case 'o':
+        if (coll_op_from_name(arg, &o->op) != COLL_SUCCESS)
+            return fail(err, errlen, "invalid -o '%s': allowed %s", arg, OPS);
+        o->op_set = 1;
+        if (!(d->flags & CB_F_REDUCE))
+            seen->op_given_warn = 1;
+        return 0;
+    case 'd':
+        if (coll_dtype_from_name(arg, &o->dt) != COLL_SUCCESS)
+            return fail(err, errlen, "invalid -d '%s': allowed %s", arg, DTYPES);
+        return 0;
+    case OPT_ALGO: return algo_opt(arg, o, err, errlen);
+    case OPT_JSON:
+        if (!*arg)
+            return fail(err, errlen, "invalid --json '': allowed a file name");
+        o->json = arg;
+        return 0;
+    case OPT_CSV:
+        if (!*arg)
+            return fail(err, errlen, "invalid --csv '': allowed a file name");
+        o->csv = arg;
+        return 0;
+    case OPT_TIMEOUT:
+        if (parse_seconds(arg, 1e7, &o->timeout))
+            return fail(err, errlen, "invalid --timeout '%s': allowed seconds 0..10000000 (0 = never)", arg);
+        return 0;
+    case OPT_HOLD_AFTER:
+        if (parse_seconds(arg, 3600, &o->hold_after))
+            return fail(err, errlen, "invalid --hold-after '%s': allowed seconds 0..3600", arg);
+        return 0;
+    case OPT_TIME_AGG:
+        if (parse_agg(arg, &o->agg))
+            return fail(err, errlen, "invalid --time-agg '%s': allowed max avg min all", arg);
+        return 0;
+    default: /* OPT_FORMAT */
+        if (parse_format(arg, &o->format))
+            return fail(err, errlen, "invalid --format '%s': allowed %s", arg, FORMATS);
+        seen->format_set = 1;
+        return 0;
+    }
+}
+
+/* The getopt loop; returns at once after -h or --version. */
+static int parse_opts(const cb_desc_t *d, int argc, char **argv, cb_opts_t *o, cli_seen_t *seen, char *err,
+                      size_t errlen)
+{
     opterr = 0;
     optind = 0; /* GNU: full re-initialisation (parse may run more than once) */
     for (;;) {
-        int idx = -1;
+        int idx = -1, rc = 0;
         int c = getopt_long(argc, argv, ":o:d:b:e:i:f:r:n:w:c:p:z:h", long_opts, &idx);
         if (c == -1)
             break;
-        const char *arg = optarg;
         switch (c) {
-        case 'o':
-            if (coll_op_from_name(arg, &o->op) != COLL_SUCCESS)
-                return fail(err, errlen, "invalid -o '%s': allowed %s", arg, OPS);
-            o->op_set = 1;
-            if (!(d->flags & CB_F_REDUCE))
-                op_given_warn = 1;
-            break;
-        case 'd':
-            if (coll_dtype_from_name(arg, &o->dt) != COLL_SUCCESS)
-                return fail(err, errlen, "invalid -d '%s': allowed %s", arg, DTYPES);
-            break;
         case 'b':
-            if (parse_size(arg, &o->minbytes))
-                return fail(err, errlen,
-                            "invalid -b '%s': allowed a byte count with optional K/M/G suffix (e.g. 8K, 64M)", arg);
-            break;
         case 'e':
-            if (parse_size(arg, &o->maxbytes))
-                return fail(err, errlen,
-                            "invalid -e '%s': allowed a byte count with optional K/M/G suffix (e.g. 8K, 64M)", arg);
-            break;
         case 'i':
-            if (parse_size(arg, &o->stepbytes))
-                return fail(err, errlen, "invalid -i '%s': allowed a byte count >= 0 with optional K/M/G suffix", arg);
-            o->step_set = 1;
-            break;
         case 'f':
-            if (parse_ll(arg, 2, 1024, &v))
-                return fail(err, errlen, "invalid -f '%s': allowed an integer factor 2..1024 (must be > 1)", arg);
-            o->stepfactor = (unsigned long long)v;
-            ff_set = 1;
-            break;
         case 'r':
-            if (parse_ll(arg, 0, CB_MAX_NPUS * 65536LL, &v))
-                return fail(err, errlen, "invalid -r '%s': allowed 0 <= root < ranks", arg);
-            o->root = (int)v;
-            break;
         case 'n':
-            if (parse_ll(arg, 1, 1000000000, &v))
-                return fail(err, errlen, "invalid -n '%s': allowed 1..1000000000 iterations", arg);
-            o->iters = (int)v;
-            break;
         case 'w':
-            if (parse_ll(arg, 0, 1000000000, &v))
-                return fail(err, errlen, "invalid -w '%s': allowed 0..1000000000 iterations", arg);
-            o->warmup = (int)v;
-            break;
         case 'c':
-            if (parse_ll(arg, 0, 1, &v))
-                return fail(err, errlen, "invalid -c '%s': allowed 0 (off) or 1 (on)", arg);
-            o->check = (int)v;
-            break;
         case 'p':
-            if (parse_ll(arg, 1, CB_MAX_NPUS, &v))
-                return fail(err, errlen, "invalid -p '%s': allowed 1..%d ranks per node", arg, CB_MAX_NPUS);
-            o->npus = (int)v;
-            o->npus_set = 1;
-            break;
-        case 'z':
-            if (parse_ll(arg, 0, 1, &v))
-                return fail(err, errlen, "invalid -z '%s': allowed 0 (off) or 1 (zero copy)", arg);
-            o->zero_copy = (int)v;
-            break;
+        case 'z': rc = number_opt(c, optarg, o, seen, err, errlen); break;
+        case 'o':
+        case 'd':
+        case OPT_ALGO:
+        case OPT_JSON:
+        case OPT_CSV:
+        case OPT_TIMEOUT:
+        case OPT_HOLD_AFTER:
+        case OPT_TIME_AGG:
+        case OPT_FORMAT: rc = text_opt(d, c, optarg, o, seen, err, errlen); break;
         case 'h': o->action = CB_ACT_HELP; return 0;
         case OPT_VERSION: o->action = CB_ACT_VERSION; return 0;
         case OPT_PRINT_CONFIG: o->action = CB_ACT_PRINT_CONFIG; break;
         case OPT_LIST_ALGOS: o->action = CB_ACT_LIST_ALGOS; break;
-        case OPT_ALGO: {
-            char why[256] = "";
-            if (!*arg)
-                return fail(err, errlen, "invalid --algo '': allowed an algorithm name (see --list-algos)");
-            /* COLL_DETERMINISTIC=1: only algorithms that honour it */
-            if ((coll_cfg_bool(COLL_CFG_DETERMINISTIC) ? coll_algo_check_spec_determ
-                                                       : coll_algo_check_spec)(arg, why, sizeof(why))
-                != COLL_SUCCESS)
-                return fail(err, errlen, "invalid --algo '%s': %s", arg,
-                            why[0] ? why : "allowed names: see --list-algos");
-            o->algo = arg;
-            break;
-        }
-        case OPT_JSON:
-            if (!*arg)
-                return fail(err, errlen, "invalid --json '': allowed a file name");
-            o->json = arg;
-            break;
-        case OPT_CSV:
-            if (!*arg)
-                return fail(err, errlen, "invalid --csv '': allowed a file name");
-            o->csv = arg;
-            break;
-        case OPT_TIMEOUT: {
-            char *end;
-            errno = 0;
-            double t = strtod(arg, &end);
-            if (!*arg || *end || errno || !(t >= 0) || t > 1e7)
-                return fail(err, errlen, "invalid --timeout '%s': allowed seconds 0..10000000 (0 = never)", arg);
-            o->timeout = t;
-            break;
-        }
-        case OPT_HOLD_AFTER: {
-            char *end;
-            errno = 0;
-            double t = strtod(arg, &end);
-            if (!*arg || *end || errno || !(t >= 0) || t > 3600)
-                return fail(err, errlen, "invalid --hold-after '%s': allowed seconds 0..3600", arg);
-            o->hold_after = t;
-            break;
-        }
-        case OPT_TIME_AGG:
-            if (!strcmp(arg, "max"))
-                o->agg = CB_AGG_MAX;
-            else if (!strcmp(arg, "avg"))
-                o->agg = CB_AGG_AVG;
-            else if (!strcmp(arg, "min"))
-                o->agg = CB_AGG_MIN;
-            else if (!strcmp(arg, "all"))
-                o->agg = CB_AGG_ALL;
-            else
-                return fail(err, errlen, "invalid --time-agg '%s': allowed max avg min all", arg);
-            break;
         case OPT_EQUAL_COUNTS: o->equal_counts = 1; break;
-        case OPT_FORMAT:
-            if (parse_format(arg, &o->format))
-                return fail(err, errlen, "invalid --format '%s': allowed %s", arg, FORMATS);
-            format_set = 1;
-            break;
         case ':':
             if (optopt && optopt < 256)
                 return fail(err, errlen, "option -%c needs a value (see --help)", optopt);
@@ -308,55 +359,83 @@ int cb_cli_parse(const cb_desc_t *d, int argc, char **argv, cb_opts_t *o, char *
                 return fail(err, errlen, "unknown option -%c (see --help)", optopt);
             return fail(err, errlen, "unknown option '%s' (see --help)", argv[optind - 1]);
         }
+        if (rc)
+            return rc;
     }
     if (optind < argc)
         return fail(err, errlen, "unexpected argument '%s' (see --help)", argv[optind]);
-    if (o->action != CB_ACT_RUN)
-        return 0;
+    return 0;
+}
 
-    /* COLL_TEST_FORMAT: checked even when --format wins, so a typo is never silent. */
+/* The table format: --format, else COLL_TEST_FORMAT (checked even when
+ * --format wins, so a typo is never silent). */
+static int resolve_format(cb_opts_t *o, const cli_seen_t *seen, char *err, size_t errlen)
+{
     const char *env_fmt = coll_cfg_str(COLL_CFG_TEST_FORMAT);
     cb_format_t env_format = CB_FMT_COLLBENCH;
     if (env_fmt[0] && parse_format(env_fmt, &env_format))
         return fail(err, errlen, "invalid COLL_TEST_FORMAT '%s': allowed %s", env_fmt, FORMATS);
-    if (!format_set)
+    if (!seen->format_set)
         o->format = env_format;
     if (o->format == CB_FMT_HCCL && o->agg == CB_AGG_ALL)
         return fail(
             err, errlen,
             "invalid --time-agg 'all' with the hccl format: allowed max avg min (hccl_test's table has four columns)");
+    return 0;
+}
 
+/* The size sweep: -e >= -b, the step (-i, else a tenth of the range), warnings. */
+static int check_sizes(cb_opts_t *o, const cli_seen_t *seen, char *err, size_t errlen)
+{
     if (o->maxbytes < o->minbytes)
         return fail(err, errlen, "invalid -e '%llu': allowed maxbytes >= minbytes (-b %llu)", o->maxbytes, o->minbytes);
-    if (ff_set && o->step_set)
+    if (seen->ff_set && o->step_set)
         fprintf(stderr, "%s: warning: -f %llu wins over -i %llu\n", prog_buf, o->stepfactor, o->stepbytes);
     if (!o->step_set) {
         o->stepbytes = (o->maxbytes - o->minbytes) / 10;
         if (o->stepbytes == 0)
             o->stepbytes = 1;
-    } else if (o->stepbytes == 0 && !ff_set && o->maxbytes > o->minbytes) {
+    } else if (o->stepbytes == 0 && !seen->ff_set && o->maxbytes > o->minbytes) {
         fprintf(stderr, "%s: warning: -i 0 runs the start size once (%llu bytes)\n", prog_buf, o->minbytes);
     }
-    if (op_given_warn)
+    return 0;
+}
+
+/* COLL_TEST_OUTPUT: one more output file, kind by extension. */
+static int env_output(cb_opts_t *o, char *err, size_t errlen)
+{
+    const char *env_out = coll_cfg_str(COLL_CFG_TEST_OUTPUT);
+    if (!env_out || !*env_out)
+        return 0;
+    if (has_suffix(env_out, ".json")) {
+        if (!o->json)
+            o->json = env_out;
+    } else if (has_suffix(env_out, ".csv")) {
+        if (!o->csv)
+            o->csv = env_out;
+    } else {
+        return fail(err, errlen, "invalid COLL_TEST_OUTPUT '%s': allowed a file name ending in .json or .csv", env_out);
+    }
+    return 0;
+}
+
+int cb_cli_parse(const cb_desc_t *d, int argc, char **argv, cb_opts_t *o, char *err, size_t errlen)
+{
+    set_defaults(d, o);
+    if (errlen)
+        err[0] = '\0';
+    record_command(o, argc, argv);
+    cli_seen_t seen = {0, 0, 0};
+    int rc = parse_opts(d, argc, argv, o, &seen, err, errlen);
+    if (rc || o->action != CB_ACT_RUN)
+        return rc;
+    if ((rc = resolve_format(o, &seen, err, errlen)) || (rc = check_sizes(o, &seen, err, errlen)))
+        return rc;
+    if (seen.op_given_warn)
         fprintf(stderr, "%s: warning: -o is ignored: %s does not reduce\n", prog_buf, prog_buf);
     if (o->equal_counts && !(d->flags & CB_F_VARIABLE))
         fprintf(stderr, "%s: warning: --equal-counts only changes the v tests; ignored\n", prog_buf);
-
-    /* COLL_TEST_OUTPUT: one more output file, kind by extension. */
-    const char *env_out = coll_cfg_str(COLL_CFG_TEST_OUTPUT);
-    if (env_out && *env_out) {
-        if (has_suffix(env_out, ".json")) {
-            if (!o->json)
-                o->json = env_out;
-        } else if (has_suffix(env_out, ".csv")) {
-            if (!o->csv)
-                o->csv = env_out;
-        } else {
-            return fail(err, errlen, "invalid COLL_TEST_OUTPUT '%s': allowed a file name ending in .json or .csv",
-                        env_out);
-        }
-    }
-    return 0;
+    return env_output(o, err, errlen);
 }
 
 int cb_cli_check_ranks(const cb_opts_t *o, int nranks, char *err, size_t errlen)

@@ -283,15 +283,12 @@ void cb_pattern(const cb_data_t *d, int seed, void *out)
         store(d->dt, o + k * d->esize, value(d, seed, k));
 }
 
-int cb_data_init(cb_data_t *d, coll_dtype_t dt, int reducing, coll_op_t op, int nranks)
+/* The mode and the value range: m values from lo (prod: t ranks of 2s). */
+static void choose_range(cb_data_t *d, double L, int reducing)
 {
-    memset(d, 0, sizeof(*d));
-    d->dt = dt;
-    d->esize = esize_of(dt);
-    d->nranks = nranks;
-    d->op = op;
-    d->exact = 1;
-    double L = exact_range(dt);
+    coll_dtype_t dt = d->dt;
+    coll_op_t op = d->op;
+    int nranks = d->nranks;
     if (!reducing || op == COLL_MAX || op == COLL_MIN) {
         d->mode = reducing ? CB_MODE_MAXMIN : CB_MODE_ANY;
         d->m = L + 1 < 200 ? (long long)L + 1 : 200;
@@ -315,68 +312,87 @@ int cb_data_init(cb_data_t *d, coll_dtype_t dt, int reducing, coll_op_t op, int 
         d->t = t < 1 ? 1 : t;
         d->m = 1;
     }
+}
+
+/* CB_MODE_ANY: the block index per element (m <= 200: an index fits a
+ * byte) and the m block values. */
+static int init_blocks(cb_data_t *d)
+{
+    d->bidx = malloc(CB_PERIOD);
+    d->bval = malloc((size_t)d->m * d->esize);
+    if (!d->bidx || !d->bval)
+        return -1;
+    for (size_t k = 0; k < CB_PERIOD; k++)
+        d->bidx[k] = (unsigned char)(value(d, CB_SEED_BLOCKS, k) - (double)d->lo);
+    for (long long v = 0; v < d->m; v++)
+        store(d->dt, (char *)d->bval + (size_t)v * d->esize, (double)(d->lo + v));
+    return 0;
+}
+
+/* Element k of the reduced pattern: every rank's value combined with op.
+ * Integers: exact 64-bit arithmetic, wrapped by store(); floats: every
+ * partial result is an integer below the exact range. */
+static double reduced_value(const cb_data_t *d, size_t k)
+{
+    long long acc = 0;
+    double facc = 0;
+    for (int r = 0; r < d->nranks; r++) {
+        double v = value(d, CB_SEED_RANK(r), k);
+        long long iv = (long long)v;
+        if (r == 0) {
+            acc = iv;
+            facc = v;
+            continue;
+        }
+        switch (d->op) {
+        case COLL_SUM:
+            acc = (long long)((unsigned long long)acc + (unsigned long long)iv);
+            facc += v;
+            break;
+        case COLL_PROD:
+            acc *= iv;
+            facc *= v;
+            break;
+        case COLL_MAX:
+            if (iv > acc)
+                acc = iv;
+            if (v > facc)
+                facc = v;
+            break;
+        default:
+            if (iv < acc)
+                acc = iv;
+            if (v < facc)
+                facc = v;
+            break;
+        }
+    }
+    return is_float(d->dt) ? facc : (double)acc;
+}
+
+int cb_data_init(cb_data_t *d, coll_dtype_t dt, int reducing, coll_op_t op, int nranks)
+{
+    memset(d, 0, sizeof(*d));
+    d->dt = dt;
+    d->esize = esize_of(dt);
+    d->nranks = nranks;
+    d->op = op;
+    d->exact = 1;
+    double L = exact_range(dt);
+    choose_range(d, L, reducing);
     size_t pb = CB_PERIOD * d->esize;
     d->red = malloc(pb);
     d->tmp = malloc(pb);
     d->poison = malloc(pb);
-    if (!d->red || !d->tmp || !d->poison) {
+    if (!d->red || !d->tmp || !d->poison || (d->mode == CB_MODE_ANY && init_blocks(d) != 0)) {
         cb_data_free(d);
         return -1;
     }
-    if (d->mode == CB_MODE_ANY) { /* m <= 200: an index fits a byte */
-        d->bidx = malloc(CB_PERIOD);
-        d->bval = malloc((size_t)d->m * d->esize);
-        if (!d->bidx || !d->bval) {
-            cb_data_free(d);
-            return -1;
-        }
-        for (size_t k = 0; k < CB_PERIOD; k++)
-            d->bidx[k] = (unsigned char)(value(d, CB_SEED_BLOCKS, k) - (double)d->lo);
-        for (long long v = 0; v < d->m; v++)
-            store(dt, (char *)d->bval + (size_t)v * d->esize, (double)(d->lo + v));
-    }
     for (size_t k = 0; k < CB_PERIOD; k++)
         store(dt, (char *)d->poison + k * d->esize, is_signed(dt) ? -L : L);
-    if (reducing) {
-        for (size_t k = 0; k < CB_PERIOD; k++) {
-            /* Integers: exact 64-bit arithmetic, wrapped by store(); floats:
-             * every partial result is an integer below the exact range. */
-            long long acc = 0;
-            double facc = 0;
-            for (int r = 0; r < nranks; r++) {
-                double v = value(d, CB_SEED_RANK(r), k);
-                long long iv = (long long)v;
-                if (r == 0) {
-                    acc = iv;
-                    facc = v;
-                    continue;
-                }
-                switch (op) {
-                case COLL_SUM:
-                    acc = (long long)((unsigned long long)acc + (unsigned long long)iv);
-                    facc += v;
-                    break;
-                case COLL_PROD:
-                    acc *= iv;
-                    facc *= v;
-                    break;
-                case COLL_MAX:
-                    if (iv > acc)
-                        acc = iv;
-                    if (v > facc)
-                        facc = v;
-                    break;
-                default:
-                    if (iv < acc)
-                        acc = iv;
-                    if (v < facc)
-                        facc = v;
-                    break;
-                }
-            }
-            store(dt, (char *)d->red + k * d->esize, is_float(dt) ? facc : (double)acc);
-        }
-    }
+    if (reducing)
+        for (size_t k = 0; k < CB_PERIOD; k++)
+            store(dt, (char *)d->red + k * d->esize, reduced_value(d, k));
     return 0;
 }
 

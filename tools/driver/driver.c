@@ -235,33 +235,98 @@ static void free_arrays(cb_ctx_t *c)
     free(c->rdispls);
 }
 
-static int run_rank(void *arg, const cb_launch_t *l, int rank, int nranks, const coll_unique_id_t *id)
+static void init_ctx(cb_ctx_t *c, const cb_job_t *job, int rank, int nranks)
 {
-    cb_job_t *job = arg;
-    const cb_desc_t *d = job->desc;
     const cb_opts_t *o = job->opts;
-    cb_ctx_t c;
-    memset(&c, 0, sizeof(c));
-    c.desc = d;
-    c.opts = o;
-    c.rank = rank;
-    c.nranks = nranks;
-    c.root = o->root;
-    c.dt = o->dt;
-    c.op = o->op;
-    c.esize = coll_dtype_size(o->dt);
-    c.equal_counts = o->equal_counts;
+    memset(c, 0, sizeof(*c));
+    c->desc = job->desc;
+    c->opts = o;
+    c->rank = rank;
+    c->nranks = nranks;
+    c->root = o->root;
+    c->dt = o->dt;
+    c->op = o->op;
+    c->esize = coll_dtype_size(o->dt);
+    c->equal_counts = o->equal_counts;
+}
 
-    cb_results_t res;
-    memset(&res, 0, sizeof(res));
-    res.desc = d;
-    res.opts = o;
-    res.launcher = l->name;
-    res.nranks = nranks;
+/* The result set's header fields known before the communicator exists. */
+static void init_results(cb_results_t *res, const cb_job_t *job, const cb_launch_t *l, int nranks)
+{
+    memset(res, 0, sizeof(*res));
+    res->desc = job->desc;
+    res->opts = job->opts;
+    res->launcher = l->name;
+    res->nranks = nranks;
     time_t now = time(NULL);
     struct tm tmv;
     gmtime_r(&now, &tmv);
-    strftime(res.start_time, sizeof(res.start_time), "%Y-%m-%dT%H:%M:%SZ", &tmv);
+    strftime(res->start_time, sizeof(res->start_time), "%Y-%m-%dT%H:%M:%SZ", &tmv);
+}
+
+/* Host names, only for the result files (every rank sees the same options):
+ * gathered, else (no all-gather algorithm) this host's on rank 0 of a
+ * one-host job; res->nhosts at least the communicator's count. */
+static int host_names(cb_ctx_t *c, cb_results_t *res, int nhosts)
+{
+    const cb_opts_t *o = c->opts;
+    coll_status_t st;
+    if ((o->json || o->csv) && (st = gather_hosts(c, res)) != COLL_SUCCESS) {
+        if (st != COLL_ERR_UNSUPPORTED)
+            return fail_call(c, res, "host name exchange", st);
+        res->nhosts = 0; /* no all-gather algorithm: header without host names */
+    }
+    if ((o->json || o->csv) && c->rank == 0 && !res->hosts && nhosts == 1) {
+        res->hosts = calloc(1, 64);
+        res->ranks_per_host = calloc(1, sizeof(int));
+        if (res->hosts && res->ranks_per_host) {
+            gethostname(res->hosts[0], 63);
+            res->ranks_per_host[0] = c->nranks;
+            res->nhosts = 1;
+        }
+    }
+    res->nhosts = nhosts > res->nhosts ? nhosts : res->nhosts;
+    return 0;
+}
+
+/* Test data, count arrays and the buffers, once, for the largest size
+ * (sizes only shrink when rounded). */
+static int alloc_all(cb_ctx_t *c, cb_results_t *res)
+{
+    const cb_desc_t *d = c->desc;
+    const cb_opts_t *o = c->opts;
+    coll_status_t st;
+    int reducing = (d->flags & CB_F_REDUCE) != 0;
+    if (cb_data_init(&c->data, c->dt, reducing, c->op, c->nranks) || alloc_arrays(c))
+        return fail_call(c, res, "allocation", COLL_ERR_NO_MEMORY);
+    d->layout(c, (size_t)o->maxbytes);
+    c->send_cap = c->send_elems * c->esize;
+    c->recv_cap = c->recv_elems * c->esize;
+    if (!(c->sendbuf = buf_alloc(c, c->send_cap, &st)) || !(c->recvbuf = buf_alloc(c, c->recv_cap, &st)))
+        return fail_call(c, res, o->zero_copy ? "coll_mem_alloc" : "buffer allocation", st);
+    return 0;
+}
+
+/* --hold-after (tests/lib/scale.sh): one line per rank once its sweep is
+ * done, then the communicator stays up SEC seconds for /proc/PID/fd sampling. */
+static void hold_after(const cb_opts_t *o, int rank, double init_s)
+{
+    fprintf(stderr, "%s: rank %d pid %d: init_s %.3f, sweep done, holding %g s before destroy\n", o->prog, rank,
+            (int)getpid(), init_s, o->hold_after);
+    fflush(stderr);
+    struct timespec hold = {(time_t)o->hold_after, (long)((o->hold_after - (double)(time_t)o->hold_after) * 1e9)};
+    while (nanosleep(&hold, &hold) != 0 && errno == EINTR) {
+    }
+}
+
+static int run_rank(void *arg, const cb_launch_t *l, int rank, int nranks, const coll_unique_id_t *id)
+{
+    cb_job_t *job = arg;
+    const cb_opts_t *o = job->opts;
+    cb_ctx_t c;
+    init_ctx(&c, job, rank, nranks);
+    cb_results_t res;
+    init_results(&res, job, l, nranks);
 
     struct timespec t_init0, t_init1;
     clock_gettime(CLOCK_MONOTONIC, &t_init0);
@@ -282,37 +347,8 @@ static int run_rank(void *arg, const cb_launch_t *l, int rank, int nranks, const
         fprintf(stderr, "%s: warning: -p %d but %d ranks run on this node\n", o->prog, o->npus, local_size);
 
     int rc = 0, any_failed = 0;
-    /* Host names only for the result files (every rank sees the same options). */
-    if ((o->json || o->csv) && (st = gather_hosts(&c, &res)) != COLL_SUCCESS) {
-        if (st != COLL_ERR_UNSUPPORTED) {
-            rc = fail_call(&c, &res, "host name exchange", st);
-            goto out;
-        }
-        res.nhosts = 0; /* no all-gather algorithm: header without host names */
-    }
-    if ((o->json || o->csv) && rank == 0 && !res.hosts && nhosts == 1) {
-        res.hosts = calloc(1, 64);
-        res.ranks_per_host = calloc(1, sizeof(int));
-        if (res.hosts && res.ranks_per_host) {
-            gethostname(res.hosts[0], 63);
-            res.ranks_per_host[0] = nranks;
-            res.nhosts = 1;
-        }
-    }
-    res.nhosts = nhosts > res.nhosts ? nhosts : res.nhosts;
-    int reducing = (d->flags & CB_F_REDUCE) != 0;
-    if (cb_data_init(&c.data, c.dt, reducing, c.op, nranks) || alloc_arrays(&c)) {
-        rc = fail_call(&c, &res, "allocation", COLL_ERR_NO_MEMORY);
+    if ((rc = host_names(&c, &res, nhosts)) != 0 || (rc = alloc_all(&c, &res)) != 0)
         goto out;
-    }
-    /* Buffers once, for the largest size (sizes only shrink when rounded). */
-    d->layout(&c, (size_t)o->maxbytes);
-    c.send_cap = c.send_elems * c.esize;
-    c.recv_cap = c.recv_elems * c.esize;
-    if (!(c.sendbuf = buf_alloc(&c, c.send_cap, &st)) || !(c.recvbuf = buf_alloc(&c, c.recv_cap, &st))) {
-        rc = fail_call(&c, &res, o->zero_copy ? "coll_mem_alloc" : "buffer allocation", st);
-        goto out;
-    }
     if (rank == 0) {
         if (o->check && !c.data.exact)
             fprintf(stderr, "%s: note: %s %s over %d ranks is not exact: check_result NULL\n", o->prog,
@@ -325,16 +361,8 @@ static int run_rank(void *arg, const cb_launch_t *l, int rank, int nranks, const
             goto out;
     } while (cb_next_size(o, s, &s));
     rc = any_failed ? CB_EXIT_CHECK : CB_EXIT_OK;
-    if (o->hold_after >= 0) {
-        /* Tests (tests/lib/scale.sh): one line per rank once its sweep is done,
-         * then the communicator stays up SEC seconds for /proc/PID/fd sampling. */
-        fprintf(stderr, "%s: rank %d pid %d: init_s %.3f, sweep done, holding %g s before destroy\n", o->prog, rank,
-                (int)getpid(), init_s, o->hold_after);
-        fflush(stderr);
-        struct timespec hold = {(time_t)o->hold_after, (long)((o->hold_after - (double)(time_t)o->hold_after) * 1e9)};
-        while (nanosleep(&hold, &hold) != 0 && errno == EINTR) {
-        }
-    }
+    if (o->hold_after >= 0)
+        hold_after(o, rank, init_s);
 
 out:
     if (rank == 0 && (o->json || o->csv)) {

@@ -98,11 +98,47 @@ static void json_num(FILE *f, double v)
         fprintf(f, "%.6g", v);
 }
 
-static void write_json(FILE *f, const cb_results_t *r, const char *cpu, const char *cfg)
+/* The environment's COLL_* settings (cfg: "KEY=value" lines) as a JSON object
+ * body, COLL_SHM_PREFIX left out. */
+static void json_config(FILE *f, const char *cfg)
+{
+    int first = 1;
+    for (const char *p = cfg; p && *p;) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        const char *eq = memchr(p, '=', len);
+        if (eq && strncmp(p, "COLL_SHM_PREFIX=", 16)) {
+            char key[256], val[1024];
+            snprintf(key, sizeof(key), "%.*s", (int)(eq - p), p);
+            snprintf(val, sizeof(val), "%.*s", (int)(len - (size_t)(eq - p) - 1), eq + 1);
+            fputs(first ? "" : ", ", f);
+            json_str(f, key);
+            fputs(": ", f);
+            json_str(f, val);
+            first = 0;
+        }
+        p = e ? e + 1 : p + len;
+    }
+}
+
+/* "\"op\": " and "\"root\": " values: null where the collective has none. */
+static void json_op_root(FILE *f, const cb_results_t *r)
 {
     const cb_opts_t *o = r->opts;
-    int reducing = (r->desc->flags & CB_F_REDUCE) != 0, rooted = (r->desc->flags & CB_F_ROOTED) != 0;
-    const char *coll = coll_kind_name(r->desc->kind);
+    if (r->desc->flags & CB_F_REDUCE)
+        fprintf(f, "\"%s\"", coll_op_name(o->op));
+    else
+        fputs("null", f);
+    fputs(", \"root\": ", f);
+    if (r->desc->flags & CB_F_ROOTED)
+        fprintf(f, "%d", o->root);
+    else
+        fputs("null", f);
+}
+
+static void json_header(FILE *f, const cb_results_t *r, const char *cpu, const char *cfg)
+{
+    const cb_opts_t *o = r->opts;
     fprintf(f, "{\n  \"schema\": \"collbench-result/1\",\n  \"header\": {\n");
     fprintf(f, "    \"version\": \"%s\", \"tool\": ", COLL_VERSION_STRING);
     json_str(f, o->prog);
@@ -122,33 +158,10 @@ static void write_json(FILE *f, const cb_results_t *r, const char *cpu, const ch
     fprintf(f, ", \"launcher\": ");
     json_str(f, r->launcher);
     fprintf(f, ",\n    \"config\": {");
-    int first = 1;
-    for (const char *p = cfg; p && *p;) {
-        const char *e = strchr(p, '\n');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        const char *eq = memchr(p, '=', len);
-        if (eq && strncmp(p, "COLL_SHM_PREFIX=", 16)) {
-            char key[256], val[1024];
-            snprintf(key, sizeof(key), "%.*s", (int)(eq - p), p);
-            snprintf(val, sizeof(val), "%.*s", (int)(len - (size_t)(eq - p) - 1), eq + 1);
-            fputs(first ? "" : ", ", f);
-            json_str(f, key);
-            fputs(": ", f);
-            json_str(f, val);
-            first = 0;
-        }
-        p = e ? e + 1 : p + len;
-    }
-    fprintf(f, "},\n    \"collective\": \"%s\", \"dtype\": \"%s\", \"op\": ", coll, coll_dtype_name(o->dt));
-    if (reducing)
-        fprintf(f, "\"%s\"", coll_op_name(o->op));
-    else
-        fputs("null", f);
-    fputs(", \"root\": ", f);
-    if (rooted)
-        fprintf(f, "%d", o->root);
-    else
-        fputs("null", f);
+    json_config(f, cfg);
+    fprintf(f, "},\n    \"collective\": \"%s\", \"dtype\": \"%s\", \"op\": ", coll_kind_name(r->desc->kind),
+            coll_dtype_name(o->dt));
+    json_op_root(f, r);
     fprintf(f,
             ",\n    \"iters\": %d, \"warmup_iters\": %d, \"check\": %d, \"zero_copy\": %d,"
             " \"time_agg\": \"%s\", \"equal_counts\": %d\n  },\n  \"results\": [",
@@ -158,34 +171,36 @@ static void write_json(FILE *f, const cb_results_t *r, const char *cpu, const ch
                 : o->agg == CB_AGG_ALL ? "all"
                                        : "max",
             o->equal_counts);
-    for (size_t i = 0; i < r->nrows; i++) {
-        const cb_row_t *w = &r->rows[i];
-        fprintf(f, "%s\n    {\"collective\": \"%s\", \"dtype\": \"%s\", \"op\": ", i ? "," : "", coll,
-                coll_dtype_name(o->dt));
-        if (reducing)
-            fprintf(f, "\"%s\"", coll_op_name(o->op));
-        else
-            fputs("null", f);
-        fputs(", \"root\": ", f);
-        if (rooted)
-            fprintf(f, "%d", o->root);
-        else
-            fputs("null", f);
-        fprintf(f, ",\n     \"ranks\": %d, \"hosts\": %d, \"ranks_per_host\": %d, \"algorithm\": ", r->nranks,
-                r->nhosts, r->local_size);
-        json_str(f, w->algo);
-        fprintf(f, ",\n     \"bytes\": %llu, \"count\": %llu,\n     \"time_us\": {\"avg\": ", w->bytes, w->count);
-        json_num(f, w->tavg);
-        fputs(", \"min\": ", f);
-        json_num(f, w->tmin);
-        fputs(", \"max\": ", f);
-        json_num(f, w->tmax);
-        fputs("},\n     \"algbw_gbs\": ", f);
-        json_num(f, w->algbw);
-        fputs(", \"busbw_gbs\": ", f);
-        json_num(f, w->busbw);
-        fprintf(f, ",\n     \"wrong\": %llu, \"check_result\": \"%s\"}", (unsigned long long)w->wrong, w->check);
-    }
+}
+
+/* Row i of the results array (a comma before every row but the first). */
+static void json_row(FILE *f, const cb_results_t *r, size_t i)
+{
+    const cb_row_t *w = &r->rows[i];
+    fprintf(f, "%s\n    {\"collective\": \"%s\", \"dtype\": \"%s\", \"op\": ", i ? "," : "",
+            coll_kind_name(r->desc->kind), coll_dtype_name(r->opts->dt));
+    json_op_root(f, r);
+    fprintf(f, ",\n     \"ranks\": %d, \"hosts\": %d, \"ranks_per_host\": %d, \"algorithm\": ", r->nranks, r->nhosts,
+            r->local_size);
+    json_str(f, w->algo);
+    fprintf(f, ",\n     \"bytes\": %llu, \"count\": %llu,\n     \"time_us\": {\"avg\": ", w->bytes, w->count);
+    json_num(f, w->tavg);
+    fputs(", \"min\": ", f);
+    json_num(f, w->tmin);
+    fputs(", \"max\": ", f);
+    json_num(f, w->tmax);
+    fputs("},\n     \"algbw_gbs\": ", f);
+    json_num(f, w->algbw);
+    fputs(", \"busbw_gbs\": ", f);
+    json_num(f, w->busbw);
+    fprintf(f, ",\n     \"wrong\": %llu, \"check_result\": \"%s\"}", (unsigned long long)w->wrong, w->check);
+}
+
+static void write_json(FILE *f, const cb_results_t *r, const char *cpu, const char *cfg)
+{
+    json_header(f, r, cpu, cfg);
+    for (size_t i = 0; i < r->nrows; i++)
+        json_row(f, r, i);
     fprintf(f, "%s],\n  \"status\": {\"exit_code\": %d, \"error\": ", r->nrows ? "\n  " : "", r->exit_code);
     json_str(f, r->error);
     fprintf(f, "}\n}\n");

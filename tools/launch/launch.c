@@ -435,6 +435,114 @@ static void kill_all(const pid_t *pids, const int *alive, int n, int sig)
             kill(pids[i], sig);
 }
 
+/* The parent's view of the forked ranks. */
+typedef struct {
+    pid_t *pids;
+    int *alive, *codes;
+    int n, nalive;
+} ranks_t;
+
+static void free_ranks(ranks_t *r)
+{
+    free(r->pids);
+    free(r->alive);
+    free(r->codes);
+}
+
+/* Fork the n ranks, each running fn then exiting with its code; 3 after a
+ * failed fork (the ranks already started are killed), else 0. */
+static int fork_ranks(const cb_launch_t *l, cb_rank_fn fn, void *arg, const coll_unique_id_t *id, ranks_t *r,
+                      const struct sigaction *old_int, const struct sigaction *old_term)
+{
+    pid_t parent = getpid();
+    fflush(NULL);
+    for (int i = 0; i < r->n; i++) {
+        pid_t pid = fork();
+        if (pid < 0) {
+            fprintf(stderr, "%s: fork of rank %d failed: %s\n", l->prog, i, strerror(errno));
+            kill_all(r->pids, r->alive, r->n, SIGKILL);
+            return 3;
+        }
+        if (pid == 0) {
+            /* the parent's bookkeeping is not the rank's (and would show as a
+             * leak of every rank under valgrind) */
+            free_ranks(r);
+            sigaction(SIGINT, old_int, NULL);
+            sigaction(SIGTERM, old_term, NULL);
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() != parent)
+                _exit(5);
+            int rc = fn(arg, l, i, r->n, id);
+            fflush(NULL);
+            _exit(rc);
+        }
+        r->pids[i] = pid;
+        r->alive[i] = 1;
+        r->nalive++;
+    }
+    return 0;
+}
+
+/* Rank process pid ended with status: its exit code (5 after a signal, told
+ * unless the launcher killed it); the first failure is timed in *fail_at. */
+static void reap(const cb_launch_t *l, ranks_t *r, pid_t pid, int status, int killed, double *fail_at)
+{
+    for (int i = 0; i < r->n; i++) {
+        if (r->pids[i] != pid || !r->alive[i])
+            continue;
+        r->alive[i] = 0;
+        r->nalive--;
+        if (WIFEXITED(status)) {
+            r->codes[i] = WEXITSTATUS(status);
+        } else {
+            r->codes[i] = 5;
+            if (!killed)
+                fprintf(stderr, "%s: rank %d (pid %d) killed by signal %d (%s)\n", l->prog, i, (int)pid,
+                        WTERMSIG(status), strsignal(WTERMSIG(status)));
+        }
+        if (r->codes[i] != 0 && *fail_at == 0)
+            *fail_at = now_s();
+    }
+}
+
+/* Until every rank has ended: SIGINT/SIGTERM send the ranks SIGTERM (SIGKILL
+ * 2 s later); a rank still running CB_GRACE_S after another failed is killed. */
+static void wait_ranks(const cb_launch_t *l, ranks_t *r)
+{
+    double fail_at = 0, term_at = 0;
+    int killed = 0;
+    while (r->nalive > 0) {
+        int status;
+        pid_t pid = waitpid(-1, &status, WNOHANG);
+        if (pid > 0) {
+            reap(l, r, pid, status, killed, &fail_at);
+            continue;
+        }
+        if (pid < 0 && errno == ECHILD)
+            break;
+        if (got_signal && !term_at) {
+            fprintf(stderr, "%s: %s: stopping the ranks\n", l->prog, strsignal(got_signal));
+            kill_all(r->pids, r->alive, r->n, SIGTERM);
+            term_at = now_s();
+            killed = 1;
+        }
+        if (term_at && now_s() - term_at > 2.0) {
+            kill_all(r->pids, r->alive, r->n, SIGKILL);
+            term_at = now_s() + 1e9;
+        }
+        if (fail_at && !killed && now_s() - fail_at > CB_GRACE_S) {
+            for (int i = 0; i < r->n; i++)
+                if (r->alive[i])
+                    fprintf(stderr, "%s: rank %d still running %.0f s after a rank failed; killing it\n", l->prog, i,
+                            CB_GRACE_S);
+            kill_all(r->pids, r->alive, r->n, SIGKILL);
+            killed = 1;
+        }
+        struct timespec ts = {0, 5 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 static int run_standalone(cb_launch_t *l, cb_rank_fn fn, void *arg)
 {
     int n = l->npus;
@@ -451,13 +559,13 @@ static int run_standalone(cb_launch_t *l, cb_rank_fn fn, void *arg)
         fprintf(stderr, "%s: coll_get_unique_id: %s: %s\n", l->prog, coll_strerror(st), coll_last_error());
         return 3;
     }
-    pid_t *pids = calloc((size_t)n, sizeof(*pids));
-    int *alive = calloc((size_t)n, sizeof(*alive)), *codes = calloc((size_t)n, sizeof(*codes));
-    if (!pids || !alive || !codes) {
+    ranks_t r = {.pids = calloc((size_t)n, sizeof(pid_t)),
+                 .alive = calloc((size_t)n, sizeof(int)),
+                 .codes = calloc((size_t)n, sizeof(int)),
+                 .n = n};
+    if (!r.pids || !r.alive || !r.codes) {
         fprintf(stderr, "%s: out of memory\n", l->prog);
-        free(pids);
-        free(alive);
-        free(codes);
+        free_ranks(&r);
         return 3;
     }
     struct sigaction sa, old_int, old_term;
@@ -467,94 +575,14 @@ static int run_standalone(cb_launch_t *l, cb_rank_fn fn, void *arg)
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
 
-    pid_t parent = getpid();
-    int nalive = 0, rc_fork = 0;
-    fflush(NULL);
-    for (int i = 0; i < n; i++) {
-        pid_t pid = fork();
-        if (pid < 0) {
-            fprintf(stderr, "%s: fork of rank %d failed: %s\n", l->prog, i, strerror(errno));
-            rc_fork = 3;
-            break;
-        }
-        if (pid == 0) {
-            /* the parent's bookkeeping is not the rank's (and would show as a
-             * leak of every rank under valgrind) */
-            free(pids);
-            free(alive);
-            free(codes);
-            sigaction(SIGINT, &old_int, NULL);
-            sigaction(SIGTERM, &old_term, NULL);
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            if (getppid() != parent)
-                _exit(5);
-            int rc = fn(arg, l, i, n, &id);
-            fflush(NULL);
-            _exit(rc);
-        }
-        pids[i] = pid;
-        alive[i] = 1;
-        nalive++;
-    }
-    if (rc_fork) {
-        kill_all(pids, alive, n, SIGKILL);
-    }
-
-    double fail_at = 0, term_at = 0;
-    int killed = 0;
-    while (nalive > 0) {
-        int status;
-        pid_t pid = waitpid(-1, &status, WNOHANG);
-        if (pid > 0) {
-            for (int i = 0; i < n; i++) {
-                if (pids[i] != pid || !alive[i])
-                    continue;
-                alive[i] = 0;
-                nalive--;
-                if (WIFEXITED(status)) {
-                    codes[i] = WEXITSTATUS(status);
-                } else {
-                    codes[i] = 5;
-                    if (!killed)
-                        fprintf(stderr, "%s: rank %d (pid %d) killed by signal %d (%s)\n", l->prog, i, (int)pid,
-                                WTERMSIG(status), strsignal(WTERMSIG(status)));
-                }
-                if (codes[i] != 0 && fail_at == 0)
-                    fail_at = now_s();
-            }
-            continue;
-        }
-        if (pid < 0 && errno == ECHILD)
-            break;
-        if (got_signal && !term_at) {
-            fprintf(stderr, "%s: %s: stopping the ranks\n", l->prog, strsignal(got_signal));
-            kill_all(pids, alive, n, SIGTERM);
-            term_at = now_s();
-            killed = 1;
-        }
-        if (term_at && now_s() - term_at > 2.0) {
-            kill_all(pids, alive, n, SIGKILL);
-            term_at = now_s() + 1e9;
-        }
-        if (fail_at && !killed && now_s() - fail_at > CB_GRACE_S) {
-            for (int i = 0; i < n; i++)
-                if (alive[i])
-                    fprintf(stderr, "%s: rank %d still running %.0f s after a rank failed; killing it\n", l->prog, i,
-                            CB_GRACE_S);
-            kill_all(pids, alive, n, SIGKILL);
-            killed = 1;
-        }
-        struct timespec ts = {0, 5 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
+    int rc_fork = fork_ranks(l, fn, arg, &id, &r, &old_int, &old_term);
+    wait_ranks(l, &r);
     coll_unique_id_release(&id);
     remove_segments(prefix);
-    int rc = rc_fork ? rc_fork : cb_worst_code(codes, n);
+    int rc = rc_fork ? rc_fork : cb_worst_code(r.codes, n);
     if (got_signal)
         rc = 128 + got_signal;
-    free(pids);
-    free(alive);
-    free(codes);
+    free_ranks(&r);
     return rc;
 }
 

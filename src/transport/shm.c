@@ -7,9 +7,11 @@
  * 1/8 kept free) and shrinks staging, then slots, with one warning when the
  * configured sizes do not fit (shm_size.c); when not even the minimum fits it
  * fails at once naming the sizes and the fix, leaving nothing in /dev/shm.
- * posix_fallocate then reserves every page (no SIGBUS later). Every local rank
- * maps it: a segment up to SHM_POPULATE_ALL (8 ranks at the defaults: 81 MiB)
- * with MAP_POPULATE, so pages are faulted once at init, never per call; a
+ * It maps it 2 MiB-aligned with MADV_HUGEPAGE and faults in every page
+ * (shm_huge.c: 2 MiB pages where /dev/shm allows them; every page allocated,
+ * no SIGBUS later). Every other local rank maps it the same way and prefaults
+ * a segment up to SHM_POPULATE_ALL (8 ranks at the defaults: 81 MiB) whole,
+ * so pages are faulted once at init, never per call; a
  * larger one is prefaulted only where this rank works (control, its outboxes,
  * stage and small slots), peers' pages fault in once, on first use, so page
  * tables do not grow as L^2 per host. The segment is unlinked as soon as all
@@ -19,6 +21,7 @@
  * nothing to do spins briefly, then sleeps on its own doorbell futex.
  */
 #include "transport/shm_seg.h"
+#include "transport/shm_huge.h"
 #include "topo/topo.h"
 
 #include <errno.h>
@@ -173,33 +176,26 @@ static coll_status_t create_segment(coll_comm *comm, struct coll_shm *s)
     int fd = shm_open(s->name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
     if (fd < 0)
         return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_SHM, "shm_open(%s) failed", s->name);
-    int err = posix_fallocate(fd, 0, (off_t)tmp.total);
-    if (err) {
+    void *map = shm_huge_create(fd, tmp.total); /* every page allocated here: no SIGBUS later */
+    int err = errno;
+    close(fd);
+    if (map == MAP_FAILED) {
         shm_unlink(s->name);
-        close(fd);
         errno = err;
-        return coll_error_errno(err == ENOSPC ? COLL_ERR_NO_MEMORY : COLL_ERR_SYSTEM, COLL_SUB_SHM,
+        int full = err == ENOSPC || err == ENOMEM || err == EFAULT;
+        return coll_error_errno(full ? COLL_ERR_NO_MEMORY : COLL_ERR_SYSTEM, COLL_SUB_SHM,
                                 "cannot allocate %.1f MiB of shared memory for %d local ranks in "
                                 "/dev/shm (segment %s; enlarge /dev/shm or lower COLL_BUFFSIZE=%zu)",
                                 (double)tmp.total / 1048576.0, comm->local_size, s->name,
                                 coll_cfg_size(COLL_CFG_BUFFSIZE));
     }
     int whole = tmp.total <= SHM_POPULATE_ALL;
-    void *map = mmap(NULL, tmp.total, PROT_READ | PROT_WRITE, MAP_SHARED | (whole ? MAP_POPULATE : 0), fd, 0);
-    close(fd);
-    if (map == MAP_FAILED) {
-        shm_unlink(s->name);
-        return coll_error_errno(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "mmap of %s (%zu bytes) failed", s->name,
-                                (size_t)tmp.total);
-    }
     memcpy(map, &tmp, sizeof tmp);
     coll_status_t st = attach(s, map);
     if (st != COLL_SUCCESS) {
         shm_unlink(s->name);
         return st;
     }
-    if (!whole)
-        prefault_mine(s);
     for (int i = 0; i < comm->local_size; i++)
         for (int k = 0; k < COLL_SHM_PUB_SLOTS; k++)
             s->ranks[i].pub_region[k] = -1;
@@ -223,7 +219,7 @@ static coll_status_t open_segment(struct coll_shm *s)
         return coll_error(COLL_ERR_SYSTEM, COLL_SUB_SHM, "shared segment %s is truncated", s->name);
     }
     int whole = (uint64_t)stt.st_size <= SHM_POPULATE_ALL;
-    void *map = mmap(NULL, (size_t)stt.st_size, PROT_READ | PROT_WRITE, MAP_SHARED | (whole ? MAP_POPULATE : 0), fd, 0);
+    void *map = shm_huge_map(fd, (size_t)stt.st_size);
     close(fd);
     if (map == MAP_FAILED)
         return coll_error_errno(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "mmap of %s failed", s->name);
@@ -234,7 +230,9 @@ static coll_status_t open_segment(struct coll_shm *s)
     }
     s->map_bytes = (size_t)stt.st_size;
     COLL_CHECK(attach(s, map));
-    if (!whole)
+    if (whole)
+        prefault(s, 0, s->map_bytes);
+    else
         prefault_mine(s);
     return COLL_SUCCESS;
 }

@@ -24,7 +24,8 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
     X(DEBUG_SUBSYS, "COLL_DEBUG_SUBSYS", STR, "ALL", "", \
       "subsystems to log: ALL or a comma list of INIT,BOOTSTRAP,SHM,TCP,COLL,TUNING,ENV (^X excludes)") \
     X(DEBUG_FILE, "COLL_DEBUG_FILE", STR, "", "", "log to this file instead of stderr; %h = hostname, %p = pid") \
-    X(BUFFSIZE, "COLL_BUFFSIZE", SIZE, "8M", "bytes", "shared-memory staging buffer per rank (K/M/G suffixes)") \
+    X(BUFFSIZE, "COLL_BUFFSIZE", SIZE, "8M", "bytes", \
+      "shared-memory staging buffer per rank (K/M/G suffixes); unset, the direct algorithms use at most last-level cache / (2 x local ranks) of it (4 MiB with 4 ranks and 32 MiB), set, all of it") \
     X(SHM_SLOT, "COLL_SHM_SLOT", SIZE, "128K", "bytes", "size of one slot of a shared-memory point-to-point FIFO") \
     X(SHM_NSLOTS, "COLL_SHM_NSLOTS", INT, "4", "", "slots per shared-memory point-to-point FIFO (pipelining depth)") \
     X(CMA, "COLL_CMA", BOOL, "1", "", \

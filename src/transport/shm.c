@@ -166,6 +166,22 @@ static coll_status_t choose_sizes(coll_comm *comm, shm_sizes_t *z)
     return COLL_SUCCESS;
 }
 
+/* The last-level (L3) cache of CPU 0 in bytes, from sysfs; 0 when unknown.
+ * (glibc's sysconf(_SC_LEVEL3_CACHE_SIZE) said 320 MiB on the 32 MiB EPYC VM.) */
+static uint64_t llc_bytes(void)
+{
+    FILE *f = fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r");
+    unsigned long long v = 0;
+    char unit = 0;
+    if (!f)
+        return 0;
+    int got = fscanf(f, "%llu%c", &v, &unit);
+    fclose(f);
+    if (got < 1)
+        return 0;
+    return got == 2 && unit == 'K' ? v << 10 : got == 2 && unit == 'M' ? v << 20 : v;
+}
+
 static coll_status_t create_segment(coll_comm *comm, struct coll_shm *s)
 {
     shm_sizes_t z;
@@ -173,6 +189,9 @@ static coll_status_t create_segment(coll_comm *comm, struct coll_shm *s)
     shm_hdr_t tmp;
     memset(&tmp, 0, sizeof tmp);
     shm_layout(&tmp, comm->local_size, &z);
+    /* decided once, here, so every local rank chunks alike; a COLL_BUFFSIZE that is set is used whole */
+    tmp.stage_use = coll_cfg_is_set(COLL_CFG_BUFFSIZE) ? tmp.stage_bytes
+                                                       : shm_stage_use(tmp.stage_bytes, comm->local_size, llc_bytes());
     int fd = shm_open(s->name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
     if (fd < 0)
         return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_SHM, "shm_open(%s) failed", s->name);
@@ -201,9 +220,9 @@ static coll_status_t create_segment(coll_comm *comm, struct coll_shm *s)
             s->ranks[i].pub_region[k] = -1;
     COLL_INFO(COLL_SUB_SHM,
               "segment %s: %d local ranks, %u outboxes per rank of %u x %zu KiB slots, %zu KiB "
-              "stage per rank, %.1f MiB in all (%s)",
+              "stage per rank (%zu KiB of it used), %.1f MiB in all (%s)",
               s->name, comm->local_size, tmp.nout, tmp.nslots, (size_t)tmp.slot_bytes >> 10,
-              (size_t)tmp.stage_bytes >> 10, (double)tmp.total / 1048576.0,
+              (size_t)tmp.stage_bytes >> 10, (size_t)tmp.stage_use >> 10, (double)tmp.total / 1048576.0,
               whole ? "prefaulted by every rank" : "each rank prefaults its own part");
     return COLL_SUCCESS;
 }
@@ -367,7 +386,7 @@ void coll_shm_doorbell_wait(coll_comm *comm, uint32_t seen, int timeout_ms)
 
 void *coll_shm_stage(coll_comm *comm, int lr) { return comm->shm->stages + (size_t)lr * comm->shm->hdr->stage_bytes; }
 
-size_t coll_shm_stage_bytes(const coll_comm *comm) { return comm->shm ? comm->shm->hdr->stage_bytes : 0; }
+size_t coll_shm_stage_bytes(const coll_comm *comm) { return comm->shm ? comm->shm->hdr->stage_use : 0; }
 
 /* Each rank publishes how many barriers it has entered; a barrier is complete
  * when every local rank's count reaches mine. The rank that completes it rings

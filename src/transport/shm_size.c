@@ -50,6 +50,16 @@ uint64_t shm_layout_total(int nlocal, const shm_sizes_t *z)
     return h.total;
 }
 
+uint64_t shm_stage_use(uint64_t stage, int nlocal, uint64_t llc)
+{
+    if (llc == 0 || nlocal < 1)
+        return stage;
+    uint64_t cap = llc / (2 * (uint64_t)nlocal) / 4096 * 4096;
+    if (cap < SHM_STAGE_MIN)
+        cap = SHM_STAGE_MIN;
+    return stage < cap ? stage : cap;
+}
+
 uint64_t shm_headroom(uint64_t free_bytes)
 {
     uint64_t h = free_bytes / 8;

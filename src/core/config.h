@@ -26,7 +26,8 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
     X(DEBUG_SUBSYS, "COLL_DEBUG_SUBSYS", STR, "ALL", "", \
       "subsystems to log: ALL or a comma list of INIT,BOOTSTRAP,SHM,TCP,COLL,TUNING,ENV (^X excludes)") \
     X(DEBUG_FILE, "COLL_DEBUG_FILE", STR, "", "", "log to this file instead of stderr; %h = hostname, %p = pid") \
-    X(BUFFSIZE, "COLL_BUFFSIZE", SIZE, "8M", "bytes", "shared-memory staging buffer per rank (K/M/G suffixes)") \
+    X(BUFFSIZE, "COLL_BUFFSIZE", SIZE, "8M", "bytes", \
+      "shared-memory staging buffer per rank (K/M/G suffixes); unset, the direct algorithms use at most last-level cache / (2 x local ranks) of it (4 MiB with 4 ranks and 32 MiB), set, all of it") \
     X(SHM_SLOT, "COLL_SHM_SLOT", SIZE, "128K", "bytes", "size of one slot of a shared-memory point-to-point FIFO") \
     X(SHM_NSLOTS, "COLL_SHM_NSLOTS", INT, "4", "", "slots per shared-memory point-to-point FIFO (pipelining depth)") \
     X(CMA, "COLL_CMA", BOOL, "1", "", \
@@ -41,6 +42,8 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
       "point-to-point messages between ranks of a host sent from a coll_mem_alloc buffer from this size are copied once, by memcpy straight out of it (0 = never; below: the FIFO's two memcpy, which lets the sender go on at once)") \
     X(COPY_NT_MIN, "COLL_COPY_NT_MIN", SIZE, "16M", "bytes", \
       "copies between ranks of a host this large use non-temporal stores (no read of the destination into the cache; 0 = never)") \
+    X(SHM_HUGE, "COLL_SHM_HUGE", BOOL, "1", "", \
+      "shared-memory mappings of 2 MiB or more (the segment, coll_mem_alloc buffers) at 2 MiB-aligned addresses with madvise(MADV_HUGEPAGE): 2 MiB pages where /dev/shm is mounted huge=advise (or within_size, always), else 4 KiB pages as before (0 = no advice)") \
     X(SHM_DISABLE, "COLL_SHM_DISABLE", BOOL, "0", "", "use TCP even between ranks of one host") \
     X(SPIN, "COLL_SPIN", INT, "2000", "iterations", \
       "the most busy-wait iterations before a waiting rank yields or blocks (0 = none; adaptive below it: halved after a wait that outlasts it, regained slowly)") \

@@ -7,9 +7,11 @@
  * 1/8 kept free) and shrinks staging, then slots, with one warning when the
  * configured sizes do not fit (shm_size.c); when not even the minimum fits it
  * fails at once naming the sizes and the fix, leaving nothing in /dev/shm.
- * posix_fallocate then reserves every page (no SIGBUS later). Every local rank
- * maps it: a segment up to SHM_POPULATE_ALL (8 ranks at the defaults: 81 MiB)
- * with MAP_POPULATE, so pages are faulted once at init, never per call; a
+ * It maps it 2 MiB-aligned with MADV_HUGEPAGE and faults in every page
+ * (shm_huge.c: 2 MiB pages where /dev/shm allows them; every page allocated,
+ * no SIGBUS later). Every other local rank maps it the same way and prefaults
+ * a segment up to SHM_POPULATE_ALL (8 ranks at the defaults: 81 MiB) whole,
+ * so pages are faulted once at init, never per call; a
  * larger one is prefaulted only where this rank works (control, its outboxes,
  * stage and small slots), peers' pages fault in once, on first use, so page
  * tables do not grow as L^2 per host. The segment is unlinked as soon as all
@@ -19,6 +21,7 @@
  * nothing to do spins briefly, then sleeps on its own doorbell futex.
  */
 #include "transport/shm_seg.h"
+#include "transport/shm_huge.h"
 #include "topo/topo.h"
 
 #include <errno.h>
@@ -163,6 +166,22 @@ static coll_status_t choose_sizes(coll_comm *comm, shm_sizes_t *z)
     return COLL_SUCCESS;
 }
 
+/* The last-level (L3) cache of CPU 0 in bytes, from sysfs; 0 when unknown.
+ * (glibc's sysconf(_SC_LEVEL3_CACHE_SIZE) said 320 MiB on the 32 MiB EPYC VM.) */
+static uint64_t llc_bytes(void)
+{
+    FILE *f = fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r");
+    unsigned long long v = 0;
+    char unit = 0;
+    if (!f)
+        return 0;
+    int got = fscanf(f, "%llu%c", &v, &unit);
+    fclose(f);
+    if (got < 1)
+        return 0;
+    return got == 2 && unit == 'K' ? v << 10 : got == 2 && unit == 'M' ? v << 20 : v;
+}
+
 static coll_status_t create_segment(coll_comm *comm, struct coll_shm *s)
 {
     shm_sizes_t z;
@@ -170,44 +189,40 @@ static coll_status_t create_segment(coll_comm *comm, struct coll_shm *s)
     shm_hdr_t tmp;
     memset(&tmp, 0, sizeof tmp);
     shm_layout(&tmp, comm->local_size, &z);
+    /* decided once, here, so every local rank chunks alike; a COLL_BUFFSIZE that is set is used whole */
+    tmp.stage_use = coll_cfg_is_set(COLL_CFG_BUFFSIZE) ? tmp.stage_bytes
+                                                       : shm_stage_use(tmp.stage_bytes, comm->local_size, llc_bytes());
     int fd = shm_open(s->name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
     if (fd < 0)
         return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_SHM, "shm_open(%s) failed", s->name);
-    int err = posix_fallocate(fd, 0, (off_t)tmp.total);
-    if (err) {
+    void *map = shm_huge_create(fd, tmp.total); /* every page allocated here: no SIGBUS later */
+    int err = errno;
+    close(fd);
+    if (map == MAP_FAILED) {
         shm_unlink(s->name);
-        close(fd);
         errno = err;
-        return coll_error_errno(err == ENOSPC ? COLL_ERR_NO_MEMORY : COLL_ERR_SYSTEM, COLL_SUB_SHM,
+        int full = err == ENOSPC || err == ENOMEM || err == EFAULT;
+        return coll_error_errno(full ? COLL_ERR_NO_MEMORY : COLL_ERR_SYSTEM, COLL_SUB_SHM,
                                 "cannot allocate %.1f MiB of shared memory for %d local ranks in "
                                 "/dev/shm (segment %s; enlarge /dev/shm or lower COLL_BUFFSIZE=%zu)",
                                 (double)tmp.total / 1048576.0, comm->local_size, s->name,
                                 coll_cfg_size(COLL_CFG_BUFFSIZE));
     }
     int whole = tmp.total <= SHM_POPULATE_ALL;
-    void *map = mmap(NULL, tmp.total, PROT_READ | PROT_WRITE, MAP_SHARED | (whole ? MAP_POPULATE : 0), fd, 0);
-    close(fd);
-    if (map == MAP_FAILED) {
-        shm_unlink(s->name);
-        return coll_error_errno(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "mmap of %s (%zu bytes) failed", s->name,
-                                (size_t)tmp.total);
-    }
     memcpy(map, &tmp, sizeof tmp);
     coll_status_t st = attach(s, map);
     if (st != COLL_SUCCESS) {
         shm_unlink(s->name);
         return st;
     }
-    if (!whole)
-        prefault_mine(s);
     for (int i = 0; i < comm->local_size; i++)
         for (int k = 0; k < COLL_SHM_PUB_SLOTS; k++)
             s->ranks[i].pub_region[k] = -1;
     COLL_INFO(COLL_SUB_SHM,
               "segment %s: %d local ranks, %u outboxes per rank of %u x %zu KiB slots, %zu KiB "
-              "stage per rank, %.1f MiB in all (%s)",
+              "stage per rank (%zu KiB of it used), %.1f MiB in all (%s)",
               s->name, comm->local_size, tmp.nout, tmp.nslots, (size_t)tmp.slot_bytes >> 10,
-              (size_t)tmp.stage_bytes >> 10, (double)tmp.total / 1048576.0,
+              (size_t)tmp.stage_bytes >> 10, (size_t)tmp.stage_use >> 10, (double)tmp.total / 1048576.0,
               whole ? "prefaulted by every rank" : "each rank prefaults its own part");
     return COLL_SUCCESS;
 }
@@ -223,7 +238,7 @@ static coll_status_t open_segment(struct coll_shm *s)
         return coll_error(COLL_ERR_SYSTEM, COLL_SUB_SHM, "shared segment %s is truncated", s->name);
     }
     int whole = (uint64_t)stt.st_size <= SHM_POPULATE_ALL;
-    void *map = mmap(NULL, (size_t)stt.st_size, PROT_READ | PROT_WRITE, MAP_SHARED | (whole ? MAP_POPULATE : 0), fd, 0);
+    void *map = shm_huge_map(fd, (size_t)stt.st_size);
     close(fd);
     if (map == MAP_FAILED)
         return coll_error_errno(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "mmap of %s failed", s->name);
@@ -234,7 +249,9 @@ static coll_status_t open_segment(struct coll_shm *s)
     }
     s->map_bytes = (size_t)stt.st_size;
     COLL_CHECK(attach(s, map));
-    if (!whole)
+    if (whole)
+        prefault(s, 0, s->map_bytes);
+    else
         prefault_mine(s);
     return COLL_SUCCESS;
 }
@@ -369,7 +386,7 @@ void coll_shm_doorbell_wait(coll_comm *comm, uint32_t seen, int timeout_ms)
 
 void *coll_shm_stage(coll_comm *comm, int lr) { return comm->shm->stages + (size_t)lr * comm->shm->hdr->stage_bytes; }
 
-size_t coll_shm_stage_bytes(const coll_comm *comm) { return comm->shm ? comm->shm->hdr->stage_bytes : 0; }
+size_t coll_shm_stage_bytes(const coll_comm *comm) { return comm->shm ? comm->shm->hdr->stage_use : 0; }
 
 /* Each rank publishes how many barriers it has entered; a barrier is complete
  * when every local rank's count reaches mine. The rank that completes it rings

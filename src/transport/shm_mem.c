@@ -14,6 +14,7 @@
 
 #include "core/config.h"
 #include "core/log.h"
+#include "transport/shm_huge.h"
 #include "transport/shm_seg.h"
 
 static void region_name(const coll_comm *comm, int rank, int index, char *buf, size_t len)
@@ -58,8 +59,9 @@ static coll_status_t alloc_private(coll_comm *comm, coll_mem_region_t *m, void *
     return coll_bootstrap_barrier(comm->bs);
 }
 
-/* This rank's object `name`: created, reserved (posix_fallocate: no SIGBUS
- * later) and mapped; *created says whether it must be unlinked. */
+/* This rank's object `name`: created, mapped and every page allocated
+ * (shm_huge_create: 2 MiB pages where /dev/shm gives them, no SIGBUS later);
+ * *created says whether it must be unlinked. */
 static coll_status_t map_mine(coll_mem_region_t *m, const char *name, int *created)
 {
     size_t sz = m->bytes;
@@ -69,18 +71,17 @@ static coll_status_t map_mine(coll_mem_region_t *m, const char *name, int *creat
     *created = fd >= 0;
     if (fd < 0)
         return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_SHM, "shm_open(%s)", name);
-    if ((err = posix_fallocate(fd, 0, (off_t)sz)) != 0) {
+    m->base = shm_huge_create(fd, sz); /* every page allocated: no SIGBUS later */
+    if (m->base == MAP_FAILED) {
+        err = errno;
+        m->base = NULL;
+    }
+    close(fd);
+    if (!m->base) {
         errno = err;
         st = coll_error_errno(COLL_ERR_NO_MEMORY, COLL_SUB_SHM,
                               "cannot allocate %zu bytes of zero-copy shared memory in /dev/shm", sz);
-    } else {
-        m->base = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
-        if (m->base == MAP_FAILED) {
-            m->base = NULL;
-            st = coll_error_errno(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "mmap %zu bytes", sz);
-        }
     }
-    close(fd);
     return st;
 }
 
@@ -101,10 +102,14 @@ static coll_status_t map_peers(coll_comm *comm, coll_mem_region_t *m, const uint
         int pfd = shm_open(pname, O_RDWR | O_CLOEXEC, 0600);
         if (pfd < 0)
             return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_SHM, "shm_open(%s) of rank %d", pname, r);
-        void *p = mmap(NULL, (size_t)all[r], PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, pfd, 0);
+        void *p = shm_huge_map(pfd, (size_t)all[r]);
         close(pfd);
         if (p == MAP_FAILED)
             return coll_error_errno(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "mmap of rank %d's buffer", r);
+        if (shm_huge_populate(p, (size_t)all[r]) != 0 && errno != EINVAL) { /* EINVAL: faults on use */
+            munmap(p, (size_t)all[r]);
+            return coll_error_errno(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "faulting in rank %d's buffer", r);
+        }
         m->peer_base[i] = p;
         m->peer_bytes[i] = (size_t)all[r];
     }

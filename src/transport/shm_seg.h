@@ -89,6 +89,7 @@ typedef struct {
     uint64_t slot_bytes, stage_bytes, total;
     uint64_t off_ranks, off_fifos, off_slots, off_stages, off_small;
     uint64_t small_bytes;                      /* one of the two small slots per rank */
+    uint64_t stage_use;                        /* bytes of each stage the direct algorithms use (shm_stage_use) */
     _Alignas(SHM_LINE) atomic_uint abort_flag; /* 1 + local rank that aborted, 0 = none */
     char abort_msg[256];                       /* why (written before the flag is visible... best effort) */
 } shm_hdr_t;

@@ -36,7 +36,8 @@ void shm_layout(shm_hdr_t *h, int nlocal, const shm_sizes_t *z)
     h->off_ranks = align_up(sizeof(shm_hdr_t), 4096);
     h->off_fifos = align_up(h->off_ranks + (size_t)nlocal * sizeof(shm_rank_t), 4096);
     h->off_slots = align_up(h->off_fifos + nfifo * sizeof(shm_fifo_t), 4096);
-    h->off_stages = align_up(h->off_slots + nfifo * z->nslots * z->slot, 4096);
+    /* stages of 2 MiB or more start on a 2 MiB boundary: they can sit in huge pages (shm_huge.h) */
+    h->off_stages = align_up(h->off_slots + nfifo * z->nslots * z->slot, z->stage >= (2u << 20) ? 2u << 20 : 4096);
     h->small_bytes = COLL_SHM_SMALL_MAX;
     h->off_small = h->off_stages + (size_t)nlocal * z->stage;
     h->total = h->off_small + (size_t)nlocal * 2 * h->small_bytes;
@@ -47,6 +48,16 @@ uint64_t shm_layout_total(int nlocal, const shm_sizes_t *z)
     shm_hdr_t h;
     shm_layout(&h, nlocal, z);
     return h.total;
+}
+
+uint64_t shm_stage_use(uint64_t stage, int nlocal, uint64_t llc)
+{
+    if (llc == 0 || nlocal < 1)
+        return stage;
+    uint64_t cap = llc / (2 * (uint64_t)nlocal) / 4096 * 4096;
+    if (cap < SHM_STAGE_MIN)
+        cap = SHM_STAGE_MIN;
+    return stage < cap ? stage : cap;
 }
 
 uint64_t shm_headroom(uint64_t free_bytes)

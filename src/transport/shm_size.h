@@ -30,6 +30,12 @@ shm_sizes_t shm_sizes_config(int nlocal, size_t buffsize, size_t slot, long long
 /* Fill the header's sizes and offsets for nlocal ranks. */
 void shm_layout(shm_hdr_t *h, int nlocal, const shm_sizes_t *z);
 uint64_t shm_layout_total(int nlocal, const shm_sizes_t *z);
+/* Bytes of each stage the direct algorithms use: all of it, or when llc (the
+ * last-level cache, bytes; 0 = unknown) is known, at most llc / (2 nlocal)
+ * (4 KiB multiples, SHM_STAGE_MIN at least), so that the chunks every rank
+ * stages and its peers read again stay in that cache: 32 MiB and 4 ranks,
+ * 4 MiB of the default 8. */
+uint64_t shm_stage_use(uint64_t stage, int nlocal, uint64_t llc);
 /* Space to leave free in /dev/shm for others (zero-copy buffers, other jobs). */
 uint64_t shm_headroom(uint64_t free_bytes);
 

@@ -254,6 +254,25 @@ static void test_outbox_pairwise(void **state)
     seg_free(g);
 }
 
+/* The stage the direct algorithms use: capped by the last-level cache over
+ * 2 L, whole when the cache is unknown or large, never below the minimum;
+ * stages of 2 MiB and more start on a 2 MiB boundary (huge pages). */
+static void test_stage_use(void **state)
+{
+    (void)state;
+    assert_int_equal(shm_stage_use(8 * MiB, 2, 32 * MiB), 8 * MiB);
+    assert_int_equal(shm_stage_use(8 * MiB, 4, 32 * MiB), 4 * MiB);
+    assert_int_equal(shm_stage_use(8 * MiB, 8, 32 * MiB), 2 * MiB);
+    assert_int_equal(shm_stage_use(8 * MiB, 4, 0), 8 * MiB);
+    assert_int_equal(shm_stage_use(8 * MiB, 4096, 32 * MiB), SHM_STAGE_MIN);
+    assert_int_equal(shm_stage_use(SHM_STAGE_MIN, 4096, 32 * MiB), SHM_STAGE_MIN);
+    assert_int_equal(shm_stage_use(8 * MiB, 3, 32 * MiB) % 4096, 0);
+    shm_hdr_t h;
+    shm_sizes_t z = defaults(4);
+    shm_layout(&h, 4, &z);
+    assert_int_equal(h.off_stages % (2 * MiB), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -261,7 +280,7 @@ int main(void)
         cmocka_unit_test(test_fit_any_space),      cmocka_unit_test(test_fit_none),
         cmocka_unit_test(test_layout_linear),      cmocka_unit_test(test_outbox_first_use),
         cmocka_unit_test(test_outbox_reuse),       cmocka_unit_test(test_outbox_cma_pins),
-        cmocka_unit_test(test_outbox_pairwise),
+        cmocka_unit_test(test_outbox_pairwise),    cmocka_unit_test(test_stage_use),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,7 @@
 
 #include "core/config.h"
 #include "core/log.h"
+#include "topo/topo.h"
 #include "transport/transport.h"
 #include "transport/wait.h"
 
@@ -230,23 +231,48 @@ coll_status_t coll_prim_send_recv_reduce(coll_comm *comm, const void *sbuf, size
     return n ? coll_prim_run(comm, ops, n, dt, op) : COLL_SUCCESS;
 }
 
+/* The bytes the steps' blocks are cut into: COLL_NET_CHUNK when the group
+ * spans hosts (the same on every member), none on one host. */
+static size_t pair_piece(const coll_comm *comm, const coll_group_t *g)
+{
+    return coll_group_is_local(comm, g) ? 0 : coll_cfg_size(COLL_CFG_NET_CHUNK);
+}
+
+/* The most bytes any block of steps s..s+w-1 moves, either way. */
+static size_t pair_most(const coll_group_t *g, coll_pair_fn blk, const void *ctx, int s, int w)
+{
+    int p = g->size, me = g->me;
+    size_t most = 0;
+    for (int t = s; t < s + w && t < p; t++) {
+        coll_pair_blk_t a = blk(ctx, (me + t) % p), b = blk(ctx, ((me - t) % p + p) % p);
+        most = a.sbytes > most ? a.sbytes : most;
+        most = b.rbytes > most ? b.rbytes : most;
+    }
+    return most;
+}
+
 coll_status_t coll_prim_pairwise(coll_comm *comm, const coll_group_t *g, coll_pair_fn blk, const void *ctx)
 {
     int p = g->size, me = g->me, w = (int)coll_cfg_int(COLL_CFG_A2A_WINDOW); /* 1..COLL_A2A_WINDOW_MAX (config.c) */
+    size_t cut = pair_piece(comm, g);
     coll_prim_t ops[2 * COLL_A2A_WINDOW_MAX];
     for (int s = 1; s < p; s += w) {
-        int n = 0;
-        for (int t = s; t < s + w && t < p; t++) {
-            int to = (me + t) % p, from = ((me - t) % p + p) % p;
-            coll_pair_blk_t b = blk(ctx, to);
-            if (b.sbytes)
-                ops[n++] = coll_prim_send(g->ranks[to], b.sbuf, b.sbytes);
-            b = blk(ctx, from);
-            if (b.rbytes)
-                ops[n++] = coll_prim_recv(g->ranks[from], b.rbuf, b.rbytes);
-        }
-        if (n)
+        size_t most = pair_most(g, blk, ctx, s, w), piece = cut ? cut : most;
+        for (size_t off = 0; off < most; off += piece) { /* the window's pieces at off, in lockstep */
+            int n = 0;
+            for (int t = s; t < s + w && t < p; t++) {
+                int to = (me + t) % p, from = ((me - t) % p + p) % p;
+                coll_pair_blk_t b = blk(ctx, to);
+                if (b.sbytes > off)
+                    ops[n++] = coll_prim_send(g->ranks[to], (const char *)b.sbuf + off,
+                                              b.sbytes - off < piece ? b.sbytes - off : piece);
+                b = blk(ctx, from);
+                if (b.rbytes > off)
+                    ops[n++] = coll_prim_recv(g->ranks[from], (char *)b.rbuf + off,
+                                              b.rbytes - off < piece ? b.rbytes - off : piece);
+            }
             COLL_CHECK(coll_prim_run(comm, ops, n, COLL_UINT8, COLL_SUM));
+        }
     }
     return COLL_SUCCESS;
 }

@@ -59,6 +59,10 @@ coll_status_t coll_prim_send_recv_reduce(coll_comm *comm, const void *sbuf, size
  * me+s and receives from me-s (mod p), COLL_ALLTOALL_WINDOW steps posted at
  * once so that a link does not idle while the last bytes of a step drain
  * (steps of one window go to distinct peers, so order per peer is kept).
+ * Across hosts each block moves in COLL_NET_CHUNK pieces, the window's pieces
+ * in lockstep, as the ring does: one 16 MiB block a step left the links of 4
+ * namespace hosts at 5 Gbit/s two thirds busy (AlltoAll 64M 122 ms, the ring
+ * AllGather of the same bytes 88-106 ms; in pieces 91-95 ms).
  * blk(ctx, j) names the block for member j: what to send it and where its
  * block lands; the caller handles its own block. O(window) state. */
 typedef struct {

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll/coll_util.h" /* coll_mod, coll_min_sz, coll_group_is_local (topo.h) */
 #include "core/config.h"
 #include "core/log.h"
-#include "topo/topo.h"
 #include "transport/transport.h"
 #include "transport/wait.h"
 
@@ -244,7 +244,7 @@ static size_t pair_most(const coll_group_t *g, coll_pair_fn blk, const void *ctx
     int p = g->size, me = g->me;
     size_t most = 0;
     for (int t = s; t < s + w && t < p; t++) {
-        coll_pair_blk_t a = blk(ctx, (me + t) % p), b = blk(ctx, ((me - t) % p + p) % p);
+        coll_pair_blk_t a = blk(ctx, (me + t) % p), b = blk(ctx, coll_mod(me - t, p));
         most = a.sbytes > most ? a.sbytes : most;
         most = b.rbytes > most ? b.rbytes : most;
     }
@@ -261,15 +261,14 @@ coll_status_t coll_prim_pairwise(coll_comm *comm, const coll_group_t *g, coll_pa
         for (size_t off = 0; off < most; off += piece) { /* the window's pieces at off, in lockstep */
             int n = 0;
             for (int t = s; t < s + w && t < p; t++) {
-                int to = (me + t) % p, from = ((me - t) % p + p) % p;
+                int to = (me + t) % p, from = coll_mod(me - t, p);
                 coll_pair_blk_t b = blk(ctx, to);
                 if (b.sbytes > off)
                     ops[n++] = coll_prim_send(g->ranks[to], (const char *)b.sbuf + off,
-                                              b.sbytes - off < piece ? b.sbytes - off : piece);
+                                              coll_min_sz(piece, b.sbytes - off));
                 b = blk(ctx, from);
                 if (b.rbytes > off)
-                    ops[n++] = coll_prim_recv(g->ranks[from], (char *)b.rbuf + off,
-                                              b.rbytes - off < piece ? b.rbytes - off : piece);
+                    ops[n++] = coll_prim_recv(g->ranks[from], (char *)b.rbuf + off, coll_min_sz(piece, b.rbytes - off));
             }
             COLL_CHECK(coll_prim_run(comm, ops, n, COLL_UINT8, COLL_SUM));
         }

@@ -5,6 +5,7 @@
  * are usable (1/8 kept free): the stage halves to 4 MiB -> 49 MiB.
  */
 #include "transport/shm_size.h"
+#include "transport/shm_huge.h" /* SHM_HUGE_BYTES */
 
 static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
@@ -37,7 +38,8 @@ void shm_layout(shm_hdr_t *h, int nlocal, const shm_sizes_t *z)
     h->off_fifos = align_up(h->off_ranks + (size_t)nlocal * sizeof(shm_rank_t), 4096);
     h->off_slots = align_up(h->off_fifos + nfifo * sizeof(shm_fifo_t), 4096);
     /* stages of 2 MiB or more start on a 2 MiB boundary: they can sit in huge pages (shm_huge.h) */
-    h->off_stages = align_up(h->off_slots + nfifo * z->nslots * z->slot, z->stage >= (2u << 20) ? 2u << 20 : 4096);
+    h->off_stages = align_up(h->off_slots + nfifo * z->nslots * z->slot,
+                             z->stage >= SHM_HUGE_BYTES ? SHM_HUGE_BYTES : 4096);
     h->small_bytes = COLL_SHM_SMALL_MAX;
     h->off_small = h->off_stages + (size_t)nlocal * z->stage;
     h->total = h->off_small + (size_t)nlocal * 2 * h->small_bytes;

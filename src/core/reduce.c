@@ -263,6 +263,7 @@ enum { ISA_GENERIC = 0, ISA_AVX2, ISA_AVX512, ISA_COUNT };
 static const char *const isa_names[ISA_COUNT] = {"generic", "avx2", "avx512"};
 
 static coll_reduce_fn isa_tables[ISA_COUNT][COLL_OP_COUNT][COLL_DTYPE_COUNT];
+static coll_reduce_multi_fn isa_multi[ISA_COUNT][COLL_OP_COUNT][COLL_DTYPE_COUNT]; /* NULL: generic */
 static int isa_available[ISA_COUNT];
 static int isa_best;
 static atomic_int isa_current;
@@ -290,9 +291,10 @@ static int cpu_has_avx512(void)
 #endif
 }
 
-/* Fills isa_tables[isa] from src (NULL entries: generic); 0 if src is empty
- * (the file was built for another architecture). */
-static int fill_table(int isa, const coll_reduce_fn src[COLL_OP_COUNT][COLL_DTYPE_COUNT])
+/* Fills isa_tables[isa] from src (NULL entries: generic) and isa_multi[isa]
+ * from multi; 0 if src is empty (the file was built for another architecture). */
+static int fill_table(int isa, const coll_reduce_fn src[COLL_OP_COUNT][COLL_DTYPE_COUNT],
+                      const coll_reduce_multi_fn multi[COLL_OP_COUNT][COLL_DTYPE_COUNT])
 {
     int any = 0;
     for (size_t op = 0; op < COLL_OP_COUNT; op++) {
@@ -300,6 +302,7 @@ static int fill_table(int isa, const coll_reduce_fn src[COLL_OP_COUNT][COLL_DTYP
             coll_reduce_fn fn = src ? src[op][dt] : NULL;
             any |= fn != NULL;
             isa_tables[isa][op][dt] = fn ? fn : gen_kernels[op][dt];
+            isa_multi[isa][op][dt] = fn && multi ? multi[op][dt] : NULL;
         }
     }
     return any;
@@ -310,14 +313,14 @@ static void isa_init(void)
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_cpu_init();
 #endif
-    fill_table(ISA_GENERIC, NULL);
+    fill_table(ISA_GENERIC, NULL, NULL);
     isa_available[ISA_GENERIC] = 1;
     isa_best = ISA_GENERIC;
-    if (cpu_has_avx2() && fill_table(ISA_AVX2, coll_reduce_kernels_avx2)) {
+    if (cpu_has_avx2() && fill_table(ISA_AVX2, coll_reduce_kernels_avx2, coll_reduce_multi_avx2)) {
         isa_available[ISA_AVX2] = 1;
         isa_best = ISA_AVX2;
     }
-    if (cpu_has_avx512() && fill_table(ISA_AVX512, coll_reduce_kernels_avx512)) {
+    if (cpu_has_avx512() && fill_table(ISA_AVX512, coll_reduce_kernels_avx512, coll_reduce_multi_avx512)) {
         isa_available[ISA_AVX512] = 1;
         isa_best = ISA_AVX512;
     }
@@ -331,6 +334,15 @@ coll_reduce_fn coll_reduce_kernel(coll_op_t op, coll_dtype_t dt)
     pthread_once(&isa_once, isa_init);
     int isa = atomic_load_explicit(&isa_current, memory_order_relaxed);
     return isa_tables[isa][op][dt];
+}
+
+coll_reduce_multi_fn coll_reduce_multi_kernel(coll_op_t op, coll_dtype_t dt)
+{
+    if ((unsigned)op >= COLL_OP_COUNT || (unsigned)dt >= COLL_DTYPE_COUNT)
+        return NULL;
+    pthread_once(&isa_once, isa_init);
+    int isa = atomic_load_explicit(&isa_current, memory_order_relaxed);
+    return isa_multi[isa][op][dt];
 }
 
 coll_reduce_fn coll_reduce_kernel_ref(coll_op_t op, coll_dtype_t dt)

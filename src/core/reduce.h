@@ -32,9 +32,23 @@ static inline void coll_reduce_local(void *out, const void *a, const void *b, si
 }
 
 /* reduce_multi.c: out = in[0] OP in[1] OP ... OP in[k-1] over n elements, in
- * blocks that stay in cache; fixed order so every rank computes bitwise
- * identical results. out may be one of the inputs. k == 1 copies. */
+ * the fixed order ((in[0] OP in[1]) OP in[2]) ..., so every rank computes
+ * bitwise identical results. out may be one of the inputs. k == 1 copies.
+ * With a vector ISA, one pass: each vector of every input is loaded and
+ * combined in registers, then stored once (k reads + 1 write per element);
+ * generic: in blocks that stay in cache. */
 void coll_reduce_multi(void *out, const void *const *in, int k, size_t n, coll_dtype_t dt, coll_op_t op);
+/* The same, writing out with non-temporal stores (core/copy.h): for a result
+ * larger than the last-level cache that nobody reads again soon. Visible to
+ * other cores as after a normal store once it returns (sfence). */
+void coll_reduce_multi_nt(void *out, const void *const *in, int k, size_t n, coll_dtype_t dt, coll_op_t op);
+
+/* A k-input kernel (k >= 2) of an ISA file: the loop of coll_reduce_multi;
+ * nt: stream out. out may equal an input (never a partial overlap). */
+typedef void (*coll_reduce_multi_fn)(void *out, const void *const *in, int k, size_t n, int nt);
+/* The k-input kernel of the current ISA for op and dtype; NULL for the
+ * generic one (coll_reduce_multi then works block by block). */
+coll_reduce_multi_fn coll_reduce_multi_kernel(coll_op_t op, coll_dtype_t dt);
 
 /* Exact conversions (round to nearest even; NaN stays NaN, overflow -> inf). */
 float coll_fp16_to_fp32(uint16_t h);
@@ -47,5 +61,7 @@ uint16_t coll_fp32_to_bf16(float f);
  * A NULL entry means "use the generic kernel". */
 extern const coll_reduce_fn coll_reduce_kernels_avx2[COLL_OP_COUNT][COLL_DTYPE_COUNT];
 extern const coll_reduce_fn coll_reduce_kernels_avx512[COLL_OP_COUNT][COLL_DTYPE_COUNT];
+extern const coll_reduce_multi_fn coll_reduce_multi_avx2[COLL_OP_COUNT][COLL_DTYPE_COUNT];
+extern const coll_reduce_multi_fn coll_reduce_multi_avx512[COLL_OP_COUNT][COLL_DTYPE_COUNT];
 
 #endif

@@ -7,8 +7,10 @@
  *
  * Every kernel is run() with the element size and a vector op: two 32-byte
  * vectors per iteration, then one, then the tail: a masked load/store for 4-
- * and 8-byte elements, a zero-padded 32-byte buffer for 1- and 2-byte ones. Loads of a and b precede the store of the same bytes, which makes
- * out == a and out == b safe.
+ * and 8-byte elements, a zero-padded 32-byte buffer for 1- and 2-byte ones.
+ * Loads of a and b precede the store of the same bytes, which makes out == a
+ * and out == b safe. The k-input kernels (run_multi) are the same loop over k
+ * inputs.
  */
 #include "core/reduce.h"
 #include "core/reduce_table.h"
@@ -16,6 +18,7 @@
 #if defined(__AVX2__) && defined(__F16C__)
 
 #include <immintrin.h>
+#include <stdint.h>
 #include <string.h>
 
 typedef __m256i (*vop_t)(__m256i, __m256i);
@@ -91,6 +94,73 @@ INLINE void run(void *out, const void *a, const void *b, size_t n, size_t es, vo
         _mm256_storeu_si256((__m256i *)to, r);
         copy_small(o + i, to, rest);
     }
+}
+
+/* The last bytes (< 32) at byte i of every input, combined: masked dwords for
+ * 4- and 8-byte elements, zero-padded copies for 1- and 2-byte ones. */
+INLINE void multi_tail(unsigned char *o, const void *const *in, int k, size_t i, size_t rest, size_t es, vop_t op)
+{
+    if (es >= 4) {
+        __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(rest / 4)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        __m256i v = _mm256_maskload_epi32((const int *)((const unsigned char *)in[0] + i), m);
+        for (int j = 1; j < k; j++)
+            v = op(v, _mm256_maskload_epi32((const int *)((const unsigned char *)in[j] + i), m));
+        _mm256_maskstore_epi32((int *)(o + i), m, v);
+        return;
+    }
+    unsigned char t[32] = {0}, to[32];
+    copy_small(t, (const unsigned char *)in[0] + i, rest);
+    __m256i v = _mm256_loadu_si256((const __m256i *)t);
+    for (int j = 1; j < k; j++) {
+        copy_small(t, (const unsigned char *)in[j] + i, rest);
+        v = op(v, _mm256_loadu_si256((const __m256i *)t));
+    }
+    _mm256_storeu_si256((__m256i *)to, v);
+    copy_small(o + i, to, rest);
+}
+
+/* k inputs in one pass: two vectors of in[0], combined in registers with the
+ * same bytes of in[1], in[2], ... in that order, then stored (streamed when
+ * nt, from the first 32-byte boundary of out on). Every input's bytes are
+ * loaded before out's same bytes are written: out may be an input. */
+INLINE void run_multi(void *out, const void *const *in, int k, size_t n, size_t es, vop_t op, int nt)
+{
+    unsigned char *o = out;
+    size_t bytes = n * es, i = 0;
+    if (nt) {
+        size_t head = (size_t)(-(uintptr_t)o & 31);
+        if (head % es) /* out not element-aligned: no aligned stream possible */
+            nt = 0;
+        else if ((i = head < bytes ? head : bytes) > 0)
+            multi_tail(o, in, k, 0, i, es, op);
+    }
+    for (; i + 64 <= bytes; i += 64) {
+        const unsigned char *s = in[0];
+        __m256i v0 = _mm256_loadu_si256((const __m256i *)(s + i));
+        __m256i v1 = _mm256_loadu_si256((const __m256i *)(s + i + 32));
+        for (int j = 1; j < k; j++) {
+            s = in[j];
+            v0 = op(v0, _mm256_loadu_si256((const __m256i *)(s + i)));
+            v1 = op(v1, _mm256_loadu_si256((const __m256i *)(s + i + 32)));
+        }
+        if (nt) {
+            _mm256_stream_si256((__m256i *)(o + i), v0);
+            _mm256_stream_si256((__m256i *)(o + i + 32), v1);
+        } else {
+            _mm256_storeu_si256((__m256i *)(o + i), v0);
+            _mm256_storeu_si256((__m256i *)(o + i + 32), v1);
+        }
+    }
+    for (; i + 32 <= bytes; i += 32) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)((const unsigned char *)in[0] + i));
+        for (int j = 1; j < k; j++)
+            v = op(v, _mm256_loadu_si256((const __m256i *)((const unsigned char *)in[j] + i)));
+        _mm256_storeu_si256((__m256i *)(o + i), v);
+    }
+    if (i < bytes)
+        multi_tail(o, in, k, i, bytes - i, es, op);
+    if (nt)
+        _mm_sfence();
 }
 
 /* ---- integers: the 64-bit product and compares (the others: reduce_isa_ops.h) ---- */
@@ -186,9 +256,11 @@ COLL_REDUCE_ISA_FLOAT_OPS(__m256i)
 COLL_REDUCE_ISA_KERNELS
 
 const coll_reduce_fn coll_reduce_kernels_avx2[COLL_OP_COUNT][COLL_DTYPE_COUNT] = COLL_REDUCE_TABLE(k);
+const coll_reduce_multi_fn coll_reduce_multi_avx2[COLL_OP_COUNT][COLL_DTYPE_COUNT] = COLL_REDUCE_TABLE(m);
 
 #else /* built without the ISA flags (another architecture): no kernels */
 
 const coll_reduce_fn coll_reduce_kernels_avx2[COLL_OP_COUNT][COLL_DTYPE_COUNT];
+const coll_reduce_multi_fn coll_reduce_multi_avx2[COLL_OP_COUNT][COLL_DTYPE_COUNT];
 
 #endif

@@ -9,7 +9,8 @@
  * Every kernel is run() with the element size and a vector op: two 64-byte
  * vectors per iteration, then one, then a masked load/store for the tail, so a
  * tiny n costs one masked iteration. Loads of a and b precede the store of the
- * same bytes, which makes out == a and out == b safe.
+ * same bytes, which makes out == a and out == b safe. The k-input kernels
+ * (run_multi) are the same loop over k inputs.
  */
 #include "core/reduce.h"
 #include "core/reduce_table.h"
@@ -17,6 +18,7 @@
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__F16C__)
 
 #include <immintrin.h>
+#include <stdint.h>
 
 typedef __m512i (*vop_t)(__m512i, __m512i);
 typedef __m512 (*fop_t)(__m512, __m512);
@@ -71,6 +73,58 @@ INLINE void run(void *out, const void *a, const void *b, size_t n, size_t es, vo
         size_t k = (bytes - i) / es;
         store_tail(o + i, op(load_tail(x + i, k, es), load_tail(y + i, k, es)), k, es);
     }
+}
+
+/* One vector (cnt < 64 / es elements at byte i) of every input, combined. */
+INLINE void multi_tail(unsigned char *o, const void *const *in, int k, size_t i, size_t cnt, size_t es, vop_t op)
+{
+    __m512i v = load_tail((const unsigned char *)in[0] + i, cnt, es);
+    for (int j = 1; j < k; j++)
+        v = op(v, load_tail((const unsigned char *)in[j] + i, cnt, es));
+    store_tail(o + i, v, cnt, es);
+}
+
+/* k inputs in one pass: two vectors of in[0], combined in registers with the
+ * same bytes of in[1], in[2], ... in that order, then stored (streamed when
+ * nt, from the first 64-byte boundary of out on). Every input's bytes are
+ * loaded before out's same bytes are written: out may be an input. */
+INLINE void run_multi(void *out, const void *const *in, int k, size_t n, size_t es, vop_t op, int nt)
+{
+    unsigned char *o = out;
+    size_t bytes = n * es, i = 0;
+    if (nt) {
+        size_t head = (size_t)(-(uintptr_t)o & 63);
+        if (head % es) /* out not element-aligned: no aligned stream possible */
+            nt = 0;
+        else if ((i = head < bytes ? head : bytes) > 0)
+            multi_tail(o, in, k, 0, i / es, es, op);
+    }
+    for (; i + 128 <= bytes; i += 128) {
+        const unsigned char *s = in[0];
+        __m512i v0 = _mm512_loadu_si512(s + i), v1 = _mm512_loadu_si512(s + i + 64);
+        for (int j = 1; j < k; j++) {
+            s = in[j];
+            v0 = op(v0, _mm512_loadu_si512(s + i));
+            v1 = op(v1, _mm512_loadu_si512(s + i + 64));
+        }
+        if (nt) {
+            _mm512_stream_si512((void *)(o + i), v0);
+            _mm512_stream_si512((void *)(o + i + 64), v1);
+        } else {
+            _mm512_storeu_si512(o + i, v0);
+            _mm512_storeu_si512(o + i + 64, v1);
+        }
+    }
+    for (; i + 64 <= bytes; i += 64) {
+        __m512i v = _mm512_loadu_si512((const unsigned char *)in[0] + i);
+        for (int j = 1; j < k; j++)
+            v = op(v, _mm512_loadu_si512((const unsigned char *)in[j] + i));
+        _mm512_storeu_si512(o + i, v);
+    }
+    if (i < bytes)
+        multi_tail(o, in, k, i, (bytes - i) / es, es, op);
+    if (nt)
+        _mm_sfence();
 }
 
 /* ---- integers: the 64-bit product and compares (the others: reduce_isa_ops.h) ---- */
@@ -152,9 +206,11 @@ COLL_REDUCE_ISA_FLOAT_OPS(__m512i)
 COLL_REDUCE_ISA_KERNELS
 
 const coll_reduce_fn coll_reduce_kernels_avx512[COLL_OP_COUNT][COLL_DTYPE_COUNT] = COLL_REDUCE_TABLE(k);
+const coll_reduce_multi_fn coll_reduce_multi_avx512[COLL_OP_COUNT][COLL_DTYPE_COUNT] = COLL_REDUCE_TABLE(m);
 
 #else /* built without the ISA flags (another architecture): no kernels */
 
 const coll_reduce_fn coll_reduce_kernels_avx512[COLL_OP_COUNT][COLL_DTYPE_COUNT];
+const coll_reduce_multi_fn coll_reduce_multi_avx512[COLL_OP_COUNT][COLL_DTYPE_COUNT];
 
 #endif

@@ -1,27 +1,42 @@
 /*
- * reduce_multi.c - k-input reduction in fixed order, block by block so the
- * accumulator stays in cache (core/reduce.h). Below the transports so that a
- * transport's direct-memory service (transport.h: coll_direct_ops_t.reduce)
- * can do the same work the algorithms would do inline.
- * Cost: (k-1) n element operations; no allocation (one thread-local block).
+ * reduce_multi.c - k-input reduction in fixed order (core/reduce.h): the ISA's
+ * one-pass kernel (k loads and one store per vector, in registers), or, for
+ * the generic kernels, block by block so the accumulator stays in cache. Below
+ * the transports so that a transport's direct-memory service (transport.h:
+ * coll_direct_ops_t.reduce) can do the same work the algorithms would do inline.
+ * Cost: (k-1) n element operations, k n elements read and n written in memory;
+ * no allocation (one thread-local block, generic only).
+ *
+ * Why one pass: block by block, a 4-input fp32 sum of 16 MiB per input took
+ * 6.9 ms on this machine's one core (three two-input passes over each 32 KiB
+ * block: 9 vector loads/stores per output vector where 5 suffice); one pass
+ * 4.8 ms, one pass streaming the result 4.0 ms (2026-12-04).
  */
 #include <string.h>
 
+#include "core/copy.h"
 #include "core/reduce.h"
 
 #define REDUCE_BLOCK_BYTES (32 * 1024)
 
-void coll_reduce_multi(void *out, const void *const *in, int k, size_t n, coll_dtype_t dt, coll_op_t op)
+static void reduce_multi(void *out, const void *const *in, int k, size_t n, coll_dtype_t dt, coll_op_t op, int nt)
 {
     size_t es = coll_dtype_size(dt);
     if (k == 1) {
-        if (out != in[0])
+        if (out != in[0] && nt)
+            coll_copy_nt(out, in[0], n * es);
+        else if (out != in[0])
             memcpy(out, in[0], n * es);
         return;
     }
     coll_reduce_fn fn = coll_reduce_kernel(op, dt);
-    if (k == 2 && in[1] != out) { /* one pass: nothing to keep in cache between inputs */
+    if (k == 2 && !nt) { /* the two-input kernel is one pass already (and out may be either input) */
         fn(out, in[0], in[1], n);
+        return;
+    }
+    coll_reduce_multi_fn one_pass = coll_reduce_multi_kernel(op, dt);
+    if (one_pass) {
+        one_pass(out, in, k, n, nt);
         return;
     }
     size_t blk = REDUCE_BLOCK_BYTES / es;
@@ -42,4 +57,14 @@ void coll_reduce_multi(void *out, const void *const *in, int k, size_t n, coll_d
         if (alias)
             memcpy((char *)out + o, acc_buf, m * es);
     }
+}
+
+void coll_reduce_multi(void *out, const void *const *in, int k, size_t n, coll_dtype_t dt, coll_op_t op)
+{
+    reduce_multi(out, in, k, n, dt, op, 0);
+}
+
+void coll_reduce_multi_nt(void *out, const void *const *in, int k, size_t n, coll_dtype_t dt, coll_op_t op)
+{
+    reduce_multi(out, in, k, n, dt, op, 1);
 }

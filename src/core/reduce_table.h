@@ -27,14 +27,16 @@
 
 /* ---- ISA files ----------------------------------------------------------
  * An ISA file defines, for its integer vector type V: INLINE, run(out, a, b,
- * n, element size, vector op), the integer ops sum_8..sum_64, prod_8..prod_64,
+ * n, element size, vector op), run_multi(out, in, k, n, element size, vector
+ * op, nt), the integer ops sum_8..sum_64, prod_8..prod_64,
  * max/min_i8..u64, the fp32 ops fsum fprod fmax_ieee fmin_ieee, the fp64 ops
  * sum/prod/max/min_f64 and the appliers f32_apply f16_apply b16_apply (run an
  * fp32 op on a vector of that type); those that read the same at every width
  * come from including reduce_isa_ops.h. Then:
  *   COLL_REDUCE_ISA_FLOAT_OPS(V)   the fp32/fp16/bf16 vector ops
  *   COLL_REDUCE_ISA_KERNELS        k_OP_SFX for every op and dtype
- *   ... = COLL_REDUCE_TABLE(k);
+ *   ... = COLL_REDUCE_TABLE(k);   the two-input table
+ *   ... = COLL_REDUCE_TABLE(m);   the k-input table (coll_reduce_multi_fn)
  */
 
 /* sum/prod/max/min_SFX: the fp32 op run through APPLY. */
@@ -49,9 +51,14 @@
     COLL_REDUCE_ISA_APPLIED(V, f16, f16_apply) \
     COLL_REDUCE_ISA_APPLIED(V, b16, b16_apply)
 
-/* One dtype's four kernels: run() over ES-byte elements with each vector op. */
+/* One dtype's four kernels: run() over ES-byte elements with each vector op,
+ * and the k-input kernels m_OP_SFX: run_multi() with the same op. */
 #define COLL_REDUCE_ISA_K(OP, SFX, ES, VOP) \
-    static void k_##OP##_##SFX(void *out, const void *a, const void *b, size_t n) { run(out, a, b, n, ES, VOP); }
+    static void k_##OP##_##SFX(void *out, const void *a, const void *b, size_t n) { run(out, a, b, n, ES, VOP); } \
+    static void m_##OP##_##SFX(void *out, const void *const *in, int k, size_t n, int nt) \
+    { \
+        run_multi(out, in, k, n, ES, VOP, nt); \
+    }
 #define COLL_REDUCE_ISA_DTYPE(SFX, ES, SUM, PROD, MAX, MIN) \
     COLL_REDUCE_ISA_K(sum, SFX, ES, SUM) \
     COLL_REDUCE_ISA_K(prod, SFX, ES, PROD) COLL_REDUCE_ISA_K(max, SFX, ES, MAX) COLL_REDUCE_ISA_K(min, SFX, ES, MIN)

@@ -95,5 +95,15 @@ static inline void coll_direct_reduce(coll_comm *comm, void *out, const void *co
     else
         coll_reduce_multi(out, in, k, n, dt, op);
 }
+/* The same into a piece of the call's result (total bytes in all), which
+ * nobody reads again within the call (transport.h: reduce_out). */
+static inline void coll_direct_reduce_out(coll_comm *comm, void *out, const void *const *in, int k, size_t n,
+                                          coll_dtype_t dt, coll_op_t op, size_t total)
+{
+    if (comm->direct->reduce_out)
+        comm->direct->reduce_out(comm, out, in, k, n, dt, op, total);
+    else
+        coll_direct_reduce(comm, out, in, k, n, dt, op);
+}
 
 #endif

@@ -19,6 +19,7 @@
 #include "core/config.h"
 #include "core/copy.h"
 #include "core/log.h"
+#include "core/reduce.h"
 #include "transport/shm_seg.h"
 #include "transport/transport.h"
 
@@ -157,6 +158,16 @@ void coll_shm_copy_out(coll_comm *comm, void *dst, const void *src, size_t len, 
         coll_copy_nt(dst, src, len);
     else
         memcpy(dst, src, len);
+}
+
+void coll_shm_reduce_out(coll_comm *comm, void *out, const void *const *in, int k, size_t n, coll_dtype_t dt,
+                         coll_op_t op, size_t total)
+{
+    size_t nt = comm->shm->copy_nt_min;
+    if (nt && total >= nt)
+        coll_reduce_multi_nt(out, in, k, n, dt, op);
+    else
+        coll_reduce_multi(out, in, k, n, dt, op);
 }
 
 coll_status_t coll_shm_cma_copy(coll_comm *comm, int lr, const void *remote, void *dst, size_t len)

@@ -400,6 +400,7 @@ static const coll_direct_ops_t shm_direct = {
     .cma_write = coll_shm_cma_write,
     .copy = coll_shm_copy,
     .copy_out = coll_shm_copy_out,
+    .reduce_out = coll_shm_reduce_out,
 };
 
 const coll_transport_ops_t coll_shm_ops = {

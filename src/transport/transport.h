@@ -163,6 +163,10 @@ typedef struct coll_direct_ops {
      * COLL_COPY_NT_MIN, even in pieces smaller than that. */
     void (*copy_out)(coll_comm *comm, void *dst, const void *src, size_t len, size_t total);
     void (*reduce)(coll_comm *comm, void *out, const void *const *in, int k, size_t n, coll_dtype_t dt, coll_op_t op);
+    /* Optional (NULL: reduce): a reduction into the caller's result buffer,
+     * as copy_out: shm streams it when total is at least COLL_COPY_NT_MIN. */
+    void (*reduce_out)(coll_comm *comm, void *out, const void *const *in, int k, size_t n, coll_dtype_t dt,
+                       coll_op_t op, size_t total);
 } coll_direct_ops_t;
 
 extern const coll_transport_ops_t coll_shm_ops;

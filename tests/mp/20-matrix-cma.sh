@@ -10,7 +10,7 @@
 # debug log shows cma ran on every rank (no silent fallback). gather has no
 # executable: the matrix covers it. Once more at 3 ranks and at 2 with -z with
 # every shared-memory copy non-temporal (COLL_COPY_NT_MIN=1), and the direct
-# algorithms so.
+# algorithms so (their copies and reductions into the result), private and -z.
 set -u
 . "$(dirname "$0")/../lib/common.sh"
 M=$CB_O/build/tests/matrix
@@ -36,12 +36,16 @@ for v in "-n 3" "-n 2 -z"; do
     done
     echo "$out" | grep -E 'FAILED|n/a|expected' | head -5
 done
-# the staged direct algorithms' copies into the result stream too (coll_direct_copy_out)
-out=$(COLL_COPY_NT_MIN=1 timeout 40 "$M" -n 3 -a direct 2>&1)
-check "matrix -n 3 -a direct, non-temporal copies: exit 0" test $? -eq 0
-for k in allreduce reduce allgather alltoall broadcast scatter gather; do
-    check "matrix -n 3, non-temporal: $k direct ran, no failure" \
-        grep -qE "^$k +direct +ok \([1-9][0-9]* cases, 0 failures" <<<"$out"
+# the staged direct algorithms' copies into the result stream too (coll_direct_copy_out),
+# and so do their reductions into it, staged and zero-copy (coll_direct_reduce_out:
+# the one-pass k-input kernels with non-temporal stores, any offset)
+for v in "-n 3" "-n 3 -z"; do
+    out=$(COLL_COPY_NT_MIN=1 timeout 40 "$M" $v -a direct 2>&1)
+    check "matrix $v -a direct, non-temporal copies: exit 0" test $? -eq 0
+    for k in allreduce reduce reduce_scatter reduce_scatterv allgather alltoall broadcast scatter gather; do
+        check "matrix $v, non-temporal: $k direct ran, no failure" \
+            grep -qE "^$k +direct +ok \([1-9][0-9]* cases, 0 failures" <<<"$out"
+    done
 done
 for n in 2 3 4; do
     for t in all_reduce:allreduce all_gather:allgather broadcast:broadcast scatter:scatter alltoall:alltoall; do

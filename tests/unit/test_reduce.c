@@ -5,7 +5,9 @@
  * with coll_reduce_force_isa as users would) is compared with the scalar
  * reference for every op x dtype: odd lengths, unaligned pointers, out == a,
  * out == b, out == a == b, random bits plus NaN/inf/-0.0/subnormals, guard
- * bytes around the output. Then exact checks: integer wrap-around, IEEE
+ * bytes around the output. The k-input reduction (coll_reduce_multi and its
+ * streaming form) likewise against the reference applied input by input, in
+ * order. Then exact checks: integer wrap-around, IEEE
  * max/min, fp16/bf16 conversions exhaustively over all 65536 patterns and
  * round-to-nearest-even at every midpoint between adjacent values.
  */
@@ -241,6 +243,85 @@ static void test_kernels_match_reference(void **state)
     size_t tested = for_each_isa(matrix_body);
     assert_true(tested >= 1);
     printf("# reduce: %zu variant(s) checked against the reference, best: %s\n", tested, coll_reduce_isa());
+}
+
+/* coll_reduce_multi(_nt) of k inputs at byte offset off against the
+ * reference applied in order 0..k-1; alias: 0 none, 1 out == in[0],
+ * 2 out == in[k-1]. Guard bytes around out and the other inputs untouched. */
+static void run_multi_case(const char *isa, coll_op_t op, coll_dtype_t dt, int k, size_t n, size_t off, int alias,
+                           int nt)
+{
+    size_t es = coll_dtype_size(dt), bytes = n * es, cap = bytes + 2 * GUARD + 32;
+    unsigned char *orig[8], *buf[8], *want = malloc(bytes + 1), *bo = malloc(cap);
+    const void *in[8];
+    assert_non_null(want);
+    assert_non_null(bo);
+    for (int j = 0; j < k; j++) {
+        orig[j] = malloc(bytes + 1);
+        buf[j] = malloc(cap);
+        assert_non_null(orig[j]);
+        assert_non_null(buf[j]);
+        fill(dt, orig[j], n);
+        if (j > 0)
+            add_ties(dt, orig[j - 1], orig[j], n);
+        memset(buf[j], GUARD_BYTE, cap);
+        in[j] = buf[j] + GUARD + (off + (size_t)j * es) % 32;
+        memcpy((void *)(uintptr_t)in[j], orig[j], bytes);
+    }
+    memcpy(want, orig[0], bytes);
+    for (int j = 1; j < k; j++)
+        coll_reduce_kernel_ref(op, dt)(want, want, orig[j], n);
+    memset(bo, GUARD_BYTE, cap);
+    int aj = alias == 1 ? 0 : alias == 2 ? k - 1 : -1;
+    unsigned char *base = aj >= 0 ? buf[aj] : bo, *po = aj >= 0 ? (unsigned char *)(uintptr_t)in[aj] : bo + GUARD + off;
+    (nt ? coll_reduce_multi_nt : coll_reduce_multi)(po, in, k, n, dt, op);
+    char what[64];
+    snprintf(what, sizeof what, "multi k=%d off=%zu alias=%d nt=%d", k, off, alias, nt);
+    check_equal(isa, op, dt, n, what, po, want);
+    for (unsigned char *p = base; p < po; p++)
+        assert_int_equal(*p, GUARD_BYTE);
+    for (unsigned char *p = po + bytes; p < base + cap; p++)
+        assert_int_equal(*p, GUARD_BYTE);
+    for (int j = 0; j < k; j++) {
+        if (j != aj && bytes)
+            assert_memory_equal(in[j], orig[j], bytes);
+        free(orig[j]);
+        free(buf[j]);
+    }
+    free(want);
+    free(bo);
+}
+
+static void multi_body(const char *isa)
+{
+    static const int ks[] = {2, 3, 5};
+    static const size_t offsets[] = {0, 1, 24}; /* 1: out not element-aligned (no stream) */
+    static const size_t lens[] = {0, 1, 7, 33, 129, 1000};
+    for (int op = 0; op < COLL_OP_COUNT; op++)
+        for (int dt = 0; dt < COLL_DTYPE_COUNT; dt++)
+            for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++)
+                for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+                    for (size_t oi = 0; oi < sizeof offsets / sizeof offsets[0]; oi++)
+                        for (int alias = 0; alias < 3; alias++)
+                            for (int nt = 0; nt < 2; nt++)
+                                run_multi_case(isa, (coll_op_t)op, (coll_dtype_t)dt, ks[ki], lens[li], offsets[oi],
+                                               alias, nt);
+}
+
+static void test_multi_matches_reference(void **state)
+{
+    (void)state;
+    size_t tested = for_each_isa(multi_body);
+    assert_true(tested >= 1);
+    /* the vector ISAs have a one-pass kernel for every op and dtype; generic has none */
+    assert_int_equal(coll_reduce_force_isa("generic"), 0);
+    assert_null(coll_reduce_multi_kernel(COLL_SUM, COLL_FP32));
+    assert_int_equal(coll_reduce_force_isa(NULL), 0);
+    if (strcmp(coll_reduce_isa(), "generic") != 0)
+        for (int op = 0; op < COLL_OP_COUNT; op++)
+            for (int dt = 0; dt < COLL_DTYPE_COUNT; dt++)
+                assert_non_null(coll_reduce_multi_kernel((coll_op_t)op, (coll_dtype_t)dt));
+    printf("# reduce_multi: %zu variant(s) checked against the reference\n", tested);
 }
 
 static int f16c(void)
@@ -623,6 +704,7 @@ int main(void)
         cmocka_unit_test(test_exact_values),
         cmocka_unit_test(test_half_identity_all_patterns),
         cmocka_unit_test(test_kernels_match_reference),
+        cmocka_unit_test(test_multi_matches_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

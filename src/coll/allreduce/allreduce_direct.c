@@ -54,7 +54,7 @@ coll_status_t coll_allreduce_zero_copy(coll_comm *comm, const coll_group_t *g, v
     for (int j = 0; j < p; j++)
         src[j] = (const char *)coll_direct_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND) + so * es;
     if (sc)
-        coll_direct_reduce(comm, (char *)recvbuf + so * es, src, p, sc, dt, op);
+        coll_direct_reduce_out(comm, (char *)recvbuf + so * es, src, p, sc, dt, op, n * es);
     COLL_CHECK(coll_direct_barrier(comm));
     for (int j = 0; j < p; j++) {
         if (j == me)

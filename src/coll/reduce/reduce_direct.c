@@ -8,7 +8,7 @@
  * allreduce_direct's and reproducible), the root into its recvbuf, the others
  * into the second half of their own stage; a barrier; the root copies the
  * other p-1 slices out into recvbuf (streaming when the call is large:
- * coll_direct_copy_out) while the others stage the next chunk. So the
+ * coll_direct_copy_out, coll_direct_reduce_out) while the others stage the next chunk. So the
  * reduction work is spread over all p ranks, and the root's serial copy-out
  * is (p-1)/p of the chunk (as allreduce_direct: no rank stages or copies out
  * the slice it reduces itself).
@@ -84,7 +84,7 @@ coll_status_t coll_reduce_direct_run(coll_comm *comm, const coll_group_t *g, con
                 for (int j = 0; j < p; j++)
                     src[j] = zc[j] + so * es;
                 if (sc)
-                    coll_direct_reduce(comm, out + so * es, src, p, sc, dt, op);
+                    coll_direct_reduce_out(comm, out + so * es, src, p, sc, dt, op, n * es);
                 return coll_direct_barrier(comm); /* the root's recvbuf is complete */
             }
         }
@@ -95,8 +95,10 @@ coll_status_t coll_reduce_direct_run(coll_comm *comm, const coll_group_t *g, con
                                     : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)))
                 + so * es;
         /* the root's slice straight into recvbuf, the others' into their output stage */
-        if (sc)
-            coll_direct_reduce(comm, is_root ? rb + (off + so) * es : mine + half + so * es, src, p, sc, dt, op);
+        if (sc && is_root)
+            coll_direct_reduce_out(comm, rb + (off + so) * es, src, p, sc, dt, op, n * es);
+        else if (sc)
+            coll_direct_reduce(comm, mine + half + so * es, src, p, sc, dt, op);
         COLL_CHECK(coll_direct_barrier(comm));
         if (is_root)
             for (int j = 0; j < p; j++) {

@@ -4,7 +4,8 @@
  * i reduces block i straight out of every peer's stage (its own contribution
  * out of its send buffer) into its own receive buffer, in the fixed order
  * 0..p-1 (run to run identical, whichever rank is slow). No output stage and
- * no second copy: the result lands in recvbuf directly.
+ * no second copy: the result lands in recvbuf directly (streamed when the
+ * call's result is large: coll_direct_reduce_out).
  *
  * The stage half holds one chunk of every block, c = (COLL_BUFFSIZE/2)/p
  * bytes each (slot j = chunk of block j); chunks alternate between the two
@@ -69,14 +70,14 @@ coll_status_t coll_reduce_scatter_direct_run(coll_comm *comm, const coll_group_t
         if (k == 0 && coll_group_peer_ptrs(comm, g, PUB_SEND, NULL, zc)) {
             for (int j = 0; j < p; j++)
                 src[j] = zc[j] + (size_t)me * n * es;
-            coll_direct_reduce(comm, rb, (const void *const *)src, p, n, dt, op);
+            coll_direct_reduce_out(comm, rb, (const void *const *)src, p, n, dt, op, n * es);
             break;
         }
         for (int j = 0; j < p; j++)
             src[j] = zc[j] ? zc[j] + ((size_t)me * n + off) * es
                 : j == me  ? sb + ((size_t)me * n + off) * es
                            : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + h + (size_t)me * c * es;
-        coll_direct_reduce(comm, rb + off * es, (const void *const *)src, p, cnt, dt, op);
+        coll_direct_reduce_out(comm, rb + off * es, (const void *const *)src, p, cnt, dt, op, n * es);
     }
     return coll_direct_barrier(comm); /* peers are done reading my stage and buffers */
 }

@@ -87,7 +87,7 @@ coll_status_t coll_reduce_scatterv_direct_run(coll_comm *comm, const coll_group_
             for (int j = 0; j < p; j++)
                 src[j] = zc[j] + displs[me] * es;
             if (counts[me])
-                coll_direct_reduce(comm, rb, (const void *const *)src, p, counts[me], dt, op);
+                coll_direct_reduce_out(comm, rb, (const void *const *)src, p, counts[me], dt, op, counts[me] * es);
             break;
         }
         size_t cnt = piece(counts[me], k * myc, myc);
@@ -97,7 +97,7 @@ coll_status_t coll_reduce_scatterv_direct_run(coll_comm *comm, const coll_group_
             src[j] = zc[j] ? zc[j] + (displs[me] + k * myc) * es
                 : j == me  ? sb + (displs[me] + k * myc) * es
                            : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + h + myslot * es;
-        coll_direct_reduce(comm, rb + k * myc * es, (const void *const *)src, p, cnt, dt, op);
+        coll_direct_reduce_out(comm, rb + k * myc * es, (const void *const *)src, p, cnt, dt, op, counts[me] * es);
     }
     return coll_direct_barrier(comm); /* peers are done reading my stage and buffers */
 }

@@ -51,8 +51,11 @@ const coll_tuning_rule_t coll_tuning_rules[] = {
     /* 4 ranks from 16M: the staged direct algorithms with their streamed copy-out (perf4-20261204.md,
      * two runs of 5 rounds, loaded): broadcast 16M 3.0-3.4 vs cma 10.3 ms, 64M 13-15 vs 39-41;
      * alltoall 16M 9.6-10.0 vs cma 11.9-13.6, 64M 39 vs 45; scatter 16M 2.2-2.3 vs cma 2.5-2.9,
-     * 64M 7.6-8.9 vs linear 9.3-9.5 (medians 1.08-3.2x; gather stays linear: 0.86-0.99x). */
+     * 64M 7.6-8.9 vs linear 9.3-9.5 (medians 1.08-3.2x). Gather, once the stages were capped at
+     * L3 / (2 x local ranks) (gather4-20261204.md, 5 rounds): 16M 1.23 vs linear 1.47 ms, 32M 2.5
+     * vs 3.2, 64M 4.9 vs 6.2 (-z 64M 3.1 vs 4.2; 1.12-1.45x); 4M a tie private (1.13x [0.80-1.54]). */
     {COLL_BROADCAST, COLL_RULE_HOST, 4, 4, MB(16), ANY_SIZE, "direct"},
+    {COLL_GATHER, COLL_RULE_HOST, 4, 4, MB(16), ANY_SIZE, "direct"},
     {COLL_ALLTOALL, COLL_RULE_HOST, 4, 4, MB(16), ANY_SIZE, "direct"},
     {COLL_SCATTER, COLL_RULE_HOST, 4, 4, MB(16), ANY_SIZE, "direct"},
     {COLL_BROADCAST, COLL_RULE_HOST, 4, 4, MB(1), ANY_SIZE, "cma"}, /* 1M 148 vs binomial 194 us, 4M 0.61 vs 1.08 ms,

@@ -134,12 +134,14 @@ static void test_one_host(void **state)
             EXPECT(s, COLL_SCATTER, MB(4), "cma");
             EXPECT(s, COLL_SCATTER, MB(64), "direct");
             EXPECT(s, COLL_ALLGATHER, MB(64), "direct");
+            EXPECT(s, COLL_GATHER, MB(8), "linear");
+            EXPECT(s, COLL_GATHER, MB(16), "direct"); /* 4 ranks from 16M (tuning_rules.c) */
         }
         if (l >= 3 && l <= 4) {
             EXPECT(s, COLL_ALLTOALL, 1024, "direct");
             EXPECT(s, COLL_ALLTOALL, MB(16), "direct");
             EXPECT(s, COLL_SCATTER, MB(1), "linear");
-            EXPECT(s, COLL_GATHER, MB(16), "linear");
+            EXPECT(s, COLL_GATHER, MB(1), "linear");
         }
         if (l <= 4) {
             EXPECT(s, COLL_BROADCAST, MB(64), l == 3 ? "binomial" : "direct");

@@ -2,11 +2,27 @@
  * copy.c - coll_copy_nt (copy.h): 64 bytes per step, unaligned loads, aligned
  * streaming stores after a head copied with memcpy up to the destination's
  * next 16-byte boundary; the tail (< 64 bytes) by memcpy; one sfence at the end.
+ * And coll_llc_bytes: the cache size that decides where streaming pays.
  */
 #include "core/copy.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+
+uint64_t coll_llc_bytes(void)
+{
+    FILE *f = fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r");
+    unsigned long long v = 0;
+    char unit = 0;
+    if (!f)
+        return 0;
+    int got = fscanf(f, "%llu%c", &v, &unit);
+    fclose(f);
+    if (got < 1)
+        return 0;
+    return got == 2 && unit == 'K' ? v << 10 : got == 2 && unit == 'M' ? v << 20 : v;
+}
 
 #if defined(__x86_64__) || defined(__SSE2__)
 #include <emmintrin.h>

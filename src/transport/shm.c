@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "core/copy.h"
 #include "core/log.h"
 #include "transport/shm_size.h"
 #include "transport/shm.h"
@@ -166,22 +167,6 @@ static coll_status_t choose_sizes(coll_comm *comm, shm_sizes_t *z)
     return COLL_SUCCESS;
 }
 
-/* The last-level (L3) cache of CPU 0 in bytes, from sysfs; 0 when unknown.
- * (glibc's sysconf(_SC_LEVEL3_CACHE_SIZE) said 320 MiB on the 32 MiB EPYC VM.) */
-static uint64_t llc_bytes(void)
-{
-    FILE *f = fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r");
-    unsigned long long v = 0;
-    char unit = 0;
-    if (!f)
-        return 0;
-    int got = fscanf(f, "%llu%c", &v, &unit);
-    fclose(f);
-    if (got < 1)
-        return 0;
-    return got == 2 && unit == 'K' ? v << 10 : got == 2 && unit == 'M' ? v << 20 : v;
-}
-
 static coll_status_t create_segment(coll_comm *comm, struct coll_shm *s)
 {
     shm_sizes_t z;
@@ -190,8 +175,9 @@ static coll_status_t create_segment(coll_comm *comm, struct coll_shm *s)
     memset(&tmp, 0, sizeof tmp);
     shm_layout(&tmp, comm->local_size, &z);
     /* decided once, here, so every local rank chunks alike; a COLL_BUFFSIZE that is set is used whole */
-    tmp.stage_use = coll_cfg_is_set(COLL_CFG_BUFFSIZE) ? tmp.stage_bytes
-                                                       : shm_stage_use(tmp.stage_bytes, comm->local_size, llc_bytes());
+    tmp.stage_use = coll_cfg_is_set(COLL_CFG_BUFFSIZE)
+        ? tmp.stage_bytes
+        : shm_stage_use(tmp.stage_bytes, comm->local_size, coll_llc_bytes());
     int fd = shm_open(s->name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
     if (fd < 0)
         return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_SHM, "shm_open(%s) failed", s->name);

@@ -86,6 +86,7 @@ struct coll_sim {
     double *tx_free, *rx_free; /* [nhosts] */
     double *cpu_f;             /* [nhosts] the most cpu_factor can be: max(1, ranks / cores_per_host x mem_r) */
     double mem_r;              /* one core's memcpy / a core's share while all copy (>= 1) */
+    double *host_ws;           /* [nhosts] bytes the host's ranks' buffers span in this call (coll_sim_working_set) */
     double *nic_b;             /* [nhosts] us per byte of the host's NIC (its CPUs' limit included) */
     /* shared, read-only for the comms */
     coll_peer_info_t *peers;
@@ -254,7 +255,9 @@ coll_status_t coll_sim_blank(coll_sim_t *s, const void *p, size_t len)
  * taking in a message counts until its arrival: right for shm, where the
  * receiver copies it out, an overcount for a network message.) Copies and
  * reductions (mem) also share the memory bandwidth: C cores copy at C x
- * copy_core_gbps, not C x one core's rate, so f = max(1, busy / C x mem_r).
+ * copy_core_gbps, not C x one core's rate, so f = max(1, busy / C x mem_r);
+ * unless the call's buffers on the host fit its last-level cache
+ * (host_ws <= cache_bytes): then they copy out of the cache, not memory.
  * O(L) per call (L = the host's ranks), and only on a host whose ranks can
  * outnumber its cores (cpu_f > 1); O(1) otherwise. */
 static double cpu_factor(const coll_sim_t *s, int rank, int mem)
@@ -267,7 +270,8 @@ static double cpu_factor(const coll_sim_t *s, int rank, int mem)
     for (int r = s->host_start[h], e = r + s->host_nranks[h]; r < e; r++)
         if (r == rank || s->r[r].clock > t)
             busy++;
-    double f = busy / s->p.cores_per_host * (mem ? s->mem_r : 1.0);
+    int in_cache = s->p.cache_bytes > 0 && s->host_ws[h] <= s->p.cache_bytes;
+    double f = busy / s->p.cores_per_host * (mem && !in_cache ? s->mem_r : 1.0);
     return f > 1.0 ? f : 1.0;
 }
 
@@ -427,6 +431,14 @@ struct coll_sim_direct **coll_sim_direct_of(coll_sim_t *s) { return &s->direct; 
 const coll_sim_params_t *coll_sim_params(const coll_sim_t *s) { return &s->p; }
 
 double *coll_sim_clock(coll_comm *comm) { return &comm->sim->r[comm->rank].clock; }
+
+void coll_sim_working_set(coll_sim_t *s, const size_t *rank_bytes)
+{
+    for (int h = 0; h < s->nhosts; h++)
+        s->host_ws[h] = 0;
+    for (int r = 0; r < s->n; r++)
+        s->host_ws[s->rank_host[r]] += (double)rank_bytes[r];
+}
 
 double coll_sim_cpu_factor(const coll_comm *comm, int mem) { return cpu_factor(comm->sim, comm->rank, mem); }
 
@@ -609,6 +621,7 @@ void coll_sim_destroy(coll_sim_t *s)
     free(s->tx_free);
     free(s->rx_free);
     free(s->cpu_f);
+    free(s->host_ws);
     free(s->nic_b);
     free(s->peers);
     free(s->rank_host);
@@ -669,6 +682,7 @@ static coll_status_t alloc_arrays(coll_sim_t *s, int n, int nhosts, const coll_s
     s->tx_free = calloc(uh, sizeof(double));
     s->rx_free = calloc(uh, sizeof(double));
     s->cpu_f = calloc(uh, sizeof(double));
+    s->host_ws = calloc(uh, sizeof(double));
     s->nic_b = calloc(uh, sizeof(double));
     s->peers = calloc(un, sizeof *s->peers);
     s->rank_host = calloc(un, sizeof(int));
@@ -694,7 +708,7 @@ static coll_status_t alloc_arrays(coll_sim_t *s, int n, int nhosts, const coll_s
     }
     if (!s->comms || !s->r || !s->tx_free || !s->rx_free || !s->peers || !s->rank_host || !s->rank_local
         || !s->host_nranks || !s->world_ranks || !s->leader_ranks || !s->host_start || !s->tp || !s->heap || !s->cpu_f
-        || !s->nic_b || !s->stacks || (!p->move_data && p->shared_scratch && !s->scratch)) {
+        || !s->host_ws || !s->nic_b || !s->stacks || (!p->move_data && p->shared_scratch && !s->scratch)) {
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "sim: out of memory for %d ranks", n);
     }
     return COLL_SUCCESS;

@@ -63,7 +63,9 @@
  * the real waits block); copies and reductions also share the memory
  * bandwidth: f = max(1, busy / C x mem_r), mem_r = one core's memcpy (2 x
  * shm_bw) / copy_core_gbps (what each core copies while all of them do;
- * 0: no limit). The wire (net_bw, net_lat, shm_lat) is not slowed.
+ * 0: no limit), except in a call whose buffers on the host (send + receive
+ * of its ranks, coll_sim_working_set) fit cache_bytes: those copies stay in
+ * the last-level cache (0: never assumed). The wire (net_bw, net_lat, shm_lat) is not slowed.
  * What the parameters hold when they come from a calibration file
  * (docs/sim-calibration.md): net_bw is a TCP stream's achieved rate (not the
  * line rate); net_lat a small message's one-way time (what the init probe,
@@ -99,6 +101,7 @@ typedef struct {
     double net_step_us, net_step_bytes;  /* NIC: extra per message, full from this size up */
     double net_cpu_gbps;                 /* TCP Gbit/s one core sends + receives (0: no limit) */
     double copy_core_gbps;               /* memcpy Gbit/s per core while every core copies (0: as one alone) */
+    double cache_bytes;                  /* last-level cache a host's ranks share (0: not modelled) */
 } coll_sim_params_t;
 
 /* The default link model (collbench sim's defaults, the unit tests' model):
@@ -123,6 +126,11 @@ coll_comm *coll_sim_comm(coll_sim_t *s, int rank);
  * COLL_ERR_INTERNAL naming a blocked rank). */
 typedef coll_status_t (*coll_sim_fn)(coll_comm *comm, void *arg);
 coll_status_t coll_sim_run(coll_sim_t *s, coll_sim_fn fn, void *arg, double *t_us);
+
+/* The bytes each rank's buffers span in the next calls (send + receive),
+ * rank_bytes[0..n): with cache_bytes, a host whose ranks' sum fits it copies
+ * without the memory-bandwidth share (copy_core_gbps). O(n). Default 0. */
+void coll_sim_working_set(coll_sim_t *s, const size_t *rank_bytes);
 
 /* Without move_data: [p, p + len) holds no data (every rank's dummy buffer);
  * messages sent from it carry no bytes. At most SIM_BLANKS regions. */

@@ -4,7 +4,7 @@
 # collbench sim --calibration FILE, written by measuring runs on loopback:
 # collbench net (bandwidth, --lat, -b --calibration-cpu), collbench bw -t d2d and
 # bw -t hosts (2 hosts x 2 ranks by COLL_HOST_ID)
-# each set their keys with --calibration-out (keeping the others and the user's lines); the
+# each set their keys with --calibration-out (bw d2d: cache_bytes too, the LLC from sysfs) (keeping the others and the user's lines); the
 # sim reads them (its JSON "link" shows the file's values), its prediction
 # follows the file's bandwidth (half the net_gbps: a 2-host allreduce takes
 # about twice as long; so does a CPU limit below the link; net_step_us adds
@@ -51,7 +51,7 @@ typ=$(awk '$1 == 2 && NF == 9 {print $5}' "$TMP/cli")
 "$CB" bw -t d2d -s 4M -et 3 --method memcpy --calibration-out "$F" >"$TMP/d2d" 2>&1 || fail "bw d2d: $(tail -2 "$TMP/d2d")"
 net_pair "-s 256K -n 200 -b --calibration-out $F --calibration-cpu"   # loopback: the CPUs are the limit
 [ "$(key net_gbps)" = "$gbps" ] || fail "--calibration-cpu changed net_gbps: $(cat "$F")"
-for k in shm_gbps reduce_gbps cores_per_host copy_core_gbps net_overhead_us net_cpu_gbps; do
+for k in shm_gbps reduce_gbps cores_per_host copy_core_gbps cache_bytes net_overhead_us net_cpu_gbps; do
     [ -n "$(key $k)" ] || fail "no $k in the calibration file: $(cat "$F")"
 done
 grep -q '^# measured on loopback by' "$F" || fail "the writers dropped the user's comment line"
@@ -98,7 +98,7 @@ echo "ok: bw -t hosts wrote net_cpu_gbps = $per; uneven hosts, standalone and -p
 
 # 2. the sim uses the file's figures
 "$CB" sim -H 2,2 -c allreduce -b 4M -e 4M --calibration "$F" --json >"$TMP/a.json" || fail "sim --calibration: exit $?"
-for k in net_gbps net_us shm_gbps reduce_gbps cores_per_host copy_core_gbps; do
+for k in net_gbps net_us shm_gbps reduce_gbps cores_per_host copy_core_gbps cache_bytes; do
     awk -v a="$(link "$TMP/a.json" $k)" -v b="$(key $k)" 'BEGIN { exit !((a - b) ^ 2 <= (1e-5 * b) ^ 2) }' ||
         fail "sim's $k $(link "$TMP/a.json" $k) is not the file's $(key $k)"
 done

@@ -513,7 +513,8 @@ static void test_direct_costs(void **state)
  * copy and reduce at once, takes more than 3x as long. copy_core_gbps (the
  * memory bandwidth the cores share) slows copies and reductions of busy
  * ranks even without more ranks than cores: 4 ranks on 4 cores copying at
- * half a lone core's rate take longer than 1.5x. An algorithm's own copy
+ * half a lone core's rate take longer than 1.5x, but not when their buffers
+ * fit cache_bytes (coll_sim_working_set). An algorithm's own copy
  * (coll_local_copy) costs its bytes at one memcpy's rate, 2 x shm_gbps. */
 #define CF_BYTES ((size_t)1 << 20)
 static char *cf_buf[4];
@@ -540,12 +541,17 @@ static coll_status_t cf_allreduce_fn(coll_comm *comm, void *arg)
     return coll_all_reduce(b, b, CF_BYTES / 4, COLL_FP32, COLL_SUM, comm);
 }
 
+static size_t cf_ws; /* each rank's working set told to the sim (0: not told) */
+
 static double cf_run(coll_sim_params_t sp, coll_sim_fn fn)
 {
     int hn[1] = {4};
     coll_sim_t *sim = NULL;
     double t = -1;
+    size_t ws[4] = {cf_ws, cf_ws, cf_ws, cf_ws};
     assert_int_equal(coll_sim_create(1, hn, &sp, &sim), COLL_SUCCESS);
+    if (cf_ws)
+        coll_sim_working_set(sim, ws);
     if (coll_sim_run(sim, fn, NULL, &t) != COLL_SUCCESS)
         fail_msg("cores %g, copy_core_gbps %g: %s", sp.cores_per_host, sp.copy_core_gbps, coll_last_error());
     coll_sim_destroy(sim);
@@ -573,6 +579,13 @@ static void test_cpu_factor(void **state)
     double ar4 = cf_run(sp, cf_allreduce_fn);
     sp.copy_core_gbps = sp.shm_gbps; /* every core copies at half of what one copies alone (2 x shm_gbps) */
     double ar4m = cf_run(sp, cf_allreduce_fn);
+    /* the cache model: 4 ranks x 2 MiB fit a 16 MiB cache (no memory-bandwidth share), not a 4 MiB one */
+    cf_ws = 2 * CF_BYTES;
+    sp.cache_bytes = 16 << 20;
+    double ar4c = cf_run(sp, cf_allreduce_fn);
+    sp.cache_bytes = 4 << 20;
+    double ar4nc = cf_run(sp, cf_allreduce_fn);
+    cf_ws = 0;
     assert_int_equal(coll_algo_force(NULL), COLL_SUCCESS);
     for (int r = 0; r < 4; r++)
         free(cf_buf[r]);
@@ -590,6 +603,10 @@ static void test_cpu_factor(void **state)
     if (ar4m < 1.5 * ar0)
         fail_msg("direct AllReduce, 4 cores sharing half the copy rate: %.2f us, alone %.2f us (expected > 1.5x)", ar4m,
                  ar0);
+    if (ar4c != ar0 || ar4nc != ar4m)
+        fail_msg("direct AllReduce, 4 cores sharing half the copy rate, 8 MiB of buffers: %.2f us with a 16 MiB cache "
+                 "(expected %.2f, as alone), %.2f us with 4 MiB (expected %.2f)",
+                 ar4c, ar0, ar4nc, ar4m);
 }
 
 /* A receive posted before a send does not hold the send back: two ranks on

@@ -406,11 +406,12 @@ static int write_calibration(const cbt_bw_opts_t *o, const d2d_t *d)
     char by[200];
     snprintf(by, sizeof by, "collbench bw -t d2d -s %llu (%s one core %.3f GB/s; %d cores %.3f GB/s)", o->size,
              one->method, one->gbs, d->all, every->gbs * (every == one ? d->all : 1));
-    cbt_calib_kv_t kv[4] = {{"shm_gbps", one->gbs * 8 / 2},
+    cbt_calib_kv_t kv[5] = {{"shm_gbps", one->gbs * 8 / 2},
                             {"reduce_gbps", red},
                             {"cores_per_host", d->all},
-                            {"copy_core_gbps", every->gbs * 8 / every->threads}};
-    return cbt_calib_write(TOOL, o->calib_out, by, kv, 4);
+                            {"copy_core_gbps", every->gbs * 8 / every->threads},
+                            {"cache_bytes", (double)coll_llc_bytes()}};
+    return cbt_calib_write(TOOL, o->calib_out, by, kv, 5);
 }
 
 static void print_notes(const d2d_t *d)

@@ -83,6 +83,9 @@ static void usage(FILE *f)
             "  --copy-core-gbps G  memcpy Gbit/s per core while all of a host's cores copy (memory\n"
             "                      bandwidth shared); copies and reductions slow down by one core's\n"
             "                      rate (2 x shm) / G more on a host with busy ranks (0: no limit)\n"
+            "  --cache-bytes B     last-level cache a host's ranks share: a call whose buffers on the\n"
+            "                      host (send + receive, all its ranks) fit copies from the cache,\n"
+            "                      without the --copy-core-gbps share (0: not modelled; default 0)\n"
             "  --calibration FILE  the link parameters from a calibration file (key = value) written by\n"
             "                      collbench net/bw --calibration-out; the flags above win over its keys\n"
             "Ranks of one simulated host read each other's memory: the direct, cma and shm algorithms\n"
@@ -183,6 +186,7 @@ static int link_opt(cbt_sim_opts_t *so, sim_args_t *g, int argc, char **argv, in
         {"--net-step-bytes", "net_step_bytes", 1, 1e12, "bytes", &so->p.net_step_bytes},
         {"--net-cpu-gbps", "net_cpu_gbps", 0, 1e6, "Gbit/s per core (0: no limit)", &so->p.net_cpu_gbps},
         {"--copy-core-gbps", "copy_core_gbps", 0, 1e6, "Gbit/s per core (0: no limit)", &so->p.copy_core_gbps},
+        {"--cache-bytes", "cache_bytes", 0, 1e15, "bytes (0: no cache model)", &so->p.cache_bytes},
     };
     for (size_t k = 0; k < sizeof t / sizeof t[0]; k++) {
         if (strcmp(argv[*i], t[k].opt))
@@ -398,11 +402,11 @@ static void json_header(const cbt_sim_opts_t *so)
            "\"dtype\": \"%s\", \"op\": \"%s\", \"root\": %d, \"verify\": %d,\n \"link\": {\"net_gbps\": %g, "
            "\"net_us\": %g, \"net_overhead_us\": %g, \"shm_gbps\": %g, \"shm_us\": %g, \"shm_overhead_us\": %g, "
            "\"reduce_gbps\": %g, \"cores_per_host\": %g, \"net_step_us\": %g, \"net_step_bytes\": %g, "
-           "\"net_cpu_gbps\": %g, \"copy_core_gbps\": %g},\n \"calibration\": ",
+           "\"net_cpu_gbps\": %g, \"copy_core_gbps\": %g, \"cache_bytes\": %g},\n \"calibration\": ",
            so->desc->name, so->nranks, so->nhosts, coll_dtype_name(o->dt), coll_op_name(o->op), o->root, o->check,
            so->p.net_gbps, so->p.net_us, so->p.net_ovh_us, so->p.shm_gbps, so->p.shm_us, so->p.shm_ovh_us,
            so->p.reduce_gbps, so->p.cores_per_host, so->p.net_step_us, so->p.net_step_bytes, so->p.net_cpu_gbps,
-           so->p.copy_core_gbps);
+           so->p.copy_core_gbps, so->p.cache_bytes);
     if (so->calibration)
         cbt_json_str(stdout, so->calibration);
     else
@@ -425,6 +429,8 @@ static void table_header(const cbt_sim_opts_t *so)
         printf(", TCP %g Gbit/s per core", so->p.net_cpu_gbps);
     if (so->p.copy_core_gbps > 0)
         printf(", copies %g Gbit/s per core", so->p.copy_core_gbps);
+    if (so->p.cache_bytes > 0)
+        printf(", cache %g MiB per host", so->p.cache_bytes / 1048576);
     if (so->calibration)
         printf(" (calibration %s)", so->calibration);
     printf("\ndata_size(Bytes): | aveg_time(us): | alg_bandwidth(GB/s): | check_result: | bus_bandwidth(GB/s): | "

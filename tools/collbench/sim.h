@@ -31,6 +31,7 @@ typedef struct {
     size_t send_max, recv_max; /* their sizes (coll_sim_alias_map) */
     cb_desc_t d;               /* the descriptor, gather-family check replaced */
     char *pats;                /* gather family: every rank's pattern, computed once */
+    size_t *ws;                /* [nranks] each rank's send + receive bytes in the current run */
 } cbt_sim_job_t;
 
 typedef struct {

@@ -140,10 +140,11 @@ int cbt_sim_job_init(cbt_sim_job_t *j, const cbt_sim_opts_t *so)
         return -1;
     }
     j->c = calloc((size_t)n, sizeof *j->c);
+    j->ws = calloc((size_t)n, sizeof *j->ws);
     int per_rank = d->kind == COLL_ALLTOALLV;
     size_t un = (size_t)n;
     j->arrays = calloc((per_rank ? un : 1) * 6 * un, sizeof(size_t));
-    if (!j->c || !j->arrays || cb_data_init(&j->data, so->o.dt, (d->flags & CB_F_REDUCE) != 0, so->o.op, n)) {
+    if (!j->c || !j->ws || !j->arrays || cb_data_init(&j->data, so->o.dt, (d->flags & CB_F_REDUCE) != 0, so->o.op, n)) {
         fprintf(stderr, "collbench sim: out of memory for %d ranks\n", n);
         return -1;
     }
@@ -169,6 +170,7 @@ void cbt_sim_job_free(cbt_sim_job_t *j)
         coll_sim_alias_unmap(j->shared_send, j->send_max);
     coll_sim_alias_unmap(j->shared_recv, j->recv_max);
     free(j->c);
+    free(j->ws);
     free(j->arrays);
     free(j->pats);
     cb_data_free(&j->data);
@@ -195,7 +197,9 @@ void cbt_sim_job_run(cbt_sim_job_t *j, size_t bytes, cbt_sim_result_t *res)
         d->layout(&j->c[r], bytes);
         if (j->so->o.check)
             d->init(&j->c[r]);
+        j->ws[r] = (j->c[r].send_elems + j->c[r].recv_elems) * j->c[r].esize;
     }
+    coll_sim_working_set(j->sim, j->ws); /* the cache model (cache_bytes) */
     res->bytes = j->c[0].bytes;
     coll_comm_t c0 = j->c[0].comm;
     double t0 = cbt_now();

@@ -70,6 +70,8 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
     X(SOCK_NOTSENT, "COLL_SOCK_NOTSENT", SIZE, "0", "bytes", \
       "TCP_NOTSENT_LOWAT of data sockets: unsent bytes a socket queues before it reports full (0 = kernel default)") \
     X(CHUNK, "COLL_CHUNK", SIZE, "256K", "bytes", "pipelining chunk of ring / chain algorithms") \
+    X(SCRATCH_MAX, "COLL_SCRATCH_MAX", SIZE, "1G", "bytes", \
+      "the most working memory one rank may hold for an algorithm that needs it in proportion to the message (the hierarchical AlltoAll's host leader: 3 x local ranks x bytes each rank sends, kept for the next call); an algorithm that would need more is not selected (0 = no limit)") \
     X(A2A_WINDOW, "COLL_ALLTOALL_WINDOW", INT, "1", "steps", \
       "pairwise AlltoAll(V): exchange steps in flight at once, 1..16 (1: one peer each way at a time)") \
     X(NET_CHUNK, "COLL_NET_CHUNK", SIZE, "256K", "bytes", \

@@ -30,6 +30,7 @@
 #include <cmocka.h>
 
 #include "coll/algo.h"
+#include "core/config.h"
 #include "transport/sim.h"
 
 #define KB(x) ((size_t)(x) << 10)
@@ -226,6 +227,40 @@ static void test_hosts_of_several(void **state)
         }
 }
 
+/* The hierarchical AlltoAll holds 3 x local ranks x bytes per rank at each
+ * host leader; it is usable only within COLL_SCRATCH_MAX (default 1 GiB):
+ * 2 hosts x 8 ranks, 42 MiB per rank (1008 MiB) yes, 43 MiB no; 0 = no limit. */
+static void test_scratch_cap(void **state)
+{
+    (void)state;
+    coll_sim_t *s = uniform(2, 8, 1.0);
+    coll_comm *c = coll_sim_comm(s, 0);
+    const coll_algo_t *hier = coll_algo_find(COLL_ALLTOALL, "hier");
+    assert_non_null(hier);
+    static const struct {
+        const char *env;
+        size_t mib;
+        int usable;
+    } cases[] = {{NULL, 42, 1}, {NULL, 43, 0}, {NULL, 1024, 0}, {"0", 1024, 1}, {"96M", 4, 1}, {"95M", 4, 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (cases[i].env)
+            assert_int_equal(setenv("COLL_SCRATCH_MAX", cases[i].env, 1), 0);
+        else
+            assert_int_equal(unsetenv("COLL_SCRATCH_MAX"), 0);
+        coll_cfg_reload();
+        size_t bytes = cases[i].mib << 20;
+        coll_args_t a = {.kind = COLL_ALLTOALL, .dt = COLL_FP32, .esize = 4, .count = bytes / 4 / 16, .bytes = bytes};
+        if (coll_algo_is_usable(hier, c, &c->world, &a) != cases[i].usable)
+            fail_msg("alltoall hier, 2 hosts x 8 ranks, %zu MiB per rank, COLL_SCRATCH_MAX=%s: usable %d, expected %d",
+                     cases[i].mib, cases[i].env ? cases[i].env : "(unset)", !cases[i].usable, cases[i].usable);
+        if (!cases[i].usable)
+            assert_string_not_equal(pick(s, COLL_ALLTOALL, bytes), "hier");
+    }
+    assert_int_equal(unsetenv("COLL_SCRATCH_MAX"), 0);
+    coll_cfg_reload();
+    coll_sim_destroy(s);
+}
+
 static void test_uneven(void **state)
 {
     (void)state;
@@ -292,6 +327,7 @@ int main(void)
         cmocka_unit_test(test_rank_per_host),
         cmocka_unit_test(test_hosts_of_several),
         cmocka_unit_test(test_uneven),
+        cmocka_unit_test(test_scratch_cap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

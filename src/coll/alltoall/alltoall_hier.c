@@ -30,6 +30,12 @@
  * per call cost the kernel's page faults and zeroing, about 0.5 ms per MiB:
  * ~20 ms of a 4 MiB AlltoAll on 2 hosts x 4 ranks (48 MiB at the leader),
  * ~370 ms at 64 MiB (bench/results/alltoall-hier-scratch-20261204.md).
+ * That grows with the message: 3 x 8 ranks x 1 GiB = 24 GiB at a leader,
+ * which no host holds, so the algorithm is usable only while 3 L n fits
+ * COLL_SCRATCH_MAX (default 1 GiB: 2 x 4 ranks up to 85 MiB per rank, 8
+ * ranks a host up to 42 MiB); above it the pairwise exchange (no working
+ * memory) carries the call. Every rank decides alike: L, n and the setting
+ * are the same on all.
  * Constraint: the world group, more than one host (COLL_ALGO_F_HIER).
  *
  * Example, hosts {0,1} and {2}: leader 0 gathers A = [b00 b01 b02 | b10 b11 b12]
@@ -119,6 +125,13 @@ out:
     return st;
 }
 
+/* The leader's 3 L n bytes of working memory within COLL_SCRATCH_MAX (0: no limit). */
+static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    size_t cap = coll_cfg_size(COLL_CFG_SCRATCH_MAX);
+    return cap == 0 || 3.0 * coll_hier_max_local(comm) * (double)a->bytes <= (double)cap;
+}
+
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     const coll_link_cost_t *t = coll_tuning_tcp(), *s = coll_tuning_shm();
@@ -137,6 +150,6 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 }
 
 const coll_algo_t coll_algo_alltoall_hier = COLL_ALGO(
-    COLL_ALLTOALL, "hier", .flags = COLL_ALGO_F_HIER,
+    COLL_ALLTOALL, "hier", .flags = COLL_ALGO_F_HIER, .usable = usable,
     .desc = "hierarchical: shm gather to the host leader, leaders exchange host blocks (alltoallv), shm scatter; "
-            "only leaders use the network");
+            "only leaders use the network; a leader holds 3 x local ranks x n bytes: only within COLL_SCRATCH_MAX");

@@ -173,25 +173,9 @@ void coll_hier_cross(const coll_comm *comm, int lr, int *ranks, coll_group_t *g)
     g->ranks = ranks;
 }
 
-int coll_hier_contiguous(const coll_comm *comm)
-{
-    /* rank r must be local rank r - displ(h) of host h, hosts in order: O(N)
-     * (summing the displacement per rank was O(N x H)) */
-    int r = 0;
-    for (int h = 0; h < comm->nhosts; h++)
-        for (int lr = 0; lr < comm->host_nranks[h]; lr++, r++)
-            if (r >= comm->nranks || comm->rank_host[r] != h || comm->rank_local[r] != lr)
-                return 0;
-    return r == comm->nranks;
-}
+int coll_hier_contiguous(const coll_comm *comm) { return comm->host_major; }
 
-size_t coll_hier_host_displ(const coll_comm *comm, int h, size_t count)
-{
-    size_t d = 0;
-    for (int k = 0; k < h; k++)
-        d += (size_t)comm->host_nranks[k];
-    return d * count;
-}
+size_t coll_hier_host_displ(const coll_comm *comm, int h, size_t count) { return (size_t)comm->host_displ[h] * count; }
 
 /* ---- level costs ----
  * Every level follows cost.h's rule for the oversubscription factor ov: it

@@ -51,9 +51,10 @@ int coll_hier_rank_at(const coll_comm *comm, int h, int lr);
 /* cross(lr) into ranks[comm->nhosts] and *g (my index = my host when my
  * local rank is lr, else -1). lr must be < coll_hier_min_local(comm). */
 void coll_hier_cross(const coll_comm *comm, int lr, int *ranks, coll_group_t *g);
-/* Does host-major order (host 0's ranks, then host 1's...) equal rank order? */
+/* Does host-major order (host 0's ranks, then host 1's...) equal rank order?
+ * O(1): comm->host_major, set once with the topology (O(N)). */
 int coll_hier_contiguous(const coll_comm *comm);
-/* Element offset of host h's first block in host-major order, blocks of count. */
+/* Element offset of host h's first block in host-major order, blocks of count. O(1) (comm->host_displ). */
 size_t coll_hier_host_displ(const coll_comm *comm, int h, size_t count);
 
 /* Closed-form level costs in us; n = bytes, p = members. shm levels use the

@@ -53,11 +53,13 @@ struct coll_comm {
     int *rank_local;  /* [nranks] local rank of each rank on its host */
     int local_rank, local_size;
     int *host_nranks;  /* [nhosts] */
+    int *host_displ;   /* [nhosts] ranks on the hosts before h (prefix sums of host_nranks) */
     int *world_ranks;  /* [nranks] 0..n-1 */
     int *local_ranks;  /* [local_size] global ranks of my host */
     int *leader_ranks; /* [nhosts] local rank 0 of each host */
     coll_group_t world, local, leaders;
     int uniform_hosts;        /* every host has the same number of ranks */
+    int host_major;           /* rank order is host-major (host 0's local ranks 0.., then host 1's...) */
     int min_local, max_local; /* fewest / most ranks on a host (0: not set, count them) */
     double oversub;           /* max over hosts of ranks / online CPUs (>= 1), same on every rank */
 

@@ -106,8 +106,26 @@ void coll_topo_set_groups(coll_comm *comm)
 
 /* uniform_hosts, min_local, max_local: O(H) once at init, so the selection's
  * per-call questions (coll_hier_min/max_local, busiest host) are O(1). */
+/* Is rank order host-major (rank r = local rank r - displ(h) of host h,
+ * hosts in order)? O(N), once. */
+static int host_major(const coll_comm *comm)
+{
+    int r = 0;
+    for (int h = 0; h < comm->nhosts; h++)
+        for (int lr = 0; lr < comm->host_nranks[h]; lr++, r++)
+            if (r >= comm->nranks || comm->rank_host[r] != h || comm->rank_local[r] != lr)
+                return 0;
+    return r == comm->nranks;
+}
+
+/* min/max ranks on a host, uniformity, and host_displ (O(H), once: the
+ * hierarchical algorithms look up a host's first position per rank and per
+ * host in every call, which summed host_nranks was O(H) each, O(N H) a call). */
 static void count_host_sizes(coll_comm *comm)
 {
+    comm->host_displ[0] = 0;
+    for (int h = 1; h < comm->nhosts; h++)
+        comm->host_displ[h] = comm->host_displ[h - 1] + comm->host_nranks[h - 1];
     comm->uniform_hosts = 1;
     comm->min_local = comm->max_local = comm->host_nranks[0];
     for (int h = 1; h < comm->nhosts; h++) {
@@ -140,11 +158,12 @@ coll_status_t coll_topo_build(coll_comm *comm)
     comm->rank_host = calloc(n, sizeof(int));
     comm->rank_local = calloc(n, sizeof(int));
     comm->host_nranks = calloc(n, sizeof(int));
+    comm->host_displ = calloc(n, sizeof(int));
     comm->world_ranks = calloc(n, sizeof(int));
     comm->leader_ranks = calloc(n, sizeof(int));
     comm->local_ranks = calloc(n, sizeof(int));
-    if (!comm->rank_host || !comm->rank_local || !comm->host_nranks || !comm->world_ranks || !comm->leader_ranks
-        || !comm->local_ranks)
+    if (!comm->rank_host || !comm->rank_local || !comm->host_nranks || !comm->host_displ || !comm->world_ranks
+        || !comm->leader_ranks || !comm->local_ranks)
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "out of memory for the topology of %zu ranks", n);
     COLL_CHECK(group_hosts(comm));
     COLL_CHECK(check_local_limit(comm));
@@ -156,6 +175,7 @@ coll_status_t coll_topo_build(coll_comm *comm)
             comm->local_ranks[comm->local_size++] = r;
     coll_topo_set_groups(comm);
     count_host_sizes(comm);
+    comm->host_major = host_major(comm);
     comm->oversub = most_ranks_per_cpu(comm);
     return COLL_SUCCESS;
 }
@@ -165,6 +185,8 @@ void coll_topo_free(coll_comm *comm)
     free(comm->rank_host);
     free(comm->rank_local);
     free(comm->host_nranks);
+    free(comm->host_displ);
+    comm->host_displ = NULL;
     free(comm->world_ranks);
     free(comm->leader_ranks);
     free(comm->local_ranks);

@@ -654,6 +654,8 @@ static void init_comm(coll_sim_t *s, int r)
     c->local_rank = s->rank_local[r];
     c->local_size = s->host_nranks[h];
     c->host_nranks = s->host_nranks;
+    c->host_displ = s->host_start; /* ranks are numbered host by host */
+    c->host_major = 1;
     c->world_ranks = s->world_ranks;
     c->local_ranks = s->world_ranks + s->host_start[h]; /* ranks are numbered host by host */
     c->leader_ranks = s->leader_ranks;

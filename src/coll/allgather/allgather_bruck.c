@@ -50,15 +50,15 @@ coll_status_t coll_allgather_bruck_run(coll_comm *comm, const coll_group_t *g, c
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "allgather bruck: cannot allocate %zu bytes",
                           (size_t)p * blk);
     coll_status_t st = COLL_SUCCESS;
-    memcpy(tmp, sendbuf, blk);
+    coll_local_copy(comm, tmp, sendbuf, blk);
     for (int d = 1; d < p; d *= 2) {
         size_t cnt = (size_t)(d < p - d ? d : p - d);
         int to = g->ranks[coll_mod(me - d, p)], from = g->ranks[(me + d) % p];
         COLL_CHECK_GOTO(coll_prim_sendrecv(comm, tmp, cnt * blk, to, tmp + (size_t)d * blk, cnt * blk, from), st, out);
     }
     /* slot i holds block (me + i) mod p */
-    memcpy(rb + (size_t)me * blk, tmp, (size_t)(p - me) * blk);
-    memcpy(rb, tmp + (size_t)(p - me) * blk, (size_t)me * blk);
+    coll_local_copy(comm, rb + (size_t)me * blk, tmp, (size_t)(p - me) * blk);
+    coll_local_copy(comm, rb, tmp + (size_t)(p - me) * blk, (size_t)me * blk);
 out:
     coll_work_free(comm, tmp);
     return st;

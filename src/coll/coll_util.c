@@ -63,6 +63,12 @@ void coll_local_copy(coll_comm *comm, void *dst, const void *src, size_t n)
         coll_sim_charge_copy(comm, n);
 }
 
+void coll_local_charge(coll_comm *comm, size_t n)
+{
+    if (comm->sim)
+        coll_sim_charge_copy(comm, n);
+}
+
 void coll_work_free(coll_comm *comm, void *p)
 {
     if (comm->sim && coll_sim_is_work(comm, p))

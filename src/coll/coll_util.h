@@ -89,6 +89,9 @@ int coll_data_real(const coll_comm *comm);
  * it also costs the rank n bytes at one core's copy rate (transport/sim.h,
  * coll_sim_charge_copy), which a plain memcpy there does not. */
 void coll_local_copy(coll_comm *comm, void *dst, const void *src, size_t n);
+/* What coll_local_copy charges, without the copy: for an algorithm that makes
+ * many small copies itself (memcpy while coll_data_real) and charges them once. */
+void coll_local_charge(coll_comm *comm, size_t n);
 
 /* Working memory for an algorithm: the communicator scratch when it runs on
  * the world group (it is then the outermost algorithm of the call), else a

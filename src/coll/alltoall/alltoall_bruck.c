@@ -5,39 +5,83 @@
  * what keeps a rank's connections (and file descriptors, with connections
  * opened on first use) at O(log N) across thousands of ranks. The steps are
  * those of alltoallv_bruck.c with every block count elements, so no size
- * headers travel; see there for the slot arithmetic and an example.
+ * headers travel, and no per-slot arrays either: a rank keeps its p blocks in
+ * one rotated buffer (slot i = the block for member me + i at first, from
+ * member me - i at the end), packs the slots with bit k set into a send
+ * buffer, receives the same slots from me - k and unpacks them in place.
+ * Example, p = 3, member 0: slots [b00 b01 b02]; k = 1 sends slot 1 (b01) to
+ * 1 and receives b20 from 2 into slot 1; k = 2 sends slot 2 (b02) to 2 and
+ * receives b10 from 1 into slot 2: [b00 b20 b10], slot i from member -i.
  *
  * Cost (p ranks, S = ceil(log2 p), n = bytes each rank sends in all,
  * f = (sum over steps of blocks moved) / p ~ S/2):
  *   S alpha + f n beta + 2 f n beta_mem (pack + unpack)   (beta twice on shm)
  * vs pairwise (p-1) alpha + (p-1)/p n beta: Bruck wins while blocks are
  * small; large blocks go pairwise or hierarchical (alltoall_hier.c).
- * Memory: O(f n) private buffers and O(p) counts. Any p, any transport.
+ * Memory: n (the rotated blocks) + 2 ceil(p/2) n/p (send and receive) bytes,
+ * nothing O(p) beyond them: the p slot pointers and lengths of the v variant
+ * were 32 p bytes a rank, 1 MiB at 32,768 ranks, and with the O(p) counts
+ * 48 GiB for a simulation of them all (collbench sim was killed for memory).
+ * Any p, any transport.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "coll/algo.h"
 #include "coll/alltoall/alltoall.h"
 #include "coll/alltoallv/alltoallv.h"
+#include "coll/coll_util.h"
 #include "coll/cost.h"
+#include "coll/prim.h"
 #include "coll/tuning.h"
+
+/* Slots with bit k set, in order, between the rotated buffer and a packed
+ * one (out: rotated -> packed); returns the bytes moved. */
+static size_t move_slots(coll_comm *comm, char *rot, char *packed, int p, int k, size_t blk, int out)
+{
+    size_t off = 0;
+    int real = coll_data_real(comm);
+    for (int base = k; base < p; base += 2 * k)
+        for (int i = base; i < base + k && i < p; i++, off += blk)
+            if (real)
+                memcpy(out ? packed + off : rot + (size_t)i * blk, out ? rot + (size_t)i * blk : packed + off, blk);
+    coll_local_charge(comm, off);
+    return off;
+}
 
 coll_status_t coll_alltoall_bruck_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
                                       size_t n, coll_dtype_t dt)
 {
-    int p = g->size;
+    int p = g->size, me = g->me;
+    size_t blk = n * coll_dtype_size(dt), half = (size_t)(p + 1) / 2 * blk;
+    const char *sb = sendbuf;
+    char *rb = recvbuf;
     if (n == 0)
         return COLL_SUCCESS;
-    size_t *cnt = malloc(sizeof *cnt * 2 * (size_t)p);
-    if (!cnt)
-        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "alltoall bruck: out of memory (%d ranks)", p);
-    size_t *displ = cnt + p;
-    for (int i = 0; i < p; i++) {
-        cnt[i] = n;
-        displ[i] = (size_t)i * n;
+    char *rot = coll_work_alloc(comm, (size_t)p * blk), *sbuf = coll_work_alloc(comm, half),
+         *rbuf = coll_work_alloc(comm, half);
+    coll_status_t st = COLL_SUCCESS;
+    if (!rot || !sbuf || !rbuf) {
+        st = coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "alltoall bruck: cannot allocate %zu bytes",
+                        (size_t)p * blk + 2 * half);
+        goto out;
     }
-    coll_status_t st = coll_bruck_a2a(comm, g, sendbuf, cnt, displ, recvbuf, cnt, displ, coll_dtype_size(dt), 1);
-    free(cnt);
+    coll_local_copy(comm, rot, sb + (size_t)me * blk, (size_t)(p - me) * blk); /* slot i: for me + i */
+    coll_local_copy(comm, rot + (size_t)(p - me) * blk, sb, (size_t)me * blk);
+    for (int k = 1; k < p; k <<= 1) {
+        size_t bytes = move_slots(comm, rot, sbuf, p, k, blk, 1);
+        int to = g->ranks[(me + k) % p], from = g->ranks[coll_mod(me - k, p)];
+        COLL_CHECK_GOTO(coll_prim_sendrecv(comm, sbuf, bytes, to, rbuf, bytes, from), st, out);
+        move_slots(comm, rot, rbuf, p, k, blk, 0);
+    }
+    int real = coll_data_real(comm);
+    for (int i = 0; i < p && real; i++) /* slot i: from member me - i */
+        memcpy(rb + (size_t)coll_mod(me - i, p) * blk, rot + (size_t)i * blk, blk);
+    coll_local_charge(comm, (size_t)p * blk);
+out:
+    coll_work_free(comm, rbuf);
+    coll_work_free(comm, sbuf);
+    coll_work_free(comm, rot);
     return st;
 }
 

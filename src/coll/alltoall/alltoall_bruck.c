@@ -36,15 +36,18 @@
 #include "coll/tuning.h"
 
 /* Slots with bit k set, in order, between the rotated buffer and a packed
- * one (out: rotated -> packed); returns the bytes moved. */
+ * one (out: rotated -> packed); returns the bytes moved. O(p), or O(1) in a
+ * sizes-only simulation (no values: only the count). */
 static size_t move_slots(coll_comm *comm, char *rot, char *packed, int p, int k, size_t blk, int out)
 {
     size_t off = 0;
-    int real = coll_data_real(comm);
-    for (int base = k; base < p; base += 2 * k)
+    if (!coll_data_real(comm)) {
+        size_t rem = (size_t)p % (2 * (size_t)k);
+        off = ((size_t)p / (2 * (size_t)k) * (size_t)k + (rem > (size_t)k ? rem - (size_t)k : 0)) * blk;
+    }
+    for (int base = k; base < p && coll_data_real(comm); base += 2 * k)
         for (int i = base; i < base + k && i < p; i++, off += blk)
-            if (real)
-                memcpy(out ? packed + off : rot + (size_t)i * blk, out ? rot + (size_t)i * blk : packed + off, blk);
+            memcpy(out ? packed + off : rot + (size_t)i * blk, out ? rot + (size_t)i * blk : packed + off, blk);
     coll_local_charge(comm, off);
     return off;
 }

@@ -17,6 +17,8 @@ typedef coll_status_t coll_reduce_scatter_run_fn(coll_comm *comm, const coll_gro
 
 /* Ring with recv-reduce, chunked (two private chunk buffers). Any group. */
 coll_reduce_scatter_run_fn coll_reduce_scatter_ring_run;
+/* Recursive halving, log2 p steps (fold/unfold for non-powers of two). Any group. */
+coll_reduce_scatter_run_fn coll_reduce_scatter_halving_run;
 /* Shared memory: g must be exactly the ranks of this host (coll_group_is_host). */
 coll_reduce_scatter_run_fn coll_reduce_scatter_direct_run;
 

@@ -327,22 +327,25 @@ static void isa_init(void)
     atomic_store_explicit(&isa_current, isa_best, memory_order_release);
 }
 
-coll_reduce_fn coll_reduce_kernel(coll_op_t op, coll_dtype_t dt)
+/* The current ISA (after the one-time set-up), or -1 for an invalid op or dtype. */
+static int current_isa(coll_op_t op, coll_dtype_t dt)
 {
     if ((unsigned)op >= COLL_OP_COUNT || (unsigned)dt >= COLL_DTYPE_COUNT)
-        return NULL;
+        return -1;
     pthread_once(&isa_once, isa_init);
-    int isa = atomic_load_explicit(&isa_current, memory_order_relaxed);
-    return isa_tables[isa][op][dt];
+    return atomic_load_explicit(&isa_current, memory_order_relaxed);
+}
+
+coll_reduce_fn coll_reduce_kernel(coll_op_t op, coll_dtype_t dt)
+{
+    int isa = current_isa(op, dt);
+    return isa < 0 ? NULL : isa_tables[isa][op][dt];
 }
 
 coll_reduce_multi_fn coll_reduce_multi_kernel(coll_op_t op, coll_dtype_t dt)
 {
-    if ((unsigned)op >= COLL_OP_COUNT || (unsigned)dt >= COLL_DTYPE_COUNT)
-        return NULL;
-    pthread_once(&isa_once, isa_init);
-    int isa = atomic_load_explicit(&isa_current, memory_order_relaxed);
-    return isa_multi[isa][op][dt];
+    int isa = current_isa(op, dt);
+    return isa < 0 ? NULL : isa_multi[isa][op][dt];
 }
 
 coll_reduce_fn coll_reduce_kernel_ref(coll_op_t op, coll_dtype_t dt)

@@ -142,19 +142,21 @@ static coll_status_t cma_xfer(coll_comm *comm, int lr, char *remote, char *local
     return COLL_SUCCESS;
 }
 
-void coll_shm_copy(coll_comm *comm, void *dst, const void *src, size_t len)
+/* Does a copy belonging to bytes in all stream (COLL_COPY_NT_MIN; 0 = never)? */
+static int streams(const coll_comm *comm, size_t bytes)
 {
     size_t nt = comm->shm->copy_nt_min;
-    if (nt && len >= nt)
-        coll_copy_nt(dst, src, len);
-    else
-        memcpy(dst, src, len);
+    return nt && bytes >= nt;
+}
+
+void coll_shm_copy(coll_comm *comm, void *dst, const void *src, size_t len)
+{
+    coll_shm_copy_out(comm, dst, src, len, len);
 }
 
 void coll_shm_copy_out(coll_comm *comm, void *dst, const void *src, size_t len, size_t total)
 {
-    size_t nt = comm->shm->copy_nt_min;
-    if (nt && total >= nt)
+    if (streams(comm, total))
         coll_copy_nt(dst, src, len);
     else
         memcpy(dst, src, len);
@@ -163,8 +165,7 @@ void coll_shm_copy_out(coll_comm *comm, void *dst, const void *src, size_t len, 
 void coll_shm_reduce_out(coll_comm *comm, void *out, const void *const *in, int k, size_t n, coll_dtype_t dt,
                          coll_op_t op, size_t total)
 {
-    size_t nt = comm->shm->copy_nt_min;
-    if (nt && total >= nt)
+    if (streams(comm, total))
         coll_reduce_multi_nt(out, in, k, n, dt, op);
     else
         coll_reduce_multi(out, in, k, n, dt, op);

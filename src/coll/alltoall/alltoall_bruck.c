@@ -41,11 +41,10 @@
 static size_t move_slots(coll_comm *comm, char *rot, char *packed, int p, int k, size_t blk, int out)
 {
     size_t off = 0;
-    if (!coll_data_real(comm)) {
-        size_t rem = (size_t)p % (2 * (size_t)k);
-        off = ((size_t)p / (2 * (size_t)k) * (size_t)k + (rem > (size_t)k ? rem - (size_t)k : 0)) * blk;
-    }
-    for (int base = k; base < p && coll_data_real(comm); base += 2 * k)
+    int real = coll_data_real(comm);
+    if (!real)
+        off = (size_t)coll_bruck_step_slots(p, k) * blk;
+    for (int base = k; base < p && real; base += 2 * k)
         for (int i = base; i < base + k && i < p; i++, off += blk)
             memcpy(out ? packed + off : rot + (size_t)i * blk, out ? rot + (size_t)i * blk : packed + off, blk);
     coll_local_charge(comm, off);

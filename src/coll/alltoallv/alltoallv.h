@@ -35,5 +35,7 @@ coll_status_t coll_bruck_a2a(coll_comm *comm, const coll_group_t *g, const char 
                              int uniform);
 /* Bytes a Bruck AllToAll moves per rank, relative to n (~ log2(p)/2), and its steps. */
 double coll_bruck_a2a_factor(int p, int *steps);
+/* Slots i < p with bit k set: the blocks a Bruck step k moves. O(1). */
+long long coll_bruck_step_slots(int p, long long k);
 
 #endif

@@ -45,14 +45,18 @@
  * Bit k is set in the upper half of every full 2k-period of 0..p-1 and in the
  * part of the last one past k: O(log p) per call, not O(p log p) (every rank
  * selects: at 32,768 simulated ranks that was 16 G steps per size). */
+long long coll_bruck_step_slots(int p, long long k)
+{
+    long long rem = p % (2 * k);
+    return (p / (2 * k)) * k + (rem > k ? rem - k : 0);
+}
+
 double coll_bruck_a2a_factor(int p, int *steps)
 {
     double moved = 0;
     int s = 0;
-    for (long long k = 1; k < p; k <<= 1, s++) {
-        long long rem = p % (2 * k);
-        moved += (double)((p / (2 * k)) * k + (rem > k ? rem - k : 0));
-    }
+    for (long long k = 1; k < p; k <<= 1, s++)
+        moved += (double)coll_bruck_step_slots(p, k);
     if (steps)
         *steps = s;
     return p > 0 ? moved / p : 0;

@@ -8,7 +8,7 @@
  * 4,095 among 4,096 hosts, where this takes 12.
  *
  * The input is copied into a private buffer (sendbuf is never written), which
- * the steps reduce in place: step s sends the half window virtual rank v gives
+ * the steps (coll_halving_rs_steps, shared with the v variant) reduce in place: step s sends the half window virtual rank v gives
  * away and reduces the partner's copy of the half it keeps into its own.
  * Virtual rank v stands for members {2v, 2v+1} for v < r (the pair that folded
  * into 2v+1), {v + r} otherwise (r = p - p2); after the last step v holds its
@@ -26,22 +26,13 @@
  * C). Step 0: v0 sends C to v1 and reduces v1's A B into its own; v1 the
  * converse. Member 1 keeps B and sends A to member 0.
  */
-#include <string.h>
-
 #include "coll/algo.h"
 #include "coll/coll_util.h"
 #include "coll/cost.h"
 #include "coll/hd.h"
-#include "coll/prim.h"
 #include "coll/reduce_scatter/reduce_scatter.h"
+#include "coll/reduce_scatterv/reduce_scatterv.h"
 #include "coll/tuning.h"
-
-/* First member of virtual rank v's segment (v = p2 gives p). */
-static size_t seg_lo(int v, int p)
-{
-    int r = p - coll_hd_pof2(p);
-    return (size_t)(v < r ? 2 * v : v + r);
-}
 
 coll_status_t coll_reduce_scatter_halving_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                               void *recvbuf, size_t count, coll_dtype_t dt, coll_op_t op)
@@ -58,27 +49,10 @@ coll_status_t coll_reduce_scatter_halving_run(coll_comm *comm, const coll_group_
                           total);
     coll_status_t st = COLL_SUCCESS;
     coll_local_copy(comm, tmp, sb, total);
-    int v = coll_hd_vrank(me, p), fold = coll_hd_fold_peer(me, p);
-    if (fold >= 0 && v < 0) { /* even member of a pair: fold out, get my block back at the end */
-        COLL_CHECK_GOTO(coll_prim_sendrecv(comm, tmp, total, g->ranks[fold], NULL, 0, -1), st, out);
-        COLL_CHECK_GOTO(coll_prim_sendrecv(comm, NULL, 0, -1, rb, blk, g->ranks[fold]), st, out);
-        goto out;
-    }
-    if (fold >= 0)
-        COLL_CHECK_GOTO(coll_prim_send_recv_reduce(comm, NULL, 0, -1, tmp, tmp, total, g->ranks[fold], dt, op), st,
-                        out);
-    for (int s = 0, n = coll_hd_nsteps(p); s < n; s++) {
-        coll_hd_step_t h = coll_hd_halving(v, p, s);
-        int peer = g->ranks[coll_hd_member(h.peer, p)];
-        size_t so = seg_lo(h.send_lo, p) * blk, se = seg_lo(h.send_lo + h.send_n, p) * blk;
-        size_t ko = seg_lo(h.keep_lo, p) * blk, ke = seg_lo(h.keep_lo + h.keep_n, p) * blk;
-        COLL_CHECK_GOTO(coll_prim_send_recv_reduce(comm, tmp + so, se - so, peer, tmp + ko, tmp + ko, ke - ko, peer, dt,
-                                                   op),
-                        st, out);
-    }
-    if (fold >= 0)
-        COLL_CHECK_GOTO(coll_prim_sendrecv(comm, tmp + (size_t)fold * blk, blk, g->ranks[fold], NULL, 0, -1), st, out);
-    coll_local_copy(comm, rb, tmp + (size_t)me * blk, blk);
+    int folded;
+    COLL_CHECK_GOTO(coll_halving_rs_steps(comm, g, tmp, NULL, blk, rb, dt, op, &folded), st, out);
+    if (!folded)
+        coll_local_copy(comm, rb, tmp + (size_t)me * blk, blk);
 out:
     coll_work_free(comm, tmp);
     return st;

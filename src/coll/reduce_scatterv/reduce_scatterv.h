@@ -24,5 +24,12 @@ coll_reduce_scatterv_run_fn coll_reduce_scatterv_direct_run;
 
 /* Recursive halving (hd.h) over packed blocks: log2 p steps, T bytes private. Any group. */
 coll_reduce_scatterv_run_fn coll_reduce_scatterv_halving_run;
+/* Its steps, shared with reduce_scatter's halving: tmp holds every member's
+ * block packed in member order, member i's at po[i] (po[p] = the total), or
+ * at i * blk when po is NULL (equal blocks: nothing O(p)); reduced in place,
+ * fold and unfold included. On return member me's block is complete in tmp at
+ * its offset, or, when me folded out (*folded = 1), already in rb. */
+coll_status_t coll_halving_rs_steps(coll_comm *comm, const coll_group_t *g, char *tmp, const size_t *po, size_t blk,
+                                    void *rb, coll_dtype_t dt, coll_op_t op, int *folded);
 
 #endif

@@ -45,6 +45,37 @@ static int seg_lo(int v, int p)
     return v < r ? 2 * v : v + r;
 }
 
+/* Byte offset of member i's block in the packed buffer (i = p: its end). */
+static size_t blk_off(const size_t *po, size_t blk, int i) { return po ? po[i] : (size_t)i * blk; }
+
+coll_status_t coll_halving_rs_steps(coll_comm *comm, const coll_group_t *g, char *tmp, const size_t *po, size_t blk,
+                                    void *rb, coll_dtype_t dt, coll_op_t op, int *folded)
+{
+    int p = g->size, me = g->me;
+    size_t total = blk_off(po, blk, p);
+    int v = coll_hd_vrank(me, p), fold = coll_hd_fold_peer(me, p);
+    *folded = fold >= 0 && v < 0;
+    if (*folded) { /* even member of a pair: fold out, get my block back at the end */
+        COLL_CHECK(coll_prim_sendrecv(comm, tmp, total, g->ranks[fold], NULL, 0, -1));
+        return coll_prim_sendrecv(comm, NULL, 0, -1, rb, blk_off(po, blk, me + 1) - blk_off(po, blk, me),
+                                  g->ranks[fold]);
+    }
+    if (fold >= 0)
+        COLL_CHECK(coll_prim_send_recv_reduce(comm, NULL, 0, -1, tmp, tmp, total, g->ranks[fold], dt, op));
+    for (int s = 0, n = coll_hd_nsteps(p); s < n; s++) {
+        coll_hd_step_t h = coll_hd_halving(v, p, s);
+        int peer = g->ranks[coll_hd_member(h.peer, p)];
+        size_t so = blk_off(po, blk, seg_lo(h.send_lo, p)), se = blk_off(po, blk, seg_lo(h.send_lo + h.send_n, p));
+        size_t ko = blk_off(po, blk, seg_lo(h.keep_lo, p)), ke = blk_off(po, blk, seg_lo(h.keep_lo + h.keep_n, p));
+        COLL_CHECK(
+            coll_prim_send_recv_reduce(comm, tmp + so, se - so, peer, tmp + ko, tmp + ko, ke - ko, peer, dt, op));
+    }
+    if (fold >= 0)
+        return coll_prim_sendrecv(comm, tmp + blk_off(po, blk, fold),
+                                  blk_off(po, blk, fold + 1) - blk_off(po, blk, fold), g->ranks[fold], NULL, 0, -1);
+    return COLL_SUCCESS;
+}
+
 coll_status_t coll_reduce_scatterv_halving_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                                void *recvbuf, const size_t *counts, const size_t *displs,
                                                coll_dtype_t dt, coll_op_t op)
@@ -74,28 +105,9 @@ coll_status_t coll_reduce_scatterv_halving_run(coll_comm *comm, const coll_group
     for (int i = 0; i < p; i++)
         if (counts[i])
             memcpy(tmp + po[i], sb + displs[i] * es, counts[i] * es);
-    int v = coll_hd_vrank(me, p), fold = coll_hd_fold_peer(me, p);
-    if (fold >= 0 && v < 0) { /* even member of a pair: fold out, get my block back at the end */
-        COLL_CHECK_GOTO(coll_prim_sendrecv(comm, tmp, total, g->ranks[fold], NULL, 0, -1), st, out);
-        COLL_CHECK_GOTO(coll_prim_sendrecv(comm, NULL, 0, -1, rb, counts[me] * es, g->ranks[fold]), st, out);
-        goto out;
-    }
-    if (fold >= 0)
-        COLL_CHECK_GOTO(coll_prim_send_recv_reduce(comm, NULL, 0, -1, tmp, tmp, total, g->ranks[fold], dt, op), st,
-                        out);
-    for (int s = 0, n = coll_hd_nsteps(p); s < n; s++) {
-        coll_hd_step_t h = coll_hd_halving(v, p, s);
-        int peer = g->ranks[coll_hd_member(h.peer, p)];
-        size_t so = po[seg_lo(h.send_lo, p)], se = po[seg_lo(h.send_lo + h.send_n, p)];
-        size_t ko = po[seg_lo(h.keep_lo, p)], ke = po[seg_lo(h.keep_lo + h.keep_n, p)];
-        COLL_CHECK_GOTO(coll_prim_send_recv_reduce(comm, tmp + so, se - so, peer, tmp + ko, tmp + ko, ke - ko, peer, dt,
-                                                   op),
-                        st, out);
-    }
-    if (fold >= 0)
-        COLL_CHECK_GOTO(coll_prim_sendrecv(comm, tmp + po[fold], counts[fold] * es, g->ranks[fold], NULL, 0, -1), st,
-                        out);
-    if (counts[me] && rb != tmp + po[me])
+    int folded;
+    COLL_CHECK_GOTO(coll_halving_rs_steps(comm, g, tmp, po, 0, rb, dt, op, &folded), st, out);
+    if (!folded && counts[me] && rb != tmp + po[me])
         memcpy(rb, tmp + po[me], counts[me] * es);
 out:
     coll_work_free(comm, tmp);

@@ -12,8 +12,10 @@
 #include <unistd.h>
 
 #include "bench_common.h"
+#include "../tools/common/huge_buf.h"
 #include "coll.h"
 #include "core/config.h"
+#include "core/copy.h"
 #include "../tests/lib/fork_ranks.h"
 
 static coll_status_t run_one(int c, void *s, void *r, size_t bytes, int p, coll_comm_t comm)
@@ -54,6 +56,9 @@ static int rank_main(int rank, void *arg)
         coll_cfg_set(COLL_CFG_HOST_ID, host);
         coll_cfg_set(COLL_CFG_IF_IP, "127.0.0.1");
     }
+    /* huge-first private buffers (huge_buf.h): as the test executables, tell the selection */
+    if (!zc && cb_buf_huge_env() && coll_thp_mode() != COLL_THP_NEVER && !coll_cfg_is_set(COLL_CFG_BUF_HUGE))
+        coll_cfg_set(COLL_CFG_BUF_HUGE, "1");
     CK(coll_comm_init_rank(&comm, nranks, id, rank));
     int p = nranks;
     size_t sizes[32];
@@ -66,9 +71,10 @@ static int rank_main(int rank, void *arg)
         CK(coll_mem_alloc(comm, maxb + 4096, &s));
         CK(coll_mem_alloc(comm, maxb + 4096, &r));
     } else {
-        size_t a = (maxb + 2 * 4096 - 1) & ~(size_t)4095; /* >= maxb + 4096, a multiple of the alignment */
-        s = aligned_alloc(4096, a);
-        r = aligned_alloc(4096, a);
+        s = cb_buf_alloc(maxb + 4096, cb_buf_huge_env()); /* huge pages first, as mpi_bench's */
+        r = cb_buf_alloc(maxb + 4096, cb_buf_huge_env());
+        if (!s || !r)
+            return 1;
     }
     memset(s, 1, maxb + 4096);
     memset(r, 0, maxb + 4096);
@@ -110,8 +116,8 @@ static int rank_main(int rank, void *arg)
         CK(coll_mem_free(comm, s));
         CK(coll_mem_free(comm, r));
     } else {
-        free(s);
-        free(r);
+        cb_buf_free(s, maxb + 4096, cb_buf_huge_env());
+        cb_buf_free(r, maxb + 4096, cb_buf_huge_env());
     }
     coll_comm_destroy(comm);
     return 0;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "bench_common.h"
+#include "../tools/common/huge_buf.h"
 
 static void run_one(int c, void *s, void *r, size_t bytes, int p)
 {
@@ -50,7 +51,10 @@ int main(int argc, char **argv)
     size_t maxb = 0;
     for (int i = 0; i < ns; i++)
         maxb = sizes[i] > maxb ? sizes[i] : maxb;
-    char *s = aligned_alloc(4096, maxb + 4096), *r = aligned_alloc(4096, maxb + 4096);
+    /* the same memory as coll_bench's: huge pages first (huge_buf.h) */
+    char *s = cb_buf_alloc(maxb + 4096, cb_buf_huge_env()), *r = cb_buf_alloc(maxb + 4096, cb_buf_huge_env());
+    if (!s || !r)
+        MPI_Abort(MPI_COMM_WORLD, 1);
     memset(s, 1, maxb + 4096);
     memset(r, 0, maxb + 4096);
     char cbuf[256];
@@ -83,8 +87,8 @@ int main(int argc, char **argv)
             fflush(stdout);
         }
     }
-    free(s);
-    free(r);
+    cb_buf_free(s, maxb + 4096, cb_buf_huge_env());
+    cb_buf_free(r, maxb + 4096, cb_buf_huge_env());
     MPI_Finalize();
     return 0;
 }

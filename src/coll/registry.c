@@ -257,7 +257,8 @@ coll_status_t coll_algo_select(coll_comm *comm, const coll_group_t *g, const col
             const coll_tuning_rule_t *r = &coll_tuning_rules[i];
             if (r->kind != a->kind || g->size < r->pmin || g->size > r->pmax || a->bytes < r->bytes_min
                 || a->bytes > r->bytes_max || (r->scope == COLL_RULE_HOST && !host)
-                || (r->scope == COLL_RULE_CROWDED && !(host && coll_tuning_crowded(comm))))
+                || (r->scope == COLL_RULE_CROWDED && !(host && coll_tuning_crowded(comm)))
+                || (r->scope == COLL_RULE_HUGE && !(host && comm->buf_huge)))
                 continue;
             const coll_algo_t *al = coll_algo_find(a->kind, r->algo);
             if (al && !((al->flags & COLL_ALGO_F_ORDERED_ONLY) && !determ)

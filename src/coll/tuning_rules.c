@@ -18,6 +18,32 @@
 
 const coll_tuning_rule_t coll_tuning_rules[] = {
     /* kind, scope, pmin, pmax, bytes_min, bytes_max, algorithm */
+    /* Callers' buffers on 2 MiB pages (COLL_BUF_HUGE; the test tools' huge-first buffers, or
+     * transparent_hugepage=always): process_vm_readv pins one page per 2 MiB instead of 512,
+     * and the single-copy algorithms beat the staged ones they lose to on 4 KiB pages.
+     * bench/results/huge-rules-20261204.md (`bench/env-ab.sh ... -s 64K,256K,1M,4M,16M,64M -R 3
+     * 'auto=' 'cma=COLL_ALGO=...=cma'`, private huge-page buffers, medians of 3 interleaved
+     * rounds; auto = the rules below). First: they override the 4 KiB-page rows. */
+    {COLL_ALLREDUCE, COLL_RULE_HUGE, 2, 2, KB(32) + 1, KB(256), "cma"}, /* 64K 7.0 vs direct 9.6 us, 256K 22 vs 37;
+                                                                           1M 95 vs 54 */
+    {COLL_ALLGATHER, COLL_RULE_HUGE, 2, 2, KB(64), ANY_SIZE, "cma"},    /* 64K 3.4 vs direct 5.5 us, 1M 34 vs 43,
+                                                                         16M 1.37 vs 2.01 ms, 64M 6.5 vs 8.6 */
+    {COLL_ALLTOALL, COLL_RULE_HUGE, 2, 2, KB(64), ANY_SIZE, "cma"},     /* 64K 3.4 vs pairwise 5.6 us, 4M 132 vs 361,
+                                                                         64M 7.2 vs direct 7.5 ms */
+    {COLL_BROADCAST, COLL_RULE_HUGE, 2, 2, KB(64), ANY_SIZE, "cma"},    /* 64M 3.7 vs direct 4.4 ms */
+    {COLL_SCATTER, COLL_RULE_HUGE, 2, 2, KB(64), ANY_SIZE, "cma"},      /* 64M 3.5 vs direct 4.0 ms */
+    {COLL_GATHER, COLL_RULE_HUGE, 2, 2, KB(64), ANY_SIZE, "cma"},       /* 64K 2.9 vs binomial 4.1 us, 256K 6.0 vs
+                                                                         12.8, 64M 3.4 vs direct 3.9 ms */
+    {COLL_ALLGATHER, COLL_RULE_HUGE, 4, 4, MB(1), MB(4), "cma"},        /* 1M 95 vs direct 114 us, 4M 365 vs 494;
+                                                                         16M/64M direct 0.91-0.92x */
+    {COLL_ALLTOALL, COLL_RULE_HUGE, 4, 4, KB(256), ANY_SIZE, "cma"},    /* 256K 36 vs direct 52 us, 4M 0.53 vs 1.08 ms,
+                                                                         64M 15.1 vs 16.7; 64K 20 vs 17 us */
+    {COLL_SCATTER, COLL_RULE_HUGE, 4, 4, MB(1), ANY_SIZE, "cma"},       /* 1M 35 vs linear 65 us (5 rounds), 16M 0.61
+                                                                         vs direct 0.97 ms, 64M 3.7 vs 4.6 */
+    {COLL_BROADCAST, COLL_RULE_HUGE, 4, 4, MB(1), MB(16), "cma"},       /* 16M 1.9 vs direct 2.8 ms; 64M 11.1 vs 9.9 */
+    {COLL_GATHER, COLL_RULE_HUGE, 4, 4, MB(1), ANY_SIZE, "cma"},        /* 1M 36 vs linear 43 us (5 rounds), 4M 100 vs
+                                                                         138, 16M 0.59 vs direct 0.92 ms, 64M 3.8 vs 4.1;
+                                                                         256K linear 12 vs 18 us */
     /* bench/results/tune-20261203.md (AMD EPYC VM, 2 vCPU): 6, 8, 16 and 32 ranks (3 to
      * 16 per core). cma and the trees' single-copy sends want a core per rank; here
      * the staged direct algorithm wins for AllReduce at every size, and the

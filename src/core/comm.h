@@ -62,6 +62,7 @@ struct coll_comm {
     int host_major;           /* rank order is host-major (host 0's local ranks 0.., then host 1's...) */
     int min_local, max_local; /* fewest / most ranks on a host (0: not set, count them) */
     double oversub;           /* max over hosts of ranks / online CPUs (>= 1), same on every rank */
+    int buf_huge;             /* COLL_BUF_HUGE: callers' buffers on 2 MiB pages (the COLL_RULE_HUGE rules) */
 
     /* transports: the one used towards each peer (NULL for self) */
     const struct coll_transport_ops **tp; /* [nranks] */

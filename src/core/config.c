@@ -196,6 +196,12 @@ static int cfg_validate(coll_cfg_id_t id, const char *name, const char *s, char 
             return -1;
         }
         return 0;
+    case COLL_CFG_BUF_HUGE:
+        if (strcmp(s, "auto") && strcmp(s, "0") && strcmp(s, "1")) {
+            snprintf(err, errlen, "invalid %s='%s': expected auto, 0 or 1", name, s);
+            return -1;
+        }
+        return 0;
     case COLL_CFG_A2A_WINDOW: {
         long long w = strtoll(s, NULL, 10);
         if (w < 1 || w > COLL_A2A_WINDOW_MAX) {

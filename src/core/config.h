@@ -44,6 +44,8 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
       "copies between ranks of a host this large use non-temporal stores (no read of the destination into the cache; 0 = never)") \
     X(SHM_HUGE, "COLL_SHM_HUGE", BOOL, "1", "", \
       "shared-memory mappings of 2 MiB or more (the segment, coll_mem_alloc buffers) at 2 MiB-aligned addresses with madvise(MADV_HUGEPAGE): 2 MiB pages where /dev/shm is mounted huge=advise (or within_size, always), else 4 KiB pages as before (0 = no advice)") \
+    X(BUF_HUGE, "COLL_BUF_HUGE", STR, "auto", "", \
+      "the callers' private buffers are backed by 2 MiB pages (1) or not (0): on one host, selection then prefers the single-copy process_vm_readv algorithms, which pin 512 times fewer pages; auto = 1 where transparent_hugepage/enabled is always (the test tools set 1 for their huge-first buffers). Must be the same on every rank of a host") \
     X(SHM_DISABLE, "COLL_SHM_DISABLE", BOOL, "0", "", "use TCP even between ranks of one host") \
     X(SPIN, "COLL_SPIN", INT, "2000", "iterations", \
       "the most busy-wait iterations before a waiting rank yields or blocks (0 = none; adaptive below it: halved after a wait that outlasts it, regained slowly)") \
@@ -89,6 +91,8 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
       "across hosts, automatic selection avoids algorithms in which a rank talks to every member (pairwise alltoall, linear gather/scatter) on groups larger than this, when a log-peer one can run (one socket per peer)") \
     X(TEST_CPUS, "COLL_TEST_CPUS", STR, "", "", \
       "test tools: pin local rank i to the i-th CPU of this list (e.g. 0-7)") \
+    X(TEST_HUGE, "COLL_TEST_HUGE", BOOL, "1", "", \
+      "test tools: private send/receive buffers of 2 MiB or more get 2 MiB pages first (2 MiB-aligned, madvise(MADV_HUGEPAGE)), as hccl_test's ACL_MEM_MALLOC_HUGE_FIRST; 0 = 4 KiB pages") \
     X(TEST_OUTPUT, "COLL_TEST_OUTPUT", STR, "", "", "test tools: also write results to this .json or .csv file") \
     X(TEST_FORMAT, "COLL_TEST_FORMAT", STR, "collbench", "", \
       "test tools: table layout: collbench (hccl_test's four columns, check_result padded, then bus_bandwidth) or hccl (exactly hccl_test's four columns; same as --format)") \

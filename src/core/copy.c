@@ -2,7 +2,8 @@
  * copy.c - coll_copy_nt (copy.h): 64 bytes per step, unaligned loads, aligned
  * streaming stores after a head copied with memcpy up to the destination's
  * next 16-byte boundary; the tail (< 64 bytes) by memcpy; one sfence at the end.
- * And coll_llc_bytes: the cache size that decides where streaming pays.
+ * And coll_llc_bytes: the cache size that decides where streaming pays;
+ * coll_thp_mode: whether large user buffers come with 2 MiB pages.
  */
 #include "core/copy.h"
 
@@ -22,6 +23,18 @@ uint64_t coll_llc_bytes(void)
     if (got < 1)
         return 0;
     return got == 2 && unit == 'K' ? v << 10 : got == 2 && unit == 'M' ? v << 20 : v;
+}
+
+int coll_thp_mode(void)
+{
+    char line[128] = "";
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (!f)
+        return COLL_THP_NEVER;
+    if (!fgets(line, sizeof line, f))
+        line[0] = 0;
+    fclose(f);
+    return strstr(line, "[always]") ? COLL_THP_ALWAYS : strstr(line, "[madvise]") ? COLL_THP_MADVISE : COLL_THP_NEVER;
 }
 
 #if defined(__x86_64__) || defined(__SSE2__)

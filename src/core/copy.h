@@ -26,4 +26,10 @@ void coll_copy_nt(void *dst, const void *src, size_t n);
  * (glibc's sysconf(_SC_LEVEL3_CACHE_SIZE) said 320 MiB on the 32 MiB EPYC VM.) */
 uint64_t coll_llc_bytes(void);
 
+/* The kernel's transparent huge pages for anonymous memory, from
+ * /sys/kernel/mm/transparent_hugepage/enabled: COLL_THP_NEVER (or no such
+ * file), COLL_THP_MADVISE (only advised memory), COLL_THP_ALWAYS. */
+enum { COLL_THP_NEVER = 0, COLL_THP_MADVISE = 1, COLL_THP_ALWAYS = 2 };
+int coll_thp_mode(void);
+
 #endif

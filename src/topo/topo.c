@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "core/copy.h"
 #include "core/log.h"
 
 static int online_cpus(void)
@@ -140,6 +141,17 @@ static void count_host_sizes(coll_comm *comm)
 
 /* Ranks per online CPU on the most crowded host (>= 1), from each host
  * leader's CPU count: the same on every rank. */
+/* COLL_BUF_HUGE, read once per communicator: the same on every rank of a
+ * host (the same setting, the same sysfs), which is all the single-host
+ * rules it gates need to agree. */
+static int buf_huge(void)
+{
+    const char *v = coll_cfg_str(COLL_CFG_BUF_HUGE);
+    if (!strcmp(v, "auto"))
+        return coll_thp_mode() == COLL_THP_ALWAYS;
+    return !strcmp(v, "1");
+}
+
 static double most_ranks_per_cpu(const coll_comm *comm)
 {
     double most = 1.0;
@@ -177,6 +189,7 @@ coll_status_t coll_topo_build(coll_comm *comm)
     count_host_sizes(comm);
     comm->host_major = host_major(comm);
     comm->oversub = most_ranks_per_cpu(comm);
+    comm->buf_huge = buf_huge();
     return COLL_SUCCESS;
 }
 

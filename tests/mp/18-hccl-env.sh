@@ -134,6 +134,8 @@ check "invalid COLL_IF_BASE_PORT='-5': expected a port, 0..65535" COLL_IF_BASE_P
 check "invalid COLL_EXEC_TIMEOUT='x': expected a non-negative number" COLL_EXEC_TIMEOUT=x
 check "invalid COLL_ALLTOALL_WINDOW='0': expected 1..16 steps in flight" COLL_ALLTOALL_WINDOW=0
 check "invalid COLL_ALLTOALL_WINDOW='17': expected 1..16 steps in flight" COLL_ALLTOALL_WINDOW=17
+check "invalid COLL_BUF_HUGE='yes': expected auto, 0 or 1" COLL_BUF_HUGE=yes
+check "invalid COLL_TEST_HUGE='2': expected" COLL_TEST_HUGE=2
 # a bad HCCL_* value is refused even where a COLL_* knob overrides it
 check "invalid HCCL_BUFFSIZE='8M'" HCCL_BUFFSIZE=8M env COLL_BUFFSIZE=8M "$AR" -p 2
 for t in broadcast alltoall; do check "invalid COLL_ALGO='bogus'" COLL_ALGO=bogus "$B/${t}_test" -p 2; done

@@ -8,6 +8,9 @@
  *     above; 3-4 ranks alltoall direct, scatter / gather linear; small
  *     broadcast / reduce binomial), the shm barrier from 5 ranks
  *     (dissemination below: collbench topo -p 4 agrees);
+ *   - one host whose callers' buffers are on 2 MiB pages (comm->buf_huge): the
+ *     HUGE rules (single-copy cma at 2 and 4 ranks where it beats the staged
+ *     copies); at other rank counts, and with 4 KiB pages, the HOST rules;
  *   - a crowded host (more than 2 ranks per core, from 5 ranks): the CROWDED
  *     rules (staged direct AllReduce at every size, trees for small rooted
  *     calls, linear scatter / gather up to 8M); under 5 ranks they do not apply;
@@ -150,6 +153,67 @@ static void test_one_host(void **state)
         }
         coll_sim_destroy(s);
     }
+}
+
+static void set_huge(coll_sim_t *s, int on)
+{
+    for (int r = 0; r < coll_sim_nranks(s); r++)
+        coll_sim_comm(s, r)->buf_huge = on;
+}
+
+static void test_huge_host(void **state)
+{
+    (void)state;
+    coll_sim_t *s = uniform(1, 2, 1.0);
+    EXPECT(s, COLL_ALLGATHER, MB(1), "direct"); /* 4 KiB pages: the HOST rules */
+    EXPECT(s, COLL_ALLTOALL, MB(1), "pairwise");
+    EXPECT(s, COLL_BROADCAST, MB(64), "direct");
+    set_huge(s, 1);
+    EXPECT(s, COLL_ALLREDUCE, KB(32), "direct");
+    EXPECT(s, COLL_ALLREDUCE, KB(256), "cma");
+    EXPECT(s, COLL_ALLREDUCE, MB(1), "direct");
+    EXPECT(s, COLL_ALLGATHER, KB(16), "direct");
+    EXPECT(s, COLL_ALLGATHER, MB(1), "cma");
+    EXPECT(s, COLL_ALLGATHER, MB(64), "cma");
+    EXPECT(s, COLL_ALLTOALL, MB(1), "cma");
+    EXPECT(s, COLL_BROADCAST, MB(64), "cma");
+    EXPECT(s, COLL_SCATTER, MB(64), "cma");
+    EXPECT(s, COLL_GATHER, KB(64), "cma");
+    EXPECT(s, COLL_GATHER, KB(8), "binomial");
+    coll_sim_destroy(s);
+    s = uniform(1, 4, 1.0);
+    set_huge(s, 1);
+    EXPECT(s, COLL_ALLREDUCE, MB(1), "direct");
+    EXPECT(s, COLL_ALLGATHER, MB(1), "cma");
+    EXPECT(s, COLL_ALLGATHER, MB(64), "direct");
+    EXPECT(s, COLL_ALLTOALL, KB(64), "direct");
+    EXPECT(s, COLL_ALLTOALL, MB(1), "cma");
+    EXPECT(s, COLL_SCATTER, KB(256), "linear");
+    EXPECT(s, COLL_SCATTER, MB(1), "cma");
+    EXPECT(s, COLL_SCATTER, MB(64), "cma");
+    EXPECT(s, COLL_GATHER, KB(256), "linear");
+    EXPECT(s, COLL_GATHER, MB(1), "cma");
+    EXPECT(s, COLL_BROADCAST, MB(16), "cma");
+    EXPECT(s, COLL_BROADCAST, MB(64), "direct");
+    EXPECT(s, COLL_GATHER, MB(16), "cma");
+    coll_sim_destroy(s);
+    /* other rank counts, and across hosts: the hint changes nothing */
+    for (int l = 3; l <= 8; l += (l == 3 ? 2 : 1)) {
+        coll_sim_t *a = uniform(1, l, 1.0), *b = uniform(1, l, 1.0);
+        set_huge(b, 1);
+        for (int k = 0; k < NKINDS; k++)
+            for (int i = 0; i < NSIZES; i++)
+                assert_string_equal(pick(a, kinds[k], sizes[i]), pick(b, kinds[k], sizes[i]));
+        coll_sim_destroy(a);
+        coll_sim_destroy(b);
+    }
+    coll_sim_t *a = uniform(2, 2, 1.0), *b = uniform(2, 2, 1.0);
+    set_huge(b, 1);
+    for (int k = 0; k < NKINDS; k++)
+        for (int i = 0; i < NSIZES; i++)
+            assert_string_equal(pick(a, kinds[k], sizes[i]), pick(b, kinds[k], sizes[i]));
+    coll_sim_destroy(a);
+    coll_sim_destroy(b);
 }
 
 static void test_crowded_host(void **state)
@@ -326,6 +390,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_forced, unforce), /* first: reads COLL_ALGO, then clears the forced set */
         cmocka_unit_test(test_one_host),
+        cmocka_unit_test(test_huge_host),
         cmocka_unit_test(test_crowded_host),
         cmocka_unit_test(test_rank_per_host),
         cmocka_unit_test(test_hosts_of_several),

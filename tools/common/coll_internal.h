@@ -17,7 +17,8 @@
  *                    coll_comm_ranks_per_core, coll_comm_transport_name (topo)
  *   core/netif.h     coll_netif_select, coll_sockaddr_str (topo)
  *   bootstrap/bootstrap.h  coll_id_decode, coll_id_info_t (spdir)
- *   core/copy.h      coll_copy_nt (bw -t d2d's nt method: the transports' copy)
+ *   core/copy.h      coll_copy_nt (bw -t d2d's nt method: the transports' copy),
+ *                    coll_thp_mode (the drivers' COLL_BUF_HUGE hint)
  *
  * Not installed, not part of the ABI: any of this may change with the library.
  * Adding a name here is a design decision: prefer putting it in coll.h if a

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "../common/coll_internal.h"
+#include "../common/huge_buf.h"
 #include "driver.h"
 #include "../launch/launch.h"
 
@@ -53,18 +54,19 @@ static void *buf_alloc(cb_ctx_t *c, size_t bytes, coll_status_t *st)
         *st = coll_mem_alloc(c->comm, bytes, &p);
         return *st == COLL_SUCCESS ? p : NULL;
     }
-    *st = posix_memalign(&p, 4096, bytes) == 0 ? COLL_SUCCESS : COLL_ERR_NO_MEMORY;
-    return *st == COLL_SUCCESS ? p : NULL;
+    p = cb_buf_alloc(bytes, coll_cfg_bool(COLL_CFG_TEST_HUGE)); /* huge pages first, as hccl_test */
+    *st = p ? COLL_SUCCESS : COLL_ERR_NO_MEMORY;
+    return p;
 }
 
-static void buf_free(cb_ctx_t *c, void *p)
+static void buf_free(cb_ctx_t *c, void *p, size_t bytes)
 {
     if (!p)
         return;
     if (c->opts->zero_copy)
         coll_mem_free(c->comm, p);
     else
-        free(p);
+        cb_buf_free(p, bytes < 64 ? 64 : bytes, coll_cfg_bool(COLL_CFG_TEST_HUGE)); /* as buf_alloc mapped it */
 }
 
 static int fail_call(cb_ctx_t *c, cb_results_t *res, const char *what, coll_status_t st)
@@ -371,8 +373,8 @@ out:
         cb_results_write(&res);
     }
     if (rc < CB_EXIT_SETUP) {
-        buf_free(&c, c.sendbuf);
-        buf_free(&c, c.recvbuf);
+        buf_free(&c, c.sendbuf, c.send_cap);
+        buf_free(&c, c.recvbuf, c.recv_cap);
         coll_comm_destroy(c.comm);
     }
     free_arrays(&c);
@@ -422,6 +424,12 @@ int cb_main(const cb_desc_t *d, int argc, char **argv)
     }
     if (opts.algo)
         coll_cfg_set(COLL_CFG_ALGO, opts.algo);
+    /* private buffers huge-first (huge_buf.h) where the kernel has THP: the
+     * selection's COLL_RULE_HUGE rules apply, unless the user set the hint;
+     * the same on every rank (same settings, same sysfs) */
+    if (!opts.zero_copy && coll_cfg_bool(COLL_CFG_TEST_HUGE) && coll_thp_mode() != COLL_THP_NEVER
+        && !coll_cfg_is_set(COLL_CFG_BUF_HUGE))
+        coll_cfg_set(COLL_CFG_BUF_HUGE, "1");
     if (opts.timeout >= 0) {
         char b[32];
         snprintf(b, sizeof(b), "%g", opts.timeout);

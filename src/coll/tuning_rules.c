@@ -116,6 +116,10 @@ const coll_tuning_rule_t coll_tuning_rules[] = {
     /* reduce 2 ranks from 16M: direct with its streamed copy-out (perf4-20261204.md, 5 rounds):
      * 16M 2.6 vs rs_gather 3.6 ms, 32M 5.5 vs 9.3, 64M 11.2 vs 16.6 (1.31x, 1.66x, 1.47x) */
     {COLL_REDUCE, COLL_RULE_HOST, 2, 2, MB(16), ANY_SIZE, "direct"},
+    /* 2 ranks, small: the staged direct copy, one synchronisation (env-ab, 5 rounds, 2026-12-04 21:45,
+     * bench/results/huge-rules-20261204.md section 4): 1K 0.27 vs pairwise 0.56 us, 8K 0.89 vs 1.14
+     * (MPICH 1.23; 4 KiB pages alike: 0.25 vs 0.54, 0.70 vs 1.11); 32K-48K a tie */
+    {COLL_ALLTOALL, COLL_RULE_HOST, 2, 2, 0, KB(16), "direct"},
     {COLL_ALLTOALL, COLL_RULE_HOST, 2, 2, KB(64), ANY_SIZE, "pairwise"}, /* 2 ranks 8M: 453 vs direct 686 us */
     {COLL_ALLTOALL, COLL_RULE_HOST, 3, 4, 0, ANY_SIZE, "direct"},        /* 4 ranks 64K: 16 vs pairwise 31 us */
     {COLL_GATHER, COLL_RULE_HOST, 3, 4, 0, ANY_SIZE, "linear"}, /* tune-20261203.md: 4 ranks 4M: 147 vs direct 417 us */

@@ -73,8 +73,12 @@ static int rank_main(int rank, void *arg)
     } else {
         s = cb_buf_alloc(maxb + 4096, cb_buf_huge_env()); /* huge pages first, as mpi_bench's */
         r = cb_buf_alloc(maxb + 4096, cb_buf_huge_env());
-        if (!s || !r)
+        if (!s || !r) {
+            fprintf(stderr, "rank %d: %zu-byte buffers: out of memory\n", rank, maxb + 4096);
+            cb_buf_free(s, maxb + 4096, cb_buf_huge_env());
+            cb_buf_free(r, maxb + 4096, cb_buf_huge_env());
             return 1;
+        }
     }
     memset(s, 1, maxb + 4096);
     memset(r, 0, maxb + 4096);

@@ -139,8 +139,6 @@ static void count_host_sizes(coll_comm *comm)
     }
 }
 
-/* Ranks per online CPU on the most crowded host (>= 1), from each host
- * leader's CPU count: the same on every rank. */
 /* COLL_BUF_HUGE, read once per communicator: the same on every rank of a
  * host (the same setting, the same sysfs), which is all the single-host
  * rules it gates need to agree. */
@@ -152,6 +150,8 @@ static int buf_huge(void)
     return !strcmp(v, "1");
 }
 
+/* Ranks per online CPU on the most crowded host (>= 1), from each host
+ * leader's CPU count: the same on every rank. */
 static double most_ranks_per_cpu(const coll_comm *comm)
 {
     double most = 1.0;

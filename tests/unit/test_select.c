@@ -110,7 +110,7 @@ static void test_one_host(void **state)
         if (l == 2) {
             EXPECT(s, COLL_ALLGATHER, MB(16), "direct");
             EXPECT(s, COLL_ALLGATHER, MB(256), "direct"); /* 2 ranks: staged, streamed copy-out (tuning_rules.c) */
-            EXPECT(s, COLL_ALLTOALL, 1024, "direct"); /* 2 ranks up to 16K (tuning_rules.c) */
+            EXPECT(s, COLL_ALLTOALL, 1024, "direct");     /* 2 ranks up to 16K (tuning_rules.c) */
             EXPECT(s, COLL_ALLTOALL, KB(16), "direct");
             EXPECT(s, COLL_ALLTOALL, KB(64), "pairwise");
             EXPECT(s, COLL_ALLTOALL, MB(16) - 8, "pairwise");

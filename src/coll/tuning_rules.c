@@ -105,7 +105,16 @@ const coll_tuning_rule_t coll_tuning_rules[] = {
     {COLL_BROADCAST, COLL_RULE_HOST, 2, 4, 0, ANY_SIZE, "binomial"}, /* 2 ranks 64M: 3.2 vs direct 5.3 ms */
     {COLL_SCATTER, COLL_RULE_HOST, 2, 2, 0, ANY_SIZE, "binomial"},   /* 2 ranks 8M: 214 vs direct 895 us */
     {COLL_SCATTER, COLL_RULE_HOST, 3, 4, 0, ANY_SIZE, "linear"},     /* 4 ranks 1M: 50 vs binomial 66 us */
-    {COLL_REDUCE, COLL_RULE_HOST, 2, 4, 0, KB(64), "binomial"},      /* 4 ranks 8K: 9.0 vs rs_gather 36.8 us */
+    /* Reduce, 2-4 ranks up to 512K: the binomial tree (one receive-reduce of the whole vector per round)
+     * beats the staged direct algorithm's two barriers and copies (env-ab, 5 interleaved rounds,
+     * 2026-12-04, bench/results/huge-rules-20261204.md section 5; 4 KiB and 2 MiB pages alike): 2 ranks
+     * 128K 13.5 vs 17.8 us, 512K 29.7 vs 49.9; 4 ranks 128K 23.5 vs 45, 256K 46 vs 71, 512K 73 vs 111
+     * (4 KiB pages 70 vs 87); 1M and up direct (2 ranks 57 vs 65-75 us, 4 ranks 2M 227 vs 385). */
+    {COLL_REDUCE, COLL_RULE_HOST, 2, 4, 0, KB(512), "binomial"}, /* 4 ranks 8K: 9.0 vs rs_gather 36.8 us */
+    /* 2 ranks 4M-16M: the pipeline (chain in COLL_CHUNK pieces; with 2 ranks the member streams its
+     * input to the root, which reduces each piece as it lands): 8M 595 vs direct 732 us (4 KiB pages
+     * 607 vs 783), 4M a tie (259 vs 271), 2M direct (95 vs 131) */
+    {COLL_REDUCE, COLL_RULE_HOST, 2, 2, MB(4), MB(16) - 1, "pipeline"},
     /* 2 ranks from 16M: the staged direct algorithms, since their copies into the result stream
      * (coll_direct_copy_out, COLL_COPY_NT_MIN): a process_vm_readv copy runs at about half the rate
      * of a non-temporal memcpy here (perf: _copy_to_iter 35% vs coll_copy_nt 17% of allgather_cma's

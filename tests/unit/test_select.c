@@ -127,7 +127,10 @@ static void test_one_host(void **state)
             EXPECT(s, COLL_BROADCAST, MB(1), "cma");
             EXPECT(s, COLL_GATHER, MB(1), "binomial");
             EXPECT(s, COLL_GATHER, MB(16), "cma");
-            EXPECT(s, COLL_REDUCE, MB(16), "direct"); /* 2 ranks from 16M (tuning_rules.c) */
+            EXPECT(s, COLL_REDUCE, KB(512), "binomial"); /* 2-4 ranks up to 512K (tuning_rules.c) */
+            EXPECT(s, COLL_REDUCE, MB(1), "direct");
+            EXPECT(s, COLL_REDUCE, MB(8), "pipeline"); /* 2 ranks 4M-16M */
+            EXPECT(s, COLL_REDUCE, MB(16), "direct");  /* 2 ranks from 16M (tuning_rules.c) */
             EXPECT(s, COLL_REDUCE, MB(64), "direct");
         }
         if (l == 4) {
@@ -152,6 +155,7 @@ static void test_one_host(void **state)
         if (l <= 4) {
             EXPECT(s, COLL_BROADCAST, MB(64), l == 3 ? "binomial" : "direct");
             EXPECT(s, COLL_REDUCE, KB(64), "binomial");
+            EXPECT(s, COLL_REDUCE, KB(512), "binomial");
         }
         coll_sim_destroy(s);
     }

@@ -122,6 +122,11 @@ const coll_tuning_rule_t coll_tuning_rules[] = {
      * alltoall 16M 2.18 vs cma 2.93 vs pairwise 2.98 ms, 32M 4.5 vs 5.2, 64M 9.5 vs 11.4;
      * allgather (the direct rule below) 16M 2.37 vs cma 2.79, 32M 4.8 vs 5.5, 64M 10.1 vs 11.8. */
     {COLL_ALLTOALL, COLL_RULE_HOST, 2, 2, MB(16), ANY_SIZE, "direct"},
+    /* reduce_scatter 2 ranks 256K-16M: the ring (one chunked exchange, each half reduced as it lands)
+     * beats staging half and reducing after a barrier (env-ab, 5 rounds, 2026-12-04,
+     * huge-rules-20261204.md section 6; 4 KiB pages alike): 256K 15.1 vs 21.3 us, 1M 37.4 vs 47.7, 8M
+     * 401 vs 547, 16M 1061 vs 1808; 128K a tie, 64M direct (5687 vs 5884) */
+    {COLL_REDUCE_SCATTER, COLL_RULE_HOST, 2, 2, KB(256), MB(16), "ring"},
     /* reduce 2 ranks from 16M: direct with its streamed copy-out (perf4-20261204.md, 5 rounds):
      * 16M 2.6 vs rs_gather 3.6 ms, 32M 5.5 vs 9.3, 64M 11.2 vs 16.6 (1.31x, 1.66x, 1.47x) */
     {COLL_REDUCE, COLL_RULE_HOST, 2, 2, MB(16), ANY_SIZE, "direct"},

@@ -127,6 +127,8 @@ static void test_one_host(void **state)
             EXPECT(s, COLL_BROADCAST, MB(1), "cma");
             EXPECT(s, COLL_GATHER, MB(1), "binomial");
             EXPECT(s, COLL_GATHER, MB(16), "cma");
+            EXPECT(s, COLL_REDUCE_SCATTER, MB(1), "ring"); /* 2 ranks 256K-16M (tuning_rules.c) */
+            EXPECT(s, COLL_REDUCE_SCATTER, MB(64), "direct");
             EXPECT(s, COLL_REDUCE, KB(512), "binomial"); /* 2-4 ranks up to 512K (tuning_rules.c) */
             EXPECT(s, COLL_REDUCE, MB(1), "direct");
             EXPECT(s, COLL_REDUCE, MB(8), "pipeline"); /* 2 ranks 4M-16M */

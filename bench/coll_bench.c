@@ -13,9 +13,9 @@
 
 #include "bench_common.h"
 #include "../tools/common/huge_buf.h"
+#include "../tools/common/huge_hint.h"
 #include "coll.h"
 #include "core/config.h"
-#include "core/copy.h"
 #include "../tests/lib/fork_ranks.h"
 
 static coll_status_t run_one(int c, void *s, void *r, size_t bytes, int p, coll_comm_t comm)
@@ -56,9 +56,7 @@ static int rank_main(int rank, void *arg)
         coll_cfg_set(COLL_CFG_HOST_ID, host);
         coll_cfg_set(COLL_CFG_IF_IP, "127.0.0.1");
     }
-    /* huge-first private buffers (huge_buf.h): as the test executables, tell the selection */
-    if (!zc && cb_buf_huge_env() && coll_thp_mode() != COLL_THP_NEVER && !coll_cfg_is_set(COLL_CFG_BUF_HUGE))
-        coll_cfg_set(COLL_CFG_BUF_HUGE, "1");
+    cb_buf_huge_hint(!zc && cb_buf_huge_env()); /* as the test executables: the COLL_RULE_HUGE rules */
     CK(coll_comm_init_rank(&comm, nranks, id, rank));
     int p = nranks;
     size_t sizes[32];

@@ -141,7 +141,8 @@ static void count_host_sizes(coll_comm *comm)
 
 /* COLL_BUF_HUGE, read once per communicator: the same on every rank of a
  * host (the same setting, the same sysfs), which is all the single-host
- * rules it gates need to agree. */
+ * rules it gates need to agree. Scale: O(1) per rank (under auto one small
+ * sysfs read), no message, whatever N and H. */
 static int buf_huge(void)
 {
     const char *v = coll_cfg_str(COLL_CFG_BUF_HUGE);

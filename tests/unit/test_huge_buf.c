@@ -16,27 +16,9 @@
 #include <cmocka.h>
 
 #include "../../tools/common/huge_buf.h"
+#include "core/copy.h"
 
 #define MiB ((size_t)1 << 20)
-
-/* "always", "madvise" or "never": the bracketed word of the sysfs file. */
-static const char *thp_mode(void)
-{
-    static char mode[16];
-    char line[128] = "";
-    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-    if (!f)
-        return "never"; /* no THP in this kernel */
-    if (!fgets(line, sizeof line, f))
-        line[0] = 0;
-    fclose(f);
-    char *a = strchr(line, '['), *b = a ? strchr(a, ']') : NULL;
-    if (!a || !b || (size_t)(b - a - 1) >= sizeof mode)
-        return "never";
-    memcpy(mode, a + 1, (size_t)(b - a - 1));
-    mode[b - a - 1] = 0;
-    return mode;
-}
 
 /* AnonHugePages of the mapping that contains address p, kB; -1 if not found. */
 static long huge_kb(uintptr_t p)
@@ -105,7 +87,7 @@ static void test_large_aligned_and_unmapped(void **state)
 static void test_huge_pages_backing(void **state)
 {
     (void)state;
-    const char *mode = thp_mode();
+    int mode = coll_thp_mode(); /* the library's reader of transparent_hugepage/enabled */
     size_t n = 16 * MiB;
     char *h = cb_buf_alloc(n, 1), *s = cb_buf_alloc(n, 0);
     assert_non_null(h);
@@ -113,12 +95,13 @@ static void test_huge_pages_backing(void **state)
     memset(h, 1, n);
     memset(s, 1, n);
     long hk = huge_kb((uintptr_t)h), sk = huge_kb((uintptr_t)s);
-    print_message("THP %s: advised %ld kB, unadvised %ld kB of huge pages\n", mode, hk, sk);
-    if (!strcmp(mode, "never")) {
+    static const char *const names[] = {"never", "madvise", "always"};
+    print_message("THP %s: advised %ld kB, unadvised %ld kB of huge pages\n", names[mode], hk, sk);
+    if (mode == COLL_THP_NEVER) {
         assert_int_equal(hk, 0);
     } else {
         assert_true(hk >= 2048);
-        if (!strcmp(mode, "madvise"))
+        if (mode == COLL_THP_MADVISE)
             assert_int_equal(sk, 0);
     }
     cb_buf_free(h, n, 1);

@@ -18,7 +18,7 @@
  *   core/netif.h     coll_netif_select, coll_sockaddr_str (topo)
  *   bootstrap/bootstrap.h  coll_id_decode, coll_id_info_t (spdir)
  *   core/copy.h      coll_copy_nt (bw -t d2d's nt method: the transports' copy),
- *                    coll_thp_mode (the drivers' COLL_BUF_HUGE hint)
+ *                    coll_thp_mode (huge_hint.h: the tools' COLL_BUF_HUGE hint)
  *
  * Not installed, not part of the ABI: any of this may change with the library.
  * Adding a name here is a design decision: prefer putting it in coll.h if a

@@ -31,7 +31,11 @@
 
 #define CB_HUGE_PAGE ((size_t)2 << 20)
 
-static inline size_t cb_buf_map_len(size_t bytes) { return (bytes + CB_HUGE_PAGE - 1) & ~(CB_HUGE_PAGE - 1); }
+/* Whole 2 MiB pages; 0 bytes take one, as posix_memalign's path takes 1 byte. */
+static inline size_t cb_buf_map_len(size_t bytes)
+{
+    return ((bytes ? bytes : 1) + CB_HUGE_PAGE - 1) & ~(CB_HUGE_PAGE - 1);
+}
 
 static inline int cb_buf_mapped(size_t bytes, int huge) { return huge || bytes >= CB_HUGE_PAGE; }
 
@@ -46,7 +50,7 @@ static inline void *cb_buf_alloc(size_t bytes, int huge)
             errno = e;
         return e ? NULL : p;
     }
-    size_t len = cb_buf_map_len(bytes ? bytes : 1), span = len + CB_HUGE_PAGE;
+    size_t len = cb_buf_map_len(bytes), span = len + CB_HUGE_PAGE;
     char *r = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (r == MAP_FAILED)
         return NULL;
@@ -80,7 +84,7 @@ static inline void cb_buf_free(void *p, size_t bytes, int huge)
     if (!cb_buf_mapped(bytes, huge))
         free(p);
     else
-        (void)munmap(p, cb_buf_map_len(bytes ? bytes : 1)); /* fails only for a range not mapped here */
+        (void)munmap(p, cb_buf_map_len(bytes)); /* fails only for a range not mapped here */
 }
 
 /* The benches' switch (the test executables read the config table's

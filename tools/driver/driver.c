@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include "../common/coll_internal.h"
 #include "../common/huge_buf.h"
+#include "../common/huge_hint.h"
 #include "driver.h"
 #include "../launch/launch.h"
 
@@ -45,11 +46,13 @@ static int code_of(coll_status_t st)
     return CB_EXIT_SETUP;
 }
 
+/* What buf_alloc allocates for `bytes` (and buf_free must be told). */
+static size_t buf_bytes(size_t bytes) { return bytes < 64 ? 64 : bytes; }
+
 static void *buf_alloc(cb_ctx_t *c, size_t bytes, coll_status_t *st)
 {
     void *p = NULL;
-    if (bytes < 64)
-        bytes = 64;
+    bytes = buf_bytes(bytes);
     if (c->opts->zero_copy) {
         *st = coll_mem_alloc(c->comm, bytes, &p);
         return *st == COLL_SUCCESS ? p : NULL;
@@ -66,7 +69,7 @@ static void buf_free(cb_ctx_t *c, void *p, size_t bytes)
     if (c->opts->zero_copy)
         coll_mem_free(c->comm, p);
     else
-        cb_buf_free(p, bytes < 64 ? 64 : bytes, coll_cfg_bool(COLL_CFG_TEST_HUGE)); /* as buf_alloc mapped it */
+        cb_buf_free(p, buf_bytes(bytes), coll_cfg_bool(COLL_CFG_TEST_HUGE));
 }
 
 static int fail_call(cb_ctx_t *c, cb_results_t *res, const char *what, coll_status_t st)
@@ -424,12 +427,7 @@ int cb_main(const cb_desc_t *d, int argc, char **argv)
     }
     if (opts.algo)
         coll_cfg_set(COLL_CFG_ALGO, opts.algo);
-    /* private buffers huge-first (huge_buf.h) where the kernel has THP: the
-     * selection's COLL_RULE_HUGE rules apply, unless the user set the hint;
-     * the same on every rank (same settings, same sysfs) */
-    if (!opts.zero_copy && coll_cfg_bool(COLL_CFG_TEST_HUGE) && coll_thp_mode() != COLL_THP_NEVER
-        && !coll_cfg_is_set(COLL_CFG_BUF_HUGE))
-        coll_cfg_set(COLL_CFG_BUF_HUGE, "1");
+    cb_buf_huge_hint(!opts.zero_copy && coll_cfg_bool(COLL_CFG_TEST_HUGE)); /* the COLL_RULE_HUGE rules */
     if (opts.timeout >= 0) {
         char b[32];
         snprintf(b, sizeof(b), "%g", opts.timeout);

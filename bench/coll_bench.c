@@ -13,7 +13,9 @@
 
 #include "bench_common.h"
 #include "../tools/common/huge_buf.h"
+#ifndef CB_NO_BUF_HUGE /* coll-ab.sh's build against a library from before COLL_BUF_HUGE */
 #include "../tools/common/huge_hint.h"
+#endif
 #include "coll.h"
 #include "core/config.h"
 #include "../tests/lib/fork_ranks.h"
@@ -56,7 +58,9 @@ static int rank_main(int rank, void *arg)
         coll_cfg_set(COLL_CFG_HOST_ID, host);
         coll_cfg_set(COLL_CFG_IF_IP, "127.0.0.1");
     }
+#ifndef CB_NO_BUF_HUGE
     cb_buf_huge_hint(!zc && cb_buf_huge_env()); /* as the test executables: the COLL_RULE_HUGE rules */
+#endif
     CK(coll_comm_init_rank(&comm, nranks, id, rank));
     int p = nranks;
     size_t sizes[32];

@@ -8,8 +8,7 @@
 #ifndef CB_HUGE_HINT_H
 #define CB_HUGE_HINT_H
 
-#include "core/config.h"
-#include "core/copy.h"
+#include "coll_internal.h" /* the config table, coll_thp_mode */
 
 /* Private buffers allocated huge-first (`huge`: COLL_TEST_HUGE) where the
  * kernel has transparent huge pages: COLL_BUF_HUGE=1, unless the user set

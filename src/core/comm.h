@@ -93,6 +93,8 @@ struct coll_comm {
     int yields;        /* sched_yield rounds before blocking */
     double tcp_spin_s; /* a wait on sockets alone keeps progressing this long
                                             before sleeping in poll (COLL_TCP_SPIN_US) */
+    int machine_ranks; /* ranks of this communicator on this rank's machine (same boot id) */
+    int machine_fits;  /* ... and they fit its cores: COLL_TCP_SPIN_US and COLL_NSOCKS auto */
 
     /* scratch, grown on demand and reused (never freed per call) */
     void *scratch;

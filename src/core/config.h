@@ -64,8 +64,8 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
       "AF_INET or AF_INET6 (default: whatever the interface has, IPv4 first)") \
     X(IF_BASE_PORT, "COLL_IF_BASE_PORT", INT, "0", "", "first port for data listeners (0 = any free port)") \
     X(PORT_RANGE, "COLL_PORT_RANGE", INT, "1000", "ports", "ports tried from COLL_IF_BASE_PORT upwards") \
-    X(NSOCKS, "COLL_NSOCKS", INT, "2", "", \
-      "TCP connections per peer and direction (each carries data one way); large messages are dealt across them in COLL_SOCK_CHUNK chunks") \
+    X(NSOCKS, "COLL_NSOCKS", INT, "-1", "", \
+      "TCP connections per peer and direction (each carries data one way); messages from 64K are dealt across them in COLL_SOCK_CHUNK chunks (-1 = auto: 2 while the ranks on this machine, namespaces and containers included, fit its cores; else 1)") \
     X(SOCK_BUF, "COLL_SOCK_BUF", SIZE, "4M", "bytes", "SO_SNDBUF/SO_RCVBUF of data sockets (0 = kernel default)") \
     X(SOCK_CHUNK, "COLL_SOCK_CHUNK", SIZE, "128K", "bytes", \
       "large messages go over a peer's sockets in chunks of this size, each to whichever socket takes data first") \

@@ -56,6 +56,16 @@
 
 #define COLL_TCP_MAX_SOCKS 8 /* per direction: COLL_NSOCKS <= 8 */
 #define COLL_TCP_STRIPE_MIN ((size_t)64 << 10)
+/* COLL_NSOCKS auto (-1): this many sockets a direction while the ranks on
+ * this machine (namespaces and containers of one kernel included) fit its
+ * cores, else 1. A second stream lets a pair of ranks use two cores' TCP
+ * processing (2 namespace hosts x 1 rank, AllReduce 1M without a rate limit:
+ * 388 vs 439 us); with more ranks than cores every core already runs TCP for
+ * several ranks, and striping only adds system calls and wake-ups per message:
+ * 4 hosts x 4 ranks on 2 cores, AlltoAll 1M 9.4 vs 5.7 ms, 16M 85 vs 66 ms;
+ * 4 x 1 at 5 Gbit/s, AllReduce 64M 1.12x and AlltoAll 1M 1.17x faster with one
+ * (bench/results/nsocks-auto-20261204.md). */
+#define COLL_TCP_AUTO_SOCKS 2
 #define COLL_TCP_STRIPE_ALIGN ((size_t)64)
 #define COLL_TCP_BOUNCE ((size_t)256 << 10) /* recv-reduce staging per socket */
 #define COLL_TCP_CHUNK_HDR 16

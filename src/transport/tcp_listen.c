@@ -146,12 +146,14 @@ coll_status_t coll_tcp_state(coll_comm *comm)
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_TCP, "out of memory");
     t->listen_fd = -1;
     long long ns = coll_cfg_int(COLL_CFG_NSOCKS);
-    if (ns < 1 || ns > COLL_TCP_MAX_SOCKS) {
-        COLL_WARN(COLL_SUB_TCP, "COLL_NSOCKS=%lld out of range 1..%d, using %d", ns, COLL_TCP_MAX_SOCKS,
-                  ns < 1 ? 1 : COLL_TCP_MAX_SOCKS);
+    if (ns != -1 && (ns < 1 || ns > COLL_TCP_MAX_SOCKS)) {
+        COLL_WARN(COLL_SUB_TCP, "COLL_NSOCKS=%lld out of range (allowed: -1 = auto, 1..%d), using %d", ns,
+                  COLL_TCP_MAX_SOCKS, ns < 1 ? 1 : COLL_TCP_MAX_SOCKS);
         ns = ns < 1 ? 1 : COLL_TCP_MAX_SOCKS;
     }
-    t->nsocks = (int)ns; /* this rank's sending direction to each peer (tcp_internal.h) */
+    /* this rank's sending direction to each peer (tcp_internal.h); 0 = auto,
+     * decided in coll_tcp_setup once the ranks of this machine are known */
+    t->nsocks = ns == -1 ? 0 : (int)ns;
     size_t sb = coll_cfg_size(COLL_CFG_SOCK_BUF);
     t->sockbuf = sb > INT_MAX ? INT_MAX : (int)sb;
     size_t ns2 = coll_cfg_size(COLL_CFG_SOCK_NOTSENT);
@@ -233,7 +235,7 @@ static coll_status_t listen_open(coll_comm *comm, coll_peer_info_t *me)
         memcpy(me->addr, &((struct sockaddr_in *)&t->addr)->sin_addr, 4);
     snprintf(me->ifname, sizeof me->ifname, "%s", t->ifname);
     COLL_INFO(COLL_SUB_TCP,
-              "data listener on %s (interface %s), %d socket(s) per peer and direction, "
+              "data listener on %s (interface %s), %d socket(s) per peer and direction (0: auto), "
               "socket buffers %d, chunks %zu, notsent lowat %d",
               coll_sockaddr_str(&t->addr, s, sizeof s), t->ifname, t->nsocks, t->sockbuf, t->chunk, t->notsent);
     return COLL_SUCCESS;

@@ -68,9 +68,14 @@ coll_status_t coll_tcp_setup(coll_comm *comm)
     for (int p = 0; p < comm->nranks; p++)
         if (comm->tp && coll_tcp_is_peer(comm, p))
             comm->tp[p] = &coll_tcp_ops;
+    if (t->nsocks == 0) /* COLL_NSOCKS auto: tcp_internal.h */
+        t->nsocks = comm->machine_fits ? COLL_TCP_AUTO_SOCKS : 1;
     coll_tcp_fd_reserve(comm, 0);
-    COLL_INFO(COLL_SUB_TCP, "%d rank(s) reached over tcp, connected on first use (%d socket(s) each way)", t->ntcp,
-              t->nsocks);
+    COLL_INFO(COLL_SUB_TCP,
+              "%d rank(s) reached over tcp, connected on first use (%d socket(s) each way; %d rank(s) on this "
+              "machine%s)",
+              t->ntcp, t->nsocks, comm->machine_ranks,
+              comm->machine_fits ? ", within its cores" : ", more than its cores");
     return COLL_SUCCESS;
 }
 

@@ -664,7 +664,7 @@ static void init_comm(coll_sim_t *s, int r)
     c->min_local = s->min_local;
     c->max_local = s->max_local;
     c->oversub = 1.0;
-    c->buf_huge = 0; /* the sim's buffers: no CMA costs by page size in the model */
+    c->buf_huge = s->p.buf_huge; /* selection only: the model's cma costs are the same on both page sizes */
     c->tp = s->tp;
     c->sim = s;
     c->yields = 0;

@@ -102,6 +102,11 @@ typedef struct {
     double net_cpu_gbps;                 /* TCP Gbit/s one core sends + receives (0: no limit) */
     double copy_core_gbps;               /* memcpy Gbit/s per core while every core copies (0: as one alone) */
     double cache_bytes;                  /* last-level cache a host's ranks share (0: not modelled) */
+    /* Not the transport's: what the selection is told of the network (the
+     * init probe's latency and bandwidth, collbench sim sets the tuning's tcp
+     * constants from them); 0: net_us + net_ovh_us and net_gbps. */
+    double probe_us, probe_gbps;
+    int buf_huge; /* the ranks' buffers are on 2 MiB pages: comm->buf_huge, the selection's HUGE rules */
 } coll_sim_params_t;
 
 /* The default link model (collbench sim's defaults, the unit tests' model):

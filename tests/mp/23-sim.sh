@@ -54,10 +54,20 @@ a=$("$CB" sim -n 64 -H 8 -c alltoall -b 1M -e 1M --json | grep -o '"time_us": [0
 b=$("$CB" sim -n 64 -H 8 -c alltoall -b 1M -e 1M --json | grep -o '"time_us": [0-9.]*')
 [ -n "$a" ] && [ "$a" = "$b" ] || { echo "== sim not deterministic: '$a' vs '$b'"; rc=1; }
 
+# --buf-huge: the selection of one host follows the page size as the test executables' does
+# (2 ranks, 128K: cma on 2 MiB pages, the staged direct algorithm on 4 KiB; test_select's HUGE rows)
+for hb in "1 cma" "0 direct"; do
+    set -- $hb
+    alg=$("$CB" sim -n 2 -c allreduce -b 128K -e 128K --buf-huge "$1" --json | grep -o '"algorithm": "[a-z_]*"' | head -1)
+    [ "$alg" = "\"algorithm\": \"$2\"" ] || { echo "== sim --buf-huge $1: $alg, want $2"; rc=1; }
+done
+"$CB" sim -n 2 -c allreduce -b 128K -e 128K --buf-huge 1 | grep -q "buffers on 2 MiB pages" ||
+    { echo "== sim --buf-huge 1: the header does not say so"; rc=1; }
+
 # bad input: exit 2, one line naming the value
 for bad in "-n 0 -c allreduce" "-n 4 -c allreduc" "-n 4 -H 5 -c allreduce" "-n 4 -H 2,x -c allreduce" \
            "-n 5 -H 2,2 -c allreduce" "-n 4 -c reduce -r 4" "-n 4 -c allreduce --algo nope" \
-           "-n 4 -c allreduce -d fp33" "-n 4 -c allreduce --net-gbps 0" "-n 4 -c allreduce --bogus"; do
+           "-n 4 -c allreduce -d fp33" "-n 4 -c allreduce --net-gbps 0" "-n 4 -c allreduce --bogus" "-n 4 -c allreduce --buf-huge 2"; do
     msg=$("$CB" sim $bad 2>&1 >/dev/null)
     st=$?
     if [ $st -ne 2 ] || [ "$(echo "$msg" | wc -l)" -ne 1 ]; then

@@ -96,6 +96,22 @@ msg=$("$CB" bw -t hosts -p 4 2>&1 >/dev/null); st=$?
 [ $st = 2 ] && echo "$msg" | grep -q "unknown option '-p' for -t hosts" || fail "bw -t hosts -p: exit $st, '$msg'"
 echo "ok: bw -t hosts wrote net_cpu_gbps = $per; uneven hosts, standalone and -p exit 2"
 
+# 1c. bw -t p2p between 2 hosts: net_step_us from the exchange, and what the init probe measured
+# (probe_us, probe_gbps: the selection's view); without the probe those two are not written
+cp "$F" "$TMP/p2p.txt"
+hosts_run "ha hb" -t p2p -s 256K -et 4 --calibration-out "$TMP/p2p.txt" 2>/dev/null ||
+    fail "bw -t p2p --calibration-out: exit $?: $(cat "$TMP"/h.r*)"
+F0=$F F=$TMP/p2p.txt
+for k in net_step_us net_step_bytes probe_us probe_gbps; do [ -n "$(key $k)" ] || fail "bw -t p2p wrote no $k: $(cat "$F")"; done
+awk -v u="$(key probe_us)" -v g="$(key probe_gbps)" 'BEGIN { exit !(u > 0 && g > 0) }' ||
+    fail "probe_us '$(key probe_us)', probe_gbps '$(key probe_gbps)' not positive"
+grep -q "^# .*collbench bw -t p2p -s 262144: .*init probe [0-9.]* us" "$F" || fail "bw -t p2p: no comment: $(cat "$F")"
+cp "$F0" "$TMP/np.txt"; F=$TMP/np.txt
+COLL_NET_PROBE=0 hosts_run "ha hb" -t p2p -s 256K -et 4 --calibration-out "$F" 2>/dev/null || fail "p2p without probe: exit $?"
+[ -n "$(key net_step_us)" ] && [ -z "$(key probe_us)" ] || fail "COLL_NET_PROBE=0: probe_us written: $(cat "$F")"
+F=$F0
+echo "ok: bw -t p2p wrote net_step_us and the init probe's probe_us / probe_gbps"
+
 # 2. the sim uses the file's figures
 "$CB" sim -H 2,2 -c allreduce -b 4M -e 4M --calibration "$F" --json >"$TMP/a.json" || fail "sim --calibration: exit $?"
 for k in net_gbps net_us shm_gbps reduce_gbps cores_per_host copy_core_gbps cache_bytes; do
@@ -126,6 +142,14 @@ awk -v a="$ta" -v b="$(t_us "$TMP/cpu.json")" 'BEGIN { exit !(b > 1.5 * a) }' ||
 # 512K each way in 2 chunks of 256K: two steps of 1000 us more
 awk -v a="$(t_us "$TMP/s0.json")" -v b="$(t_us "$TMP/s1.json")" 'BEGIN { exit !(b - a > 1999 && b - a < 2001) }' ||
     fail "--net-step-us 1000: $(t_us "$TMP/s1.json") us, want $(t_us "$TMP/s0.json") + 2000"
+# probe_us / probe_gbps: the selection sees them, the link model does not (4 hosts x 1 rank,
+# AllGather 1M: a selection told of 40 us picks the log-step Bruck, told of 7 us the ring)
+printf 'net_gbps = 4.8\nnet_us = 40\n' >"$TMP/sel.txt"
+alg() { "$CB" sim -H 1,1,1,1 -c allgather -b 1M -e 1M --calibration "$1" ${2:-} --json | grep -o '"algorithm": "[a-z]*"' | head -1; }
+[ "$(alg "$TMP/sel.txt")" = '"algorithm": "bruck"' ] || fail "net_us 40: $(alg "$TMP/sel.txt"), want bruck"
+printf 'probe_us = 7\nprobe_gbps = 19\n' >>"$TMP/sel.txt"
+[ "$(alg "$TMP/sel.txt")" = '"algorithm": "ring"' ] || fail "probe_us 7: $(alg "$TMP/sel.txt"), want ring"
+[ "$(alg "$TMP/sel.txt" "--probe-us 40")" = '"algorithm": "bruck"' ] || fail "--probe-us 40 over the file did not win"
 echo "ok: sim --calibration: $(t_us "$TMP/a.json") us as measured, $ta us at net_gbps = 1, $tb us at 0.5; --net-gbps wins"
 
 # 3. bad files: exit 2, one line naming the file's line and the value

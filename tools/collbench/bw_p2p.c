@@ -210,7 +210,14 @@ static const char *transport_of(coll_comm_t comm, int nranks)
  * --calibration-out`, net_us 0 when absent). It holds what a step costs
  * beyond the wire: TCP's ACK clocking behind the reverse data and waking the
  * receiving rank on its (maybe loaded) host. -s should be the pipelining
- * chunk of the ring algorithms (COLL_CHUNK); it becomes net_step_bytes. */
+ * chunk of the ring algorithms (COLL_CHUNK); it becomes net_step_bytes.
+ * Also probe_us and probe_gbps: what libcoll's init probe measured between
+ * these two hosts (the leaders of hosts 0 and 1, as in every run across the
+ * same hosts), which is what the real selection works from and so what the
+ * sim's must be told (a tc tbf link lets the probe's 1 MiB through in its
+ * bucket at veth speed: 2-3 GB/s on a 5 Gbit/s link; its 8-byte round trips
+ * give the best, not the typical latency: 7-10 us where `net --lat` says
+ * 9-45). Without a probe (one host, COLL_NET_PROBE=0) they are left out. */
 static int write_calibration(const cbt_p2p_opts_t *o, const cbt_p2p_report_t *rep)
 {
     const char *f = o->bw->calib_out;
@@ -233,12 +240,19 @@ static int write_calibration(const cbt_p2p_opts_t *o, const cbt_p2p_report_t *re
     if (!x)
         return cbt_error(TOOL, CBT_EXIT_FAIL, "no bidirectional measurement for --calibration-out");
     double wire = (double)o->bw->size * 8 / (gbps * 1e3), step = x->us - wire - lat;
-    char by[200];
+    const coll_link_cost_t *pr = coll_tuning_tcp();
+    int probed = !strcmp(coll_tuning_tcp_source(), "probe") && pr->beta_us_per_b > 0;
+    double probe_gbps = probed ? 8.0 / (pr->beta_us_per_b * 1e3) : 0;
+    char by[240];
     snprintf(by, sizeof by,
-             "collbench bw -t p2p -s %llu: exchange %.1f us, transmission at net_gbps %.1f us, net_us %.1f",
-             o->bw->size, x->us, wire, lat);
-    cbt_calib_kv_t kv[2] = {{"net_step_us", step > 0 ? step : 0}, {"net_step_bytes", (double)o->bw->size}};
-    return cbt_calib_write(TOOL, f, by, kv, 2);
+             "collbench bw -t p2p -s %llu: exchange %.1f us, transmission at net_gbps %.1f us, net_us %.1f; "
+             "init probe %.1f us, %.2f Gbit/s",
+             o->bw->size, x->us, wire, lat, probed ? pr->lat_us : 0, probe_gbps);
+    cbt_calib_kv_t kv[4] = {{"net_step_us", step > 0 ? step : 0},
+                            {"net_step_bytes", (double)o->bw->size},
+                            {"probe_us", pr->lat_us},
+                            {"probe_gbps", probe_gbps}};
+    return cbt_calib_write(TOOL, f, by, kv, probed ? 4 : 2);
 }
 
 /* Same -s / -et everywhere (the two ends of --sp 0/1 are started separately),

@@ -31,6 +31,8 @@ static const struct {
     {"net_step_bytes", offsetof(coll_sim_params_t, net_step_bytes), 1, 1e12, "bytes"},
     {"net_cpu_gbps", offsetof(coll_sim_params_t, net_cpu_gbps), 0, 1e6, "Gbit/s per core (0: no limit)"},
     {"copy_core_gbps", offsetof(coll_sim_params_t, copy_core_gbps), 0, 1e6, "Gbit/s per core (0: no limit)"},
+    {"probe_us", offsetof(coll_sim_params_t, probe_us), 0, 1e6, "us (0: net_us)"},
+    {"probe_gbps", offsetof(coll_sim_params_t, probe_gbps), 0, 1e6, "Gbit/s (0: net_gbps)"},
     {"cache_bytes", offsetof(coll_sim_params_t, cache_bytes), 0, 1e15, "bytes (0: no cache model)"},
 };
 #define NKEYS (int)(sizeof keys / sizeof keys[0])

@@ -15,6 +15,7 @@
 #include "../common/coll_internal.h"
 #include "calib.h"
 #include "sim.h"
+#include "../common/huge_hint.h"
 
 #define TOOL "sim"
 #define SIM_MAX_RANKS (1 << 20)
@@ -86,8 +87,13 @@ static void usage(FILE *f)
             "  --cache-bytes B     last-level cache a host's ranks share: a call whose buffers on the\n"
             "                      host (send + receive, all its ranks) fit copies from the cache,\n"
             "                      without the --copy-core-gbps share (0: not modelled; default 0)\n"
+            "  --probe-us US --probe-gbps G   what the selection is told of the network, as libcoll's\n"
+            "                      init probe would measure it (default: --net-us + overhead, --net-gbps)\n"
             "  --calibration FILE  the link parameters from a calibration file (key = value) written by\n"
             "                      collbench net/bw --calibration-out; the flags above win over its keys\n"
+            "  --buf-huge 0|1      the ranks' buffers are on 2 MiB pages: one host's selection prefers the\n"
+            "                      single-copy algorithms (default: as the test executables here: 1 where\n"
+            "                      transparent huge pages are not off, or COLL_BUF_HUGE)\n"
             "Ranks of one simulated host read each other's memory: the direct, cma and shm algorithms\n"
             "run as on a real host; their barriers and small exchanges cost a shm round, their copies\n"
             "and reductions B / shm or reduce bandwidth.\n",
@@ -162,6 +168,17 @@ static void set_defaults(cbt_sim_opts_t *so)
     o->iters = 1;
     so->nhosts = 1;
     so->p = coll_sim_defaults();
+    so->buf_huge = -1;
+}
+
+/* --buf-huge left out: what the test executables would tell the selection on
+ * this machine (huge-first buffers where THP is not off: huge_hint.h), so the
+ * prediction is of their runs; COLL_BUF_HUGE set wins, as it does for them. */
+static int test_tools_buf_huge(void)
+{
+    cb_buf_huge_hint(coll_cfg_bool(COLL_CFG_TEST_HUGE));
+    const char *v = coll_cfg_str(COLL_CFG_BUF_HUGE);
+    return !strcmp(v, "auto") ? coll_thp_mode() == COLL_THP_ALWAYS : !strcmp(v, "1");
 }
 
 /* The link flags (each the calibration key of the same name): 1 after one
@@ -186,6 +203,8 @@ static int link_opt(cbt_sim_opts_t *so, sim_args_t *g, int argc, char **argv, in
         {"--net-step-bytes", "net_step_bytes", 1, 1e12, "bytes", &so->p.net_step_bytes},
         {"--net-cpu-gbps", "net_cpu_gbps", 0, 1e6, "Gbit/s per core (0: no limit)", &so->p.net_cpu_gbps},
         {"--copy-core-gbps", "copy_core_gbps", 0, 1e6, "Gbit/s per core (0: no limit)", &so->p.copy_core_gbps},
+        {"--probe-us", "probe_us", 0, 1e6, "us (0: net_us)", &so->p.probe_us},
+        {"--probe-gbps", "probe_gbps", 0, 1e6, "Gbit/s (0: net_gbps)", &so->p.probe_gbps},
         {"--cache-bytes", "cache_bytes", 0, 1e15, "bytes (0: no cache model)", &so->p.cache_bytes},
     };
     for (size_t k = 0; k < sizeof t / sizeof t[0]; k++) {
@@ -277,6 +296,11 @@ static int parse_opt(cbt_sim_opts_t *so, sim_args_t *g, int argc, char **argv, i
     } else if (!strcmp(a, "--calibration")) {
         VAL();
         so->calibration = val;
+    } else if (!strcmp(a, "--buf-huge")) {
+        VAL();
+        if (strcmp(val, "0") && strcmp(val, "1"))
+            return cbt_usage_error(TOOL, "invalid --buf-huge '%s' (allowed: 0 or 1)", val), -1;
+        so->buf_huge = val[0] == '1';
     } else {
         int r = link_opt(so, g, argc, argv, i);
         if (r)
@@ -368,6 +392,7 @@ static int parse(int argc, char **argv, cbt_sim_opts_t *so)
         return cbt_usage_error(TOOL, "invalid -b %llu: larger than -e %llu", o->minbytes, o->maxbytes), -1;
     if (check_algo(so))
         return -1;
+    so->p.buf_huge = so->buf_huge >= 0 ? so->buf_huge : test_tools_buf_huge();
     so->p.move_data = o->check;
     so->p.shared_scratch = o->check ? 0 : shared_scratch_bytes(so, o->maxbytes);
     return 0;
@@ -402,11 +427,12 @@ static void json_header(const cbt_sim_opts_t *so)
            "\"dtype\": \"%s\", \"op\": \"%s\", \"root\": %d, \"verify\": %d,\n \"link\": {\"net_gbps\": %g, "
            "\"net_us\": %g, \"net_overhead_us\": %g, \"shm_gbps\": %g, \"shm_us\": %g, \"shm_overhead_us\": %g, "
            "\"reduce_gbps\": %g, \"cores_per_host\": %g, \"net_step_us\": %g, \"net_step_bytes\": %g, "
-           "\"net_cpu_gbps\": %g, \"copy_core_gbps\": %g, \"cache_bytes\": %g},\n \"calibration\": ",
+           "\"net_cpu_gbps\": %g, \"copy_core_gbps\": %g, \"cache_bytes\": %g, \"probe_us\": %g, "
+           "\"probe_gbps\": %g, \"buf_huge\": %d},\n \"calibration\": ",
            so->desc->name, so->nranks, so->nhosts, coll_dtype_name(o->dt), coll_op_name(o->op), o->root, o->check,
            so->p.net_gbps, so->p.net_us, so->p.net_ovh_us, so->p.shm_gbps, so->p.shm_us, so->p.shm_ovh_us,
            so->p.reduce_gbps, so->p.cores_per_host, so->p.net_step_us, so->p.net_step_bytes, so->p.net_cpu_gbps,
-           so->p.copy_core_gbps, so->p.cache_bytes);
+           so->p.copy_core_gbps, so->p.cache_bytes, so->p.probe_us, so->p.probe_gbps, so->p.buf_huge);
     if (so->calibration)
         cbt_json_str(stdout, so->calibration);
     else
@@ -431,6 +457,10 @@ static void table_header(const cbt_sim_opts_t *so)
         printf(", copies %g Gbit/s per core", so->p.copy_core_gbps);
     if (so->p.cache_bytes > 0)
         printf(", cache %g MiB per host", so->p.cache_bytes / 1048576);
+    if (so->p.probe_us > 0 || so->p.probe_gbps > 0)
+        printf(", selection told %g us, %g Gbit/s", so->p.probe_us, so->p.probe_gbps);
+    if (so->p.buf_huge)
+        printf(", buffers on 2 MiB pages");
     if (so->calibration)
         printf(" (calibration %s)", so->calibration);
     printf("\ndata_size(Bytes): | aveg_time(us): | alg_bandwidth(GB/s): | check_result: | bus_bandwidth(GB/s): | "
@@ -480,8 +510,10 @@ int cbt_sim_main(int argc, char **argv)
     cbt_sim_opts_t so;
     if (parse(argc, argv, &so))
         return CBT_EXIT_USAGE;
-    /* the selection sees the simulated network, as the init probe would measure it */
-    coll_tuning_set_tcp(so.p.net_us + so.p.net_ovh_us, so.p.net_gbps / 8);
+    /* the selection sees the simulated network as the init probe would measure
+     * it, or what a real probe measured (probe_us, probe_gbps: a calibration) */
+    coll_tuning_set_tcp(so.p.probe_us > 0 ? so.p.probe_us : so.p.net_us + so.p.net_ovh_us,
+                        (so.p.probe_gbps > 0 ? so.p.probe_gbps : so.p.net_gbps) / 8);
     if (force(&so, so.algo) != COLL_SUCCESS)
         return cbt_usage_error(TOOL, "%s", coll_last_error());
     cbt_sim_job_t job;

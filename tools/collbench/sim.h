@@ -18,6 +18,7 @@ typedef struct {
     const char *algo; /* --algo NAME or NULL */
     int json, compare;
     const char *calibration; /* --calibration FILE or NULL */
+    int buf_huge;            /* --buf-huge 0|1, -1: as the test executables */
     coll_sim_params_t p;
 } cbt_sim_opts_t;
 

@@ -205,8 +205,10 @@ static void print_text(const topo_opts_t *o, coll_comm_t comm, const rank_info_t
                : !strcmp(net.source, "file") ? "COLL_TUNING_FILE"
                : nhosts > 1                  ? "built-in: COLL_NET_PROBE=0"
                                              : "built-in; one host, not measured");
-    printf("\nAlgorithms (%s, sum, root 0; size = nccl-tests/hccl_test convention)\n%-16s", coll_dtype_name(o->dt),
-           "collective");
+    int huge = ((const coll_comm *)comm)->buf_huge;
+    printf("\nAlgorithms (%s, sum, root 0; size = nccl-tests/hccl_test convention; buffers on %s pages%s)\n%-16s",
+           coll_dtype_name(o->dt), huge ? "2 MiB" : "4 KiB",
+           huge ? "" : ": the test executables' huge-first ones select as with COLL_BUF_HUGE=1", "collective");
     for (int s = 0; s < o->nsizes; s++) {
         unsigned long long v = o->sizes[s];
         const char *u = "";

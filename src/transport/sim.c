@@ -88,6 +88,9 @@ struct coll_sim {
     double mem_r;              /* one core's memcpy / a core's share while all copy (>= 1) */
     double *host_ws;           /* [nhosts] bytes the host's ranks' buffers span in this call (coll_sim_working_set) */
     double *nic_b;             /* [nhosts] us per byte of the host's NIC (its CPUs' limit included) */
+    double *cpu_b;             /* [nhosts] us per byte its CPUs allow (0: no limit): a burst's rate */
+    double *tok;               /* [2 nhosts] token bucket of each host's sending and receiving side: */
+    double *tok_t;             /* [2 nhosts] bytes at time tok_t (net_burst_bytes: link_time) */
     /* shared, read-only for the comms */
     coll_peer_info_t *peers;
     int *rank_host, *rank_local, *host_nranks, *world_ranks, *leader_ranks, *host_start;
@@ -275,6 +278,31 @@ static double cpu_factor(const coll_sim_t *s, int rank, int mem)
     return f > 1.0 ? f : 1.0;
 }
 
+/* The time host h's side k (0: sending, 1: receiving) takes for len bytes
+ * starting at t: at the NIC's rate (nic_b), but bytes covered by the side's
+ * token bucket (a tc tbf link: net_burst_bytes, refilled at net_gbps) go at
+ * the rate the CPUs allow (cpu_b) while tokens last. O(1). */
+static double link_time(coll_sim_t *s, int h, int k, size_t len, double t)
+{
+    double x = (double)len * s->nic_b[h];
+    double burst = s->p.net_burst_bytes;
+    if (burst <= 0)
+        return x;
+    int i = 2 * h + k;
+    double rate = s->p.net_gbps * 1e3 / 8.0; /* bytes per us */
+    double tok = s->tok[i] + (t - s->tok_t[i]) * rate;
+    if (tok > burst)
+        tok = burst;
+    double fast = (double)len < tok ? (double)len : tok;
+    x = fast * s->cpu_b[h] + ((double)len - fast) * s->nic_b[h];
+    /* all of it from the bucket: what refilled while it went is left; else
+     * the refill was spent on the bytes that went at the link's rate */
+    tok = (double)len <= tok ? tok - (double)len + x * rate : 0;
+    s->tok[i] = tok > burst ? burst : tok;
+    s->tok_t[i] = t + x;
+    return x;
+}
+
 static coll_status_t sim_send(coll_comm *comm, int peer, const void *buf, size_t len, size_t *done)
 {
     coll_sim_t *s = comm->sim;
@@ -311,14 +339,15 @@ static coll_status_t sim_send(coll_comm *comm, int peer, const void *buf, size_t
         double start = t + s->p.net_ovh_us * f;
         if (start < s->tx_free[hs])
             start = s->tx_free[hs];
-        x = (double)len * s->nic_b[hs];
+        x = link_time(s, hs, 0, len, start);
         s->tx_free[hs] = start + x;
-        double lat = s->p.net_us, xr = (double)len * s->nic_b[hd];
+        double lat = s->p.net_us;
         if (s->p.net_step_us > 0) /* in full from net_step_bytes up, in proportion below */
             lat += s->p.net_step_us * ((double)len < s->p.net_step_bytes ? (double)len / s->p.net_step_bytes : 1.0);
         double rx = start + lat;
         if (rx < s->rx_free[hd])
             rx = s->rx_free[hd];
+        double xr = link_time(s, hd, 1, len, rx);
         s->rx_free[hd] = rx + xr;
         m->arrive = rx + xr > start + x + lat ? rx + xr : start + x + lat;
         me->clock = t + s->p.net_ovh_us * f;
@@ -521,8 +550,11 @@ coll_status_t coll_sim_run(coll_sim_t *s, coll_sim_fn fn, void *arg, double *t_u
     s->nmsgs = s->nswitch = 0;
     sim_running = s;
     coll_sim_direct_reset(s);
-    for (int h = 0; h < s->nhosts; h++)
+    for (int h = 0; h < s->nhosts; h++) {
         s->tx_free[h] = s->rx_free[h] = 0;
+        s->tok[2 * h] = s->tok[2 * h + 1] = s->p.net_burst_bytes; /* idle links: full buckets */
+        s->tok_t[2 * h] = s->tok_t[2 * h + 1] = 0;
+    }
     for (int r = 0; r < s->n; r++) {
         sim_rank_t *x = &s->r[r];
         x->clock = x->port_free = 0;
@@ -623,6 +655,9 @@ void coll_sim_destroy(coll_sim_t *s)
     free(s->cpu_f);
     free(s->host_ws);
     free(s->nic_b);
+    free(s->cpu_b);
+    free(s->tok);
+    free(s->tok_t);
     free(s->peers);
     free(s->rank_host);
     free(s->rank_local);
@@ -687,6 +722,9 @@ static coll_status_t alloc_arrays(coll_sim_t *s, int n, int nhosts, const coll_s
     s->cpu_f = calloc(uh, sizeof(double));
     s->host_ws = calloc(uh, sizeof(double));
     s->nic_b = calloc(uh, sizeof(double));
+    s->cpu_b = calloc(uh, sizeof(double));
+    s->tok = calloc(2 * uh, sizeof(double));
+    s->tok_t = calloc(2 * uh, sizeof(double));
     s->peers = calloc(un, sizeof *s->peers);
     s->rank_host = calloc(un, sizeof(int));
     s->rank_local = calloc(un, sizeof(int));
@@ -711,7 +749,8 @@ static coll_status_t alloc_arrays(coll_sim_t *s, int n, int nhosts, const coll_s
     }
     if (!s->comms || !s->r || !s->tx_free || !s->rx_free || !s->peers || !s->rank_host || !s->rank_local
         || !s->host_nranks || !s->world_ranks || !s->leader_ranks || !s->host_start || !s->tp || !s->heap || !s->cpu_f
-        || !s->host_ws || !s->nic_b || !s->stacks || (!p->move_data && p->shared_scratch && !s->scratch)) {
+        || !s->host_ws || !s->nic_b || !s->cpu_b || !s->tok || !s->tok_t || !s->stacks
+        || (!p->move_data && p->shared_scratch && !s->scratch)) {
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_INIT, "sim: out of memory for %d ranks", n);
     }
     return COLL_SUCCESS;
@@ -740,6 +779,7 @@ static void lay_out_hosts(coll_sim_t *s, int n, int nhosts, const int *host_nran
         if (p->net_cpu_gbps > 0 && p->net_cpu_gbps * cores < bw)
             bw = p->net_cpu_gbps * cores;
         s->nic_b[h] = 8.0 / (bw * 1e3); /* Gbit/s -> us per byte */
+        s->cpu_b[h] = p->net_cpu_gbps > 0 ? 8.0 / (p->net_cpu_gbps * cores * 1e3) : 0;
         s->leader_ranks[h] = r;
         for (int l = 0; l < host_nranks[h]; l++, r++) {
             s->rank_host[r] = h;

@@ -24,6 +24,13 @@
  *               step = net_step * min(1, B / net_step_bytes) and a host's
  *               bw = min(net_bw, net_cpu_bw * cores_per_host): its CPUs may
  *               not keep up with the NIC (sending and receiving both cost).
+ *               With net_burst_bytes (a token-bucket link: tc tbf, a cloud
+ *               NIC's burst credits) each host's sending and receiving side
+ *               has a bucket of that many bytes, full when a run starts,
+ *               refilled at net_bw: the bytes it covers go at the CPUs' rate
+ *               (net_cpu_bw * cores_per_host; instantly without that limit),
+ *               the rest at bw. A run of several calls back to back
+ *               (collbench sim --iters) drains it as the real runs do.
  * The sender's clock advances by the per-message overhead (sends are eager);
  * a receive completes at max(receiver clock, arrival), a receive-reduce adds
  * B / reduce_bw. Local copies and reductions an algorithm does outside the
@@ -102,6 +109,7 @@ typedef struct {
     double net_cpu_gbps;                 /* TCP Gbit/s one core sends + receives (0: no limit) */
     double copy_core_gbps;               /* memcpy Gbit/s per core while every core copies (0: as one alone) */
     double cache_bytes;                  /* last-level cache a host's ranks share (0: not modelled) */
+    double net_burst_bytes;              /* NIC: a token bucket of this size (tc tbf), refilled at net_gbps (0: none) */
     /* Not the transport's: what the selection is told of the network (the
      * init probe's latency and bandwidth, collbench sim sets the tuning's tcp
      * constants from them); 0: net_us + net_ovh_us and net_gbps. */

@@ -660,6 +660,55 @@ static void test_recv_first(void **state)
                  t[0], t[1], x);
 }
 
+/* The links' token bucket (net_burst_bytes, a tc tbf link): 1 MiB each way
+ * between 2 hosts at 1 Gbit/s with a 1 MiB bucket and the CPUs' limit at 10
+ * Gbit/s goes at 10 Gbit/s while the bucket (full before the run) lasts; a
+ * second exchange right behind it finds the bucket all but empty and takes
+ * the link's time, less what refilled meanwhile; no bucket: the link's time. */
+static coll_status_t tb_fn(coll_comm *comm, void *arg)
+{
+    coll_status_t st = rf_fn(comm, arg);
+    return st == COLL_SUCCESS && arg ? rf_fn(comm, NULL) : st;
+}
+
+static void test_token_bucket(void **state)
+{
+    (void)state;
+    coll_sim_params_t sp = coll_sim_defaults();
+    sp.move_data = 1;
+    sp.net_gbps = 1;
+    sp.net_cpu_gbps = 10;
+    sp.cores_per_host = 1;
+    int hn[2] = {1, 1};
+    double t[3];
+    for (int r = 0; r < 2; r++)
+        for (int b = 0; b < 2; b++) {
+            rf_buf[r][b] = calloc(1, RF_BYTES);
+            assert_non_null(rf_buf[r][b]);
+        }
+    rf_recv_first = 0;
+    for (int k = 0; k < 3; k++) { /* one exchange with a bucket, two with it, one without */
+        sp.net_burst_bytes = k < 2 ? (double)RF_BYTES : 0;
+        coll_sim_t *sim = NULL;
+        assert_int_equal(coll_sim_create(2, hn, &sp, &sim), COLL_SUCCESS);
+        if (coll_sim_run(sim, tb_fn, k == 1 ? sim : NULL, &t[k]) != COLL_SUCCESS)
+            fail_msg("exchange %d: %s", k, coll_last_error());
+        coll_sim_destroy(sim);
+    }
+    for (int r = 0; r < 2; r++)
+        for (int b = 0; b < 2; b++)
+            free(rf_buf[r][b]);
+    double slow = (double)RF_BYTES * 8 / 1e3, fast = slow / 10; /* us at 1 and at 10 Gbit/s */
+    if (t[0] < fast || t[0] > 1.01 * fast + 10)
+        fail_msg("full bucket: %.1f us, want the CPUs' rate, %.1f us", t[0], fast);
+    if (t[2] < slow || t[2] > 1.01 * slow + 10)
+        fail_msg("no bucket: %.1f us, want the link's time, %.1f us", t[2], slow);
+    double second = t[1] - t[0], refill = fast * 1e3 / 8;                /* bytes refilled while the first went */
+    double want = refill / 1.25e3 + ((double)RF_BYTES - refill) / 125.0; /* 10 and 1 Gbit/s in bytes/us */
+    if (second < 0.98 * want || second > 1.02 * want + 10)
+        fail_msg("second exchange: %.1f us, want %.1f us (%.0f bytes refilled)", second, want, refill);
+}
+
 /* Pairwise AlltoAll(V) with 2, 4 and 16 exchange steps in flight
  * (COLL_ALLTOALL_WINDOW): every element right, on one rank per host and on
  * two hosts, p up to 19 (windows wider than p-1, and p-1 not a multiple of
@@ -717,8 +766,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_direct_deadlock), cmocka_unit_test(test_direct_costs),
         cmocka_unit_test(test_cpu_factor),      cmocka_unit_test(test_barrier),
-        cmocka_unit_test(test_recv_first),      cmocka_unit_test(test_pairwise_window),
-        cmocka_unit_test(test_every_algo),
+        cmocka_unit_test(test_recv_first),      cmocka_unit_test(test_token_bucket),
+        cmocka_unit_test(test_pairwise_window), cmocka_unit_test(test_every_algo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,6 +33,7 @@ static const struct {
     {"copy_core_gbps", offsetof(coll_sim_params_t, copy_core_gbps), 0, 1e6, "Gbit/s per core (0: no limit)"},
     {"probe_us", offsetof(coll_sim_params_t, probe_us), 0, 1e6, "us (0: net_us)"},
     {"probe_gbps", offsetof(coll_sim_params_t, probe_gbps), 0, 1e6, "Gbit/s (0: net_gbps)"},
+    {"net_burst_bytes", offsetof(coll_sim_params_t, net_burst_bytes), 0, 1e12, "bytes (0: no bucket)"},
     {"cache_bytes", offsetof(coll_sim_params_t, cache_bytes), 0, 1e15, "bytes (0: no cache model)"},
 };
 #define NKEYS (int)(sizeof keys / sizeof keys[0])
@@ -206,7 +207,7 @@ int cbt_calib_write(const char *tool, const char *path, const char *by, const cb
                 if (!strcmp(k, kv[i].key))
                     j = i;
         if (j >= 0 && !done[j]) {
-            fprintf(f, "%s = %.6g\n", kv[j].key, kv[j].value);
+            fprintf(f, "%s = %.10g\n", kv[j].key, kv[j].value);
             done[j] = 1;
         } else if (j < 0) {
             fputs(line, f);
@@ -217,7 +218,7 @@ int cbt_calib_write(const char *tool, const char *path, const char *by, const cb
     fprintf(f, "# %s: %s\n", when, by);
     for (int i = 0; i < n; i++)
         if (!done[i])
-            fprintf(f, "%s = %.6g\n", kv[i].key, kv[i].value);
+            fprintf(f, "%s = %.10g\n", kv[i].key, kv[i].value);
     free(done);
     int bad = old && ferror(old);
     if (old)

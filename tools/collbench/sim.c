@@ -91,6 +91,10 @@ static void usage(FILE *f)
             "                      init probe would measure it (default: --net-us + overhead, --net-gbps)\n"
             "  --calibration FILE  the link parameters from a calibration file (key = value) written by\n"
             "                      collbench net/bw --calibration-out; the flags above win over its keys\n"
+            "  --iters K --warmup W   predict the mean of K calls made back to back after W (default 1,\n"
+            "                      0): what a link's state between calls changes (--net-burst-bytes)\n"
+            "  --net-burst-bytes B a token bucket of B bytes on each host's link, both ways, refilled at\n"
+            "                      --net-gbps, full before the first call (tc tbf; 0: none, default)\n"
             "  --buf-huge 0|1      the ranks' buffers are on 2 MiB pages: one host's selection prefers the\n"
             "                      single-copy algorithms (default: as the test executables here: 1 where\n"
             "                      transparent huge pages are not off, or COLL_BUF_HUGE)\n"
@@ -169,6 +173,7 @@ static void set_defaults(cbt_sim_opts_t *so)
     so->nhosts = 1;
     so->p = coll_sim_defaults();
     so->buf_huge = -1;
+    so->iters = 1;
 }
 
 /* --buf-huge left out: what the test executables would tell the selection on
@@ -205,6 +210,7 @@ static int link_opt(cbt_sim_opts_t *so, sim_args_t *g, int argc, char **argv, in
         {"--copy-core-gbps", "copy_core_gbps", 0, 1e6, "Gbit/s per core (0: no limit)", &so->p.copy_core_gbps},
         {"--probe-us", "probe_us", 0, 1e6, "us (0: net_us)", &so->p.probe_us},
         {"--probe-gbps", "probe_gbps", 0, 1e6, "Gbit/s (0: net_gbps)", &so->p.probe_gbps},
+        {"--net-burst-bytes", "net_burst_bytes", 0, 1e12, "bytes (0: no bucket)", &so->p.net_burst_bytes},
         {"--cache-bytes", "cache_bytes", 0, 1e15, "bytes (0: no cache model)", &so->p.cache_bytes},
     };
     for (size_t k = 0; k < sizeof t / sizeof t[0]; k++) {
@@ -296,6 +302,11 @@ static int parse_opt(cbt_sim_opts_t *so, sim_args_t *g, int argc, char **argv, i
     } else if (!strcmp(a, "--calibration")) {
         VAL();
         so->calibration = val;
+    } else if (!strcmp(a, "--iters") || !strcmp(a, "--warmup")) {
+        VAL();
+        if (cbt_parse_ll(TOOL, a, val, a[2] == 'i' ? 1 : 0, 1000, &v))
+            return -1;
+        *(a[2] == 'i' ? &so->iters : &so->warmup) = (int)v;
     } else if (!strcmp(a, "--buf-huge")) {
         VAL();
         if (strcmp(val, "0") && strcmp(val, "1"))

@@ -19,6 +19,7 @@ typedef struct {
     int json, compare;
     const char *calibration; /* --calibration FILE or NULL */
     int buf_huge;            /* --buf-huge 0|1, -1: as the test executables */
+    int iters, warmup;       /* --iters K --warmup W: calls back to back, the mean of the last K */
     coll_sim_params_t p;
 } cbt_sim_opts_t;
 
@@ -33,6 +34,7 @@ typedef struct {
     cb_desc_t d;               /* the descriptor, gather-family check replaced */
     char *pats;                /* gather family: every rank's pattern, computed once */
     size_t *ws;                /* [nranks] each rank's send + receive bytes in the current run */
+    int calls;                 /* calls of the collective each rank makes in this run */
 } cbt_sim_job_t;
 
 typedef struct {

@@ -183,7 +183,19 @@ static coll_status_t rank_run(coll_comm *comm, void *arg)
     cbt_sim_job_t *j = arg;
     int r;
     coll_comm_rank(comm, &r);
-    return j->d.run(&j->c[r]);
+    coll_status_t st = COLL_SUCCESS;
+    for (int k = 0; k < j->calls && st == COLL_SUCCESS; k++)
+        st = j->d.run(&j->c[r]);
+    return st;
+}
+
+/* The virtual time of `calls` calls back to back (the links' buckets fill
+ * only before the first). */
+static coll_status_t run_calls(cbt_sim_job_t *j, int calls, double *t_us)
+{
+    j->calls = calls;
+    *t_us = 0;
+    return calls > 0 ? coll_sim_run(j->sim, rank_run, j, t_us) : COLL_SUCCESS;
 }
 
 void cbt_sim_job_run(cbt_sim_job_t *j, size_t bytes, cbt_sim_result_t *res)
@@ -203,7 +215,14 @@ void cbt_sim_job_run(cbt_sim_job_t *j, size_t bytes, cbt_sim_result_t *res)
     res->bytes = j->c[0].bytes;
     coll_comm_t c0 = j->c[0].comm;
     double t0 = cbt_now();
-    coll_status_t st = coll_sim_run(j->sim, rank_run, j, &res->t_us);
+    /* --iters K --warmup W: W + K calls less W calls, over K (as the test
+     * driver times K calls after W); one call by default */
+    int w = j->so->warmup, k = j->so->iters > 0 ? j->so->iters : 1;
+    double t_w = 0, t_all = 0;
+    coll_status_t st = run_calls(j, w, &t_w);
+    if (st == COLL_SUCCESS)
+        st = run_calls(j, w + k, &t_all);
+    res->t_us = (t_all - t_w) / k;
     res->wall_s = cbt_now() - t0;
     coll_sim_counts(j->sim, &res->msgs, &res->switches);
     if (st != COLL_SUCCESS) {

@@ -48,6 +48,8 @@ static const char *TOOL = "bw";
  * settings exchange of cbt_p2p_run makes every rank exit 2 with it. */
 static int g_mydev = -1;
 static char g_deverr[512];
+/* agree_settings refused the run on every rank alike (CB_LAUNCH_AGREED) */
+static int g_agreed;
 
 /* Look the device up and bind this thread (and the threads it starts, libcoll's
  * included) to its CPUs and memory. 0, or -1 with g_deverr set. */
@@ -295,7 +297,7 @@ static int agree_settings(const ctx_t *c, const cbt_p2p_opts_t *o, int ls, coll_
      * said why: under mpirun the first rank to exit non-zero gets the
      * others killed, which could silence the only useful line. */
     fflush(stderr);
-    (void)coll_barrier(c->comm);
+    g_agreed = coll_barrier(c->comm) == COLL_SUCCESS;
     return rc;
 }
 
@@ -433,10 +435,10 @@ static int rank_main(void *arg, const cb_launch_t *l, int rank, int nranks, cons
         return cbt_error(TOOL, cbt_exit_of(st), "rank %d of %d: coll_comm_init_rank: %s: %s", rank, nranks,
                          coll_strerror(st), coll_last_error());
     int rc = cbt_p2p_run(comm, o, NULL);
-    if (rc != CBT_EXIT_OK)
+    if (rc != CBT_EXIT_OK && !g_agreed)
         coll_comm_abort(comm);
     coll_comm_destroy(comm);
-    return rc;
+    return rc != CBT_EXIT_OK && g_agreed ? rc | CB_LAUNCH_AGREED : rc;
 }
 
 static int is_opt(const char *a, const char *s1, const char *s2, const char *s3)

@@ -341,9 +341,10 @@ static int run_mpi(cb_launch_t *l, int *argc, char ***argv, cb_rank_fn fn, void 
         mpi_abort(3);
         return 3;
     }
-    int rc = fn(arg, l, rank, size, &msg.id);
+    int rc = fn(arg, l, rank, size, &msg.id), agreed = rc > 0 && (rc & CB_LAUNCH_AGREED);
+    rc &= ~CB_LAUNCH_AGREED;
     fflush(NULL);
-    if (rc >= 2)
+    if (rc >= 2 && !agreed)
         mpi_abort(rc); /* peers may be blocked: take the job down */
     mpi_finalize();
     return rc;
@@ -400,7 +401,7 @@ static int run_env(cb_launch_t *l, cb_rank_fn fn, void *arg)
                 coll_strerror(st), coll_last_error());
         return st == COLL_ERR_TIMEOUT ? 4 : 3;
     }
-    int rc = fn(arg, l, l->rank, l->nranks, &id);
+    int rc = fn(arg, l, l->rank, l->nranks, &id) & ~CB_LAUNCH_AGREED;
     if (l->rank == 0)
         coll_unique_id_release(&id);
     return rc;
@@ -472,7 +473,7 @@ static int fork_ranks(const cb_launch_t *l, cb_rank_fn fn, void *arg, const coll
             prctl(PR_SET_PDEATHSIG, SIGKILL);
             if (getppid() != parent)
                 _exit(5);
-            int rc = fn(arg, l, i, r->n, id);
+            int rc = fn(arg, l, i, r->n, id) & ~CB_LAUNCH_AGREED;
             fflush(NULL);
             _exit(rc);
         }

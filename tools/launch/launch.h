@@ -25,7 +25,13 @@ typedef struct {
     char plugin[4096]; /* MPI: plugin path */
 } cb_launch_t;
 
-/* Runs one rank; returns its exit code. */
+/* Runs one rank; returns its exit code, or'ed with CB_LAUNCH_AGREED when
+ * every rank returns that error having agreed on it (they met after it was
+ * printed; none is blocked): under mpirun the job then ends with
+ * MPI_Finalize, not MPI_Abort, whose kill could reach a rank before its
+ * launcher forwarded the rank's last output (MPICH's hydra: the one line that
+ * says why). */
+#define CB_LAUNCH_AGREED 0x100
 typedef int (*cb_rank_fn)(void *arg, const cb_launch_t *l, int rank, int nranks, const coll_unique_id_t *id);
 
 /* Finds the launch mode (no side effect). Returns 0 or 2 with a message. */

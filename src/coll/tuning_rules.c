@@ -34,8 +34,11 @@ const coll_tuning_rule_t coll_tuning_rules[] = {
     {COLL_SCATTER, COLL_RULE_HUGE, 2, 2, KB(64), ANY_SIZE, "cma"},      /* 64M 3.5 vs direct 4.0 ms */
     {COLL_GATHER, COLL_RULE_HUGE, 2, 2, KB(64), ANY_SIZE, "cma"},       /* 64K 2.9 vs binomial 4.1 us, 256K 6.0 vs
                                                                          12.8, 64M 3.4 vs direct 3.9 ms */
-    {COLL_ALLGATHER, COLL_RULE_HUGE, 4, 4, MB(1), MB(4), "cma"},        /* 1M 95 vs direct 114 us, 4M 365 vs 494;
-                                                                         16M/64M direct 0.91-0.92x */
+    {COLL_ALLGATHER, COLL_RULE_HUGE, 4, 4, MB(1), ANY_SIZE, "cma"},     /* 1M 95 vs direct 114 us, 4M 365 vs 494;
+                                                                         8M 0.76 vs 2.68 ms, 64M 10.4 vs 21.6 (5
+                                                                         rounds, huge-rules section 7; direct's
+                                                                         best 12.1): 16M/64M had been direct's
+                                                                         0.91-0.92x, cma's best better then too */
     {COLL_ALLTOALL, COLL_RULE_HUGE, 4, 4, KB(256), ANY_SIZE, "cma"},    /* 256K 36 vs direct 52 us, 4M 0.53 vs 1.08 ms,
                                                                          64M 15.1 vs 16.7; 64K 20 vs 17 us */
     {COLL_SCATTER, COLL_RULE_HUGE, 4, 4, MB(1), ANY_SIZE, "cma"},       /* 1M 35 vs linear 65 us (5 rounds), 16M 0.61
@@ -127,6 +130,10 @@ const coll_tuning_rule_t coll_tuning_rules[] = {
      * huge-rules-20261204.md section 6; 4 KiB pages alike): 256K 15.1 vs 21.3 us, 1M 37.4 vs 47.7, 8M
      * 401 vs 547, 16M 1061 vs 1808; 128K a tie, 64M direct (5687 vs 5884) */
     {COLL_REDUCE_SCATTER, COLL_RULE_HOST, 2, 2, KB(256), MB(16), "ring"},
+    /* ... and up to 16K the staged direct one (one synchronisation, small slots): env-ab, 7 rounds,
+     * 2026-12-05 (bench/results/huge-rules-20261204.md section 7): 1K 0.26 vs ring 0.49 us, 8K 0.63 vs
+     * 0.95, 16K 1.50 vs 1.67; 32K-64K the ring (2.94 vs 2.98, 5.43 vs 5.77) */
+    {COLL_REDUCE_SCATTER, COLL_RULE_HOST, 2, 2, 0, KB(16), "direct"},
     /* reduce 2 ranks from 16M: direct with its streamed copy-out (perf4-20261204.md, 5 rounds):
      * 16M 2.6 vs rs_gather 3.6 ms, 32M 5.5 vs 9.3, 64M 11.2 vs 16.6 (1.31x, 1.66x, 1.47x) */
     {COLL_REDUCE, COLL_RULE_HOST, 2, 2, MB(16), ANY_SIZE, "direct"},

@@ -127,7 +127,9 @@ static void test_one_host(void **state)
             EXPECT(s, COLL_BROADCAST, MB(1), "cma");
             EXPECT(s, COLL_GATHER, MB(1), "binomial");
             EXPECT(s, COLL_GATHER, MB(16), "cma");
-            EXPECT(s, COLL_REDUCE_SCATTER, MB(1), "ring"); /* 2 ranks 256K-16M (tuning_rules.c) */
+            EXPECT(s, COLL_REDUCE_SCATTER, MB(1), "ring");   /* 2 ranks 256K-16M (tuning_rules.c) */
+            EXPECT(s, COLL_REDUCE_SCATTER, KB(8), "direct"); /* 2 ranks up to 16K */
+            EXPECT(s, COLL_REDUCE_SCATTER, KB(64), "ring");
             EXPECT(s, COLL_REDUCE_SCATTER, MB(64), "direct");
             EXPECT(s, COLL_REDUCE, KB(512), "binomial"); /* 2-4 ranks up to 512K (tuning_rules.c) */
             EXPECT(s, COLL_REDUCE, MB(1), "direct");
@@ -205,7 +207,7 @@ static void test_huge_host(void **state)
     set_huge(s, 1);
     EXPECT(s, COLL_ALLREDUCE, MB(1), "direct");
     EXPECT(s, COLL_ALLGATHER, MB(1), "cma");
-    EXPECT(s, COLL_ALLGATHER, MB(64), "direct");
+    EXPECT(s, COLL_ALLGATHER, MB(64), "cma");
     EXPECT(s, COLL_ALLTOALL, KB(64), "direct");
     EXPECT(s, COLL_ALLTOALL, MB(1), "cma");
     EXPECT(s, COLL_SCATTER, KB(256), "linear");

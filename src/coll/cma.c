@@ -5,6 +5,7 @@
 #include "coll/cma.h"
 
 #include "coll/coll_util.h"
+#include "coll/prim.h"
 #include "coll/tuning.h"
 #include "transport/direct.h"
 
@@ -58,30 +59,47 @@ double coll_cma_cost(const coll_comm *comm, const coll_group_t *g, double calls,
         + coll_cma_cost_copy(comm, g, calls, bytes);
 }
 
+/* The root's 1-byte tokens to (go) or from (done) every member, in batches of
+ * COLL_CMA_TOKENS. O(p) at the root, O(1) at a member. */
+#define COLL_CMA_TOKENS 64
+static coll_status_t root_tokens(coll_comm *comm, const coll_group_t *g, int send)
+{
+    char tok[COLL_CMA_TOKENS] = {0};
+    coll_prim_t ops[COLL_CMA_TOKENS];
+    int n = 0;
+    for (int j = 0; j < g->size; j++) {
+        if (j != g->me)
+            ops[n] = send ? coll_prim_send(g->ranks[j], tok, 1) : coll_prim_recv(g->ranks[j], tok + n, 1), n++;
+        if (n == COLL_CMA_TOKENS || (j == g->size - 1 && n)) {
+            COLL_CHECK(coll_prim_run(comm, ops, n, COLL_UINT8, COLL_SUM));
+            n = 0;
+        }
+    }
+    return COLL_SUCCESS;
+}
+
 coll_status_t coll_cma_rooted(coll_comm *comm, const coll_group_t *g, int ri, size_t blk, char *all, char *mine,
                               int inplace, int to_root)
 {
-    enum { PUB_BUF = 0 }; /* cma and zero-copy slot: the root's whole buffer, a member's own block */
-    int p = g->size, me = g->me, root = me == ri;
-    const void *pub = root ? (const void *)all : mine;
-    size_t len = root ? (size_t)p * blk : blk, off, part = coll_cma_root_part(blk, p, &off);
-    COLL_CHECK(coll_cma_open(comm, 1, &pub, &len, PUB_BUF, PUB_BUF));
-    if (!root && off)
-        COLL_CHECK(to_root ? coll_cma_put(comm, g, ri, PUB_BUF, (size_t)me * blk, mine, off)
-                           : coll_cma_get(comm, g, ri, PUB_BUF, (size_t)me * blk, mine, off));
-    for (int s = 1; root && s < p; s++) {
-        int j = (me + s) % p;
-        char *at = all + (size_t)j * blk + off;
-        COLL_CHECK(to_root ? coll_cma_get(comm, g, j, PUB_BUF, off, at, part)
-                           : coll_cma_put(comm, g, j, PUB_BUF, off, at, part));
+    enum { PUB_BUF = 0 }; /* cma and zero-copy slot: the root's whole buffer */
+    int p = g->size, me = g->me;
+    char tok = 0;
+    if (me != ri) { /* go, my whole block, done */
+        COLL_CHECK(coll_prim_sendrecv(comm, NULL, 0, -1, &tok, 1, g->ranks[ri]));
+        COLL_CHECK(to_root ? coll_cma_put(comm, g, ri, PUB_BUF, (size_t)me * blk, mine, blk)
+                           : coll_cma_get(comm, g, ri, PUB_BUF, (size_t)me * blk, mine, blk));
+        return coll_prim_sendrecv(comm, &tok, 1, g->ranks[ri], NULL, 0, -1);
     }
-    if (root && !inplace)
+    coll_direct_publish_addr(comm, PUB_BUF, all);
+    coll_direct_publish(comm, PUB_BUF, coll_direct_is_registered(comm, all, (size_t)p * blk) ? all : NULL);
+    COLL_CHECK(root_tokens(comm, g, 1)); /* the address is out before the go (the FIFO orders them) */
+    if (!inplace)
         coll_direct_copy(comm, to_root ? all + (size_t)me * blk : mine, to_root ? mine : all + (size_t)me * blk, blk);
-    return coll_direct_barrier(comm); /* every part has landed */
+    return root_tokens(comm, g, 0); /* every block read or landed: my buffer may change */
 }
 
 double coll_cma_rooted_cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     double p = g->size, n = (double)a->bytes;
-    return coll_cma_cost(comm, g, p - 1, (p - 1) / p * n / p) + n / p * coll_tuning_link(comm, g)->beta_us_per_b * 0.5;
+    return coll_cma_cost(comm, g, 1, n / p) + n / p * coll_tuning_link(comm, g)->beta_us_per_b * 0.5;
 }

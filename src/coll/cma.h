@@ -42,26 +42,23 @@ coll_status_t coll_cma_get(coll_comm *comm, const coll_group_t *g, int j, int sl
 coll_status_t coll_cma_put(coll_comm *comm, const coll_group_t *g, int j, int slot, size_t off, const void *src,
                            size_t len);
 
-/* The rooted cma algorithms (scatter, gather) share each member's block of
- * blk bytes between the member and the root, so that every rank copies about
- * (p-1)/p blk (with 2 ranks both cores copy half): the member copies
- * [0, *off), the root the rest, the last of p nearly equal parts (returned). */
-static inline size_t coll_cma_root_part(size_t blk, int p, size_t *off)
-{
-    *off = coll_block_offset(blk, p, p - 1);
-    return blk - *off;
-}
-
 /* The body of scatter_cma (to_root 0) and gather_cma (to_root 1) after their
  * checks: blocks of blk bytes between the root's whole buffer `all` (p blk,
- * block j for member j) and each rank's own block `mine`. Opens (slot 0),
- * lets each member copy its [0, off) and the root the last part of every
- * member's block (coll_cma_root_part), the root its own block unless
- * in place, then the closing barrier. O(p) system calls at the root, O(1)
- * at a member. The two directions differ only in which side reads. */
+ * block j for member j) and each rank's own block `mine`. The root publishes
+ * `all` (slot 0) and sends every member a 1-byte go; each member copies its
+ * whole block (one process_vm_readv / writev, or a memcpy from or into
+ * coll_mem_alloc memory) and sends the root a 1-byte done; the root copies
+ * its own block meanwhile (unless in place) and returns once every done is in,
+ * so its buffer stays put while members copy, and a member returns as soon as
+ * its own copy is over. Messages through the executor (shared-memory FIFO),
+ * not barriers: with 4 ranks on 2 cores a barrier needs every rank scheduled
+ * twice, a member here needs only the root (scatter 4 ranks 1M 28.5 vs 36.2 us
+ * with the two barriers and the root writing 1/p of every block, 5 rounds,
+ * bench/results/huge-rules-20261204.md section 8). O(p) messages at the
+ * root, O(1) at a member, no system call at the root. */
 coll_status_t coll_cma_rooted(coll_comm *comm, const coll_group_t *g, int ri, size_t blk, char *all, char *mine,
                               int inplace, int to_root);
-/* Its cost: 2 barriers + (p - 1) calls moving (p-1)/p blk + the root's own block copied. */
+/* Its cost: the opening and closing (as 2 barriers) + a member's one call of blk + the root's own block. */
 double coll_cma_rooted_cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a);
 
 /* Cost (us) of `calls` process_vm calls moving `bytes` in all on one core

@@ -1,22 +1,17 @@
 /*
- * gather_cma.c - Gather for the ranks of one host, one copy, every rank
- * copying: member j writes the first (p-1)/p of its block straight from its
- * send buffer into the root's receive buffer (process_vm_writev) while the
- * root reads the last 1/p of every member's block from the member's send
- * buffer (process_vm_readv) and copies its own block (coll_cma_root_part:
- * with 2 ranks both cores copy half of the member's block). A memcpy
- * replaces either where the other side's buffer is coll_mem_alloc memory
- * mapped here. No staging.
+ * gather_cma.c - Gather for the ranks of one host, one copy: member j writes
+ * its block straight from its send buffer into the root's receive buffer
+ * (process_vm_writev; a memcpy where the root's buffer is coll_mem_alloc
+ * memory mapped here) while the root copies its own block. No staging.
  *
- * Opening (cma.h): the root's receive buffer and every member's send buffer
- * published in the shared control area, a barrier; a closing barrier after
- * the copies tells the root every block has landed and keeps the members'
- * send buffers unchanged until the root has read its parts.
+ * Synchronisation (cma.h, coll_cma_rooted): the root publishes its receive
+ * buffer's address and sends each member a 1-byte go; each member sends a
+ * 1-byte done after its write, so the root returns with every block landed.
  *
- * Per member (blk = N/p bytes, N in all): one write of (p-1)/p blk; the root
- * p - 1 reads of blk/p and its own block copied: O(p) system calls at the
- * root, O(1) at a member, O(1) published words per rank.
- * Cost: 2 barriers + (p - 1) syscalls + (p-1)/p blk (pin + beta_cma) + blk beta_cma.
+ * Per member (blk = N/p bytes, N in all): one write of blk; the root p - 1
+ * tokens each way and its own block copied: O(p) messages at the root, O(1)
+ * at a member, O(1) published words.
+ * Cost: 2 rounds + one call of blk (pin + beta_cma) + blk beta_cma at the root.
  * Constraints: the group is exactly the ranks of this host and the kernel lets
  * them write each other's memory (probed at init; COLL_CMA=0 disables it).
  */
@@ -43,6 +38,6 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 
 const coll_algo_t coll_algo_gather_cma
     = COLL_ALGO(COLL_GATHER, "cma", .flags = COLL_ALGO_F_SINGLE_HOST,
-                .desc = "one host: members write (p-1)/p of their block straight into the root's receive buffer "
-                        "(process_vm_writev) while the root reads the rest (process_vm_readv), one copy; 2 barriers",
+                .desc = "one host: each member writes its block straight into the root's receive buffer "
+                        "(process_vm_writev), one copy; a go from the root and a done back, no barrier",
                 .usable = coll_cma_usable);

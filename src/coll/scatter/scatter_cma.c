@@ -1,21 +1,17 @@
 /*
- * scatter_cma.c - Scatter for the ranks of one host, one copy, every rank
- * copying: member j reads the first (p-1)/p of its block straight from the
- * root's send buffer into its receive buffer (process_vm_readv) while the
- * root writes the last 1/p of every member's block into the member's receive
- * buffer (process_vm_writev) and copies its own block (coll_cma_root_part:
- * with 2 ranks both cores copy half of the member's block). A memcpy
- * replaces either where the other side's buffer is coll_mem_alloc memory
- * mapped here. No staging.
+ * scatter_cma.c - Scatter for the ranks of one host, one copy: member j reads
+ * its block straight from the root's send buffer into its receive buffer
+ * (process_vm_readv; a memcpy where the root's buffer is coll_mem_alloc
+ * memory mapped here) while the root copies its own block. No staging.
  *
- * Opening (cma.h): the root's send buffer and every member's receive buffer
- * published in the shared control area, a barrier; a closing barrier after
- * the copies keeps the buffers unchanged until every copy is done.
+ * Synchronisation (cma.h, coll_cma_rooted): the root publishes its send
+ * buffer's address and sends each member a 1-byte go; each member sends a
+ * 1-byte done after its read, and the root returns once it has them all.
  *
- * Per member (blk = N/p bytes, N in all): one read of (p-1)/p blk; the root
- * p - 1 writes of blk/p and its own block copied: O(p) system calls at the
- * root, O(1) at a member, O(1) published words per rank.
- * Cost: 2 barriers + (p - 1) syscalls + (p-1)/p blk (pin + beta_cma) + blk beta_cma.
+ * Per member (blk = N/p bytes, N in all): one read of blk; the root p - 1
+ * tokens each way and its own block copied: O(p) messages at the root, O(1)
+ * at a member, O(1) published words.
+ * Cost: 2 rounds + one call of blk (pin + beta_cma) + blk beta_cma at the root.
  * Constraints: the group is exactly the ranks of this host and the kernel lets
  * them read each other's memory (probed at init; COLL_CMA=0 disables it).
  */
@@ -42,6 +38,6 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 
 const coll_algo_t coll_algo_scatter_cma
     = COLL_ALGO(COLL_SCATTER, "cma", .flags = COLL_ALGO_F_SINGLE_HOST,
-                .desc = "one host: members read (p-1)/p of their block straight from the root's send buffer "
-                        "(process_vm_readv) while the root writes the rest (process_vm_writev), one copy; 2 barriers",
+                .desc = "one host: each member reads its block straight from the root's send buffer "
+                        "(process_vm_readv), one copy; a go from the root and a done back, no barrier",
                 .usable = coll_cma_usable);

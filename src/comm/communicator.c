@@ -124,7 +124,7 @@ static void init_spin_policy(coll_comm *comm, const coll_peer_info_t *me)
                                         coll_cfg_int(COLL_CFG_TCP_SPIN_US), &machine_ranks);
     comm->tcp_spin_s = spin_us * 1e-6;
     comm->machine_ranks = machine_ranks;
-    comm->machine_fits = me->ncpus > 0 && machine_ranks <= me->ncpus;
+    comm->machine_fits = coll_comm_fits_machine(me, machine_ranks);
     COLL_INFO(COLL_SUB_INIT,
               "waits on sockets alone spin %d us before sleeping (COLL_TCP_SPIN_US; %d rank(s) "
               "on this machine, %d core(s))",

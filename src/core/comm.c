@@ -65,5 +65,5 @@ int coll_comm_tcp_spin_us(const coll_peer_info_t *peers, int nranks, const coll_
     *machine_ranks = same;
     if (cfg_us >= 0)
         return cfg_us > INT_MAX ? INT_MAX : (int)cfg_us;
-    return me->ncpus > 0 && same <= me->ncpus ? COLL_TCP_SPIN_AUTO_US : 0;
+    return coll_comm_fits_machine(me, same) ? COLL_TCP_SPIN_AUTO_US : 0;
 }

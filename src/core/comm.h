@@ -93,7 +93,8 @@ struct coll_comm {
     int yields;        /* sched_yield rounds before blocking */
     double tcp_spin_s; /* a wait on sockets alone keeps progressing this long
                                             before sleeping in poll (COLL_TCP_SPIN_US) */
-    int machine_ranks; /* ranks of this communicator on this rank's machine (same boot id) */
+    int machine_ranks; /* ranks of this communicator on this rank's machine (same boot id; counted once
+                          at init over the peer table, O(N), by coll_comm_tcp_spin_us) */
     int machine_fits;  /* ... and they fit its cores: COLL_TCP_SPIN_US and COLL_NSOCKS auto */
 
     /* scratch, grown on demand and reused (never freed per call) */
@@ -118,6 +119,12 @@ int coll_group_index(const coll_group_t *g, int global_rank);
  * that are namespaces or containers of one kernel (same boot id) share its
  * cores, so they count together; *machine_ranks gets that count. */
 #define COLL_TCP_SPIN_AUTO_US 2000
+/* machine_ranks ranks on my machine fit its cores (me->ncpus): the test
+ * behind COLL_TCP_SPIN_US's and COLL_NSOCKS's auto values. */
+static inline int coll_comm_fits_machine(const coll_peer_info_t *me, int machine_ranks)
+{
+    return me->ncpus > 0 && machine_ranks <= me->ncpus;
+}
 int coll_comm_tcp_spin_us(const coll_peer_info_t *peers, int nranks, const coll_peer_info_t *me, int local_size,
                           long long cfg_us, int *machine_ranks);
 

@@ -7,6 +7,8 @@
  */
 #include "core/copy.h"
 
+#include "core/config.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,6 +37,12 @@ int coll_thp_mode(void)
         line[0] = 0;
     fclose(f);
     return strstr(line, "[always]") ? COLL_THP_ALWAYS : strstr(line, "[madvise]") ? COLL_THP_MADVISE : COLL_THP_NEVER;
+}
+
+int coll_buf_huge_cfg(void)
+{
+    const char *v = coll_cfg_str(COLL_CFG_BUF_HUGE);
+    return !strcmp(v, "auto") ? coll_thp_mode() == COLL_THP_ALWAYS : !strcmp(v, "1");
 }
 
 #if defined(__x86_64__) || defined(__SSE2__)

@@ -31,5 +31,8 @@ uint64_t coll_llc_bytes(void);
  * file), COLL_THP_MADVISE (only advised memory), COLL_THP_ALWAYS. */
 enum { COLL_THP_NEVER = 0, COLL_THP_MADVISE = 1, COLL_THP_ALWAYS = 2 };
 int coll_thp_mode(void);
+/* COLL_BUF_HUGE as it stands now: 1 for "1", 0 for "0", and for "auto" 1
+ * where coll_thp_mode() is COLL_THP_ALWAYS. One small sysfs read under auto. */
+int coll_buf_huge_cfg(void);
 
 #endif

@@ -139,18 +139,6 @@ static void count_host_sizes(coll_comm *comm)
     }
 }
 
-/* COLL_BUF_HUGE, read once per communicator: the same on every rank of a
- * host (the same setting, the same sysfs), which is all the single-host
- * rules it gates need to agree. Scale: O(1) per rank (under auto one small
- * sysfs read), no message, whatever N and H. */
-static int buf_huge(void)
-{
-    const char *v = coll_cfg_str(COLL_CFG_BUF_HUGE);
-    if (!strcmp(v, "auto"))
-        return coll_thp_mode() == COLL_THP_ALWAYS;
-    return !strcmp(v, "1");
-}
-
 /* Ranks per online CPU on the most crowded host (>= 1), from each host
  * leader's CPU count: the same on every rank. */
 static double most_ranks_per_cpu(const coll_comm *comm)
@@ -190,7 +178,11 @@ coll_status_t coll_topo_build(coll_comm *comm)
     count_host_sizes(comm);
     comm->host_major = host_major(comm);
     comm->oversub = most_ranks_per_cpu(comm);
-    comm->buf_huge = buf_huge();
+    /* COLL_BUF_HUGE, read once per communicator: the same on every rank of a
+     * host (the same setting, the same sysfs), which is all the single-host
+     * rules it gates need to agree. Scale: O(1) per rank (under auto one small
+     * sysfs read), no message, whatever N and H. */
+    comm->buf_huge = coll_buf_huge_cfg();
     return COLL_SUCCESS;
 }
 

@@ -619,6 +619,20 @@ static void test_cpu_factor(void **state)
 static char *rf_buf[2][2];
 static int rf_recv_first;
 
+/* The two ranks' send and receive buffers: allocated (1) or freed (0). */
+static void rf_bufs(int alloc)
+{
+    for (int r = 0; r < 2; r++)
+        for (int b = 0; b < 2; b++) {
+            if (!alloc) {
+                free(rf_buf[r][b]);
+                continue;
+            }
+            rf_buf[r][b] = calloc(1, RF_BYTES);
+            assert_non_null(rf_buf[r][b]);
+        }
+}
+
 static coll_status_t rf_fn(coll_comm *comm, void *arg)
 {
     int me = comm->rank, peer = 1 - me;
@@ -639,11 +653,7 @@ static void test_recv_first(void **state)
     sp.net_gbps = 10;
     int hn[2] = {1, 1};
     double t[2];
-    for (int r = 0; r < 2; r++)
-        for (int b = 0; b < 2; b++) {
-            rf_buf[r][b] = calloc(1, RF_BYTES);
-            assert_non_null(rf_buf[r][b]);
-        }
+    rf_bufs(1);
     for (rf_recv_first = 0; rf_recv_first < 2; rf_recv_first++) {
         coll_sim_t *sim = NULL;
         assert_int_equal(coll_sim_create(2, hn, &sp, &sim), COLL_SUCCESS);
@@ -651,9 +661,7 @@ static void test_recv_first(void **state)
             fail_msg("exchange, receive first %d: %s", rf_recv_first, coll_last_error());
         coll_sim_destroy(sim);
     }
-    for (int r = 0; r < 2; r++)
-        for (int b = 0; b < 2; b++)
-            free(rf_buf[r][b]);
+    rf_bufs(0);
     double x = (double)RF_BYTES * 8 / (sp.net_gbps * 1e3); /* one transmission, us */
     if (t[0] < x || t[0] > 1.01 * x + 10 || t[1] != t[0])
         fail_msg("1 MiB each way at 10 Gbit/s: %.1f us send first, %.1f us receive first; one transmission %.1f us",
@@ -681,11 +689,7 @@ static void test_token_bucket(void **state)
     sp.cores_per_host = 1;
     int hn[2] = {1, 1};
     double t[3];
-    for (int r = 0; r < 2; r++)
-        for (int b = 0; b < 2; b++) {
-            rf_buf[r][b] = calloc(1, RF_BYTES);
-            assert_non_null(rf_buf[r][b]);
-        }
+    rf_bufs(1);
     rf_recv_first = 0;
     for (int k = 0; k < 3; k++) { /* one exchange with a bucket, two with it, one without */
         sp.net_burst_bytes = k < 2 ? (double)RF_BYTES : 0;
@@ -695,9 +699,7 @@ static void test_token_bucket(void **state)
             fail_msg("exchange %d: %s", k, coll_last_error());
         coll_sim_destroy(sim);
     }
-    for (int r = 0; r < 2; r++)
-        for (int b = 0; b < 2; b++)
-            free(rf_buf[r][b]);
+    rf_bufs(0);
     double slow = (double)RF_BYTES * 8 / 1e3, fast = slow / 10; /* us at 1 and at 10 Gbit/s */
     if (t[0] < fast || t[0] > 1.01 * fast + 10)
         fail_msg("full bucket: %.1f us, want the CPUs' rate, %.1f us", t[0], fast);

@@ -182,8 +182,7 @@ static void set_defaults(cbt_sim_opts_t *so)
 static int test_tools_buf_huge(void)
 {
     cb_buf_huge_hint(coll_cfg_bool(COLL_CFG_TEST_HUGE));
-    const char *v = coll_cfg_str(COLL_CFG_BUF_HUGE);
-    return !strcmp(v, "auto") ? coll_thp_mode() == COLL_THP_ALWAYS : !strcmp(v, "1");
+    return coll_buf_huge_cfg();
 }
 
 /* The link flags (each the calibration key of the same name): 1 after one

@@ -43,9 +43,19 @@ void coll_reduce_multi(void *out, const void *const *in, int k, size_t n, coll_d
  * other cores as after a normal store once it returns (sfence). */
 void coll_reduce_multi_nt(void *out, const void *const *in, int k, size_t n, coll_dtype_t dt, coll_op_t op);
 
+/* The same, the result written twice in the one pass: into out (streamed when
+ * nt, as coll_reduce_multi_nt) and into dup with normal stores, where it stays
+ * in cache for whoever reads it next (a peer reading a shared stage while out
+ * is the caller's private buffer). dup overlaps neither out nor an input.
+ * Saves the second pass over the result a reduce-then-copy makes (2 ranks 1M
+ * AllReduce: 28 -> 22 us for the 512 KiB slice). */
+void coll_reduce_multi_dup(void *out, void *dup, const void *const *in, int k, size_t n, coll_dtype_t dt, coll_op_t op,
+                           int nt);
+
 /* A k-input kernel (k >= 2) of an ISA file: the loop of coll_reduce_multi;
- * nt: stream out. out may equal an input (never a partial overlap). */
-typedef void (*coll_reduce_multi_fn)(void *out, const void *const *in, int k, size_t n, int nt);
+ * nt: stream out; dup: NULL, or a second destination (coll_reduce_multi_dup).
+ * out may equal an input (never a partial overlap). */
+typedef void (*coll_reduce_multi_fn)(void *out, void *dup, const void *const *in, int k, size_t n, int nt);
 /* The k-input kernel of the current ISA for op and dtype; NULL for the
  * generic one (coll_reduce_multi then works block by block). */
 coll_reduce_multi_fn coll_reduce_multi_kernel(coll_op_t op, coll_dtype_t dt);

@@ -98,7 +98,7 @@ INLINE void run(void *out, const void *a, const void *b, size_t n, size_t es, vo
 
 /* The last bytes (< 32) at byte i of every input, combined: masked dwords for
  * 4- and 8-byte elements, zero-padded copies for 1- and 2-byte ones. */
-INLINE void multi_tail(unsigned char *o, const void *const *in, int k, size_t i, size_t rest, size_t es, vop_t op)
+INLINE void multi_tail1(unsigned char *o, const void *const *in, int k, size_t i, size_t rest, size_t es, vop_t op)
 {
     if (es >= 4) {
         __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(rest / 4)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
@@ -119,20 +119,31 @@ INLINE void multi_tail(unsigned char *o, const void *const *in, int k, size_t i,
     copy_small(o + i, to, rest);
 }
 
+/* multi_tail1 into o and, unless NULL, the same bytes into d (after o is
+ * written: o may be an input, d may not). */
+INLINE void multi_tail(unsigned char *o, unsigned char *d, const void *const *in, int k, size_t i, size_t rest,
+                       size_t es, vop_t op)
+{
+    multi_tail1(o, in, k, i, rest, es, op);
+    if (d)
+        memcpy(d + i, o + i, rest);
+}
+
 /* k inputs in one pass: two vectors of in[0], combined in registers with the
  * same bytes of in[1], in[2], ... in that order, then stored (streamed when
- * nt, from the first 32-byte boundary of out on). Every input's bytes are
- * loaded before out's same bytes are written: out may be an input. */
-INLINE void run_multi(void *out, const void *const *in, int k, size_t n, size_t es, vop_t op, int nt)
+ * nt, from the first 32-byte boundary of out on), and stored again into dup
+ * (normal stores) unless dup is NULL. Every input's bytes are loaded before
+ * out's same bytes are written: out may be an input (dup may not). */
+INLINE void run_multi(void *out, void *dup, const void *const *in, int k, size_t n, size_t es, vop_t op, int nt)
 {
-    unsigned char *o = out;
+    unsigned char *o = out, *d = dup;
     size_t bytes = n * es, i = 0;
     if (nt) {
         size_t head = (size_t)(-(uintptr_t)o & 31);
         if (head % es) /* out not element-aligned: no aligned stream possible */
             nt = 0;
         else if ((i = head < bytes ? head : bytes) > 0)
-            multi_tail(o, in, k, 0, i, es, op);
+            multi_tail(o, d, in, k, 0, i, es, op);
     }
     for (; i + 64 <= bytes; i += 64) {
         const unsigned char *s = in[0];
@@ -150,15 +161,21 @@ INLINE void run_multi(void *out, const void *const *in, int k, size_t n, size_t 
             _mm256_storeu_si256((__m256i *)(o + i), v0);
             _mm256_storeu_si256((__m256i *)(o + i + 32), v1);
         }
+        if (d) {
+            _mm256_storeu_si256((__m256i *)(d + i), v0);
+            _mm256_storeu_si256((__m256i *)(d + i + 32), v1);
+        }
     }
     for (; i + 32 <= bytes; i += 32) {
         __m256i v = _mm256_loadu_si256((const __m256i *)((const unsigned char *)in[0] + i));
         for (int j = 1; j < k; j++)
             v = op(v, _mm256_loadu_si256((const __m256i *)((const unsigned char *)in[j] + i)));
         _mm256_storeu_si256((__m256i *)(o + i), v);
+        if (d)
+            _mm256_storeu_si256((__m256i *)(d + i), v);
     }
     if (i < bytes)
-        multi_tail(o, in, k, i, bytes - i, es, op);
+        multi_tail(o, d, in, k, i, bytes - i, es, op);
     if (nt)
         _mm_sfence();
 }

@@ -75,29 +75,34 @@ INLINE void run(void *out, const void *a, const void *b, size_t n, size_t es, vo
     }
 }
 
-/* One vector (cnt < 64 / es elements at byte i) of every input, combined. */
-INLINE void multi_tail(unsigned char *o, const void *const *in, int k, size_t i, size_t cnt, size_t es, vop_t op)
+/* One vector (cnt < 64 / es elements at byte i) of every input, combined;
+ * stored into o and, unless NULL, d. */
+INLINE void multi_tail(unsigned char *o, unsigned char *d, const void *const *in, int k, size_t i, size_t cnt,
+                       size_t es, vop_t op)
 {
     __m512i v = load_tail((const unsigned char *)in[0] + i, cnt, es);
     for (int j = 1; j < k; j++)
         v = op(v, load_tail((const unsigned char *)in[j] + i, cnt, es));
     store_tail(o + i, v, cnt, es);
+    if (d)
+        store_tail(d + i, v, cnt, es);
 }
 
 /* k inputs in one pass: two vectors of in[0], combined in registers with the
  * same bytes of in[1], in[2], ... in that order, then stored (streamed when
- * nt, from the first 64-byte boundary of out on). Every input's bytes are
- * loaded before out's same bytes are written: out may be an input. */
-INLINE void run_multi(void *out, const void *const *in, int k, size_t n, size_t es, vop_t op, int nt)
+ * nt, from the first 64-byte boundary of out on), and stored again into dup
+ * (normal stores) unless dup is NULL. Every input's bytes are loaded before
+ * out's same bytes are written: out may be an input (dup may not). */
+INLINE void run_multi(void *out, void *dup, const void *const *in, int k, size_t n, size_t es, vop_t op, int nt)
 {
-    unsigned char *o = out;
+    unsigned char *o = out, *d = dup;
     size_t bytes = n * es, i = 0;
     if (nt) {
         size_t head = (size_t)(-(uintptr_t)o & 63);
         if (head % es) /* out not element-aligned: no aligned stream possible */
             nt = 0;
         else if ((i = head < bytes ? head : bytes) > 0)
-            multi_tail(o, in, k, 0, i / es, es, op);
+            multi_tail(o, d, in, k, 0, i / es, es, op);
     }
     for (; i + 128 <= bytes; i += 128) {
         const unsigned char *s = in[0];
@@ -114,15 +119,21 @@ INLINE void run_multi(void *out, const void *const *in, int k, size_t n, size_t 
             _mm512_storeu_si512(o + i, v0);
             _mm512_storeu_si512(o + i + 64, v1);
         }
+        if (d) {
+            _mm512_storeu_si512(d + i, v0);
+            _mm512_storeu_si512(d + i + 64, v1);
+        }
     }
     for (; i + 64 <= bytes; i += 64) {
         __m512i v = _mm512_loadu_si512((const unsigned char *)in[0] + i);
         for (int j = 1; j < k; j++)
             v = op(v, _mm512_loadu_si512((const unsigned char *)in[j] + i));
         _mm512_storeu_si512(o + i, v);
+        if (d)
+            _mm512_storeu_si512(d + i, v);
     }
     if (i < bytes)
-        multi_tail(o, in, k, i, (bytes - i) / es, es, op);
+        multi_tail(o, d, in, k, i, (bytes - i) / es, es, op);
     if (nt)
         _mm_sfence();
 }

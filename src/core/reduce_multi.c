@@ -19,7 +19,8 @@
 
 #define REDUCE_BLOCK_BYTES (32 * 1024)
 
-static void reduce_multi(void *out, const void *const *in, int k, size_t n, coll_dtype_t dt, coll_op_t op, int nt)
+static void reduce_multi(void *out, void *dup, const void *const *in, int k, size_t n, coll_dtype_t dt, coll_op_t op,
+                         int nt)
 {
     size_t es = coll_dtype_size(dt);
     if (k == 1) {
@@ -27,16 +28,18 @@ static void reduce_multi(void *out, const void *const *in, int k, size_t n, coll
             coll_copy_nt(out, in[0], n * es);
         else if (out != in[0])
             memcpy(out, in[0], n * es);
+        if (dup)
+            memcpy(dup, in[0], n * es);
         return;
     }
     coll_reduce_fn fn = coll_reduce_kernel(op, dt);
-    if (k == 2 && !nt) { /* the two-input kernel is one pass already (and out may be either input) */
+    if (k == 2 && !nt && !dup) { /* the two-input kernel is one pass already (and out may be either input) */
         fn(out, in[0], in[1], n);
         return;
     }
     coll_reduce_multi_fn one_pass = coll_reduce_multi_kernel(op, dt);
     if (one_pass) {
-        one_pass(out, in, k, n, nt);
+        one_pass(out, dup, in, k, n, nt);
         return;
     }
     size_t blk = REDUCE_BLOCK_BYTES / es;
@@ -56,15 +59,23 @@ static void reduce_multi(void *out, const void *const *in, int k, size_t n, coll
             fn(dst, dst, (const char *)in[j] + o, m);
         if (alias)
             memcpy((char *)out + o, acc_buf, m * es);
+        if (dup) /* the block is still in cache */
+            memcpy((char *)dup + o, dst, m * es);
     }
 }
 
 void coll_reduce_multi(void *out, const void *const *in, int k, size_t n, coll_dtype_t dt, coll_op_t op)
 {
-    reduce_multi(out, in, k, n, dt, op, 0);
+    reduce_multi(out, NULL, in, k, n, dt, op, 0);
 }
 
 void coll_reduce_multi_nt(void *out, const void *const *in, int k, size_t n, coll_dtype_t dt, coll_op_t op)
 {
-    reduce_multi(out, in, k, n, dt, op, 1);
+    reduce_multi(out, NULL, in, k, n, dt, op, 1);
+}
+
+void coll_reduce_multi_dup(void *out, void *dup, const void *const *in, int k, size_t n, coll_dtype_t dt, coll_op_t op,
+                           int nt)
+{
+    reduce_multi(out, dup, in, k, n, dt, op, nt);
 }

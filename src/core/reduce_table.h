@@ -27,8 +27,8 @@
 
 /* ---- ISA files ----------------------------------------------------------
  * An ISA file defines, for its integer vector type V: INLINE, run(out, a, b,
- * n, element size, vector op), run_multi(out, in, k, n, element size, vector
- * op, nt), the integer ops sum_8..sum_64, prod_8..prod_64,
+ * n, element size, vector op), run_multi(out, dup, in, k, n, element size,
+ * vector op, nt), the integer ops sum_8..sum_64, prod_8..prod_64,
  * max/min_i8..u64, the fp32 ops fsum fprod fmax_ieee fmin_ieee, the fp64 ops
  * sum/prod/max/min_f64 and the appliers f32_apply f16_apply b16_apply (run an
  * fp32 op on a vector of that type); those that read the same at every width
@@ -55,9 +55,9 @@
  * and the k-input kernels m_OP_SFX: run_multi() with the same op. */
 #define COLL_REDUCE_ISA_K(OP, SFX, ES, VOP) \
     static void k_##OP##_##SFX(void *out, const void *a, const void *b, size_t n) { run(out, a, b, n, ES, VOP); } \
-    static void m_##OP##_##SFX(void *out, const void *const *in, int k, size_t n, int nt) \
+    static void m_##OP##_##SFX(void *out, void *dup, const void *const *in, int k, size_t n, int nt) \
     { \
-        run_multi(out, in, k, n, ES, VOP, nt); \
+        run_multi(out, dup, in, k, n, ES, VOP, nt); \
     }
 #define COLL_REDUCE_ISA_DTYPE(SFX, ES, SUM, PROD, MAX, MIN) \
     COLL_REDUCE_ISA_K(sum, SFX, ES, SUM) \

@@ -105,5 +105,16 @@ static inline void coll_direct_reduce_out(coll_comm *comm, void *out, const void
     else
         coll_direct_reduce(comm, out, in, k, n, dt, op);
 }
+/* The same, the result also left in dup for the peers (transport.h: reduce_out_dup). */
+static inline void coll_direct_reduce_out_dup(coll_comm *comm, void *out, void *dup, const void *const *in, int k,
+                                              size_t n, coll_dtype_t dt, coll_op_t op, size_t total)
+{
+    if (comm->direct->reduce_out_dup) {
+        comm->direct->reduce_out_dup(comm, out, dup, in, k, n, dt, op, total);
+        return;
+    }
+    coll_direct_reduce(comm, dup, in, k, n, dt, op);
+    coll_direct_copy_out(comm, out, dup, n * coll_dtype_size(dt), total);
+}
 
 #endif

@@ -77,6 +77,9 @@ void coll_shm_copy_out(coll_comm *comm, void *dst, const void *src, size_t len, 
 /* The direct ops' reduce_out: coll_reduce_multi_nt when total >= COLL_COPY_NT_MIN. */
 void coll_shm_reduce_out(coll_comm *comm, void *out, const void *const *in, int k, size_t n, coll_dtype_t dt,
                          coll_op_t op, size_t total);
+/* The direct ops' reduce_out_dup: coll_reduce_multi_dup, out streamed as in reduce_out. */
+void coll_shm_reduce_out_dup(coll_comm *comm, void *out, void *dup, const void *const *in, int k, size_t n,
+                             coll_dtype_t dt, coll_op_t op, size_t total);
 /* Copy len bytes at remote (local rank lr's address space) into dst. */
 coll_status_t coll_shm_cma_copy(coll_comm *comm, int lr, const void *remote, void *dst, size_t len);
 /* Copy len bytes of src into remote (local rank lr's address space). */

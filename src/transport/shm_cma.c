@@ -171,6 +171,12 @@ void coll_shm_reduce_out(coll_comm *comm, void *out, const void *const *in, int 
         coll_reduce_multi(out, in, k, n, dt, op);
 }
 
+void coll_shm_reduce_out_dup(coll_comm *comm, void *out, void *dup, const void *const *in, int k, size_t n,
+                             coll_dtype_t dt, coll_op_t op, size_t total)
+{
+    coll_reduce_multi_dup(out, dup, in, k, n, dt, op, streams(comm, total));
+}
+
 coll_status_t coll_shm_cma_copy(coll_comm *comm, int lr, const void *remote, void *dst, size_t len)
 {
     return cma_xfer(comm, lr, (char *)(uintptr_t)remote, dst, len, 0);

@@ -401,6 +401,7 @@ static const coll_direct_ops_t shm_direct = {
     .copy = coll_shm_copy,
     .copy_out = coll_shm_copy_out,
     .reduce_out = coll_shm_reduce_out,
+    .reduce_out_dup = coll_shm_reduce_out_dup,
 };
 
 const coll_transport_ops_t coll_shm_ops = {

@@ -167,6 +167,12 @@ typedef struct coll_direct_ops {
      * as copy_out: shm streams it when total is at least COLL_COPY_NT_MIN. */
     void (*reduce_out)(coll_comm *comm, void *out, const void *const *in, int k, size_t n, coll_dtype_t dt,
                        coll_op_t op, size_t total);
+    /* Optional (NULL: reduce into dup, then copy_out from dup to out): a
+     * reduction into the caller's result buffer (as reduce_out) that also
+     * leaves the result in dup (a stage the peers read next), in one pass
+     * (coll_reduce_multi_dup). */
+    void (*reduce_out_dup)(coll_comm *comm, void *out, void *dup, const void *const *in, int k, size_t n,
+                           coll_dtype_t dt, coll_op_t op, size_t total);
 } coll_direct_ops_t;
 
 extern const coll_transport_ops_t coll_shm_ops;

@@ -247,9 +247,11 @@ static void test_kernels_match_reference(void **state)
 
 /* coll_reduce_multi(_nt) of k inputs at byte offset off against the
  * reference applied in order 0..k-1; alias: 0 none, 1 out == in[0],
- * 2 out == in[k-1]. Guard bytes around out and the other inputs untouched. */
+ * 2 out == in[k-1]. Guard bytes around out and the other inputs untouched.
+ * dup: coll_reduce_multi_dup, the result also in a second buffer (at another
+ * misalignment, guarded the same way). */
 static void run_multi_case(const char *isa, coll_op_t op, coll_dtype_t dt, int k, size_t n, size_t off, int alias,
-                           int nt)
+                           int nt, int dup)
 {
     size_t es = coll_dtype_size(dt), bytes = n * es, cap = bytes + 2 * GUARD + 32;
     unsigned char *orig[8], *buf[8], *want = malloc(bytes + 1), *bo = malloc(cap);
@@ -274,10 +276,27 @@ static void run_multi_case(const char *isa, coll_op_t op, coll_dtype_t dt, int k
     memset(bo, GUARD_BYTE, cap);
     int aj = alias == 1 ? 0 : alias == 2 ? k - 1 : -1;
     unsigned char *base = aj >= 0 ? buf[aj] : bo, *po = aj >= 0 ? (unsigned char *)(uintptr_t)in[aj] : bo + GUARD + off;
-    (nt ? coll_reduce_multi_nt : coll_reduce_multi)(po, in, k, n, dt, op);
-    char what[64];
-    snprintf(what, sizeof what, "multi k=%d off=%zu alias=%d nt=%d", k, off, alias, nt);
+    unsigned char *bd = malloc(cap), *pd = bd + GUARD + (off + 8) % 32;
+    assert_non_null(bd);
+    memset(bd, GUARD_BYTE, cap);
+    if (dup)
+        coll_reduce_multi_dup(po, pd, in, k, n, dt, op, nt);
+    else
+        (nt ? coll_reduce_multi_nt : coll_reduce_multi)(po, in, k, n, dt, op);
+    char what[80];
+    snprintf(what, sizeof what, "multi k=%d off=%zu alias=%d nt=%d dup=%d", k, off, alias, nt, dup);
     check_equal(isa, op, dt, n, what, po, want);
+    if (dup) {
+        check_equal(isa, op, dt, n, what, pd, want);
+        for (unsigned char *p = bd; p < pd; p++)
+            assert_int_equal(*p, GUARD_BYTE);
+        for (unsigned char *p = pd + bytes; p < bd + cap; p++)
+            assert_int_equal(*p, GUARD_BYTE);
+    } else {
+        for (unsigned char *p = bd; p < bd + cap; p++)
+            assert_int_equal(*p, GUARD_BYTE);
+    }
+    free(bd);
     for (unsigned char *p = base; p < po; p++)
         assert_int_equal(*p, GUARD_BYTE);
     for (unsigned char *p = po + bytes; p < base + cap; p++)
@@ -294,7 +313,7 @@ static void run_multi_case(const char *isa, coll_op_t op, coll_dtype_t dt, int k
 
 static void multi_body(const char *isa)
 {
-    static const int ks[] = {2, 3, 5};
+    static const int ks[] = {1, 2, 3, 5};
     static const size_t offsets[] = {0, 1, 24}; /* 1: out not element-aligned (no stream) */
     static const size_t lens[] = {0, 1, 7, 33, 129, 1000};
     for (int op = 0; op < COLL_OP_COUNT; op++)
@@ -303,9 +322,9 @@ static void multi_body(const char *isa)
                 for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
                     for (size_t oi = 0; oi < sizeof offsets / sizeof offsets[0]; oi++)
                         for (int alias = 0; alias < 3; alias++)
-                            for (int nt = 0; nt < 2; nt++)
+                            for (int nt = 0; nt < 4; nt++) /* bit 1: dup */
                                 run_multi_case(isa, (coll_op_t)op, (coll_dtype_t)dt, ks[ki], lens[li], offsets[oi],
-                                               alias, nt);
+                                               alias, nt & 1, nt >> 1);
 }
 
 static void test_multi_matches_reference(void **state)

@@ -34,6 +34,19 @@ int coll_direct_usable(const coll_comm *comm, const coll_group_t *g, size_t min_
     return min_half == 0 || g->size == 1 || coll_direct_stage_bytes(comm) / 2 >= min_half;
 }
 
+size_t coll_stage_rot(coll_comm *comm, size_t used, size_t half)
+{
+    size_t ring = coll_min_sz(comm->stage_ring, half);
+    size_t step = (used + 4095) & ~(size_t)4095; /* windows page-aligned */
+    if (used == 0 || step > ring / 2)
+        return 0;
+    if (comm->stage_pos + step > ring)
+        comm->stage_pos = 0;
+    size_t rot = comm->stage_pos;
+    comm->stage_pos += step;
+    return rot;
+}
+
 int coll_group_peer_ptrs(coll_comm *comm, const coll_group_t *g, int slot, const size_t *counts, const char **out)
 {
     int all = 1;

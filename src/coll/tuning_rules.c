@@ -24,27 +24,28 @@ const coll_tuning_rule_t coll_tuning_rules[] = {
      * bench/results/huge-rules-20261204.md (`bench/env-ab.sh ... -s 64K,256K,1M,4M,16M,64M -R 3
      * 'auto=' 'cma=COLL_ALGO=...=cma'`, private huge-page buffers, medians of 3 interleaved
      * rounds; auto = the rules below). First: they override the 4 KiB-page rows. */
-    {COLL_ALLREDUCE, COLL_RULE_HUGE, 2, 2, KB(32) + 1, KB(256), "cma"}, /* 64K 7.0 vs direct 9.6 us, 256K 22 vs 37;
-                                                                           1M 95 vs 54 */
-    {COLL_ALLGATHER, COLL_RULE_HUGE, 2, 2, KB(64), ANY_SIZE, "cma"},    /* 64K 3.4 vs direct 5.5 us, 1M 34 vs 43,
+    /* (AllReduce 2 ranks 32K-256K was cma here, 64K 7.0 vs direct 9.6 us, until the direct
+     * algorithms' small calls took rotating stage windows, coll_stage_rot: direct 3.9 vs cma 6.8 us
+     * at 64K, 7.1 vs 10.3 at 128K, 13.5 vs 21.0 at 256K, 5 rounds, stage-ring-20261205.md) */
+    {COLL_ALLGATHER, COLL_RULE_HUGE, 2, 2, KB(64), ANY_SIZE, "cma"}, /* 64K 3.4 vs direct 5.5 us, 1M 34 vs 43,
                                                                          16M 1.37 vs 2.01 ms, 64M 6.5 vs 8.6 */
-    {COLL_ALLTOALL, COLL_RULE_HUGE, 2, 2, KB(64), ANY_SIZE, "cma"},     /* 64K 3.4 vs pairwise 5.6 us, 4M 132 vs 361,
+    {COLL_ALLTOALL, COLL_RULE_HUGE, 2, 2, KB(64), ANY_SIZE, "cma"},  /* 64K 3.4 vs pairwise 5.6 us, 4M 132 vs 361,
                                                                          64M 7.2 vs direct 7.5 ms */
-    {COLL_BROADCAST, COLL_RULE_HUGE, 2, 2, KB(64), ANY_SIZE, "cma"},    /* 64M 3.7 vs direct 4.4 ms */
-    {COLL_SCATTER, COLL_RULE_HUGE, 2, 2, KB(64), ANY_SIZE, "cma"},      /* 64M 3.5 vs direct 4.0 ms */
-    {COLL_GATHER, COLL_RULE_HUGE, 2, 2, KB(64), ANY_SIZE, "cma"},       /* 64K 2.9 vs binomial 4.1 us, 256K 6.0 vs
+    {COLL_BROADCAST, COLL_RULE_HUGE, 2, 2, KB(64), ANY_SIZE, "cma"}, /* 64M 3.7 vs direct 4.4 ms */
+    {COLL_SCATTER, COLL_RULE_HUGE, 2, 2, KB(64), ANY_SIZE, "cma"},   /* 64M 3.5 vs direct 4.0 ms */
+    {COLL_GATHER, COLL_RULE_HUGE, 2, 2, KB(64), ANY_SIZE, "cma"},    /* 64K 2.9 vs binomial 4.1 us, 256K 6.0 vs
                                                                          12.8, 64M 3.4 vs direct 3.9 ms */
-    {COLL_ALLGATHER, COLL_RULE_HUGE, 4, 4, MB(1), ANY_SIZE, "cma"},     /* 1M 95 vs direct 114 us, 4M 365 vs 494;
+    {COLL_ALLGATHER, COLL_RULE_HUGE, 4, 4, MB(1), ANY_SIZE, "cma"},  /* 1M 95 vs direct 114 us, 4M 365 vs 494;
                                                                          8M 0.76 vs 2.68 ms, 64M 10.4 vs 21.6 (5
                                                                          rounds, huge-rules section 7; direct's
                                                                          best 12.1): 16M/64M had been direct's
                                                                          0.91-0.92x, cma's best better then too */
-    {COLL_ALLTOALL, COLL_RULE_HUGE, 4, 4, KB(256), ANY_SIZE, "cma"},    /* 256K 36 vs direct 52 us, 4M 0.53 vs 1.08 ms,
+    {COLL_ALLTOALL, COLL_RULE_HUGE, 4, 4, KB(256), ANY_SIZE, "cma"}, /* 256K 36 vs direct 52 us, 4M 0.53 vs 1.08 ms,
                                                                          64M 15.1 vs 16.7; 64K 20 vs 17 us */
-    {COLL_SCATTER, COLL_RULE_HUGE, 4, 4, MB(1), ANY_SIZE, "cma"},       /* 1M 35 vs linear 65 us (5 rounds), 16M 0.61
+    {COLL_SCATTER, COLL_RULE_HUGE, 4, 4, MB(1), ANY_SIZE, "cma"},    /* 1M 35 vs linear 65 us (5 rounds), 16M 0.61
                                                                          vs direct 0.97 ms, 64M 3.7 vs 4.6 */
-    {COLL_BROADCAST, COLL_RULE_HUGE, 4, 4, MB(1), MB(16), "cma"},       /* 16M 1.9 vs direct 2.8 ms; 64M 11.1 vs 9.9 */
-    {COLL_GATHER, COLL_RULE_HUGE, 4, 4, MB(1), ANY_SIZE, "cma"},        /* 1M 36 vs linear 43 us (5 rounds), 4M 100 vs
+    {COLL_BROADCAST, COLL_RULE_HUGE, 4, 4, MB(1), MB(16), "cma"},    /* 16M 1.9 vs direct 2.8 ms; 64M 11.1 vs 9.9 */
+    {COLL_GATHER, COLL_RULE_HUGE, 4, 4, MB(1), ANY_SIZE, "cma"},     /* 1M 36 vs linear 43 us (5 rounds), 4M 100 vs
                                                                          138, 16M 0.59 vs direct 0.92 ms, 64M 3.8 vs 4.1;
                                                                          256K linear 12 vs 18 us */
     /* bench/results/tune-20261203.md (AMD EPYC VM, 2 vCPU): 6, 8, 16 and 32 ranks (3 to
@@ -113,6 +114,11 @@ const coll_tuning_rule_t coll_tuning_rules[] = {
      * 2026-12-04, bench/results/huge-rules-20261204.md section 5; 4 KiB and 2 MiB pages alike): 2 ranks
      * 128K 13.5 vs 17.8 us, 512K 29.7 vs 49.9; 4 ranks 128K 23.5 vs 45, 256K 46 vs 71, 512K 73 vs 111
      * (4 KiB pages 70 vs 87); 1M and up direct (2 ranks 57 vs 65-75 us, 4 ranks 2M 227 vs 385). */
+    /* 2 ranks 16K-4M: direct, since its small calls take rotating stage windows (coll_stage_rot;
+     * env-ab, 5 rounds, 2026-12-05, stage-ring-20261205.md): 16K 1.39 vs binomial 2.10 us, 64K 3.8
+     * vs 8.0, 256K 11.9 vs 20.9, 512K 22.4 vs 29.9, 1M 40.9 vs 61.9; 8K a tie, 1K binomial (0.20 vs
+     * 0.53) */
+    {COLL_REDUCE, COLL_RULE_HOST, 2, 2, KB(16), MB(4) - 1, "direct"},
     {COLL_REDUCE, COLL_RULE_HOST, 2, 4, 0, KB(512), "binomial"}, /* 4 ranks 8K: 9.0 vs rs_gather 36.8 us */
     /* 2 ranks 4M-16M: the pipeline (chain in COLL_CHUNK pieces; with 2 ranks the member streams its
      * input to the root, which reduces each piece as it lands): 8M 595 vs direct 732 us (4 KiB pages
@@ -129,7 +135,12 @@ const coll_tuning_rule_t coll_tuning_rules[] = {
      * beats staging half and reducing after a barrier (env-ab, 5 rounds, 2026-12-04,
      * huge-rules-20261204.md section 6; 4 KiB pages alike): 256K 15.1 vs 21.3 us, 1M 37.4 vs 47.7, 8M
      * 401 vs 547, 16M 1061 vs 1808; 128K a tie, 64M direct (5687 vs 5884) */
-    {COLL_REDUCE_SCATTER, COLL_RULE_HOST, 2, 2, KB(256), MB(16), "ring"},
+    /* ... but 64K-1M (totals) direct since its small calls take rotating stage windows
+     * (coll_stage_rot; env-ab, 5 rounds, 2026-12-05, stage-ring-20261205.md): 128K 5.5 vs ring 10.0
+     * us, 256K 9.8 vs 14.4, 1M 29.9 vs 36.4; 2M the ring (73.8 vs 90.9), 4M a tie; 64K and below
+     * direct posts to the small slots, which do not rotate: the ring (5.3 vs 5.9) */
+    {COLL_REDUCE_SCATTER, COLL_RULE_HOST, 2, 2, KB(64) + 1, MB(1), "direct"},
+    {COLL_REDUCE_SCATTER, COLL_RULE_HOST, 2, 2, MB(1) + 1, MB(16), "ring"},
     /* ... and up to 16K the staged direct one (one synchronisation, small slots): env-ab, 7 rounds,
      * 2026-12-05 (bench/results/huge-rules-20261204.md section 7): 1K 0.26 vs ring 0.49 us, 8K 0.63 vs
      * 0.95, 16K 1.50 vs 1.67; 32K-64K the ring (2.94 vs 2.98, 5.43 vs 5.77) */

@@ -80,6 +80,8 @@ struct coll_comm {
     double next_abort_check; /* coll_now() of the next look at the bootstrap tree */
     double next_liveness;    /* coll_now() of the next transport dead_peer check */
     uint64_t seq;            /* collective calls so far */
+    size_t stage_ring;       /* COLL_STAGE_RING: span of the rotating stage windows (coll_stage_rot) */
+    size_t stage_pos;        /* next window's offset in it: the same on every rank of the host */
     const char *last_algo;
     coll_kind_t last_algo_kind;
     coll_kind_t cur_kind; /* for timeout / abort messages */

@@ -55,10 +55,10 @@ b=$("$CB" sim -n 64 -H 8 -c alltoall -b 1M -e 1M --json | grep -o '"time_us": [0
 [ -n "$a" ] && [ "$a" = "$b" ] || { echo "== sim not deterministic: '$a' vs '$b'"; rc=1; }
 
 # --buf-huge: the selection of one host follows the page size as the test executables' does
-# (2 ranks, 128K: cma on 2 MiB pages, the staged direct algorithm on 4 KiB; test_select's HUGE rows)
+# (2 ranks, AllGather 1M: cma on 2 MiB pages, the staged direct algorithm on 4 KiB; test_select's HUGE rows)
 for hb in "1 cma" "0 direct"; do
     set -- $hb
-    alg=$("$CB" sim -n 2 -c allreduce -b 128K -e 128K --buf-huge "$1" --json | grep -o '"algorithm": "[a-z_]*"' | head -1)
+    alg=$("$CB" sim -n 2 -c allgather -b 1M -e 1M --buf-huge "$1" --json | grep -o '"algorithm": "[a-z_]*"' | head -1)
     [ "$alg" = "\"algorithm\": \"$2\"" ] || { echo "== sim --buf-huge $1: $alg, want $2"; rc=1; }
 done
 "$CB" sim -n 2 -c allreduce -b 128K -e 128K --buf-huge 1 | grep -q "buffers on 2 MiB pages" ||

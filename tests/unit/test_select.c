@@ -127,11 +127,15 @@ static void test_one_host(void **state)
             EXPECT(s, COLL_BROADCAST, MB(1), "cma");
             EXPECT(s, COLL_GATHER, MB(1), "binomial");
             EXPECT(s, COLL_GATHER, MB(16), "cma");
-            EXPECT(s, COLL_REDUCE_SCATTER, MB(1), "ring");   /* 2 ranks 256K-16M (tuning_rules.c) */
-            EXPECT(s, COLL_REDUCE_SCATTER, KB(8), "direct"); /* 2 ranks up to 16K */
+            EXPECT(s, COLL_REDUCE_SCATTER, MB(1), "direct");   /* 2 ranks 64K-1M (tuning_rules.c) */
+            EXPECT(s, COLL_REDUCE_SCATTER, KB(128), "direct"); /* (rotating stage windows) */
+            EXPECT(s, COLL_REDUCE_SCATTER, MB(2), "ring");     /* 2 ranks 1M-16M */
+            EXPECT(s, COLL_REDUCE_SCATTER, KB(8), "direct");   /* 2 ranks up to 16K */
             EXPECT(s, COLL_REDUCE_SCATTER, KB(64), "ring");
             EXPECT(s, COLL_REDUCE_SCATTER, MB(64), "direct");
-            EXPECT(s, COLL_REDUCE, KB(512), "binomial"); /* 2-4 ranks up to 512K (tuning_rules.c) */
+            EXPECT(s, COLL_REDUCE, KB(8), "binomial"); /* 2-4 ranks up to 512K (tuning_rules.c) ... */
+            EXPECT(s, COLL_REDUCE, KB(16), "direct");  /* ... but 2 ranks 16K-4M direct */
+            EXPECT(s, COLL_REDUCE, KB(512), "direct");
             EXPECT(s, COLL_REDUCE, MB(1), "direct");
             EXPECT(s, COLL_REDUCE, MB(8), "pipeline"); /* 2 ranks 4M-16M */
             EXPECT(s, COLL_REDUCE, MB(16), "direct");  /* 2 ranks from 16M (tuning_rules.c) */
@@ -156,8 +160,9 @@ static void test_one_host(void **state)
             EXPECT(s, COLL_SCATTER, MB(1), "linear");
             EXPECT(s, COLL_GATHER, MB(1), "linear");
         }
-        if (l <= 4) {
+        if (l <= 4)
             EXPECT(s, COLL_BROADCAST, MB(64), l == 3 ? "binomial" : "direct");
+        if (l >= 3 && l <= 4) {
             EXPECT(s, COLL_REDUCE, KB(64), "binomial");
             EXPECT(s, COLL_REDUCE, KB(512), "binomial");
         }
@@ -192,7 +197,7 @@ static void test_huge_host(void **state)
     EXPECT(s, COLL_BROADCAST, MB(64), "direct");
     set_huge(s, 1);
     EXPECT(s, COLL_ALLREDUCE, KB(32), "direct");
-    EXPECT(s, COLL_ALLREDUCE, KB(256), "cma");
+    EXPECT(s, COLL_ALLREDUCE, KB(256), "direct"); /* rotating stage windows: no cma rule */
     EXPECT(s, COLL_ALLREDUCE, MB(1), "direct");
     EXPECT(s, COLL_ALLGATHER, KB(16), "direct");
     EXPECT(s, COLL_ALLGATHER, MB(1), "cma");

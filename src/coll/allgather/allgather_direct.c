@@ -75,9 +75,10 @@ coll_status_t coll_allgather_direct_run(coll_comm *comm, const coll_group_t *g, 
     if (blk <= coll_direct_small_max(comm))
         return small(comm, g, sb, rb, blk);
     size_t half = coll_direct_stage_bytes(comm) / 2, chunk = half / es;
+    size_t rot = coll_stage_rot(comm, blk, half); /* a small call's window: one chunk */
     int reg = coll_direct_is_registered(comm, sb, blk);
     coll_direct_publish(comm, PUB_SEND, reg ? sb : NULL);
-    char *mine = coll_direct_stage(comm, coll_group_lr(comm, g, me));
+    char *mine = (char *)coll_direct_stage(comm, coll_group_lr(comm, g, me)) + rot;
     const char *zc[COLL_MAX_LOCAL];
     for (size_t k = 0, off = 0; off < n; k++, off += chunk) {
         size_t cnt = coll_min_sz(chunk, n - off), h = (k % 2) * half;
@@ -94,7 +95,7 @@ coll_status_t coll_allgather_direct_run(coll_comm *comm, const coll_group_t *g, 
             if (j == me)
                 continue;
             const char *src = zc[j] ? zc[j] + off * es
-                                    : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + h;
+                                    : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + rot + h;
             coll_direct_copy_out(comm, rb + ((size_t)j * n + off) * es, src, cnt * es, (size_t)p * blk);
         }
     }

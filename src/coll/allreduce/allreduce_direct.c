@@ -4,9 +4,11 @@
  * Each rank copies its input chunk, but for its own slice, into its staging
  * buffer; after a barrier rank i reduces slice i of the chunk straight from
  * every peer's staging buffer and its own send buffer (fixed order 0..p-1,
- * so all ranks get bitwise identical results) into its output stage, copying
- * each 16 KiB piece on into its receive buffer while in L1; after a second
- * barrier every rank copies the other slices out. With zero-copy buffers
+ * so all ranks get bitwise identical results) into its output stage and its
+ * receive buffer (reduce_slice); after a second barrier every rank copies the
+ * other slices out. A call of at most COLL_STAGE_RING/2 bytes uses the next
+ * windows of its stage halves (coll_stage_rot), not the lines the peers read
+ * in the last call. With zero-copy buffers
  * (coll_mem_alloc on every rank) the staging copies vanish: slices are
  * reduced from the peers' send buffers straight into the owner's receive
  * buffer, then copied from the owners' receive buffers.
@@ -66,17 +68,29 @@ coll_status_t coll_allreduce_zero_copy(coll_comm *comm, const coll_group_t *g, v
     return coll_direct_barrier(comm); /* peers are done reading my buffers */
 }
 
-/* My slice's result, sc elements from src[0..p-1]: reduced into my output
- * stage (ob) for the peers and copied on, while still in L1, into my receive
- * buffer (rb), piece by piece; instead of copying the whole slice back out of
- * the stage after the barrier, when it has left the core's cache (2 ranks 1M:
- * that copy was a third of the memmove time). The copies into rb, here and
- * after the barrier, stream (non-temporal stores) when the call's total is
- * large (coll_direct_copy_out). Same reduction order, bitwise the same result. */
+/* My slice's result, sc elements from src[0..p-1], into my receive buffer
+ * (rb) and my output stage (ob) for the peers. Two ways, the same reduction
+ * order (bitwise the same result):
+ * - one pass (coll_direct_reduce_out_dup): each result vector stored twice
+ *   while in a register. Where every rank has a core: 2 ranks 1M 54 -> 48 us,
+ *   4M 1.15x (a 512 KiB slice: 28 -> 22 us alone);
+ * - reduced into ob piece by piece and each piece copied on, while in L1,
+ *   into rb. With ranks sharing cores this was faster below 1 MiB slices
+ *   (3 ranks 1M 160 vs 179 us, 256K 47 vs 58; 4 ranks 1M 169 vs 187),
+ *   slower above (3 ranks 4M 0.95x, 4 ranks 4M 0.9x): 2026-12-05,
+ *   bench/results/stage-ring-20261205.md.
+ * The stores into rb stream (non-temporal) when the call's total is large
+ * (COLL_COPY_NT_MIN). */
 #define COLL_ALLREDUCE_PIECE (16 * 1024)
-static void reduce_slice(coll_comm *comm, char *rb, char *ob, const void *const *src, int p, size_t sc, size_t es,
-                         coll_dtype_t dt, coll_op_t op, size_t total)
+#define COLL_ALLREDUCE_DUP_MIN (1024 * 1024)
+static void reduce_slice(coll_comm *comm, char *rb, char *ob, const void *const *src, int p, size_t sc, coll_dtype_t dt,
+                         coll_op_t op, size_t total)
 {
+    size_t es = coll_dtype_size(dt);
+    if (comm->machine_fits || sc * es >= COLL_ALLREDUCE_DUP_MIN) {
+        coll_direct_reduce_out_dup(comm, rb, ob, src, p, sc, dt, op, total);
+        return;
+    }
     const void *in[COLL_MAX_LOCAL];
     size_t piece = COLL_ALLREDUCE_PIECE / es;
     for (size_t d = 0; d < sc; d += piece) {
@@ -90,9 +104,9 @@ static void reduce_slice(coll_comm *comm, char *rb, char *ob, const void *const 
 
 /* Stage the chunk (len bytes) for the peers, all but my own slice [so, so +
  * sc): only I reduce that slice, and I read it from my send buffer. */
-static void stage_in(coll_comm *comm, int mylr, const char *chunk, size_t so, size_t sc, size_t len)
+static void stage_in(coll_comm *comm, int mylr, const char *chunk, size_t so, size_t sc, size_t len, size_t rot)
 {
-    char *in_me = coll_direct_stage(comm, mylr);
+    char *in_me = (char *)coll_direct_stage(comm, mylr) + rot;
     if (so)
         coll_direct_copy(comm, in_me, chunk, so);
     if (so + sc < len)
@@ -112,6 +126,7 @@ coll_status_t coll_allreduce_direct_run(coll_comm *comm, const coll_group_t *g, 
     int mylr = coll_group_lr(comm, g, me);
     size_t half = coll_direct_stage_bytes(comm) / 2;
     size_t chunk = half / es;
+    size_t rot = coll_stage_rot(comm, n * es, half); /* > 0: one chunk, in the windows at rot and half + rot */
     int send_reg = coll_direct_is_registered(comm, sendbuf, n * es);
     coll_direct_publish(comm, PUB_SEND, sendbuf);
     coll_direct_publish(comm, PUB_RECV, recvbuf);
@@ -121,7 +136,7 @@ coll_status_t coll_allreduce_direct_run(coll_comm *comm, const coll_group_t *g, 
         size_t cnt = coll_min_sz(chunk, n - off);
         size_t so = coll_block_offset(cnt, p, me), sc = coll_block_count(cnt, p, me);
         if (!send_reg)
-            stage_in(comm, mylr, (const char *)sendbuf + off * es, so * es, sc * es, cnt * es);
+            stage_in(comm, mylr, (const char *)sendbuf + off * es, so * es, sc * es, cnt * es, rot);
         COLL_CHECK(coll_direct_barrier(comm));
         if (off == 0) {
             if (coll_allreduce_all_zero_copy(comm, g))
@@ -132,20 +147,20 @@ coll_status_t coll_allreduce_direct_run(coll_comm *comm, const coll_group_t *g, 
         for (int j = 0; j < p; j++) {
             int lr = coll_group_lr(comm, g, j);
             const char *base = zc_send[j] ? (const char *)coll_direct_peer_ptr(comm, lr, PUB_SEND) + off * es
-                                          : (const char *)coll_direct_stage(comm, lr);
+                                          : (const char *)coll_direct_stage(comm, lr) + rot;
             src[j] = base + so * es;
         }
         if (!send_reg) /* my own slice was not staged: read from my send buffer */
             src[me] = (const char *)sendbuf + (off + so) * es;
-        char *out_me = (char *)coll_direct_stage(comm, mylr) + half;
+        char *out_me = (char *)coll_direct_stage(comm, mylr) + half + rot;
         if (sc)
-            reduce_slice(comm, (char *)recvbuf + (off + so) * es, out_me + so * es, src, p, sc, es, dt, op, n * es);
+            reduce_slice(comm, (char *)recvbuf + (off + so) * es, out_me + so * es, src, p, sc, dt, op, n * es);
         COLL_CHECK(coll_direct_barrier(comm));
         for (int j = 0; j < p; j++) {
             if (j == me) /* already in place (reduce_slice) */
                 continue;
             size_t jo = coll_block_offset(cnt, p, j), jc = coll_block_count(cnt, p, j);
-            const char *out_j = (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + half;
+            const char *out_j = (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + half + rot;
             coll_direct_copy_out(comm, (char *)recvbuf + (off + jo) * es, out_j + jo * es, jc * es, n * es);
         }
     }

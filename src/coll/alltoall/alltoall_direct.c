@@ -70,9 +70,11 @@ coll_status_t coll_alltoall_direct_run(coll_comm *comm, const coll_group_t *g, c
     if (c == 0)
         return coll_error(COLL_ERR_UNSUPPORTED, COLL_SUB_COLL,
                           "alltoall direct: stage of %zu bytes too small for %d ranks", half * 2, p);
+    c = coll_min_sz(c, n); /* one chunk: blocks packed, p blk bytes */
+    size_t rot = coll_stage_rot(comm, (size_t)p * blk, half);
     int reg = coll_direct_is_registered(comm, sb, (size_t)p * blk);
     coll_direct_publish(comm, PUB_SEND, reg ? sb : NULL);
-    char *mine = coll_direct_stage(comm, coll_group_lr(comm, g, me));
+    char *mine = (char *)coll_direct_stage(comm, coll_group_lr(comm, g, me)) + rot;
     const char *zc[COLL_MAX_LOCAL];
     for (size_t k = 0, off = 0; off < n; k++, off += c) {
         size_t cnt = coll_min_sz(c, n - off), h = (k % 2) * half;
@@ -92,7 +94,7 @@ coll_status_t coll_alltoall_direct_run(coll_comm *comm, const coll_group_t *g, c
                 continue;
             const char *src = zc[j]
                 ? zc[j] + ((size_t)me * n + off) * es
-                : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + h + (size_t)me * c * es;
+                : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + rot + h + (size_t)me * c * es;
             coll_direct_copy_out(comm, rb + ((size_t)j * n + off) * es, src, cnt * es, (size_t)p * blk);
         }
     }

@@ -64,7 +64,8 @@ coll_status_t coll_broadcast_direct_run(coll_comm *comm, const coll_group_t *g, 
         return COLL_SUCCESS;
     int is_root = me == ri;
     size_t half = coll_direct_stage_bytes(comm) / 2, chunk = half / es;
-    char *stage = coll_direct_stage(comm, coll_group_lr(comm, g, ri));
+    size_t rot = coll_stage_rot(comm, bytes, half); /* a small call's window: one chunk */
+    char *stage = (char *)coll_direct_stage(comm, coll_group_lr(comm, g, ri)) + rot;
     int reg = coll_direct_is_registered(comm, b, bytes);
     coll_direct_publish(comm, PUB_BUF, is_root && reg ? b : NULL);
     coll_direct_publish(comm, PUB_DST, !is_root && reg ? b : NULL);

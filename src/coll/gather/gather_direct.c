@@ -58,7 +58,8 @@ coll_status_t coll_gather_direct_run(coll_comm *comm, const coll_group_t *g, con
     if (own && !reg_recv) /* while the members stage */
         coll_direct_copy_out(comm, rb + (size_t)me * blk, sb, blk, (size_t)p * blk);
     size_t half = coll_direct_stage_bytes(comm) / 2, cs = half / es;
-    char *mine = coll_direct_stage(comm, coll_group_lr(comm, g, me));
+    size_t rot = coll_stage_rot(comm, blk, half); /* a small call's window: one round */
+    char *mine = (char *)coll_direct_stage(comm, coll_group_lr(comm, g, me)) + rot;
     int reg = !is_root && coll_direct_is_registered(comm, sb, blk);
     coll_direct_publish(comm, PUB_SEND, reg ? sb : NULL);
     coll_direct_publish(comm, PUB_RECV, reg_recv ? rb : NULL);
@@ -91,8 +92,9 @@ coll_status_t coll_gather_direct_run(coll_comm *comm, const coll_group_t *g, con
         for (int j = 0; is_root && j < p; j++) {
             if (j == me)
                 continue;
-            const char *src = zc[j] ? zc[j] + off * es
-                                    : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + (k % 2) * half;
+            const char *src = zc[j]
+                ? zc[j] + off * es
+                : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + rot + (k % 2) * half;
             coll_direct_copy_out(comm, rb + ((size_t)j * n + off) * es, src, coll_min_sz(cs, n - off) * es,
                                  (size_t)p * blk);
         }

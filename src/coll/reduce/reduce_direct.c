@@ -62,7 +62,8 @@ coll_status_t coll_reduce_direct_run(coll_comm *comm, const coll_group_t *g, con
         return COLL_SUCCESS;
     int is_root = me == ri;
     size_t half = coll_direct_stage_bytes(comm) / 2, chunk = half / es;
-    char *mine = coll_direct_stage(comm, coll_group_lr(comm, g, me));
+    size_t rot = coll_stage_rot(comm, n * es, half); /* a small call's windows (both halves): one chunk */
+    char *mine = (char *)coll_direct_stage(comm, coll_group_lr(comm, g, me)) + rot;
     const char *sb = sendbuf;
     char *rb = recvbuf;
     int send_reg = coll_direct_is_registered(comm, sb, n * es);
@@ -92,7 +93,7 @@ coll_status_t coll_reduce_direct_run(coll_comm *comm, const coll_group_t *g, con
         for (int j = 0; j < p; j++)
             src[j] = (zc[j]         ? zc[j] + off * es
                           : j == me ? sb + off * es
-                                    : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)))
+                                    : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + rot)
                 + so * es;
         /* the root's slice straight into recvbuf, the others' into their output stage */
         if (sc && is_root)
@@ -105,7 +106,7 @@ coll_status_t coll_reduce_direct_run(coll_comm *comm, const coll_group_t *g, con
                 if (j == me)
                     continue;
                 size_t jo = coll_block_offset(cnt, p, j), jc = coll_block_count(cnt, p, j);
-                const char *out_j = (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + half;
+                const char *out_j = (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + rot + half;
                 coll_direct_copy_out(comm, rb + (off + jo) * es, out_j + jo * es, jc * es, n * es);
             }
     }

@@ -56,9 +56,11 @@ coll_status_t coll_reduce_scatter_direct_run(coll_comm *comm, const coll_group_t
     if (c == 0)
         return coll_error(COLL_ERR_UNSUPPORTED, COLL_SUB_COLL,
                           "reduce_scatter direct: stage of %zu bytes too small for %d ranks", half * 2, p);
+    c = coll_min_sz(c, n); /* one chunk: blocks packed, p n es bytes */
+    size_t rot = coll_stage_rot(comm, (size_t)p * n * es, half);
     int reg = coll_direct_is_registered(comm, sb, (size_t)p * n * es);
     coll_direct_publish(comm, PUB_SEND, reg ? sb : NULL);
-    char *mine = coll_direct_stage(comm, coll_group_lr(comm, g, me));
+    char *mine = (char *)coll_direct_stage(comm, coll_group_lr(comm, g, me)) + rot;
     const char *zc[COLL_MAX_LOCAL], *src[COLL_MAX_LOCAL];
     for (size_t k = 0, off = 0; off < n; k++, off += c) {
         size_t cnt = coll_min_sz(c, n - off), h = (k % 2) * half;
@@ -75,8 +77,9 @@ coll_status_t coll_reduce_scatter_direct_run(coll_comm *comm, const coll_group_t
         }
         for (int j = 0; j < p; j++)
             src[j] = zc[j] ? zc[j] + ((size_t)me * n + off) * es
-                : j == me  ? sb + ((size_t)me * n + off) * es
-                           : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + h + (size_t)me * c * es;
+                : j == me
+                ? sb + ((size_t)me * n + off) * es
+                : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + rot + h + (size_t)me * c * es;
         coll_direct_reduce_out(comm, rb + off * es, (const void *const *)src, p, cnt, dt, op, n * es);
     }
     return coll_direct_barrier(comm); /* peers are done reading my stage and buffers */

@@ -61,8 +61,9 @@ coll_status_t coll_scatter_direct_run(coll_comm *comm, const coll_group_t *g, co
     int reg = is_root && coll_direct_is_registered(comm, sb, (size_t)p * blk);
     if (own && !reg) /* zero-copy: after the barrier, beside the members' copies */
         coll_direct_copy_out(comm, rb, sb + (size_t)me * blk, blk, blk);
-    size_t half = coll_direct_stage_bytes(comm) / 2, cs = half / (size_t)p / es;
-    char *stage = coll_direct_stage(comm, coll_group_lr(comm, g, ri));
+    size_t half = coll_direct_stage_bytes(comm) / 2, cs = coll_min_sz(half / (size_t)p / es, n);
+    size_t rot = coll_stage_rot(comm, (size_t)p * blk, half); /* a small call's window: one round, packed */
+    char *stage = (char *)coll_direct_stage(comm, coll_group_lr(comm, g, ri)) + rot;
     coll_direct_publish(comm, PUB_BUF, reg ? sb : NULL);
     if (is_root && !reg)
         stage_round(comm, stage, sb, p, me, n, cs, 0, es);

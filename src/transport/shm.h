@@ -50,10 +50,13 @@ int coll_shm_dead_peer(coll_comm *comm, const int *ranks, int n);
 
 /* Small exchanges (at most COLL_SHM_SMALL_MAX bytes per rank): one
  * synchronisation per call instead of barriers. Every local rank posts its
- * data (post waits until the slot it reuses, two exchanges back, has been read
- * by everyone), waits until all have posted, reads the peers' slots, then
- * marks itself done. Double-buffered, so no trailing barrier is needed. All
- * local ranks must take part in every small exchange, in the same order. */
+ * data into the next window of its ring (post first waits until everyone has
+ * read the exchange two back), waits until all have posted, reads the peers'
+ * windows, then marks itself done. A window never overlaps the one before it,
+ * so no trailing barrier is needed, and a line is rewritten only after about
+ * a ring (COLL_STAGE_RING, 256 KiB at least) of other exchanges, out of the
+ * readers' caches by then. All local ranks must take part in every small
+ * exchange, in the same order. */
 #define COLL_SHM_SMALL_MAX (64 * 1024)
 coll_status_t coll_shm_small_post(coll_comm *comm, const void *src, size_t len, uint64_t *seq);
 coll_status_t coll_shm_small_wait_all(coll_comm *comm, uint64_t seq);

@@ -2,7 +2,7 @@
  * shm_seg.h - layout of the per-host shared-memory segment (internal to shm*.c).
  *
  *   header | rank control [L] | outbox control [L * nout] | outbox slots
- *          [L * nout * nslots * slot] | stages [L * stage] | small slots [L * 2 * 64 KiB]
+ *          [L * nout * nslots * slot] | stages [L * stage] | small rings [L * small_ring]
  *
  * Everything grows as O(L) in the L local ranks: no per-pair table at all.
  * Point to point goes through outboxes: each rank owns nout = min(L-1,
@@ -24,7 +24,7 @@
 #include "core/comm.h"
 #include "transport/shm.h"
 
-#define SHM_MAGIC 0x434f4c4c53484d31ull /* "COLLSHM1" */
+#define SHM_MAGIC 0x434f4c4c53484d32ull /* "COLLSHM2" */
 #define SHM_LINE 64
 #define SHM_SLOT_CMA 0xffffffffu /* slot holds a shm_cma_desc_t, not data */
 #define SHM_CMA_TMP (64 * 1024)  /* receiver's piece buffer for reducing sinks */
@@ -62,6 +62,8 @@ typedef struct {
     atomic_uint bar_epoch;                        /* barriers this rank has entered */
     _Alignas(SHM_LINE) atomic_ulong small_arrive; /* small exchanges whose data this rank posted */
     atomic_ulong small_done;                      /* small exchanges this rank finished reading */
+    atomic_ulong small_off[4]; /* offset in this rank's small ring of exchange q, at [q % 4] (set before
+                                  small_arrive = q; a reader reads exchange q or q + 1 at most: 4 suffice) */
     int32_t pid;
     int32_t pub_region[COLL_SHM_PUB_SLOTS]; /* -1 = not registered */
     uint64_t pub_off[COLL_SHM_PUB_SLOTS];
@@ -88,7 +90,8 @@ typedef struct {
     uint32_t nout, pad; /* outboxes per rank */
     uint64_t slot_bytes, stage_bytes, total;
     uint64_t off_ranks, off_fifos, off_slots, off_stages, off_small;
-    uint64_t small_bytes;                      /* one of the two small slots per rank */
+    uint64_t small_bytes;                      /* the most one small exchange posts (COLL_SHM_SMALL_MAX) */
+    uint64_t small_ring;                       /* each rank's ring of small exchanges (shm_layout) */
     uint64_t stage_use;                        /* bytes of each stage the direct algorithms use (shm_stage_use) */
     _Alignas(SHM_LINE) atomic_uint abort_flag; /* 1 + local rank that aborted, 0 = none */
     char abort_msg[256];                       /* why (written before the flag is visible... best effort) */
@@ -115,6 +118,7 @@ struct coll_shm {
     char *stages;
     int nregions;       /* coll_mem_alloc calls so far */
     uint64_t small_seq; /* small exchanges so far (same on every local rank) */
+    uint64_t small_pos; /* where my next small exchange goes in my ring */
     int cma_ok;         /* every local rank can process_vm_readv/writev every other */
     int cma_coop;       /* senders help copy large messages (COLL_CMA_COOP) */
     uint64_t probe_word, probe_sink;

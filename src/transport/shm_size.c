@@ -1,15 +1,16 @@
 /*
  * shm_size.c - segment layout and the shrink-to-fit decision (see shm_size.h).
- * Worked example, 8 local ranks, defaults (stage 8 MiB, 4 x 128 KiB slots,
- * 4 outboxes): 8 * (8 + 2 + 0.125) MiB = 81 MiB. In a 64 MiB /dev/shm, 56 MiB
- * are usable (1/8 kept free): the stage halves to 4 MiB -> 49 MiB.
+ * Worked example, 8 local ranks, defaults (stage 8 MiB, 4 outboxes of 4 x 128
+ * KiB slots, small ring 2 MiB): 8 * (8 + 2 + 2) MiB = 96 MiB. In a 64 MiB
+ * /dev/shm, 56 MiB are usable (1/8 kept free): the small ring shrinks to its
+ * 256 KiB floor, then the stage halves to 4 MiB -> 50 MiB.
  */
 #include "transport/shm_size.h"
 #include "transport/shm_huge.h" /* SHM_HUGE_BYTES */
 
 static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
-shm_sizes_t shm_sizes_config(int nlocal, size_t buffsize, size_t slot, long long nslots)
+shm_sizes_t shm_sizes_config(int nlocal, size_t buffsize, size_t slot, long long nslots, size_t ring)
 {
     shm_sizes_t z;
     z.nslots = (uint32_t)(nslots < 2 ? 2 : nslots > 64 ? 64 : nslots);
@@ -21,6 +22,9 @@ shm_sizes_t shm_sizes_config(int nlocal, size_t buffsize, size_t slot, long long
     z.stage = align_up(buffsize, 4096);
     if (z.stage < SHM_STAGE_MIN)
         z.stage = SHM_STAGE_MIN;
+    uint64_t cap = z.stage / 4 > SHM_SMALL_RING_MIN ? align_up(z.stage / 4, 4096) : SHM_SMALL_RING_MIN;
+    z.ring = align_up(ring, 4096);
+    z.ring = z.ring < SHM_SMALL_RING_MIN ? SHM_SMALL_RING_MIN : z.ring > cap ? cap : z.ring;
     z.nout = (uint32_t)(nlocal - 1 < SHM_OUTBOXES ? (nlocal > 1 ? nlocal - 1 : 1) : SHM_OUTBOXES);
     return z;
 }
@@ -41,8 +45,9 @@ void shm_layout(shm_hdr_t *h, int nlocal, const shm_sizes_t *z)
     h->off_stages = align_up(h->off_slots + nfifo * z->nslots * z->slot,
                              z->stage >= SHM_HUGE_BYTES ? SHM_HUGE_BYTES : 4096);
     h->small_bytes = COLL_SHM_SMALL_MAX;
+    h->small_ring = z->ring;
     h->off_small = h->off_stages + (size_t)nlocal * z->stage;
-    h->total = h->off_small + (size_t)nlocal * 2 * h->small_bytes;
+    h->total = h->off_small + (size_t)nlocal * h->small_ring;
 }
 
 uint64_t shm_layout_total(int nlocal, const shm_sizes_t *z)
@@ -75,7 +80,9 @@ shm_fit_t shm_fit(int nlocal, uint64_t free_bytes, shm_sizes_t *z)
         return SHM_FIT_AS_IS;
     while (shm_layout_total(nlocal, z) > room) {
         uint64_t stages = z->stage, fifos = (uint64_t)z->nout * z->nslots * z->slot;
-        if (z->stage > SHM_STAGE_MIN && (stages >= fifos || z->slot <= SHM_SLOT_MIN))
+        if (z->ring > SHM_SMALL_RING_MIN)
+            z->ring = z->ring / 2 < SHM_SMALL_RING_MIN ? SHM_SMALL_RING_MIN : align_up(z->ring / 2, 4096);
+        else if (z->stage > SHM_STAGE_MIN && (stages >= fifos || z->slot <= SHM_SLOT_MIN))
             z->stage = z->stage / 2 < SHM_STAGE_MIN ? SHM_STAGE_MIN : align_up(z->stage / 2, 4096);
         else if (z->slot > SHM_SLOT_MIN)
             z->slot = z->slot / 2 < SHM_SLOT_MIN ? SHM_SLOT_MIN : align_up(z->slot / 2, 4096);

@@ -373,7 +373,7 @@ coll_status_t coll_sim_direct_attach(coll_sim_t *s)
     d->nhosts = nhosts;
     d->move = p->move_data;
     d->cma = coll_cfg_bool(COLL_CFG_CMA);
-    d->stage_bytes = (size_t)shm_sizes_config(2, coll_cfg_size(COLL_CFG_BUFFSIZE), 4096, 2).stage;
+    d->stage_bytes = (size_t)shm_sizes_config(2, coll_cfg_size(COLL_CFG_BUFFSIZE), 4096, 2, 0).stage;
     d->shm_b = 8.0 / (2 * p->shm_gbps * 1e3); /* one memcpy: Gbit/s -> us per byte */
     d->red_b = 8.0 / (p->reduce_gbps * 1e3);
     d->ovh_us = p->shm_ovh_us;

@@ -122,7 +122,7 @@ typedef struct coll_transport_ops {
 /* Direct-memory services (COLL_TP_DIRECT; today shm: ranks of one host).
  * Local indices lr (0..local_size-1) are positions in comm->local_ranks.
  * Algorithms reach them through transport/direct.h, never by name. Memory:
- * O(L) staging and small slots per host, fixed at setup. */
+ * O(L) staging and small-exchange rings per host, fixed at setup. */
 typedef struct coll_direct_ops {
     /* Staging buffer of local rank lr (stage_bytes, mapped in every local rank). */
     void *(*stage)(coll_comm *comm, int lr);

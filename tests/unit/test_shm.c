@@ -18,7 +18,7 @@
 
 #define MiB (1ull << 20)
 
-static shm_sizes_t defaults(int L) { return shm_sizes_config(L, 8 * MiB, 128 * 1024, 4); }
+static shm_sizes_t defaults(int L) { return shm_sizes_config(L, 8 * MiB, 128 * 1024, 4, 2 * MiB); }
 
 static uint64_t room(uint64_t free_bytes)
 {
@@ -32,8 +32,11 @@ static void test_fit_docker_default(void **state)
     shm_sizes_t z = defaults(8);
     assert_int_equal(z.nout, 4);
     uint64_t want = shm_layout_total(8, &z);
-    assert_true(want > 64 * MiB && want < 97 * MiB); /* 97 MiB with per-pair FIFOs */
+    /* 8 x (8 MiB stage + 2 MiB of outboxes + 2 MiB small ring), the control pages, the stages
+     * aligned to 2 MiB: 98 MiB */
+    assert_true(want > 96 * MiB && want <= 98 * MiB);
     assert_int_equal(shm_fit(8, 64 * MiB, &z), SHM_FIT_SHRUNK);
+    assert_int_equal(z.ring, SHM_SMALL_RING_MIN); /* the small ring goes first */
     assert_int_equal(z.stage, 4 * MiB);
     assert_int_equal(z.slot, 128 * 1024);
     assert_true(shm_layout_total(8, &z) <= room(64 * MiB));
@@ -93,7 +96,7 @@ static void test_layout_linear(void **state)
         assert_true(tb <= 2 * ta + 64 * 1024);
     }
     shm_sizes_t z = defaults(256);
-    assert_true(shm_layout_total(256, &z) < (uint64_t)256 * (8 * MiB + 2 * MiB + 256 * 1024));
+    assert_true(shm_layout_total(256, &z) < (uint64_t)256 * (8 * MiB + 2 * MiB + 2 * MiB + 256 * 1024));
     shm_sizes_t one = defaults(2);
     assert_int_equal(one.nout, 1);
 }
@@ -109,7 +112,7 @@ typedef struct {
 static seg_t *seg_new(void)
 {
     seg_t *g = calloc(1, sizeof *g);
-    shm_sizes_t z = shm_sizes_config(L, 64 * 1024, 4096, 2);
+    shm_sizes_t z = shm_sizes_config(L, 64 * 1024, 4096, 2, 2 * MiB);
     shm_hdr_t h;
     memset(&h, 0, sizeof h);
     shm_layout(&h, L, &z);

@@ -27,25 +27,27 @@ const coll_tuning_rule_t coll_tuning_rules[] = {
     /* (AllReduce 2 ranks 32K-256K was cma here, 64K 7.0 vs direct 9.6 us, until the direct
      * algorithms' small calls took rotating stage windows, coll_stage_rot: direct 3.9 vs cma 6.8 us
      * at 64K, 7.1 vs 10.3 at 128K, 13.5 vs 21.0 at 256K, 5 rounds, stage-ring-20261205.md) */
-    {COLL_ALLGATHER, COLL_RULE_HUGE, 2, 2, KB(64), ANY_SIZE, "cma"}, /* 64K 3.4 vs direct 5.5 us, 1M 34 vs 43,
-                                                                         16M 1.37 vs 2.01 ms, 64M 6.5 vs 8.6 */
-    {COLL_ALLTOALL, COLL_RULE_HUGE, 2, 2, KB(64), ANY_SIZE, "cma"},  /* 64K 3.4 vs pairwise 5.6 us, 4M 132 vs 361,
+    {COLL_ALLGATHER, COLL_RULE_HUGE, 2, 2, KB(64) + 1, ANY_SIZE, "cma"}, /* 1M 34 vs direct 43 us, 16M 1.37 vs 2.01 ms,
+                                                                          64M 6.5 vs 8.6; 64K direct since the small
+                                                                          exchanges rotate (2.77 vs 3.39 us, 5 rounds,
+                                                                          stage-ring-20261205.md), 128K a tie */
+    {COLL_ALLTOALL, COLL_RULE_HUGE, 2, 2, KB(64), ANY_SIZE, "cma"},      /* 64K 3.4 vs pairwise 5.6 us, 4M 132 vs 361,
                                                                          64M 7.2 vs direct 7.5 ms */
-    {COLL_BROADCAST, COLL_RULE_HUGE, 2, 2, KB(64), ANY_SIZE, "cma"}, /* 64M 3.7 vs direct 4.4 ms */
-    {COLL_SCATTER, COLL_RULE_HUGE, 2, 2, KB(64), ANY_SIZE, "cma"},   /* 64M 3.5 vs direct 4.0 ms */
-    {COLL_GATHER, COLL_RULE_HUGE, 2, 2, KB(64), ANY_SIZE, "cma"},    /* 64K 2.9 vs binomial 4.1 us, 256K 6.0 vs
-                                                                         12.8, 64M 3.4 vs direct 3.9 ms */
-    {COLL_ALLGATHER, COLL_RULE_HUGE, 4, 4, MB(1), ANY_SIZE, "cma"},  /* 1M 95 vs direct 114 us, 4M 365 vs 494;
+    {COLL_BROADCAST, COLL_RULE_HUGE, 2, 2, KB(64), ANY_SIZE, "cma"},     /* 64M 3.7 vs direct 4.4 ms */
+    {COLL_SCATTER, COLL_RULE_HUGE, 2, 2, KB(64), ANY_SIZE, "cma"},       /* 64M 3.5 vs direct 4.0 ms */
+    {COLL_GATHER, COLL_RULE_HUGE, 2, 2, KB(64) + 1, ANY_SIZE, "cma"},    /* 128K 3.96 vs direct 4.26 us, 256K 6.0 vs
+                                                                       binomial 12.8, 64M 3.4 vs direct 3.9 ms */
+    {COLL_ALLGATHER, COLL_RULE_HUGE, 4, 4, MB(1), ANY_SIZE, "cma"},      /* 1M 95 vs direct 114 us, 4M 365 vs 494;
                                                                          8M 0.76 vs 2.68 ms, 64M 10.4 vs 21.6 (5
                                                                          rounds, huge-rules section 7; direct's
                                                                          best 12.1): 16M/64M had been direct's
                                                                          0.91-0.92x, cma's best better then too */
-    {COLL_ALLTOALL, COLL_RULE_HUGE, 4, 4, KB(256), ANY_SIZE, "cma"}, /* 256K 36 vs direct 52 us, 4M 0.53 vs 1.08 ms,
+    {COLL_ALLTOALL, COLL_RULE_HUGE, 4, 4, KB(256), ANY_SIZE, "cma"},     /* 256K 36 vs direct 52 us, 4M 0.53 vs 1.08 ms,
                                                                          64M 15.1 vs 16.7; 64K 20 vs 17 us */
-    {COLL_SCATTER, COLL_RULE_HUGE, 4, 4, MB(1), ANY_SIZE, "cma"},    /* 1M 35 vs linear 65 us (5 rounds), 16M 0.61
+    {COLL_SCATTER, COLL_RULE_HUGE, 4, 4, MB(1), ANY_SIZE, "cma"},        /* 1M 35 vs linear 65 us (5 rounds), 16M 0.61
                                                                          vs direct 0.97 ms, 64M 3.7 vs 4.6 */
-    {COLL_BROADCAST, COLL_RULE_HUGE, 4, 4, MB(1), MB(16), "cma"},    /* 16M 1.9 vs direct 2.8 ms; 64M 11.1 vs 9.9 */
-    {COLL_GATHER, COLL_RULE_HUGE, 4, 4, MB(1), ANY_SIZE, "cma"},     /* 1M 36 vs linear 43 us (5 rounds), 4M 100 vs
+    {COLL_BROADCAST, COLL_RULE_HUGE, 4, 4, MB(1), MB(16), "cma"},        /* 16M 1.9 vs direct 2.8 ms; 64M 11.1 vs 9.9 */
+    {COLL_GATHER, COLL_RULE_HUGE, 4, 4, MB(1), ANY_SIZE, "cma"},         /* 1M 36 vs linear 43 us (5 rounds), 4M 100 vs
                                                                          138, 16M 0.59 vs direct 0.92 ms, 64M 3.8 vs 4.1;
                                                                          256K linear 12 vs 18 us */
     /* bench/results/tune-20261203.md (AMD EPYC VM, 2 vCPU): 6, 8, 16 and 32 ranks (3 to
@@ -65,6 +67,12 @@ const coll_tuning_rule_t coll_tuning_rules[] = {
      * (bench/results/cma-ab-20261204.md, cma-ab-small-20261204.md, cma-ab-gather2-20261204.md);
      * first, so they override the 2-4 rank rows below. Their process_vm_readv costs ~0.3 us a
      * page over a memcpy (cma.h), so small blocks stay with the trees and the staged copies. */
+    /* 2 ranks 16K-64K, the staged direct algorithms, since their calls take rotating stage windows
+     * and small-exchange rings (coll_stage_rot; env-ab, 5 rounds, 2026-12-05, stage-ring-20261205.md):
+     * broadcast 16K 1.13 vs binomial 2.13 us, 32K 2.03 vs cma 2.21 (64K cma 2.71 vs 3.66); gather 16K
+     * 0.79 vs binomial 1.00, 32K 1.28 vs 2.20, 64K 2.09 vs cma 3.04 (8K binomial 0.47 vs 0.77) */
+    {COLL_BROADCAST, COLL_RULE_HOST, 2, 2, KB(16), KB(32), "direct"},
+    {COLL_GATHER, COLL_RULE_HOST, 2, 2, KB(16), KB(64), "direct"},
     {COLL_BROADCAST, COLL_RULE_HOST, 2, 2, KB(32), MB(16), "cma"}, /* 32K 3.9 vs binomial 5.4 us, 1M 52 vs 116, 16M
                                                                        1.53 vs 2.01 ms; 16K 3.1 vs 2.9, 64M a tie */
     /* 2 ranks from 32M: the staged direct algorithms with their streamed copy-out (perf4-20261204.md,

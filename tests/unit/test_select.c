@@ -123,7 +123,9 @@ static void test_one_host(void **state)
             EXPECT(s, COLL_SCATTER, MB(64), "direct");
             EXPECT(s, COLL_BROADCAST, MB(32), "direct");
             EXPECT(s, COLL_GATHER, MB(32), "direct");
-            EXPECT(s, COLL_BROADCAST, KB(16), "binomial");
+            EXPECT(s, COLL_BROADCAST, KB(8), "binomial");
+            EXPECT(s, COLL_BROADCAST, KB(16), "direct"); /* 2 ranks 16K-32K (rotating windows) */
+            EXPECT(s, COLL_GATHER, KB(64), "direct");    /* 2 ranks 16K-64K */
             EXPECT(s, COLL_BROADCAST, MB(1), "cma");
             EXPECT(s, COLL_GATHER, MB(1), "binomial");
             EXPECT(s, COLL_GATHER, MB(16), "cma");
@@ -205,7 +207,10 @@ static void test_huge_host(void **state)
     EXPECT(s, COLL_ALLTOALL, MB(1), "cma");
     EXPECT(s, COLL_BROADCAST, MB(64), "cma");
     EXPECT(s, COLL_SCATTER, MB(64), "cma");
-    EXPECT(s, COLL_GATHER, KB(64), "cma");
+    EXPECT(s, COLL_GATHER, KB(64), "direct"); /* 2 ranks 16K-64K, any page size */
+    EXPECT(s, COLL_GATHER, KB(128), "cma");
+    EXPECT(s, COLL_ALLGATHER, KB(64), "direct");
+    EXPECT(s, COLL_ALLGATHER, KB(128), "cma");
     EXPECT(s, COLL_GATHER, KB(8), "binomial");
     coll_sim_destroy(s);
     s = uniform(1, 4, 1.0);

@@ -4,7 +4,7 @@
 # (bench/bench_common.h), and the ratios, beside each row's roofline.
 #
 #   bench/run-bench.sh [-c allreduce,allgather,...] [-p 2,4] [-s 8K,1M,64M] [-R ROUNDS]
-#                      [-r REPS] [-i collbench,collbench-z,openmpi,mpich] [-o FILE.md]
+#                      [-r REPS] [-i collbench,collbench-z,openmpi,mpich] [-W SECONDS] [-o FILE.md]
 #
 # ROUNDS (default 3) interleave the implementations: every round runs each
 # (-i, default all that are installed) once over the whole matrix, in an order
@@ -19,17 +19,25 @@
 # GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=8589934592
 # (without it both collapse to ~0.2 GB/s at >= 32 MiB from page faults on this VM).
 # Every side warms up with the same number of untimed calls.
+# Placement: before each run the bench measures the cross-core round trip
+# (bench/c2c) and, while it is over twice the smallest of 5 taken at the
+# start (this VM's hypervisor now and then puts its two vCPUs far apart, and
+# every staged collective then runs 3-5x slower: docs/performance.md "Slow
+# launches"), waits for it to come back, up to -W SECONDS (default 60; 0 =
+# never wait), the same for every implementation; the report lists the round
+# trip before and after every run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-COLLS=allreduce; RANKS=2,4; SIZES=8K,1M,64M; REPS=1; ROUNDS=3; IMPLS=; OUT=
-while getopts "c:p:s:r:R:i:o:h" o; do
+COLLS=allreduce; RANKS=2,4; SIZES=8K,1M,64M; REPS=1; ROUNDS=3; IMPLS=; OUT=; WAIT=60
+while getopts "c:p:s:r:R:i:o:W:h" o; do
     case $o in
         c) COLLS=$OPTARG ;; p) RANKS=$OPTARG ;; s) SIZES=$OPTARG ;; r) REPS=$OPTARG ;; R) ROUNDS=$OPTARG ;;
-        i) IMPLS=$OPTARG ;; o) OUT=$OPTARG ;;
+        i) IMPLS=$OPTARG ;; o) OUT=$OPTARG ;; W) WAIT=$OPTARG ;;
         *) sed -n '2,22p' "$0"; exit 2 ;;
     esac
 done
 [[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { echo "run-bench: invalid -R '$ROUNDS': allowed a whole number >= 1" >&2; exit 2; }
+[[ "$WAIT" =~ ^[0-9]+$ ]] || { echo "run-bench: invalid -W '$WAIT': allowed a whole number of seconds >= 0" >&2; exit 2; }
 [[ "$REPS" =~ ^[1-9][0-9]*$ ]] || { echo "run-bench: invalid -r '$REPS': allowed a whole number >= 1" >&2; exit 2; }
 for p in ${RANKS//,/ }; do
     [[ "$p" =~ ^[1-9][0-9]*$ ]] || { echo "run-bench: invalid rank count '$p' in -p: allowed whole numbers >= 1" >&2; exit 2; }
@@ -46,6 +54,17 @@ bench_build_coll || exit 1
 # the floor's loops: this machine's best code (the library's reductions use AVX2/AVX-512 where present)
 cc -std=c11 -D_GNU_SOURCE -O3 -march=native -Ibench -o $B/roofline bench/roofline.c -pthread 2>/dev/null ||
     cc -std=c11 -D_GNU_SOURCE -O3 -Ibench -o $B/roofline bench/roofline.c -pthread
+# the cross-core round trip (bench/c2c.c), before and after every run: ~60-100 ns while the
+# hypervisor keeps this VM's vCPUs near each other, ~330 ns while it puts them far apart, when
+# every staged collective runs 3-5x slower (docs/performance.md "Slow launches")
+cc -std=c11 -D_GNU_SOURCE -O2 -o $B/c2c bench/c2c.c || exit 1
+c2c() { $B/c2c -n 5000 | awk '{print $2}'; }
+c2c_lo=$(for i in 1 2 3 4 5; do c2c; sleep 0.2; done | sort -n | head -1)
+near() {   # the round trip now, after waiting up to WAIT s for it to fall under twice c2c_lo
+    local t0=$SECONDS c
+    while c=$(c2c); [ "$c" -ge $((2 * c2c_lo)) ] && [ $((SECONDS - t0)) -lt "$WAIT" ]; do sleep 1; done
+    echo "$c"
+}
 for p in ${RANKS//,/ }; do   # bad -c/-s (or a size below 4p): roofline's one-line error, exit 2
     $B/roofline -F -p "$p" -c "$COLLS" -s "$SIZES" >/dev/null || exit 2
 done
@@ -60,11 +79,13 @@ for round in $(seq 1 "$ROUNDS"); do
     $B/roofline -p "$p" -c "$COLLS" -s "$SIZES" | sed "s/^/R$round /"
     for j in $(seq 0 $((n - 1))); do
         impl=${impls[$(((j + round - 1) % n))]}   # the order rotates by round
+        echo "R$round C2C $impl $p $(near)"
         case $impl in
             collbench) timeout 600 $B/coll_bench -p "$p" -c "$COLLS" -s "$SIZES" -r "$REPS" -l collbench ;;
             collbench-z) timeout 600 $B/coll_bench -p "$p" -c "$COLLS" -s "$SIZES" -r "$REPS" -z -l collbench-z ;;
             openmpi|mpich) bench_run_mpi "$impl" "$p" -c "$COLLS" -s "$SIZES" -r "$REPS" -l "$impl" ;;
         esac 2>&1 | grep '^RESULT' | sed "s/^/R$round /" || echo "round $round: $impl failed at $p ranks" >&2
+        echo "R$round C2C $impl $p $(c2c)"
     done
   done
 done | tee "$raw" >/dev/null
@@ -75,10 +96,14 @@ res = collections.OrderedDict()   # (coll, p, bytes) -> impl -> {round: (time_us
 floor = {}                        # (coll, p, bytes) -> {round: fields}
 algo = {}
 cpu_t = {}                        # (coll, p, bytes) -> impl -> {round: CPU us per call, all ranks}
+c2c = collections.OrderedDict()   # (p, impl) -> {round: [ns before, ns after]}
 for line in open(raw):
     f = line.split()
     if len(f) < 2 or not f[0].startswith('R'): continue
     rnd, f = int(f[0][1:]), f[1:]
+    if f[0] == 'C2C' and len(f) >= 4:
+        c2c.setdefault((int(f[2]), f[1]), {}).setdefault(rnd, []).append(f[3])
+        continue
     if f[0] == 'FLOOR' and len(f) >= 15:
         key = (f[1], int(f[2]), int(f[3]))
         floor.setdefault(key, {})[rnd] = dict(copy=float(f[4]), rd=float(f[5]), wr=float(f[6]), k=int(f[8]),
@@ -164,6 +189,17 @@ if rates:
               'at the row\'s working set on 1 and k threads, median [min-max] over rounds.', '',
               '| collective | ranks | size | copy MiB | reduce MiB | k | copy 1 | copy k | reduce 1 | reduce k |',
               '|---|---|---|---|---|---|---|---|---|---|'] + rates
+if c2c:
+    rounds = sorted({r for d in c2c.values() for r in d})
+    lines += ['', 'Placement: the cross-core round trip (bench/c2c, ns) before / after each run (before: after '
+              'waiting up to -W s for it to fall under twice the smallest of 5 taken at the start). Far '
+              'placement (~300 ns and more on the EPYC VM, against ~60-100 ns near) makes the staged '
+              'collectives 3-5x slower (docs/performance.md "Slow launches"): a row whose range holds such a '
+              'round was measured partly in it.', '',
+              '| ranks | implementation | ' + ' | '.join('round %d' % r for r in rounds) + ' |',
+              '|---|---|' + '---|' * len(rounds)]
+    for (p, impl), d in c2c.items():
+        lines.append('| %d | %s | %s |' % (p, impl, ' | '.join(' / '.join(d.get(r, ['-'])) for r in rounds)))
 text = '\n'.join(lines) + '\n'
 print(text)
 if out:

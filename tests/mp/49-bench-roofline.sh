@@ -52,6 +52,7 @@ chk2 "roofline -s 4 -p 2" "size 4" "$T/roofline" -F -p 2 -s 4
 chk2 "run-bench -R 0" "-R '0'" bench/run-bench.sh -R 0
 chk2 "run-bench -i foo" "'foo'" bench/run-bench.sh -i foo
 chk2 "run-bench -p x" "'x'" bench/run-bench.sh -p x
+chk2 "run-bench -W x" "-W 'x'" bench/run-bench.sh -W x
 
 # --- 3. measured: the floor is positive and falls within what the rates say
 m=$("$T/roofline" -p 2 -c allreduce -s 1M -t 5)
@@ -67,7 +68,7 @@ else
 fi
 
 # --- 4. run-bench.sh prints the roofline beside the rows (2 rounds, collbench only: no MPI start-up)
-bench/run-bench.sh -c allgather,allreduce -p 2 -s 256K -R 2 -i collbench,collbench-z -o "$T/r.md" >"$T/out" 2>"$T/err"
+bench/run-bench.sh -c allgather,allreduce -p 2 -s 256K -R 2 -i collbench,collbench-z -W 0 -o "$T/r.md" >"$T/out" 2>"$T/err"
 rc=$?
 [ $rc -eq 0 ] && ok "run-bench.sh exit 0" || { bad "run-bench.sh exit $rc"; sed 's/^/   | /' "$T/err" | tail -20; }
 grep -q '| floor us | collbench us | % fl |' "$T/r.md" && ok "header has floor and % fl" || bad "no roofline header in the table"
@@ -88,6 +89,16 @@ for c in allgather allreduce; do
     row=$(grep "^| $c | 2 | 256K | [0-9.]* \[[0-9.]*-[0-9.]*\] ([0-9.]*) | [0-9.]* \[[0-9.]*-[0-9.]*\] ([0-9.]*) | - | - |$" "$T/r.md")
     [ -n "$row" ] && ok "cpu table: $row" || bad "cpu table: no $c 256K row with collbench and -z CPU times: $(grep "^| $c | 2 | 256K |" "$T/r.md" | tail -2)"
 done
+
+# the placement: the cross-core round trip (bench/c2c) before / after every run, in ns
+for i in collbench collbench-z; do
+    row=$(grep -E "^\| 2 \| $i \| [0-9]+ / [0-9]+ \| [0-9]+ / [0-9]+ \|$" "$T/r.md")
+    [ -n "$row" ] && ok "placement: $row" || bad "placement table: no row for $i with 2 rounds of before / after: $(grep "| $i |" "$T/r.md" | tail -1)"
+done
+c=$(build/bench/c2c -n 1000)
+if [ "$(nproc)" -ge 2 ]; then want='^c2c_ns [1-9][0-9]*$'; else want='^c2c_ns 0$'; fi
+[[ "$c" =~ $want ]] && ok "c2c: $c" || bad "c2c printed '$c'"
+chk2 "c2c -n 0" "-n 0" build/bench/c2c -n 0
 
 [ $fails -eq 0 ] && echo "all roofline checks passed"
 exit $((fails > 0))

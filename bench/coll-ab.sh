@@ -11,13 +11,15 @@
 #                    [-z both|z|priv] [-o FILE.md]
 # DIR_A: a tree of the other commit (e.g. `git archive COMMIT | tar -x -C DIR`);
 # both trees' coll_bench is built here with bench/lib-local.sh's flags.
+# Before every run the bench waits for near vCPU placement (bench_place_wait,
+# bench/lib-local.sh; BENCH_PLACE_WAIT=0 to skip).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 A= COLLS=gather,scatter RANKS=2,4 SIZES=8K,1M,64M ROUNDS=3 ZMODE=both OUT=
 while getopts "a:c:p:s:R:z:o:h" o; do
     case $o in
         a) A=$(cd "$OPTARG" && pwd) ;; c) COLLS=$OPTARG ;; p) RANKS=$OPTARG ;; s) SIZES=$OPTARG ;;
-        R) ROUNDS=$OPTARG ;; z) ZMODE=$OPTARG ;; o) OUT=$OPTARG ;; *) sed -n '2,13p' "$0"; exit 2 ;;
+        R) ROUNDS=$OPTARG ;; z) ZMODE=$OPTARG ;; o) OUT=$OPTARG ;; *) sed -n '2,15p' "$0"; exit 2 ;;
     esac
 done
 [ -n "$A" ] || { echo "coll-ab: -a DIR (the other tree) is required" >&2; exit 2; }
@@ -27,6 +29,7 @@ case $ZMODE in both) zs="priv z" ;; z) zs=z ;; priv) zs=priv ;;
 B=build/bench; mkdir -p $B
 . bench/lib-local.sh
 bench_build_coll || exit 1
+bench_place_init || exit 1
 (cd "$A" && make -s lib) || exit 1
 # a tree from before COLL_BUF_HUGE (2d0744b) has no huge-page rules to tell: build without the hint
 defs=; grep -q COLL_BUF_HUGE "$A/src/core/config.h" || defs=-DCB_NO_BUF_HUGE
@@ -40,6 +43,7 @@ for round in $(seq 1 "$ROUNDS"); do
             zf=; [ "$z" = z ] && zf=-z
             for side in $order; do
                 bin=$B/coll_bench; [ "$side" = A ] && bin=$B/coll_bench.A
+                bench_place_wait >/dev/null   # near placement first (lib-local.sh), for both sides alike
                 timeout 600 "$bin" -p "$p" -c "$COLLS" -s "$SIZES" -r 1 $zf -l "$side" 2>&1 |
                     grep '^RESULT' | sed "s/^/R$round $z /" || echo "round $round: $side $z failed at $p ranks" >&2
             done

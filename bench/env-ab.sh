@@ -14,13 +14,15 @@
 # (space-separated VAR=VALUE, may be empty: 'base='); BENCH_COLL_BIN=PATH in it
 # runs that coll_bench instead of this tree's (another build: before/after).
 # -z: coll_mem_alloc buffers. Every MPI runs with bench/lib-local.sh's flags.
+# Before every run the bench waits for near vCPU placement (bench_place_wait,
+# bench/lib-local.sh; BENCH_PLACE_WAIT=0 to skip).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 COLLS=allgather,alltoall RANKS=2 SIZES=64M ROUNDS=3 REPS=1 MPIS= OUT= ZC=
 while getopts "c:p:s:R:r:m:o:zh" o; do
     case $o in
         c) COLLS=$OPTARG ;; p) RANKS=$OPTARG ;; s) SIZES=$OPTARG ;; R) ROUNDS=$OPTARG ;; r) REPS=$OPTARG ;;
-        m) MPIS=$OPTARG ;; o) OUT=$OPTARG ;; z) ZC=-z ;; *) sed -n '2,17p' "$0"; exit 2 ;;
+        m) MPIS=$OPTARG ;; o) OUT=$OPTARG ;; z) ZC=-z ;; *) sed -n '2,18p' "$0"; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
@@ -38,6 +40,7 @@ done
 B=build/bench; mkdir -p $B
 . bench/lib-local.sh
 bench_build_coll || exit 1
+bench_place_init || exit 1
 impls=("${labels[@]}")
 for m in ${MPIS//,/ }; do bench_build_mpi "$m" && impls+=("$m"); done
 raw=$(mktemp); trap 'rm -f "$raw"' EXIT
@@ -46,6 +49,7 @@ for round in $(seq 1 "$ROUNDS"); do
   for p in ${RANKS//,/ }; do
     for j in $(seq 0 $((n - 1))); do
         k=$(((j + round - 1) % n)) impl=${impls[$(((j + round - 1) % n))]}
+        bench_place_wait >/dev/null   # near placement first (lib-local.sh), for every side alike
         case $impl in
             openmpi|mpich) bench_run_mpi "$impl" "$p" -c "$COLLS" -s "$SIZES" -r "$REPS" -l "$impl" ;;
             *) bin=$B/coll_bench

@@ -17,6 +17,25 @@ bench_build_mpi() {   # bench_build_mpi openmpi|mpich: $B/mpi_bench.IMPL; 1 when
     "mpicc.$1" -O2 -Ibench -o "$B/mpi_bench.$1" bench/mpi_bench.c
 }
 
+# Placement (docs/performance.md "Slow launches"): this VM's hypervisor now and then puts the two
+# vCPUs far apart (a cross-core round trip of ~330 ns instead of ~60-100, bench/c2c), and staged
+# collectives run 3-5x slower meanwhile. bench_place_init builds $B/c2c and takes the smallest of 5
+# round trips; bench_place_wait waits (up to BENCH_PLACE_WAIT s, default 60; 0 = never) until the
+# round trip falls under twice that, and echoes the last one. Every bench waits alike before
+# every run of every side.
+bench_place_init() {
+    cc -std=c11 -D_GNU_SOURCE -O2 -o "$B/c2c" bench/c2c.c || return 1
+    BENCH_C2C_LO=$(for _ in 1 2 3 4 5; do bench_c2c; sleep 0.2; done | sort -n | head -1)
+}
+bench_c2c() { "$B/c2c" -n 5000 | awk '{print $2}'; }
+bench_place_wait() {
+    local t0=$SECONDS c
+    while c=$(bench_c2c); [ "$c" -ge $((2 * BENCH_C2C_LO)) ] && [ $((SECONDS - t0)) -lt "${BENCH_PLACE_WAIT:-60}" ]; do
+        sleep 1
+    done
+    echo "$c"
+}
+
 bench_run_mpi() {   # bench_run_mpi openmpi|mpich P MPI_BENCH-ARGS...: mpi_bench on P local ranks
     local impl=$1 p=$2
     shift 2

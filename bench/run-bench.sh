@@ -33,7 +33,7 @@ while getopts "c:p:s:r:R:i:o:W:h" o; do
     case $o in
         c) COLLS=$OPTARG ;; p) RANKS=$OPTARG ;; s) SIZES=$OPTARG ;; r) REPS=$OPTARG ;; R) ROUNDS=$OPTARG ;;
         i) IMPLS=$OPTARG ;; o) OUT=$OPTARG ;; W) WAIT=$OPTARG ;;
-        *) sed -n '2,22p' "$0"; exit 2 ;;
+        *) sed -n '2,29p' "$0"; exit 2 ;;
     esac
 done
 [[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { echo "run-bench: invalid -R '$ROUNDS': allowed a whole number >= 1" >&2; exit 2; }
@@ -57,14 +57,8 @@ cc -std=c11 -D_GNU_SOURCE -O3 -march=native -Ibench -o $B/roofline bench/rooflin
 # the cross-core round trip (bench/c2c.c), before and after every run: ~60-100 ns while the
 # hypervisor keeps this VM's vCPUs near each other, ~330 ns while it puts them far apart, when
 # every staged collective runs 3-5x slower (docs/performance.md "Slow launches")
-cc -std=c11 -D_GNU_SOURCE -O2 -o $B/c2c bench/c2c.c || exit 1
-c2c() { $B/c2c -n 5000 | awk '{print $2}'; }
-c2c_lo=$(for i in 1 2 3 4 5; do c2c; sleep 0.2; done | sort -n | head -1)
-near() {   # the round trip now, after waiting up to WAIT s for it to fall under twice c2c_lo
-    local t0=$SECONDS c
-    while c=$(c2c); [ "$c" -ge $((2 * c2c_lo)) ] && [ $((SECONDS - t0)) -lt "$WAIT" ]; do sleep 1; done
-    echo "$c"
-}
+BENCH_PLACE_WAIT=$WAIT
+bench_place_init || exit 1
 for p in ${RANKS//,/ }; do   # bad -c/-s (or a size below 4p): roofline's one-line error, exit 2
     $B/roofline -F -p "$p" -c "$COLLS" -s "$SIZES" >/dev/null || exit 2
 done
@@ -79,13 +73,13 @@ for round in $(seq 1 "$ROUNDS"); do
     $B/roofline -p "$p" -c "$COLLS" -s "$SIZES" | sed "s/^/R$round /"
     for j in $(seq 0 $((n - 1))); do
         impl=${impls[$(((j + round - 1) % n))]}   # the order rotates by round
-        echo "R$round C2C $impl $p $(near)"
+        echo "R$round C2C $impl $p $(bench_place_wait)"
         case $impl in
             collbench) timeout 600 $B/coll_bench -p "$p" -c "$COLLS" -s "$SIZES" -r "$REPS" -l collbench ;;
             collbench-z) timeout 600 $B/coll_bench -p "$p" -c "$COLLS" -s "$SIZES" -r "$REPS" -z -l collbench-z ;;
             openmpi|mpich) bench_run_mpi "$impl" "$p" -c "$COLLS" -s "$SIZES" -r "$REPS" -l "$impl" ;;
         esac 2>&1 | grep '^RESULT' | sed "s/^/R$round /" || echo "round $round: $impl failed at $p ranks" >&2
-        echo "R$round C2C $impl $p $(c2c)"
+        echo "R$round C2C $impl $p $(bench_c2c)"
     done
   done
 done | tee "$raw" >/dev/null

@@ -6,6 +6,7 @@
 #   bench/tune.sh [-c allreduce,broadcast,...] [-p 2,4] [-s 8K,64K,1M,8M,64M] [-r REPS] [-a ALGOS] [-H HOSTS]
 #     -a  only these algorithms (comma-separated; default every one but hier)
 #     -H  the ranks on HOSTS simulated hosts (coll_bench -H: shm within, TCP on 127.0.0.1 between)
+# Every run waits for near vCPU placement first (bench/lib-local.sh bench_place_wait).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 COLLS=allreduce,allgather,reduce_scatter,broadcast,reduce,alltoall,scatter,gather
@@ -18,15 +19,20 @@ HOPT=${HOSTS:+-H $HOSTS}
 make -s lib bin/all_reduce_test
 mkdir -p build/bench
 cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Isrc -Ibench -o build/bench/coll_bench bench/coll_bench.c lib/libcoll.a -pthread -lm -ldl
+B=build/bench
+. bench/lib-local.sh
+bench_place_init || exit 1   # every run waits for near vCPU placement first (BENCH_PLACE_WAIT)
 raw=$(mktemp); trap 'rm -f "$raw"' EXIT
 for c in ${COLLS//,/ }; do
     algos=$(./bin/all_reduce_test --list-algos | awk -v k="$c" -v only=",$ALGOS," \
         '$1 == k && (only == ",," ? $2 !~ /hier/ : index(only, "," $2 ",")) {print $2}')
     for p in ${RANKS//,/ }; do
         for a in $algos; do
+            bench_place_wait >/dev/null
             COLL_ALGO="$c=$a" timeout 300 build/bench/coll_bench -p "$p" $HOPT -c "$c" -s "$SIZES" -r "$REPS" -l "$a" 2>/dev/null \
                 | grep '^RESULT' >>"$raw" || true
         done
+        bench_place_wait >/dev/null
         timeout 300 build/bench/coll_bench -p "$p" $HOPT -c "$c" -s "$SIZES" -r "$REPS" -l auto 2>/dev/null | grep '^RESULT' >>"$raw" || true
     done
 done

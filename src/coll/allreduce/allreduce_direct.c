@@ -126,7 +126,7 @@ coll_status_t coll_allreduce_direct_run(coll_comm *comm, const coll_group_t *g, 
     int mylr = coll_group_lr(comm, g, me);
     size_t half = coll_direct_stage_bytes(comm) / 2;
     size_t chunk = half / es;
-    size_t rot = coll_stage_rot(comm, n * es, half); /* > 0: one chunk, in the windows at rot and half + rot */
+    size_t rot = coll_stage_rot(comm, n * es, half); /* rotating (small) calls: one chunk, windows at rot, half + rot */
     int send_reg = coll_direct_is_registered(comm, sendbuf, n * es);
     coll_direct_publish(comm, PUB_SEND, sendbuf);
     coll_direct_publish(comm, PUB_RECV, recvbuf);

@@ -97,7 +97,8 @@ struct coll_comm {
                                             before sleeping in poll (COLL_TCP_SPIN_US) */
     int machine_ranks; /* ranks of this communicator on this rank's machine (same boot id; counted once
                           at init over the peer table, O(N), by coll_comm_tcp_spin_us) */
-    int machine_fits;  /* ... and they fit its cores: COLL_TCP_SPIN_US and COLL_NSOCKS auto */
+    int machine_fits;  /* ... and they fit its cores: COLL_TCP_SPIN_US and COLL_NSOCKS auto, and
+                          allreduce_direct's one-pass dual store (reduce_slice) */
 
     /* scratch, grown on demand and reused (never freed per call) */
     void *scratch;

@@ -29,7 +29,7 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
     X(BUFFSIZE, "COLL_BUFFSIZE", SIZE, "8M", "bytes", \
       "shared-memory staging buffer per rank (K/M/G suffixes); unset, the direct algorithms use at most last-level cache / (2 x local ranks) of it (4 MiB with 4 ranks and 32 MiB), set, all of it") \
     X(STAGE_RING, "COLL_STAGE_RING", SIZE, "2M", "bytes", \
-      "a direct algorithm's call that stages at most half this much per half of its stage takes the next window of a ring this long, so the lines it writes were last read by a peer this many bytes ago and have left that core's cache (rewriting lines a peer still holds costs a cross-core invalidation each: 2 ranks 64K AllReduce 11 -> 4 us); about twice a core's L2; 0 = off") \
+      "a direct algorithm's call that stages at most half this much per half of its stage takes the next window of a ring this long, so the lines it writes were last read by a peer this many bytes ago and have left that core's cache (rewriting lines a peer still holds costs a cross-core invalidation each: 2 ranks 64K AllReduce 11 -> 4 us); about twice a core's L2; 0 = off. Also the size of each rank's ring of small exchanges (clamped to 256K..stage/4, the first thing shrunk when /dev/shm is short), where 0 gives the 256K floor") \
     X(SHM_SLOT, "COLL_SHM_SLOT", SIZE, "128K", "bytes", "size of one slot of a shared-memory point-to-point FIFO") \
     X(SHM_NSLOTS, "COLL_SHM_NSLOTS", INT, "4", "", "slots per shared-memory point-to-point FIFO (pipelining depth)") \
     X(CMA, "COLL_CMA", BOOL, "1", "", \

@@ -10,6 +10,9 @@
 
 static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
+/* Half of v in 4 KiB multiples, but not below floor (shm_fit's one step). */
+static uint64_t halve(uint64_t v, uint64_t floor) { return v / 2 < floor ? floor : align_up(v / 2, 4096); }
+
 shm_sizes_t shm_sizes_config(int nlocal, size_t buffsize, size_t slot, long long nslots, size_t ring)
 {
     shm_sizes_t z;
@@ -81,11 +84,11 @@ shm_fit_t shm_fit(int nlocal, uint64_t free_bytes, shm_sizes_t *z)
     while (shm_layout_total(nlocal, z) > room) {
         uint64_t stages = z->stage, fifos = (uint64_t)z->nout * z->nslots * z->slot;
         if (z->ring > SHM_SMALL_RING_MIN)
-            z->ring = z->ring / 2 < SHM_SMALL_RING_MIN ? SHM_SMALL_RING_MIN : align_up(z->ring / 2, 4096);
+            z->ring = halve(z->ring, SHM_SMALL_RING_MIN);
         else if (z->stage > SHM_STAGE_MIN && (stages >= fifos || z->slot <= SHM_SLOT_MIN))
-            z->stage = z->stage / 2 < SHM_STAGE_MIN ? SHM_STAGE_MIN : align_up(z->stage / 2, 4096);
+            z->stage = halve(z->stage, SHM_STAGE_MIN);
         else if (z->slot > SHM_SLOT_MIN)
-            z->slot = z->slot / 2 < SHM_SLOT_MIN ? SHM_SLOT_MIN : align_up(z->slot / 2, 4096);
+            z->slot = halve(z->slot, SHM_SLOT_MIN);
         else
             return SHM_FIT_NONE;
     }

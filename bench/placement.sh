@@ -26,17 +26,17 @@ case $MPI in ""|mpich|openmpi) ;; *) echo "placement: invalid -m '$MPI': allowed
 B=build/bench; mkdir -p $B
 . bench/lib-local.sh
 bench_build_coll || exit 1
-cc -std=c11 -D_GNU_SOURCE -O2 -o $B/c2c bench/c2c.c || exit 1
+bench_place_init || exit 1   # builds $B/c2c (the samples do not wait: placement is what they measure)
 if [ -n "$MPI" ]; then
     bench_build_mpi "$MPI" || { echo "placement: $MPI is not installed" >&2; exit 2; }
 fi
 raw=$(mktemp); trap 'rm -f "$raw"' EXIT
 [ -n "$MPI" ] && bench_run_mpi "$MPI" "$P" -c "$COLL" -s 1M,64M -r 1 -l "$MPI" >/dev/null 2>&1
 for i in $(seq 1 "$N"); do
-    a=$($B/c2c -n 5000 | awk '{print $2}')
+    a=$(bench_c2c)
     t=$(timeout 300 $B/coll_bench -p "$P" -c "$COLL" -s "$SIZES" -r 1 $Z -l x 2>/dev/null |
         awk '$1 == "RESULT" {printf "%s=%s ", $5, $6}')
-    b=$($B/c2c -n 5000 | awk '{print $2}')
+    b=$(bench_c2c)
     echo "$i $a $b $t" >>"$raw"
 done
 /usr/bin/python3 - "$raw" "$OUT" "$*" "$COLL" "$P" <<'PY'

@@ -90,11 +90,17 @@ int coll_direct_usable(const coll_comm *comm, const coll_group_t *g, size_t min_
  * way everywhere). O(1). */
 size_t coll_stage_rot(coll_comm *comm, size_t used, size_t half);
 
-/* Private working memory of an algorithm (bytes may be 0): malloc, except on
- * a simulated comm without data, where every rank shares one block
- * (transport/sim.h). Release with coll_work_free. One branch on the real path. */
+/* Private working memory of an algorithm (bytes may be 0), 64-byte aligned:
+ * the smallest block of at most COLL_WORK_KEEP that earlier calls released
+ * and that fits, else a new one; on a simulated comm without data, every rank
+ * shares one block (transport/sim.h). Release with coll_work_free, which
+ * keeps the block for the next call (replacing a smaller kept one, or freed
+ * when every kept one is larger): a call repeated at one size allocates and
+ * faults in nothing after its first. Memory held: the COLL_WORK_KEEP largest
+ * blocks released, until coll_work_drop (communicator destroy). O(1). */
 void *coll_work_alloc(coll_comm *comm, size_t bytes);
 void coll_work_free(coll_comm *comm, void *p);
+void coll_work_drop(coll_comm *comm);
 /* 0 on a simulated comm without data: an algorithm may skip its local
  * reductions (they cost no virtual time; sizes-only runs hold no values). */
 int coll_data_real(const coll_comm *comm);

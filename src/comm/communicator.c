@@ -14,8 +14,10 @@
 #include <unistd.h>
 
 #include "bootstrap/bootstrap.h"
+#include "coll/coll_util.h"
 #include "coll/tuning.h"
 #include "core/config.h"
+#include "core/warm.h"
 #include "core/log.h"
 #include "topo/topo.h"
 #include "transport/transport.h"
@@ -49,6 +51,7 @@ static void comm_free(coll_comm *comm)
     coll_topo_free(comm);
     free(comm->tp);
     free(comm->scratch);
+    coll_work_drop(comm);
     free(comm);
 }
 
@@ -191,6 +194,7 @@ coll_status_t coll_comm_init_rank(coll_comm_t *out, int nranks, coll_unique_id_t
     coll_topo_log(comm);
     log_transports(comm);
     COLL_CHECK_GOTO(coll_net_probe(comm), st, fail); /* tcp latency/bandwidth for selection (tuning.h) */
+    coll_warm_process();
     *out = comm;
     return COLL_SUCCESS;
 fail:

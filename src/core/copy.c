@@ -45,6 +45,16 @@ int coll_buf_huge_cfg(void)
     return !strcmp(v, "auto") ? coll_thp_mode() == COLL_THP_ALWAYS : !strcmp(v, "1");
 }
 
+void coll_touch_pages(const void *p, size_t n)
+{
+    const volatile char *c = p;
+    if (n == 0)
+        return;
+    for (size_t o = 0; o < n; o += 4096)
+        (void)c[o];
+    (void)c[n - 1]; /* an unaligned end's last page */
+}
+
 #if defined(__x86_64__) || defined(__SSE2__)
 #include <emmintrin.h>
 

@@ -35,4 +35,15 @@ int coll_thp_mode(void);
  * where coll_thp_mode() is COLL_THP_ALWAYS. One small sysfs read under auto. */
 int coll_buf_huge_cfg(void);
 
+/* Reads one byte of every 4 KiB page of [p, p + n) through this process's
+ * mapping. A page the kernel has populated (MADV_POPULATE_WRITE, MAP_POPULATE)
+ * may still cost a trap on its first access by the process: on a hypervisor
+ * with shadow page tables (this VM: ~5-16 us a page, counted by no guest
+ * fault counter) every virtual page is synced on its first use, and a write
+ * after that read costs nothing more. Set-up calls this on the memory calls
+ * will use, so that init pays it and call 1 does not (docs/performance.md,
+ * "First use"). Concurrent writers are harmless: nothing is written.
+ * O(n / 4 KiB). */
+void coll_touch_pages(const void *p, size_t n);
+
 #endif

@@ -9,13 +9,16 @@
  * fails at once naming the sizes and the fix, leaving nothing in /dev/shm.
  * It maps it 2 MiB-aligned with MADV_HUGEPAGE and faults in every page
  * (shm_huge.c: 2 MiB pages where /dev/shm allows them; every page allocated,
- * no SIGBUS later). Every other local rank maps it the same way and prefaults
- * a segment up to SHM_POPULATE_ALL (8 ranks at the defaults: 81 MiB) whole,
- * so pages are faulted once at init, never per call; a
- * larger one is prefaulted only where this rank works (control, its outboxes,
- * stage and small slots), peers' pages fault in once, on first use, so page
- * tables do not grow as L^2 per host. The segment is unlinked as soon as all
- * local ranks have mapped it, so a crash leaves nothing in /dev/shm.
+ * no SIGBUS later). Every local rank maps it the same way. A segment up to
+ * SHM_POPULATE_ALL (8 ranks at the defaults: 84 MiB) is then prepared for
+ * the calls: each rank faults in and touches, through its own mapping, the
+ * pages that calls walk over many calls (control, the rotating stage windows
+ * and small rings of every rank, its own outboxes: prefault_used), so that
+ * call 1 costs what call 1,000 does; a larger one only where this rank works
+ * (control, its outboxes, stage and small slots), peers' pages fault in once,
+ * on first use, so page tables do not grow as L^2 per host. The segment is
+ * unlinked as soon as all local ranks have mapped it, so a crash leaves
+ * nothing in /dev/shm.
  *
  * Point to point: outboxes lent on first use (shm_fifo.c). A rank that has
  * nothing to do spins briefly, then sleeps on its own doorbell futex.
@@ -97,18 +100,19 @@ static void free_private(struct coll_shm *s)
     free(s->cma_tmp);
 }
 
-/* Fault in [off, off + len) of the mapping (a large segment: only what this rank uses). */
+/* Fault in [off, off + len) of the mapping (a large segment: only what this
+ * rank uses), then touch every page so that its first use by a call costs
+ * nothing more (coll_touch_pages: a shadow-paging hypervisor traps once per
+ * page and process even after the fault). */
 static void prefault(struct coll_shm *s, size_t off, size_t len)
 {
     char *p = (char *)s->hdr + off;
     if (len == 0)
         return;
 #ifdef MADV_POPULATE_WRITE
-    if (madvise(p, len, MADV_POPULATE_WRITE) == 0)
-        return;
+    (void)madvise(p, len, MADV_POPULATE_WRITE); /* older kernels: the reads below fault */
 #endif
-    for (size_t o = 0; o < len; o += 4096) /* older kernels: one read per page */
-        (void)*(volatile char *)(p + o);
+    coll_touch_pages(p, len);
 }
 
 static void prefault_mine(struct coll_shm *s)
@@ -119,6 +123,43 @@ static void prefault_mine(struct coll_shm *s)
     prefault(s, h->off_slots + (size_t)s->me * box, box);
     prefault(s, h->off_stages + (size_t)s->me * h->stage_bytes, h->stage_bytes);
     prefault(s, h->off_small + (size_t)s->me * h->small_ring, h->small_ring);
+}
+
+/* A segment up to SHM_POPULATE_ALL: the pages that calls of every size walk
+ * over many calls, in every rank's part (the direct algorithms read the
+ * peers' stages and small rings): the control area, my outboxes, the first
+ * span bytes of each half of every stage (the rotating windows,
+ * coll_stage_rot) and every small ring. Touched here, call 1 of a small size
+ * costs what call 1,000 does instead of each call walking to fresh pages for
+ * hundreds of calls. The rest (the stages past the windows, the peers'
+ * outboxes) is used whole by the first call that needs it, once; with
+ * COLL_SHM_PREFAULT_ALL=1 it is touched here too. Cost, each page ~5 us on a
+ * shadow-paging VM (~0.05 us elsewhere): L x (2 span + small ring) per rank,
+ * 8 x 1.5 MiB at 8 ranks (docs/performance.md, "First use"). */
+static void prefault_used(struct coll_shm *s)
+{
+    const shm_hdr_t *h = s->hdr;
+    size_t half = h->stage_use / 2, span = s->touch_span < half ? s->touch_span : half, bytes = 0;
+    size_t box = (size_t)h->nout * h->nslots * h->slot_bytes;
+    int all = coll_cfg_bool(COLL_CFG_SHM_PREFAULT_ALL);
+    double t0 = coll_now();
+    prefault(s, 0, h->off_slots); /* header, rank and outbox control */
+    for (int i = 0; i < s->nlocal; i++) {
+        char *st = (char *)h + h->off_stages + (size_t)i * h->stage_bytes;
+        if (all || i == s->me)
+            prefault(s, h->off_slots + (size_t)i * box, box);
+        if (all) {
+            prefault(s, (size_t)(st - (char *)h), h->stage_use);
+        } else {
+            prefault(s, (size_t)(st - (char *)h), span);
+            prefault(s, (size_t)(st - (char *)h) + half, span);
+        }
+        prefault(s, h->off_small + (size_t)i * h->small_ring, h->small_ring);
+        bytes += (all ? box + h->stage_use : 2 * span) + h->small_ring;
+    }
+    COLL_INFO(COLL_SUB_SHM, "init touched %.1f MiB of the segment in %.1f ms (%s)",
+              (double)(bytes + h->off_slots + (all ? 0 : box)) / 1048576.0, (coll_now() - t0) * 1e3,
+              all ? "all that calls use: COLL_SHM_PREFAULT_ALL" : "rotating windows, small rings, my outboxes");
 }
 
 /* Bytes free in /dev/shm for us, or 0 when unknown. */
@@ -204,6 +245,10 @@ static coll_status_t create_segment(coll_comm *comm, struct coll_shm *s)
     for (int i = 0; i < comm->local_size; i++)
         for (int k = 0; k < COLL_SHM_PUB_SLOTS; k++)
             s->ranks[i].pub_region[k] = -1;
+    if (whole) /* populated by shm_huge_create; now touched through this mapping */
+        prefault_used(s);
+    else
+        prefault_mine(s);
     COLL_INFO(COLL_SUB_SHM,
               "segment %s: %d local ranks, %u outboxes per rank of %u x %zu KiB slots, %zu KiB "
               "stage per rank (%zu KiB of it used), %.1f MiB in all (%s)",
@@ -236,7 +281,7 @@ static coll_status_t open_segment(struct coll_shm *s)
     s->map_bytes = (size_t)stt.st_size;
     COLL_CHECK(attach(s, map));
     if (whole)
-        prefault(s, 0, s->map_bytes);
+        prefault_used(s);
     else
         prefault_mine(s);
     return COLL_SUCCESS;
@@ -310,6 +355,7 @@ coll_status_t coll_shm_setup(coll_comm *comm)
     }
     s->nlocal = comm->local_size;
     s->me = comm->local_rank;
+    s->touch_span = coll_ring_span(comm->stage_ring, comm->local_size, 256 * 1024);
     shm_name(comm, s->name, sizeof s->name);
     coll_status_t st = map_segment(comm, s, fail);
     free(fail);

@@ -119,6 +119,7 @@ struct coll_shm {
     int nregions;       /* coll_mem_alloc calls so far */
     uint64_t small_seq; /* small exchanges so far (same on every local rank) */
     uint64_t small_pos; /* where my next small exchange goes in my ring */
+    size_t touch_span;  /* bytes of each stage half that rotating windows use (prefault_used) */
     int cma_ok;         /* every local rank can process_vm_readv/writev every other */
     int cma_coop;       /* senders help copy large messages (COLL_CMA_COOP) */
     uint64_t probe_word, probe_sink;

@@ -1,9 +1,10 @@
 /*
  * shm_size.c - segment layout and the shrink-to-fit decision (see shm_size.h).
  * Worked example, 8 local ranks, defaults (stage 8 MiB, 4 outboxes of 4 x 128
- * KiB slots, small ring 2 MiB): 8 * (8 + 2 + 2) MiB = 96 MiB. In a 64 MiB
- * /dev/shm, 56 MiB are usable (1/8 kept free): the small ring shrinks to its
- * 256 KiB floor, then the stage halves to 4 MiB -> 50 MiB.
+ * KiB slots, small ring 2 MiB x 2/8 = 512 KiB, coll_ring_span): 8 * (8 + 2 +
+ * 0.5) MiB = 84 MiB. In a 64 MiB /dev/shm, 56 MiB are usable (1/8 kept free):
+ * the small ring shrinks to its 256 KiB floor, then the stage halves to 4 MiB
+ * -> 50 MiB.
  */
 #include "transport/shm_size.h"
 #include "transport/shm_huge.h" /* SHM_HUGE_BYTES */
@@ -26,7 +27,7 @@ shm_sizes_t shm_sizes_config(int nlocal, size_t buffsize, size_t slot, long long
     if (z.stage < SHM_STAGE_MIN)
         z.stage = SHM_STAGE_MIN;
     uint64_t cap = z.stage / 4 > SHM_SMALL_RING_MIN ? align_up(z.stage / 4, 4096) : SHM_SMALL_RING_MIN;
-    z.ring = align_up(ring, 4096);
+    z.ring = align_up(coll_ring_span(ring, nlocal, SHM_SMALL_RING_MIN), 4096);
     z.ring = z.ring < SHM_SMALL_RING_MIN ? SHM_SMALL_RING_MIN : z.ring > cap ? cap : z.ring;
     z.nout = (uint32_t)(nlocal - 1 < SHM_OUTBOXES ? (nlocal > 1 ? nlocal - 1 : 1) : SHM_OUTBOXES);
     return z;

@@ -32,14 +32,32 @@ static void test_fit_docker_default(void **state)
     shm_sizes_t z = defaults(8);
     assert_int_equal(z.nout, 4);
     uint64_t want = shm_layout_total(8, &z);
-    /* 8 x (8 MiB stage + 2 MiB of outboxes + 2 MiB small ring), the control pages, the stages
-     * aligned to 2 MiB: 98 MiB */
-    assert_true(want > 96 * MiB && want <= 98 * MiB);
+    /* 8 x (8 MiB stage + 2 MiB of outboxes + 512 KiB small ring: 2 MiB x 2/8, coll_ring_span),
+     * the control pages, the stages aligned to 2 MiB: 86 MiB */
+    assert_int_equal(z.ring, 512 * 1024);
+    assert_true(want > 84 * MiB && want <= 86 * MiB);
     assert_int_equal(shm_fit(8, 64 * MiB, &z), SHM_FIT_SHRUNK);
     assert_int_equal(z.ring, SHM_SMALL_RING_MIN); /* the small ring goes first */
     assert_int_equal(z.stage, 4 * MiB);
     assert_int_equal(z.slot, 128 * 1024);
     assert_true(shm_layout_total(8, &z) <= room(64 * MiB));
+}
+
+/* The rotating windows' span: COLL_STAGE_RING up to 2 ranks, 2/L of it above,
+ * in 4 KiB multiples, never under the floor; 0 (rotation off) stays 0. */
+static void test_ring_span(void **state)
+{
+    (void)state;
+    assert_int_equal(coll_ring_span(2 * MiB, 1, 256 * 1024), 2 * MiB);
+    assert_int_equal(coll_ring_span(2 * MiB, 2, 256 * 1024), 2 * MiB);
+    assert_int_equal(coll_ring_span(2 * MiB, 4, 256 * 1024), MiB);
+    assert_int_equal(coll_ring_span(2 * MiB, 8, 256 * 1024), 512 * 1024);
+    assert_int_equal(coll_ring_span(2 * MiB, 64, 256 * 1024), 256 * 1024);
+    assert_int_equal(coll_ring_span(3 * MiB, 7, 4096) % 4096, 0);
+    assert_true(coll_ring_span(3 * MiB, 7, 4096) >= 3 * MiB * 2 / 7);
+    assert_int_equal(coll_ring_span(0, 8, 256 * 1024), 0);
+    for (int L = 3; L <= 1024; L++) /* O(L) per rank: L x span stays near 2 x ring */
+        assert_true((uint64_t)L * coll_ring_span(2 * MiB, L, 256 * 1024) <= 4 * MiB + (uint64_t)L * 256 * 1024);
 }
 
 /* With room, nothing changes: the defaults stay fast. */
@@ -284,6 +302,7 @@ int main(void)
         cmocka_unit_test(test_layout_linear),      cmocka_unit_test(test_outbox_first_use),
         cmocka_unit_test(test_outbox_reuse),       cmocka_unit_test(test_outbox_cma_pins),
         cmocka_unit_test(test_outbox_pairwise),    cmocka_unit_test(test_stage_use),
+        cmocka_unit_test(test_ring_span),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

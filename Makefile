@@ -73,7 +73,7 @@ MPI_PLUGINS := $(if $(wildcard /usr/bin/mpicc.openmpi),$(LIB)/collbench-mpi-open
 endif
 
 .PHONY: all lib test check clean install uninstall FORCE
-all: lib $(TEST_BINS) $(if $(CB_SRC),$(BIN)/collbench) $(MPI_PLUGINS) $(if $(HAVE_CMOCKA),$(UNIT_BINS)) $(TBIN)/matrix $(TBIN)/split_test $(TBIN)/determ $(TBIN)/bootstrap_load $(TBIN)/fuzz-stamp $(EXAMPLE_BINS)
+all: lib $(TEST_BINS) $(if $(CB_SRC),$(BIN)/collbench) $(MPI_PLUGINS) $(if $(HAVE_CMOCKA),$(UNIT_BINS)) $(TBIN)/matrix $(TBIN)/split_test $(TBIN)/determ $(TBIN)/first_use $(TBIN)/bootstrap_load $(TBIN)/fuzz-stamp $(EXAMPLE_BINS)
 lib: $(LIB)/libcoll.so $(LIB)/libcoll.a
 
 # The library exports only what include/coll.h marks COLL_API (tests/mp/77-abi.sh).
@@ -153,6 +153,11 @@ $(TBIN)/matrix: tests/matrix/matrix.c tests/matrix/matrix_cases.h $(LIB)/libcoll
 $(TBIN)/split_test: tests/split/split_test.c $(LIB)/libcoll.a
 	@mkdir -p $(TBIN)
 	$(CC) $(CFLAGS_ALL) $(LDSAN) -o $@ tests/split/split_test.c $(LIB)/libcoll.a $(LDLIBS_ALL)
+
+# First-use costs per call after init (tests/mp/25-first-use.sh; the timeline in docs/performance.md).
+$(TBIN)/first_use: tests/firstuse/first_use.c bench/bench_common.h $(LIB)/libcoll.a
+	@mkdir -p $(TBIN)
+	$(CC) $(CFLAGS_ALL) -Isrc $(LDSAN) -o $@ tests/firstuse/first_use.c $(LIB)/libcoll.a $(LDLIBS_ALL)
 
 # Bitwise reproducibility of the reductions (tests/mp/19-deterministic.sh).
 $(TBIN)/determ: tests/determ/determ.c $(LIB)/libcoll.a

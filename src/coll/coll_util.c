@@ -38,12 +38,17 @@ size_t coll_stage_rot(coll_comm *comm, size_t used, size_t half)
 {
     size_t ring = coll_min_sz(coll_ring_span(comm->stage_ring, comm->local_size, 256 * 1024), half);
     size_t step = (used + 4095) & ~(size_t)4095; /* windows page-aligned */
-    if (used == 0 || step > ring / 2)
-        return 0;
-    if (comm->stage_pos + step > ring)
-        comm->stage_pos = 0;
-    size_t rot = comm->stage_pos;
-    comm->stage_pos += step;
+    size_t rot = 0;
+    if (used != 0 && step <= ring / 2) {
+        if (comm->stage_pos + step > ring)
+            comm->stage_pos = 0;
+        rot = comm->stage_pos;
+        comm->stage_pos += step;
+    }
+    if (rot + coll_min_sz(used, half) > comm->stage_hw) { /* past what init touched (shm.c prefault_used) */
+        comm->stage_hw = rot + coll_min_sz(used, half);
+        comm->first_use++;
+    }
     return rot;
 }
 
@@ -81,6 +86,7 @@ void *coll_work_alloc(coll_comm *comm, size_t bytes)
     char *b = aligned_alloc(64, WORK_HDR + cap);
     if (!b)
         return NULL;
+    comm->first_use++;
     *(size_t *)b = cap;
     return b + WORK_HDR;
 }

@@ -81,6 +81,7 @@ static coll_comm *comm_alloc(int nranks, int rank)
     comm->connect_timeout_s = coll_cfg_double(COLL_CFG_CONNECT_TIMEOUT);
     comm->exec_timeout_s = coll_cfg_double(COLL_CFG_EXEC_TIMEOUT);
     comm->stage_ring = coll_cfg_size(COLL_CFG_STAGE_RING);
+    comm->stage_hw = SIZE_MAX; /* no stage (no shm segment): no stage first use to count */
     return comm;
 }
 

@@ -110,6 +110,13 @@ struct coll_comm {
      * unmapped, and the next call's faults its pages in again, ~15 us each on
      * this VM (64 MiB: 16,384 faults a call). COLL_WORK_KEEP blocks, O(1). */
     void *work_keep[COLL_WORK_KEEP];
+    /* First-use events: set-up work a call did that init could have done (a
+     * working block allocated, a stage byte past what init touched, a TCP
+     * connection opened). Counted for tests (tests/firstuse): calls after the
+     * first of a size must add none. stage_hw: bytes of each stage half touched
+     * so far (init's span; grows, counting one event, when a call uses more). */
+    uint64_t first_use;
+    size_t stage_hw;
 
     /* zero-copy registrations */
     struct coll_mem_region *regions;

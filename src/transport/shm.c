@@ -100,19 +100,26 @@ static void free_private(struct coll_shm *s)
     free(s->cma_tmp);
 }
 
-/* Fault in [off, off + len) of the mapping (a large segment: only what this
- * rank uses), then touch every page so that its first use by a call costs
- * nothing more (coll_touch_pages: a shadow-paging hypervisor traps once per
- * page and process even after the fault). */
-static void prefault(struct coll_shm *s, size_t off, size_t len)
+/* Fault in [off, off + len) of the mapping: every page mapped in this process. */
+static void populate(struct coll_shm *s, size_t off, size_t len)
 {
     char *p = (char *)s->hdr + off;
-    if (len == 0)
-        return;
 #ifdef MADV_POPULATE_WRITE
-    (void)madvise(p, len, MADV_POPULATE_WRITE); /* older kernels: the reads below fault */
+    if (len && madvise(p, len, MADV_POPULATE_WRITE) == 0)
+        return;
 #endif
-    coll_touch_pages(p, len);
+    for (size_t o = 0; o < len; o += 4096) /* older kernels: one read per page */
+        (void)*(volatile char *)(p + o);
+}
+
+/* Fault in [off, off + len) (a large segment: only what this rank uses), then
+ * touch every page so that its first use by a call costs nothing more
+ * (coll_touch_pages: a shadow-paging hypervisor traps once per page and
+ * process even after the fault). */
+static void prefault(struct coll_shm *s, size_t off, size_t len)
+{
+    populate(s, off, len);
+    coll_touch_pages((char *)s->hdr + off, len);
 }
 
 static void prefault_mine(struct coll_shm *s)
@@ -125,41 +132,47 @@ static void prefault_mine(struct coll_shm *s)
     prefault(s, h->off_small + (size_t)s->me * h->small_ring, h->small_ring);
 }
 
-/* A segment up to SHM_POPULATE_ALL: the pages that calls of every size walk
- * over many calls, in every rank's part (the direct algorithms read the
- * peers' stages and small rings): the control area, my outboxes, the first
- * span bytes of each half of every stage (the rotating windows,
- * coll_stage_rot) and every small ring. Touched here, call 1 of a small size
- * costs what call 1,000 does instead of each call walking to fresh pages for
- * hundreds of calls. The rest (the stages past the windows, the peers'
- * outboxes) is used whole by the first call that needs it, once; with
- * COLL_SHM_PREFAULT_ALL=1 it is touched here too. Cost, each page ~5 us on a
- * shadow-paging VM (~0.05 us elsewhere): L x (2 span + small ring) per rank,
- * 8 x 1.5 MiB at 8 ranks (docs/performance.md, "First use"). */
+/* A segment up to SHM_POPULATE_ALL: faulted in whole (every page mapped in
+ * this process, as since the first version: ~0.4 us a page), and touched
+ * where calls walk over many calls, in every rank's part (the direct
+ * algorithms read the peers' stages and small rings, p2p their outboxes): the
+ * control area, my outboxes, the head (SLOT_HEAD bytes) of every slot of the
+ * peers' outboxes, the first span bytes of each half of every stage (the
+ * rotating windows, coll_stage_rot) and every small ring. Touched here, call
+ * 1 of a small size costs what call 1,000 does instead of each call walking
+ * to fresh pages for hundreds of calls. The rest (the stages past the windows,
+ * the slots past their heads) is used whole by the first call that needs it;
+ * with COLL_SHM_PREFAULT_ALL=1 it is touched here too. Cost of the touch,
+ * ~5 us a page on a shadow-paging VM (~0.05 us elsewhere): about L x (2 span +
+ * small ring) per rank, 8 x 1.5 MiB at 8 ranks (docs/performance.md, "First use"). */
+#define SLOT_HEAD (16 * 1024)
 static void prefault_used(struct coll_shm *s)
 {
     const shm_hdr_t *h = s->hdr;
     size_t half = h->stage_use / 2, span = s->touch_span < half ? s->touch_span : half, bytes = 0;
     size_t box = (size_t)h->nout * h->nslots * h->slot_bytes;
+    size_t head = h->slot_bytes < SLOT_HEAD ? h->slot_bytes : SLOT_HEAD;
     int all = coll_cfg_bool(COLL_CFG_SHM_PREFAULT_ALL);
     double t0 = coll_now();
-    prefault(s, 0, h->off_slots); /* header, rank and outbox control */
+    populate(s, 0, s->map_bytes);
+    coll_touch_pages(h, h->off_slots); /* header, rank and outbox control */
     for (int i = 0; i < s->nlocal; i++) {
-        char *st = (char *)h + h->off_stages + (size_t)i * h->stage_bytes;
+        size_t st = h->off_stages + (size_t)i * h->stage_bytes, ob = h->off_slots + (size_t)i * box;
         if (all || i == s->me)
-            prefault(s, h->off_slots + (size_t)i * box, box);
-        if (all) {
-            prefault(s, (size_t)(st - (char *)h), h->stage_use);
-        } else {
-            prefault(s, (size_t)(st - (char *)h), span);
-            prefault(s, (size_t)(st - (char *)h) + half, span);
-        }
-        prefault(s, h->off_small + (size_t)i * h->small_ring, h->small_ring);
-        bytes += (all ? box + h->stage_use : 2 * span) + h->small_ring;
+            coll_touch_pages((char *)h + ob, box);
+        else
+            for (size_t k = 0; k < (size_t)h->nout * h->nslots; k++)
+                coll_touch_pages((char *)h + ob + k * h->slot_bytes, head);
+        coll_touch_pages((char *)h + st, all ? h->stage_use : span);
+        if (!all)
+            coll_touch_pages((char *)h + st + half, span);
+        coll_touch_pages((char *)h + h->off_small + (size_t)i * h->small_ring, h->small_ring);
+        bytes += (all || i == s->me ? box : (size_t)h->nout * h->nslots * head) + (all ? h->stage_use : 2 * span)
+            + h->small_ring;
     }
     COLL_INFO(COLL_SUB_SHM, "init touched %.1f MiB of the segment in %.1f ms (%s)",
-              (double)(bytes + h->off_slots + (all ? 0 : box)) / 1048576.0, (coll_now() - t0) * 1e3,
-              all ? "all that calls use: COLL_SHM_PREFAULT_ALL" : "rotating windows, small rings, my outboxes");
+              (double)(bytes + h->off_slots) / 1048576.0, (coll_now() - t0) * 1e3,
+              all ? "all that calls use: COLL_SHM_PREFAULT_ALL" : "rotating windows, small rings, slot heads");
 }
 
 /* Bytes free in /dev/shm for us, or 0 when unknown. */
@@ -362,6 +375,9 @@ coll_status_t coll_shm_setup(coll_comm *comm)
     if (st == COLL_SUCCESS) {
         s->ranks[s->me].pid = (int32_t)getpid();
         comm->shm = s;
+        comm->stage_hw = s->map_bytes > SHM_POPULATE_ALL ? 0 /* peers' stages untouched */
+            : coll_cfg_bool(COLL_CFG_SHM_PREFAULT_ALL) ? s->hdr->stage_use / 2
+            : s->touch_span < s->hdr->stage_use / 2 ? s->touch_span : s->hdr->stage_use / 2;
         st = coll_shm_cma_probe(comm);
         if (st != COLL_SUCCESS)
             comm->shm = NULL;

@@ -306,8 +306,12 @@ static coll_status_t recv_sock(coll_comm *comm, int peer, coll_tcp_peer_t *pc, i
                 continue;
             }
         } else {
-            if (!pc->bounce[i] && !(pc->bounce[i] = malloc(COLL_TCP_BOUNCE)))
-                return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_TCP, "out of memory");
+            if (!pc->bounce[i]) {
+                if (!(pc->bounce[i] = malloc(COLL_TCP_BOUNCE)))
+                    return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_TCP, "out of memory");
+                memset(pc->bounce[i], 0, COLL_TCP_BOUNCE); /* every page now, not one per later call */
+                comm->first_use++;
+            }
             size_t want = COLL_TCP_BOUNCE - pc->fill[i];
             if (want > s->len - s->pos)
                 want = s->len - s->pos;

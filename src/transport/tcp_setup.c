@@ -162,6 +162,7 @@ static coll_status_t conn_open(coll_comm *comm, int p, coll_tcp_peer_t *pc, int 
         return conn_failed(comm, p, pc, i, errno, now);
     coll_tcp_sockopts(fd, t->sockbuf, t->notsent); /* before connect: window scale */
     pc->sfd[i] = fd;
+    comm->first_use++; /* connected on first use, by design (O(peers used) sockets) */
     c->pos = 0;
     if (connect(fd, (struct sockaddr *)&ss, coll_sockaddr_len(&ss)) == 0)
         c->state = COLL_TCP_C_HELLO;

@@ -4,7 +4,14 @@
 # (bench/bench_common.h), and the ratios, beside each row's roofline.
 #
 #   bench/run-bench.sh [-c allreduce,allgather,...] [-p 2,4] [-s 8K,1M,64M] [-R ROUNDS]
-#                      [-r REPS] [-i collbench,collbench-z,openmpi,mpich] [-W SECONDS] [-o FILE.md]
+#                      [-r REPS] [-i collbench,collbench-z,openmpi,mpich] [-W SECONDS] [-D] [-o FILE.md]
+#
+# -D: the row set at hccl_test's defaults, as users run it: every side times
+# -n 20 calls after -w 10 warm-up calls, once (-r 1), the sizes in one sweep
+# per launch (a fresh communicator, as bin/*_test), and nobody waits for a
+# quiet placement (-W 0; the round trips are still listed). Without -D each
+# side warms up with n/5 + 2 calls and times 2,000 (<= 64K), 200 (<= 2M) or
+# 10 calls, the figures of the warm library.
 #
 # ROUNDS (default 3) interleave the implementations: every round runs each
 # (-i, default all that are installed) once over the whole matrix, in an order
@@ -28,14 +35,15 @@
 # trip before and after every run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-COLLS=allreduce; RANKS=2,4; SIZES=8K,1M,64M; REPS=1; ROUNDS=3; IMPLS=; OUT=; WAIT=60
-while getopts "c:p:s:r:R:i:o:W:h" o; do
+COLLS=allreduce; RANKS=2,4; SIZES=8K,1M,64M; REPS=1; ROUNDS=3; IMPLS=; OUT=; WAIT=60; LOOP=()
+while getopts "c:p:s:r:R:i:o:W:Dh" o; do
     case $o in
         c) COLLS=$OPTARG ;; p) RANKS=$OPTARG ;; s) SIZES=$OPTARG ;; r) REPS=$OPTARG ;; R) ROUNDS=$OPTARG ;;
-        i) IMPLS=$OPTARG ;; o) OUT=$OPTARG ;; W) WAIT=$OPTARG ;;
-        *) sed -n '2,29p' "$0"; exit 2 ;;
+        i) IMPLS=$OPTARG ;; o) OUT=$OPTARG ;; W) WAIT=$OPTARG ;; D) LOOP=(-n 20 -w 10) ;;
+        *) sed -n '2,37p' "$0"; exit 2 ;;
     esac
 done
+[ ${#LOOP[@]} -eq 0 ] || { REPS=1; WAIT=0; }
 [[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { echo "run-bench: invalid -R '$ROUNDS': allowed a whole number >= 1" >&2; exit 2; }
 [[ "$WAIT" =~ ^[0-9]+$ ]] || { echo "run-bench: invalid -W '$WAIT': allowed a whole number of seconds >= 0" >&2; exit 2; }
 [[ "$REPS" =~ ^[1-9][0-9]*$ ]] || { echo "run-bench: invalid -r '$REPS': allowed a whole number >= 1" >&2; exit 2; }
@@ -75,9 +83,9 @@ for round in $(seq 1 "$ROUNDS"); do
         impl=${impls[$(((j + round - 1) % n))]}   # the order rotates by round
         echo "R$round C2C $impl $p $(bench_place_wait)"
         case $impl in
-            collbench) timeout 600 $B/coll_bench -p "$p" -c "$COLLS" -s "$SIZES" -r "$REPS" -l collbench ;;
-            collbench-z) timeout 600 $B/coll_bench -p "$p" -c "$COLLS" -s "$SIZES" -r "$REPS" -z -l collbench-z ;;
-            openmpi|mpich) bench_run_mpi "$impl" "$p" -c "$COLLS" -s "$SIZES" -r "$REPS" -l "$impl" ;;
+            collbench) timeout 600 $B/coll_bench -p "$p" -c "$COLLS" -s "$SIZES" -r "$REPS" "${LOOP[@]}" -l collbench ;;
+            collbench-z) timeout 600 $B/coll_bench -p "$p" -c "$COLLS" -s "$SIZES" -r "$REPS" "${LOOP[@]}" -z -l collbench-z ;;
+            openmpi|mpich) bench_run_mpi "$impl" "$p" -c "$COLLS" -s "$SIZES" -r "$REPS" "${LOOP[@]}" -l "$impl" ;;
         esac 2>&1 | grep '^RESULT' | sed "s/^/R$round /" || echo "round $round: $impl failed at $p ranks" >&2
         echo "R$round C2C $impl $p $(bench_c2c)"
     done

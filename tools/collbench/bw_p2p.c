@@ -37,9 +37,17 @@
 static const char *TOOL = "bw";
 
 /* Warm-up (bw.h, CBT_BW_WARMUP_S): each rank moves data for that long before
- * its first timed execution, in executions of at most WARMUP_MAX bytes. */
+ * its first timed execution, in executions of at most WARMUP_MAX bytes. Only
+ * the executions count, not the 1-byte exchange after each that says whether
+ * to go on. Where that exchange costs far more than an execution (a small -s
+ * sent eagerly, on cores busy with other work: the sender's execution takes
+ * microseconds, each exchange waits for the peer to be scheduled) the
+ * warm-up also ends after WARMUP_WALL_S of wall time in all: a pair at -s 64K
+ * -et 2 took 15-20 s on the 2-core VM loaded by other work and 104 s with two
+ * CPU hogs, 5 s with this bound; -s 1M is not affected (1 s). */
 #define WARMUP_MAX (256ULL << 20)
 #define WARMUP_S CBT_BW_WARMUP_S
+#define WARMUP_WALL_S (10 * CBT_BW_WARMUP_S)
 
 /* ------------------------------------------------------------ devices */
 
@@ -101,6 +109,7 @@ typedef struct {
     size_t size;
     long long times;
     double busy_s; /* seconds this rank has spent moving data so far (warm-up) */
+    double warm_s; /* seconds of wall time in warm-up loops so far */
 } ctx_t;
 
 #define TRY(call) \
@@ -140,8 +149,10 @@ static int measure(ctx_t *c, int s, int d, int bidi, cbt_p2p_result_t *out)
         for (unsigned char more = 1; more;) {
             double tw = cbt_now();
             TRY(exec_once(c, s, d, bidi, w));
-            unsigned char mine = (c->busy_s += cbt_now() - tw) < WARMUP_S, theirs = 0;
+            c->busy_s += cbt_now() - tw;
+            unsigned char mine = c->busy_s < WARMUP_S && c->warm_s < WARMUP_WALL_S, theirs = 0;
             TRY(coll_sendrecv(&mine, 1, peer, &theirs, 1, peer, COLL_UINT8, c->comm));
+            c->warm_s += cbt_now() - tw;
             more = mine || theirs;
         }
         TRY(coll_sendrecv(&b1, 1, peer, &b2, 1, peer, COLL_UINT8, c->comm));

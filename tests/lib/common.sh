@@ -55,6 +55,23 @@ children_of() {
 # its clock soon after boot; this VM's wall clock was seen jumping against
 # process start times): a 3 s timeout measured as 2 s or 4. No fork either.
 now_ms() { local u _r; read -r u _r </proc/uptime; u=${u/./}; echo $(( 10#$u * 10 )); }
+# Time bounds from a measured baseline, not fixed figures (issue 32): a test
+# that bounds how long something takes first runs, under the same load, a
+# complete short run of the same programs (launcher, ranks, sizes), and allows
+# FACTOR times that on top of what its own settings make it wait (a timeout);
+# the fixed allowance it had before is the floor and CAP (when given) the
+# ceiling (a bound that must stay under a configured timeout to mean anything).
+# A loaded or slow machine stretches the baseline and so the bound; a hang or
+# a missed timeout still fails.
+#   base=$(baseline_ms CMD...)                       ms CMD took here and now
+#   max=$(bound_ms WAIT_MS FACTOR BASE_MS FLOOR_MS [CAP_MS])
+#                                                    WAIT + max(FLOOR, FACTOR x BASE), at most CAP
+baseline_ms() { local t0 t1; t0=$(now_ms); "$@" >/dev/null 2>&1; t1=$(now_ms); echo $(( t1 - t0 )); }
+bound_ms() {
+    local b=$(( $1 + ($2 * $3 > $4 ? $2 * $3 : $4) ))
+    [ -n "${5:-}" ] && [ "$b" -gt "$5" ] && b=$5
+    echo $b
+}
 # free_port: a port nobody listens on, below the kernel's ephemeral range, so
 # that no connect() or port-0 listener of another process can take it between
 # this check and its use (an ephemeral port could be: a CI failure of 13 showed it).

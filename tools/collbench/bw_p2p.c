@@ -37,9 +37,17 @@
 static const char *TOOL = "bw";
 
 /* Warm-up (bw.h, CBT_BW_WARMUP_S): each rank moves data for that long before
- * its first timed execution, in executions of at most WARMUP_MAX bytes. */
+ * its first timed execution, in executions of at most WARMUP_MAX bytes. Only
+ * the executions count, not the 1-byte exchange after each that says whether
+ * to go on. Where that exchange costs far more than an execution (a small -s
+ * sent eagerly, on cores busy with other work: the sender's execution takes
+ * microseconds, each exchange waits for the peer to be scheduled) the
+ * warm-up also ends after WARMUP_WALL_S of wall time in all: a pair at -s 64K
+ * -et 2 took 15-20 s on the 2-core VM loaded by other work and 104 s with two
+ * CPU hogs, 5 s with this bound; -s 1M is not affected (1 s). */
 #define WARMUP_MAX (256ULL << 20)
 #define WARMUP_S CBT_BW_WARMUP_S
+#define WARMUP_WALL_S (10 * CBT_BW_WARMUP_S)
 
 /* ------------------------------------------------------------ devices */
 
@@ -101,6 +109,7 @@ typedef struct {
     size_t size;
     long long times;
     double busy_s; /* seconds this rank has spent moving data so far (warm-up) */
+    double warm_s; /* seconds of wall time in warm-up loops so far */
 } ctx_t;
 
 #define TRY(call) \
@@ -140,8 +149,10 @@ static int measure(ctx_t *c, int s, int d, int bidi, cbt_p2p_result_t *out)
         for (unsigned char more = 1; more;) {
             double tw = cbt_now();
             TRY(exec_once(c, s, d, bidi, w));
-            unsigned char mine = (c->busy_s += cbt_now() - tw) < WARMUP_S, theirs = 0;
+            c->busy_s += cbt_now() - tw;
+            unsigned char mine = c->busy_s < WARMUP_S && c->warm_s < WARMUP_WALL_S, theirs = 0;
             TRY(coll_sendrecv(&mine, 1, peer, &theirs, 1, peer, COLL_UINT8, c->comm));
+            c->warm_s += cbt_now() - tw;
             more = mine || theirs;
         }
         TRY(coll_sendrecv(&b1, 1, peer, &b2, 1, peer, COLL_UINT8, c->comm));
@@ -257,29 +268,43 @@ static int write_calibration(const cbt_p2p_opts_t *o, const cbt_p2p_report_t *re
     return cbt_calib_write(TOOL, f, by, kv, probed ? 4 : 2);
 }
 
+/* A verdict every rank reached alike from the same collective's result (its
+ * message, if any, printed): the ranks meet once more, so that none goes on
+ * to exit, abort or be killed while a peer is still inside that collective
+ * (its exit code would become "aborted", 3). rc is returned whatever the
+ * meeting gives: a peer that met us and then left is no failure. */
+static int agreed_end(const ctx_t *c, int rc)
+{
+    fflush(stdout);
+    fflush(stderr);
+    g_agreed = coll_barrier(c->comm) == COLL_SUCCESS;
+    return rc;
+}
+
+int cbt_p2p_agreed(void) { return g_agreed; }
+
 /* Same -s / -et everywhere (the two ends of --sp 0/1 are started separately),
- * and enough memory on every host: everyone learns every problem. st: the
- * rank table's all-gather, whose failure is reported here. ls: ranks on this
- * host. */
+ * and enough memory on every host: everyone learns every problem from one
+ * all-reduce (a second one could meet a peer that has already given up). st:
+ * the rank table's all-gather, whose failure is reported here. ls: ranks on
+ * this host. */
 static int agree_settings(const ctx_t *c, const cbt_p2p_opts_t *o, int ls, coll_status_t st)
 {
     unsigned long long need = 2ULL * c->size * (unsigned long long)ls, avail = cbt_mem_available();
-    double mine[4] = {(double)c->size, (double)c->times, -(double)c->size, -(double)c->times};
-    double agree[4], nomem = g_deverr[0] ? 2 : avail && need > avail / 10 * 9 ? 1 : 0;
+    double nomem = g_deverr[0] ? 2 : avail && need > avail / 10 * 9 ? 1 : 0;
+    /* MAX of each value and of its negation: the largest and the smallest */
+    double mine[5] = {(double)c->size, (double)c->times, -(double)c->size, -(double)c->times, nomem}, agree[5];
     if (st == COLL_SUCCESS)
-        st = coll_all_reduce(mine, agree, 4, COLL_FP64, COLL_MAX, c->comm);
-    double anynomem = nomem;
-    if (st == COLL_SUCCESS)
-        st = coll_all_reduce(&nomem, &anynomem, 1, COLL_FP64, COLL_MAX, c->comm);
+        st = coll_all_reduce(mine, agree, 5, COLL_FP64, COLL_MAX, c->comm);
     if (st != COLL_SUCCESS)
         return cbt_error(TOOL, cbt_exit_of(st), "rank %d: exchanging settings: %s: %s", c->rank, coll_strerror(st),
                          coll_last_error());
     if (agree[0] != -agree[2] || agree[1] != -agree[3])
-        return cbt_error(TOOL, CBT_EXIT_USAGE,
-                         "the two ends disagree on -s / -et (this one: -s %llu -et %lld; the largest seen: -s %.0f "
-                         "-et %.0f): start both with the same values",
-                         o->bw->size, o->bw->exec_times, agree[0], agree[1]);
-    if (!anynomem)
+        return agreed_end(c, cbt_error(TOOL, CBT_EXIT_USAGE,
+                                       "the two ends disagree on -s / -et (this one: -s %llu -et %lld; the largest "
+                                       "seen: -s %.0f -et %.0f): start both with the same values",
+                                       o->bw->size, o->bw->exec_times, agree[0], agree[1]));
+    if (!agree[4])
         return CBT_EXIT_OK;
     int rc = CBT_EXIT_USAGE;
     if (nomem == 2) {
@@ -296,9 +321,7 @@ static int agree_settings(const ctx_t *c, const cbt_p2p_opts_t *o, int ls, coll_
     /* The ranks that found nothing wrong wait until the one that did has
      * said why: under mpirun the first rank to exit non-zero gets the
      * others killed, which could silence the only useful line. */
-    fflush(stderr);
-    g_agreed = coll_barrier(c->comm) == COLL_SUCCESS;
-    return rc;
+    return agreed_end(c, rc);
 }
 
 /* The send (filled) and receive buffers, on every rank or on none. */
@@ -312,10 +335,12 @@ static int map_buffers(ctx_t *c)
     if (c->dst)
         memset(c->dst, 0, c->size);
     coll_status_t st = coll_all_reduce(&nobuf, &anynobuf, 1, COLL_FP64, COLL_MAX, c->comm);
-    if (st != COLL_SUCCESS || anynobuf)
-        return st != COLL_SUCCESS ? cbt_exit_of(st)
-                                  : cbt_error(TOOL, CBT_EXIT_FAIL, "rank %d: cannot map 2 x %zu bytes%s", c->rank,
-                                              c->size, nobuf ? "" : " on a peer");
+    if (st != COLL_SUCCESS)
+        return cbt_error(TOOL, cbt_exit_of(st), "rank %d: exchanging the buffers' state: %s: %s", c->rank,
+                         coll_strerror(st), coll_last_error());
+    if (anynobuf)
+        return agreed_end(c, cbt_error(TOOL, CBT_EXIT_FAIL, "rank %d: cannot map 2 x %zu bytes%s", c->rank, c->size,
+                                       nobuf ? "" : " on a peer"));
     return CBT_EXIT_OK;
 }
 
@@ -369,7 +394,7 @@ static int report(const ctx_t *c, const cbt_p2p_opts_t *o, const cbt_p2p_report_
         rc = cbt_error(TOOL, CBT_EXIT_FAIL, "received data differs from what was sent (see the check field)");
     else if (bad)
         rc = CBT_EXIT_FAIL;
-    return rc;
+    return bad ? agreed_end(c, rc) : rc; /* every rank saw the same check (measure's all-reduce) */
 }
 
 int cbt_p2p_run(coll_comm_t comm, const cbt_p2p_opts_t *o, const char *const *pods)

@@ -64,6 +64,11 @@ int cbt_bw_p2p(const cbt_bw_opts_t *bw);
  * both ends in shared-directory mode). pods: names of the ranks for the tables
  * (NULL: "rank N"). Returns a CBT_EXIT_* code. */
 int cbt_p2p_run(coll_comm_t comm, const cbt_p2p_opts_t *o, const char *const *pods);
+/* 1 when cbt_p2p_run's failure was a verdict every rank reached and returned
+ * alike, after the ranks met again: no peer is left inside a collective, so
+ * the caller destroys the communicator without coll_comm_abort (whose notice
+ * would turn a peer's exit code into "aborted"). */
+int cbt_p2p_agreed(void);
 
 /* bw_p2p_out.c */
 void cbt_p2p_print_pair(const cbt_p2p_report_t *r, int first, int count);

@@ -457,7 +457,7 @@ int cbt_p2p_spdir(const cbt_p2p_opts_t *o)
     }
     const char *pods[2] = {target ? peer.text : own.text, target ? own.text : peer.text};
     rc = cbt_p2p_run(comm, o, pods);
-    if (rc != CBT_EXIT_OK)
+    if (rc != CBT_EXIT_OK && !cbt_p2p_agreed()) /* an agreed verdict (e.g. -et differs) ends both ends alike */
         coll_comm_abort(comm);
     coll_comm_destroy(comm);
     if (have_store)

@@ -63,41 +63,19 @@ int coll_group_peer_ptrs(coll_comm *comm, const coll_group_t *g, int slot, const
     return all;
 }
 
-/* A working block: a 64-byte header holding its capacity, then the bytes. */
-#define WORK_HDR 64
-static size_t work_cap(const void *p) { return *(const size_t *)((const char *)p - WORK_HDR); }
-
 void *coll_work_alloc(coll_comm *comm, size_t bytes)
 {
     void *p;
     if (comm->sim && (p = coll_sim_work(comm, bytes)))
         return p;
-    int best = -1;
-    for (int i = 0; i < COLL_WORK_KEEP; i++) /* the smallest kept block that fits */
-        if (comm->work_keep[i] && work_cap(comm->work_keep[i]) >= bytes
-            && (best < 0 || work_cap(comm->work_keep[i]) < work_cap(comm->work_keep[best])))
-            best = i;
-    if (best >= 0) {
-        p = comm->work_keep[best];
-        comm->work_keep[best] = NULL;
-        return p;
-    }
-    size_t cap = (bytes + 4095) & ~(size_t)4095;
-    char *b = aligned_alloc(64, WORK_HDR + cap);
-    if (!b)
-        return NULL;
-    comm->first_use++;
-    *(size_t *)b = cap;
-    return b + WORK_HDR;
+    return coll_comm_work_take(comm, bytes);
 }
 
-void coll_work_drop(coll_comm *comm)
+void coll_work_free(coll_comm *comm, void *p)
 {
-    for (int i = 0; i < COLL_WORK_KEEP; i++) {
-        if (comm->work_keep[i])
-            free((char *)comm->work_keep[i] - WORK_HDR);
-        comm->work_keep[i] = NULL;
-    }
+    if (!p || (comm->sim && coll_sim_is_work(comm, p)))
+        return;
+    coll_comm_work_keep(comm, p);
 }
 
 int coll_data_real(const coll_comm *comm) { return !comm->sim || coll_sim_moves_data(comm); }
@@ -114,31 +92,6 @@ void coll_local_charge(coll_comm *comm, size_t n)
 {
     if (comm->sim)
         coll_sim_charge_copy(comm, n);
-}
-
-void coll_work_free(coll_comm *comm, void *p)
-{
-    if (!p || (comm->sim && coll_sim_is_work(comm, p)))
-        return;
-    if (comm->sim) { /* a simulated rank keeps nothing: 32K of them would hold 4 blocks each */
-        free((char *)p - WORK_HDR);
-        return;
-    }
-    int slot = -1; /* an empty slot, else the smallest kept block if smaller than p */
-    for (int i = 0; i < COLL_WORK_KEEP && slot < 0; i++)
-        if (!comm->work_keep[i])
-            slot = i;
-    for (int i = 0; i < COLL_WORK_KEEP && slot < 0; i++)
-        if (work_cap(comm->work_keep[i]) < work_cap(p)
-            && (slot < 0 || work_cap(comm->work_keep[i]) < work_cap(comm->work_keep[slot])))
-            slot = i;
-    if (slot < 0) {
-        free((char *)p - WORK_HDR);
-        return;
-    }
-    if (comm->work_keep[slot])
-        free((char *)comm->work_keep[slot] - WORK_HDR);
-    comm->work_keep[slot] = p;
 }
 
 /* A sizes-only simulated comm's scratch is the sim's one shared block

@@ -97,10 +97,9 @@ size_t coll_stage_rot(coll_comm *comm, size_t used, size_t half);
  * keeps the block for the next call (replacing a smaller kept one, or freed
  * when every kept one is larger): a call repeated at one size allocates and
  * faults in nothing after its first. Memory held: the COLL_WORK_KEEP largest
- * blocks released, until coll_work_drop (communicator destroy). O(1). */
+ * blocks released, until the communicator is destroyed (core/comm.h). O(1). */
 void *coll_work_alloc(coll_comm *comm, size_t bytes);
 void coll_work_free(coll_comm *comm, void *p);
-void coll_work_drop(coll_comm *comm);
 /* 0 on a simulated comm without data: an algorithm may skip its local
  * reductions (they cost no virtual time; sizes-only runs hold no values). */
 int coll_data_real(const coll_comm *comm);

@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "bootstrap/bootstrap.h"
-#include "coll/coll_util.h"
 #include "coll/tuning.h"
 #include "core/config.h"
 #include "core/warm.h"
@@ -51,7 +50,7 @@ static void comm_free(coll_comm *comm)
     coll_topo_free(comm);
     free(comm->tp);
     free(comm->scratch);
-    coll_work_drop(comm);
+    coll_comm_work_drop(comm);
     free(comm);
 }
 

@@ -67,3 +67,56 @@ int coll_comm_tcp_spin_us(const coll_peer_info_t *peers, int nranks, const coll_
         return cfg_us > INT_MAX ? INT_MAX : (int)cfg_us;
     return coll_comm_fits_machine(me, same) ? COLL_TCP_SPIN_AUTO_US : 0;
 }
+
+/* A working block: a 64-byte header holding its capacity, then the bytes. */
+#define WORK_HDR 64
+static size_t work_cap(const void *p) { return *(const size_t *)((const char *)p - WORK_HDR); }
+
+void *coll_comm_work_take(coll_comm *comm, size_t bytes)
+{
+    int best = -1;
+    for (int i = 0; i < COLL_WORK_KEEP; i++) /* the smallest kept block that fits */
+        if (comm->work_keep[i] && work_cap(comm->work_keep[i]) >= bytes
+            && (best < 0 || work_cap(comm->work_keep[i]) < work_cap(comm->work_keep[best])))
+            best = i;
+    if (best >= 0) {
+        void *p = comm->work_keep[best];
+        comm->work_keep[best] = NULL;
+        return p;
+    }
+    size_t cap = (bytes + 4095) & ~(size_t)4095;
+    char *b = aligned_alloc(64, WORK_HDR + cap);
+    if (!b)
+        return NULL;
+    *(size_t *)b = cap;
+    comm->first_use++;
+    return b + WORK_HDR;
+}
+
+void coll_comm_work_keep(coll_comm *comm, void *p)
+{
+    int slot = -1; /* an empty slot, else the smallest kept block if smaller than p */
+    for (int i = 0; i < COLL_WORK_KEEP && slot < 0; i++)
+        if (!comm->work_keep[i])
+            slot = i;
+    for (int i = 0; i < COLL_WORK_KEEP && slot < 0; i++)
+        if (work_cap(comm->work_keep[i]) < work_cap(p)
+            && (slot < 0 || work_cap(comm->work_keep[i]) < work_cap(comm->work_keep[slot])))
+            slot = i;
+    if (slot < 0) {
+        free((char *)p - WORK_HDR);
+        return;
+    }
+    if (comm->work_keep[slot])
+        free((char *)comm->work_keep[slot] - WORK_HDR);
+    comm->work_keep[slot] = p;
+}
+
+void coll_comm_work_drop(coll_comm *comm)
+{
+    for (int i = 0; i < COLL_WORK_KEEP; i++) {
+        if (comm->work_keep[i])
+            free((char *)comm->work_keep[i] - WORK_HDR);
+        comm->work_keep[i] = NULL;
+    }
+}

@@ -127,6 +127,13 @@ typedef struct coll_comm coll_comm;
  * to the outermost algorithm of a call: transports and algorithms composed by
  * another must not use it (growing it frees the old block). */
 coll_status_t coll_comm_scratch(coll_comm *comm, size_t bytes, void **out);
+/* The communicator's kept working blocks (work_keep): take the smallest kept
+ * block of at least bytes, else a new one (64-byte aligned, a first-use
+ * event; NULL when out of memory); keep one released (replacing a smaller
+ * kept one, freed when every kept one is larger); drop them all (destroy). */
+void *coll_comm_work_take(coll_comm *comm, size_t bytes);
+void coll_comm_work_keep(coll_comm *comm, void *p);
+void coll_comm_work_drop(coll_comm *comm);
 /* "rank 3 (host node2, pid 1234)" into buf. */
 const char *coll_peer_desc(const coll_comm *comm, int rank, char *buf, size_t len);
 int coll_group_index(const coll_group_t *g, int global_rank);

@@ -641,9 +641,11 @@ void coll_sim_destroy(coll_sim_t *s)
         return;
     coll_sim_direct_detach(s);
     if (s->comms)
-        for (int r = 0; r < s->n; r++)
+        for (int r = 0; r < s->n; r++) {
             if (s->comms[r].scratch != s->scratch)
                 free(s->comms[r].scratch);
+            coll_comm_work_drop(&s->comms[r]);
+        }
     if (s->scratch)
         munmap(s->scratch, s->p.shared_scratch);
     if (s->stacks)

@@ -136,8 +136,7 @@ static void prefault_mine(struct coll_shm *s)
  * this process, as since the first version: ~0.4 us a page), and touched
  * where calls walk over many calls, in every rank's part (the direct
  * algorithms read the peers' stages and small rings, p2p their outboxes): the
- * control area, my outboxes, the head (SLOT_HEAD bytes) of every slot of the
- * peers' outboxes, the first span bytes of each half of every stage (the
+ * control area, the head (SLOT_HEAD bytes) of every slot of every outbox, the first span bytes of each half of every stage (the
  * rotating windows, coll_stage_rot) and every small ring. Touched here, call
  * 1 of a small size costs what call 1,000 does instead of each call walking
  * to fresh pages for hundreds of calls. The rest (the stages past the windows,
@@ -145,7 +144,7 @@ static void prefault_mine(struct coll_shm *s)
  * with COLL_SHM_PREFAULT_ALL=1 it is touched here too. Cost of the touch,
  * ~5 us a page on a shadow-paging VM (~0.05 us elsewhere): about L x (2 span +
  * small ring) per rank, 8 x 1.5 MiB at 8 ranks (docs/performance.md, "First use"). */
-#define SLOT_HEAD (16 * 1024)
+#define SLOT_HEAD (8 * 1024)
 static void prefault_used(struct coll_shm *s)
 {
     const shm_hdr_t *h = s->hdr;
@@ -158,7 +157,7 @@ static void prefault_used(struct coll_shm *s)
     coll_touch_pages(h, h->off_slots); /* header, rank and outbox control */
     for (int i = 0; i < s->nlocal; i++) {
         size_t st = h->off_stages + (size_t)i * h->stage_bytes, ob = h->off_slots + (size_t)i * box;
-        if (all || i == s->me)
+        if (all)
             coll_touch_pages((char *)h + ob, box);
         else
             for (size_t k = 0; k < (size_t)h->nout * h->nslots; k++)
@@ -167,7 +166,7 @@ static void prefault_used(struct coll_shm *s)
         if (!all)
             coll_touch_pages((char *)h + st + half, span);
         coll_touch_pages((char *)h + h->off_small + (size_t)i * h->small_ring, h->small_ring);
-        bytes += (all || i == s->me ? box : (size_t)h->nout * h->nslots * head) + (all ? h->stage_use : 2 * span)
+        bytes += (all ? box : (size_t)h->nout * h->nslots * head) + (all ? h->stage_use : 2 * span)
             + h->small_ring;
     }
     COLL_INFO(COLL_SUB_SHM, "init touched %.1f MiB of the segment in %.1f ms (%s)",

@@ -5,6 +5,7 @@
 #include "core/warm.h"
 
 #include <link.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -38,11 +39,28 @@ static void __attribute__((noinline)) touch_stack(size_t bytes)
     pad[sizeof pad - 1] = 0;
 }
 
+/* Bytes of this thread's stack below the caller's frame, 0 when unknown. */
+static size_t stack_left(void)
+{
+    pthread_attr_t a;
+    void *lo;
+    size_t size;
+    char here;
+    if (pthread_getattr_np(pthread_self(), &a) != 0)
+        return 0;
+    int rc = pthread_attr_getstack(&a, &lo, &size);
+    pthread_attr_destroy(&a);
+    if (rc != 0 || (uintptr_t)&here < (uintptr_t)lo)
+        return 0;
+    return (size_t)((uintptr_t)&here - (uintptr_t)lo);
+}
+
 size_t coll_warm_process(void)
 {
     static atomic_int done;
     size_t bytes = 0;
-    touch_stack(COLL_WARM_STACK);
+    if (stack_left() >= 4 * (size_t)COLL_WARM_STACK) /* a small thread stack is left alone */
+        touch_stack(COLL_WARM_STACK);
     if (atomic_exchange(&done, 1))
         return 0;
     dl_iterate_phdr(touch_object, &bytes);

@@ -300,10 +300,11 @@ static int agree_settings(const ctx_t *c, const cbt_p2p_opts_t *o, int ls, coll_
         return cbt_error(TOOL, cbt_exit_of(st), "rank %d: exchanging settings: %s: %s", c->rank, coll_strerror(st),
                          coll_last_error());
     if (agree[0] != -agree[2] || agree[1] != -agree[3])
-        return agreed_end(c, cbt_error(TOOL, CBT_EXIT_USAGE,
-                                       "the two ends disagree on -s / -et (this one: -s %llu -et %lld; the largest "
-                                       "seen: -s %.0f -et %.0f): start both with the same values",
-                                       o->bw->size, o->bw->exec_times, agree[0], agree[1]));
+        return agreed_end(c,
+                          cbt_error(TOOL, CBT_EXIT_USAGE,
+                                    "the two ends disagree on -s / -et (this one: -s %llu -et %lld; the largest "
+                                    "seen: -s %.0f -et %.0f): start both with the same values",
+                                    o->bw->size, o->bw->exec_times, agree[0], agree[1]));
     if (!agree[4])
         return CBT_EXIT_OK;
     int rc = CBT_EXIT_USAGE;
@@ -339,8 +340,9 @@ static int map_buffers(ctx_t *c)
         return cbt_error(TOOL, cbt_exit_of(st), "rank %d: exchanging the buffers' state: %s: %s", c->rank,
                          coll_strerror(st), coll_last_error());
     if (anynobuf)
-        return agreed_end(c, cbt_error(TOOL, CBT_EXIT_FAIL, "rank %d: cannot map 2 x %zu bytes%s", c->rank, c->size,
-                                       nobuf ? "" : " on a peer"));
+        return agreed_end(c,
+                          cbt_error(TOOL, CBT_EXIT_FAIL, "rank %d: cannot map 2 x %zu bytes%s", c->rank, c->size,
+                                    nobuf ? "" : " on a peer"));
     return CBT_EXIT_OK;
 }
 

@@ -8,7 +8,10 @@
 # no GLIBC_TUNABLES, no wait for a quiet vCPU placement (the cross-core round
 # trip of bench/c2c is listed beside each run instead).
 #
-#   bench/cold-start.sh [-c allreduce,allgather,...] [-p 2,4,8] [-R ROUNDS] [-H] [-o FILE.md]
+#   bench/cold-start.sh [-c allreduce,allgather,...] [-p 2,4,8] [-R ROUNDS] [-H] [-A TREE] [-o FILE.md]
+#
+# -A TREE: also TREE/bin/<coll>_test at the defaults (another commit's tree,
+# built), interleaved with the rest: the before side of a change.
 #
 # warm: -n 1000 -w 200 from 8K to 1M, -n 40 -w 20 from 2M to 64M (1,200
 # calls of 64 MiB would take minutes a run; from 2M on the first call is the
@@ -21,11 +24,12 @@
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-COLLS=allreduce,allgather,reduce_scatter,broadcast,reduce,alltoall,scatter RANKS=2,4 ROUNDS=3 OUT= HOSTS=0
-while getopts "c:p:R:o:Hh" o; do
+COLLS=allreduce,allgather,reduce_scatter,broadcast,reduce,alltoall,scatter RANKS=2,4 ROUNDS=3 OUT= HOSTS=0 TREE=$ROOT BEFORE=
+while getopts "c:p:R:o:A:Hh" o; do
     case $o in
         c) COLLS=$OPTARG ;; p) RANKS=$OPTARG ;; R) ROUNDS=$OPTARG ;; o) OUT=$OPTARG ;; H) HOSTS=1 ;;
-        *) sed -n '2,21p' "$0"; exit 2 ;;
+        A) BEFORE=$(cd "$OPTARG" && pwd) || exit 2 ;;
+        *) sed -n '2,29p' "$0"; exit 2 ;;
     esac
 done
 [[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { echo "cold-start: invalid -R '$ROUNDS': allowed a whole number >= 1" >&2; exit 2; }
@@ -53,13 +57,15 @@ raw=$(mktemp); tmp=$(mktemp -d); trap 'rm -rf "$raw" "$tmp"' EXIT
 rows() { # rows TAG < table: "TAG size us" per row of a test executable's table
     awk -v t="$1" '$1 ~ /^[0-9]+$/ && $2 == "|" {print t, $1, $3}'
 }
-ours() { # ours P COLL default|warm
+ours() { # ours P COLL default|warm|before
     local e; e=$(exe "$2")
-    if [ "$3" = default ]; then
-        timeout 600 "bin/$e" -p "$1" -b 8K -e 64M -f 2 -d fp32 | rows "$2 $1 ours-default"
+    if [ "$3" = before ]; then
+        timeout 600 "$BEFORE/bin/$e" -p "$1" -b 8K -e 64M -f 2 -d fp32 | rows "$2 $1 before-default"
+    elif [ "$3" = default ]; then
+        timeout 600 "$TREE/bin/$e" -p "$1" -b 8K -e 64M -f 2 -d fp32 | rows "$2 $1 ours-default"
     else
-        { timeout 600 "bin/$e" -p "$1" -b 8K -e 1M -f 2 -d fp32 -n 1000 -w 200
-          timeout 600 "bin/$e" -p "$1" -b 2M -e 64M -f 2 -d fp32 -n 40 -w 20; } | rows "$2 $1 ours-warm"
+        { timeout 600 "$TREE/bin/$e" -p "$1" -b 8K -e 1M -f 2 -d fp32 -n 1000 -w 200
+          timeout 600 "$TREE/bin/$e" -p "$1" -b 2M -e 64M -f 2 -d fp32 -n 40 -w 20; } | rows "$2 $1 ours-warm"
     fi
 }
 mpi() { # mpi IMPL P COLL: the defaults' loop (bench_run_mpi: the MPIs' best settings)
@@ -67,6 +73,7 @@ mpi() { # mpi IMPL P COLL: the defaults' loop (bench_run_mpi: the MPIs' best set
         awk -v c="$3" -v p="$2" -v i="$1" '$1 == "RESULT" {print c, p, i "-default", $5, $6}'
 }
 sides=(ours-default ours-warm "${mpis[@]}")
+[ -n "$BEFORE" ] && sides+=(before-default)
 for round in $(seq 1 "$ROUNDS"); do
     for p in ${RANKS//,/ }; do
         for c in ${COLLS//,/ }; do
@@ -77,6 +84,7 @@ for round in $(seq 1 "$ROUNDS"); do
                 case $s in
                     ours-default) ours "$p" "$c" default ;;
                     ours-warm) ours "$p" "$c" warm ;;
+                    before-default) ours "$p" "$c" before ;;
                     *) mpi "$s" "$p" "$c" ;;
                 esac | sed "s/^/R$round /"
             done
@@ -93,13 +101,13 @@ if [ "$HOSTS" = 1 ]; then
             for s in default warm; do
                 port=$((port + 1))
                 if [ $s = default ]; then
-                    NETNS_MASTER_PORT=$port netns_env_launch "$tmp/h" "2 2" "$ROOT/bin/$e" -b 8K -e 64M -f 2 -d fp32 >/dev/null
+                    NETNS_MASTER_PORT=$port netns_env_launch "$tmp/h" "2 2" "$TREE/bin/$e" -b 8K -e 64M -f 2 -d fp32 >/dev/null
                     rows "$c 2x2 ours-$s" <"$tmp/h.r0.out"
                 else
-                    NETNS_MASTER_PORT=$port netns_env_launch "$tmp/h" "2 2" "$ROOT/bin/$e" -b 8K -e 1M -f 2 -d fp32 -n 1000 -w 200 >/dev/null
+                    NETNS_MASTER_PORT=$port netns_env_launch "$tmp/h" "2 2" "$TREE/bin/$e" -b 8K -e 1M -f 2 -d fp32 -n 1000 -w 200 >/dev/null
                     rows "$c 2x2 ours-$s" <"$tmp/h.r0.out"
                     port=$((port + 1))
-                    NETNS_MASTER_PORT=$port netns_env_launch "$tmp/h" "2 2" "$ROOT/bin/$e" -b 2M -e 64M -f 2 -d fp32 -n 40 -w 20 >/dev/null
+                    NETNS_MASTER_PORT=$port netns_env_launch "$tmp/h" "2 2" "$TREE/bin/$e" -b 2M -e 64M -f 2 -d fp32 -n 40 -w 20 >/dev/null
                     rows "$c 2x2 ours-$s" <"$tmp/h.r0.out"
                 fi | sed "s/^/R$round /"
             done
@@ -129,28 +137,28 @@ def human(b):
     return str(b)
 L = ['# Cold start: hccl_test defaults against warm and against the MPIs, %s' %
      datetime.datetime.utcnow().strftime('%Y-%m-%d %H:%M UTC'), '',
-     'Command: `bench/cold-start.sh %s`. Times: us per call, the slowest rank\'s mean, median over rounds. '
+     'Command: `bench/cold-start.sh %s` (run from the repository root). Times: us per call, the slowest rank\'s mean, median over rounds. '
      'default = `bin/<coll>_test -p P -b 8K -e 64M -f 2` (-n 20 -w 10); warm = -n 1000 -w 200 to 1M, '
      '-n 40 -w 20 from 2M; MPIs: bench/mpi_bench.c at -n 20 -w 10, one sweep, with their best settings '
      '(bench/lib-local.sh bench_run_mpi: GLIBC_TUNABLES keeping freed buffers mapped, Open MPI yielding when idle). cold/warm = default / warm '
-     '(target <= 1.25); vs MPI = better MPI default / ours default (>= 1 means collbench is faster). '
+     '(target <= 1.25); before = -A TREE at the defaults (- without -A); vs MPI = better MPI default / ours default (>= 1 means collbench is faster). '
      'No wait for vCPU placement; the cross-core round trips measured before each run are listed below.' % args, '']
-hdr = '| collective | ranks | size | default | warm | cold/warm | Open MPI | MPICH | vs MPI |'
+hdr = '| collective | ranks | size | before | default | warm | cold/warm | Open MPI | MPICH | vs MPI |'
 groups = collections.OrderedDict()
 for (c, p, b) in sorted(t, key=lambda k: (k[0], k[1], k[2])):
     groups.setdefault((c, p), []).append(b)
 worst = []
 for (c, p), sizes in groups.items():
-    L += ['', hdr, '|---|---|---|---|---|---|---|---|---|']
+    L += ['', hdr, '|---|---|---|---|---|---|---|---|---|---|']
     for b in sizes:
         d = t[(c, p, b)]
-        dv, wv = m(d.get('ours-default', {})), m(d.get('ours-warm', {}))
+        dv, wv, bv = m(d.get('ours-default', {})), m(d.get('ours-warm', {})), m(d.get('before-default', {}))
         om, mp = m(d.get('openmpi-default', {})), m(d.get('mpich-default', {}))
         cw = dv / wv if dv and wv else None
         bm = min([x for x in (om, mp) if x] or [0]) or None
         vs = bm / dv if bm and dv else None
         worst.append((c, p, b, cw, vs))
-        L.append('| %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (c, p, human(b), fmt(dv), fmt(wv),
+        L.append('| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (c, p, human(b), fmt(bv), fmt(dv), fmt(wv),
                  '-' if cw is None else '%.2f' % cw, fmt(om), fmt(mp), '-' if vs is None else '%.2f' % vs))
 cw_all = [x for x in worst if x[3] is not None]
 vs_all = [x for x in worst if x[4] is not None]

@@ -25,7 +25,7 @@ int cb_default_npus(void)
 
 static const char DTYPES[] = "int8 int16 int32 int64 uint8 uint16 uint32 uint64 fp16 fp32 fp64 bfp16";
 static const char OPS[] = "sum prod max min";
-static const char FORMATS[] = "collbench hccl";
+static const char FORMATS[] = "collbench hccl plain";
 
 static int parse_format(const char *s, cb_format_t *out)
 {
@@ -33,6 +33,8 @@ static int parse_format(const char *s, cb_format_t *out)
         *out = CB_FMT_COLLBENCH;
     else if (!strcmp(s, "hccl"))
         *out = CB_FMT_HCCL;
+    else if (!strcmp(s, "plain"))
+        *out = CB_FMT_PLAIN;
     else
         return -1;
     return 0;
@@ -49,7 +51,9 @@ enum {
     OPT_EQUAL_COUNTS,
     OPT_VERSION,
     OPT_HOLD_AFTER,
-    OPT_FORMAT
+    OPT_FORMAT,
+    OPT_MIN_BW,
+    OPT_STATS
 };
 
 static const struct option long_opts[] = {
@@ -77,6 +81,8 @@ static const struct option long_opts[] = {
     {"version", no_argument, NULL, OPT_VERSION},
     {"hold-after", required_argument, NULL, OPT_HOLD_AFTER},
     {"format", required_argument, NULL, OPT_FORMAT},
+    {"min-bw", required_argument, NULL, OPT_MIN_BW},
+    {"stats", no_argument, NULL, OPT_STATS},
     {NULL, 0, NULL, 0},
 };
 
@@ -144,6 +150,7 @@ static void set_defaults(const cb_desc_t *d, cb_opts_t *o)
     o->timeout = -1;
     o->hold_after = -1;
     o->agg = CB_AGG_MAX;
+    o->min_bw = -1;
 }
 
 /* What the parse saw beyond cb_opts_t. */
@@ -237,6 +244,18 @@ static int parse_seconds(const char *s, double max, double *out)
     return 0;
 }
 
+/* A bandwidth in GB/s: a finite decimal >= 0. */
+static int parse_gbps(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (!*s || *end || errno || !(v >= 0) || v > 1e9)
+        return -1;
+    *out = v;
+    return 0;
+}
+
 static int parse_agg(const char *s, cb_agg_t *out)
 {
     if (!strcmp(s, "max"))
@@ -302,6 +321,11 @@ static int text_opt(const cb_desc_t *d, int c, const char *arg, cb_opts_t *o, cl
         if (parse_seconds(arg, 3600, &o->hold_after))
             return fail(err, errlen, "invalid --hold-after '%s': allowed seconds 0..3600", arg);
         return 0;
+    case OPT_MIN_BW:
+        if (parse_gbps(arg, &o->min_bw))
+            return fail(err, errlen, "invalid --min-bw '%s': allowed a bandwidth in GB/s >= 0 (e.g. 12.5)", arg);
+        o->min_bw_src = "--min-bw";
+        return 0;
     case OPT_TIME_AGG:
         if (parse_agg(arg, &o->agg))
             return fail(err, errlen, "invalid --time-agg '%s': allowed max avg min all", arg);
@@ -344,7 +368,9 @@ static int parse_opts(const cb_desc_t *d, int argc, char **argv, cb_opts_t *o, c
         case OPT_TIMEOUT:
         case OPT_HOLD_AFTER:
         case OPT_TIME_AGG:
+        case OPT_MIN_BW:
         case OPT_FORMAT: rc = text_opt(d, c, optarg, o, seen, err, errlen); break;
+        case OPT_STATS: o->stats = 1; break;
         case 'h': o->action = CB_ACT_HELP; return 0;
         case OPT_VERSION: o->action = CB_ACT_VERSION; return 0;
         case OPT_PRINT_CONFIG: o->action = CB_ACT_PRINT_CONFIG; break;
@@ -377,10 +403,13 @@ static int resolve_format(cb_opts_t *o, const cli_seen_t *seen, char *err, size_
         return fail(err, errlen, "invalid COLL_TEST_FORMAT '%s': allowed %s", env_fmt, FORMATS);
     if (!seen->format_set)
         o->format = env_format;
-    if (o->format == CB_FMT_HCCL && o->agg == CB_AGG_ALL)
-        return fail(
-            err, errlen,
-            "invalid --time-agg 'all' with the hccl format: allowed max avg min (hccl_test's table has four columns)");
+    const char *fname = o->format == CB_FMT_HCCL ? "hccl" : "plain";
+    if (o->format != CB_FMT_COLLBENCH && o->agg == CB_AGG_ALL)
+        return fail(err, errlen,
+                    "invalid --time-agg 'all' with the %s format: allowed max avg min (that table has four columns)",
+                    fname);
+    if (o->format != CB_FMT_COLLBENCH && o->stats)
+        return fail(err, errlen, "invalid --stats with the %s format: allowed with --format collbench only", fname);
     return 0;
 }
 
@@ -397,6 +426,23 @@ static int check_sizes(cb_opts_t *o, const cli_seen_t *seen, char *err, size_t e
             o->stepbytes = 1;
     } else if (o->stepbytes == 0 && !seen->ff_set && o->maxbytes > o->minbytes) {
         fprintf(stderr, "%s: warning: -i 0 runs the start size once (%llu bytes)\n", prog_buf, o->minbytes);
+    }
+    return 0;
+}
+
+/* COLL_TEST_MIN_BW: the gate when --min-bw is not given (checked even when
+ * it is, so a typo is never silent). */
+static int env_min_bw(cb_opts_t *o, char *err, size_t errlen)
+{
+    const char *v = coll_cfg_str(COLL_CFG_TEST_MIN_BW);
+    double bw;
+    if (!v || !*v)
+        return 0;
+    if (parse_gbps(v, &bw))
+        return fail(err, errlen, "invalid COLL_TEST_MIN_BW '%s': allowed a bandwidth in GB/s >= 0 (e.g. 12.5)", v);
+    if (o->min_bw < 0) {
+        o->min_bw = bw;
+        o->min_bw_src = "COLL_TEST_MIN_BW";
     }
     return 0;
 }
@@ -435,6 +481,8 @@ int cb_cli_parse(const cb_desc_t *d, int argc, char **argv, cb_opts_t *o, char *
         fprintf(stderr, "%s: warning: -o is ignored: %s does not reduce\n", prog_buf, prog_buf);
     if (o->equal_counts && !(d->flags & CB_F_VARIABLE))
         fprintf(stderr, "%s: warning: --equal-counts only changes the v tests; ignored\n", prog_buf);
+    if ((rc = env_min_bw(o, err, errlen)))
+        return rc;
     return env_output(o, err, errlen);
 }
 
@@ -500,8 +548,15 @@ void cb_cli_usage(const cb_desc_t *d, FILE *out)
             "                         all adds min/avg/max columns)\n"
             "  --timeout SEC          a collective waiting longer fails (COLL_EXEC_TIMEOUT)\n"
             "  --equal-counts         v tests: equal counts like the original\n"
-            "  --format collbench|hccl  table layout (COLL_TEST_FORMAT too): hccl prints exactly\n"
-            "                         hccl_test's four columns, rows ending in the check result\n"
+            "  --format collbench|hccl|plain  table layout (COLL_TEST_FORMAT too): hccl prints\n"
+            "                         exactly hccl_test's four columns, rows ending in the check\n"
+            "                         result; plain the whitespace table of the seed skill's docs\n"
+            "                         (data_size avg_time(us) alg_bandwidth(GB/s) check_result)\n"
+            "  --stats                columns of per-iteration times over iterations and ranks\n"
+            "                         (min p50 p99 max, us) and the straggler (rank@host that\n"
+            "                         entered last most often, - if none)\n"
+            "  --min-bw GBPS          exit 6 when the average bus bandwidth (the footer's figure)\n"
+            "                         is below GBPS (COLL_TEST_MIN_BW too; for job prologues)\n"
             "  --hold-after SEC       tests: after the sweep every rank prints its init time\n"
             "                         on stderr, then sleeps SEC before destroy (fds sampled)\n"
             "  --print-config         print every COLL_* setting and exit\n"
@@ -510,7 +565,9 @@ void cb_cli_usage(const cb_desc_t *d, FILE *out)
             "bus_bandwidth(GB/s). The first four are the original's (--format hccl: only those,\n"
             "byte for byte); time is the slowest rank's average; check_result is success,\n"
             "failed, or NULL (-c 0, or the expected value is not exact in this dtype for\n"
-            "this op and rank count).\n",
+            "this op and rank count). Under the default table, nccl-tests' footer\n"
+            "('# Out of bounds values : N OK|FAILED', '# Avg bus bandwidth    : X') and\n"
+            "'# Run cost' (init time, peak RSS, /dev/shm bytes, sockets).\n",
             p, p, coll_kind_name(d->kind), CB_MAX_NPUS, cb_default_npus(), CB_MAX_NPUS_STANDALONE);
     if (d->flags & CB_F_VARIABLE)
         fprintf(out,
@@ -530,5 +587,6 @@ void cb_cli_usage(const cb_desc_t *d, FILE *out)
             "derived from the job's ids: weak protection), srun (SLURM_PROCID/NTASKS), or\n"
             "standalone (forks -p ranks). COLL_TEST_CPUS pins local rank i to the i-th CPU.\n\n"
             "Exit codes: 0 ok; 1 a check failed; 2 bad command line; 3 communicator/\n"
-            "transport setup failed; 4 timeout; 5 a peer aborted.\n");
+            "transport setup failed; 4 timeout; 5 a peer aborted; 6 average bus bandwidth\n"
+            "below --min-bw.\n");
 }

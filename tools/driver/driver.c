@@ -105,7 +105,8 @@ static coll_status_t gather_hosts(cb_ctx_t *c, cb_results_t *res)
     if (c->rank == 0) {
         res->hosts = calloc((size_t)c->nranks, 64);
         res->ranks_per_host = calloc((size_t)c->nranks, sizeof(int));
-        if (!res->hosts || !res->ranks_per_host) {
+        res->rank_host = calloc((size_t)c->nranks, sizeof(int));
+        if (!res->hosts || !res->ranks_per_host || !res->rank_host) {
             free(all);
             return COLL_ERR_NO_MEMORY;
         }
@@ -118,6 +119,7 @@ static coll_status_t gather_hosts(cb_ctx_t *c, cb_results_t *res)
             if (h == nh)
                 memcpy(res->hosts[nh++], all[r], 64);
             res->ranks_per_host[h]++;
+            res->rank_host[r] = h;
         }
         res->nhosts = nh;
     }
@@ -125,35 +127,26 @@ static coll_status_t gather_hosts(cb_ctx_t *c, cb_results_t *res)
     return COLL_SUCCESS;
 }
 
-static void print_header(const cb_opts_t *o)
-{
-    printf("the minbytes is %llu, maxbytes is %llu, iters is %d, warmup_iters is %d\n", o->minbytes, o->maxbytes,
-           o->iters, o->warmup);
-    if (o->format == CB_FMT_HCCL) {
-        /* hccl_test's own header, byte for byte (no trailing blank). */
-        printf("data_size(Bytes): | aveg_time(us): | alg_bandwidth(GB/s): | check_result:\n");
-        fflush(stdout);
-        return;
-    }
-    printf("data_size(Bytes): | aveg_time(us): | alg_bandwidth(GB/s): | check_result: | "
-           "bus_bandwidth(GB/s):%s\n",
-           o->agg == CB_AGG_ALL ? " | min_time(us): | avg_time(us): | max_time(us):" : "");
-    fflush(stdout);
-}
+/* Per-iteration times are gathered for a result file or --stats only. */
+static int want_iter(const cb_opts_t *o) { return o->json || o->csv || o->stats; }
 
-static void print_row(const cb_opts_t *o, const cb_row_t *row, double t)
+/* The timed iterations (right after a barrier): *avg = mean time per
+ * iteration (us); c->iter_us[i] = when iteration i ended, from the barrier's
+ * exit, for the first CB_ITER_MAX iterations (each iteration starts when the
+ * one before ended: these are the arrival times too). */
+static coll_status_t timed_loop(cb_ctx_t *c, double *avg)
 {
-    if (o->format == CB_FMT_HCCL) {
-        /* hccl_test's row format "%-17llu | %-14.2f | %-20.5f | %s": ends in the result. */
-        printf("%-17llu | %-14.2f | %-20.5f | %s\n", row->bytes, t, row->algbw, row->check);
-        fflush(stdout);
-        return;
+    int n = c->opts->iters, k = n < CB_ITER_MAX ? n : CB_ITER_MAX;
+    coll_status_t st;
+    double t0 = now_us();
+    for (int i = 0; i < n; i++) {
+        if ((st = c->desc->run(c)) != COLL_SUCCESS)
+            return st;
+        if (i < k)
+            c->iter_us[i] = now_us() - t0;
     }
-    printf("%-17llu | %-14.2f | %-20.5f | %-13s | %.5f", row->bytes, t, row->algbw, row->check, row->busbw);
-    if (o->agg == CB_AGG_ALL)
-        printf(" | %-13.2f | %-13.2f | %.2f", row->tmin, row->tavg, row->tmax);
-    printf("\n");
-    fflush(stdout);
+    *avg = (now_us() - t0) / n;
+    return COLL_SUCCESS;
 }
 
 /* One data size. Returns 0, or an exit code >= 3 after a failed call. */
@@ -169,13 +162,16 @@ static int run_size(cb_ctx_t *c, cb_results_t *res, size_t bytes, int *any_faile
             return fail_call(c, res, "warm-up", st);
     if ((st = coll_barrier(c->comm)) != COLL_SUCCESS)
         return fail_call(c, res, "coll_barrier", st);
-    double t0 = now_us();
-    for (int i = 0; i < o->iters; i++)
-        if ((st = d->run(c)) != COLL_SUCCESS)
-            return fail_call(c, res, "timed loop", st);
-    double avg = (now_us() - t0) / o->iters;
+    double avg;
+    if ((st = timed_loop(c, &avg)) != COLL_SUCCESS)
+        return fail_call(c, res, "timed loop", st);
     cb_row_t row;
     memset(&row, 0, sizeof(row));
+    row.it.counted = -1;
+    row.it.straggler = -1;
+    if (want_iter(o) && (st = cb_iter_reduce(c->comm, c->rank, c->nranks, c->iter_us, o->iters, &row.it)) != COLL_SUCCESS
+        && st != COLL_ERR_UNSUPPORTED)
+        return fail_call(c, res, "iteration times gather", st);
     const char *algo = coll_comm_last_algo(c->comm);
     snprintf(row.algo, sizeof(row.algo), "%s", algo ? algo : "");
 
@@ -208,11 +204,15 @@ static int run_size(cb_ctx_t *c, cb_results_t *res, size_t bytes, int *any_faile
     row.check = !checking ? "NULL" : row.wrong ? "failed" : "success";
     if (row.wrong)
         *any_failed = 1;
+    /* every rank: the same reduced figures, so the same --min-bw verdict */
+    double t = o->agg == CB_AGG_AVG ? row.tavg : o->agg == CB_AGG_MIN ? row.tmin : row.tmax;
+    row.algbw = t > 0 ? (double)row.bytes / t / 1e3 : 0;
+    row.busbw = row.algbw * d->busbw_factor(c->nranks);
+    c->wrong_total += row.wrong;
+    c->busbw_sum += row.busbw;
+    c->nrows++;
     if (c->rank == 0) {
-        double t = o->agg == CB_AGG_AVG ? row.tavg : o->agg == CB_AGG_MIN ? row.tmin : row.tmax;
-        row.algbw = t > 0 ? (double)row.bytes / t / 1e3 : 0;
-        row.busbw = row.algbw * d->busbw_factor(c->nranks);
-        print_row(o, &row, t);
+        cb_table_row(o, res, &row, t);
         cb_results_add(res, &row);
     }
     return 0;
@@ -276,15 +276,16 @@ static int host_names(cb_ctx_t *c, cb_results_t *res, int nhosts)
 {
     const cb_opts_t *o = c->opts;
     coll_status_t st;
-    if ((o->json || o->csv) && (st = gather_hosts(c, res)) != COLL_SUCCESS) {
+    if ((o->json || o->csv || o->stats) && (st = gather_hosts(c, res)) != COLL_SUCCESS) {
         if (st != COLL_ERR_UNSUPPORTED)
             return fail_call(c, res, "host name exchange", st);
         res->nhosts = 0; /* no all-gather algorithm: header without host names */
     }
-    if ((o->json || o->csv) && c->rank == 0 && !res->hosts && nhosts == 1) {
+    if ((o->json || o->csv || o->stats) && c->rank == 0 && !res->hosts && nhosts == 1) {
         res->hosts = calloc(1, 64);
         res->ranks_per_host = calloc(1, sizeof(int));
-        if (res->hosts && res->ranks_per_host) {
+        res->rank_host = calloc((size_t)c->nranks, sizeof(int)); /* all on host 0 */
+        if (res->hosts && res->ranks_per_host && res->rank_host) {
             gethostname(res->hosts[0], 63);
             res->ranks_per_host[0] = c->nranks;
             res->nhosts = 1;
@@ -307,9 +308,42 @@ static int alloc_all(cb_ctx_t *c, cb_results_t *res)
     d->layout(c, (size_t)o->maxbytes);
     c->send_cap = c->send_elems * c->esize;
     c->recv_cap = c->recv_elems * c->esize;
+    c->iter_us = malloc((size_t)(o->iters < CB_ITER_MAX ? o->iters : CB_ITER_MAX) * sizeof(double));
+    if (!c->iter_us)
+        return fail_call(c, res, "allocation", COLL_ERR_NO_MEMORY);
     if (!(c->sendbuf = buf_alloc(c, c->send_cap, &st)) || !(c->recvbuf = buf_alloc(c, c->recv_cap, &st)))
         return fail_call(c, res, o->zero_copy ? "coll_mem_alloc" : "buffer allocation", st);
     return 0;
+}
+
+/* After the last size: what the run cost (reduced over ranks), and rank 0's
+ * footer. Returns 0 or an exit code >= 3. */
+static int sweep_end(cb_ctx_t *c, cb_results_t *res, double init_s, int local_rank)
+{
+    cb_cost_local(&res->cost, init_s, c->rank, local_rank);
+    coll_status_t st = cb_cost_reduce(c->comm, &res->cost);
+    if (st != COLL_SUCCESS)
+        return fail_call(c, res, "run cost reduction", st);
+    res->cost_known = 1;
+    if (c->rank == 0)
+        cb_table_footer(c->opts, res, c->wrong_total, c->nrows ? c->busbw_sum / c->nrows : -1);
+    return 0;
+}
+
+/* --min-bw / COLL_TEST_MIN_BW: 1 when the average bus bandwidth is below it
+ * (rank 0 says so on stderr; every rank has the same figures). */
+static int gate(const cb_ctx_t *c)
+{
+    const cb_opts_t *o = c->opts;
+    double avg = c->nrows ? c->busbw_sum / c->nrows : 0;
+    if (o->min_bw < 0 || avg >= o->min_bw)
+        return 0;
+    if (c->rank == 0) {
+        fprintf(stderr, "%s: average bus bandwidth %g GB/s is below the limit %g GB/s (%s): exit %d\n", o->prog, avg,
+                o->min_bw, o->min_bw_src, CB_EXIT_MIN_BW);
+        fflush(stderr);
+    }
+    return 1;
 }
 
 /* --hold-after (tests/lib/scale.sh): one line per rank once its sweep is
@@ -358,14 +392,16 @@ static int run_rank(void *arg, const cb_launch_t *l, int rank, int nranks, const
         if (o->check && !c.data.exact)
             fprintf(stderr, "%s: note: %s %s over %d ranks is not exact: check_result NULL\n", o->prog,
                     coll_dtype_name(c.dt), coll_op_name(c.op), nranks);
-        print_header(o);
+        cb_table_header(o);
     }
     unsigned long long s = o->minbytes;
     do {
         if ((rc = run_size(&c, &res, (size_t)s, &any_failed)) != 0)
             goto out;
     } while (cb_next_size(o, s, &s));
-    rc = any_failed ? CB_EXIT_CHECK : CB_EXIT_OK;
+    if ((rc = sweep_end(&c, &res, init_s, local_rank)) != 0)
+        goto out;
+    rc = any_failed ? CB_EXIT_CHECK : gate(&c) ? CB_EXIT_MIN_BW : CB_EXIT_OK;
     if (o->hold_after >= 0)
         hold_after(o, rank, init_s);
 
@@ -381,6 +417,7 @@ out:
         coll_comm_destroy(c.comm);
     }
     free_arrays(&c);
+    free(c.iter_us);
     cb_data_free(&c.data);
     cb_results_free(&res);
     return rc;

@@ -26,6 +26,7 @@ enum {
     CB_EXIT_SETUP = 3,   /* communicator / transport setup failed */
     CB_EXIT_TIMEOUT = 4, /* a collective timed out */
     CB_EXIT_ABORTED = 5, /* a peer aborted or died */
+    CB_EXIT_MIN_BW = 6,  /* average bus bandwidth below --min-bw / COLL_TEST_MIN_BW */
 };
 
 #define CB_PERIOD 1021 /* data patterns repeat with this (prime) period */
@@ -34,7 +35,7 @@ enum {
 
 int cb_default_npus(void); /* standalone -p default: online CPUs */
 
-typedef enum { CB_FMT_COLLBENCH = 0, CB_FMT_HCCL } cb_format_t;
+typedef enum { CB_FMT_COLLBENCH = 0, CB_FMT_HCCL, CB_FMT_PLAIN } cb_format_t;
 typedef enum { CB_AGG_MAX = 0, CB_AGG_AVG, CB_AGG_MIN, CB_AGG_ALL } cb_agg_t;
 typedef enum { CB_ACT_RUN = 0, CB_ACT_HELP, CB_ACT_VERSION, CB_ACT_PRINT_CONFIG, CB_ACT_LIST_ALGOS } cb_action_t;
 
@@ -60,6 +61,9 @@ typedef struct {
     cb_agg_t agg;
     cb_format_t format; /* --format / COLL_TEST_FORMAT */
     int equal_counts;
+    double min_bw; /* --min-bw / COLL_TEST_MIN_BW GB/s, < 0 = no gate */
+    const char *min_bw_src; /* "--min-bw" or "COLL_TEST_MIN_BW" */
+    int stats;     /* --stats: per-iteration columns */
     char command[1024]; /* argv joined, for result headers */
 } cb_opts_t;
 
@@ -102,6 +106,11 @@ typedef struct {
     size_t send_cap, recv_cap; /* bytes allocated */
     /* first mismatch seen by this rank's check */
     int bad_seen;
+    double *iter_us; /* min(iters, CB_ITER_MAX) times of the current size */
+    /* over the sweep (every rank has the reduced figures) */
+    uint64_t wrong_total;
+    double busbw_sum;
+    int nrows;
 } cb_ctx_t;
 
 #define CB_F_REDUCE (1u << 0)   /* takes -o */
@@ -190,10 +199,27 @@ uint64_t cb_compare_block(cb_ctx_t *c, const void *buf, size_t n, int from, int 
 #define CB_SEED_BLOCKS 1000003 /* the index pattern every block is a shift of (data.c) */
 #define CB_SEED_POISON 999983
 
+/* Per-iteration times of one size over iterations and ranks (stats.c). */
+#define CB_ITER_MAX 4096 /* iterations per rank kept for the statistics */
+typedef struct {
+    double min, p50, p99, max; /* us */
+    int straggler;             /* rank that entered last most often, -1 none */
+    int late, counted;         /* iterations it was the late one / with a late one */
+} cb_iter_stats_t;
+
+/* What the run itself cost (stats.c): this rank's, then reduced over ranks. */
+typedef struct {
+    double init_s;      /* communicator init, max over ranks */
+    double peak_rss_mib; /* max over ranks */
+    double shm_bytes;   /* /dev/shm segments of the communicator, all hosts */
+    double sockets;     /* open sockets, sum over ranks */
+} cb_cost_t;
+
 /* output.c */
 typedef struct {
     unsigned long long bytes, count;
     double tmin, tavg, tmax; /* us */
+    cb_iter_stats_t it;      /* it.counted < 0: not measured */
     double algbw, busbw;     /* GB/s */
     uint64_t wrong;
     const char *check; /* "success" "failed" "NULL" */
@@ -208,6 +234,9 @@ typedef struct {
     int nranks, nhosts;
     char (*hosts)[64];   /* [nhosts] */
     int *ranks_per_host; /* [nhosts] */
+    int *rank_host;      /* [nranks] index into hosts, NULL if not gathered */
+    cb_cost_t cost;
+    int cost_known;
     int local_size;      /* of rank 0's host */
     cb_row_t *rows;
     size_t nrows, cap;
@@ -216,8 +245,25 @@ typedef struct {
 } cb_results_t;
 
 int cb_results_add(cb_results_t *r, const cb_row_t *row);
+/* "rank@host" of a straggler (or "-") into out. */
+void cb_straggler_name(const cb_results_t *r, int rank, char *out, size_t len);
 /* Writes the requested files (atomically); returns 0 or -1 (message on stderr). */
 int cb_results_write(const cb_results_t *r);
 void cb_results_free(cb_results_t *r);
+
+/* stats.c. cb_iter_reduce: every rank passes its n per-iteration times;
+ * rank 0 gets the statistics (others: st->counted = -1). Collective. */
+coll_status_t cb_iter_reduce(coll_comm_t comm, int rank, int nranks, const double *t, int n, cb_iter_stats_t *st);
+/* Statistics of nranks x n times (rank-major); rank 0's side, pure. */
+void cb_iter_stats(const double *all, int nranks, int n, cb_iter_stats_t *st);
+/* This rank's cost; then cb_cost_reduce over ranks (collective). */
+void cb_cost_local(cb_cost_t *c, double init_s, int rank, int local_rank);
+coll_status_t cb_cost_reduce(coll_comm_t comm, cb_cost_t *c);
+
+/* table.c: the table on stdout (rank 0). */
+void cb_table_header(const cb_opts_t *o);
+void cb_table_row(const cb_opts_t *o, const cb_results_t *res, const cb_row_t *row, double t);
+/* The footer (collbench format only); avg_busbw < 0 = no rows. */
+void cb_table_footer(const cb_opts_t *o, const cb_results_t *res, uint64_t wrong, double avg_busbw);
 
 #endif

@@ -27,9 +27,21 @@ void cb_results_free(cb_results_t *r)
     free(r->rows);
     free(r->hosts);
     free(r->ranks_per_host);
+    free(r->rank_host);
+    r->rank_host = NULL;
     r->rows = NULL;
     r->hosts = NULL;
     r->ranks_per_host = NULL;
+}
+
+void cb_straggler_name(const cb_results_t *r, int rank, char *out, size_t len)
+{
+    if (rank < 0)
+        snprintf(out, len, "-");
+    else if (r->rank_host && r->hosts && rank < r->nranks)
+        snprintf(out, len, "%d@%s", rank, r->hosts[r->rank_host[rank]]);
+    else
+        snprintf(out, len, "%d", rank);
 }
 
 static void cpu_model(char *out, size_t len)
@@ -173,6 +185,32 @@ static void json_header(FILE *f, const cb_results_t *r, const char *cpu, const c
             o->equal_counts);
 }
 
+/* A row's "iter_us" and "straggler" (null where not measured / none). */
+static void json_iter(FILE *f, const cb_results_t *r, const cb_iter_stats_t *it)
+{
+    fputs(",\n     \"iter_us\": ", f);
+    if (it->counted < 0) {
+        fputs("null, \"straggler\": null", f);
+        return;
+    }
+    fputs("{\"min\": ", f);
+    json_num(f, it->min);
+    fputs(", \"p50\": ", f);
+    json_num(f, it->p50);
+    fputs(", \"p99\": ", f);
+    json_num(f, it->p99);
+    fputs(", \"max\": ", f);
+    json_num(f, it->max);
+    fputs("},\n     \"straggler\": ", f);
+    if (it->straggler < 0) {
+        fprintf(f, "null, \"late_iters\": {\"counted\": %d}", it->counted);
+        return;
+    }
+    fprintf(f, "{\"rank\": %d, \"host\": ", it->straggler);
+    json_str(f, r->rank_host && r->hosts ? r->hosts[r->rank_host[it->straggler]] : NULL);
+    fprintf(f, "}, \"late_iters\": {\"straggler\": %d, \"counted\": %d}", it->late, it->counted);
+}
+
 /* Row i of the results array (a comma before every row but the first). */
 static void json_row(FILE *f, const cb_results_t *r, size_t i)
 {
@@ -193,7 +231,9 @@ static void json_row(FILE *f, const cb_results_t *r, size_t i)
     json_num(f, w->algbw);
     fputs(", \"busbw_gbs\": ", f);
     json_num(f, w->busbw);
-    fprintf(f, ",\n     \"wrong\": %llu, \"check_result\": \"%s\"}", (unsigned long long)w->wrong, w->check);
+    fprintf(f, ",\n     \"wrong\": %llu, \"check_result\": \"%s\"", (unsigned long long)w->wrong, w->check);
+    json_iter(f, r, &w->it);
+    fputs("}", f);
 }
 
 static void write_json(FILE *f, const cb_results_t *r, const char *cpu, const char *cfg)
@@ -201,7 +241,13 @@ static void write_json(FILE *f, const cb_results_t *r, const char *cpu, const ch
     json_header(f, r, cpu, cfg);
     for (size_t i = 0; i < r->nrows; i++)
         json_row(f, r, i);
-    fprintf(f, "%s],\n  \"status\": {\"exit_code\": %d, \"error\": ", r->nrows ? "\n  " : "", r->exit_code);
+    fprintf(f, "%s],\n  \"cost\": ", r->nrows ? "\n  " : "");
+    if (r->cost_known)
+        fprintf(f, "{\"init_time_s\": %.6f, \"peak_rss_mib\": %.3f, \"shm_bytes\": %.0f, \"sockets\": %.0f}",
+                r->cost.init_s, r->cost.peak_rss_mib, r->cost.shm_bytes, r->cost.sockets);
+    else
+        fputs("null", f);
+    fprintf(f, ",\n  \"status\": {\"exit_code\": %d, \"error\": ", r->exit_code);
     json_str(f, r->error);
     fprintf(f, "}\n}\n");
 }

@@ -277,6 +277,9 @@ static void write_csv(FILE *f, const cb_results_t *r, const char *cpu, const cha
             o->check, o->zero_copy, r->exit_code);
     if (r->error[0])
         fprintf(f, "# error=%s\n", r->error);
+    if (r->cost_known)
+        fprintf(f, "# init_time_s=%.6f\n# peak_rss_mib=%.3f\n# shm_bytes=%.0f\n# sockets=%.0f\n", r->cost.init_s,
+                r->cost.peak_rss_mib, r->cost.shm_bytes, r->cost.sockets);
     fputs("collective,dtype,op,root,ranks,hosts,ranks_per_host,algorithm,bytes,count,"
           "time_avg_us,time_min_us,time_max_us,algbw_gbs,busbw_gbs,wrong,check_result\n",
           f);

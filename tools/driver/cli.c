@@ -53,7 +53,8 @@ enum {
     OPT_HOLD_AFTER,
     OPT_FORMAT,
     OPT_MIN_BW,
-    OPT_STATS
+    OPT_STATS,
+    OPT_IN_PLACE
 };
 
 static const struct option long_opts[] = {
@@ -83,6 +84,7 @@ static const struct option long_opts[] = {
     {"format", required_argument, NULL, OPT_FORMAT},
     {"min-bw", required_argument, NULL, OPT_MIN_BW},
     {"stats", no_argument, NULL, OPT_STATS},
+    {"in-place", required_argument, NULL, OPT_IN_PLACE},
     {NULL, 0, NULL, 0},
 };
 
@@ -271,6 +273,28 @@ static int parse_agg(const char *s, cb_agg_t *out)
     return 0;
 }
 
+/* --in-place 0|1|both, for the collectives that have an in-place form
+ * (broadcast: always in place, so 0 and 1 are the same and both is refused). */
+static int in_place_opt(const cb_desc_t *d, const char *arg, cb_opts_t *o, char *err, size_t errlen)
+{
+    if (!strcmp(arg, "0"))
+        o->in_place = CB_IP_OFF;
+    else if (!strcmp(arg, "1"))
+        o->in_place = CB_IP_ONLY;
+    else if (!strcmp(arg, "both"))
+        o->in_place = CB_IP_BOTH;
+    else
+        return fail(err, errlen, "invalid --in-place '%s': allowed 0, 1 or both", arg);
+    if (o->in_place == CB_IP_OFF || d->run_ip || (o->in_place == CB_IP_ONLY && (d->flags & CB_F_INPLACE)))
+        return 0;
+    if (d->flags & CB_F_INPLACE)
+        return fail(err, errlen, "invalid --in-place '%s': %s is always in place (allowed 0 or 1)", arg, prog_buf);
+    return fail(err, errlen,
+                "invalid --in-place '%s': %s has no in-place form (allowed 0; in place: all_reduce reduce "
+                "reduce_scatter all_gather broadcast)",
+                arg, prog_buf);
+}
+
 static int algo_opt(const char *arg, cb_opts_t *o, char *err, size_t errlen)
 {
     char why[256] = "";
@@ -326,6 +350,7 @@ static int text_opt(const cb_desc_t *d, int c, const char *arg, cb_opts_t *o, cl
             return fail(err, errlen, "invalid --min-bw '%s': allowed a bandwidth in GB/s >= 0 (e.g. 12.5)", arg);
         o->min_bw_src = "--min-bw";
         return 0;
+    case OPT_IN_PLACE: return in_place_opt(d, arg, o, err, errlen);
     case OPT_TIME_AGG:
         if (parse_agg(arg, &o->agg))
             return fail(err, errlen, "invalid --time-agg '%s': allowed max avg min all", arg);
@@ -369,6 +394,7 @@ static int parse_opts(const cb_desc_t *d, int argc, char **argv, cb_opts_t *o, c
         case OPT_HOLD_AFTER:
         case OPT_TIME_AGG:
         case OPT_MIN_BW:
+        case OPT_IN_PLACE:
         case OPT_FORMAT: rc = text_opt(d, c, optarg, o, seen, err, errlen); break;
         case OPT_STATS: o->stats = 1; break;
         case 'h': o->action = CB_ACT_HELP; return 0;
@@ -410,6 +436,8 @@ static int resolve_format(cb_opts_t *o, const cli_seen_t *seen, char *err, size_
                     fname);
     if (o->format != CB_FMT_COLLBENCH && o->stats)
         return fail(err, errlen, "invalid --stats with the %s format: allowed with --format collbench only", fname);
+    if (o->format != CB_FMT_COLLBENCH && o->in_place == CB_IP_BOTH)
+        return fail(err, errlen, "invalid --in-place 'both' with the %s format: allowed 0 or 1 (four columns)", fname);
     return 0;
 }
 
@@ -555,6 +583,10 @@ void cb_cli_usage(const cb_desc_t *d, FILE *out)
             "  --stats                columns of per-iteration times over iterations and ranks\n"
             "                         (min p50 p99 max, us) and the straggler (rank@host that\n"
             "                         entered last most often, - if none)\n"
+            "  --in-place 0|1|both    time the out-of-place form (0, default), the in-place one\n"
+            "                         (1: sendbuf == recvbuf, or the rank's block of it) or both\n"
+            "                         (two column groups; JSON rows with in_place); all_reduce,\n"
+            "                         reduce, reduce_scatter, all_gather (broadcast: always)\n"
             "  --min-bw GBPS          exit 6 when the average bus bandwidth (the footer's figure)\n"
             "                         is below GBPS (COLL_TEST_MIN_BW too; for job prologues)\n"
             "  --hold-after SEC       tests: after the sweep every rank prints its init time\n"

@@ -140,7 +140,7 @@ static coll_status_t timed_loop(cb_ctx_t *c, double *avg)
     coll_status_t st;
     double t0 = now_us();
     for (int i = 0; i < n; i++) {
-        if ((st = c->desc->run(c)) != COLL_SUCCESS)
+        if ((st = cb_run(c)) != COLL_SUCCESS)
             return st;
         if (i < k)
             c->iter_us[i] = now_us() - t0;
@@ -149,71 +149,123 @@ static coll_status_t timed_loop(cb_ctx_t *c, double *avg)
     return COLL_SUCCESS;
 }
 
-/* One data size. Returns 0, or an exit code >= 3 after a failed call. */
-static int run_size(cb_ctx_t *c, cb_results_t *res, size_t bytes, int *any_failed)
+/* The descriptor's calls for the group being timed (c->in_place: the
+ * collective's in-place form, see cb_desc.init_ip). */
+static void do_init(cb_ctx_t *c) { (c->in_place ? c->desc->init_ip : c->desc->init)(c); }
+coll_status_t cb_run(cb_ctx_t *c) { return (c->in_place ? c->desc->run_ip : c->desc->run)(c); }
+static uint64_t do_check(cb_ctx_t *c)
 {
-    const cb_desc_t *d = c->desc;
+    return (c->in_place && c->desc->check_ip ? c->desc->check_ip : c->desc->check)(c);
+}
+
+/* Checks the last result (in place: the data was overwritten by the timed
+ * calls, so re-initialise and run once more, untimed). *wrong = this rank's
+ * wrong elements. Returns COLL_SUCCESS or the failed call's status. */
+static coll_status_t check_group(cb_ctx_t *c, int checking, uint64_t *wrong)
+{
+    coll_status_t st;
+    *wrong = 0;
+    c->bad_seen = 0;
+    if (!checking)
+        return COLL_SUCCESS;
+    if ((c->desc->flags & CB_F_INPLACE) || c->in_place) {
+        do_init(c);
+        if ((st = cb_run(c)) != COLL_SUCCESS)
+            return st;
+    }
+    *wrong = do_check(c);
+    if (*wrong) {
+        printf("total err is %llu (rank %d)\n", (unsigned long long)*wrong, c->rank);
+        fflush(stdout);
+    }
+    return COLL_SUCCESS;
+}
+
+/* row's times, wrong count, check and bandwidths from every rank's avg and
+ * wrong (the same figures on every rank). */
+static coll_status_t reduce_row(cb_ctx_t *c, double avg, uint64_t wrong, int checking, cb_row_t *row)
+{
+    const cb_opts_t *o = c->opts;
+    double in_sum[2] = {avg, (double)wrong}, out_sum[2];
+    double in_max[2] = {avg, -avg}, out_max[2];
+    coll_status_t st;
+    if ((st = coll_all_reduce(in_sum, out_sum, 2, COLL_FP64, COLL_SUM, c->comm)) != COLL_SUCCESS
+        || (st = coll_all_reduce(in_max, out_max, 2, COLL_FP64, COLL_MAX, c->comm)) != COLL_SUCCESS)
+        return st;
+    row->bytes = c->bytes;
+    row->count = c->bytes / c->esize;
+    row->in_place = c->in_place;
+    row->dt = c->dt;
+    row->op = c->op;
+    row->tavg = out_sum[0] / c->nranks;
+    row->tmax = out_max[0];
+    row->tmin = -out_max[1];
+    row->wrong = (uint64_t)out_sum[1];
+    row->check = !checking ? "NULL" : row->wrong ? "failed" : "success";
+    row->t = o->agg == CB_AGG_AVG ? row->tavg : o->agg == CB_AGG_MIN ? row->tmin : row->tmax;
+    row->algbw = row->t > 0 ? (double)row->bytes / row->t / 1e3 : 0;
+    row->busbw = row->algbw * c->desc->busbw_factor(c->nranks);
+    c->wrong_total += row->wrong;
+    c->busbw_sum += row->busbw;
+    c->nrows++;
+    return COLL_SUCCESS;
+}
+
+/* One group (out of place or in place, c->in_place) of one data size, laid
+ * out already: init, warm-up, barrier, timed loop, check, reduction into
+ * row. Returns 0, or an exit code >= 3 after a failed call. */
+static int run_group(cb_ctx_t *c, cb_results_t *res, cb_row_t *row)
+{
     const cb_opts_t *o = c->opts;
     coll_status_t st;
-    d->layout(c, bytes);
-    d->init(c);
+    memset(row, 0, sizeof(*row));
+    row->it.counted = -1;
+    row->it.straggler = -1;
+    do_init(c);
     for (int i = 0; i < o->warmup; i++)
-        if ((st = d->run(c)) != COLL_SUCCESS)
+        if ((st = cb_run(c)) != COLL_SUCCESS)
             return fail_call(c, res, "warm-up", st);
     if ((st = coll_barrier(c->comm)) != COLL_SUCCESS)
         return fail_call(c, res, "coll_barrier", st);
     double avg;
     if ((st = timed_loop(c, &avg)) != COLL_SUCCESS)
         return fail_call(c, res, "timed loop", st);
-    cb_row_t row;
-    memset(&row, 0, sizeof(row));
-    row.it.counted = -1;
-    row.it.straggler = -1;
-    if (want_iter(o) && (st = cb_iter_reduce(c->comm, c->rank, c->nranks, c->iter_us, o->iters, &row.it)) != COLL_SUCCESS
+    if (want_iter(o) && (st = cb_iter_reduce(c->comm, c->rank, c->nranks, c->iter_us, o->iters, &row->it)) != COLL_SUCCESS
         && st != COLL_ERR_UNSUPPORTED)
         return fail_call(c, res, "iteration times gather", st);
     const char *algo = coll_comm_last_algo(c->comm);
-    snprintf(row.algo, sizeof(row.algo), "%s", algo ? algo : "");
-
+    snprintf(row->algo, sizeof(row->algo), "%s", algo ? algo : "");
     int checking = o->check && c->data.exact;
-    uint64_t wrong = 0;
-    c->bad_seen = 0;
-    if (checking) {
-        if (d->flags & CB_F_INPLACE) {
-            d->init(c);
-            if ((st = d->run(c)) != COLL_SUCCESS)
-                return fail_call(c, res, "check run", st);
-        }
-        wrong = d->check(c);
-        if (wrong) {
-            printf("total err is %llu (rank %d)\n", (unsigned long long)wrong, c->rank);
-            fflush(stdout);
-        }
-    }
-    double in_sum[2] = {avg, (double)wrong}, out_sum[2];
-    double in_max[2] = {avg, -avg}, out_max[2];
-    if ((st = coll_all_reduce(in_sum, out_sum, 2, COLL_FP64, COLL_SUM, c->comm)) != COLL_SUCCESS
-        || (st = coll_all_reduce(in_max, out_max, 2, COLL_FP64, COLL_MAX, c->comm)) != COLL_SUCCESS)
+    uint64_t wrong;
+    if ((st = check_group(c, checking, &wrong)) != COLL_SUCCESS)
+        return fail_call(c, res, "check run", st);
+    if ((st = reduce_row(c, avg, wrong, checking, row)) != COLL_SUCCESS)
         return fail_call(c, res, "time/check reduction", st);
-    row.bytes = c->bytes;
-    row.count = c->bytes / c->esize;
-    row.tavg = out_sum[0] / c->nranks;
-    row.tmax = out_max[0];
-    row.tmin = -out_max[1];
-    row.wrong = (uint64_t)out_sum[1];
-    row.check = !checking ? "NULL" : row.wrong ? "failed" : "success";
-    if (row.wrong)
-        *any_failed = 1;
-    /* every rank: the same reduced figures, so the same --min-bw verdict */
-    double t = o->agg == CB_AGG_AVG ? row.tavg : o->agg == CB_AGG_MIN ? row.tmin : row.tmax;
-    row.algbw = t > 0 ? (double)row.bytes / t / 1e3 : 0;
-    row.busbw = row.algbw * d->busbw_factor(c->nranks);
-    c->wrong_total += row.wrong;
-    c->busbw_sum += row.busbw;
-    c->nrows++;
+    return 0;
+}
+
+/* One data size: out of place and/or in place (--in-place), then rank 0's
+ * table row and result rows. Returns 0, or an exit code >= 3. */
+static int run_size(cb_ctx_t *c, cb_results_t *res, size_t bytes, int *any_failed)
+{
+    const cb_opts_t *o = c->opts;
+    cb_row_t rows[2];
+    int n = 0, rc;
+    c->desc->layout(c, bytes);
+    for (int ip = 0; ip < 2; ip++) {
+        if ((ip == 0 && o->in_place == CB_IP_ONLY) || (ip == 1 && o->in_place == CB_IP_OFF))
+            continue;
+        c->in_place = ip && c->desc->run_ip; /* broadcast: always in place, its one form */
+        if ((rc = run_group(c, res, &rows[n])) != 0)
+            return rc;
+        if (rows[n].wrong)
+            *any_failed = 1;
+        n++;
+    }
     if (c->rank == 0) {
-        cb_table_row(o, res, &row, t);
-        cb_results_add(res, &row);
+        cb_table_row(o, res, &rows[0], n > 1 ? &rows[1] : NULL);
+        for (int i = 0; i < n; i++)
+            cb_results_add(res, &rows[i]);
     }
     return 0;
 }

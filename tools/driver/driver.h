@@ -37,6 +37,7 @@ int cb_default_npus(void); /* standalone -p default: online CPUs */
 
 typedef enum { CB_FMT_COLLBENCH = 0, CB_FMT_HCCL, CB_FMT_PLAIN } cb_format_t;
 typedef enum { CB_AGG_MAX = 0, CB_AGG_AVG, CB_AGG_MIN, CB_AGG_ALL } cb_agg_t;
+typedef enum { CB_IP_OFF = 0, CB_IP_ONLY, CB_IP_BOTH } cb_inplace_t; /* --in-place 0|1|both */
 typedef enum { CB_ACT_RUN = 0, CB_ACT_HELP, CB_ACT_VERSION, CB_ACT_PRINT_CONFIG, CB_ACT_LIST_ALGOS } cb_action_t;
 
 /* Parsed command line. */
@@ -64,6 +65,7 @@ typedef struct {
     double min_bw; /* --min-bw / COLL_TEST_MIN_BW GB/s, < 0 = no gate */
     const char *min_bw_src; /* "--min-bw" or "COLL_TEST_MIN_BW" */
     int stats;     /* --stats: per-iteration columns */
+    cb_inplace_t in_place;
     char command[1024]; /* argv joined, for result headers */
 } cb_opts_t;
 
@@ -107,6 +109,7 @@ typedef struct {
     /* first mismatch seen by this rank's check */
     int bad_seen;
     double *iter_us; /* min(iters, CB_ITER_MAX) times of the current size */
+    int in_place;    /* the group being timed uses the in-place form */
     /* over the sweep (every rank has the reduced figures) */
     uint64_t wrong_total;
     double busbw_sum;
@@ -132,6 +135,12 @@ struct cb_desc {
     coll_status_t (*run)(cb_ctx_t *c);
     /* Wrong elements on this rank (prints the first mismatch). */
     uint64_t (*check)(cb_ctx_t *c);
+    /* The in-place form (NULL: none; include/coll.h says which exist): input
+     * placed where the result goes, the call with aliased buffers, and the
+     * check when the result is not in recvbuf (NULL: check). */
+    void (*init_ip)(cb_ctx_t *c);
+    coll_status_t (*run_ip)(cb_ctx_t *c);
+    uint64_t (*check_ip)(cb_ctx_t *c);
 };
 
 /* The ten hccl_test descriptors and gather's (desc_<name>.c; gather has no
@@ -153,6 +162,8 @@ int cb_next_size(const cb_opts_t *o, unsigned long long s, unsigned long long *n
 
 /* driver.c: main of every test executable. */
 int cb_main(const cb_desc_t *d, int argc, char **argv);
+/* One call of the collective in the form being timed (c->in_place). */
+coll_status_t cb_run(cb_ctx_t *c);
 
 /* Common layout helpers (desc_common.c). */
 double cb_busbw_one(int n);
@@ -220,6 +231,10 @@ typedef struct {
     unsigned long long bytes, count;
     double tmin, tavg, tmax; /* us */
     cb_iter_stats_t it;      /* it.counted < 0: not measured */
+    double t;                /* the table's time (--time-agg) */
+    int in_place;
+    coll_dtype_t dt;
+    coll_op_t op;
     double algbw, busbw;     /* GB/s */
     uint64_t wrong;
     const char *check; /* "success" "failed" "NULL" */
@@ -262,7 +277,8 @@ coll_status_t cb_cost_reduce(coll_comm_t comm, cb_cost_t *c);
 
 /* table.c: the table on stdout (rank 0). */
 void cb_table_header(const cb_opts_t *o);
-void cb_table_row(const cb_opts_t *o, const cb_results_t *res, const cb_row_t *row, double t);
+/* ip: the in-place row beside row (--in-place both), else NULL. */
+void cb_table_row(const cb_opts_t *o, const cb_results_t *res, const cb_row_t *row, const cb_row_t *ip);
 /* The footer (collbench format only); avg_busbw < 0 = no rows. */
 void cb_table_footer(const cb_opts_t *o, const cb_results_t *res, uint64_t wrong, double avg_busbw);
 

@@ -1,7 +1,8 @@
 /*
  * table.c - the table rank 0 prints on stdout, in three layouts:
  *   collbench (default): hccl_test's four columns, then bus_bandwidth, then
- *     optional columns (--time-agg all, --stats); under it nccl-tests' footer
+ *     optional columns (--time-agg all, --stats; --in-place both: the in-place
+ *     group's time, algbw, check, busbw last); under it nccl-tests' footer
  *     ("# Out of bounds values : N OK|FAILED", "# Avg bus bandwidth    : X")
  *     and one line of what the run cost.
  *   hccl: exactly hccl_test's four columns, nothing under them.
@@ -23,15 +24,19 @@ void cb_table_header(const cb_opts_t *o)
         printf("data_size      avg_time(us)    alg_bandwidth(GB/s)    check_result\n");
     } else {
         printf("data_size(Bytes): | aveg_time(us): | alg_bandwidth(GB/s): | check_result: | "
-               "bus_bandwidth(GB/s):%s%s\n",
+               "bus_bandwidth(GB/s):%s%s%s\n",
                o->agg == CB_AGG_ALL ? " | min_time(us): | avg_time(us): | max_time(us):" : "",
-               o->stats ? " | iter_min(us): | iter_p50(us): | iter_p99(us): | iter_max(us): | straggler:" : "");
+               o->stats ? " | iter_min(us): | iter_p50(us): | iter_p99(us): | iter_max(us): | straggler:" : "",
+               o->in_place == CB_IP_BOTH ? " | in_place_time(us): | in_place_alg_bandwidth(GB/s): | "
+                                           "in_place_check_result: | in_place_bus_bandwidth(GB/s):"
+                                         : "");
     }
     fflush(stdout);
 }
 
-void cb_table_row(const cb_opts_t *o, const cb_results_t *res, const cb_row_t *row, double t)
+void cb_table_row(const cb_opts_t *o, const cb_results_t *res, const cb_row_t *row, const cb_row_t *ip)
 {
+    double t = row->t;
     if (o->format == CB_FMT_HCCL) {
         /* hccl_test's row format "%-17llu | %-14.2f | %-20.5f | %s": ends in the result. */
         printf("%-17llu | %-14.2f | %-20.5f | %s\n", row->bytes, t, row->algbw, row->check);
@@ -56,6 +61,8 @@ void cb_table_row(const cb_opts_t *o, const cb_results_t *res, const cb_row_t *r
             printf(" | %-13.2f | %-13.2f | %-13.2f | %-13.2f | %s", row->it.min, row->it.p50, row->it.p99, row->it.max,
                    who);
     }
+    if (ip) /* --in-place both: the in-place group after the out-of-place one */
+        printf(" | %-14.2f | %-20.5f | %-13s | %.5f", ip->t, ip->algbw, ip->check, ip->busbw);
     printf("\n");
     fflush(stdout);
 }

@@ -23,8 +23,6 @@ int cb_default_npus(void)
     return n > CB_MAX_NPUS_STANDALONE ? CB_MAX_NPUS_STANDALONE : (int)n;
 }
 
-static const char DTYPES[] = "int8 int16 int32 int64 uint8 uint16 uint32 uint64 fp16 fp32 fp64 bfp16";
-static const char OPS[] = "sum prod max min";
 static const char FORMATS[] = "collbench hccl plain";
 
 static int parse_format(const char *s, cb_format_t *out)
@@ -85,6 +83,10 @@ static const struct option long_opts[] = {
     {"min-bw", required_argument, NULL, OPT_MIN_BW},
     {"stats", no_argument, NULL, OPT_STATS},
     {"in-place", required_argument, NULL, OPT_IN_PLACE},
+    {"sizes", required_argument, NULL, CB_OPT_SIZES},
+    {"duration", required_argument, NULL, CB_OPT_DURATION},
+    {"cycles", required_argument, NULL, CB_OPT_CYCLES},
+    {"off-cache", no_argument, NULL, CB_OPT_OFF_CACHE},
     {NULL, 0, NULL, 0},
 };
 
@@ -153,6 +155,7 @@ static void set_defaults(const cb_desc_t *d, cb_opts_t *o)
     o->hold_after = -1;
     o->agg = CB_AGG_MAX;
     o->min_bw = -1;
+    cb_cli_list_defaults(o);
 }
 
 /* What the parse saw beyond cb_opts_t. */
@@ -316,16 +319,13 @@ static int text_opt(const cb_desc_t *d, int c, const char *arg, cb_opts_t *o, cl
 {
     switch (c) {
     case 'o':
-        if (coll_op_from_name(arg, &o->op) != COLL_SUCCESS)
-            return fail(err, errlen, "invalid -o '%s': allowed %s", arg, OPS);
+        if (cb_cli_list_opt(d, c, arg, o, err, errlen))
+            return CB_EXIT_USAGE;
         o->op_set = 1;
         if (!(d->flags & CB_F_REDUCE))
             seen->op_given_warn = 1;
         return 0;
-    case 'd':
-        if (coll_dtype_from_name(arg, &o->dt) != COLL_SUCCESS)
-            return fail(err, errlen, "invalid -d '%s': allowed %s", arg, DTYPES);
-        return 0;
+    case 'd': return cb_cli_list_opt(d, c, arg, o, err, errlen);
     case OPT_ALGO: return algo_opt(arg, o, err, errlen);
     case OPT_JSON:
         if (!*arg)
@@ -397,6 +397,10 @@ static int parse_opts(const cb_desc_t *d, int argc, char **argv, cb_opts_t *o, c
         case OPT_IN_PLACE:
         case OPT_FORMAT: rc = text_opt(d, c, optarg, o, seen, err, errlen); break;
         case OPT_STATS: o->stats = 1; break;
+        case CB_OPT_SIZES:
+        case CB_OPT_DURATION:
+        case CB_OPT_CYCLES:
+        case CB_OPT_OFF_CACHE: rc = cb_cli_list_opt(d, c, optarg, o, err, errlen); break;
         case 'h': o->action = CB_ACT_HELP; return 0;
         case OPT_VERSION: o->action = CB_ACT_VERSION; return 0;
         case OPT_PRINT_CONFIG: o->action = CB_ACT_PRINT_CONFIG; break;
@@ -503,7 +507,8 @@ int cb_cli_parse(const cb_desc_t *d, int argc, char **argv, cb_opts_t *o, char *
     int rc = parse_opts(d, argc, argv, o, &seen, err, errlen);
     if (rc || o->action != CB_ACT_RUN)
         return rc;
-    if ((rc = resolve_format(o, &seen, err, errlen)) || (rc = check_sizes(o, &seen, err, errlen)))
+    if ((rc = resolve_format(o, &seen, err, errlen)) || (rc = check_sizes(o, &seen, err, errlen))
+        || (rc = cb_cli_list_check(o, err, errlen)))
         return rc;
     if (seen.op_given_warn)
         fprintf(stderr, "%s: warning: -o is ignored: %s does not reduce\n", prog_buf, prog_buf);
@@ -557,9 +562,11 @@ void cb_cli_usage(const cb_desc_t *d, FILE *out)
             "  -f, --stepfactor N     multiplicative step, integer > 1 (wins over -i)\n"
             "  -n, --iters N          timed iterations (default 20, >= 1)\n"
             "  -w, --warmup_iters N   warm-up iterations (default 10)\n"
-            "  -o, --op OP            sum prod max min (default sum; reducing tests only)\n"
+            "  -o, --op OP            sum prod max min (default sum; reducing tests only);\n"
+            "                         a comma list or all: one table each (reducing tests)\n"
             "  -d, --datatype T       int8 int16 int32 int64 uint8 uint16 uint32 uint64\n"
-            "                         fp16 fp32 fp64 bfp16 (default fp32)\n"
+            "                         fp16 fp32 fp64 bfp16 (default fp32); a comma list or\n"
+            "                         all: one table each\n"
             "  -r, --root R           root rank, 0 <= R < ranks (default 0)\n"
             "  -c, --check 0|1        verify results (default 1)\n"
             "  -p, --npus N           ranks per node (1..%d). Standalone (no mpirun/torchrun/\n"
@@ -587,6 +594,13 @@ void cb_cli_usage(const cb_desc_t *d, FILE *out)
             "                         (1: sendbuf == recvbuf, or the rank's block of it) or both\n"
             "                         (two column groups; JSON rows with in_place); all_reduce,\n"
             "                         reduce, reduce_scatter, all_gather (broadcast: always)\n"
+            "  --sizes LIST           exact sizes instead of -b/-e (e.g. 8K,1M,64M)\n"
+            "  --duration SEC         burn-in: repeat the sweep for SEC seconds, one '# pass'\n"
+            "                         line each; SIGINT/SIGTERM stop it cleanly after the size\n"
+            "                         in progress (footer, result files, no leftovers)\n"
+            "  --cycles N             burn-in: N passes (0 = until SIGINT/SIGTERM)\n"
+            "  --off-cache            rotate buffer sets that together exceed twice the last-\n"
+            "                         level cache, so no call finds its data in cache\n"
             "  --min-bw GBPS          exit 6 when the average bus bandwidth (the footer's figure)\n"
             "                         is below GBPS (COLL_TEST_MIN_BW too; for job prologues)\n"
             "  --hold-after SEC       tests: after the sweep every rank prints its init time\n"

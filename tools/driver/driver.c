@@ -72,7 +72,7 @@ static void buf_free(cb_ctx_t *c, void *p, size_t bytes)
         cb_buf_free(p, buf_bytes(bytes), coll_cfg_bool(COLL_CFG_TEST_HUGE));
 }
 
-static int fail_call(cb_ctx_t *c, cb_results_t *res, const char *what, coll_status_t st)
+int cb_fail_call(cb_ctx_t *c, cb_results_t *res, const char *what, coll_status_t st)
 {
     fprintf(stderr, "%s: rank %d: %s failed (%s, %zu bytes): %s: %s\n", c->opts->prog, c->rank, what,
             coll_kind_name(c->desc->kind), c->bytes, coll_strerror(st), coll_last_error());
@@ -140,6 +140,8 @@ static coll_status_t timed_loop(cb_ctx_t *c, double *avg)
     coll_status_t st;
     double t0 = now_us();
     for (int i = 0; i < n; i++) {
+        if (c->pool)
+            cb_use_set(c, i);
         if ((st = cb_run(c)) != COLL_SUCCESS)
             return st;
         if (i < k)
@@ -147,6 +149,29 @@ static coll_status_t timed_loop(cb_ctx_t *c, double *avg)
     }
     *avg = (now_us() - t0) / n;
     return COLL_SUCCESS;
+}
+
+/* --off-cache: a buffer set's part rounded to whole pages */
+static size_t set_bytes(size_t b) { return (b + 4095) & ~(size_t)4095; }
+
+/* --off-cache: the sets of the current size in the pool (as many as fit, at
+ * most 4096), set 0 in use. */
+static void place_sets(cb_ctx_t *c)
+{
+    size_t s = set_bytes(c->send_elems * c->esize), r = set_bytes(c->recv_elems * c->esize);
+    c->set_recv_off = s;
+    c->set_stride = s + r ? s + r : 4096;
+    size_t n = c->pool_cap / c->set_stride;
+    c->nsets = n < 1 ? 1 : n > 4096 ? 4096 : (int)n;
+    cb_use_set(c, 0);
+}
+
+void cb_use_set(cb_ctx_t *c, int i)
+{
+    if (!c->pool)
+        return;
+    c->sendbuf = c->pool + (size_t)(i % c->nsets) * c->set_stride;
+    c->recvbuf = (char *)c->sendbuf + c->set_recv_off;
 }
 
 /* The descriptor's calls for the group being timed (c->in_place: the
@@ -221,37 +246,44 @@ static int run_group(cb_ctx_t *c, cb_results_t *res, cb_row_t *row)
     memset(row, 0, sizeof(*row));
     row->it.counted = -1;
     row->it.straggler = -1;
-    do_init(c);
-    for (int i = 0; i < o->warmup; i++)
+    for (int j = 0; j < (c->pool ? c->nsets : 1); j++) { /* --off-cache: every set */
+        cb_use_set(c, j);
+        do_init(c);
+    }
+    for (int i = 0; i < o->warmup; i++) {
+        cb_use_set(c, i);
         if ((st = cb_run(c)) != COLL_SUCCESS)
-            return fail_call(c, res, "warm-up", st);
+            return cb_fail_call(c, res, "warm-up", st);
+    }
     if ((st = coll_barrier(c->comm)) != COLL_SUCCESS)
-        return fail_call(c, res, "coll_barrier", st);
+        return cb_fail_call(c, res, "coll_barrier", st);
     double avg;
     if ((st = timed_loop(c, &avg)) != COLL_SUCCESS)
-        return fail_call(c, res, "timed loop", st);
+        return cb_fail_call(c, res, "timed loop", st);
     if (want_iter(o) && (st = cb_iter_reduce(c->comm, c->rank, c->nranks, c->iter_us, o->iters, &row->it)) != COLL_SUCCESS
         && st != COLL_ERR_UNSUPPORTED)
-        return fail_call(c, res, "iteration times gather", st);
+        return cb_fail_call(c, res, "iteration times gather", st);
     const char *algo = coll_comm_last_algo(c->comm);
     snprintf(row->algo, sizeof(row->algo), "%s", algo ? algo : "");
     int checking = o->check && c->data.exact;
     uint64_t wrong;
     if ((st = check_group(c, checking, &wrong)) != COLL_SUCCESS)
-        return fail_call(c, res, "check run", st);
+        return cb_fail_call(c, res, "check run", st);
     if ((st = reduce_row(c, avg, wrong, checking, row)) != COLL_SUCCESS)
-        return fail_call(c, res, "time/check reduction", st);
+        return cb_fail_call(c, res, "time/check reduction", st);
     return 0;
 }
 
 /* One data size: out of place and/or in place (--in-place), then rank 0's
  * table row and result rows. Returns 0, or an exit code >= 3. */
-static int run_size(cb_ctx_t *c, cb_results_t *res, size_t bytes, int *any_failed)
+int cb_run_size(cb_ctx_t *c, cb_results_t *res, size_t bytes, int *any_failed)
 {
     const cb_opts_t *o = c->opts;
     cb_row_t rows[2];
     int n = 0, rc;
     c->desc->layout(c, bytes);
+    if (c->pool)
+        place_sets(c);
     for (int ip = 0; ip < 2; ip++) {
         if ((ip == 0 && o->in_place == CB_IP_ONLY) || (ip == 1 && o->in_place == CB_IP_OFF))
             continue;
@@ -330,7 +362,7 @@ static int host_names(cb_ctx_t *c, cb_results_t *res, int nhosts)
     coll_status_t st;
     if ((o->json || o->csv || o->stats) && (st = gather_hosts(c, res)) != COLL_SUCCESS) {
         if (st != COLL_ERR_UNSUPPORTED)
-            return fail_call(c, res, "host name exchange", st);
+            return cb_fail_call(c, res, "host name exchange", st);
         res->nhosts = 0; /* no all-gather algorithm: header without host names */
     }
     if ((o->json || o->csv || o->stats) && c->rank == 0 && !res->hosts && nhosts == 1) {
@@ -356,15 +388,26 @@ static int alloc_all(cb_ctx_t *c, cb_results_t *res)
     coll_status_t st;
     int reducing = (d->flags & CB_F_REDUCE) != 0;
     if (cb_data_init(&c->data, c->dt, reducing, c->op, c->nranks) || alloc_arrays(c))
-        return fail_call(c, res, "allocation", COLL_ERR_NO_MEMORY);
-    d->layout(c, (size_t)o->maxbytes);
-    c->send_cap = c->send_elems * c->esize;
-    c->recv_cap = c->recv_elems * c->esize;
+        return cb_fail_call(c, res, "allocation", COLL_ERR_NO_MEMORY);
+    for (int i = 0; i < o->ndt; i++) { /* the largest layout of every dtype of the launch */
+        c->esize = coll_dtype_size(o->dts[i]);
+        d->layout(c, (size_t)o->maxbytes);
+        c->send_cap = c->send_elems * c->esize > c->send_cap ? c->send_elems * c->esize : c->send_cap;
+        c->recv_cap = c->recv_elems * c->esize > c->recv_cap ? c->recv_elems * c->esize : c->recv_cap;
+    }
+    c->esize = coll_dtype_size(c->dt);
     c->iter_us = malloc((size_t)(o->iters < CB_ITER_MAX ? o->iters : CB_ITER_MAX) * sizeof(double));
     if (!c->iter_us)
-        return fail_call(c, res, "allocation", COLL_ERR_NO_MEMORY);
+        return cb_fail_call(c, res, "allocation", COLL_ERR_NO_MEMORY);
+    if (o->off_cache) {
+        /* one pool: twice the last-level cache, and at least one set */
+        c->pool_cap = 2 * cb_llc_bytes() + set_bytes(c->send_cap) + set_bytes(c->recv_cap);
+        if (!(c->pool = buf_alloc(c, c->pool_cap, &st)))
+            return cb_fail_call(c, res, "buffer allocation", st);
+        return 0;
+    }
     if (!(c->sendbuf = buf_alloc(c, c->send_cap, &st)) || !(c->recvbuf = buf_alloc(c, c->recv_cap, &st)))
-        return fail_call(c, res, o->zero_copy ? "coll_mem_alloc" : "buffer allocation", st);
+        return cb_fail_call(c, res, o->zero_copy ? "coll_mem_alloc" : "buffer allocation", st);
     return 0;
 }
 
@@ -375,7 +418,7 @@ static int sweep_end(cb_ctx_t *c, cb_results_t *res, double init_s, int local_ra
     cb_cost_local(&res->cost, init_s, c->rank, local_rank);
     coll_status_t st = cb_cost_reduce(c->comm, &res->cost);
     if (st != COLL_SUCCESS)
-        return fail_call(c, res, "run cost reduction", st);
+        return cb_fail_call(c, res, "run cost reduction", st);
     res->cost_known = 1;
     if (c->rank == 0)
         cb_table_footer(c->opts, res, c->wrong_total, c->nrows ? c->busbw_sum / c->nrows : -1);
@@ -440,18 +483,7 @@ static int run_rank(void *arg, const cb_launch_t *l, int rank, int nranks, const
     int rc = 0, any_failed = 0;
     if ((rc = host_names(&c, &res, nhosts)) != 0 || (rc = alloc_all(&c, &res)) != 0)
         goto out;
-    if (rank == 0) {
-        if (o->check && !c.data.exact)
-            fprintf(stderr, "%s: note: %s %s over %d ranks is not exact: check_result NULL\n", o->prog,
-                    coll_dtype_name(c.dt), coll_op_name(c.op), nranks);
-        cb_table_header(o);
-    }
-    unsigned long long s = o->minbytes;
-    do {
-        if ((rc = run_size(&c, &res, (size_t)s, &any_failed)) != 0)
-            goto out;
-    } while (cb_next_size(o, s, &s));
-    if ((rc = sweep_end(&c, &res, init_s, local_rank)) != 0)
+    if ((rc = cb_sweep(&c, &res, &any_failed)) != 0 || (rc = sweep_end(&c, &res, init_s, local_rank)) != 0)
         goto out;
     rc = any_failed ? CB_EXIT_CHECK : gate(&c) ? CB_EXIT_MIN_BW : CB_EXIT_OK;
     if (o->hold_after >= 0)
@@ -463,7 +495,9 @@ out:
             res.exit_code = rc;
         cb_results_write(&res);
     }
-    if (rc < CB_EXIT_SETUP) {
+    if (rc < CB_EXIT_SETUP && c.pool) {
+        buf_free(&c, c.pool, c.pool_cap);
+    } else if (rc < CB_EXIT_SETUP) {
         buf_free(&c, c.sendbuf, c.send_cap);
         buf_free(&c, c.recvbuf, c.recv_cap);
         coll_comm_destroy(c.comm);

@@ -32,6 +32,8 @@ enum {
 #define CB_PERIOD 1021 /* data patterns repeat with this (prime) period */
 #define CB_MAX_NPUS 1024
 #define CB_MAX_NPUS_STANDALONE 256
+#define CB_MAX_SIZES 256
+#define COLL_NUM_DTYPES_MAX 16
 
 int cb_default_npus(void); /* standalone -p default: online CPUs */
 
@@ -66,6 +68,16 @@ typedef struct {
     const char *min_bw_src; /* "--min-bw" or "COLL_TEST_MIN_BW" */
     int stats;     /* --stats: per-iteration columns */
     cb_inplace_t in_place;
+    /* -d/-o lists or all (dts[0] == dt, ops[0] == op), --sizes */
+    coll_dtype_t dts[COLL_NUM_DTYPES_MAX];
+    int ndt;
+    coll_op_t ops[4];
+    int nop;
+    unsigned long long sizes[CB_MAX_SIZES];
+    int nsizes;            /* 0: the -b/-e sweep */
+    double duration;       /* --duration SEC, < 0 = off */
+    long long cycles;      /* --cycles N, < 0 = off, 0 = until SIGINT/SIGTERM */
+    int off_cache;         /* --off-cache: rotate buffer sets beyond the LLC */
     char command[1024]; /* argv joined, for result headers */
 } cb_opts_t;
 
@@ -110,6 +122,10 @@ typedef struct {
     int bad_seen;
     double *iter_us; /* min(iters, CB_ITER_MAX) times of the current size */
     int in_place;    /* the group being timed uses the in-place form */
+    /* --off-cache: nsets buffer sets carved from pool, used in turn */
+    char *pool;
+    size_t pool_cap, set_stride, set_recv_off;
+    int nsets;
     /* over the sweep (every rank has the reduced figures) */
     uint64_t wrong_total;
     double busbw_sum;
@@ -157,6 +173,13 @@ int cb_cli_parse(const cb_desc_t *d, int argc, char **argv, cb_opts_t *o, char *
 void cb_cli_usage(const cb_desc_t *d, FILE *out);
 /* Validation that needs the rank count (known before any process starts). */
 int cb_cli_check_ranks(const cb_opts_t *o, int nranks, char *err, size_t errlen);
+/* cli_lists.c: -d/-o lists and all, --sizes, --duration, --cycles,
+ * --off-cache (c = the option; returns 0 or CB_EXIT_USAGE with err set). */
+int cb_cli_list_opt(const cb_desc_t *d, int c, const char *arg, cb_opts_t *o, char *err, size_t errlen);
+void cb_cli_list_defaults(cb_opts_t *o);
+/* After parsing: --sizes sets min/max, conflicts. */
+int cb_cli_list_check(cb_opts_t *o, char *err, size_t errlen);
+enum { CB_OPT_SIZES = 512, CB_OPT_DURATION, CB_OPT_CYCLES, CB_OPT_OFF_CACHE };
 /* Next size of the sweep after s (0 = done). */
 int cb_next_size(const cb_opts_t *o, unsigned long long s, unsigned long long *next);
 
@@ -281,5 +304,16 @@ void cb_table_header(const cb_opts_t *o);
 void cb_table_row(const cb_opts_t *o, const cb_results_t *res, const cb_row_t *row, const cb_row_t *ip);
 /* The footer (collbench format only); avg_busbw < 0 = no rows. */
 void cb_table_footer(const cb_opts_t *o, const cb_results_t *res, uint64_t wrong, double avg_busbw);
+
+/* driver.c / sweep.c */
+/* One data size (all its groups), row printed by rank 0: 0 or an exit code >= 3. */
+int cb_run_size(cb_ctx_t *c, cb_results_t *res, size_t bytes, int *any_failed);
+/* A failed call: message, abort, the exit code (recorded in res). */
+int cb_fail_call(cb_ctx_t *c, cb_results_t *res, const char *what, coll_status_t st);
+/* sweep.c: every pass, table and size of the launch. */
+int cb_sweep(cb_ctx_t *c, cb_results_t *res, int *any_failed);
+size_t cb_llc_bytes(void);
+/* --off-cache: buffer set i (mod the sets) in c->sendbuf / c->recvbuf. */
+void cb_use_set(cb_ctx_t *c, int i);
 
 #endif

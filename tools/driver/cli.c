@@ -549,33 +549,9 @@ int cb_next_size(const cb_opts_t *o, unsigned long long s, unsigned long long *n
     return 1;
 }
 
-void cb_cli_usage(const cb_desc_t *d, FILE *out)
+static void usage_extras(FILE *out)
 {
-    const char *p = prog_buf[0] ? prog_buf : d->name;
-    fprintf(out,
-            "Usage: %s [options]      (also: mpirun -n N %s [options])\n"
-            "Benchmarks and checks %s; output compatible with Huawei hccl_test.\n\n"
-            "  -b, --minbytes SIZE    start size (default 64M); K/M/G = powers of 1024\n"
-            "  -e, --maxbytes SIZE    end size (default 64M); must be >= -b\n"
-            "  -i, --stepbytes SIZE   additive step (default (max-min)/10, or 1);\n"
-            "                         -i 0 runs the start size once\n"
-            "  -f, --stepfactor N     multiplicative step, integer > 1 (wins over -i)\n"
-            "  -n, --iters N          timed iterations (default 20, >= 1)\n"
-            "  -w, --warmup_iters N   warm-up iterations (default 10)\n"
-            "  -o, --op OP            sum prod max min (default sum; reducing tests only);\n"
-            "                         a comma list or all: one table each (reducing tests)\n"
-            "  -d, --datatype T       int8 int16 int32 int64 uint8 uint16 uint32 uint64\n"
-            "                         fp16 fp32 fp64 bfp16 (default fp32); a comma list or\n"
-            "                         all: one table each\n"
-            "  -r, --root R           root rank, 0 <= R < ranks (default 0)\n"
-            "  -c, --check 0|1        verify results (default 1)\n"
-            "  -p, --npus N           ranks per node (1..%d). Standalone (no mpirun/torchrun/\n"
-            "                         srun): the number of ranks forked, default all online\n"
-            "                         CPUs (%d here, like hccl_test's all devices), at most %d.\n"
-            "                         Under a launcher: a mismatch is only a warning.\n"
-            "  -z, --zero_copy 0|1    buffers in shared memory from coll_mem_alloc (default 0)\n"
-            "  -h, --help             this text\n"
-            "collbench extras:\n"
+    fputs(
             "  --algo NAME            force an algorithm (COLL_ALGO syntax; see --list-algos)\n"
             "  --list-algos           list the algorithms and exit\n"
             "  --json FILE, --csv FILE  also write results (COLL_TEST_OUTPUT=FILE.json|.csv too)\n"
@@ -606,15 +582,47 @@ void cb_cli_usage(const cb_desc_t *d, FILE *out)
             "  --hold-after SEC       tests: after the sweep every rank prints its init time\n"
             "                         on stderr, then sleeps SEC before destroy (fds sampled)\n"
             "  --print-config         print every COLL_* setting and exit\n"
-            "  --version              print the version and exit\n\n"
-            "Columns: data_size(Bytes) | aveg_time(us) | alg_bandwidth(GB/s) | check_result |\n"
+            "  --version              print the version and exit\n\n",
+        out);
+}
+
+void cb_cli_usage(const cb_desc_t *d, FILE *out)
+{
+    const char *p = prog_buf[0] ? prog_buf : d->name;
+    fprintf(out,
+            "Usage: %s [options]      (also: mpirun -n N %s [options])\n"
+            "Benchmarks and checks %s; output compatible with Huawei hccl_test.\n\n"
+            "  -b, --minbytes SIZE    start size (default 64M); K/M/G = powers of 1024\n"
+            "  -e, --maxbytes SIZE    end size (default 64M); must be >= -b\n"
+            "  -i, --stepbytes SIZE   additive step (default (max-min)/10, or 1);\n"
+            "                         -i 0 runs the start size once\n"
+            "  -f, --stepfactor N     multiplicative step, integer > 1 (wins over -i)\n"
+            "  -n, --iters N          timed iterations (default 20, >= 1)\n"
+            "  -w, --warmup_iters N   warm-up iterations (default 10)\n"
+            "  -o, --op OP            sum prod max min (default sum; reducing tests only);\n"
+            "                         a comma list or all: one table each (reducing tests)\n"
+            "  -d, --datatype T       int8 int16 int32 int64 uint8 uint16 uint32 uint64\n"
+            "                         fp16 fp32 fp64 bfp16 (default fp32); a comma list or\n"
+            "                         all: one table each\n"
+            "  -r, --root R           root rank, 0 <= R < ranks (default 0)\n"
+            "  -c, --check 0|1        verify results (default 1)\n"
+            "  -p, --npus N           ranks per node (1..%d). Standalone (no mpirun/torchrun/\n"
+            "                         srun): the number of ranks forked, default all online\n"
+            "                         CPUs (%d here, like hccl_test's all devices), at most %d.\n"
+            "                         Under a launcher: a mismatch is only a warning.\n"
+            "  -z, --zero_copy 0|1    buffers in shared memory from coll_mem_alloc (default 0)\n"
+            "  -h, --help             this text\n"
+            "collbench extras:\n",
+            p, p, coll_kind_name(d->kind), CB_MAX_NPUS, cb_default_npus(), CB_MAX_NPUS_STANDALONE);
+    usage_extras(out);
+    fputs("Columns: data_size(Bytes) | aveg_time(us) | alg_bandwidth(GB/s) | check_result |\n"
             "bus_bandwidth(GB/s). The first four are the original's (--format hccl: only those,\n"
             "byte for byte); time is the slowest rank's average; check_result is success,\n"
             "failed, or NULL (-c 0, or the expected value is not exact in this dtype for\n"
             "this op and rank count). Under the default table, nccl-tests' footer\n"
             "('# Out of bounds values : N OK|FAILED', '# Avg bus bandwidth    : X') and\n"
             "'# Run cost' (init time, peak RSS, /dev/shm bytes, sockets).\n",
-            p, p, coll_kind_name(d->kind), CB_MAX_NPUS, cb_default_npus(), CB_MAX_NPUS_STANDALONE);
+          out);
     if (d->flags & CB_F_VARIABLE)
         fprintf(out,
                 "\nUnequal counts (default; --equal-counts gives the original's equal ones):\n"

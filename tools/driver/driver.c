@@ -148,6 +148,7 @@ static coll_status_t timed_loop(cb_ctx_t *c, double *avg)
             c->iter_us[i] = now_us() - t0;
     }
     *avg = (now_us() - t0) / n;
+    cb_stall_charge(t0, c->iter_us, k, c->iter_us + k);
     return COLL_SUCCESS;
 }
 
@@ -396,7 +397,7 @@ static int alloc_all(cb_ctx_t *c, cb_results_t *res)
         c->recv_cap = c->recv_elems * c->esize > c->recv_cap ? c->recv_elems * c->esize : c->recv_cap;
     }
     c->esize = coll_dtype_size(c->dt);
-    c->iter_us = malloc((size_t)(o->iters < CB_ITER_MAX ? o->iters : CB_ITER_MAX) * sizeof(double));
+    c->iter_us = malloc(2 * (size_t)(o->iters < CB_ITER_MAX ? o->iters : CB_ITER_MAX) * sizeof(double));
     if (!c->iter_us)
         return cb_fail_call(c, res, "allocation", COLL_ERR_NO_MEMORY);
     if (o->off_cache) {
@@ -483,7 +484,12 @@ static int run_rank(void *arg, const cb_launch_t *l, int rank, int nranks, const
     int rc = 0, any_failed = 0;
     if ((rc = host_names(&c, &res, nhosts)) != 0 || (rc = alloc_all(&c, &res)) != 0)
         goto out;
-    if ((rc = cb_sweep(&c, &res, &any_failed)) != 0 || (rc = sweep_end(&c, &res, init_s, local_rank)) != 0)
+    if (want_iter(o) && cb_stall_start() != 0)
+        fprintf(stderr, "%s: rank %d: warning: no stall watcher thread: stragglers from arrival times only\n", o->prog,
+                rank);
+    rc = cb_sweep(&c, &res, &any_failed);
+    cb_stall_stop();
+    if (rc != 0 || (rc = sweep_end(&c, &res, init_s, local_rank)) != 0)
         goto out;
     rc = any_failed ? CB_EXIT_CHECK : gate(&c) ? CB_EXIT_MIN_BW : CB_EXIT_OK;
     if (o->hold_after >= 0)

@@ -120,7 +120,7 @@ typedef struct {
     size_t send_cap, recv_cap; /* bytes allocated */
     /* first mismatch seen by this rank's check */
     int bad_seen;
-    double *iter_us; /* min(iters, CB_ITER_MAX) times of the current size */
+    double *iter_us; /* 2 x min(iters, CB_ITER_MAX): end times, then stalled times */
     int in_place;    /* the group being timed uses the in-place form */
     /* --off-cache: nsets buffer sets carved from pool, used in turn */
     char *pool;
@@ -289,10 +289,11 @@ void cb_straggler_name(const cb_results_t *r, int rank, char *out, size_t len);
 int cb_results_write(const cb_results_t *r);
 void cb_results_free(cb_results_t *r);
 
-/* stats.c. cb_iter_reduce: every rank passes its n per-iteration times;
+/* stats.c. cb_iter_reduce: every rank passes 2n values, its n iteration end
+ * times (us from the barrier's exit) then the time it was stalled in each;
  * rank 0 gets the statistics (others: st->counted = -1). Collective. */
 coll_status_t cb_iter_reduce(coll_comm_t comm, int rank, int nranks, const double *t, int n, cb_iter_stats_t *st);
-/* Statistics of nranks x n times (rank-major); rank 0's side, pure. */
+/* Statistics of nranks x 2n values (rank-major, as above); pure. */
 void cb_iter_stats(const double *all, int nranks, int n, cb_iter_stats_t *st);
 /* This rank's cost; then cb_cost_reduce over ranks (collective). */
 void cb_cost_local(cb_cost_t *c, double init_s, int rank, int local_rank);
@@ -304,6 +305,11 @@ void cb_table_header(const cb_opts_t *o);
 void cb_table_row(const cb_opts_t *o, const cb_results_t *res, const cb_row_t *row, const cb_row_t *ip);
 /* The footer (collbench format only); avg_busbw < 0 = no rows. */
 void cb_table_footer(const cb_opts_t *o, const cb_results_t *res, uint64_t wrong, double avg_busbw);
+
+/* stall.c: a watcher thread that notes when this process did not run. */
+int cb_stall_start(void);
+void cb_stall_stop(void);
+void cb_stall_charge(double t0, const double *end, int n, double *stall);
 
 /* driver.c / sweep.c */
 /* One data size (all its groups), row printed by rank 0: 0 or an exit code >= 3. */

@@ -18,13 +18,19 @@
  *   off[r]  = median over i of (A[r][i] - mean over ranks of A[.][i]): the
  *             constant part (barrier exit skew, a host's clock, the order in
  *             which an algorithm lets ranks go), taken out;
- *   a[r]    = A[r][i] - off[r]; the late rank of call i is argmax a, and the
- *             call counts when it came after the median arrival by more than
- *             the median iteration time (scheduling noise of a few
- *             microseconds does not count).
- * The straggler is the rank that was late in more than half of the counted
- * calls, with at least 3 counted; otherwise none (a run without one names
- * nobody consistently).
+ *   a[r]    = A[r][i] - off[r] + S[r][i], S the time rank r did not run
+ *             during call i (stall.c: stopped or starved inside the call, it
+ *             holds the others but arrives no later than they do next time);
+ *             the late rank of call i is argmax a, and the call counts when
+ *             it came after the median by more than the median iteration time
+ *             (scheduling noise of a few microseconds does not count).
+ * Each counted call charges its late rank with how long it held the others
+ * (how far after the median it came). The straggler is the rank charged with
+ * more than half of all the time charged, with at least 3 calls counted;
+ * otherwise none (a run without one names nobody consistently). Weighing by
+ * time, not by the number of calls: one rank stopped 50 ms holds the others
+ * more than five ranks late by 0.3 ms each, and counting calls would let the
+ * scheduling noise of an oversubscribed host outvote it.
  */
 #include <dirent.h>
 #include <stdlib.h>
@@ -57,7 +63,9 @@ static double median(double *v, size_t n)
     return n ? v[(n - 1) / 2] : 0;
 }
 
-#define ARR(all, n, r, i) ((all)[(size_t)(r) * (size_t)(n) + (size_t)(i)])
+/* rank r's end time of call i, and its stalled time in call i (stall.c) */
+#define ARR(all, n, r, i) ((all)[(size_t)(r) * 2 * (size_t)(n) + (size_t)(i)])
+#define STALL(all, n, r, i) ((all)[(size_t)(r) * 2 * (size_t)(n) + (size_t)(n) + (size_t)(i)])
 
 /* arrival of rank r at call i: the end of call i-1 (0 for the first) */
 static double arrival(const double *all, int n, int r, int i) { return i ? ARR(all, n, r, i - 1) : 0; }
@@ -83,46 +91,54 @@ static void offsets(const double *all, int nranks, int n, double *off, double *t
     free(mean);
 }
 
-/* The late rank of call i, or -1 if the call does not count. */
-static int late_rank(const double *all, int nranks, int n, int i, const double *off, double *tmp, double thr)
+/* The late rank of call i, or -1 if the call does not count; *by = how far
+ * after the median it came. */
+static int late_rank(const double *all, int nranks, int n, int i, const double *off, double *tmp, double thr,
+                     double *by)
 {
     int last = 0;
     for (int r = 0; r < nranks; r++) {
-        tmp[r] = arrival(all, n, r, i) - off[r];
+        tmp[r] = arrival(all, n, r, i) - off[r] + STALL(all, n, r, i);
         if (tmp[r] > tmp[last])
             last = r;
     }
     double a_last = tmp[last];
-    return a_last - median(tmp, (size_t)nranks) > thr ? last : -1;
+    *by = a_last - median(tmp, (size_t)nranks);
+    return *by > thr ? last : -1;
 }
 
 /* The straggler of nranks x n end times (rank-major); thr = median time. */
 static void straggler(const double *all, int nranks, int n, double thr, cb_iter_stats_t *st)
 {
     int *late = calloc((size_t)nranks, sizeof(int));
+    double *held = calloc((size_t)nranks, sizeof(double)), held_all = 0;
     double *off = malloc((size_t)nranks * sizeof(double));
     double *tmp = malloc((size_t)(nranks > n ? nranks : n) * sizeof(double));
     st->straggler = -1;
     st->late = st->counted = 0;
-    if (late && off && tmp && nranks > 1) {
+    if (late && held && off && tmp && nranks > 1) {
         offsets(all, nranks, n, off, tmp);
         for (int i = 1; i < n; i++) { /* call 0 starts at the barrier: no arrival to compare */
-            int r = late_rank(all, nranks, n, i, off, tmp, thr);
+            double by;
+            int r = late_rank(all, nranks, n, i, off, tmp, thr, &by);
             if (r >= 0) {
                 late[r]++;
+                held[r] += by;
+                held_all += by;
                 st->counted++;
             }
         }
         int best = 0;
         for (int r = 1; r < nranks; r++)
-            if (late[r] > late[best])
+            if (held[r] > held[best])
                 best = r;
-        if (st->counted >= 3 && 2 * late[best] > st->counted) {
+        if (st->counted >= 3 && 2 * held[best] > held_all) {
             st->straggler = best;
             st->late = late[best];
         }
     }
     free(late);
+    free(held);
     free(off);
     free(tmp);
 }
@@ -139,7 +155,7 @@ void cb_iter_stats(const double *all, int nranks, int n, cb_iter_stats_t *st)
     }
     for (int r = 0; r < nranks; r++) /* iteration times from the end times */
         for (int i = 0; i < n; i++)
-            ARR(v, n, r, i) = ARR(all, n, r, i) - arrival(all, n, r, i);
+            v[(size_t)r * (size_t)n + (size_t)i] = ARR(all, n, r, i) - arrival(all, n, r, i);
     qsort(v, total, sizeof(double), cmp_double);
     st->min = v[0];
     st->p50 = pct(v, total, 0.50);
@@ -156,10 +172,10 @@ coll_status_t cb_iter_reduce(coll_comm_t comm, int rank, int nranks, const doubl
     st->counted = -1;
     if (n > CB_ITER_MAX)
         n = CB_ITER_MAX;
-    double *all = NULL;
-    if (rank == 0 && !(all = malloc((size_t)nranks * (size_t)n * sizeof(double))))
+    double *all = NULL; /* t: n end times, then n stalled times (driver.c) */
+    if (rank == 0 && !(all = malloc((size_t)nranks * 2 * (size_t)n * sizeof(double))))
         return COLL_ERR_NO_MEMORY;
-    coll_status_t s = coll_gather(t, all, (size_t)n, COLL_FP64, 0, comm);
+    coll_status_t s = coll_gather(t, all, 2 * (size_t)n, COLL_FP64, 0, comm);
     if (s == COLL_SUCCESS && rank == 0)
         cb_iter_stats(all, nranks, n, st);
     free(all);

@@ -79,7 +79,7 @@ static int op_list(const cb_desc_t *d, const char *arg, cb_opts_t *o, char *err,
     if (!o->nop)
         return lfail(o, err, errlen, "invalid -o '%s': allowed %s, a comma list of them, or all", arg, OP_NAMES);
     if (o->nop > 1 && !(d->flags & CB_F_REDUCE))
-        return lfail(o, err, errlen, "invalid -o '%s': %s does not reduce (one op only, and it is ignored)", arg,
+        return lfail(o, err, errlen, "invalid -o '%s': %s does not reduce: allowed one op (ignored), not a list", arg,
                      o->prog);
     o->op = o->ops[0];
     return 0;

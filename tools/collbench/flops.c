@@ -64,7 +64,9 @@ static void usage(FILE *f)
             "  -et, --et SECONDS   measured time per thread, 0.01..3600 (default 1)\n"
             "  --isa NAME          force a kernel: avx512, avx2, generic or a name from --list\n"
             "  --fma-units N       FMA units per core for the theoretical peak, 1..4 (default 2)\n"
-            "  --ghz GHZ           clock for the theoretical peak (default: cpufreq max or cpu MHz)\n"
+            "  --ghz GHZ           nominal clock for the theoretical peak (default: cpufreq max or\n"
+            "                      cpu MHz); the efficiency is taken against the peak at the clock\n"
+            "                      each thread measured (dependent add chain), never shown over 100 %%\n"
             "  -fmt, --format F    normal (table) or json; --json = -fmt json\n"
             "  -q, --quiet         tables only\n"
             "  --list              list the kernels and whether this CPU runs them\n");
@@ -305,7 +307,7 @@ typedef struct {
     int tops; /* int8: TOPS, else GFLOPS */
     double scale, total;
     const char *unit, *clk_src;
-    double ghz, peak; /* nominal clock and peak; peak 0: not computed */
+    double ghz, peak;   /* nominal clock and peak; peak 0: not computed */
     double mghz, mpeak; /* measured clock (mean over threads) and peak; 0: unknown */
     char model[256], tname[8];
 } flops_run_t;
@@ -408,11 +410,12 @@ static void print_json(const flops_opts_t *o, const flops_run_t *r)
     printf("],\n \"total\": %.6f, \"validated\": %s, \"bad_lanes\": %llu,\n \"peak\": ", r->total,
            r->bad ? "false" : "true", (unsigned long long)r->bad);
     if (r->peak > 0 || r->mpeak > 0) {
-        printf("{\"formula\": \"cores x GHz x FMA units x lanes x 2\", \"cores\": %d, \"fma_units\": %d, \"lanes\": %d,\n"
-               "  \"ghz\": %.4f, \"clock_source\": \"%s\", \"value\": %.6f,\n"
-               "  \"measured_ghz\": %.4f, \"measured_clock\": \"dependent add chain per thread, before and after the run\", "
-               "\"measured_value\": %.6f,\n  \"fraction\": ",
-               r->used_cores, o->fma_units, r->k->peak_lanes, r->ghz, r->clk_src, r->peak, r->mghz, r->mpeak);
+        printf(
+            "{\"formula\": \"cores x GHz x FMA units x lanes x 2\", \"cores\": %d, \"fma_units\": %d, \"lanes\": %d,\n"
+            "  \"ghz\": %.4f, \"clock_source\": \"%s\", \"value\": %.6f,\n"
+            "  \"measured_ghz\": %.4f, \"measured_clock\": \"dependent add chain per thread, before and after the run\", "
+            "\"measured_value\": %.6f,\n  \"fraction\": ",
+            r->used_cores, o->fma_units, r->k->peak_lanes, r->ghz, r->clk_src, r->peak, r->mghz, r->mpeak);
         double f = efficiency(r);
         if (f >= 0)
             printf("%.6f, \"fraction_of\": \"%s\"}}\n", f, r->mpeak > 0 ? "measured" : "nominal");
@@ -441,16 +444,18 @@ static void print_peak(const flops_opts_t *o, const flops_run_t *r)
 {
     if (r->peak > 0 || r->mpeak > 0) {
         if (r->peak > 0)
-            printf("Theoretical peak (nominal clock, %s) = cores x GHz x FMA units x lanes x 2 = %d x %.3f x %d x %d x 2 "
-                   "= %.*f %s\n",
-                   r->clk_src, r->used_cores, r->ghz, o->fma_units, r->k->peak_lanes, r->tops ? 4 : 2, r->peak, r->unit);
+            printf(
+                "Theoretical peak (nominal clock, %s) = cores x GHz x FMA units x lanes x 2 = %d x %.3f x %d x %d x 2 "
+                "= %.*f %s\n",
+                r->clk_src, r->used_cores, r->ghz, o->fma_units, r->k->peak_lanes, r->tops ? 4 : 2, r->peak, r->unit);
         if (r->mpeak > 0)
             printf("Peak at the measured clock (dependent add chain per thread) = %d x %.3f x %d x %d x 2 = %.*f %s\n",
                    r->used_cores, r->mghz, o->fma_units, r->k->peak_lanes, r->tops ? 4 : 2, r->mpeak, r->unit);
         printf("  (%d FMA units per core assumed, --fma-units N to change)\n", o->fma_units);
         double f = efficiency(r);
         if (f >= 0)
-            printf("Efficiency: %.1f %% of the peak at the %s clock\n", 100.0 * f, r->mpeak > 0 ? "measured" : "nominal");
+            printf("Efficiency: %.1f %% of the peak at the %s clock\n", 100.0 * f,
+                   r->mpeak > 0 ? "measured" : "nominal");
         else
             printf("Efficiency: not reported: the throughput exceeds the peak formula at the %s clock, so its FMA "
                    "units or lanes do not describe this CPU (--fma-units N)\n",

@@ -551,39 +551,38 @@ int cb_next_size(const cb_opts_t *o, unsigned long long s, unsigned long long *n
 
 static void usage_extras(FILE *out)
 {
-    fputs(
-            "  --algo NAME            force an algorithm (COLL_ALGO syntax; see --list-algos)\n"
-            "  --list-algos           list the algorithms and exit\n"
-            "  --json FILE, --csv FILE  also write results (COLL_TEST_OUTPUT=FILE.json|.csv too)\n"
-            "  --time-agg max|avg|min|all  time across ranks (default max = slowest rank;\n"
-            "                         all adds min/avg/max columns)\n"
-            "  --timeout SEC          a collective waiting longer fails (COLL_EXEC_TIMEOUT)\n"
-            "  --equal-counts         v tests: equal counts like the original\n"
-            "  --format collbench|hccl|plain  table layout (COLL_TEST_FORMAT too): hccl prints\n"
-            "                         exactly hccl_test's four columns, rows ending in the check\n"
-            "                         result; plain the whitespace table of the seed skill's docs\n"
-            "                         (data_size avg_time(us) alg_bandwidth(GB/s) check_result)\n"
-            "  --stats                columns of per-iteration times over iterations and ranks\n"
-            "                         (min p50 p99 max, us) and the straggler (rank@host that\n"
-            "                         entered last most often, - if none)\n"
-            "  --in-place 0|1|both    time the out-of-place form (0, default), the in-place one\n"
-            "                         (1: sendbuf == recvbuf, or the rank's block of it) or both\n"
-            "                         (two column groups; JSON rows with in_place); all_reduce,\n"
-            "                         reduce, reduce_scatter, all_gather (broadcast: always)\n"
-            "  --sizes LIST           exact sizes instead of -b/-e (e.g. 8K,1M,64M)\n"
-            "  --duration SEC         burn-in: repeat the sweep for SEC seconds, one '# pass'\n"
-            "                         line each; SIGINT/SIGTERM stop it cleanly after the size\n"
-            "                         in progress (footer, result files, no leftovers)\n"
-            "  --cycles N             burn-in: N passes (0 = until SIGINT/SIGTERM)\n"
-            "  --off-cache            rotate buffer sets that together exceed twice the last-\n"
-            "                         level cache, so no call finds its data in cache\n"
-            "  --min-bw GBPS          exit 6 when the average bus bandwidth (the footer's figure)\n"
-            "                         is below GBPS (COLL_TEST_MIN_BW too; for job prologues)\n"
-            "  --hold-after SEC       tests: after the sweep every rank prints its init time\n"
-            "                         on stderr, then sleeps SEC before destroy (fds sampled)\n"
-            "  --print-config         print every COLL_* setting and exit\n"
-            "  --version              print the version and exit\n\n",
-        out);
+    fputs("  --algo NAME            force an algorithm (COLL_ALGO syntax; see --list-algos)\n"
+          "  --list-algos           list the algorithms and exit\n"
+          "  --json FILE, --csv FILE  also write results (COLL_TEST_OUTPUT=FILE.json|.csv too)\n"
+          "  --time-agg max|avg|min|all  time across ranks (default max = slowest rank;\n"
+          "                         all adds min/avg/max columns)\n"
+          "  --timeout SEC          a collective waiting longer fails (COLL_EXEC_TIMEOUT)\n"
+          "  --equal-counts         v tests: equal counts like the original\n"
+          "  --format collbench|hccl|plain  table layout (COLL_TEST_FORMAT too): hccl prints\n"
+          "                         exactly hccl_test's four columns, rows ending in the check\n"
+          "                         result; plain the whitespace table of the seed skill's docs\n"
+          "                         (data_size avg_time(us) alg_bandwidth(GB/s) check_result)\n"
+          "  --stats                columns of per-iteration times over iterations and ranks\n"
+          "                         (min p50 p99 max, us) and the straggler (rank@host that\n"
+          "                         entered last most often, - if none)\n"
+          "  --in-place 0|1|both    time the out-of-place form (0, default), the in-place one\n"
+          "                         (1: sendbuf == recvbuf, or the rank's block of it) or both\n"
+          "                         (two column groups; JSON rows with in_place); all_reduce,\n"
+          "                         reduce, reduce_scatter, all_gather (broadcast: always)\n"
+          "  --sizes LIST           exact sizes instead of -b/-e (e.g. 8K,1M,64M)\n"
+          "  --duration SEC         burn-in: repeat the sweep for SEC seconds, one '# pass'\n"
+          "                         line each; SIGINT/SIGTERM stop it cleanly after the size\n"
+          "                         in progress (footer, result files, no leftovers)\n"
+          "  --cycles N             burn-in: N passes (0 = until SIGINT/SIGTERM)\n"
+          "  --off-cache            rotate buffer sets that together exceed twice the last-\n"
+          "                         level cache, so no call finds its data in cache\n"
+          "  --min-bw GBPS          exit 6 when the average bus bandwidth (the footer's figure)\n"
+          "                         is below GBPS (COLL_TEST_MIN_BW too; for job prologues)\n"
+          "  --hold-after SEC       tests: after the sweep every rank prints its init time\n"
+          "                         on stderr, then sleeps SEC before destroy (fds sampled)\n"
+          "  --print-config         print every COLL_* setting and exit\n"
+          "  --version              print the version and exit\n\n",
+          out);
 }
 
 void cb_cli_usage(const cb_desc_t *d, FILE *out)
@@ -616,12 +615,12 @@ void cb_cli_usage(const cb_desc_t *d, FILE *out)
             p, p, coll_kind_name(d->kind), CB_MAX_NPUS, cb_default_npus(), CB_MAX_NPUS_STANDALONE);
     usage_extras(out);
     fputs("Columns: data_size(Bytes) | aveg_time(us) | alg_bandwidth(GB/s) | check_result |\n"
-            "bus_bandwidth(GB/s). The first four are the original's (--format hccl: only those,\n"
-            "byte for byte); time is the slowest rank's average; check_result is success,\n"
-            "failed, or NULL (-c 0, or the expected value is not exact in this dtype for\n"
-            "this op and rank count). Under the default table, nccl-tests' footer\n"
-            "('# Out of bounds values : N OK|FAILED', '# Avg bus bandwidth    : X') and\n"
-            "'# Run cost' (init time, peak RSS, /dev/shm bytes, sockets).\n",
+          "bus_bandwidth(GB/s). The first four are the original's (--format hccl: only those,\n"
+          "byte for byte); time is the slowest rank's average; check_result is success,\n"
+          "failed, or NULL (-c 0, or the expected value is not exact in this dtype for\n"
+          "this op and rank count). Under the default table, nccl-tests' footer\n"
+          "('# Out of bounds values : N OK|FAILED', '# Avg bus bandwidth    : X') and\n"
+          "'# Run cost' (init time, peak RSS, /dev/shm bytes, sockets).\n",
           out);
     if (d->flags & CB_F_VARIABLE)
         fprintf(out,

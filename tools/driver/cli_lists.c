@@ -122,12 +122,12 @@ int cb_cli_list_opt(const cb_desc_t *d, int c, const char *arg, cb_opts_t *o, ch
         errno = 0;
         o->cycles = strtoll(arg, &end, 10);
         if (!*arg || *end || errno || arg[0] == '-' || arg[0] == '+' || o->cycles < 0)
-            return lfail(o, err, errlen, "invalid --cycles '%s': allowed a whole number of passes >= 0 (0 = until "
-                         "SIGINT/SIGTERM)", arg);
+            return lfail(o, err, errlen,
+                         "invalid --cycles '%s': allowed a whole number of passes >= 0 (0 = until "
+                         "SIGINT/SIGTERM)",
+                         arg);
         return 0;
-    default: /* CB_OPT_OFF_CACHE */
-        o->off_cache = 1;
-        return 0;
+    default: /* CB_OPT_OFF_CACHE */ o->off_cache = 1; return 0;
     }
 }
 

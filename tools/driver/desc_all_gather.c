@@ -21,7 +21,10 @@ static void init_ip(cb_ctx_t *c)
     cb_fill_seed(&c->data, own_block(c), c->send_elems, CB_SEED_RANK(c->rank), 0);
 }
 
-static coll_status_t run_ip(cb_ctx_t *c) { return coll_all_gather(own_block(c), c->recvbuf, c->send_elems, c->dt, c->comm); }
+static coll_status_t run_ip(cb_ctx_t *c)
+{
+    return coll_all_gather(own_block(c), c->recvbuf, c->send_elems, c->dt, c->comm);
+}
 
 const cb_desc_t cb_desc_all_gather = {
     "all_gather", COLL_ALLGATHER, 0, cb_busbw_nm1, layout, cb_gather_init, run, cb_gather_check, init_ip, run_ip, NULL,

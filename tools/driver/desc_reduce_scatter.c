@@ -31,6 +31,15 @@ static uint64_t check_ip(cb_ctx_t *c)
 }
 
 const cb_desc_t cb_desc_reduce_scatter = {
-    "reduce_scatter", COLL_REDUCE_SCATTER, CB_F_REDUCE, cb_busbw_nm1, layout, cb_rs_init, run, cb_rs_check,
-    init_ip,          run_ip,              check_ip,
+    "reduce_scatter",
+    COLL_REDUCE_SCATTER,
+    CB_F_REDUCE,
+    cb_busbw_nm1,
+    layout,
+    cb_rs_init,
+    run,
+    cb_rs_check,
+    init_ip,
+    run_ip,
+    check_ip,
 };

@@ -261,7 +261,8 @@ static int run_group(cb_ctx_t *c, cb_results_t *res, cb_row_t *row)
     double avg;
     if ((st = timed_loop(c, &avg)) != COLL_SUCCESS)
         return cb_fail_call(c, res, "timed loop", st);
-    if (want_iter(o) && (st = cb_iter_reduce(c->comm, c->rank, c->nranks, c->iter_us, o->iters, &row->it)) != COLL_SUCCESS
+    if (want_iter(o)
+        && (st = cb_iter_reduce(c->comm, c->rank, c->nranks, c->iter_us, o->iters, &row->it)) != COLL_SUCCESS
         && st != COLL_ERR_UNSUPPORTED)
         return cb_fail_call(c, res, "iteration times gather", st);
     const char *algo = coll_comm_last_algo(c->comm);

@@ -64,9 +64,9 @@ typedef struct {
     cb_agg_t agg;
     cb_format_t format; /* --format / COLL_TEST_FORMAT */
     int equal_counts;
-    double min_bw; /* --min-bw / COLL_TEST_MIN_BW GB/s, < 0 = no gate */
+    double min_bw;          /* --min-bw / COLL_TEST_MIN_BW GB/s, < 0 = no gate */
     const char *min_bw_src; /* "--min-bw" or "COLL_TEST_MIN_BW" */
-    int stats;     /* --stats: per-iteration columns */
+    int stats;              /* --stats: per-iteration columns */
     cb_inplace_t in_place;
     /* -d/-o lists or all (dts[0] == dt, ops[0] == op), --sizes */
     coll_dtype_t dts[COLL_NUM_DTYPES_MAX];
@@ -74,10 +74,10 @@ typedef struct {
     coll_op_t ops[4];
     int nop;
     unsigned long long sizes[CB_MAX_SIZES];
-    int nsizes;            /* 0: the -b/-e sweep */
-    double duration;       /* --duration SEC, < 0 = off */
-    long long cycles;      /* --cycles N, < 0 = off, 0 = until SIGINT/SIGTERM */
-    int off_cache;         /* --off-cache: rotate buffer sets beyond the LLC */
+    int nsizes;         /* 0: the -b/-e sweep */
+    double duration;    /* --duration SEC, < 0 = off */
+    long long cycles;   /* --cycles N, < 0 = off, 0 = until SIGINT/SIGTERM */
+    int off_cache;      /* --off-cache: rotate buffer sets beyond the LLC */
     char command[1024]; /* argv joined, for result headers */
 } cb_opts_t;
 
@@ -243,10 +243,10 @@ typedef struct {
 
 /* What the run itself cost (stats.c): this rank's, then reduced over ranks. */
 typedef struct {
-    double init_s;      /* communicator init, max over ranks */
+    double init_s;       /* communicator init, max over ranks */
     double peak_rss_mib; /* max over ranks */
-    double shm_bytes;   /* /dev/shm segments of the communicator, all hosts */
-    double sockets;     /* open sockets, sum over ranks */
+    double shm_bytes;    /* /dev/shm segments of the communicator, all hosts */
+    double sockets;      /* open sockets, sum over ranks */
 } cb_cost_t;
 
 /* output.c */
@@ -258,7 +258,7 @@ typedef struct {
     int in_place;
     coll_dtype_t dt;
     coll_op_t op;
-    double algbw, busbw;     /* GB/s */
+    double algbw, busbw; /* GB/s */
     uint64_t wrong;
     const char *check; /* "success" "failed" "NULL" */
     char algo[48];
@@ -275,7 +275,7 @@ typedef struct {
     int *rank_host;      /* [nranks] index into hosts, NULL if not gathered */
     cb_cost_t cost;
     int cost_known;
-    int local_size;      /* of rank 0's host */
+    int local_size; /* of rank 0's host */
     cb_row_t *rows;
     size_t nrows, cap;
     int exit_code;

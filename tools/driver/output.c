@@ -182,7 +182,10 @@ static void json_header(FILE *f, const cb_results_t *r, const char *cpu, const c
                 : o->agg == CB_AGG_MIN ? "min"
                 : o->agg == CB_AGG_ALL ? "all"
                                        : "max",
-            o->equal_counts, o->in_place == CB_IP_BOTH ? "both" : o->in_place == CB_IP_ONLY ? "1" : "0");
+            o->equal_counts,
+            o->in_place == CB_IP_BOTH       ? "both"
+                : o->in_place == CB_IP_ONLY ? "1"
+                                            : "0");
 }
 
 /* A row's "iter_us" and "straggler" (null where not measured / none). */

@@ -64,8 +64,8 @@ static double median(double *v, size_t n)
 }
 
 /* rank r's end time of call i, and its stalled time in call i (stall.c) */
-#define ARR(all, n, r, i) ((all)[(size_t)(r) * 2 * (size_t)(n) + (size_t)(i)])
-#define STALL(all, n, r, i) ((all)[(size_t)(r) * 2 * (size_t)(n) + (size_t)(n) + (size_t)(i)])
+#define ARR(all, n, r, i) ((all)[(size_t)(r)*2 * (size_t)(n) + (size_t)(i)])
+#define STALL(all, n, r, i) ((all)[(size_t)(r)*2 * (size_t)(n) + (size_t)(n) + (size_t)(i)])
 
 /* arrival of rank r at call i: the end of call i-1 (0 for the first) */
 static double arrival(const double *all, int n, int r, int i) { return i ? ARR(all, n, r, i - 1) : 0; }

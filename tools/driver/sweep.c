@@ -50,8 +50,8 @@ static int set_combo(cb_ctx_t *c, cb_results_t *res, coll_dtype_t dt, coll_op_t 
     if (c->rank != 0 || !print_header)
         return 0;
     if (o->check && !c->data.exact)
-        fprintf(stderr, "%s: note: %s %s over %d ranks is not exact: check_result NULL\n", o->prog,
-                coll_dtype_name(dt), coll_op_name(op), c->nranks);
+        fprintf(stderr, "%s: note: %s %s over %d ranks is not exact: check_result NULL\n", o->prog, coll_dtype_name(dt),
+                coll_op_name(op), c->nranks);
     if ((o->ndt > 1 || o->nop > 1) && o->format == CB_FMT_COLLBENCH)
         printf("# datatype %s%s%s\n", coll_dtype_name(dt), c->desc->flags & CB_F_REDUCE ? ", op " : "",
                c->desc->flags & CB_F_REDUCE ? coll_op_name(op) : "");

@@ -502,11 +502,13 @@ out:
             res.exit_code = rc;
         cb_results_write(&res);
     }
-    if (rc < CB_EXIT_SETUP && c.pool) {
-        buf_free(&c, c.pool, c.pool_cap);
-    } else if (rc < CB_EXIT_SETUP) {
-        buf_free(&c, c.sendbuf, c.send_cap);
-        buf_free(&c, c.recvbuf, c.recv_cap);
+    if (rc < CB_EXIT_SETUP) {
+        if (c.pool) { /* --off-cache: the buffer sets live in the pool */
+            buf_free(&c, c.pool, c.pool_cap);
+        } else {
+            buf_free(&c, c.sendbuf, c.send_cap);
+            buf_free(&c, c.recvbuf, c.recv_cap);
+        }
         coll_comm_destroy(c.comm);
     }
     free_arrays(&c);

@@ -17,8 +17,12 @@ Other lines (headers, 'the minbytes is ...', 'check buf[...] error', a
 non-root rank's 'rank id N, check result failed, ...') are ignored.
 
 Prints the rows (sorted by size ascending, bandwidth descending or time
-ascending) and count, average, max and min algorithm bandwidth (and bus
-bandwidth when the log has it), as a plain table (default) or markdown.
+ascending), then the seed skill's parser's own summary, word for word
+("Total: N tests | Avg BW: X.XXXX GB/s | Max: Y.YYYY GB/s"; in markdown
+"**Total Tests:** N"), then ours: count, average, max and min algorithm
+bandwidth (and bus bandwidth when the log has it), as a plain table (default)
+or markdown. The layouts read include --format plain's (the seed's whitespace
+table) and the default one with nccl-tests' '#' footer (ignored).
 Exit 0 on success, 1 when no result row is found ("No HCCL test results found
 in input."), 2 on a bad command line or an unreadable file.
 Python 3 standard library only.
@@ -124,6 +128,12 @@ def summary_lines(rows):
     return out
 
 
+def seed_total(rows):
+    """The seed skill's own summary line (§6.2 of seed 000), word for word."""
+    a = [r["algbw"] for r in rows]
+    return "Total: %d tests | Avg BW: %.4f GB/s | Max: %.4f GB/s" % (len(a), sum(a) / len(a), max(a))
+
+
 def render_table(rows, bus):
     head, body = cells(rows, bus)
     w = [max(len(x) for x in col) for col in zip(head, *body)]
@@ -132,6 +142,7 @@ def render_table(rows, bus):
     lines = [fmt(head), "  ".join("-" * n for n in w)]
     lines += [fmt(c) for c in body]
     lines.append("")
+    lines.append(seed_total(rows))
     summ = summary_lines(rows)
     lw = max(len(k) for k, _ in summ)
     lines += ["%s: %s" % (k.ljust(lw), v) for k, v in summ]
@@ -144,6 +155,7 @@ def render_markdown(rows, bus):
     lines = ["| " + " | ".join(head) + " |",
              "|" + "|".join("---:" if r else "---" for r in right) + "|"]
     lines += ["| " + " | ".join(c) + " |" for c in body]
+    lines += ["", "**Total Tests:** %d" % len(rows)]
     lines += ["", "| Summary | Value |", "|---|---|"]
     lines += ["| %s | %s |" % kv for kv in summary_lines(rows)]
     return "\n".join(lines) + "\n"

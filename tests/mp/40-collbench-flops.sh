@@ -67,4 +67,32 @@ err "'fp8'" flops -t fp8
 err "'0'" flops -c 0
 err "'bogus'" flops --isa bogus
 err "'5'" flops --fma-units 5
+
+# the peak: nominal clock and the clock measured by a dependent add chain, both
+# printed; the efficiency is taken against the measured one and never printed
+# over 100 % (every type, 1 and 2 FMA units; JSON fraction <= 1 or null)
+for t in fp64 fp32 int8; do
+    for u in 1 2; do
+        out=$("$CB" flops -t $t -et 0.05 --fma-units $u) || fail "peak -t $t --fma-units $u exit $?"
+        echo "$out" | grep -q '^Theoretical peak (nominal clock' || fail "-t $t: no nominal peak line: $out"
+        echo "$out" | grep -q '^Peak at the measured clock (dependent add chain per thread) = ' \
+            || fail "-t $t: no measured peak line: $out"
+        eff=$(echo "$out" | sed -n 's/^Efficiency: \([0-9.]*\) %.*/\1/p')
+        if [ -n "$eff" ]; then
+            awk -v e="$eff" 'BEGIN{exit !(e > 0 && e <= 100)}' || fail "-t $t: efficiency $eff % printed"
+        else
+            echo "$out" | grep -q '^Efficiency: not reported' || fail "-t $t: no efficiency line: $out"
+        fi
+        echo "$out" | awk '/GHz|measured clock/' | grep -q ' x [0-9.]* x ' || fail "-t $t: no clock in the formula"
+    done
+    js=$("$CB" flops -t $t -et 0.03 -c 1 -fmt json) || fail "json peak -t $t exit $?"
+    echo "$js" | python3 -c '
+import json, sys
+p = json.load(sys.stdin)["peak"]
+assert p["measured_ghz"] > 0.2 and p["measured_value"] > 0, p
+assert p["fraction"] is None or 0 < p["fraction"] <= 1, p
+assert p["fraction_of"] in ("measured", None), p
+print("  %s: nominal %.3f GHz, measured %.3f GHz, fraction %s" % (sys.argv[1], p["ghz"], p["measured_ghz"], p["fraction"]))
+' $t || fail "JSON peak -t $t: $js"
+done
 echo PASS

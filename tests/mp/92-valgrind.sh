@@ -42,6 +42,10 @@ run() {
 for c in all_reduce all_gather all_gatherv reduce_scatter reduce_scatterv reduce broadcast scatter alltoall alltoallv; do
     run "$c" 120 "$B/${c}_test" -p 2 -b 8K -e 8K -n 2 -w 1
 done
+# the table's extras (issue 29): per-iteration gathers and the stall watcher,
+# in-place calls, buffer sets from the --off-cache pool, dtype/op tables, passes
+run tables-extras 180 "$B/all_reduce_test" -p 2 -b 1K -e 8K -f 8 -n 2 -w 1 --stats --in-place both \
+    --off-cache -d int8,fp32 -o sum,max --cycles 2 --json "$LOG/tables-extras.json"
 run collbench-flops 120 "$B/collbench" flops -t fp32 -et 0.02 -c 1
 run collbench-d2d 120 "$B/collbench" bw -t d2d -s 64K -et 2
 # net: server and client, both under valgrind, on a free loopback port

@@ -370,6 +370,10 @@ static void test_launch_helpers(void **state)
     assert_int_equal(cb_worst_code(c3, 3), 1);
     assert_int_equal(cb_worst_code(c4, 2), 5);
     assert_int_equal(cb_worst_code(c5, 2), 4);
+    int c6[] = {6, 6, 6}, c7[] = {6, 1}, c8[] = {6, 5}; /* --min-bw gate: below a failure */
+    assert_int_equal(cb_worst_code(c6, 3), 6);
+    assert_int_equal(cb_worst_code(c7, 2), 1);
+    assert_int_equal(cb_worst_code(c8, 2), 5);
 }
 
 static void test_data(void **state)

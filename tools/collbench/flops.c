@@ -8,10 +8,15 @@
  * against a closed form, so the result is validated and no work can be
  * optimised away. Operations are counted exactly (FMA = 2).
  *
- * Theoretical peak = cores x GHz x FMA units x lanes x 2, with the clock from
- * /sys cpufreq cpuinfo_max_freq or /proc/cpuinfo 'cpu MHz' (--ghz overrides) and
- * 2 FMA units per core assumed (--fma-units overrides; e.g. 1 on some Xeon
- * Silver/Bronze parts). Turbo above that clock can show more than 100 %.
+ * Theoretical peak = cores x GHz x FMA units x lanes x 2, with the nominal clock
+ * from /sys cpufreq cpuinfo_max_freq or /proc/cpuinfo 'cpu MHz' (--ghz
+ * overrides) and 2 FMA units per core assumed (--fma-units overrides; e.g. 1 on
+ * some Xeon Silver/Bronze parts). The same formula at the clock each thread
+ * measured (flops_clock.c: a dependent add chain just before and after its run)
+ * gives the peak the efficiency is taken against. A nominal clock below the
+ * real one (a VM's base clock, turbo) no longer shows as more than 100 %; a
+ * throughput above even the measured peak means the formula's FMA units or
+ * lanes are wrong for this CPU, and no efficiency is printed then.
  */
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -45,6 +50,7 @@ typedef struct {
     uint64_t steps, ops, bad;
     double elapsed;
     int pinned;
+    double ghz; /* measured clock: dependent add chain before and after the run */
 } flops_thread_t;
 
 static void usage(FILE *f)
@@ -58,7 +64,9 @@ static void usage(FILE *f)
             "  -et, --et SECONDS   measured time per thread, 0.01..3600 (default 1)\n"
             "  --isa NAME          force a kernel: avx512, avx2, generic or a name from --list\n"
             "  --fma-units N       FMA units per core for the theoretical peak, 1..4 (default 2)\n"
-            "  --ghz GHZ           clock for the theoretical peak (default: cpufreq max or cpu MHz)\n"
+            "  --ghz GHZ           nominal clock for the theoretical peak (default: cpufreq max or\n"
+            "                      cpu MHz); the efficiency is taken against the peak at the clock\n"
+            "                      each thread measured (dependent add chain), never shown over 100 %%\n"
             "  -fmt, --format F    normal (table) or json; --json = -fmt json\n"
             "  -q, --quiet         tables only\n"
             "  --list              list the kernels and whether this CPU runs them\n");
@@ -172,6 +180,7 @@ static void *flops_thread(void *arg)
         if (c1 >= wend)
             break;
     }
+    double ghz0 = cbt_flops_clock_ghz(); /* the clock around the run (~2 ms each) */
     uint64_t done = 0;
     double start = cbt_now(), end = start + t->seconds, now;
     do {
@@ -180,6 +189,8 @@ static void *flops_thread(void *arg)
         now = cbt_now();
     } while (now < end);
     t->elapsed = now - start;
+    double ghz1 = cbt_flops_clock_ghz();
+    t->ghz = ghz0 > 0 && ghz1 > 0 ? (ghz0 + ghz1) / 2 : 0;
     t->steps = done;
     t->ops = done * (uint64_t)k->ops_per_step;
     t->bad = bad;
@@ -296,7 +307,8 @@ typedef struct {
     int tops; /* int8: TOPS, else GFLOPS */
     double scale, total;
     const char *unit, *clk_src;
-    double ghz, peak; /* peak 0: not computed */
+    double ghz, peak;   /* nominal clock and peak; peak 0: not computed */
+    double mghz, mpeak; /* measured clock (mean over threads) and peak; 0: unknown */
     char model[256], tname[8];
 } flops_run_t;
 
@@ -349,10 +361,32 @@ static void derive(const flops_opts_t *o, flops_run_t *r)
     if (r->ghz == 0)
         r->ghz = cbt_cpu_mhz(&r->clk_src) / 1000.0;
     r->peak = 0;
+    double per_ghz = r->used_cores * 1e9 * o->fma_units * r->k->peak_lanes * 2 / r->scale;
     if (r->k->peak_lanes > 0 && r->ghz > 0)
-        r->peak = r->used_cores * r->ghz * 1e9 * o->fma_units * r->k->peak_lanes * 2 / r->scale;
+        r->peak = r->ghz * per_ghz;
+    r->mghz = 0;
+    for (int i = 0; i < r->nt; i++) {
+        if (r->th[i].ghz <= 0) { /* one thread without a clock: none */
+            r->mghz = 0;
+            break;
+        }
+        r->mghz += r->th[i].ghz / r->nt;
+    }
+    r->mpeak = r->k->peak_lanes > 0 ? r->mghz * per_ghz : 0;
     cbt_cpu_model(r->model, sizeof r->model);
     upper(r->tname, type_names[o->type]);
+}
+
+/* The throughput as a fraction of the peak at the measured clock (else the
+ * nominal one); -1 when there is none, or when it is over 1: then the peak
+ * formula does not describe this CPU (FMA units, lanes), and a figure over
+ * 100 % is never reported as an efficiency. */
+static double efficiency(const flops_run_t *r)
+{
+    double peak = r->mpeak > 0 ? r->mpeak : r->peak;
+    if (peak <= 0 || r->total > peak)
+        return -1;
+    return r->total / peak;
 }
 
 static void print_json(const flops_opts_t *o, const flops_run_t *r)
@@ -375,13 +409,21 @@ static void print_json(const flops_opts_t *o, const flops_run_t *r)
             th[i].bad ? "false" : "true");
     printf("],\n \"total\": %.6f, \"validated\": %s, \"bad_lanes\": %llu,\n \"peak\": ", r->total,
            r->bad ? "false" : "true", (unsigned long long)r->bad);
-    if (r->peak > 0)
+    if (r->peak > 0 || r->mpeak > 0) {
         printf(
-            "{\"formula\": \"cores x GHz x FMA units x lanes x 2\", \"cores\": %d, \"ghz\": %.4f, \"clock_source\": \"%s\", "
-            "\"fma_units\": %d, \"lanes\": %d, \"value\": %.6f, \"fraction\": %.6f}}\n",
-            r->used_cores, r->ghz, r->clk_src, o->fma_units, r->k->peak_lanes, r->peak, r->total / r->peak);
-    else
+            "{\"formula\": \"cores x GHz x FMA units x lanes x 2\", \"cores\": %d, \"fma_units\": %d, \"lanes\": %d,\n"
+            "  \"ghz\": %.4f, \"clock_source\": \"%s\", \"value\": %.6f,\n"
+            "  \"measured_ghz\": %.4f, \"measured_clock\": \"dependent add chain per thread, before and after the run\", "
+            "\"measured_value\": %.6f,\n  \"fraction\": ",
+            r->used_cores, o->fma_units, r->k->peak_lanes, r->ghz, r->clk_src, r->peak, r->mghz, r->mpeak);
+        double f = efficiency(r);
+        if (f >= 0)
+            printf("%.6f, \"fraction_of\": \"%s\"}}\n", f, r->mpeak > 0 ? "measured" : "nominal");
+        else
+            printf("null, \"fraction_of\": null}}\n");
+    } else {
         printf("null}\n");
+    }
 }
 
 /* Without -q: the CPUs, the kernel and the duration above the table. */
@@ -400,13 +442,24 @@ static void print_intro(const flops_opts_t *o, const flops_run_t *r)
 /* Without -q: the theoretical peak and the efficiency below the table. */
 static void print_peak(const flops_opts_t *o, const flops_run_t *r)
 {
-    if (r->peak > 0) {
-        printf("Theoretical peak = cores x GHz x FMA units x lanes x 2 = %d x %.3f x %d x %d x 2 = %.*f %s\n",
-               r->used_cores, r->ghz, o->fma_units, r->k->peak_lanes, r->tops ? 4 : 2, r->peak, r->unit);
-        printf(
-            "  (clock from %s, turbo above it shows as more than 100 %%; %d FMA units per core assumed, --fma-units N to change)\n",
-            r->clk_src, o->fma_units);
-        printf("Efficiency: %.1f %% of theoretical peak\n", 100.0 * r->total / r->peak);
+    if (r->peak > 0 || r->mpeak > 0) {
+        if (r->peak > 0)
+            printf(
+                "Theoretical peak (nominal clock, %s) = cores x GHz x FMA units x lanes x 2 = %d x %.3f x %d x %d x 2 "
+                "= %.*f %s\n",
+                r->clk_src, r->used_cores, r->ghz, o->fma_units, r->k->peak_lanes, r->tops ? 4 : 2, r->peak, r->unit);
+        if (r->mpeak > 0)
+            printf("Peak at the measured clock (dependent add chain per thread) = %d x %.3f x %d x %d x 2 = %.*f %s\n",
+                   r->used_cores, r->mghz, o->fma_units, r->k->peak_lanes, r->tops ? 4 : 2, r->mpeak, r->unit);
+        printf("  (%d FMA units per core assumed, --fma-units N to change)\n", o->fma_units);
+        double f = efficiency(r);
+        if (f >= 0)
+            printf("Efficiency: %.1f %% of the peak at the %s clock\n", 100.0 * f,
+                   r->mpeak > 0 ? "measured" : "nominal");
+        else
+            printf("Efficiency: not reported: the throughput exceeds the peak formula at the %s clock, so its FMA "
+                   "units or lanes do not describe this CPU (--fma-units N)\n",
+                   r->mpeak > 0 ? "measured" : "nominal");
     } else if (r->k->peak_lanes == 0) {
         printf("Theoretical peak: not computed for the portable kernel\n");
     } else {

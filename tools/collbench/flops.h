@@ -71,4 +71,8 @@ extern const size_t cbt_fk_generic_count;
  * -1 when no kernel runs or the result does not validate. */
 double cbt_flops_probe(double warmup, double seconds);
 
+/* flops_clock.c: this core's clock now (GHz) from a dependent add chain; 0 if
+ * it could not be measured. */
+double cbt_flops_clock_ghz(void);
+
 #endif

@@ -23,9 +23,7 @@ int cb_default_npus(void)
     return n > CB_MAX_NPUS_STANDALONE ? CB_MAX_NPUS_STANDALONE : (int)n;
 }
 
-static const char DTYPES[] = "int8 int16 int32 int64 uint8 uint16 uint32 uint64 fp16 fp32 fp64 bfp16";
-static const char OPS[] = "sum prod max min";
-static const char FORMATS[] = "collbench hccl";
+static const char FORMATS[] = "collbench hccl plain";
 
 static int parse_format(const char *s, cb_format_t *out)
 {
@@ -33,6 +31,8 @@ static int parse_format(const char *s, cb_format_t *out)
         *out = CB_FMT_COLLBENCH;
     else if (!strcmp(s, "hccl"))
         *out = CB_FMT_HCCL;
+    else if (!strcmp(s, "plain"))
+        *out = CB_FMT_PLAIN;
     else
         return -1;
     return 0;
@@ -49,7 +49,10 @@ enum {
     OPT_EQUAL_COUNTS,
     OPT_VERSION,
     OPT_HOLD_AFTER,
-    OPT_FORMAT
+    OPT_FORMAT,
+    OPT_MIN_BW,
+    OPT_STATS,
+    OPT_IN_PLACE
 };
 
 static const struct option long_opts[] = {
@@ -77,6 +80,13 @@ static const struct option long_opts[] = {
     {"version", no_argument, NULL, OPT_VERSION},
     {"hold-after", required_argument, NULL, OPT_HOLD_AFTER},
     {"format", required_argument, NULL, OPT_FORMAT},
+    {"min-bw", required_argument, NULL, OPT_MIN_BW},
+    {"stats", no_argument, NULL, OPT_STATS},
+    {"in-place", required_argument, NULL, OPT_IN_PLACE},
+    {"sizes", required_argument, NULL, CB_OPT_SIZES},
+    {"duration", required_argument, NULL, CB_OPT_DURATION},
+    {"cycles", required_argument, NULL, CB_OPT_CYCLES},
+    {"off-cache", no_argument, NULL, CB_OPT_OFF_CACHE},
     {NULL, 0, NULL, 0},
 };
 
@@ -144,6 +154,8 @@ static void set_defaults(const cb_desc_t *d, cb_opts_t *o)
     o->timeout = -1;
     o->hold_after = -1;
     o->agg = CB_AGG_MAX;
+    o->min_bw = -1;
+    cb_cli_list_defaults(o);
 }
 
 /* What the parse saw beyond cb_opts_t. */
@@ -237,6 +249,18 @@ static int parse_seconds(const char *s, double max, double *out)
     return 0;
 }
 
+/* A bandwidth in GB/s: a finite decimal >= 0. */
+static int parse_gbps(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (!*s || *end || errno || !(v >= 0) || v > 1e9)
+        return -1;
+    *out = v;
+    return 0;
+}
+
 static int parse_agg(const char *s, cb_agg_t *out)
 {
     if (!strcmp(s, "max"))
@@ -250,6 +274,28 @@ static int parse_agg(const char *s, cb_agg_t *out)
     else
         return -1;
     return 0;
+}
+
+/* --in-place 0|1|both, for the collectives that have an in-place form
+ * (broadcast: always in place, so 0 and 1 are the same and both is refused). */
+static int in_place_opt(const cb_desc_t *d, const char *arg, cb_opts_t *o, char *err, size_t errlen)
+{
+    if (!strcmp(arg, "0"))
+        o->in_place = CB_IP_OFF;
+    else if (!strcmp(arg, "1"))
+        o->in_place = CB_IP_ONLY;
+    else if (!strcmp(arg, "both"))
+        o->in_place = CB_IP_BOTH;
+    else
+        return fail(err, errlen, "invalid --in-place '%s': allowed 0, 1 or both", arg);
+    if (o->in_place == CB_IP_OFF || d->run_ip || (o->in_place == CB_IP_ONLY && (d->flags & CB_F_INPLACE)))
+        return 0;
+    if (d->flags & CB_F_INPLACE)
+        return fail(err, errlen, "invalid --in-place '%s': %s is always in place (allowed 0 or 1)", arg, prog_buf);
+    return fail(err, errlen,
+                "invalid --in-place '%s': %s has no in-place form (allowed 0; in place: all_reduce reduce "
+                "reduce_scatter all_gather broadcast)",
+                arg, prog_buf);
 }
 
 static int algo_opt(const char *arg, cb_opts_t *o, char *err, size_t errlen)
@@ -273,16 +319,13 @@ static int text_opt(const cb_desc_t *d, int c, const char *arg, cb_opts_t *o, cl
 {
     switch (c) {
     case 'o':
-        if (coll_op_from_name(arg, &o->op) != COLL_SUCCESS)
-            return fail(err, errlen, "invalid -o '%s': allowed %s", arg, OPS);
+        if (cb_cli_list_opt(d, c, arg, o, err, errlen))
+            return CB_EXIT_USAGE;
         o->op_set = 1;
         if (!(d->flags & CB_F_REDUCE))
             seen->op_given_warn = 1;
         return 0;
-    case 'd':
-        if (coll_dtype_from_name(arg, &o->dt) != COLL_SUCCESS)
-            return fail(err, errlen, "invalid -d '%s': allowed %s", arg, DTYPES);
-        return 0;
+    case 'd': return cb_cli_list_opt(d, c, arg, o, err, errlen);
     case OPT_ALGO: return algo_opt(arg, o, err, errlen);
     case OPT_JSON:
         if (!*arg)
@@ -302,6 +345,12 @@ static int text_opt(const cb_desc_t *d, int c, const char *arg, cb_opts_t *o, cl
         if (parse_seconds(arg, 3600, &o->hold_after))
             return fail(err, errlen, "invalid --hold-after '%s': allowed seconds 0..3600", arg);
         return 0;
+    case OPT_MIN_BW:
+        if (parse_gbps(arg, &o->min_bw))
+            return fail(err, errlen, "invalid --min-bw '%s': allowed a bandwidth in GB/s >= 0 (e.g. 12.5)", arg);
+        o->min_bw_src = "--min-bw";
+        return 0;
+    case OPT_IN_PLACE: return in_place_opt(d, arg, o, err, errlen);
     case OPT_TIME_AGG:
         if (parse_agg(arg, &o->agg))
             return fail(err, errlen, "invalid --time-agg '%s': allowed max avg min all", arg);
@@ -344,7 +393,14 @@ static int parse_opts(const cb_desc_t *d, int argc, char **argv, cb_opts_t *o, c
         case OPT_TIMEOUT:
         case OPT_HOLD_AFTER:
         case OPT_TIME_AGG:
+        case OPT_MIN_BW:
+        case OPT_IN_PLACE:
         case OPT_FORMAT: rc = text_opt(d, c, optarg, o, seen, err, errlen); break;
+        case OPT_STATS: o->stats = 1; break;
+        case CB_OPT_SIZES:
+        case CB_OPT_DURATION:
+        case CB_OPT_CYCLES:
+        case CB_OPT_OFF_CACHE: rc = cb_cli_list_opt(d, c, optarg, o, err, errlen); break;
         case 'h': o->action = CB_ACT_HELP; return 0;
         case OPT_VERSION: o->action = CB_ACT_VERSION; return 0;
         case OPT_PRINT_CONFIG: o->action = CB_ACT_PRINT_CONFIG; break;
@@ -377,10 +433,15 @@ static int resolve_format(cb_opts_t *o, const cli_seen_t *seen, char *err, size_
         return fail(err, errlen, "invalid COLL_TEST_FORMAT '%s': allowed %s", env_fmt, FORMATS);
     if (!seen->format_set)
         o->format = env_format;
-    if (o->format == CB_FMT_HCCL && o->agg == CB_AGG_ALL)
-        return fail(
-            err, errlen,
-            "invalid --time-agg 'all' with the hccl format: allowed max avg min (hccl_test's table has four columns)");
+    const char *fname = o->format == CB_FMT_HCCL ? "hccl" : "plain";
+    if (o->format != CB_FMT_COLLBENCH && o->agg == CB_AGG_ALL)
+        return fail(err, errlen,
+                    "invalid --time-agg 'all' with the %s format: allowed max avg min (that table has four columns)",
+                    fname);
+    if (o->format != CB_FMT_COLLBENCH && o->stats)
+        return fail(err, errlen, "invalid --stats with the %s format: allowed with --format collbench only", fname);
+    if (o->format != CB_FMT_COLLBENCH && o->in_place == CB_IP_BOTH)
+        return fail(err, errlen, "invalid --in-place 'both' with the %s format: allowed 0 or 1 (four columns)", fname);
     return 0;
 }
 
@@ -397,6 +458,23 @@ static int check_sizes(cb_opts_t *o, const cli_seen_t *seen, char *err, size_t e
             o->stepbytes = 1;
     } else if (o->stepbytes == 0 && !seen->ff_set && o->maxbytes > o->minbytes) {
         fprintf(stderr, "%s: warning: -i 0 runs the start size once (%llu bytes)\n", prog_buf, o->minbytes);
+    }
+    return 0;
+}
+
+/* COLL_TEST_MIN_BW: the gate when --min-bw is not given (checked even when
+ * it is, so a typo is never silent). */
+static int env_min_bw(cb_opts_t *o, char *err, size_t errlen)
+{
+    const char *v = coll_cfg_str(COLL_CFG_TEST_MIN_BW);
+    double bw;
+    if (!v || !*v)
+        return 0;
+    if (parse_gbps(v, &bw))
+        return fail(err, errlen, "invalid COLL_TEST_MIN_BW '%s': allowed a bandwidth in GB/s >= 0 (e.g. 12.5)", v);
+    if (o->min_bw < 0) {
+        o->min_bw = bw;
+        o->min_bw_src = "COLL_TEST_MIN_BW";
     }
     return 0;
 }
@@ -429,12 +507,15 @@ int cb_cli_parse(const cb_desc_t *d, int argc, char **argv, cb_opts_t *o, char *
     int rc = parse_opts(d, argc, argv, o, &seen, err, errlen);
     if (rc || o->action != CB_ACT_RUN)
         return rc;
-    if ((rc = resolve_format(o, &seen, err, errlen)) || (rc = check_sizes(o, &seen, err, errlen)))
+    if ((rc = resolve_format(o, &seen, err, errlen)) || (rc = check_sizes(o, &seen, err, errlen))
+        || (rc = cb_cli_list_check(o, err, errlen)))
         return rc;
     if (seen.op_given_warn)
         fprintf(stderr, "%s: warning: -o is ignored: %s does not reduce\n", prog_buf, prog_buf);
     if (o->equal_counts && !(d->flags & CB_F_VARIABLE))
         fprintf(stderr, "%s: warning: --equal-counts only changes the v tests; ignored\n", prog_buf);
+    if ((rc = env_min_bw(o, err, errlen)))
+        return rc;
     return env_output(o, err, errlen);
 }
 
@@ -468,6 +549,42 @@ int cb_next_size(const cb_opts_t *o, unsigned long long s, unsigned long long *n
     return 1;
 }
 
+static void usage_extras(FILE *out)
+{
+    fputs("  --algo NAME            force an algorithm (COLL_ALGO syntax; see --list-algos)\n"
+          "  --list-algos           list the algorithms and exit\n"
+          "  --json FILE, --csv FILE  also write results (COLL_TEST_OUTPUT=FILE.json|.csv too)\n"
+          "  --time-agg max|avg|min|all  time across ranks (default max = slowest rank;\n"
+          "                         all adds min/avg/max columns)\n"
+          "  --timeout SEC          a collective waiting longer fails (COLL_EXEC_TIMEOUT)\n"
+          "  --equal-counts         v tests: equal counts like the original\n"
+          "  --format collbench|hccl|plain  table layout (COLL_TEST_FORMAT too): hccl prints\n"
+          "                         exactly hccl_test's four columns, rows ending in the check\n"
+          "                         result; plain the whitespace table of the seed skill's docs\n"
+          "                         (data_size avg_time(us) alg_bandwidth(GB/s) check_result)\n"
+          "  --stats                columns of per-iteration times over iterations and ranks\n"
+          "                         (min p50 p99 max, us) and the straggler (rank@host that\n"
+          "                         entered last most often, - if none)\n"
+          "  --in-place 0|1|both    time the out-of-place form (0, default), the in-place one\n"
+          "                         (1: sendbuf == recvbuf, or the rank's block of it) or both\n"
+          "                         (two column groups; JSON rows with in_place); all_reduce,\n"
+          "                         reduce, reduce_scatter, all_gather (broadcast: always)\n"
+          "  --sizes LIST           exact sizes instead of -b/-e (e.g. 8K,1M,64M)\n"
+          "  --duration SEC         burn-in: repeat the sweep for SEC seconds, one '# pass'\n"
+          "                         line each; SIGINT/SIGTERM stop it cleanly after the size\n"
+          "                         in progress (footer, result files, no leftovers)\n"
+          "  --cycles N             burn-in: N passes (0 = until SIGINT/SIGTERM)\n"
+          "  --off-cache            rotate buffer sets that together exceed twice the last-\n"
+          "                         level cache, so no call finds its data in cache\n"
+          "  --min-bw GBPS          exit 6 when the average bus bandwidth (the footer's figure)\n"
+          "                         is below GBPS (COLL_TEST_MIN_BW too; for job prologues)\n"
+          "  --hold-after SEC       tests: after the sweep every rank prints its init time\n"
+          "                         on stderr, then sleeps SEC before destroy (fds sampled)\n"
+          "  --print-config         print every COLL_* setting and exit\n"
+          "  --version              print the version and exit\n\n",
+          out);
+}
+
 void cb_cli_usage(const cb_desc_t *d, FILE *out)
 {
     const char *p = prog_buf[0] ? prog_buf : d->name;
@@ -481,9 +598,11 @@ void cb_cli_usage(const cb_desc_t *d, FILE *out)
             "  -f, --stepfactor N     multiplicative step, integer > 1 (wins over -i)\n"
             "  -n, --iters N          timed iterations (default 20, >= 1)\n"
             "  -w, --warmup_iters N   warm-up iterations (default 10)\n"
-            "  -o, --op OP            sum prod max min (default sum; reducing tests only)\n"
+            "  -o, --op OP            sum prod max min (default sum; reducing tests only);\n"
+            "                         a comma list or all: one table each (reducing tests)\n"
             "  -d, --datatype T       int8 int16 int32 int64 uint8 uint16 uint32 uint64\n"
-            "                         fp16 fp32 fp64 bfp16 (default fp32)\n"
+            "                         fp16 fp32 fp64 bfp16 (default fp32); a comma list or\n"
+            "                         all: one table each\n"
             "  -r, --root R           root rank, 0 <= R < ranks (default 0)\n"
             "  -c, --check 0|1        verify results (default 1)\n"
             "  -p, --npus N           ranks per node (1..%d). Standalone (no mpirun/torchrun/\n"
@@ -492,26 +611,17 @@ void cb_cli_usage(const cb_desc_t *d, FILE *out)
             "                         Under a launcher: a mismatch is only a warning.\n"
             "  -z, --zero_copy 0|1    buffers in shared memory from coll_mem_alloc (default 0)\n"
             "  -h, --help             this text\n"
-            "collbench extras:\n"
-            "  --algo NAME            force an algorithm (COLL_ALGO syntax; see --list-algos)\n"
-            "  --list-algos           list the algorithms and exit\n"
-            "  --json FILE, --csv FILE  also write results (COLL_TEST_OUTPUT=FILE.json|.csv too)\n"
-            "  --time-agg max|avg|min|all  time across ranks (default max = slowest rank;\n"
-            "                         all adds min/avg/max columns)\n"
-            "  --timeout SEC          a collective waiting longer fails (COLL_EXEC_TIMEOUT)\n"
-            "  --equal-counts         v tests: equal counts like the original\n"
-            "  --format collbench|hccl  table layout (COLL_TEST_FORMAT too): hccl prints exactly\n"
-            "                         hccl_test's four columns, rows ending in the check result\n"
-            "  --hold-after SEC       tests: after the sweep every rank prints its init time\n"
-            "                         on stderr, then sleeps SEC before destroy (fds sampled)\n"
-            "  --print-config         print every COLL_* setting and exit\n"
-            "  --version              print the version and exit\n\n"
-            "Columns: data_size(Bytes) | aveg_time(us) | alg_bandwidth(GB/s) | check_result |\n"
-            "bus_bandwidth(GB/s). The first four are the original's (--format hccl: only those,\n"
-            "byte for byte); time is the slowest rank's average; check_result is success,\n"
-            "failed, or NULL (-c 0, or the expected value is not exact in this dtype for\n"
-            "this op and rank count).\n",
+            "collbench extras:\n",
             p, p, coll_kind_name(d->kind), CB_MAX_NPUS, cb_default_npus(), CB_MAX_NPUS_STANDALONE);
+    usage_extras(out);
+    fputs("Columns: data_size(Bytes) | aveg_time(us) | alg_bandwidth(GB/s) | check_result |\n"
+          "bus_bandwidth(GB/s). The first four are the original's (--format hccl: only those,\n"
+          "byte for byte); time is the slowest rank's average; check_result is success,\n"
+          "failed, or NULL (-c 0, or the expected value is not exact in this dtype for\n"
+          "this op and rank count). Under the default table, nccl-tests' footer\n"
+          "('# Out of bounds values : N OK|FAILED', '# Avg bus bandwidth    : X') and\n"
+          "'# Run cost' (init time, peak RSS, /dev/shm bytes, sockets).\n",
+          out);
     if (d->flags & CB_F_VARIABLE)
         fprintf(out,
                 "\nUnequal counts (default; --equal-counts gives the original's equal ones):\n"
@@ -530,5 +640,6 @@ void cb_cli_usage(const cb_desc_t *d, FILE *out)
             "derived from the job's ids: weak protection), srun (SLURM_PROCID/NTASKS), or\n"
             "standalone (forks -p ranks). COLL_TEST_CPUS pins local rank i to the i-th CPU.\n\n"
             "Exit codes: 0 ok; 1 a check failed; 2 bad command line; 3 communicator/\n"
-            "transport setup failed; 4 timeout; 5 a peer aborted.\n");
+            "transport setup failed; 4 timeout; 5 a peer aborted; 6 average bus bandwidth\n"
+            "below --min-bw.\n");
 }

@@ -12,5 +12,5 @@ static coll_status_t run(cb_ctx_t *c)
 }
 
 const cb_desc_t cb_desc_alltoallv = {
-    "alltoallv", COLL_ALLTOALLV, CB_F_VARIABLE, cb_busbw_nm1, layout, cb_a2a_init, run, cb_a2a_check,
+    "alltoallv", COLL_ALLTOALLV, CB_F_VARIABLE, cb_busbw_nm1, layout, cb_a2a_init, run, cb_a2a_check, NULL, NULL, NULL,
 };

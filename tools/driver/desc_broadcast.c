@@ -28,5 +28,5 @@ static uint64_t check(cb_ctx_t *c)
 }
 
 const cb_desc_t cb_desc_broadcast = {
-    "broadcast", COLL_BROADCAST, CB_F_ROOTED | CB_F_INPLACE, cb_busbw_one, layout, init, run, check,
+    "broadcast", COLL_BROADCAST, CB_F_ROOTED | CB_F_INPLACE, cb_busbw_one, layout, init, run, check, NULL, NULL, NULL,
 };

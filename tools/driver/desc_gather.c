@@ -19,5 +19,5 @@ static coll_status_t run(cb_ctx_t *c)
 static uint64_t check(cb_ctx_t *c) { return c->rank == c->root ? cb_gather_check(c) : 0; }
 
 const cb_desc_t cb_desc_gather = {
-    "gather", COLL_GATHER, CB_F_ROOTED, cb_busbw_nm1, layout, cb_gather_init, run, check,
+    "gather", COLL_GATHER, CB_F_ROOTED, cb_busbw_nm1, layout, cb_gather_init, run, check, NULL, NULL, NULL,
 };

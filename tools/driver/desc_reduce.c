@@ -27,6 +27,14 @@ static uint64_t check(cb_ctx_t *c)
     return cb_compare(c, c->recvbuf, c->recv_elems, c->data.red, 0, 0);
 }
 
+/* in place: sendbuf == recvbuf (the root's result over its input) */
+static void init_ip(cb_ctx_t *c) { cb_fill_seed(&c->data, c->recvbuf, c->recv_elems, CB_SEED_RANK(c->rank), 0); }
+
+static coll_status_t run_ip(cb_ctx_t *c)
+{
+    return coll_reduce(c->recvbuf, c->recvbuf, c->recv_elems, c->dt, c->op, c->root, c->comm);
+}
+
 const cb_desc_t cb_desc_reduce = {
-    "reduce", COLL_REDUCE, CB_F_REDUCE | CB_F_ROOTED, cb_busbw_one, layout, init, run, check,
+    "reduce", COLL_REDUCE, CB_F_REDUCE | CB_F_ROOTED, cb_busbw_one, layout, init, run, check, init_ip, run_ip, NULL,
 };

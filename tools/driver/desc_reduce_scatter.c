@@ -15,6 +15,31 @@ static coll_status_t run(cb_ctx_t *c)
     return coll_reduce_scatter(c->sendbuf, c->recvbuf, c->recv_elems, c->dt, c->op, c->comm);
 }
 
+/* in place: recvbuf == sendbuf + displs[rank] (the whole vector in sendbuf) */
+static char *own_block(cb_ctx_t *c) { return (char *)c->sendbuf + c->displs[c->rank] * c->esize; }
+
+static void init_ip(cb_ctx_t *c) { cb_fill_seed(&c->data, c->sendbuf, c->send_elems, CB_SEED_RANK(c->rank), 0); }
+
+static coll_status_t run_ip(cb_ctx_t *c)
+{
+    return coll_reduce_scatter(c->sendbuf, own_block(c), c->recv_elems, c->dt, c->op, c->comm);
+}
+
+static uint64_t check_ip(cb_ctx_t *c)
+{
+    return cb_compare(c, own_block(c), c->recv_elems, c->data.red, c->displs[c->rank], 0);
+}
+
 const cb_desc_t cb_desc_reduce_scatter = {
-    "reduce_scatter", COLL_REDUCE_SCATTER, CB_F_REDUCE, cb_busbw_nm1, layout, cb_rs_init, run, cb_rs_check,
+    "reduce_scatter",
+    COLL_REDUCE_SCATTER,
+    CB_F_REDUCE,
+    cb_busbw_nm1,
+    layout,
+    cb_rs_init,
+    run,
+    cb_rs_check,
+    init_ip,
+    run_ip,
+    check_ip,
 };

@@ -17,6 +17,15 @@ static coll_status_t run(cb_ctx_t *c)
 }
 
 const cb_desc_t cb_desc_reduce_scatterv = {
-    "reduce_scatterv", COLL_REDUCE_SCATTERV, CB_F_REDUCE | CB_F_VARIABLE, cb_busbw_nm1, layout, cb_rs_init, run,
+    "reduce_scatterv",
+    COLL_REDUCE_SCATTERV,
+    CB_F_REDUCE | CB_F_VARIABLE,
+    cb_busbw_nm1,
+    layout,
+    cb_rs_init,
+    run,
     cb_rs_check,
+    NULL,
+    NULL,
+    NULL,
 };

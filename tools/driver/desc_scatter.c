@@ -26,5 +26,5 @@ static coll_status_t run(cb_ctx_t *c)
 static uint64_t check(cb_ctx_t *c) { return cb_compare_block(c, c->recvbuf, c->recv_elems, c->root, c->rank, 0); }
 
 const cb_desc_t cb_desc_scatter = {
-    "scatter", COLL_SCATTER, CB_F_ROOTED, cb_busbw_nm1, layout, init, run, check,
+    "scatter", COLL_SCATTER, CB_F_ROOTED, cb_busbw_nm1, layout, init, run, check, NULL, NULL, NULL,
 };

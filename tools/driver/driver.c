@@ -72,7 +72,7 @@ static void buf_free(cb_ctx_t *c, void *p, size_t bytes)
         cb_buf_free(p, buf_bytes(bytes), coll_cfg_bool(COLL_CFG_TEST_HUGE));
 }
 
-static int fail_call(cb_ctx_t *c, cb_results_t *res, const char *what, coll_status_t st)
+int cb_fail_call(cb_ctx_t *c, cb_results_t *res, const char *what, coll_status_t st)
 {
     fprintf(stderr, "%s: rank %d: %s failed (%s, %zu bytes): %s: %s\n", c->opts->prog, c->rank, what,
             coll_kind_name(c->desc->kind), c->bytes, coll_strerror(st), coll_last_error());
@@ -105,7 +105,8 @@ static coll_status_t gather_hosts(cb_ctx_t *c, cb_results_t *res)
     if (c->rank == 0) {
         res->hosts = calloc((size_t)c->nranks, 64);
         res->ranks_per_host = calloc((size_t)c->nranks, sizeof(int));
-        if (!res->hosts || !res->ranks_per_host) {
+        res->rank_host = calloc((size_t)c->nranks, sizeof(int));
+        if (!res->hosts || !res->ranks_per_host || !res->rank_host) {
             free(all);
             return COLL_ERR_NO_MEMORY;
         }
@@ -118,6 +119,7 @@ static coll_status_t gather_hosts(cb_ctx_t *c, cb_results_t *res)
             if (h == nh)
                 memcpy(res->hosts[nh++], all[r], 64);
             res->ranks_per_host[h]++;
+            res->rank_host[r] = h;
         }
         res->nhosts = nh;
     }
@@ -125,95 +127,179 @@ static coll_status_t gather_hosts(cb_ctx_t *c, cb_results_t *res)
     return COLL_SUCCESS;
 }
 
-static void print_header(const cb_opts_t *o)
-{
-    printf("the minbytes is %llu, maxbytes is %llu, iters is %d, warmup_iters is %d\n", o->minbytes, o->maxbytes,
-           o->iters, o->warmup);
-    if (o->format == CB_FMT_HCCL) {
-        /* hccl_test's own header, byte for byte (no trailing blank). */
-        printf("data_size(Bytes): | aveg_time(us): | alg_bandwidth(GB/s): | check_result:\n");
-        fflush(stdout);
-        return;
-    }
-    printf("data_size(Bytes): | aveg_time(us): | alg_bandwidth(GB/s): | check_result: | "
-           "bus_bandwidth(GB/s):%s\n",
-           o->agg == CB_AGG_ALL ? " | min_time(us): | avg_time(us): | max_time(us):" : "");
-    fflush(stdout);
-}
+/* Per-iteration times are gathered for a result file or --stats only. */
+static int want_iter(const cb_opts_t *o) { return o->json || o->csv || o->stats; }
 
-static void print_row(const cb_opts_t *o, const cb_row_t *row, double t)
+/* The timed iterations (right after a barrier): *avg = mean time per
+ * iteration (us); c->iter_us[i] = when iteration i ended, from the barrier's
+ * exit, for the first CB_ITER_MAX iterations (each iteration starts when the
+ * one before ended: these are the arrival times too). */
+static coll_status_t timed_loop(cb_ctx_t *c, double *avg)
 {
-    if (o->format == CB_FMT_HCCL) {
-        /* hccl_test's row format "%-17llu | %-14.2f | %-20.5f | %s": ends in the result. */
-        printf("%-17llu | %-14.2f | %-20.5f | %s\n", row->bytes, t, row->algbw, row->check);
-        fflush(stdout);
-        return;
-    }
-    printf("%-17llu | %-14.2f | %-20.5f | %-13s | %.5f", row->bytes, t, row->algbw, row->check, row->busbw);
-    if (o->agg == CB_AGG_ALL)
-        printf(" | %-13.2f | %-13.2f | %.2f", row->tmin, row->tavg, row->tmax);
-    printf("\n");
-    fflush(stdout);
-}
-
-/* One data size. Returns 0, or an exit code >= 3 after a failed call. */
-static int run_size(cb_ctx_t *c, cb_results_t *res, size_t bytes, int *any_failed)
-{
-    const cb_desc_t *d = c->desc;
-    const cb_opts_t *o = c->opts;
+    int n = c->opts->iters, k = n < CB_ITER_MAX ? n : CB_ITER_MAX;
     coll_status_t st;
-    d->layout(c, bytes);
-    d->init(c);
-    for (int i = 0; i < o->warmup; i++)
-        if ((st = d->run(c)) != COLL_SUCCESS)
-            return fail_call(c, res, "warm-up", st);
-    if ((st = coll_barrier(c->comm)) != COLL_SUCCESS)
-        return fail_call(c, res, "coll_barrier", st);
     double t0 = now_us();
-    for (int i = 0; i < o->iters; i++)
-        if ((st = d->run(c)) != COLL_SUCCESS)
-            return fail_call(c, res, "timed loop", st);
-    double avg = (now_us() - t0) / o->iters;
-    cb_row_t row;
-    memset(&row, 0, sizeof(row));
-    const char *algo = coll_comm_last_algo(c->comm);
-    snprintf(row.algo, sizeof(row.algo), "%s", algo ? algo : "");
-
-    int checking = o->check && c->data.exact;
-    uint64_t wrong = 0;
-    c->bad_seen = 0;
-    if (checking) {
-        if (d->flags & CB_F_INPLACE) {
-            d->init(c);
-            if ((st = d->run(c)) != COLL_SUCCESS)
-                return fail_call(c, res, "check run", st);
-        }
-        wrong = d->check(c);
-        if (wrong) {
-            printf("total err is %llu (rank %d)\n", (unsigned long long)wrong, c->rank);
-            fflush(stdout);
-        }
+    for (int i = 0; i < n; i++) {
+        if (c->pool)
+            cb_use_set(c, i);
+        if ((st = cb_run(c)) != COLL_SUCCESS)
+            return st;
+        if (i < k)
+            c->iter_us[i] = now_us() - t0;
     }
+    *avg = (now_us() - t0) / n;
+    cb_stall_charge(t0, c->iter_us, k, c->iter_us + k);
+    return COLL_SUCCESS;
+}
+
+/* --off-cache: a buffer set's part rounded to whole pages */
+static size_t set_bytes(size_t b) { return (b + 4095) & ~(size_t)4095; }
+
+/* --off-cache: the sets of the current size in the pool (as many as fit, at
+ * most 4096), set 0 in use. */
+static void place_sets(cb_ctx_t *c)
+{
+    size_t s = set_bytes(c->send_elems * c->esize), r = set_bytes(c->recv_elems * c->esize);
+    c->set_recv_off = s;
+    c->set_stride = s + r ? s + r : 4096;
+    size_t n = c->pool_cap / c->set_stride;
+    c->nsets = n < 1 ? 1 : n > 4096 ? 4096 : (int)n;
+    cb_use_set(c, 0);
+}
+
+void cb_use_set(cb_ctx_t *c, int i)
+{
+    if (!c->pool)
+        return;
+    c->sendbuf = c->pool + (size_t)(i % c->nsets) * c->set_stride;
+    c->recvbuf = (char *)c->sendbuf + c->set_recv_off;
+}
+
+/* The descriptor's calls for the group being timed (c->in_place: the
+ * collective's in-place form, see cb_desc.init_ip). */
+static void do_init(cb_ctx_t *c) { (c->in_place ? c->desc->init_ip : c->desc->init)(c); }
+coll_status_t cb_run(cb_ctx_t *c) { return (c->in_place ? c->desc->run_ip : c->desc->run)(c); }
+static uint64_t do_check(cb_ctx_t *c)
+{
+    return (c->in_place && c->desc->check_ip ? c->desc->check_ip : c->desc->check)(c);
+}
+
+/* Checks the last result (in place: the data was overwritten by the timed
+ * calls, so re-initialise and run once more, untimed). *wrong = this rank's
+ * wrong elements. Returns COLL_SUCCESS or the failed call's status. */
+static coll_status_t check_group(cb_ctx_t *c, int checking, uint64_t *wrong)
+{
+    coll_status_t st;
+    *wrong = 0;
+    c->bad_seen = 0;
+    if (!checking)
+        return COLL_SUCCESS;
+    if ((c->desc->flags & CB_F_INPLACE) || c->in_place) {
+        do_init(c);
+        if ((st = cb_run(c)) != COLL_SUCCESS)
+            return st;
+    }
+    *wrong = do_check(c);
+    if (*wrong) {
+        printf("total err is %llu (rank %d)\n", (unsigned long long)*wrong, c->rank);
+        fflush(stdout);
+    }
+    return COLL_SUCCESS;
+}
+
+/* row's times, wrong count, check and bandwidths from every rank's avg and
+ * wrong (the same figures on every rank). */
+static coll_status_t reduce_row(cb_ctx_t *c, double avg, uint64_t wrong, int checking, cb_row_t *row)
+{
+    const cb_opts_t *o = c->opts;
     double in_sum[2] = {avg, (double)wrong}, out_sum[2];
     double in_max[2] = {avg, -avg}, out_max[2];
+    coll_status_t st;
     if ((st = coll_all_reduce(in_sum, out_sum, 2, COLL_FP64, COLL_SUM, c->comm)) != COLL_SUCCESS
         || (st = coll_all_reduce(in_max, out_max, 2, COLL_FP64, COLL_MAX, c->comm)) != COLL_SUCCESS)
-        return fail_call(c, res, "time/check reduction", st);
-    row.bytes = c->bytes;
-    row.count = c->bytes / c->esize;
-    row.tavg = out_sum[0] / c->nranks;
-    row.tmax = out_max[0];
-    row.tmin = -out_max[1];
-    row.wrong = (uint64_t)out_sum[1];
-    row.check = !checking ? "NULL" : row.wrong ? "failed" : "success";
-    if (row.wrong)
-        *any_failed = 1;
+        return st;
+    row->bytes = c->bytes;
+    row->count = c->bytes / c->esize;
+    row->in_place = c->in_place;
+    row->dt = c->dt;
+    row->op = c->op;
+    row->tavg = out_sum[0] / c->nranks;
+    row->tmax = out_max[0];
+    row->tmin = -out_max[1];
+    row->wrong = (uint64_t)out_sum[1];
+    row->check = !checking ? "NULL" : row->wrong ? "failed" : "success";
+    row->t = o->agg == CB_AGG_AVG ? row->tavg : o->agg == CB_AGG_MIN ? row->tmin : row->tmax;
+    row->algbw = row->t > 0 ? (double)row->bytes / row->t / 1e3 : 0;
+    row->busbw = row->algbw * c->desc->busbw_factor(c->nranks);
+    c->wrong_total += row->wrong;
+    c->busbw_sum += row->busbw;
+    c->nrows++;
+    return COLL_SUCCESS;
+}
+
+/* One group (out of place or in place, c->in_place) of one data size, laid
+ * out already: init, warm-up, barrier, timed loop, check, reduction into
+ * row. Returns 0, or an exit code >= 3 after a failed call. */
+static int run_group(cb_ctx_t *c, cb_results_t *res, cb_row_t *row)
+{
+    const cb_opts_t *o = c->opts;
+    coll_status_t st;
+    memset(row, 0, sizeof(*row));
+    row->it.counted = -1;
+    row->it.straggler = -1;
+    for (int j = 0; j < (c->pool ? c->nsets : 1); j++) { /* --off-cache: every set */
+        cb_use_set(c, j);
+        do_init(c);
+    }
+    for (int i = 0; i < o->warmup; i++) {
+        cb_use_set(c, i);
+        if ((st = cb_run(c)) != COLL_SUCCESS)
+            return cb_fail_call(c, res, "warm-up", st);
+    }
+    if ((st = coll_barrier(c->comm)) != COLL_SUCCESS)
+        return cb_fail_call(c, res, "coll_barrier", st);
+    double avg;
+    if ((st = timed_loop(c, &avg)) != COLL_SUCCESS)
+        return cb_fail_call(c, res, "timed loop", st);
+    if (want_iter(o)
+        && (st = cb_iter_reduce(c->comm, c->rank, c->nranks, c->iter_us, o->iters, &row->it)) != COLL_SUCCESS
+        && st != COLL_ERR_UNSUPPORTED)
+        return cb_fail_call(c, res, "iteration times gather", st);
+    const char *algo = coll_comm_last_algo(c->comm);
+    snprintf(row->algo, sizeof(row->algo), "%s", algo ? algo : "");
+    int checking = o->check && c->data.exact;
+    uint64_t wrong;
+    if ((st = check_group(c, checking, &wrong)) != COLL_SUCCESS)
+        return cb_fail_call(c, res, "check run", st);
+    if ((st = reduce_row(c, avg, wrong, checking, row)) != COLL_SUCCESS)
+        return cb_fail_call(c, res, "time/check reduction", st);
+    return 0;
+}
+
+/* One data size: out of place and/or in place (--in-place), then rank 0's
+ * table row and result rows. Returns 0, or an exit code >= 3. */
+int cb_run_size(cb_ctx_t *c, cb_results_t *res, size_t bytes, int *any_failed)
+{
+    const cb_opts_t *o = c->opts;
+    cb_row_t rows[2];
+    int n = 0, rc;
+    c->desc->layout(c, bytes);
+    if (c->pool)
+        place_sets(c);
+    for (int ip = 0; ip < 2; ip++) {
+        if ((ip == 0 && o->in_place == CB_IP_ONLY) || (ip == 1 && o->in_place == CB_IP_OFF))
+            continue;
+        c->in_place = ip && c->desc->run_ip; /* broadcast: always in place, its one form */
+        if ((rc = run_group(c, res, &rows[n])) != 0)
+            return rc;
+        if (rows[n].wrong)
+            *any_failed = 1;
+        n++;
+    }
     if (c->rank == 0) {
-        double t = o->agg == CB_AGG_AVG ? row.tavg : o->agg == CB_AGG_MIN ? row.tmin : row.tmax;
-        row.algbw = t > 0 ? (double)row.bytes / t / 1e3 : 0;
-        row.busbw = row.algbw * d->busbw_factor(c->nranks);
-        print_row(o, &row, t);
-        cb_results_add(res, &row);
+        cb_table_row(o, res, &rows[0], n > 1 ? &rows[1] : NULL);
+        for (int i = 0; i < n; i++)
+            cb_results_add(res, &rows[i]);
     }
     return 0;
 }
@@ -276,15 +362,16 @@ static int host_names(cb_ctx_t *c, cb_results_t *res, int nhosts)
 {
     const cb_opts_t *o = c->opts;
     coll_status_t st;
-    if ((o->json || o->csv) && (st = gather_hosts(c, res)) != COLL_SUCCESS) {
+    if ((o->json || o->csv || o->stats) && (st = gather_hosts(c, res)) != COLL_SUCCESS) {
         if (st != COLL_ERR_UNSUPPORTED)
-            return fail_call(c, res, "host name exchange", st);
+            return cb_fail_call(c, res, "host name exchange", st);
         res->nhosts = 0; /* no all-gather algorithm: header without host names */
     }
-    if ((o->json || o->csv) && c->rank == 0 && !res->hosts && nhosts == 1) {
+    if ((o->json || o->csv || o->stats) && c->rank == 0 && !res->hosts && nhosts == 1) {
         res->hosts = calloc(1, 64);
         res->ranks_per_host = calloc(1, sizeof(int));
-        if (res->hosts && res->ranks_per_host) {
+        res->rank_host = calloc((size_t)c->nranks, sizeof(int)); /* all on host 0 */
+        if (res->hosts && res->ranks_per_host && res->rank_host) {
             gethostname(res->hosts[0], 63);
             res->ranks_per_host[0] = c->nranks;
             res->nhosts = 1;
@@ -303,13 +390,57 @@ static int alloc_all(cb_ctx_t *c, cb_results_t *res)
     coll_status_t st;
     int reducing = (d->flags & CB_F_REDUCE) != 0;
     if (cb_data_init(&c->data, c->dt, reducing, c->op, c->nranks) || alloc_arrays(c))
-        return fail_call(c, res, "allocation", COLL_ERR_NO_MEMORY);
-    d->layout(c, (size_t)o->maxbytes);
-    c->send_cap = c->send_elems * c->esize;
-    c->recv_cap = c->recv_elems * c->esize;
+        return cb_fail_call(c, res, "allocation", COLL_ERR_NO_MEMORY);
+    for (int i = 0; i < o->ndt; i++) { /* the largest layout of every dtype of the launch */
+        c->esize = coll_dtype_size(o->dts[i]);
+        d->layout(c, (size_t)o->maxbytes);
+        c->send_cap = c->send_elems * c->esize > c->send_cap ? c->send_elems * c->esize : c->send_cap;
+        c->recv_cap = c->recv_elems * c->esize > c->recv_cap ? c->recv_elems * c->esize : c->recv_cap;
+    }
+    c->esize = coll_dtype_size(c->dt);
+    c->iter_us = malloc(2 * (size_t)(o->iters < CB_ITER_MAX ? o->iters : CB_ITER_MAX) * sizeof(double));
+    if (!c->iter_us)
+        return cb_fail_call(c, res, "allocation", COLL_ERR_NO_MEMORY);
+    if (o->off_cache) {
+        /* one pool: twice the last-level cache, and at least one set */
+        c->pool_cap = 2 * cb_llc_bytes() + set_bytes(c->send_cap) + set_bytes(c->recv_cap);
+        if (!(c->pool = buf_alloc(c, c->pool_cap, &st)))
+            return cb_fail_call(c, res, "buffer allocation", st);
+        return 0;
+    }
     if (!(c->sendbuf = buf_alloc(c, c->send_cap, &st)) || !(c->recvbuf = buf_alloc(c, c->recv_cap, &st)))
-        return fail_call(c, res, o->zero_copy ? "coll_mem_alloc" : "buffer allocation", st);
+        return cb_fail_call(c, res, o->zero_copy ? "coll_mem_alloc" : "buffer allocation", st);
     return 0;
+}
+
+/* After the last size: what the run cost (reduced over ranks), and rank 0's
+ * footer. Returns 0 or an exit code >= 3. */
+static int sweep_end(cb_ctx_t *c, cb_results_t *res, double init_s, int local_rank)
+{
+    cb_cost_local(&res->cost, init_s, c->rank, local_rank);
+    coll_status_t st = cb_cost_reduce(c->comm, &res->cost);
+    if (st != COLL_SUCCESS)
+        return cb_fail_call(c, res, "run cost reduction", st);
+    res->cost_known = 1;
+    if (c->rank == 0)
+        cb_table_footer(c->opts, res, c->wrong_total, c->nrows ? c->busbw_sum / c->nrows : -1);
+    return 0;
+}
+
+/* --min-bw / COLL_TEST_MIN_BW: 1 when the average bus bandwidth is below it
+ * (rank 0 says so on stderr; every rank has the same figures). */
+static int gate(const cb_ctx_t *c)
+{
+    const cb_opts_t *o = c->opts;
+    double avg = c->nrows ? c->busbw_sum / c->nrows : 0;
+    if (o->min_bw < 0 || avg >= o->min_bw)
+        return 0;
+    if (c->rank == 0) {
+        fprintf(stderr, "%s: average bus bandwidth %g GB/s is below the limit %g GB/s (%s): exit %d\n", o->prog, avg,
+                o->min_bw, o->min_bw_src, CB_EXIT_MIN_BW);
+        fflush(stderr);
+    }
+    return 1;
 }
 
 /* --hold-after (tests/lib/scale.sh): one line per rank once its sweep is
@@ -354,18 +485,14 @@ static int run_rank(void *arg, const cb_launch_t *l, int rank, int nranks, const
     int rc = 0, any_failed = 0;
     if ((rc = host_names(&c, &res, nhosts)) != 0 || (rc = alloc_all(&c, &res)) != 0)
         goto out;
-    if (rank == 0) {
-        if (o->check && !c.data.exact)
-            fprintf(stderr, "%s: note: %s %s over %d ranks is not exact: check_result NULL\n", o->prog,
-                    coll_dtype_name(c.dt), coll_op_name(c.op), nranks);
-        print_header(o);
-    }
-    unsigned long long s = o->minbytes;
-    do {
-        if ((rc = run_size(&c, &res, (size_t)s, &any_failed)) != 0)
-            goto out;
-    } while (cb_next_size(o, s, &s));
-    rc = any_failed ? CB_EXIT_CHECK : CB_EXIT_OK;
+    if (want_iter(o) && cb_stall_start() != 0)
+        fprintf(stderr, "%s: rank %d: warning: no stall watcher thread: stragglers from arrival times only\n", o->prog,
+                rank);
+    rc = cb_sweep(&c, &res, &any_failed);
+    cb_stall_stop();
+    if (rc != 0 || (rc = sweep_end(&c, &res, init_s, local_rank)) != 0)
+        goto out;
+    rc = any_failed ? CB_EXIT_CHECK : gate(&c) ? CB_EXIT_MIN_BW : CB_EXIT_OK;
     if (o->hold_after >= 0)
         hold_after(o, rank, init_s);
 
@@ -376,11 +503,16 @@ out:
         cb_results_write(&res);
     }
     if (rc < CB_EXIT_SETUP) {
-        buf_free(&c, c.sendbuf, c.send_cap);
-        buf_free(&c, c.recvbuf, c.recv_cap);
+        if (c.pool) { /* --off-cache: the buffer sets live in the pool */
+            buf_free(&c, c.pool, c.pool_cap);
+        } else {
+            buf_free(&c, c.sendbuf, c.send_cap);
+            buf_free(&c, c.recvbuf, c.recv_cap);
+        }
         coll_comm_destroy(c.comm);
     }
     free_arrays(&c);
+    free(c.iter_us);
     cb_data_free(&c.data);
     cb_results_free(&res);
     return rc;

@@ -26,16 +26,20 @@ enum {
     CB_EXIT_SETUP = 3,   /* communicator / transport setup failed */
     CB_EXIT_TIMEOUT = 4, /* a collective timed out */
     CB_EXIT_ABORTED = 5, /* a peer aborted or died */
+    CB_EXIT_MIN_BW = 6,  /* average bus bandwidth below --min-bw / COLL_TEST_MIN_BW */
 };
 
 #define CB_PERIOD 1021 /* data patterns repeat with this (prime) period */
 #define CB_MAX_NPUS 1024
 #define CB_MAX_NPUS_STANDALONE 256
+#define CB_MAX_SIZES 256
+#define COLL_NUM_DTYPES_MAX 16
 
 int cb_default_npus(void); /* standalone -p default: online CPUs */
 
-typedef enum { CB_FMT_COLLBENCH = 0, CB_FMT_HCCL } cb_format_t;
+typedef enum { CB_FMT_COLLBENCH = 0, CB_FMT_HCCL, CB_FMT_PLAIN } cb_format_t;
 typedef enum { CB_AGG_MAX = 0, CB_AGG_AVG, CB_AGG_MIN, CB_AGG_ALL } cb_agg_t;
+typedef enum { CB_IP_OFF = 0, CB_IP_ONLY, CB_IP_BOTH } cb_inplace_t; /* --in-place 0|1|both */
 typedef enum { CB_ACT_RUN = 0, CB_ACT_HELP, CB_ACT_VERSION, CB_ACT_PRINT_CONFIG, CB_ACT_LIST_ALGOS } cb_action_t;
 
 /* Parsed command line. */
@@ -60,6 +64,20 @@ typedef struct {
     cb_agg_t agg;
     cb_format_t format; /* --format / COLL_TEST_FORMAT */
     int equal_counts;
+    double min_bw;          /* --min-bw / COLL_TEST_MIN_BW GB/s, < 0 = no gate */
+    const char *min_bw_src; /* "--min-bw" or "COLL_TEST_MIN_BW" */
+    int stats;              /* --stats: per-iteration columns */
+    cb_inplace_t in_place;
+    /* -d/-o lists or all (dts[0] == dt, ops[0] == op), --sizes */
+    coll_dtype_t dts[COLL_NUM_DTYPES_MAX];
+    int ndt;
+    coll_op_t ops[4];
+    int nop;
+    unsigned long long sizes[CB_MAX_SIZES];
+    int nsizes;         /* 0: the -b/-e sweep */
+    double duration;    /* --duration SEC, < 0 = off */
+    long long cycles;   /* --cycles N, < 0 = off, 0 = until SIGINT/SIGTERM */
+    int off_cache;      /* --off-cache: rotate buffer sets beyond the LLC */
     char command[1024]; /* argv joined, for result headers */
 } cb_opts_t;
 
@@ -102,6 +120,16 @@ typedef struct {
     size_t send_cap, recv_cap; /* bytes allocated */
     /* first mismatch seen by this rank's check */
     int bad_seen;
+    double *iter_us; /* 2 x min(iters, CB_ITER_MAX): end times, then stalled times */
+    int in_place;    /* the group being timed uses the in-place form */
+    /* --off-cache: nsets buffer sets carved from pool, used in turn */
+    char *pool;
+    size_t pool_cap, set_stride, set_recv_off;
+    int nsets;
+    /* over the sweep (every rank has the reduced figures) */
+    uint64_t wrong_total;
+    double busbw_sum;
+    int nrows;
 } cb_ctx_t;
 
 #define CB_F_REDUCE (1u << 0)   /* takes -o */
@@ -123,6 +151,12 @@ struct cb_desc {
     coll_status_t (*run)(cb_ctx_t *c);
     /* Wrong elements on this rank (prints the first mismatch). */
     uint64_t (*check)(cb_ctx_t *c);
+    /* The in-place form (NULL: none; include/coll.h says which exist): input
+     * placed where the result goes, the call with aliased buffers, and the
+     * check when the result is not in recvbuf (NULL: check). */
+    void (*init_ip)(cb_ctx_t *c);
+    coll_status_t (*run_ip)(cb_ctx_t *c);
+    uint64_t (*check_ip)(cb_ctx_t *c);
 };
 
 /* The ten hccl_test descriptors and gather's (desc_<name>.c; gather has no
@@ -139,11 +173,20 @@ int cb_cli_parse(const cb_desc_t *d, int argc, char **argv, cb_opts_t *o, char *
 void cb_cli_usage(const cb_desc_t *d, FILE *out);
 /* Validation that needs the rank count (known before any process starts). */
 int cb_cli_check_ranks(const cb_opts_t *o, int nranks, char *err, size_t errlen);
+/* cli_lists.c: -d/-o lists and all, --sizes, --duration, --cycles,
+ * --off-cache (c = the option; returns 0 or CB_EXIT_USAGE with err set). */
+int cb_cli_list_opt(const cb_desc_t *d, int c, const char *arg, cb_opts_t *o, char *err, size_t errlen);
+void cb_cli_list_defaults(cb_opts_t *o);
+/* After parsing: --sizes sets min/max, conflicts. */
+int cb_cli_list_check(cb_opts_t *o, char *err, size_t errlen);
+enum { CB_OPT_SIZES = 512, CB_OPT_DURATION, CB_OPT_CYCLES, CB_OPT_OFF_CACHE };
 /* Next size of the sweep after s (0 = done). */
 int cb_next_size(const cb_opts_t *o, unsigned long long s, unsigned long long *next);
 
 /* driver.c: main of every test executable. */
 int cb_main(const cb_desc_t *d, int argc, char **argv);
+/* One call of the collective in the form being timed (c->in_place). */
+coll_status_t cb_run(cb_ctx_t *c);
 
 /* Common layout helpers (desc_common.c). */
 double cb_busbw_one(int n);
@@ -190,11 +233,32 @@ uint64_t cb_compare_block(cb_ctx_t *c, const void *buf, size_t n, int from, int 
 #define CB_SEED_BLOCKS 1000003 /* the index pattern every block is a shift of (data.c) */
 #define CB_SEED_POISON 999983
 
+/* Per-iteration times of one size over iterations and ranks (stats.c). */
+#define CB_ITER_MAX 4096 /* iterations per rank kept for the statistics */
+typedef struct {
+    double min, p50, p99, max; /* us */
+    int straggler;             /* rank that entered last most often, -1 none */
+    int late, counted;         /* iterations it was the late one / with a late one */
+} cb_iter_stats_t;
+
+/* What the run itself cost (stats.c): this rank's, then reduced over ranks. */
+typedef struct {
+    double init_s;       /* communicator init, max over ranks */
+    double peak_rss_mib; /* max over ranks */
+    double shm_bytes;    /* /dev/shm segments of the communicator, all hosts */
+    double sockets;      /* open sockets, sum over ranks */
+} cb_cost_t;
+
 /* output.c */
 typedef struct {
     unsigned long long bytes, count;
     double tmin, tavg, tmax; /* us */
-    double algbw, busbw;     /* GB/s */
+    cb_iter_stats_t it;      /* it.counted < 0: not measured */
+    double t;                /* the table's time (--time-agg) */
+    int in_place;
+    coll_dtype_t dt;
+    coll_op_t op;
+    double algbw, busbw; /* GB/s */
     uint64_t wrong;
     const char *check; /* "success" "failed" "NULL" */
     char algo[48];
@@ -208,7 +272,10 @@ typedef struct {
     int nranks, nhosts;
     char (*hosts)[64];   /* [nhosts] */
     int *ranks_per_host; /* [nhosts] */
-    int local_size;      /* of rank 0's host */
+    int *rank_host;      /* [nranks] index into hosts, NULL if not gathered */
+    cb_cost_t cost;
+    int cost_known;
+    int local_size; /* of rank 0's host */
     cb_row_t *rows;
     size_t nrows, cap;
     int exit_code;
@@ -216,8 +283,43 @@ typedef struct {
 } cb_results_t;
 
 int cb_results_add(cb_results_t *r, const cb_row_t *row);
+/* "rank@host" of a straggler (or "-") into out. */
+void cb_straggler_name(const cb_results_t *r, int rank, char *out, size_t len);
 /* Writes the requested files (atomically); returns 0 or -1 (message on stderr). */
 int cb_results_write(const cb_results_t *r);
 void cb_results_free(cb_results_t *r);
+
+/* stats.c. cb_iter_reduce: every rank passes 2n values, its n iteration end
+ * times (us from the barrier's exit) then the time it was stalled in each;
+ * rank 0 gets the statistics (others: st->counted = -1). Collective. */
+coll_status_t cb_iter_reduce(coll_comm_t comm, int rank, int nranks, const double *t, int n, cb_iter_stats_t *st);
+/* Statistics of nranks x 2n values (rank-major, as above); pure. */
+void cb_iter_stats(const double *all, int nranks, int n, cb_iter_stats_t *st);
+/* This rank's cost; then cb_cost_reduce over ranks (collective). */
+void cb_cost_local(cb_cost_t *c, double init_s, int rank, int local_rank);
+coll_status_t cb_cost_reduce(coll_comm_t comm, cb_cost_t *c);
+
+/* table.c: the table on stdout (rank 0). */
+void cb_table_header(const cb_opts_t *o);
+/* ip: the in-place row beside row (--in-place both), else NULL. */
+void cb_table_row(const cb_opts_t *o, const cb_results_t *res, const cb_row_t *row, const cb_row_t *ip);
+/* The footer (collbench format only); avg_busbw < 0 = no rows. */
+void cb_table_footer(const cb_opts_t *o, const cb_results_t *res, uint64_t wrong, double avg_busbw);
+
+/* stall.c: a watcher thread that notes when this process did not run. */
+int cb_stall_start(void);
+void cb_stall_stop(void);
+void cb_stall_charge(double t0, const double *end, int n, double *stall);
+
+/* driver.c / sweep.c */
+/* One data size (all its groups), row printed by rank 0: 0 or an exit code >= 3. */
+int cb_run_size(cb_ctx_t *c, cb_results_t *res, size_t bytes, int *any_failed);
+/* A failed call: message, abort, the exit code (recorded in res). */
+int cb_fail_call(cb_ctx_t *c, cb_results_t *res, const char *what, coll_status_t st);
+/* sweep.c: every pass, table and size of the launch. */
+int cb_sweep(cb_ctx_t *c, cb_results_t *res, int *any_failed);
+size_t cb_llc_bytes(void);
+/* --off-cache: buffer set i (mod the sets) in c->sendbuf / c->recvbuf. */
+void cb_use_set(cb_ctx_t *c, int i);
 
 #endif

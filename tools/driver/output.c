@@ -27,9 +27,21 @@ void cb_results_free(cb_results_t *r)
     free(r->rows);
     free(r->hosts);
     free(r->ranks_per_host);
+    free(r->rank_host);
+    r->rank_host = NULL;
     r->rows = NULL;
     r->hosts = NULL;
     r->ranks_per_host = NULL;
+}
+
+void cb_straggler_name(const cb_results_t *r, int rank, char *out, size_t len)
+{
+    if (rank < 0)
+        snprintf(out, len, "-");
+    else if (r->rank_host && r->hosts && rank < r->nranks)
+        snprintf(out, len, "%d@%s", rank, r->hosts[r->rank_host[rank]]);
+    else
+        snprintf(out, len, "%d", rank);
 }
 
 static void cpu_model(char *out, size_t len)
@@ -122,11 +134,11 @@ static void json_config(FILE *f, const char *cfg)
 }
 
 /* "\"op\": " and "\"root\": " values: null where the collective has none. */
-static void json_op_root(FILE *f, const cb_results_t *r)
+static void json_op_root(FILE *f, const cb_results_t *r, coll_op_t op)
 {
     const cb_opts_t *o = r->opts;
     if (r->desc->flags & CB_F_REDUCE)
-        fprintf(f, "\"%s\"", coll_op_name(o->op));
+        fprintf(f, "\"%s\"", coll_op_name(op));
     else
         fputs("null", f);
     fputs(", \"root\": ", f);
@@ -161,16 +173,45 @@ static void json_header(FILE *f, const cb_results_t *r, const char *cpu, const c
     json_config(f, cfg);
     fprintf(f, "},\n    \"collective\": \"%s\", \"dtype\": \"%s\", \"op\": ", coll_kind_name(r->desc->kind),
             coll_dtype_name(o->dt));
-    json_op_root(f, r);
+    json_op_root(f, r, o->op);
     fprintf(f,
             ",\n    \"iters\": %d, \"warmup_iters\": %d, \"check\": %d, \"zero_copy\": %d,"
-            " \"time_agg\": \"%s\", \"equal_counts\": %d\n  },\n  \"results\": [",
+            " \"time_agg\": \"%s\", \"equal_counts\": %d, \"in_place\": \"%s\"\n  },\n  \"results\": [",
             o->iters, o->warmup, o->check, o->zero_copy,
             o->agg == CB_AGG_AVG       ? "avg"
                 : o->agg == CB_AGG_MIN ? "min"
                 : o->agg == CB_AGG_ALL ? "all"
                                        : "max",
-            o->equal_counts);
+            o->equal_counts,
+            o->in_place == CB_IP_BOTH       ? "both"
+                : o->in_place == CB_IP_ONLY ? "1"
+                                            : "0");
+}
+
+/* A row's "iter_us" and "straggler" (null where not measured / none). */
+static void json_iter(FILE *f, const cb_results_t *r, const cb_iter_stats_t *it)
+{
+    fputs(",\n     \"iter_us\": ", f);
+    if (it->counted < 0) {
+        fputs("null, \"straggler\": null", f);
+        return;
+    }
+    fputs("{\"min\": ", f);
+    json_num(f, it->min);
+    fputs(", \"p50\": ", f);
+    json_num(f, it->p50);
+    fputs(", \"p99\": ", f);
+    json_num(f, it->p99);
+    fputs(", \"max\": ", f);
+    json_num(f, it->max);
+    fputs("},\n     \"straggler\": ", f);
+    if (it->straggler < 0) {
+        fprintf(f, "null, \"late_iters\": {\"counted\": %d}", it->counted);
+        return;
+    }
+    fprintf(f, "{\"rank\": %d, \"host\": ", it->straggler);
+    json_str(f, r->rank_host && r->hosts ? r->hosts[r->rank_host[it->straggler]] : NULL);
+    fprintf(f, "}, \"late_iters\": {\"straggler\": %d, \"counted\": %d}", it->late, it->counted);
 }
 
 /* Row i of the results array (a comma before every row but the first). */
@@ -178,8 +219,9 @@ static void json_row(FILE *f, const cb_results_t *r, size_t i)
 {
     const cb_row_t *w = &r->rows[i];
     fprintf(f, "%s\n    {\"collective\": \"%s\", \"dtype\": \"%s\", \"op\": ", i ? "," : "",
-            coll_kind_name(r->desc->kind), coll_dtype_name(r->opts->dt));
-    json_op_root(f, r);
+            coll_kind_name(r->desc->kind), coll_dtype_name(w->dt));
+    json_op_root(f, r, w->op);
+    fprintf(f, ", \"in_place\": %s", w->in_place ? "true" : "false");
     fprintf(f, ",\n     \"ranks\": %d, \"hosts\": %d, \"ranks_per_host\": %d, \"algorithm\": ", r->nranks, r->nhosts,
             r->local_size);
     json_str(f, w->algo);
@@ -193,7 +235,9 @@ static void json_row(FILE *f, const cb_results_t *r, size_t i)
     json_num(f, w->algbw);
     fputs(", \"busbw_gbs\": ", f);
     json_num(f, w->busbw);
-    fprintf(f, ",\n     \"wrong\": %llu, \"check_result\": \"%s\"}", (unsigned long long)w->wrong, w->check);
+    fprintf(f, ",\n     \"wrong\": %llu, \"check_result\": \"%s\"", (unsigned long long)w->wrong, w->check);
+    json_iter(f, r, &w->it);
+    fputs("}", f);
 }
 
 static void write_json(FILE *f, const cb_results_t *r, const char *cpu, const char *cfg)
@@ -201,7 +245,13 @@ static void write_json(FILE *f, const cb_results_t *r, const char *cpu, const ch
     json_header(f, r, cpu, cfg);
     for (size_t i = 0; i < r->nrows; i++)
         json_row(f, r, i);
-    fprintf(f, "%s],\n  \"status\": {\"exit_code\": %d, \"error\": ", r->nrows ? "\n  " : "", r->exit_code);
+    fprintf(f, "%s],\n  \"cost\": ", r->nrows ? "\n  " : "");
+    if (r->cost_known)
+        fprintf(f, "{\"init_time_s\": %.6f, \"peak_rss_mib\": %.3f, \"shm_bytes\": %.0f, \"sockets\": %.0f}",
+                r->cost.init_s, r->cost.peak_rss_mib, r->cost.shm_bytes, r->cost.sockets);
+    else
+        fputs("null", f);
+    fprintf(f, ",\n  \"status\": {\"exit_code\": %d, \"error\": ", r->exit_code);
     json_str(f, r->error);
     fprintf(f, "}\n}\n");
 }
@@ -231,19 +281,26 @@ static void write_csv(FILE *f, const cb_results_t *r, const char *cpu, const cha
             o->check, o->zero_copy, r->exit_code);
     if (r->error[0])
         fprintf(f, "# error=%s\n", r->error);
+    if (r->cost_known)
+        fprintf(f, "# init_time_s=%.6f\n# peak_rss_mib=%.3f\n# shm_bytes=%.0f\n# sockets=%.0f\n", r->cost.init_s,
+                r->cost.peak_rss_mib, r->cost.shm_bytes, r->cost.sockets);
     fputs("collective,dtype,op,root,ranks,hosts,ranks_per_host,algorithm,bytes,count,"
-          "time_avg_us,time_min_us,time_max_us,algbw_gbs,busbw_gbs,wrong,check_result\n",
+          "time_avg_us,time_min_us,time_max_us,algbw_gbs,busbw_gbs,wrong,check_result",
           f);
+    fputs(o->in_place != CB_IP_OFF ? ",in_place\n" : "\n", f); /* the column only with --in-place */
     char root[16] = "";
     if (rooted)
         snprintf(root, sizeof(root), "%d", o->root);
     for (size_t i = 0; i < r->nrows; i++) {
         const cb_row_t *w = &r->rows[i];
-        fprintf(f, "%s,%s,%s,%s,%d,%d,%d,", coll, coll_dtype_name(o->dt), reducing ? coll_op_name(o->op) : "", root,
+        fprintf(f, "%s,%s,%s,%s,%d,%d,%d,", coll, coll_dtype_name(w->dt), reducing ? coll_op_name(w->op) : "", root,
                 r->nranks, r->nhosts, r->local_size);
         csv_str(f, w->algo);
-        fprintf(f, ",%llu,%llu,%.3f,%.3f,%.3f,%.6f,%.6f,%llu,%s\n", w->bytes, w->count, w->tavg, w->tmin, w->tmax,
+        fprintf(f, ",%llu,%llu,%.3f,%.3f,%.3f,%.6f,%.6f,%llu,%s", w->bytes, w->count, w->tavg, w->tmin, w->tmax,
                 w->algbw, w->busbw, (unsigned long long)w->wrong, w->check);
+        if (o->in_place != CB_IP_OFF)
+            fprintf(f, ",%d", w->in_place);
+        fputc('\n', f);
     }
 }
 

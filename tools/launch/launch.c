@@ -212,16 +212,18 @@ int cb_nodelist_host(const char *list, int idx, char *out, size_t outlen)
 
 int cb_worst_code(const int *codes, int n)
 {
-    int worst = 0, aborted = 0;
+    int worst = 0, aborted = 0, min_bw = 0;
     for (int i = 0; i < n; i++) {
         if (codes[i] >= 1 && codes[i] <= 4) {
             if (codes[i] > worst)
                 worst = codes[i];
+        } else if (codes[i] == 6) { /* the --min-bw gate: every rank finished */
+            min_bw = 1;
         } else if (codes[i] != 0) {
             aborted = 1;
         }
     }
-    return worst ? worst : aborted ? 5 : 0;
+    return worst ? worst : aborted ? 5 : min_bw ? 6 : 0;
 }
 
 /* ---------------------------------------------------------------- detect */

@@ -48,7 +48,8 @@ void cb_pin_local_rank(const char *prog, int local_rank);
 /* Host number idx of a Slurm node list ("node[01-03,07],gpu5"): 0 or -1. */
 int cb_nodelist_host(const char *list, int idx, char *out, size_t outlen);
 /* Exit code of a set of ranks: the highest of codes 1..4 if any, else 5 when
- * any rank aborted (5, a signal, an unknown code), else 0. */
+ * any rank aborted (5, a signal, an unknown code), else 6 when any rank
+ * reported the --min-bw gate, else 0. */
 int cb_worst_code(const int *codes, int n);
 
 #endif

@@ -24,7 +24,7 @@ ifneq ($(SAN),)
 CFLAGS_ALL += -fsanitize=$(SAN) -fno-omit-frame-pointer
 LDSAN := -fsanitize=$(SAN)
 endif
-LDLIBS_ALL := -pthread -lm -ldl $(LDLIBS)
+LDLIBS_ALL := -pthread -lm -ldl -lcrypto $(LDLIBS)
 
 BIN  := $(O)/bin
 LIB  := $(O)/lib

@@ -3,8 +3,16 @@
  * process that created the unique id (NCCL/Gloo style).
  *
  * Wire protocol (all integers little-endian u32 unless noted):
- *   client hello: magic "CBS1", version, 32-byte secret; server answers a reply
- *                 frame (status COLL_SUCCESS or COLL_ERR_AUTH, then it closes).
+ *   client hello: magic "CBS1", version 2, the rank it claims (0xffffffff:
+ *                 none), 0, a fresh 32-byte nonce Nc (48 bytes);
+ *   server: a reply frame, status COLL_SUCCESS and a 64-byte value Na | MAC_A
+ *           (core/auth.h; COLL_ERR_UNSUPPORTED for another version);
+ *   client: checks MAC_A (a store that does not know the secret is refused
+ *           here: COLL_ERR_AUTH), then sends MAC_C (32 bytes) and may send its
+ *           first request right behind it. A wrong MAC_C gets a COLL_ERR_AUTH
+ *           reply and the connection closes. The secret never crosses the wire.
+ *   A connection that claimed rank r may GATHER slot r only (the join: a
+ *   rank's slot is claimed with proof of the secret and under its own rank).
  *   request:  magic, op, keylen, vallen, key, value   (limits: key 256 B, value 16 MiB)
  *   reply:    magic, status, vallen, value            (status = coll_status_t)
  * Ops and their values: SET value; GET [u32 wait_ms] (absent or 0xffffffff =
@@ -38,14 +46,16 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include "coll.h"
+#include "core/auth.h" /* coll_sha256, the handshake MACs */
 
 #define COLL_SECRET_BYTES 32
 #define COLL_STORE_MAX_KEY 256
 #define COLL_STORE_MAX_VALUE (16u << 20)
 
 #define COLL_STORE_MAGIC 0x31534243u /* "CBS1" little-endian */
-#define COLL_STORE_VERSION 1u
-#define COLL_STORE_HELLO_BYTES (8 + COLL_SECRET_BYTES)
+#define COLL_STORE_VERSION 2u /* 2: challenge-response, no secret on the wire */
+#define COLL_STORE_HELLO_BYTES (16 + COLL_AUTH_NONCE_BYTES)
+#define COLL_STORE_NO_RANK 0xffffffffu
 #define COLL_STORE_REQ_HDR 16
 #define COLL_STORE_REP_HDR 12
 #define COLL_STORE_WAIT_FOREVER 0xffffffffu
@@ -69,8 +79,6 @@ enum {
  * once instead of at their timeout. Kept as key "<job>/!failed". */
 #define COLL_STORE_FAILED_SUFFIX "/!failed"
 
-/* SHA-256 (used to turn a secret string into the 32-byte secret). */
-void coll_sha256(const void *data, size_t len, uint8_t out[32]);
 
 /* Decoded unique id (the opaque 128 bytes of coll_unique_id_t). */
 typedef struct coll_id_info {
@@ -110,6 +118,9 @@ void coll_store_server_stats(coll_store_server_t *s, uint64_t *bytes_in, uint64_
  * now; <= 0 = wait forever) and an abort flag (may be NULL). */
 typedef struct coll_store coll_store_t;
 coll_status_t coll_store_connect(const coll_id_info_t *info, double timeout_s, coll_store_t **out);
+/* The same, claiming rank (COLL_STORE_NO_RANK: none): the store then takes a
+ * GATHER into slot rank only from this connection's kind. */
+coll_status_t coll_store_connect_as(const coll_id_info_t *info, uint32_t rank, double timeout_s, coll_store_t **out);
 void coll_store_close(coll_store_t *st);
 coll_status_t coll_store_set(coll_store_t *st, const char *key, const void *val, size_t len);
 /* Waits until key exists; *val malloc'ed, caller frees. On COLL_ERR_TIMEOUT
@@ -182,6 +193,8 @@ typedef struct coll_bootstrap {
     int abort_fwd;  /* passed on already */
     int ready;      /* joined */
     int store_lost; /* the store could not be reached: no point telling it */
+    struct boot_pend *pend; /* accepted connections owing their handshake (boot_auth.c) */
+    int npend;
 } coll_bootstrap_t;
 
 /* Join (see above). rec / all_recs may be NULL with rec_len 0; all_recs gets

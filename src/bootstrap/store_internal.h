@@ -28,7 +28,7 @@ typedef struct {
     uint8_t data[];
 } sval_t;
 
-typedef enum { C_HELLO, C_HDR, C_KEY, C_VAL, C_PARKED, C_WRITE } cstate_t;
+typedef enum { C_HELLO, C_PROOF, C_HDR, C_KEY, C_VAL, C_PARKED, C_WRITE } cstate_t;
 enum { T_NONE, T_HELLO, T_STALL }; /* which timer list a connection is on */
 
 typedef struct conn conn_t;
@@ -50,7 +50,10 @@ struct conn {
     uint32_t events;         /* epoll interest now */
     const char *close_after; /* set: close after the reply, logging this */
     char peer[COLL_SOCKADDR_STRLEN];
-    uint8_t hdr[COLL_STORE_HELLO_BYTES]; /* hello, then each request header */
+    uint8_t hdr[COLL_STORE_HELLO_BYTES]; /* hello, proof, then each request header */
+    uint32_t claim;                      /* the rank its hello claimed (COLL_STORE_NO_RANK) */
+    uint8_t nc[COLL_AUTH_NONCE_BYTES];   /* handshake nonces: the client's, ... */
+    uint8_t na[COLL_AUTH_NONCE_BYTES];   /* ... and ours */
     size_t got;                          /* bytes of hdr / key / value received */
     uint32_t op, klen, vlen;
     uint8_t key[COLL_STORE_MAX_KEY];

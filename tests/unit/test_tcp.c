@@ -372,7 +372,7 @@ static void test_header_roundtrip(void **state)
 {
     (void)state;
     coll_tcp_hdr_t h = {COLL_TCP_MAGIC, COLL_TCP_VERSION, {0}, 0x0102030405060708ull, 7, 9, 3, 4, 1}, g;
-    memcpy(h.secret, k_secret, 32);
+    memcpy(h.nc, k_secret, 32);
     uint8_t b[COLL_TCP_HDR_BYTES];
     coll_tcp_hdr_encode(&h, b);
     assert_memory_equal(b, "CBT1", 4);
@@ -384,7 +384,7 @@ static void test_header_roundtrip(void **state)
     assert_int_equal(g.idx, 3);
     assert_int_equal(g.nsocks, 4);
     assert_int_equal(g.ack, 1);
-    assert_memory_equal(g.secret, k_secret, 32);
+    assert_memory_equal(g.nc, k_secret, 32);
 }
 
 /* Deterministic partial elements: a 2-socket "peer" made of socketpairs feeds a
@@ -525,7 +525,8 @@ static void rank_exchange(coll_comm *c, void *arg)
     }
     /* each connection carried one direction: this rank's data on the sockets
      * it connected (sfd), the peer's on those it accepted (rfd); nothing went
-     * the other way (no ack to the hello; +1 on the accepted side: its SYN
+     * the other way but the acceptor's answer to the handshake (Na | MAC_A;
+     * +1 on the accepted side: its SYN
      * counts as acked; the peer's FIN, when it has closed, is taken off).
      * Chunks go to whichever socket has room, so one socket
      * may carry little: the data is checked per direction. And no other
@@ -547,7 +548,7 @@ static void rank_exchange(coll_comm *c, void *arg)
             in_b--;
         sent += mine ? out_b : 0;
         got += mine ? 0 : in_b;
-        if (mine ? in_b > 0 : out_b > 1) {
+        if (mine ? in_b > COLL_AUTH_CHALLENGE_BYTES : out_b > 1 + COLL_AUTH_CHALLENGE_BYTES) {
             fprintf(stderr, "rank %d socket %d of %d (%s): sent %llu, received %llu bytes\n", c->rank, i, g_nsocks,
                     mine ? "sending" : "receiving", (unsigned long long)out_b, (unsigned long long)in_b);
             CHECK(0);
@@ -638,14 +639,18 @@ static void strangers_hook(const coll_peer_info_t *peers, int n)
     const coll_peer_info_t *tgt = &peers[1]; /* rank 1 accepts from rank 0 */
     uint8_t b[COLL_TCP_HDR_BYTES];
     coll_tcp_hdr_t h = {COLL_TCP_MAGIC, COLL_TCP_VERSION, {0}, 0x1234abcdull, 0, 1, 0, 2, 0};
-    /* 1. right shape, wrong secret */
-    memset(h.secret, 'x', 32);
+    /* 1. a stranger with every public value (job nonce, ranks, index): a
+     * perfect hello, then a made-up proof (it cannot read the challenge's
+     * answer without the secret); it claims rank 0's socket 0 first */
+    h.nonce = 0x1234abcdull; /* the communicator's, as comm_build sets it */
+    memset(h.nc, 'n', 32);
     coll_tcp_hdr_encode(&h, b);
     int fd = stranger_connect(tgt);
     assert_int_equal(write(fd, b, sizeof b), (ssize_t)sizeof b);
+    memset(b, 'x', 32);
+    assert_int_equal(write(fd, b, 32), 32);
     g_silent_fds[g_nsilent++] = fd;
-    /* 2. right secret, wrong nonce (another communicator of the same job) */
-    memcpy(h.secret, k_secret, 32);
+    /* 2. wrong job nonce (another communicator) */
     h.nonce = 99;
     coll_tcp_hdr_encode(&h, b);
     fd = stranger_connect(tgt);
@@ -730,6 +735,15 @@ static void rank_fail(coll_comm *c, void *arg)
         }
         CHECK(write(g_inflight[1], &ev, 1) == 1);
     } else {
+        /* answer the sender's handshakes (it sends nothing before they end),
+         * then read nothing until the event */
+        for (int k = 0; k < 30000; k++) {
+            const coll_tcp_peer_t *pc = c->tcp->peers ? c->tcp->peers[0] : NULL;
+            if (pc && pc->nrecv && pc->rgot == pc->nrecv)
+                break;
+            CHECK(coll_tcp_accept(c, 1) == COLL_SUCCESS);
+            usleep(1000);
+        }
         struct pollfd pf = {.fd = g_inflight[0], .events = POLLIN};
         CHECK(poll(&pf, 1, 30000) == 1 && read(g_inflight[0], &ev, 1) == 1);
     }

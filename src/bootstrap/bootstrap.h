@@ -91,6 +91,11 @@ typedef struct coll_id_info {
 } coll_id_info_t;
 
 coll_status_t coll_id_encode(const coll_id_info_t *info, coll_unique_id_t *id);
+/* An OPEN job's id (no secret was given: launchers say so in a warning): the
+ * key is 32 zero bytes, which anyone can compute, and the nonce is derived
+ * from the public tag (run ids, address, port) so that every rank finds the
+ * same one. host = 1: start the store at addr:port (rank 0). */
+coll_status_t coll_unique_id_open(const char *addr, int port, const char *tag, int host, coll_unique_id_t *id);
 coll_status_t coll_id_decode(const coll_unique_id_t *id, coll_id_info_t *info);
 
 /* Communicators keep the store of their id alive: coll_comm_init_rank calls

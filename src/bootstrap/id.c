@@ -224,8 +224,12 @@ coll_status_t coll_unique_id_listen(const char *addr, int port, const char *secr
                           "coll_unique_id_listen: invalid arguments (port %d)", port);
     uint8_t key[COLL_SECRET_BYTES];
     uint64_t nonce;
-    if (!secret && coll_cfg_str(COLL_CFG_SECRET)[0])
-        secret = coll_cfg_str(COLL_CFG_SECRET);
+    char cfg[512];
+    int found = 0;
+    if (!secret) {
+        COLL_CHECK(coll_cfg_secret(cfg, sizeof cfg, &found));
+        secret = found ? cfg : NULL;
+    }
     if (secret) {
         secret_from_string(secret, key, &nonce);
     } else {
@@ -235,6 +239,8 @@ coll_status_t coll_unique_id_listen(const char *addr, int port, const char *secr
     return host_store(addr, port, key, nonce, id);
 }
 
+static coll_status_t id_at(const char *addr, int port, const uint8_t *key, uint64_t nonce, coll_unique_id_t *id);
+
 coll_status_t coll_unique_id_from_addr(const char *addr, int port, const char *secret, coll_unique_id_t *id)
 {
     if (!id || !addr || !addr[0] || port <= 0 || port > 65535)
@@ -242,13 +248,29 @@ coll_status_t coll_unique_id_from_addr(const char *addr, int port, const char *s
                           "coll_unique_id_from_addr: need a host and a port 1..65535 "
                           "(got '%s', %d)",
                           addr ? addr : "(null)", port);
-    if (!secret && coll_cfg_str(COLL_CFG_SECRET)[0])
-        secret = coll_cfg_str(COLL_CFG_SECRET);
+    char cfg[512];
+    int found = 0;
+    if (!secret) {
+        COLL_CHECK(coll_cfg_secret(cfg, sizeof cfg, &found));
+        secret = found ? cfg : NULL;
+    }
     if (!secret)
         return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP,
-                          "coll_unique_id_from_addr: no secret given and COLL_SECRET is unset; "
-                          "the store at %s:%d only admits clients that know its secret",
+                          "coll_unique_id_from_addr: no secret given and neither COLL_SECRET nor "
+                          "COLL_SECRET_FILE is set; the store at %s:%d only admits clients that know its secret",
                           addr, port);
+    uint8_t key[COLL_SECRET_BYTES];
+    uint64_t nonce;
+    secret_from_string(secret, key, &nonce);
+    coll_status_t st = id_at(addr, port, key, nonce, id);
+    coll_auth_wipe(cfg, sizeof cfg);
+    coll_auth_wipe(key, sizeof key);
+    return st;
+}
+
+/* The id of the store at addr:port with this key and nonce (nothing listens). */
+static coll_status_t id_at(const char *addr, int port, const uint8_t *key, uint64_t nonce, coll_unique_id_t *id)
+{
     int family;
     COLL_CHECK(coll_netif_family(&family));
     struct sockaddr_storage ss;
@@ -262,6 +284,21 @@ coll_status_t coll_unique_id_from_addr(const char *addr, int port, const char *s
         memcpy(info.addr, &((struct sockaddr_in6 *)&ss)->sin6_addr, 16);
     else
         memcpy(info.addr, &((struct sockaddr_in *)&ss)->sin_addr, 4);
-    secret_from_string(secret, info.secret, &info.nonce);
+    memcpy(info.secret, key, COLL_SECRET_BYTES);
+    info.nonce = nonce;
     return coll_id_encode(&info, id);
+}
+
+coll_status_t coll_unique_id_open(const char *addr, int port, const char *tag, int host, coll_unique_id_t *id)
+{
+    if (!id || !addr || port <= 0 || port > 65535 || (!host && !addr[0]))
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP,
+                          "coll_unique_id_open: need a host and a port 1..65535 (got '%s', %d)", addr ? addr : "(null)",
+                          port);
+    uint8_t key[COLL_SECRET_BYTES] = {0}, n[32];
+    char buf[600];
+    snprintf(buf, sizeof buf, "collbench-open-job|%s", tag ? tag : "");
+    coll_sha256(buf, strlen(buf), n);
+    uint64_t nonce = get_le(n, 8);
+    return host ? host_store(addr, port, key, nonce, id) : id_at(addr, port, key, nonce, id);
 }

@@ -142,8 +142,8 @@ static coll_status_t handshake(coll_store_t *st, int fd, const uint8_t *secret, 
         return s;
     if (rd32(rep) != COLL_STORE_MAGIC)
         return COLL_ERR_INTERNAL;
-    if (rd32(rep + 4) != COLL_SUCCESS)
-        return rd32(rep + 4) == COLL_ERR_UNSUPPORTED ? COLL_ERR_UNSUPPORTED : COLL_ERR_INTERNAL;
+    if (rd32(rep + 4) != COLL_SUCCESS) /* a store of another version refuses the hello */
+        return rd32(rep + 4) == COLL_ERR_AUTH ? COLL_ERR_AUTH : COLL_ERR_UNSUPPORTED;
     if (rd32(rep + 8) != COLL_AUTH_CHALLENGE_BYTES)
         return COLL_ERR_INTERNAL;
     if ((s = xfer(st, fd, 0, ch, sizeof ch, deadline, err)) != COLL_SUCCESS)

@@ -33,9 +33,12 @@
  * until the reply is sent, so per-connection memory is bounded by one frame.
  * A connection that fails the hello, sends a bad magic, an oversized length or
  * stays silent past the handshake timeout is dropped and logged at DEBUG; the
- * server keeps serving the others. Clients are bounded by file descriptors only
- * (the soft RLIMIT_NOFILE is raised to the hard one when they run out; past
- * that, new clients wait in the listen backlog).
+ * server keeps serving the others. At most COLL_STORE_MAX_PREAUTH connections
+ * may owe their handshake at once (a new one drops the oldest); clients past
+ * it are bounded by file descriptors (the soft RLIMIT_NOFILE is raised to the
+ * hard one when they run out; past that, new clients wait in the listen
+ * backlog). COLL_STORE_MAX_TOTAL counts values, tables, keys and request
+ * bodies being received: a request that would pass it is refused.
  */
 #ifndef COLL_BOOTSTRAP_H
 #define COLL_BOOTSTRAP_H
@@ -60,7 +63,8 @@
 #define COLL_STORE_REP_HDR 12
 #define COLL_STORE_WAIT_FOREVER 0xffffffffu
 #define COLL_STORE_MAX_TOTAL (1ull << 30) /* bytes of values held */
-#define COLL_STORE_HELLO_TIMEOUT_S 5.0    /* a client must say hello within this */
+#define COLL_STORE_HELLO_TIMEOUT_S 5.0    /* a client must end its handshake within this */
+#define COLL_STORE_MAX_PREAUTH 4096       /* connections owing their handshake (beyond: the oldest goes) */
 #define COLL_STORE_STALL_TIMEOUT_S 60.0   /* a half-sent frame must progress within this */
 enum {
     COLL_STORE_SET = 1,
@@ -118,6 +122,10 @@ void coll_store_server_stop(coll_store_server_t *s);
  * replies counts once). */
 void coll_store_server_stats(coll_store_server_t *s, uint64_t *bytes_in, uint64_t *bytes_out, uint64_t *peak_conns,
                              uint64_t *peak_value_bytes);
+
+/* Bytes counted against COLL_STORE_MAX_TOTAL (values, tables, keys, request
+ * bodies being received), as of the server's last loop turn. */
+uint64_t coll_store_server_held(coll_store_server_t *s);
 
 /* A client connection to the store. All calls honour a deadline (seconds from
  * now; <= 0 = wait forever) and an abort flag (may be NULL). */

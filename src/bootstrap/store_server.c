@@ -124,6 +124,8 @@ void conn_kill(coll_store_server_t *s, conn_t *c, const char *why)
 {
     if (c->dead)
         return;
+    if (c->state == C_HELLO || c->state == C_PROOF)
+        s->npreauth--;
     if (why)
         COLL_DEBUG(COLL_SUB_BOOTSTRAP, "rendezvous store: dropping client %s: %s", c->peer, why);
     store_unpark(s, c);
@@ -202,6 +204,8 @@ void conn_reply(coll_store_server_t *s, conn_t *c, coll_status_t st, sval_t *val
         sval_put(s, val);
         return;
     }
+    if (c->state == C_HELLO || c->state == C_PROOF) /* a refused handshake */
+        s->npreauth--;
     wr32(c->rhdr, COLL_STORE_MAGIC);
     wr32(c->rhdr + 4, (uint32_t)st);
     wr32(c->rhdr + 8, val ? val->len : 0);
@@ -282,6 +286,7 @@ static void on_proof(coll_store_server_t *s, conn_t *c)
     COLL_DEBUG(COLL_SUB_BOOTSTRAP, "rendezvous store: client %s joined", c->peer);
     c->got = 0;
     c->state = C_HDR;
+    s->npreauth--;
     timer_set(s, c, T_NONE, 0);
 }
 
@@ -290,6 +295,10 @@ static void on_header(coll_store_server_t *s, conn_t *c)
     const char *why = "";
     if (store_check_header(c->hdr, &c->op, &c->klen, &c->vlen, &why) != COLL_SUCCESS) {
         conn_kill(s, c, why);
+        return;
+    }
+    if (c->vlen && store_held(s) + c->vlen > COLL_STORE_MAX_TOTAL) { /* M3: bodies in flight count */
+        conn_kill(s, c, "the store is full: no room for this request's value");
         return;
     }
     if (c->vlen && !(c->val = sval_new(s, c->vlen))) { /* bounded by the header check */
@@ -347,7 +356,9 @@ static void conn_read(coll_store_server_t *s, conn_t *c)
         }
         add_stat(&s->bytes_in, (uint64_t)n);
         c->got += (size_t)n;
-        if (c->state != C_HELLO && c->state != C_PROOF) /* the hello deadline is fixed: no slow-drip */
+        /* deadlines are fixed, never extended by a slow drip: the hello's from
+         * the accept, a request frame's from its first byte */
+        if (c->state != C_HELLO && c->state != C_PROOF && c->tlist != T_STALL)
             timer_set(s, c, T_STALL, now_s() + COLL_STORE_STALL_TIMEOUT_S);
         if (c->got < total)
             continue;
@@ -435,8 +446,11 @@ static void accept_burst(coll_store_server_t *s)
         }
         int one = 1;
         (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one); /* best effort */
+        if (s->npreauth >= COLL_STORE_MAX_PREAUTH) /* M4: the oldest stranger goes (the list is in accept order) */
+            conn_kill(s, s->hello_list.head, "too many connections owe a hello");
         c->fd = fd;
         c->state = C_HELLO;
+        s->npreauth++;
         c->events = EPOLLIN;
         coll_sockaddr_str(&ss, c->peer, sizeof c->peer);
         timer_set(s, c, T_HELLO, now_s() + COLL_STORE_HELLO_TIMEOUT_S);
@@ -534,9 +548,15 @@ static void *server_main(void *arg)
         }
         run_timers(s);
         free_dead(s);
+        atomic_store_explicit(&s->held_pub, store_held(s), memory_order_relaxed);
     }
     pthread_mutex_unlock(&fork_lock);
     return NULL;
+}
+
+uint64_t coll_store_server_held(coll_store_server_t *s)
+{
+    return atomic_load_explicit(&s->held_pub, memory_order_relaxed);
 }
 
 void coll_store_server_stats(coll_store_server_t *s, uint64_t *bytes_in, uint64_t *bytes_out, uint64_t *peak_conns,

@@ -641,6 +641,53 @@ static void test_gather_claim(void **state)
     coll_store_server_stop(s);
 }
 
+/* M3: an authenticated client cannot grow the store past its cap: keys
+ * count (they were free), and request bodies count from their header on, so
+ * connections that each declare a 16 MiB value are refused once the cap would
+ * be passed (the old store took them all, 16 MiB each). */
+static void test_store_cap(void **state)
+{
+    (void)state;
+    coll_id_info_t info;
+    coll_store_server_t *s = start_server("127.0.0.1", &info);
+    uint64_t h0 = coll_store_server_held(s);
+    coll_store_t *c = connect_ok(&info);
+    char key[220];
+    memset(key, 'k', sizeof key);
+    for (int i = 0; i < 5000; i++) {
+        snprintf(key + 200, 20, "%d", i);
+        assert_int_equal(coll_store_set(c, key, "", 0), COLL_SUCCESS);
+    }
+    coll_store_close(c);
+    usleep(50 * 1000);
+    assert_true(coll_store_server_held(s) >= h0 + 5000ull * 200);
+    enum { NC = (int)(COLL_STORE_MAX_TOTAL / COLL_STORE_MAX_VALUE) + 6 };
+    int fds[NC], alive = 0;
+    for (int i = 0; i < NC; i++) {
+        fds[i] = raw_connect(&info);
+        raw_hello(fds[i]);
+        uint8_t h[COLL_STORE_REQ_HDR + 1];
+        put32(h, COLL_STORE_MAGIC);
+        put32(h + 4, COLL_STORE_SET);
+        put32(h + 8, 1);
+        put32(h + 12, COLL_STORE_MAX_VALUE);
+        h[16] = 'v';
+        assert_int_equal(send(fds[i], h, sizeof h, MSG_NOSIGNAL), (ssize_t)sizeof h);
+    }
+    usleep(300 * 1000);
+    for (int i = 0; i < NC; i++) {
+        struct pollfd p = {.fd = fds[i], .events = POLLIN};
+        char b;
+        alive += !(poll(&p, 1, 0) == 1 && recv(fds[i], &b, 1, MSG_DONTWAIT) <= 0); /* EOF or reset */
+    }
+    assert_true(coll_store_server_held(s) <= COLL_STORE_MAX_TOTAL);
+    assert_true(alive < NC - 1); /* the last ones were refused */
+    assert_true(alive >= NC - 8);
+    for (int i = 0; i < NC; i++)
+        close(fds[i]);
+    coll_store_server_stop(s);
+}
+
 static void test_hostile_clients(void **state)
 {
     (void)state;
@@ -1239,6 +1286,7 @@ int main(void)
         cmocka_unit_test(test_replay_refused),
         cmocka_unit_test(test_stranger_cannot_join),
         cmocka_unit_test(test_gather_claim),
+        cmocka_unit_test(test_store_cap),
         cmocka_unit_test(test_connect_refused_then_retry),
         cmocka_unit_test(test_ipv6),
         cmocka_unit_test(test_hostile_clients),

@@ -26,7 +26,7 @@
 
 #define BOOT_HELLO_MAGIC 0x48424243u /* "CBBH" */
 #define BOOT_FRAME_MAGIC 0x46424243u /* "CBBF" */
-#define BOOT_VERSION 2u /* 2: challenge-response */
+#define BOOT_VERSION 2u              /* 2: challenge-response */
 #define BOOT_HELLO_BYTES 56
 #define BOOT_FRAME_HDR 24
 #define BOOT_ADDR_BYTES 20    /* u16 family, u16 port, 16 address bytes */

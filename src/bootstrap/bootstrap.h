@@ -56,7 +56,7 @@
 #define COLL_STORE_MAX_VALUE (16u << 20)
 
 #define COLL_STORE_MAGIC 0x31534243u /* "CBS1" little-endian */
-#define COLL_STORE_VERSION 2u /* 2: challenge-response, no secret on the wire */
+#define COLL_STORE_VERSION 2u        /* 2: challenge-response, no secret on the wire */
 #define COLL_STORE_HELLO_BYTES (16 + COLL_AUTH_NONCE_BYTES)
 #define COLL_STORE_NO_RANK 0xffffffffu
 #define COLL_STORE_REQ_HDR 16
@@ -82,7 +82,6 @@ enum {
  * reason as value, so ranks waiting for a rank that failed during setup stop at
  * once instead of at their timeout. Kept as key "<job>/!failed". */
 #define COLL_STORE_FAILED_SUFFIX "/!failed"
-
 
 /* Decoded unique id (the opaque 128 bytes of coll_unique_id_t). */
 typedef struct coll_id_info {
@@ -203,9 +202,9 @@ typedef struct coll_bootstrap {
     int child[COLL_BOOT_K], child_hi[COLL_BOOT_K], child_fd[COLL_BOOT_K];
     int aborted_by; /* rank whose abort / death was heard, -1 */
     char abort_why[320];
-    int abort_fwd;  /* passed on already */
-    int ready;      /* joined */
-    int store_lost; /* the store could not be reached: no point telling it */
+    int abort_fwd;          /* passed on already */
+    int ready;              /* joined */
+    int store_lost;         /* the store could not be reached: no point telling it */
     struct boot_pend *pend; /* accepted connections owing their handshake (boot_auth.c) */
     int npend;
 } coll_bootstrap_t;

@@ -103,7 +103,7 @@ struct coll_store_server {
     uint64_t total;       /* bytes of values and tables held (limit) */
     uint64_t entry_bytes; /* what the keys' entries cost (counted against the limit too) */
     size_t npreauth;      /* connections still owing their hello or proof */
-    uint64_t live;  /* bytes of values alive, replies' included */
+    uint64_t live;        /* bytes of values alive, replies' included */
     /* connections and timers */
     size_t nconns;
     clist_t all, hello_list, stall_list;

@@ -344,7 +344,7 @@ static void conn_read(coll_store_server_t *s, conn_t *c)
         if (n == 0) {
             conn_kill(s, c,
                       c->state == C_HELLO || c->state == C_PROOF ? "closed the connection during the hello"
-                                          : "closed the connection in the middle of a request");
+                                                                 : "closed the connection in the middle of a request");
             return;
         }
         if (n < 0) {

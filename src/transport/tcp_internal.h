@@ -85,14 +85,14 @@
  * little-endian; the acceptor answers Na | MAC_A, the connector MAC_C, then
  * data follows. */
 #define COLL_TCP_MAGIC 0x31544243u /* "CBT1" */
-#define COLL_TCP_VERSION 5u /* 2: chunk headers; 3: a connection per direction; 4: lazy; 5: challenge-response */
+#define COLL_TCP_VERSION 5u        /* 2: chunk headers; 3: a connection per direction; 4: lazy; 5: challenge-response */
 #define COLL_TCP_HDR_BYTES 64
 #define COLL_TCP_HELLO_TIMEOUT_S 10.0 /* silence allowed to an accepted connection */
 
 typedef struct {
     uint32_t magic, version;
-    uint8_t nc[32]; /* the connector's fresh nonce */
-    uint64_t nonce; /* the communicator's (job) */
+    uint8_t nc[32];       /* the connector's fresh nonce */
+    uint64_t nonce;       /* the communicator's (job) */
     uint32_t from, to;    /* sender / intended receiver rank */
     uint16_t idx, nsocks; /* socket index, the sender's sockets in this direction */
     uint32_t ack;         /* always 0 (3 had an ack; 5 has the handshake) */
@@ -133,13 +133,20 @@ typedef struct {
 } coll_tcp_xfer_t;
 
 /* One outgoing connection being opened (tcp_setup.c). */
-enum { COLL_TCP_C_RETRY, COLL_TCP_C_CONNECTING, COLL_TCP_C_HELLO, COLL_TCP_C_CHALLENGE, COLL_TCP_C_PROOF, COLL_TCP_C_READY };
+enum {
+    COLL_TCP_C_RETRY,
+    COLL_TCP_C_CONNECTING,
+    COLL_TCP_C_HELLO,
+    COLL_TCP_C_CHALLENGE,
+    COLL_TCP_C_PROOF,
+    COLL_TCP_C_READY
+};
 typedef struct {
     int state;
-    size_t pos;                                 /* bytes of the hello / challenge / proof moved */
-    uint8_t nc[32];                             /* our nonce on this connection */
-    uint8_t buf[COLL_TCP_HDR_BYTES];            /* the challenge, then our proof */
-    double timer, backoff; /* C_RETRY: when to try again */
+    size_t pos;                      /* bytes of the hello / challenge / proof moved */
+    uint8_t nc[32];                  /* our nonce on this connection */
+    uint8_t buf[COLL_TCP_HDR_BYTES]; /* the challenge, then our proof */
+    double timer, backoff;           /* C_RETRY: when to try again */
     int last_err;
 } coll_tcp_conn_t;
 

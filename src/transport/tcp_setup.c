@@ -198,9 +198,8 @@ static coll_status_t conn_hello(coll_comm *comm, int p, coll_tcp_peer_t *pc, int
     coll_tcp_conn_t *c = &pc->conn[i];
     if (c->pos == 0)
         COLL_CHECK(coll_auth_random(c->nc, sizeof c->nc));
-    coll_tcp_hdr_t hd = {COLL_TCP_MAGIC,  COLL_TCP_VERSION,     {0},
-                         comm->id->nonce, (uint32_t)comm->rank, (uint32_t)p,
-                         (uint16_t)i,     (uint16_t)pc->nsend,  0};
+    coll_tcp_hdr_t hd = {COLL_TCP_MAGIC, COLL_TCP_VERSION,    {0}, comm->id->nonce, (uint32_t)comm->rank, (uint32_t)p,
+                         (uint16_t)i,    (uint16_t)pc->nsend, 0};
     uint8_t h[COLL_TCP_HDR_BYTES];
     memcpy(hd.nc, c->nc, 32);
     coll_tcp_hdr_encode(&hd, h);
@@ -441,9 +440,9 @@ static coll_status_t pend_step(coll_comm *comm, int i, double now, int *gone)
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
             if (now > c->deadline)
                 pend_drop(t, i,
-                          c->proof ? "no proof after the challenge"
-                          : c->pos ? "partial handshake, then silence"
-                                   : "no handshake (silent)");
+                          c->proof     ? "no proof after the challenge"
+                              : c->pos ? "partial handshake, then silence"
+                                       : "no handshake (silent)");
             break;
         }
         pend_drop(t, i,

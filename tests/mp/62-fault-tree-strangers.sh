@@ -20,11 +20,14 @@ run() {   # run TAG STRANGERS: prints rank 1's ms from rank 2's start to its end
         env RANK=$r WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port COLL_CONNECT_TIMEOUT=60 \
             timeout -k 2 90 "$BIN/all_reduce_test" -b 8K -e 8K -n 2 -w 1 >"$W/$tag.r$r" 2>&1 & pids+=($!)
     done
-    local p1=${pids[1]} ports=""
-    for i in $(seq 100); do   # rank 1's listeners (bootstrap and tcp), the store's port
-        ports=$(ss -Hltnp 2>/dev/null | awk -v p="pid=$p1," '$0 ~ p {n=split($4,a,":"); print a[n]}' | sort -u | tr '\n' ' ')
+    local p1=${pids[1]} ports="" t1pid=""
+    for i in $(seq 100); do   # rank 1's listeners (bootstrap and tcp), then the store's port
+        t1pid=$(pgrep -P "$p1" | head -1)   # timeout's child: the rank itself
+        [ -n "$t1pid" ] && ports=$(ss -Hltnp 2>/dev/null |
+            awk -v p="pid=$t1pid," '$0 ~ p {n=split($4,a,":"); print a[n]}' | sort -u | tr '\n' ' ')
         [ "$(echo $ports | wc -w)" -ge 2 ] && break; sleep 0.05
     done
+    [ "$(echo $ports | wc -w)" -ge 2 ] || fail "$tag: rank 1's listeners not found"
     if [ "$strangers" = 1 ]; then
         python3 - $ports $port >"$W/$tag.hold" 2>&1 <<'PY' & hold=$!
 import socket, struct, sys, time, os
@@ -36,7 +39,7 @@ for p in map(int, sys.argv[1:]):
         s = socket.socket(); s.connect(("127.0.0.1", p))
         s.sendall(os.urandom(64) + b"\0" * 32); socks.append(s)
 print("holding", len(socks), flush=True)
-time.sleep(60)
+time.sleep(30)
 PY
         wait_for 10 grep -q holding "$W/$tag.hold" || fail "strangers could not connect: $(cat "$W/$tag.hold")"
     fi

@@ -395,7 +395,7 @@ static int accept_data(const net_opts_t *o, int lfd, int nconn, uint64_t session
         cbt_sock_tune(d, 10);
         coll_auth_bind_t b = {0};
         int ok = !cbt_words_recv(d, h, 3) && h[0] == CBT_NET_MAGIC && h[1] == session && h[2] < (uint64_t)nconn
-              && fds[h[2]] < 0;
+            && fds[h[2]] < 0;
         if (ok)
             b = cbt_net_bind(session, 1, (int)h[2], nconn);
         if (!ok || cbt_net_auth_accept(d, o->key, &b) != 0) {
@@ -488,11 +488,8 @@ int cbt_net_main(int argc, char **argv)
                                    "bytes available; use a smaller -s or -q",
                                    per, o.p.nconn, need, avail);
     }
-    if (cbt_net_key(o.key, &o.open))
+    if (cbt_net_key(o.key, &o.open, !o.host))
         return CBT_EXIT_USAGE;
-    if (o.open && !o.host)
-        fprintf(stderr, "collbench net: warning: COLL_SECRET (or COLL_SECRET_FILE) is not set: this server runs "
-                        "open, anyone who can reach its port can run a test against it\n");
     int ctrl = -1, fds[CBT_NET_MAXQ];
     char peer[128] = "?", err[512] = "";
     for (int i = 0; i < CBT_NET_MAXQ; i++)

@@ -25,7 +25,7 @@
 #include "core/auth.h"
 
 #define CBT_NET_MAGIC 0x43424e4554303031ULL /* "CBNET001" */
-#define CBT_NET_VERSION 2 /* 2: challenge-response (net_auth.c) */
+#define CBT_NET_VERSION 2                   /* 2: challenge-response (net_auth.c) */
 #define CBT_NET_PORT 18515
 #define CBT_NET_MAXQ 64
 #define CBT_NET_SWEEP_MIN 2ULL
@@ -79,7 +79,7 @@ void cbt_sock_peer(int fd, char *buf, size_t n); /* "addr:port" or "[v6]:port" *
  * set, the all-zero key), 0 or an exit code; the handshake after the hello
  * words (connector / acceptor): 0 = proven, 1 = the other end does not know
  * the key, -1 = I/O error. */
-int cbt_net_key(uint8_t key[32], int *open);
+int cbt_net_key(uint8_t key[32], int *open, int server); /* server: warn when open */
 int cbt_net_auth_connect(int fd, const uint8_t key[32], const coll_auth_bind_t *b);
 int cbt_net_auth_accept(int fd, const uint8_t key[32], const coll_auth_bind_t *b);
 /* data = 0: the control connection, 1: data connection idx of nconn. */

@@ -15,7 +15,7 @@
 #include "core/config.h"
 #include "core/log.h"
 
-int cbt_net_key(uint8_t key[32], int *open)
+int cbt_net_key(uint8_t key[32], int *open, int server)
 {
     char s[512];
     int found = 0;
@@ -25,6 +25,10 @@ int cbt_net_key(uint8_t key[32], int *open)
     *open = !found;
     if (found)
         coll_sha256(s, strlen(s), key);
+    else if (server)
+        fprintf(stderr,
+                "collbench net: warning: COLL_SECRET (or COLL_SECRET_FILE) is not set: this server runs "
+                "open, anyone who can reach its port can run a test against it\n");
     coll_auth_wipe(s, sizeof s);
     return 0;
 }
@@ -52,9 +56,6 @@ int cbt_net_auth_accept(int fd, const uint8_t key[32], const coll_auth_bind_t *b
 
 coll_auth_bind_t cbt_net_bind(uint64_t session, int data, int idx, int nconn)
 {
-    return (coll_auth_bind_t){.role = COLL_AUTH_NET,
-                              .job = session,
-                              .from = (uint32_t)data,
-                              .idx = (uint32_t)idx,
-                              .count = (uint32_t)nconn};
+    return (coll_auth_bind_t){
+        .role = COLL_AUTH_NET, .job = session, .from = (uint32_t)data, .idx = (uint32_t)idx, .count = (uint32_t)nconn};
 }

@@ -23,6 +23,7 @@
 #include <linux/tcp.h> /* struct tcp_info with tcpi_bytes_acked / _received */
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -692,6 +693,89 @@ static void rank_small_exchange(coll_comm *c, void *arg)
     free(e);
 }
 
+/* H2/H3 on the data path, in one process: a real listener of rank 1; the
+ * test plays rank 0. A genuine connection (hello, the listener's challenge,
+ * the proof) is recorded and filed. Replayed to a listener with nothing filed
+ * yet (same secret, job and ranks: the rank restarted, say), the same hello and
+ * proof are refused: its nonce is new. A second claim of the filed index is
+ * refused at its hello. The secret's bytes are never sent. */
+static int replay_conn(coll_comm *c, const uint8_t *hello, const uint8_t *proof, uint8_t *ch_out)
+{
+    int fd = stranger_connect(&c->peers[1]);
+    assert_int_equal(write(fd, hello, COLL_TCP_HDR_BYTES), COLL_TCP_HDR_BYTES);
+    uint8_t ch[COLL_AUTH_CHALLENGE_BYTES];
+    size_t got = 0;
+    for (int k = 0; k < 2000 && got < sizeof ch; k++) {
+        assert_int_equal(coll_tcp_accept(c, 1), COLL_SUCCESS);
+        ssize_t n = recv(fd, ch + got, sizeof ch - got, MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN))
+            return fd; /* refused at the hello */
+        got += n > 0 ? (size_t)n : 0;
+        if (n <= 0)
+            usleep(200);
+    }
+    assert_int_equal(got, sizeof ch);
+    if (ch_out)
+        memcpy(ch_out, ch, sizeof ch);
+    if (proof)
+        assert_int_equal(write(fd, proof, COLL_AUTH_MAC_BYTES), COLL_AUTH_MAC_BYTES);
+    for (int k = 0; k < 20; k++) {
+        assert_int_equal(coll_tcp_accept(c, 1), COLL_SUCCESS);
+        usleep(1000);
+    }
+    return fd;
+}
+
+static void listener_up(coll_comm *c)
+{
+    comm_build(c, 1, 2, 5.0);
+    assert_int_equal(coll_tcp_listen(c, &c->peers[1]), COLL_SUCCESS);
+    assert_int_equal(coll_tcp_setup(c), COLL_SUCCESS);
+}
+
+static void assert_closed(int fd)
+{
+    char x;
+    struct pollfd pf = {.fd = fd, .events = POLLIN};
+    assert_int_equal(poll(&pf, 1, 2000), 1);
+    assert_true(recv(fd, &x, 1, MSG_DONTWAIT) <= 0);
+    close(fd);
+}
+
+static void test_replay_data(void **state)
+{
+    (void)state;
+    coll_cfg_set(COLL_CFG_NSOCKS, "1");
+    coll_cfg_set(COLL_CFG_IF_IP, "127.0.0.1");
+    coll_comm c, c2;
+    listener_up(&c);
+    coll_tcp_hdr_t h = {COLL_TCP_MAGIC, COLL_TCP_VERSION, {0}, c.id->nonce, 0, 1, 0, 1, 0};
+    assert_int_equal(coll_auth_random(h.nc, 32), COLL_SUCCESS);
+    uint8_t hello[COLL_TCP_HDR_BYTES], ch[COLL_AUTH_CHALLENGE_BYTES], proof[COLL_AUTH_MAC_BYTES];
+    coll_tcp_hdr_encode(&h, hello);
+    int fd = replay_conn(&c, hello, NULL, ch);
+    coll_auth_bind_t b = {.role = COLL_AUTH_DATA, .job = c.id->nonce, .from = 0, .to = 1, .idx = 0, .count = 1};
+    assert_true(coll_auth_respond(k_secret, &b, h.nc, ch, proof));
+    assert_int_equal(write(fd, proof, sizeof proof), (ssize_t)sizeof proof);
+    for (int k = 0; k < 200 && !(c.tcp->peers[0] && c.tcp->peers[0]->rgot == 1); k++) {
+        assert_int_equal(coll_tcp_accept(&c, 1), COLL_SUCCESS);
+        usleep(1000);
+    }
+    assert_non_null(c.tcp->peers[0]);
+    assert_int_equal(c.tcp->peers[0]->rgot, 1);
+    assert_null(memmem(hello, sizeof hello, k_secret, 8));
+    /* a second claim of index 0 on the same listener: refused */
+    assert_closed(replay_conn(&c, hello, proof, NULL));
+    assert_int_equal(c.tcp->peers[0]->rgot, 1);
+    /* the recorded exchange replayed to a fresh listener: refused, nothing filed */
+    listener_up(&c2);
+    assert_closed(replay_conn(&c2, hello, proof, NULL));
+    assert_true(!c2.tcp->peers[0] || c2.tcp->peers[0]->rgot == 0);
+    close(fd);
+    comm_free(&c2);
+    comm_free(&c);
+}
+
 static void test_strangers(void **state)
 {
     (void)state;
@@ -996,6 +1080,7 @@ int main(void)
         cmocka_unit_test(test_exchange_3socks),
         cmocka_unit_test(test_three_ranks_series),
         cmocka_unit_test(test_strangers),
+        cmocka_unit_test(test_replay_data),
         cmocka_unit_test(test_peer_dies_while_sending),
         cmocka_unit_test(test_peer_dies_while_receiving),
         cmocka_unit_test(test_peer_aborts),

@@ -216,7 +216,7 @@ install: lib $(INST_BINS) $(MPI_PLUGINS)
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCDIR)' '' \
 	  'Name: libcoll' 'Description: collective communication library of collbench (allreduce, allgather, ...)' \
 	  'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lcoll' \
-	  'Libs.private: -pthread -lm -ldl' >$(DESTDIR)$(PCDIR)/libcoll.pc
+	  'Libs.private: -pthread -lm -ldl -lcrypto' >$(DESTDIR)$(PCDIR)/libcoll.pc
 	chmod 644 $(DESTDIR)$(PCDIR)/libcoll.pc
 
 uninstall:

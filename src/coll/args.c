@@ -82,7 +82,8 @@ coll_status_t coll_args_check_size(const coll_group_t *g, const coll_args_t *a, 
     const size_t *c[3] = {a->counts, a->scounts, a->rcounts}, *d[3] = {a->displs, a->sdispls, a->rdispls};
     for (int i = 0; i < 3 && !bad; i++) {
         size_t e = extent(c[i], d[i], g->size);
-        bad = e == SIZE_MAX || __builtin_mul_overflow(e, es, &x) || __builtin_mul_overflow(extent(c[i], NULL, g->size), es, &x);
+        bad = e == SIZE_MAX || __builtin_mul_overflow(e, es, &x)
+            || __builtin_mul_overflow(extent(c[i], NULL, g->size), es, &x);
     }
     if (bad)
         return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_COLL,

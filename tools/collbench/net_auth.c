@@ -11,9 +11,7 @@
 #include <string.h>
 
 #include "cb.h"
-#include "core/auth.h"
-#include "core/config.h"
-#include "core/log.h"
+#include "../common/coll_internal.h"
 
 int cbt_net_key(uint8_t key[32], int *open, int server)
 {

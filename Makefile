@@ -24,7 +24,16 @@ ifneq ($(SAN),)
 CFLAGS_ALL += -fsanitize=$(SAN) -fno-omit-frame-pointer
 LDSAN := -fsanitize=$(SAN)
 endif
-LDLIBS_ALL := -pthread -lm -ldl $(LDLIBS)
+# libcrypto (OpenSSL, Debian libssl-dev): the HMAC-SHA-256 challenge-response
+# of every connection (src/core/auth.c, docs/security.md).
+LDLIBS_ALL := -pthread -lm -ldl -lcrypto $(LDLIBS)
+# Hardening (docs/security.md): stack protector, fortified libc calls (they
+# need optimisation: not with OPT=-O0), full RELRO and immediate binding for
+# everything linked, position-independent executables.
+HARDEN   := -fstack-protector-strong $(if $(filter -O0,$(OPT)),,-U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=2)
+CFLAGS_ALL += $(HARDEN)
+LDLIBS_ALL += -Wl,-z,relro,-z,now
+LDPIE    := -pie
 
 BIN  := $(O)/bin
 LIB  := $(O)/lib
@@ -87,8 +96,8 @@ LIB_FLAGS := $(OBJ)/lib.flags
 $(LIB_OBJ): $(LIB_FLAGS)
 $(LIB_FLAGS): FORCE
 	@mkdir -p $(dir $@)
-	@echo '$(CSTD) $(OPT) $(WARN) $(SAN) $(CFLAGS) $(LIB_VIS)' | cmp -s - $@ || \
-	  echo '$(CSTD) $(OPT) $(WARN) $(SAN) $(CFLAGS) $(LIB_VIS)' >$@
+	@echo '$(CSTD) $(OPT) $(WARN) $(SAN) $(CFLAGS) $(LIB_VIS) $(HARDEN)' | cmp -s - $@ || \
+	  echo '$(CSTD) $(OPT) $(WARN) $(SAN) $(CFLAGS) $(LIB_VIS) $(HARDEN)' >$@
 FORCE:
 
 $(OBJ)/%.o: %.c
@@ -120,7 +129,7 @@ $(OBJ)/tools/driver/main_%.o: tools/driver/main.c
 
 $(BIN)/%_test: $(OBJ)/tools/driver/main_%.o $(DRV_OBJ) $(LIB)/libcoll.a
 	@mkdir -p $(BIN)
-	$(CC) $(LDSAN) -o $@ $^ $(LDLIBS_ALL)
+	$(CC) $(LDSAN) $(LDPIE) -o $@ $^ $(LDLIBS_ALL)
 
 # collbench topo uses hwloc when its development files are installed (else sysfs).
 HWLOC_LIBS := $(shell pkg-config --libs hwloc 2>/dev/null)
@@ -129,7 +138,7 @@ $(OBJ)/tools/collbench/topo.o: CFLAGS_ALL += -DHAVE_HWLOC $(shell pkg-config --c
 endif
 $(BIN)/collbench: $(CB_OBJ) $(filter-out %/main.o,$(DRV_OBJ)) $(LIB)/libcoll.a
 	@mkdir -p $(BIN)
-	$(CC) $(LDSAN) -o $@ $^ $(LDLIBS_ALL) $(HWLOC_LIBS)
+	$(CC) $(LDSAN) $(LDPIE) -o $@ $^ $(LDLIBS_ALL) $(HWLOC_LIBS)
 
 $(LIB)/collbench-mpi-openmpi.so: tools/launch/mpi_plugin.c
 	@mkdir -p $(LIB)
@@ -143,16 +152,16 @@ $(LIB)/collbench-mpi-custom.so: tools/launch/mpi_plugin.c
 
 $(TBIN)/test_%: tests/unit/test_%.c $(DRV_OBJ) $(LIB)/libcoll.a
 	@mkdir -p $(TBIN)
-	$(CC) $(CFLAGS_ALL) $(LDSAN) -Itools -o $@ $^ $(LDLIBS_ALL) -lcmocka
+	$(CC) $(CFLAGS_ALL) $(LDSAN) $(LDPIE) -Itools -o $@ $^ $(LDLIBS_ALL) -lcmocka
 
 $(TBIN)/matrix: tests/matrix/matrix.c tests/matrix/matrix_cases.h $(LIB)/libcoll.a
 	@mkdir -p $(TBIN)
-	$(CC) $(CFLAGS_ALL) $(LDSAN) -o $@ tests/matrix/matrix.c $(LIB)/libcoll.a $(LDLIBS_ALL)
+	$(CC) $(CFLAGS_ALL) $(LDSAN) $(LDPIE) -o $@ tests/matrix/matrix.c $(LIB)/libcoll.a $(LDLIBS_ALL)
 
 # coll_comm_split on forked ranks over simulated hosts (tests/mp/78-split.sh).
 $(TBIN)/split_test: tests/split/split_test.c $(LIB)/libcoll.a
 	@mkdir -p $(TBIN)
-	$(CC) $(CFLAGS_ALL) $(LDSAN) -o $@ tests/split/split_test.c $(LIB)/libcoll.a $(LDLIBS_ALL)
+	$(CC) $(CFLAGS_ALL) $(LDSAN) $(LDPIE) -o $@ tests/split/split_test.c $(LIB)/libcoll.a $(LDLIBS_ALL)
 
 # First-use costs per call after init (tests/mp/25-first-use.sh; the timeline in docs/performance.md).
 $(TBIN)/first_use: tests/firstuse/first_use.c bench/bench_common.h $(LIB)/libcoll.a
@@ -162,17 +171,17 @@ $(TBIN)/first_use: tests/firstuse/first_use.c bench/bench_common.h $(LIB)/libcol
 # Bitwise reproducibility of the reductions (tests/mp/19-deterministic.sh).
 $(TBIN)/determ: tests/determ/determ.c $(LIB)/libcoll.a
 	@mkdir -p $(TBIN)
-	$(CC) $(CFLAGS_ALL) $(LDSAN) -o $@ tests/determ/determ.c $(LIB)/libcoll.a $(LDLIBS_ALL)
+	$(CC) $(CFLAGS_ALL) $(LDSAN) $(LDPIE) -o $@ tests/determ/determ.c $(LIB)/libcoll.a $(LDLIBS_ALL)
 
 # Examples see include/ only (no -Isrc), as a user's program would.
 $(O)/build/examples/%: examples/%.c include/coll.h $(LIB)/libcoll.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(OPT) $(WARN) -pthread -Iinclude $(LDSAN) -o $@ $< $(LIB)/libcoll.a $(LDLIBS_ALL)
+	$(CC) $(CSTD) $(OPT) $(WARN) -pthread -Iinclude $(LDSAN) $(LDPIE) -o $@ $< $(LIB)/libcoll.a $(LDLIBS_ALL)
 
 # Load test of the rendezvous store (tests/mp/46-bootstrap-load.sh).
 $(TBIN)/bootstrap_load: tests/load/bootstrap_load.c $(LIB)/libcoll.a
 	@mkdir -p $(TBIN)
-	$(CC) $(CFLAGS_ALL) $(LDSAN) -o $@ tests/load/bootstrap_load.c $(LIB)/libcoll.a $(LDLIBS_ALL)
+	$(CC) $(CFLAGS_ALL) $(LDSAN) $(LDPIE) -o $@ tests/load/bootstrap_load.c $(LIB)/libcoll.a $(LDLIBS_ALL)
 
 # Fuzz targets (libFuzzer) are built by tests/fuzz/build.sh when clang is present.
 $(TBIN)/fuzz-stamp:
@@ -212,7 +221,7 @@ install: lib $(INST_BINS) $(MPI_PLUGINS)
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCDIR)' '' \
 	  'Name: libcoll' 'Description: collective communication library of collbench (allreduce, allgather, ...)' \
 	  'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lcoll' \
-	  'Libs.private: -pthread -lm -ldl' >$(DESTDIR)$(PCDIR)/libcoll.pc
+	  'Libs.private: -pthread -lm -ldl -lcrypto' >$(DESTDIR)$(PCDIR)/libcoll.pc
 	chmod 644 $(DESTDIR)$(PCDIR)/libcoll.pc
 
 uninstall:

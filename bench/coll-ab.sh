@@ -34,7 +34,7 @@ bench_place_init || exit 1
 # a tree from before COLL_BUF_HUGE (2d0744b) has no huge-page rules to tell: build without the hint
 defs=; grep -q COLL_BUF_HUGE "$A/src/core/config.h" || defs=-DCB_NO_BUF_HUGE
 cc -std=c11 -D_GNU_SOURCE -O2 $defs -I"$A/include" -I"$A/src" -Ibench -o $B/coll_bench.A bench/coll_bench.c \
-    "$A/lib/libcoll.a" -pthread -lm -ldl || exit 1
+    "$A/lib/libcoll.a" -pthread -lm -ldl -lcrypto || exit 1
 raw=$(mktemp); trap 'rm -f "$raw"' EXIT
 for round in $(seq 1 "$ROUNDS"); do
     order="A B"; [ $((round % 2)) -eq 0 ] && order="B A"

@@ -9,7 +9,7 @@ BENCH_TUN="glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=8589934592"
 
 bench_build_coll() {   # libcoll and $B/coll_bench
     make -s lib &&
-        cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Isrc -Ibench -o "$B/coll_bench" bench/coll_bench.c lib/libcoll.a -pthread -lm -ldl
+        cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Isrc -Ibench -o "$B/coll_bench" bench/coll_bench.c lib/libcoll.a -pthread -lm -ldl -lcrypto
 }
 
 bench_build_mpi() {   # bench_build_mpi openmpi|mpich: $B/mpi_bench.IMPL; 1 when that MPI is not installed

@@ -18,7 +18,7 @@ done
 HOPT=${HOSTS:+-H $HOSTS}
 make -s lib bin/all_reduce_test
 mkdir -p build/bench
-cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Isrc -Ibench -o build/bench/coll_bench bench/coll_bench.c lib/libcoll.a -pthread -lm -ldl
+cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Isrc -Ibench -o build/bench/coll_bench bench/coll_bench.c lib/libcoll.a -pthread -lm -ldl -lcrypto
 B=build/bench
 . bench/lib-local.sh
 bench_place_init || exit 1   # every run waits for near vCPU placement first (BENCH_PLACE_WAIT)

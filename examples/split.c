@@ -3,10 +3,10 @@
  * ranks (coll_comm_split), each reducing on its own, and a last rank left out.
  *
  * Launch like torchrun: every process gets RANK, WORLD_SIZE, MASTER_ADDR and
- * MASTER_PORT (rank 0 hosts the rendezvous there); COLL_SECRET, when set, must
- * be the same on every rank. Without WORLD_SIZE it runs as a single rank.
- *   RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 ./split &
- *   RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 ./split
+ * MASTER_PORT (rank 0 hosts the rendezvous there) and the same COLL_SECRET
+ * (a random string: only processes that know it can join). Without WORLD_SIZE it runs as a single rank.
+ *   RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 COLL_SECRET=$S ./split &
+ *   RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 COLL_SECRET=$S ./split
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,10 +24,12 @@ static coll_comm_t join(void)
         st = coll_get_unique_id(&id);
     else if (!addr || !port)
         return fprintf(stderr, "MASTER_ADDR and MASTER_PORT must be set\n"), NULL;
-    else if (rank == 0) /* the secret: COLL_SECRET, else a string every rank derives */
-        st = coll_unique_id_listen(addr, atoi(port), getenv("COLL_SECRET") ? NULL : "example", &id);
+    else if (!getenv("COLL_SECRET") && !getenv("COLL_SECRET_FILE"))
+        return fprintf(stderr, "COLL_SECRET must be set (the same random string on every rank)\n"), NULL;
+    else if (rank == 0) /* NULL: the secret of COLL_SECRET / COLL_SECRET_FILE */
+        st = coll_unique_id_listen(addr, atoi(port), NULL, &id);
     else
-        st = coll_unique_id_from_addr(addr, atoi(port), getenv("COLL_SECRET") ? NULL : "example", &id);
+        st = coll_unique_id_from_addr(addr, atoi(port), NULL, &id);
     coll_comm_t comm = NULL;
     if (st == COLL_SUCCESS)
         st = coll_comm_init_rank(&comm, nranks, id, rank);

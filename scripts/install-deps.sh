@@ -4,9 +4,9 @@
 #   scripts/install-deps.sh [build|test]   (default test: everything the suite uses)
 set -euo pipefail
 mode=${1:-test}
-build_pkgs=(gcc make libc6-dev libcmocka-dev openmpi-bin libopenmpi-dev mpich libmpich-dev
+build_pkgs=(gcc make libc6-dev libcmocka-dev libssl-dev openmpi-bin libopenmpi-dev mpich libmpich-dev
             python3 python3-matplotlib procps)
-test_pkgs=(iproute2 openssh-server openssh-client iperf3 hwloc libhwloc-dev pkg-config clang clang-format-14
+test_pkgs=(iproute2 nftables tcpdump openssh-server openssh-client iperf3 hwloc libhwloc-dev pkg-config clang clang-format-14
            libclang-rt-14-dev valgrind slurm-wlm util-linux psmisc)
 case "$mode" in
     build) pkgs=("${build_pkgs[@]}") ;;

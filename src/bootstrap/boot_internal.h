@@ -3,10 +3,11 @@
  * connections (boot_net.c: wire, frames, aborts; bootstrap.c: join and the
  * collective helpers).
  *
- * Wire. A tree connection starts with a hello from the parent (the connector):
- *   u32 magic "CBBH", u32 version, 32-byte secret, u64 nonce, u32 from, u32 to
- * (56 bytes, little-endian); the child checks it and answers nothing. Then
- * frames in both directions:
+ * Wire. A tree connection starts with the handshake of boot_auth.c (the
+ * parent connects): hello {u32 magic "CBBH", u32 version, u64 job (the
+ * communicator's nonce), u32 from, u32 to, 32-byte nonce Nc} (56 bytes,
+ * little-endian), the child's Na | MAC_A, the parent's MAC_C (core/auth.h):
+ * the secret never crosses the wire. Then frames in both directions:
  *   u32 magic "CBBF", u32 type, u32 epoch, u32 from, u64 len, len bytes.
  * Types: TABLE (parent -> child, once: every rank's address and record),
  * UP / DOWN (one per collective helper call, epoch = that call's number),
@@ -25,11 +26,17 @@
 
 #define BOOT_HELLO_MAGIC 0x48424243u /* "CBBH" */
 #define BOOT_FRAME_MAGIC 0x46424243u /* "CBBF" */
-#define BOOT_VERSION 1u
+#define BOOT_VERSION 2u              /* 2: challenge-response */
 #define BOOT_HELLO_BYTES 56
 #define BOOT_FRAME_HDR 24
 #define BOOT_ADDR_BYTES 20    /* u16 family, u16 port, 16 address bytes */
-#define BOOT_HELLO_WAIT_S 2.0 /* an accepted connection must say hello within this */
+/* An accepted connection must end its handshake within this of its accept, and
+ * a parent waits this long for its child's answer. Strangers cannot stretch a
+ * join with it: the child serves every pending connection at once (at most
+ * BOOT_MAX_PENDING, the oldest dropped first); it only bounds how long one
+ * holds a slot, and leaves room for ranks descheduled on an oversubscribed host. */
+#define BOOT_HELLO_WAIT_S 5.0
+#define BOOT_MAX_PENDING 64   /* accepted connections owing their handshake at once */
 #define BOOT_MAX_FRAME ((uint64_t)1 << 34)
 #define BOOT_CHILD_GRACE_S 1.0 /* a rank waiting for its parent gives the root this head start */
 
@@ -54,8 +61,19 @@ coll_status_t boot_listen(coll_bootstrap_t *bs);
 /* Connect to rank 'to' at ss and send the hello (blocking, with deadline). */
 coll_status_t boot_connect(coll_bootstrap_t *bs, int to, const struct sockaddr_storage *ss, double deadline,
                            int *fd_out);
-/* Accept the hello of rank 'from' on the listener (others are dropped). */
+/* One round (one poll slice) of waiting for rank 'from' on the listener:
+ * SUCCESS with its authenticated fd, BOOT_AGAIN, or an error (boot_auth.c). */
 coll_status_t boot_accept_from(coll_bootstrap_t *bs, int from, double deadline, int *fd_out);
+/* The connector's handshake on a connected fd: SUCCESS, AUTH (the listener
+ * does not know the secret), or NETWORK with *err (try again). */
+coll_status_t boot_handshake(coll_bootstrap_t *bs, int fd, int to, double deadline, int *err);
+/* Hello bytes (pure; fuzzed): encode, and NULL when in is rank from's hello
+ * to this rank, else why not. */
+void boot_hello_encode(const coll_bootstrap_t *bs, int to, const uint8_t nc[COLL_AUTH_NONCE_BYTES],
+                       uint8_t out[BOOT_HELLO_BYTES]);
+const char *boot_hello_check(const coll_bootstrap_t *bs, const uint8_t in[BOOT_HELLO_BYTES], int from);
+/* Close the connections still owing a handshake. */
+void boot_pend_free(coll_bootstrap_t *bs);
 
 /* Whole buffers with a deadline; EOF / errors say which rank. */
 coll_status_t boot_send_all(coll_bootstrap_t *bs, int fd, int peer, const void *buf, size_t len, double deadline);

@@ -86,33 +86,6 @@ void boot_addr_decode(const uint8_t in[BOOT_ADDR_BYTES], struct sockaddr_storage
     coll_sockaddr_set_port(ss, port);
 }
 
-static void hello_encode(const coll_bootstrap_t *bs, int to, uint8_t out[BOOT_HELLO_BYTES])
-{
-    put32(out, BOOT_HELLO_MAGIC);
-    put32(out + 4, BOOT_VERSION);
-    memcpy(out + 8, bs->id.secret, COLL_SECRET_BYTES);
-    put64(out + 40, bs->id.nonce);
-    put32(out + 48, (uint32_t)bs->rank);
-    put32(out + 52, (uint32_t)to);
-}
-
-/* NULL when the hello is rank 'from''s to us, else why not. */
-static const char *hello_check(const coll_bootstrap_t *bs, const uint8_t in[BOOT_HELLO_BYTES], int from)
-{
-    uint8_t d = 0;
-    for (int i = 0; i < COLL_SECRET_BYTES; i++)
-        d |= (uint8_t)(in[8 + i] ^ bs->id.secret[i]);
-    if (get32(in) != BOOT_HELLO_MAGIC)
-        return "not a collbench bootstrap hello (bad magic)";
-    if (get32(in + 4) != BOOT_VERSION)
-        return "bootstrap version mismatch";
-    if (d || get64(in + 40) != bs->id.nonce)
-        return "wrong communicator secret";
-    if (get32(in + 52) != (uint32_t)bs->rank || get32(in + 48) != (uint32_t)from)
-        return "unexpected ranks in the hello";
-    return NULL;
-}
-
 coll_status_t boot_listen(coll_bootstrap_t *bs)
 {
     struct sockaddr_storage ss;
@@ -187,20 +160,26 @@ coll_status_t boot_connect(coll_bootstrap_t *bs, int to, const struct sockaddr_s
                     err = errno;
             }
         }
+        int shaken = 0; /* connected, but the handshake failed: retried */
         if (!err) {
             int one = 1;
             setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-            uint8_t h[BOOT_HELLO_BYTES];
-            hello_encode(bs, to, h);
-            coll_status_t st = boot_send_all(bs, fd, to, h, sizeof h, deadline);
-            if (st != COLL_SUCCESS) {
+            coll_status_t st = boot_handshake(bs, fd, to, deadline, &err);
+            if (st == COLL_SUCCESS) {
+                *fd_out = fd;
+                return COLL_SUCCESS;
+            }
+            if (st != COLL_ERR_NETWORK) {
                 close(fd);
                 return st;
             }
-            *fd_out = fd;
-            return COLL_SUCCESS;
+            shaken = 1;
+            COLL_DEBUG(COLL_SUB_BOOTSTRAP, "bootstrap: handshake with rank %d failed (%s): trying again", to,
+                       strerror(err));
         }
         close(fd);
+        if (shaken && err == ECONNREFUSED)
+            err = ECONNRESET; /* its listener answered: not gone */
         /* The peer's listener exists before its address is published, so a
          * refusal means it is gone; a full backlog or a lost SYN is transient. */
         if (err == ECONNREFUSED || err == EHOSTUNREACH || err == ENETUNREACH)
@@ -213,51 +192,6 @@ coll_status_t boot_connect(coll_bootstrap_t *bs, int to, const struct sockaddr_s
         struct timespec ts = {0, (long)(backoff * 1e9)};
         nanosleep(&ts, NULL);
         backoff = backoff * 2 > 0.5 ? 0.5 : backoff * 2;
-    }
-}
-
-coll_status_t boot_accept_from(coll_bootstrap_t *bs, int from, double deadline, int *fd_out)
-{
-    for (;;) {
-        COLL_CHECK(check_abort_flag(bs));
-        if (deadline > 0 && boot_now() >= deadline)
-            return timed_out(bs, "waiting for the bootstrap connection of its parent,", from);
-        struct pollfd pf = {bs->listen_fd, POLLIN, 0};
-        if (poll(&pf, 1, boot_wait_ms(deadline, SLICE_MS)) <= 0)
-            return BOOT_AGAIN; /* the caller probes the store now and then */
-        struct sockaddr_storage ss;
-        socklen_t sl = sizeof ss;
-        int fd = accept4(bs->listen_fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) {
-            if (errno == EMFILE || errno == ENFILE)
-                return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_BOOTSTRAP,
-                                        "bootstrap: cannot accept the connection of rank %d (raise `ulimit -n`)", from);
-            continue;
-        }
-        uint8_t h[BOOT_HELLO_BYTES];
-        size_t got = 0;
-        double hd = boot_now() + BOOT_HELLO_WAIT_S;
-        while (got < sizeof h) {
-            struct pollfd q = {fd, POLLIN, 0};
-            if (poll(&q, 1, boot_wait_ms(hd, SLICE_MS)) <= 0 && boot_now() >= hd)
-                break;
-            ssize_t n = recv(fd, h + got, sizeof h - got, 0);
-            if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
-                break;
-            if (n > 0)
-                got += (size_t)n;
-        }
-        char a[COLL_SOCKADDR_STRLEN];
-        const char *why = got < sizeof h ? "no complete hello" : hello_check(bs, h, from);
-        if (!why) {
-            int one = 1;
-            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-            *fd_out = fd;
-            return COLL_SUCCESS;
-        }
-        COLL_DEBUG(COLL_SUB_BOOTSTRAP, "rank %d: dropping bootstrap connection from %s: %s", bs->rank,
-                   coll_sockaddr_str(&ss, a, sizeof a), why);
-        close(fd);
     }
 }
 
@@ -467,7 +401,9 @@ static int handle_control(coll_bootstrap_t *bs, int fd)
     }
     (void)!recv(fd, body, want, MSG_DONTWAIT);
     body[want] = '\0';
-    boot_heard_abort(bs, (int)get32(body + BOOT_FRAME_HDR), (const char *)body + BOOT_FRAME_HDR + 4, fd);
+    uint32_t origin = get32(body + BOOT_FRAME_HDR); /* a rank, else the neighbour itself speaks */
+    boot_heard_abort(bs, origin < (uint32_t)bs->nranks ? (int)origin : neighbour_rank(bs, fd),
+                     (const char *)body + BOOT_FRAME_HDR + 4, fd);
     return 1;
 }
 

@@ -51,7 +51,7 @@ static double deadline_of(const coll_bootstrap_t *bs) { return bs->timeout_s > 0
 static coll_status_t join_store(coll_bootstrap_t *bs, const uint8_t *slot, size_t slot_len, uint8_t *table)
 {
     coll_store_t *st = NULL;
-    coll_status_t cs = coll_store_connect(&bs->id, bs->timeout_s, &st);
+    coll_status_t cs = coll_store_connect_as(&bs->id, (uint32_t)bs->rank, bs->timeout_s, &st);
     if (cs != COLL_SUCCESS) {
         bs->store_lost = 1;
         return cs;
@@ -216,6 +216,7 @@ void coll_bootstrap_close(coll_bootstrap_t *bs)
     bs->parent_fd = -1;
     for (int i = 0; i < bs->nchild; i++)
         bs->child_fd[i] = -1;
+    boot_pend_free(bs);
     if (bs->listen_fd >= 0)
         close(bs->listen_fd);
     bs->listen_fd = -1;

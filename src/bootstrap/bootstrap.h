@@ -3,8 +3,16 @@
  * process that created the unique id (NCCL/Gloo style).
  *
  * Wire protocol (all integers little-endian u32 unless noted):
- *   client hello: magic "CBS1", version, 32-byte secret; server answers a reply
- *                 frame (status COLL_SUCCESS or COLL_ERR_AUTH, then it closes).
+ *   client hello: magic "CBS1", version 2, the rank it claims (0xffffffff:
+ *                 none), 0, a fresh 32-byte nonce Nc (48 bytes);
+ *   server: a reply frame, status COLL_SUCCESS and a 64-byte value Na | MAC_A
+ *           (core/auth.h; COLL_ERR_UNSUPPORTED for another version);
+ *   client: checks MAC_A (a store that does not know the secret is refused
+ *           here: COLL_ERR_AUTH), then sends MAC_C (32 bytes) and may send its
+ *           first request right behind it. A wrong MAC_C gets a COLL_ERR_AUTH
+ *           reply and the connection closes. The secret never crosses the wire.
+ *   A connection that claimed rank r may GATHER slot r only (the join: a
+ *   rank's slot is claimed with proof of the secret and under its own rank).
  *   request:  magic, op, keylen, vallen, key, value   (limits: key 256 B, value 16 MiB)
  *   reply:    magic, status, vallen, value            (status = coll_status_t)
  * Ops and their values: SET value; GET [u32 wait_ms] (absent or 0xffffffff =
@@ -25,9 +33,12 @@
  * until the reply is sent, so per-connection memory is bounded by one frame.
  * A connection that fails the hello, sends a bad magic, an oversized length or
  * stays silent past the handshake timeout is dropped and logged at DEBUG; the
- * server keeps serving the others. Clients are bounded by file descriptors only
- * (the soft RLIMIT_NOFILE is raised to the hard one when they run out; past
- * that, new clients wait in the listen backlog).
+ * server keeps serving the others. At most COLL_STORE_MAX_PREAUTH connections
+ * may owe their handshake at once (a new one drops the oldest); clients past
+ * it are bounded by file descriptors (the soft RLIMIT_NOFILE is raised to the
+ * hard one when they run out; past that, new clients wait in the listen
+ * backlog). COLL_STORE_MAX_TOTAL counts values, tables, keys and request
+ * bodies being received: a request that would pass it is refused.
  */
 #ifndef COLL_BOOTSTRAP_H
 #define COLL_BOOTSTRAP_H
@@ -38,19 +49,22 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include "coll.h"
+#include "core/auth.h" /* coll_sha256, the handshake MACs */
 
 #define COLL_SECRET_BYTES 32
 #define COLL_STORE_MAX_KEY 256
 #define COLL_STORE_MAX_VALUE (16u << 20)
 
 #define COLL_STORE_MAGIC 0x31534243u /* "CBS1" little-endian */
-#define COLL_STORE_VERSION 1u
-#define COLL_STORE_HELLO_BYTES (8 + COLL_SECRET_BYTES)
+#define COLL_STORE_VERSION 2u        /* 2: challenge-response, no secret on the wire */
+#define COLL_STORE_HELLO_BYTES (16 + COLL_AUTH_NONCE_BYTES)
+#define COLL_STORE_NO_RANK 0xffffffffu
 #define COLL_STORE_REQ_HDR 16
 #define COLL_STORE_REP_HDR 12
 #define COLL_STORE_WAIT_FOREVER 0xffffffffu
 #define COLL_STORE_MAX_TOTAL (1ull << 30) /* bytes of values held */
-#define COLL_STORE_HELLO_TIMEOUT_S 5.0    /* a client must say hello within this */
+#define COLL_STORE_HELLO_TIMEOUT_S 5.0    /* a client must end its handshake within this */
+#define COLL_STORE_MAX_PREAUTH 4096       /* connections owing their handshake (beyond: the oldest goes) */
 #define COLL_STORE_STALL_TIMEOUT_S 60.0   /* a half-sent frame must progress within this */
 enum {
     COLL_STORE_SET = 1,
@@ -69,9 +83,6 @@ enum {
  * once instead of at their timeout. Kept as key "<job>/!failed". */
 #define COLL_STORE_FAILED_SUFFIX "/!failed"
 
-/* SHA-256 (used to turn a secret string into the 32-byte secret). */
-void coll_sha256(const void *data, size_t len, uint8_t out[32]);
-
 /* Decoded unique id (the opaque 128 bytes of coll_unique_id_t). */
 typedef struct coll_id_info {
     uint32_t magic;   /* 'CBID' */
@@ -83,6 +94,11 @@ typedef struct coll_id_info {
 } coll_id_info_t;
 
 coll_status_t coll_id_encode(const coll_id_info_t *info, coll_unique_id_t *id);
+/* An OPEN job's id (no secret was given: launchers say so in a warning): the
+ * key is 32 zero bytes, which anyone can compute, and the nonce is derived
+ * from the public tag (run ids, address, port) so that every rank finds the
+ * same one. host = 1: start the store at addr:port (rank 0). */
+coll_status_t coll_unique_id_open(const char *addr, int port, const char *tag, int host, coll_unique_id_t *id);
 coll_status_t coll_id_decode(const coll_unique_id_t *id, coll_id_info_t *info);
 
 /* Communicators keep the store of their id alive: coll_comm_init_rank calls
@@ -106,10 +122,17 @@ void coll_store_server_stop(coll_store_server_t *s);
 void coll_store_server_stats(coll_store_server_t *s, uint64_t *bytes_in, uint64_t *bytes_out, uint64_t *peak_conns,
                              uint64_t *peak_value_bytes);
 
+/* Bytes counted against COLL_STORE_MAX_TOTAL (values, tables, keys, request
+ * bodies being received), as of the server's last loop turn. */
+uint64_t coll_store_server_held(coll_store_server_t *s);
+
 /* A client connection to the store. All calls honour a deadline (seconds from
  * now; <= 0 = wait forever) and an abort flag (may be NULL). */
 typedef struct coll_store coll_store_t;
 coll_status_t coll_store_connect(const coll_id_info_t *info, double timeout_s, coll_store_t **out);
+/* The same, claiming rank (COLL_STORE_NO_RANK: none): the store then takes a
+ * GATHER into slot rank only from this connection's kind. */
+coll_status_t coll_store_connect_as(const coll_id_info_t *info, uint32_t rank, double timeout_s, coll_store_t **out);
 void coll_store_close(coll_store_t *st);
 coll_status_t coll_store_set(coll_store_t *st, const char *key, const void *val, size_t len);
 /* Waits until key exists; *val malloc'ed, caller frees. On COLL_ERR_TIMEOUT
@@ -179,9 +202,11 @@ typedef struct coll_bootstrap {
     int child[COLL_BOOT_K], child_hi[COLL_BOOT_K], child_fd[COLL_BOOT_K];
     int aborted_by; /* rank whose abort / death was heard, -1 */
     char abort_why[320];
-    int abort_fwd;  /* passed on already */
-    int ready;      /* joined */
-    int store_lost; /* the store could not be reached: no point telling it */
+    int abort_fwd;          /* passed on already */
+    int ready;              /* joined */
+    int store_lost;         /* the store could not be reached: no point telling it */
+    struct boot_pend *pend; /* accepted connections owing their handshake (boot_auth.c) */
+    int npend;
 } coll_bootstrap_t;
 
 /* Join (see above). rec / all_recs may be NULL with rec_len 0; all_recs gets

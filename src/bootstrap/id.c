@@ -1,6 +1,6 @@
 /*
- * id.c - the unique id: encoding of the 128 opaque bytes, secrets (getrandom,
- * or SHA-256 of a caller string), and the process-global list of store servers
+ * id.c - the unique id: encoding of the 128 opaque bytes, secrets (random,
+ * or SHA-256 of a caller string; libcrypto, core/auth.h), and the process-global list of store servers
  * this process hosts (so release / last-communicator-destroy can stop them).
  *
  * Encoding (little-endian): 0 magic "CBID" | 4 family (4 or 6, u16) | 6 port |
@@ -12,81 +12,15 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include "bootstrap/bootstrap.h"
+#include "core/auth.h"
 #include "core/config.h"
 #include "core/log.h"
 #include "core/netif.h"
 
 #define ID_MAGIC 0x44494243u /* "CBID" */
-
-/* ---- SHA-256 (FIPS 180-4) ---------------------------------------------- */
-
-static const uint32_t sha_k[64] = {0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
-                                   0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
-                                   0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
-                                   0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
-                                   0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
-                                   0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
-                                   0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
-                                   0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-                                   0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
-                                   0xc67178f2};
-
-#define ROR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
-
-static void sha_block(uint32_t h[8], const uint8_t *p)
-{
-    uint32_t w[64];
-    for (int i = 0; i < 16; i++)
-        w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
-    for (int i = 16; i < 64; i++) {
-        uint32_t s0 = ROR(w[i - 15], 7) ^ ROR(w[i - 15], 18) ^ (w[i - 15] >> 3);
-        uint32_t s1 = ROR(w[i - 2], 17) ^ ROR(w[i - 2], 19) ^ (w[i - 2] >> 10);
-        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-    }
-    uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], k = h[7];
-    for (int i = 0; i < 64; i++) {
-        uint32_t t1 = k + (ROR(e, 6) ^ ROR(e, 11) ^ ROR(e, 25)) + ((e & f) ^ (~e & g)) + sha_k[i] + w[i];
-        uint32_t t2 = (ROR(a, 2) ^ ROR(a, 13) ^ ROR(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-        k = g;
-        g = f;
-        f = e;
-        e = d + t1;
-        d = c;
-        c = b;
-        b = a;
-        a = t1 + t2;
-    }
-    h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += k;
-}
-
-void coll_sha256(const void *data, size_t len, uint8_t out[32])
-{
-    uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-    const uint8_t *p = data;
-    size_t left = len;
-    for (; left >= 64; left -= 64, p += 64)
-        sha_block(h, p);
-    uint8_t tail[128] = {0};
-    memcpy(tail, p, left);
-    tail[left] = 0x80;
-    size_t tl = left < 56 ? 64 : 128;
-    uint64_t bits = (uint64_t)len * 8;
-    for (int i = 0; i < 8; i++)
-        tail[tl - 1 - i] = (uint8_t)(bits >> (8 * i));
-    sha_block(h, tail);
-    if (tl == 128)
-        sha_block(h, tail + 64);
-    for (int i = 0; i < 8; i++) {
-        out[4 * i] = (uint8_t)(h[i] >> 24);
-        out[4 * i + 1] = (uint8_t)(h[i] >> 16);
-        out[4 * i + 2] = (uint8_t)(h[i] >> 8);
-        out[4 * i + 3] = (uint8_t)h[i];
-    }
-}
 
 /* ---- encoding ---------------------------------------------------------- */
 
@@ -148,22 +82,7 @@ coll_status_t coll_id_decode(const coll_unique_id_t *id, coll_id_info_t *info)
 
 /* ---- secrets ----------------------------------------------------------- */
 
-static coll_status_t random_bytes(void *buf, size_t len)
-{
-    uint8_t *p = buf;
-    while (len > 0) {
-        ssize_t n = getrandom(p, len, 0);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return coll_error_errno(COLL_ERR_SYSTEM, COLL_SUB_BOOTSTRAP,
-                                    "getrandom failed making the rendezvous secret");
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    return COLL_SUCCESS;
-}
+static coll_status_t random_bytes(void *buf, size_t len) { return coll_auth_random(buf, len); }
 
 /* Secret and nonce from a string: both sides derive the same ones. */
 static void secret_from_string(const char *s, uint8_t secret[COLL_SECRET_BYTES], uint64_t *nonce)
@@ -305,8 +224,12 @@ coll_status_t coll_unique_id_listen(const char *addr, int port, const char *secr
                           "coll_unique_id_listen: invalid arguments (port %d)", port);
     uint8_t key[COLL_SECRET_BYTES];
     uint64_t nonce;
-    if (!secret && coll_cfg_str(COLL_CFG_SECRET)[0])
-        secret = coll_cfg_str(COLL_CFG_SECRET);
+    char cfg[512];
+    int found = 0;
+    if (!secret) {
+        COLL_CHECK(coll_cfg_secret(cfg, sizeof cfg, &found));
+        secret = found ? cfg : NULL;
+    }
     if (secret) {
         secret_from_string(secret, key, &nonce);
     } else {
@@ -316,6 +239,8 @@ coll_status_t coll_unique_id_listen(const char *addr, int port, const char *secr
     return host_store(addr, port, key, nonce, id);
 }
 
+static coll_status_t id_at(const char *addr, int port, const uint8_t *key, uint64_t nonce, coll_unique_id_t *id);
+
 coll_status_t coll_unique_id_from_addr(const char *addr, int port, const char *secret, coll_unique_id_t *id)
 {
     if (!id || !addr || !addr[0] || port <= 0 || port > 65535)
@@ -323,13 +248,29 @@ coll_status_t coll_unique_id_from_addr(const char *addr, int port, const char *s
                           "coll_unique_id_from_addr: need a host and a port 1..65535 "
                           "(got '%s', %d)",
                           addr ? addr : "(null)", port);
-    if (!secret && coll_cfg_str(COLL_CFG_SECRET)[0])
-        secret = coll_cfg_str(COLL_CFG_SECRET);
+    char cfg[512];
+    int found = 0;
+    if (!secret) {
+        COLL_CHECK(coll_cfg_secret(cfg, sizeof cfg, &found));
+        secret = found ? cfg : NULL;
+    }
     if (!secret)
         return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP,
-                          "coll_unique_id_from_addr: no secret given and COLL_SECRET is unset; "
-                          "the store at %s:%d only admits clients that know its secret",
+                          "coll_unique_id_from_addr: no secret given and neither COLL_SECRET nor "
+                          "COLL_SECRET_FILE is set; the store at %s:%d only admits clients that know its secret",
                           addr, port);
+    uint8_t key[COLL_SECRET_BYTES];
+    uint64_t nonce;
+    secret_from_string(secret, key, &nonce);
+    coll_status_t st = id_at(addr, port, key, nonce, id);
+    coll_auth_wipe(cfg, sizeof cfg);
+    coll_auth_wipe(key, sizeof key);
+    return st;
+}
+
+/* The id of the store at addr:port with this key and nonce (nothing listens). */
+static coll_status_t id_at(const char *addr, int port, const uint8_t *key, uint64_t nonce, coll_unique_id_t *id)
+{
     int family;
     COLL_CHECK(coll_netif_family(&family));
     struct sockaddr_storage ss;
@@ -343,6 +284,21 @@ coll_status_t coll_unique_id_from_addr(const char *addr, int port, const char *s
         memcpy(info.addr, &((struct sockaddr_in6 *)&ss)->sin6_addr, 16);
     else
         memcpy(info.addr, &((struct sockaddr_in *)&ss)->sin_addr, 4);
-    secret_from_string(secret, info.secret, &info.nonce);
+    memcpy(info.secret, key, COLL_SECRET_BYTES);
+    info.nonce = nonce;
     return coll_id_encode(&info, id);
+}
+
+coll_status_t coll_unique_id_open(const char *addr, int port, const char *tag, int host, coll_unique_id_t *id)
+{
+    if (!id || !addr || port <= 0 || port > 65535 || (!host && !addr[0]))
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP,
+                          "coll_unique_id_open: need a host and a port 1..65535 (got '%s', %d)", addr ? addr : "(null)",
+                          port);
+    uint8_t key[COLL_SECRET_BYTES] = {0}, n[32];
+    char buf[600];
+    snprintf(buf, sizeof buf, "collbench-open-job|%s", tag ? tag : "");
+    coll_sha256(buf, strlen(buf), n);
+    uint64_t nonce = get_le(n, 8);
+    return host ? host_store(addr, port, key, nonce, id) : id_at(addr, port, key, nonce, id);
 }

@@ -124,9 +124,41 @@ static coll_status_t xfer(const coll_store_t *st, int fd, int out, void *buf, si
 
 /* ---- connect ------------------------------------------------------------ */
 
-/* One attempt: TCP connect + hello. A retryable failure returns NETWORK with
- * the reason in why; AUTH / UNSUPPORTED are final. */
-static coll_status_t try_connect(coll_store_t *st, const uint8_t *secret, double deadline, char *why, size_t wl)
+/* The handshake on a connected fd (bootstrap.h): hello with Nc, the store's
+ * Na | MAC_A, our MAC_C. AUTH when the store does not prove the secret. */
+static coll_status_t handshake(coll_store_t *st, int fd, const uint8_t *secret, uint32_t claim, double deadline,
+                               int *err)
+{
+    uint8_t hello[COLL_STORE_HELLO_BYTES], rep[COLL_STORE_REP_HDR], ch[COLL_AUTH_CHALLENGE_BYTES];
+    wr32(hello, COLL_STORE_MAGIC);
+    wr32(hello + 4, COLL_STORE_VERSION);
+    wr32(hello + 8, claim);
+    wr32(hello + 12, 0);
+    COLL_CHECK(coll_auth_random(hello + 16, COLL_AUTH_NONCE_BYTES));
+    coll_status_t s = xfer(st, fd, 1, hello, sizeof hello, deadline, err);
+    if (s == COLL_SUCCESS)
+        s = xfer(st, fd, 0, rep, sizeof rep, deadline, err);
+    if (s != COLL_SUCCESS)
+        return s;
+    if (rd32(rep) != COLL_STORE_MAGIC)
+        return COLL_ERR_INTERNAL;
+    if (rd32(rep + 4) != COLL_SUCCESS) /* a store of another version refuses the hello */
+        return rd32(rep + 4) == COLL_ERR_AUTH ? COLL_ERR_AUTH : COLL_ERR_UNSUPPORTED;
+    if (rd32(rep + 8) != COLL_AUTH_CHALLENGE_BYTES)
+        return COLL_ERR_INTERNAL;
+    if ((s = xfer(st, fd, 0, ch, sizeof ch, deadline, err)) != COLL_SUCCESS)
+        return s;
+    coll_auth_bind_t b = {.role = COLL_AUTH_STORE, .from = claim};
+    uint8_t proof[COLL_AUTH_MAC_BYTES];
+    if (!coll_auth_respond(secret, &b, hello + 16, ch, proof))
+        return COLL_ERR_AUTH;
+    return xfer(st, fd, 1, proof, sizeof proof, deadline, err);
+}
+
+/* One attempt: TCP connect + handshake. A retryable failure returns NETWORK
+ * with the reason in why; AUTH / UNSUPPORTED are final. */
+static coll_status_t try_connect(coll_store_t *st, const uint8_t *secret, uint32_t claim, double deadline, char *why,
+                                 size_t wl)
 {
     char e[96];
     int fd = socket(st->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -149,25 +181,17 @@ static coll_status_t try_connect(coll_store_t *st, const uint8_t *secret, double
         snprintf(why, wl, "%s", err_text(err, e, sizeof e));
         s = COLL_ERR_NETWORK;
     }
-    uint8_t hello[COLL_STORE_HELLO_BYTES], rep[COLL_STORE_REP_HDR];
     if (s == COLL_SUCCESS) {
         int one = 1;
         (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one); /* best effort */
-        wr32(hello, COLL_STORE_MAGIC);
-        wr32(hello + 4, COLL_STORE_VERSION);
-        memcpy(hello + 8, secret, COLL_SECRET_BYTES);
-        s = xfer(st, fd, 1, hello, sizeof hello, deadline, &err);
-        if (s == COLL_SUCCESS)
-            s = xfer(st, fd, 0, rep, sizeof rep, deadline, &err);
+        s = handshake(st, fd, secret, claim, deadline, &err);
         if (s == COLL_ERR_NETWORK)
             snprintf(why, wl, "%s during the handshake", err ? err_text(err, e, sizeof e) : "connection closed");
     }
-    if (s == COLL_SUCCESS && (rd32(rep) != COLL_STORE_MAGIC || rd32(rep + 8) != 0)) {
+    if (s == COLL_ERR_INTERNAL) {
         snprintf(why, wl, "not a collbench rendezvous store (bad handshake reply)");
         s = COLL_ERR_NETWORK;
     }
-    if (s == COLL_SUCCESS && rd32(rep + 4) != COLL_SUCCESS)
-        s = rd32(rep + 4) == COLL_ERR_AUTH ? COLL_ERR_AUTH : COLL_ERR_UNSUPPORTED;
     if (s != COLL_SUCCESS) {
         close(fd);
         return s;
@@ -177,6 +201,11 @@ static coll_status_t try_connect(coll_store_t *st, const uint8_t *secret, double
 }
 
 coll_status_t coll_store_connect(const coll_id_info_t *info, double timeout_s, coll_store_t **out)
+{
+    return coll_store_connect_as(info, COLL_STORE_NO_RANK, timeout_s, out);
+}
+
+coll_status_t coll_store_connect_as(const coll_id_info_t *info, uint32_t rank, double timeout_s, coll_store_t **out)
 {
     if (!info || !out || (info->family != AF_INET && info->family != AF_INET6))
         return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_BOOTSTRAP, "coll_store_connect: invalid arguments");
@@ -199,7 +228,7 @@ coll_status_t coll_store_connect(const coll_id_info_t *info, double timeout_s, c
     char why[160] = "no attempt made";
     coll_status_t s;
     for (int attempt = 1;; attempt++) {
-        s = try_connect(st, info->secret, deadline, why, sizeof why);
+        s = try_connect(st, info->secret, rank, deadline, why, sizeof why);
         if (s == COLL_SUCCESS || s == COLL_ERR_AUTH || s == COLL_ERR_UNSUPPORTED || s == COLL_ERR_ABORTED
             || s == COLL_ERR_SYSTEM)
             break;
@@ -218,7 +247,10 @@ coll_status_t coll_store_connect(const coll_id_info_t *info, double timeout_s, c
     }
     if (s != COLL_SUCCESS) {
         if (s == COLL_ERR_AUTH)
-            coll_error(s, COLL_SUB_BOOTSTRAP, "rendezvous store %s refused our secret (wrong unique id?)", st->addr);
+            coll_error(s, COLL_SUB_BOOTSTRAP,
+                       "rendezvous store %s did not prove it knows our secret (wrong unique id or "
+                       "COLL_SECRET, or not our store)",
+                       st->addr);
         else if (s == COLL_ERR_UNSUPPORTED)
             coll_error(s, COLL_SUB_BOOTSTRAP,
                        "rendezvous store %s speaks another protocol version (mixed collbench "

@@ -28,7 +28,7 @@ typedef struct {
     uint8_t data[];
 } sval_t;
 
-typedef enum { C_HELLO, C_HDR, C_KEY, C_VAL, C_PARKED, C_WRITE } cstate_t;
+typedef enum { C_HELLO, C_PROOF, C_HDR, C_KEY, C_VAL, C_PARKED, C_WRITE } cstate_t;
 enum { T_NONE, T_HELLO, T_STALL }; /* which timer list a connection is on */
 
 typedef struct conn conn_t;
@@ -50,7 +50,10 @@ struct conn {
     uint32_t events;         /* epoll interest now */
     const char *close_after; /* set: close after the reply, logging this */
     char peer[COLL_SOCKADDR_STRLEN];
-    uint8_t hdr[COLL_STORE_HELLO_BYTES]; /* hello, then each request header */
+    uint8_t hdr[COLL_STORE_HELLO_BYTES]; /* hello, proof, then each request header */
+    uint32_t claim;                      /* the rank its hello claimed (COLL_STORE_NO_RANK) */
+    uint8_t nc[COLL_AUTH_NONCE_BYTES];   /* handshake nonces: the client's, ... */
+    uint8_t na[COLL_AUTH_NONCE_BYTES];   /* ... and ours */
     size_t got;                          /* bytes of hdr / key / value received */
     uint32_t op, klen, vlen;
     uint8_t key[COLL_STORE_MAX_KEY];
@@ -97,8 +100,10 @@ struct coll_store_server {
     /* keys: chained hash map, doubled when it holds more entries than buckets */
     entry_t **buckets;
     size_t nbuckets, nentries;
-    uint64_t total; /* bytes of values and tables held (limit) */
-    uint64_t live;  /* bytes of values alive, replies' included */
+    uint64_t total;       /* bytes of values and tables held (limit) */
+    uint64_t entry_bytes; /* what the keys' entries cost (counted against the limit too) */
+    size_t npreauth;      /* connections still owing their hello or proof */
+    uint64_t live;        /* bytes of values alive, replies' included */
     /* connections and timers */
     size_t nconns;
     clist_t all, hello_list, stall_list;
@@ -110,6 +115,7 @@ struct coll_store_server {
     int started; /* the thread runs (under fork_lock) */
     /* statistics (written by the server thread only) */
     _Atomic uint64_t bytes_in, bytes_out, peak_conns, peak_live;
+    _Atomic uint64_t held_pub; /* store_held, as of the end of the last loop turn */
 };
 
 double coll_store_now(void);
@@ -126,6 +132,9 @@ void kv_maybe_free(coll_store_server_t *s, entry_t *e);                     /* w
 coll_status_t kv_set(coll_store_server_t *s, entry_t *e, sval_t *v);        /* takes v's ref */
 void kv_clear(coll_store_server_t *s, entry_t *e);                          /* value and table */
 void kv_free_all(coll_store_server_t *s);
+/* Bytes counted against COLL_STORE_MAX_TOTAL: values, tables, request
+ * bodies arriving, replies going out, keys. */
+uint64_t store_held(const coll_store_server_t *s);
 entry_t *kv_job_failed(coll_store_server_t *s, const uint8_t *key, uint32_t klen);
 size_t kv_job_key(const uint8_t *key, uint32_t klen, uint8_t *out); /* 0: none */
 /* GATHER into e: SUCCESS (e->val set once complete) or INVALID_ARG / NO_MEMORY

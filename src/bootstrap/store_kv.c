@@ -4,7 +4,8 @@
  * the number of keys), reference-counted values, and gather tables.
  *
  * Memory: COLL_STORE_MAX_TOTAL bounds the bytes of values and tables held by
- * keys (s->total). A value still being sent to readers after its key changed
+ * keys (s->total), the keys themselves (s->entry_bytes) and, checked when a
+ * request's header arrives, the bodies being received (store_held). A value still being sent to readers after its key changed
  * lives until its last reply is out (s->live counts those too).
  *
  * A gather table of key K: n slots of len bytes (the first GATHER fixes both)
@@ -91,11 +92,17 @@ static int grow(coll_store_server_t *s)
     return 0;
 }
 
+/* What a key costs against COLL_STORE_MAX_TOTAL beyond its value: its entry
+ * and name, and the allocator's overhead (M3: 50,000 empty keys were free). */
+static uint64_t entry_cost(uint32_t klen) { return sizeof(entry_t) + klen + 32; }
+
 entry_t *kv_get(coll_store_server_t *s, const uint8_t *key, uint32_t klen)
 {
     entry_t *e = kv_find(s, key, klen);
     if (e)
         return e;
+    if (store_held(s) + entry_cost(klen) > COLL_STORE_MAX_TOTAL)
+        return NULL; /* the caller answers NO_MEMORY: the store is full */
     if (s->nentries >= s->nbuckets && grow(s) != 0)
         return NULL;
     e = calloc(1, sizeof *e + klen);
@@ -109,7 +116,15 @@ entry_t *kv_get(coll_store_server_t *s, const uint8_t *key, uint32_t klen)
     e->next = *b;
     *b = e;
     s->nentries++;
+    s->entry_bytes += entry_cost(klen);
     return e;
+}
+
+uint64_t store_held(const coll_store_server_t *s)
+{
+    /* values and tables held, request bodies arriving and replies still
+     * going out (live counts every value once), and the keys themselves */
+    return (s->live > s->total ? s->live : s->total) + s->entry_bytes;
 }
 
 static uint64_t table_bytes(const gather_t *g) { return (uint64_t)g->n * g->len + ((uint64_t)g->n + 63) / 64 * 8; }
@@ -153,6 +168,7 @@ void kv_maybe_free(coll_store_server_t *s, entry_t *e)
         pp = &(*pp)->next;
     *pp = e->next;
     s->nentries--;
+    s->entry_bytes -= entry_cost(e->klen);
     free(e);
 }
 
@@ -167,6 +183,7 @@ void kv_free_all(coll_store_server_t *s)
     free(s->buckets);
     s->buckets = NULL;
     s->nbuckets = s->nentries = 0;
+    s->entry_bytes = 0;
 }
 
 /* ---- jobs ------------------------------------------------------------------ */

@@ -362,6 +362,13 @@ static void op_gather(coll_store_server_t *s, conn_t *c)
 {
     const uint8_t *p = c->val->data;
     char why[200];
+    if (c->claim != COLL_STORE_NO_RANK && rd32(p + 4) != c->claim) {
+        snprintf(why, sizeof why, "slot %u is not the rank this connection proved itself as (%u)", rd32(p + 4),
+                 c->claim);
+        COLL_WARN(COLL_SUB_BOOTSTRAP, "rendezvous store: %s: %s", c->peer, why);
+        conn_reply_text(s, c, COLL_ERR_INVALID_ARG, why);
+        return;
+    }
     entry_t *e = kv_get(s, c->key, c->klen);
     if (!e) {
         conn_reply_text(s, c, COLL_ERR_NO_MEMORY, "the store is out of memory for a key");

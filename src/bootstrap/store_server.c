@@ -4,8 +4,9 @@
  * client can block the others. The ops themselves are in store_ops.c, keys
  * and values in store_kv.c.
  *
- * Connection life: HELLO (40 bytes within COLL_STORE_HELLO_TIMEOUT_S, secret
- * compared in constant time) -> HDR (16-byte request header, validated before
+ * Connection life: HELLO (48 bytes) -> challenge sent -> PROOF (the client's
+ * MAC, checked in constant time; hello and proof within
+ * COLL_STORE_HELLO_TIMEOUT_S of the accept, bootstrap.h) -> HDR (16-byte request header, validated before
  * anything is allocated) -> KEY (<= 256 B) -> VAL (<= 16 MiB) -> request
  * processed -> PARKED (GET of a missing key or an incomplete gather table,
  * BARRIER not yet complete) or WRITE (reply: a 12-byte header and a shared
@@ -123,6 +124,8 @@ void conn_kill(coll_store_server_t *s, conn_t *c, const char *why)
 {
     if (c->dead)
         return;
+    if (c->state == C_HELLO || c->state == C_PROOF)
+        s->npreauth--;
     if (why)
         COLL_DEBUG(COLL_SUB_BOOTSTRAP, "rendezvous store: dropping client %s: %s", c->peer, why);
     store_unpark(s, c);
@@ -201,6 +204,8 @@ void conn_reply(coll_store_server_t *s, conn_t *c, coll_status_t st, sval_t *val
         sval_put(s, val);
         return;
     }
+    if (c->state == C_HELLO || c->state == C_PROOF) /* a refused handshake */
+        s->npreauth--;
     wr32(c->rhdr, COLL_STORE_MAGIC);
     wr32(c->rhdr + 4, (uint32_t)st);
     wr32(c->rhdr + 8, val ? val->len : 0);
@@ -230,14 +235,14 @@ void conn_park(coll_store_server_t *s, conn_t *c)
 
 /* ---- reading ------------------------------------------------------------ */
 
-static int secret_ok(const uint8_t *a, const uint8_t *b)
+static coll_auth_bind_t store_bind(uint32_t claim)
 {
-    volatile uint8_t diff = 0;
-    for (size_t i = 0; i < COLL_SECRET_BYTES; i++)
-        diff |= (uint8_t)(a[i] ^ b[i]);
-    return diff == 0;
+    return (coll_auth_bind_t){.role = COLL_AUTH_STORE, .from = claim};
 }
 
+/* The hello (magic, version, claim, 0, Nc): answer Na | MAC_A at once (76
+ * bytes into a fresh socket's empty send buffer: one send) and wait for MAC_C,
+ * still under the fixed hello deadline. */
 static void on_hello(coll_store_server_t *s, conn_t *c)
 {
     if (rd32(c->hdr) != COLL_STORE_MAGIC) {
@@ -249,13 +254,40 @@ static void on_hello(coll_store_server_t *s, conn_t *c)
         conn_reply(s, c, COLL_ERR_UNSUPPORTED, NULL);
         return;
     }
-    if (!secret_ok(c->hdr + 8, s->secret)) {
-        c->close_after = "wrong secret (a stranger, or a rank with another unique id)";
+    c->claim = rd32(c->hdr + 8);
+    memcpy(c->nc, c->hdr + 16, COLL_AUTH_NONCE_BYTES);
+    uint8_t rep[COLL_STORE_REP_HDR + COLL_AUTH_CHALLENGE_BYTES];
+    wr32(rep, COLL_STORE_MAGIC);
+    wr32(rep + 4, COLL_SUCCESS);
+    wr32(rep + 8, COLL_AUTH_CHALLENGE_BYTES);
+    coll_auth_bind_t b = store_bind(c->claim);
+    if (coll_auth_challenge(s->secret, &b, c->nc, c->na, rep + COLL_STORE_REP_HDR) != COLL_SUCCESS) {
+        conn_kill(s, c, "no random bytes for the challenge");
+        return;
+    }
+    ssize_t n = send(c->fd, rep, sizeof rep, MSG_NOSIGNAL);
+    if (n != (ssize_t)sizeof rep) {
+        conn_kill(s, c, "cannot send the challenge at once");
+        return;
+    }
+    add_stat(&s->bytes_out, (uint64_t)n);
+    c->got = 0;
+    c->state = C_PROOF;
+}
+
+static void on_proof(coll_store_server_t *s, conn_t *c)
+{
+    coll_auth_bind_t b = store_bind(c->claim);
+    if (!coll_auth_verify(s->secret, COLL_AUTH_CONNECTOR, &b, c->nc, c->na, c->hdr)) {
+        c->close_after = "wrong proof of the secret (a stranger, or a rank with another unique id)";
         conn_reply(s, c, COLL_ERR_AUTH, NULL);
         return;
     }
     COLL_DEBUG(COLL_SUB_BOOTSTRAP, "rendezvous store: client %s joined", c->peer);
-    conn_reply(s, c, COLL_SUCCESS, NULL);
+    c->got = 0;
+    c->state = C_HDR;
+    s->npreauth--;
+    timer_set(s, c, T_NONE, 0);
 }
 
 static void on_header(coll_store_server_t *s, conn_t *c)
@@ -263,6 +295,10 @@ static void on_header(coll_store_server_t *s, conn_t *c)
     const char *why = "";
     if (store_check_header(c->hdr, &c->op, &c->klen, &c->vlen, &why) != COLL_SUCCESS) {
         conn_kill(s, c, why);
+        return;
+    }
+    if (c->vlen && store_held(s) + c->vlen > COLL_STORE_MAX_TOTAL) { /* M3: bodies in flight count */
+        conn_kill(s, c, "the store is full: no room for this request's value");
         return;
     }
     if (c->vlen && !(c->val = sval_new(s, c->vlen))) { /* bounded by the header check */
@@ -288,7 +324,9 @@ static void conn_read(coll_store_server_t *s, conn_t *c)
         uint8_t *dst;
         size_t total;
         if (c->state == C_HELLO)
-            dst = c->hdr, total = COLL_STORE_HELLO_BYTES;
+            dst = c->hdr, total = c->got < 8 ? 8 : COLL_STORE_HELLO_BYTES; /* magic and version first */
+        else if (c->state == C_PROOF)
+            dst = c->hdr, total = COLL_AUTH_MAC_BYTES;
         else if (c->state == C_HDR)
             dst = c->hdr, total = COLL_STORE_REQ_HDR;
         else if (c->state == C_KEY)
@@ -305,8 +343,8 @@ static void conn_read(coll_store_server_t *s, conn_t *c)
         }
         if (n == 0) {
             conn_kill(s, c,
-                      c->state == C_HELLO ? "closed the connection during the hello"
-                                          : "closed the connection in the middle of a request");
+                      c->state == C_HELLO || c->state == C_PROOF ? "closed the connection during the hello"
+                                                                 : "closed the connection in the middle of a request");
             return;
         }
         if (n < 0) {
@@ -318,12 +356,19 @@ static void conn_read(coll_store_server_t *s, conn_t *c)
         }
         add_stat(&s->bytes_in, (uint64_t)n);
         c->got += (size_t)n;
-        if (c->state != C_HELLO) /* the hello deadline is fixed: no slow-drip extension */
+        /* deadlines are fixed, never extended by a slow drip: the hello's from
+         * the accept, a request frame's from its first byte */
+        if (c->state != C_HELLO && c->state != C_PROOF && c->tlist != T_STALL)
             timer_set(s, c, T_STALL, now_s() + COLL_STORE_STALL_TIMEOUT_S);
         if (c->got < total)
             continue;
-        if (c->state == C_HELLO) {
+        if (c->state == C_HELLO && total == 8) {
+            if (rd32(c->hdr) != COLL_STORE_MAGIC || rd32(c->hdr + 4) != COLL_STORE_VERSION)
+                on_hello(s, c); /* refuses it */
+        } else if (c->state == C_HELLO) {
             on_hello(s, c);
+        } else if (c->state == C_PROOF) {
+            on_proof(s, c);
         } else if (c->state == C_HDR) {
             on_header(s, c);
         } else if (c->state == C_KEY && c->vlen) {
@@ -401,8 +446,11 @@ static void accept_burst(coll_store_server_t *s)
         }
         int one = 1;
         (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one); /* best effort */
+        if (s->npreauth >= COLL_STORE_MAX_PREAUTH) /* M4: the oldest stranger goes (the list is in accept order) */
+            conn_kill(s, s->hello_list.head, "too many connections owe a hello");
         c->fd = fd;
         c->state = C_HELLO;
+        s->npreauth++;
         c->events = EPOLLIN;
         coll_sockaddr_str(&ss, c->peer, sizeof c->peer);
         timer_set(s, c, T_HELLO, now_s() + COLL_STORE_HELLO_TIMEOUT_S);
@@ -500,9 +548,15 @@ static void *server_main(void *arg)
         }
         run_timers(s);
         free_dead(s);
+        atomic_store_explicit(&s->held_pub, store_held(s), memory_order_relaxed);
     }
     pthread_mutex_unlock(&fork_lock);
     return NULL;
+}
+
+uint64_t coll_store_server_held(coll_store_server_t *s)
+{
+    return atomic_load_explicit(&s->held_pub, memory_order_relaxed);
 }
 
 void coll_store_server_stats(coll_store_server_t *s, uint64_t *bytes_in, uint64_t *bytes_out, uint64_t *peak_conns,

@@ -58,6 +58,9 @@ typedef struct {
  * public entry points (the world group) and the hierarchical algorithms'
  * sub-group calls. O(p) for the v-collectives, O(1) otherwise. */
 void coll_args_finish(const coll_comm *comm, const coll_group_t *g, coll_args_t *a);
+/* INVALID_ARG naming fn when a's byte counts (count x element size x ranks,
+ * counts and displacements x element size) overflow size_t. */
+coll_status_t coll_args_check_size(const coll_group_t *g, const coll_args_t *a, const char *fn);
 
 #define COLL_ALGO_F_SINGLE_HOST (1u << 0) /* needs every member of the group on one host (shm) */
 #define COLL_ALGO_F_HIER (1u << 1)        /* hierarchical: needs >1 host and >1 rank on some host */

@@ -37,6 +37,7 @@ static coll_status_t check_root(coll_comm *comm, int root, const char *fn)
 
 static coll_status_t run(coll_comm *comm, coll_args_t *a)
 {
+    COLL_CHECK(coll_args_check_size(&comm->world, a, coll_kind_name(a->kind)));
     coll_args_finish(comm, &comm->world, a);
     comm->cur_kind = a->kind;
     comm->cur_bytes = a->bytes;

@@ -5,7 +5,7 @@
  *      "simhost0" {0,1} and "simhost1" {2}; coll_send/coll_recv ping-pong,
  *      fastest of 400 round trips at 8 B and of 20 at 16 MiB, 8 runs):
  *        cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -o /tmp/pingpong \
- *           bench/pingpong.c lib/libcoll.a -pthread -lm -ldl
+ *           bench/pingpong.c lib/libcoll.a -pthread -lm -ldl -lcrypto
  *        for i in 1 2 3 4 5 6 7 8; do /tmp/pingpong -i 400; done
  *      on the development VM (2 vCPU Intel Xeon, KVM, Debian 12, shared with
  *      other jobs, load ~4): the medians of the 8 runs are

@@ -9,10 +9,13 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/config_hccl.h"
 #include "core/log.h"
@@ -419,6 +422,54 @@ int coll_cfg_is_set(coll_cfg_id_t id)
     return (unsigned)id < COLL_CFG_COUNT ? cfg_vals[id].set : 0;
 }
 
+/* Values never shown: printed as "set", left out of results and logs. */
+static int is_sensitive(int id) { return id == COLL_CFG_SECRET; }
+
+static const char *shown(int id, const char *v) { return is_sensitive(id) ? "set" : v; }
+
+static coll_status_t secret_file(const char *path, char *out, size_t len)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return coll_error_errno(COLL_ERR_INVALID_ARG, COLL_SUB_ENV, "COLL_SECRET_FILE '%s' cannot be opened", path);
+    struct stat sb;
+    coll_status_t st = COLL_SUCCESS;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_uid != geteuid() || (sb.st_mode & 077))
+        st = coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_ENV,
+                        "COLL_SECRET_FILE '%s' must be a regular file of yours that only you can read (mode "
+                        "%03o: allowed 0600 or 0400)",
+                        path, (unsigned)(sb.st_mode & 0777));
+    ssize_t n = st == COLL_SUCCESS ? read(fd, out, len - 1) : 0;
+    close(fd);
+    if (st != COLL_SUCCESS)
+        return st;
+    if (n < 0)
+        return coll_error_errno(COLL_ERR_INVALID_ARG, COLL_SUB_ENV, "COLL_SECRET_FILE '%s' cannot be read", path);
+    while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == '\r' || out[n - 1] == ' '))
+        n--;
+    out[n] = '\0';
+    if (n == 0)
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_ENV, "COLL_SECRET_FILE '%s' is empty: allowed a secret string",
+                          path);
+    return COLL_SUCCESS;
+}
+
+coll_status_t coll_cfg_secret(char *out, size_t len, int *found)
+{
+    *found = 0;
+    out[0] = '\0';
+    const char *s = coll_cfg_str(COLL_CFG_SECRET), *f = coll_cfg_str(COLL_CFG_SECRET_FILE);
+    if (s[0]) {
+        snprintf(out, len, "%s", s);
+    } else if (f[0]) {
+        COLL_CHECK(secret_file(f, out, len));
+    } else {
+        return COLL_SUCCESS;
+    }
+    *found = 1;
+    return COLL_SUCCESS;
+}
+
 /* 0 = COLL_ knob, 1 = HCCL_* name, 2 = set by launchers */
 static int var_class(const char *env) { return !strncmp(env, "COLL_", 5) ? 0 : !strncmp(env, "HCCL_", 5) ? 1 : 2; }
 
@@ -456,7 +507,7 @@ void coll_cfg_print(FILE *out)
                 else
                     snprintf(src, sizeof src, "  [%s stays automatic]", cfg_table[t].env);
             }
-            fprintf(out, "%-22s %-12s %-10s %s%s\n", e->env, v->set ? v->str : "-", def, e->doc, src);
+            fprintf(out, "%-22s %-12s %-10s %s%s\n", e->env, v->set ? shown(id, v->str) : "-", def, e->doc, src);
         }
     }
 }
@@ -495,7 +546,7 @@ void coll_cfg_report(int rank)
     char b[600];
     for (int id = 0; id < COLL_CFG_COUNT; id++)
         if (cfg_vals[id].set && var_class(cfg_table[id].env) == 0)
-            COLL_INFO(COLL_SUB_ENV, "%s='%s' (%s)", cfg_table[id].env, cfg_vals[id].str,
+            COLL_INFO(COLL_SUB_ENV, "%s='%s' (%s)", cfg_table[id].env, shown(id, cfg_vals[id].str),
                       src_name(&cfg_vals[id], b, sizeof b));
     log_lines(COLL_LOG_INFO, cfg_info);
     if (cfg_vals[COLL_CFG_ALGO].src != SRC_HCCL) {
@@ -540,15 +591,15 @@ char *coll_cfg_nondefault(const char *sep)
     cfg_load();
     size_t cap = 1, len = 0;
     for (int id = 0; id < COLL_CFG_COUNT; id++)
-        if (cfg_vals[id].set && !is_launcher_var(cfg_table[id].env))
+        if (cfg_vals[id].set && !is_launcher_var(cfg_table[id].env) && !is_sensitive(id))
             cap += strlen(cfg_table[id].env) + strlen(cfg_vals[id].str) + strlen(sep) + 2;
     char *s = malloc(cap);
     if (!s)
         return NULL;
     s[0] = '\0';
     for (int id = 0; id < COLL_CFG_COUNT; id++) {
-        if (!cfg_vals[id].set || is_launcher_var(cfg_table[id].env))
-            continue;
+        if (!cfg_vals[id].set || is_launcher_var(cfg_table[id].env) || is_sensitive(id))
+            continue; /* a secret never goes into results */
         len += (size_t)snprintf(s + len, cap - len, "%s%s=%s", len ? sep : "", cfg_table[id].env, cfg_vals[id].str);
     }
     return s;

@@ -103,7 +103,9 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
     X(TEST_MIN_BW, "COLL_TEST_MIN_BW", STR, "", "GB/s", \
       "test tools: exit 6 when the average bus bandwidth of the sweep is below this (same as --min-bw, which wins)") \
     X(SECRET, "COLL_SECRET", STR, "", "", \
-      "shared secret for environment launches (default: derived from the job's ids)") \
+      "shared secret of environment launches (the same random string on every rank; never printed or written to results); unset with no COLL_SECRET_FILE, a launch across hosts runs open, with a warning") \
+    X(SECRET_FILE, "COLL_SECRET_FILE", STR, "", "", \
+      "read the shared secret from this file (mode 0600 or stricter, owned by you; trailing newline ignored) when COLL_SECRET is unset") \
     X(SHM_PREFIX, "COLL_SHM_PREFIX", STR, "", "", \
       "internal: name prefix of shared-memory segments (set by the standalone launcher)") \
     X(HCCL_ALGO, "HCCL_ALGO", STR, "", "", \
@@ -170,6 +172,11 @@ coll_status_t coll_cfg_check(void);
 /* Message of the last failed check ("invalid COLL_X='v': expected ..."). */
 const char *coll_cfg_check_message(void);
 const char *coll_cfg_str(coll_cfg_id_t id); /* never NULL ("" when unset) */
+/* The shared secret: COLL_SECRET, else the contents of COLL_SECRET_FILE
+ * (refused unless a regular file of this user with no group or other
+ * permission). *found = 0 (out "") when neither is set. INVALID_ARG with a
+ * message naming the file and the rule. */
+coll_status_t coll_cfg_secret(char *out, size_t len, int *found);
 long long coll_cfg_int(coll_cfg_id_t id);
 size_t coll_cfg_size(coll_cfg_id_t id);
 int coll_cfg_bool(coll_cfg_id_t id);

@@ -219,7 +219,9 @@ static coll_status_t tcp_send(coll_comm *comm, int peer, const void *buf, size_t
     coll_tcp_xfer_t *x = &pc->tx;
     if (!x->active && *done >= len)
         return COLL_SUCCESS;
-    COLL_CHECK(coll_tcp_accept(comm, 0)); /* peers connecting to us wait in the backlog */
+    /* peers connecting to us wait in the backlog; while our own handshakes
+     * run, a peer may wait for our answer to its own: answer at once */
+    COLL_CHECK(coll_tcp_accept(comm, !pc->nsend || pc->sready < pc->nsend));
     if (!pc->nsend || pc->sready < pc->nsend) {
         int ready;
         COLL_CHECK(coll_tcp_connect(comm, peer, pc, &ready));
@@ -384,10 +386,15 @@ static int tcp_pollfds(coll_comm *comm, int peer, int for_send, struct pollfd *f
     const coll_tcp_peer_t *pc = comm->tcp->peers[peer];
     int n = 0;
     if (for_send && (!pc || !pc->nsend || pc->sready < pc->nsend)) {
-        for (int i = 0; pc && i < pc->nsend && n < max; i++)
-            if (pc->conn[i].state == COLL_TCP_C_CONNECTING || pc->conn[i].state == COLL_TCP_C_HELLO)
+        for (int i = 0; pc && i < pc->nsend && n < max; i++) {
+            int st = pc->conn[i].state;
+            if (st == COLL_TCP_C_CONNECTING || st == COLL_TCP_C_HELLO || st == COLL_TCP_C_PROOF)
                 fds[n++] = (struct pollfd){pc->sfd[i], POLLOUT, 0};
-        return n ? n : coll_tcp_accept_pollfds(comm, fds, 1);
+            else if (st == COLL_TCP_C_CHALLENGE)
+                fds[n++] = (struct pollfd){pc->sfd[i], POLLIN, 0};
+        }
+        /* the peer may be waiting for our answer to its own first send meanwhile */
+        return n + coll_tcp_accept_pollfds(comm, fds + n, max - n < 9 ? max - n : 9);
     }
     if (!for_send && (!pc || !pc->nrecv || pc->rgot < pc->nrecv))
         return coll_tcp_accept_pollfds(comm, fds, max < 9 ? max : 9);

@@ -6,11 +6,16 @@
  * Connections are opened lazily, one set per direction (NCCL p2p / UCX wire-up
  * style): no socket exists after init but each rank's data listener, whose
  * address every peer record carries. On its first send to peer p, rank r opens
- * its COLL_NSOCKS sockets to p's listener (non-blocking connect, then a 64-byte
- * hello {magic, version, secret, nonce, from, to, socket index, nsocks}, then
- * data; no reply). p accepts on its listener while a receive from a peer
- * without sockets is pending, and (rate-limited) whenever it progresses; it
- * authenticates the hello and files the socket under r. Deterministic rule:
+ * its COLL_NSOCKS sockets to p's listener (non-blocking connect, then the
+ * handshake of core/auth.h: a 64-byte hello {magic, version, Nc, job nonce,
+ * from, to, socket index, nsocks}, p's Na | MAC_A, r's MAC_C; then data).
+ * p accepts on its listener while a receive from a peer without sockets is
+ * pending, and (rate-limited) whenever it progresses; it answers the hello,
+ * checks r's MAC and only then files the socket under r. r checks p's MAC
+ * before it sends a byte of data, so neither end talks to a stranger, and
+ * the secret never crosses the wire. A connection p dropped before the
+ * handshake ended (its pending set full, say) shows up at r as an EOF during
+ * the handshake and is opened again: nothing is lost silently. Deterministic rule:
  * the SENDER of a direction always connects it, so the two ends of a pair never
  * open the same connection and simultaneous first sends need no tie-break.
  * Each connection carries data one way only: with both directions on one
@@ -77,19 +82,20 @@
 #define COLL_TCP_ACCEPT_EVERY_S 0.01 /* hot-path accept check at most this often */
 
 /* Handshake: the connector's hello opens every connection, all integers
- * little-endian; the acceptor answers nothing (data follows the hello). */
+ * little-endian; the acceptor answers Na | MAC_A, the connector MAC_C, then
+ * data follows. */
 #define COLL_TCP_MAGIC 0x31544243u /* "CBT1" */
-#define COLL_TCP_VERSION 4u        /* 2: chunk headers; 3: a connection per direction; 4: lazy, no ack */
+#define COLL_TCP_VERSION 5u        /* 2: chunk headers; 3: a connection per direction; 4: lazy; 5: challenge-response */
 #define COLL_TCP_HDR_BYTES 64
 #define COLL_TCP_HELLO_TIMEOUT_S 10.0 /* silence allowed to an accepted connection */
 
 typedef struct {
     uint32_t magic, version;
-    uint8_t secret[32];
-    uint64_t nonce;
+    uint8_t nc[32];       /* the connector's fresh nonce */
+    uint64_t nonce;       /* the communicator's (job) */
     uint32_t from, to;    /* sender / intended receiver rank */
     uint16_t idx, nsocks; /* socket index, the sender's sockets in this direction */
-    uint32_t ack;         /* always 0 (3 had an ack) */
+    uint32_t ack;         /* always 0 (3 had an ack; 5 has the handshake) */
 } coll_tcp_hdr_t;
 
 void coll_tcp_hdr_encode(const coll_tcp_hdr_t *h, uint8_t out[COLL_TCP_HDR_BYTES]);
@@ -127,11 +133,20 @@ typedef struct {
 } coll_tcp_xfer_t;
 
 /* One outgoing connection being opened (tcp_setup.c). */
-enum { COLL_TCP_C_RETRY, COLL_TCP_C_CONNECTING, COLL_TCP_C_HELLO, COLL_TCP_C_READY };
+enum {
+    COLL_TCP_C_RETRY,
+    COLL_TCP_C_CONNECTING,
+    COLL_TCP_C_HELLO,
+    COLL_TCP_C_CHALLENGE,
+    COLL_TCP_C_PROOF,
+    COLL_TCP_C_READY
+};
 typedef struct {
     int state;
-    size_t pos;            /* hello bytes sent */
-    double timer, backoff; /* C_RETRY: when to try again */
+    size_t pos;                      /* bytes of the hello / challenge / proof moved */
+    uint8_t nc[32];                  /* our nonce on this connection */
+    uint8_t buf[COLL_TCP_HDR_BYTES]; /* the challenge, then our proof */
+    double timer, backoff;           /* C_RETRY: when to try again */
     int last_err;
 } coll_tcp_conn_t;
 
@@ -152,12 +167,15 @@ typedef struct {
     size_t fill[COLL_TCP_MAX_SOCKS];     /* bytes waiting in bounce (a partial element) */
 } coll_tcp_peer_t;
 
-/* An accepted connection whose hello has not all arrived. */
+/* An accepted connection whose handshake has not ended. */
 typedef struct {
     int fd;
+    int proof; /* 0: reading the hello; 1: challenge sent, reading MAC_C */
     size_t pos;
     double deadline;
-    uint8_t in[COLL_TCP_HDR_BYTES];
+    uint8_t hello[COLL_TCP_HDR_BYTES];
+    uint8_t in[COLL_AUTH_MAC_BYTES]; /* MAC_C */
+    uint8_t nc[32], na[32];
     char addr[COLL_SOCKADDR_STRLEN]; /* who connected (for logs) */
 } coll_tcp_pending_t;
 

@@ -40,7 +40,7 @@ void coll_tcp_hdr_encode(const coll_tcp_hdr_t *h, uint8_t out[COLL_TCP_HDR_BYTES
     memset(out, 0, COLL_TCP_HDR_BYTES);
     put32(out + 0, h->magic);
     put32(out + 4, h->version);
-    memcpy(out + 8, h->secret, 32);
+    memcpy(out + 8, h->nc, 32);
     put32(out + 40, (uint32_t)h->nonce);
     put32(out + 44, (uint32_t)(h->nonce >> 32));
     put32(out + 48, h->from);
@@ -53,7 +53,7 @@ void coll_tcp_hdr_decode(const uint8_t in[COLL_TCP_HDR_BYTES], coll_tcp_hdr_t *h
 {
     h->magic = get32(in);
     h->version = get32(in + 4);
-    memcpy(h->secret, in + 8, 32);
+    memcpy(h->nc, in + 8, 32);
     h->nonce = (uint64_t)get32(in + 40) | (uint64_t)get32(in + 44) << 32;
     h->from = get32(in + 48);
     h->to = get32(in + 52);

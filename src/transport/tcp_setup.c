@@ -40,12 +40,10 @@ static double tcp_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int secret_eq(const uint8_t *a, const uint8_t *b)
+static coll_auth_bind_t data_bind(const coll_comm *comm, uint32_t from, uint32_t to, uint32_t idx, uint32_t n)
 {
-    uint8_t d = 0;
-    for (int i = 0; i < 32; i++)
-        d |= (uint8_t)(a[i] ^ b[i]);
-    return d == 0;
+    return (coll_auth_bind_t){
+        .role = COLL_AUTH_DATA, .job = comm->id->nonce, .from = from, .to = to, .idx = idx, .count = n};
 }
 
 coll_status_t coll_tcp_setup(coll_comm *comm)
@@ -173,10 +171,93 @@ static coll_status_t conn_open(coll_comm *comm, int p, coll_tcp_peer_t *pc, int 
     return COLL_SUCCESS;
 }
 
+/* Handshake steps of connection i to p (tcp_internal.h): each moves what the
+ * socket takes now and sets *blocked when it would block. */
+static int would_block_now(void) { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR; }
+
+/* Move bytes [c->pos, len) of buf; 1 = all moved, 0 = blocked, -1 = failed (errno; 0: EOF). */
+static int conn_move(int fd, coll_tcp_conn_t *c, int out, uint8_t *buf, size_t len)
+{
+    while (c->pos < len) {
+        ssize_t n = out ? send(fd, buf + c->pos, len - c->pos, MSG_NOSIGNAL | MSG_DONTWAIT)
+                        : recv(fd, buf + c->pos, len - c->pos, MSG_DONTWAIT);
+        if (n > 0) {
+            c->pos += (size_t)n;
+            continue;
+        }
+        if (n < 0 && would_block_now())
+            return 0;
+        if (n == 0)
+            errno = 0;
+        return -1;
+    }
+    return 1;
+}
+
+static coll_status_t conn_hello(coll_comm *comm, int p, coll_tcp_peer_t *pc, int i, double now, int *blocked)
+{
+    coll_tcp_conn_t *c = &pc->conn[i];
+    if (c->pos == 0)
+        COLL_CHECK(coll_auth_random(c->nc, sizeof c->nc));
+    coll_tcp_hdr_t hd = {COLL_TCP_MAGIC, COLL_TCP_VERSION,    {0}, comm->id->nonce, (uint32_t)comm->rank, (uint32_t)p,
+                         (uint16_t)i,    (uint16_t)pc->nsend, 0};
+    uint8_t h[COLL_TCP_HDR_BYTES];
+    memcpy(hd.nc, c->nc, 32);
+    coll_tcp_hdr_encode(&hd, h);
+    int r = conn_move(pc->sfd[i], c, 1, h, sizeof h);
+    if (r < 0)
+        return conn_failed(comm, p, pc, i, errno, now);
+    *blocked = r == 0;
+    if (r == 1) {
+        c->state = COLL_TCP_C_CHALLENGE;
+        c->pos = 0;
+    }
+    return COLL_SUCCESS;
+}
+
+static coll_status_t conn_challenge(coll_comm *comm, int p, coll_tcp_peer_t *pc, int i, double now, int *blocked)
+{
+    coll_tcp_conn_t *c = &pc->conn[i];
+    int r = conn_move(pc->sfd[i], c, 0, c->buf, COLL_AUTH_CHALLENGE_BYTES);
+    if (r < 0) /* p dropped it before filing it (a full pending set, say): open it again */
+        return conn_failed(comm, p, pc, i, errno ? errno : ECONNRESET, now);
+    *blocked = r == 0;
+    if (r == 0)
+        return COLL_SUCCESS;
+    coll_auth_bind_t b = data_bind(comm, (uint32_t)comm->rank, (uint32_t)p, (uint32_t)i, (uint32_t)pc->nsend);
+    uint8_t proof[COLL_AUTH_MAC_BYTES];
+    if (!coll_auth_respond(comm->id->secret, &b, c->nc, c->buf, proof)) {
+        char d[160];
+        pc->failed = coll_error(COLL_ERR_AUTH, COLL_SUB_TCP,
+                                "the listener of %s did not prove it knows the communicator's secret (a "
+                                "stranger on its address?)",
+                                coll_tcp_peer_desc(comm, p, d, sizeof d));
+        return pc->failed;
+    }
+    memcpy(c->buf, proof, sizeof proof);
+    c->state = COLL_TCP_C_PROOF;
+    c->pos = 0;
+    return COLL_SUCCESS;
+}
+
+static coll_status_t conn_proof(coll_comm *comm, int p, coll_tcp_peer_t *pc, int i, double now, int *blocked)
+{
+    coll_tcp_conn_t *c = &pc->conn[i];
+    int r = conn_move(pc->sfd[i], c, 1, c->buf, COLL_AUTH_MAC_BYTES);
+    if (r < 0)
+        return conn_failed(comm, p, pc, i, errno ? errno : ECONNRESET, now);
+    *blocked = r == 0;
+    if (r == 1) {
+        c->state = COLL_TCP_C_READY;
+        pc->sready++;
+    }
+    return COLL_SUCCESS;
+}
+
 static coll_status_t conn_step(coll_comm *comm, int p, coll_tcp_peer_t *pc, int i, double now)
 {
     coll_tcp_conn_t *c = &pc->conn[i];
-    for (;;) {
+    for (int blocked = 0; !blocked;) {
         switch (c->state) {
         case COLL_TCP_C_READY: return COLL_SUCCESS;
         case COLL_TCP_C_RETRY:
@@ -199,27 +280,12 @@ static coll_status_t conn_step(coll_comm *comm, int p, coll_tcp_peer_t *pc, int 
             c->state = COLL_TCP_C_HELLO;
             continue;
         }
-        case COLL_TCP_C_HELLO: {
-            coll_tcp_hdr_t hd = {COLL_TCP_MAGIC,  COLL_TCP_VERSION,     {0},
-                                 comm->id->nonce, (uint32_t)comm->rank, (uint32_t)p,
-                                 (uint16_t)i,     (uint16_t)pc->nsend,  0};
-            uint8_t h[COLL_TCP_HDR_BYTES];
-            memcpy(hd.secret, comm->id->secret, 32);
-            coll_tcp_hdr_encode(&hd, h);
-            ssize_t n = send(pc->sfd[i], h + c->pos, COLL_TCP_HDR_BYTES - c->pos, MSG_NOSIGNAL | MSG_DONTWAIT);
-            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-                return COLL_SUCCESS;
-            if (n <= 0)
-                return conn_failed(comm, p, pc, i, n < 0 ? errno : 0, now);
-            c->pos += (size_t)n;
-            if (c->pos < COLL_TCP_HDR_BYTES)
-                continue;
-            c->state = COLL_TCP_C_READY;
-            pc->sready++;
-            return COLL_SUCCESS;
-        }
+        case COLL_TCP_C_HELLO: COLL_CHECK(conn_hello(comm, p, pc, i, now, &blocked)); break;
+        case COLL_TCP_C_CHALLENGE: COLL_CHECK(conn_challenge(comm, p, pc, i, now, &blocked)); break;
+        case COLL_TCP_C_PROOF: COLL_CHECK(conn_proof(comm, p, pc, i, now, &blocked)); break;
         }
     }
+    return COLL_SUCCESS;
 }
 
 coll_status_t coll_tcp_connect(coll_comm *comm, int p, coll_tcp_peer_t *pc, int *ready)
@@ -268,33 +334,69 @@ static void pend_drop(struct coll_tcp *t, int i, const char *why)
     t->npend--;
 }
 
-/* A whole hello arrived on pending connection i: file it or drop it. */
+/* Why the hello in pending connection i is not one to answer (NULL: it is). */
+static const char *hello_refusal(coll_comm *comm, const coll_tcp_hdr_t *hd)
+{
+    struct coll_tcp *t = comm->tcp;
+    coll_tcp_peer_t *pc = hd->from < (uint32_t)comm->nranks ? t->peers[hd->from] : NULL;
+    if (hd->magic != COLL_TCP_MAGIC)
+        return "not a collbench handshake (bad magic)";
+    if (hd->version != COLL_TCP_VERSION)
+        return "handshake version mismatch";
+    if (hd->nonce != comm->id->nonce)
+        return "another communicator's handshake";
+    if (hd->ack || hd->to != (uint32_t)comm->rank || hd->from >= (uint32_t)comm->nranks
+        || !coll_tcp_is_peer(comm, (int)hd->from))
+        return "unexpected ranks in handshake";
+    if (hd->nsocks < 1 || hd->nsocks > COLL_TCP_MAX_SOCKS || hd->idx >= hd->nsocks)
+        return "bad socket index in handshake";
+    if (pc && pc->nrecv && hd->nsocks != pc->nrecv)
+        return "socket count differs from the peer's other connections";
+    if (pc && pc->nrecv && pc->rfd[hd->idx] >= 0)
+        return "duplicate socket index";
+    return NULL;
+}
+
+/* A whole hello arrived on pending connection i: answer it (Na | MAC_A) or drop it. */
+static void pend_answer(coll_comm *comm, int i)
+{
+    struct coll_tcp *t = comm->tcp;
+    coll_tcp_pending_t *c = &t->pend[i];
+    coll_tcp_hdr_t hd;
+    coll_tcp_hdr_decode(c->hello, &hd);
+    const char *why = hello_refusal(comm, &hd);
+    uint8_t ch[COLL_AUTH_CHALLENGE_BYTES];
+    coll_auth_bind_t b = data_bind(comm, hd.from, hd.to, hd.idx, hd.nsocks);
+    memcpy(c->nc, hd.nc, 32);
+    if (!why && coll_auth_challenge(comm->id->secret, &b, c->nc, c->na, ch) != COLL_SUCCESS)
+        why = "no random bytes for the challenge";
+    if (!why && send(c->fd, ch, sizeof ch, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof ch)
+        why = "cannot send the challenge";
+    if (why) {
+        pend_drop(t, i, why);
+        return;
+    }
+    c->proof = 1;
+    c->pos = 0;
+}
+
+/* MAC_C arrived on pending connection i: file the socket or drop it. */
 static coll_status_t pend_file(coll_comm *comm, int i)
 {
     struct coll_tcp *t = comm->tcp;
+    coll_tcp_pending_t *c = &t->pend[i];
     coll_tcp_hdr_t hd;
-    coll_tcp_hdr_decode(t->pend[i].in, &hd);
-    const char *why = NULL;
-    int p = (int)hd.from;
-    coll_tcp_peer_t *pc = hd.from < (uint32_t)comm->nranks ? t->peers[p] : NULL;
-    if (hd.magic != COLL_TCP_MAGIC)
-        why = "not a collbench handshake (bad magic)";
-    else if (hd.version != COLL_TCP_VERSION)
-        why = "handshake version mismatch";
-    else if (!secret_eq(hd.secret, comm->id->secret) || hd.nonce != comm->id->nonce)
-        why = "wrong communicator secret";
-    else if (hd.ack || hd.to != (uint32_t)comm->rank || hd.from >= (uint32_t)comm->nranks || !coll_tcp_is_peer(comm, p))
-        why = "unexpected ranks in handshake";
-    else if (hd.nsocks < 1 || hd.nsocks > COLL_TCP_MAX_SOCKS || hd.idx >= hd.nsocks)
-        why = "bad socket index in handshake";
-    else if (pc && pc->nrecv && hd.nsocks != pc->nrecv)
-        why = "socket count differs from the peer's other connections";
-    else if (pc && pc->nrecv && pc->rfd[hd.idx] >= 0)
-        why = "duplicate socket index";
+    coll_tcp_hdr_decode(c->hello, &hd);
+    coll_auth_bind_t b = data_bind(comm, hd.from, hd.to, hd.idx, hd.nsocks);
+    const char *why = hello_refusal(comm, &hd); /* again: another may have been filed meanwhile */
+    if (!why && !coll_auth_verify(comm->id->secret, COLL_AUTH_CONNECTOR, &b, c->nc, c->na, c->in))
+        why = "wrong proof of the communicator's secret";
     if (why) {
         pend_drop(t, i, why);
         return COLL_SUCCESS;
     }
+    int p = (int)hd.from;
+    coll_tcp_peer_t *pc;
     COLL_CHECK(coll_tcp_peer(comm, p, &pc));
     if (!pc->nrecv) {
         pc->nrecv = hd.nsocks;
@@ -302,39 +404,51 @@ static coll_status_t pend_file(coll_comm *comm, int i)
             COLL_INFO(COLL_SUB_TCP, "rank %d uses COLL_NSOCKS=%d (mine %d): it sends to me on %d socket(s)", p,
                       hd.nsocks, t->nsocks, hd.nsocks);
     }
-    pc->rfd[hd.idx] = t->pend[i].fd;
+    pc->rfd[hd.idx] = c->fd;
     pc->rgot++;
-    COLL_TRACE(COLL_SUB_TCP, "filed socket %d of %d from rank %d (%s)", hd.idx, pc->nrecv, p, t->pend[i].addr);
-    t->pend[i].fd = -1;
+    COLL_TRACE(COLL_SUB_TCP, "filed socket %d of %d from rank %d (%s)", hd.idx, pc->nrecv, p, c->addr);
+    c->fd = -1;
     memmove(&t->pend[i], &t->pend[i + 1], sizeof t->pend[0] * (size_t)(t->npend - i - 1));
     t->npend--;
     return COLL_SUCCESS;
 }
 
-/* Read what pending connection i has of its hello; *gone = 1 when it left the list. */
+/* Read what pending connection i has of its hello or proof; *gone = 1 when it left the list. */
 static coll_status_t pend_step(coll_comm *comm, int i, double now, int *gone)
 {
     struct coll_tcp *t = comm->tcp;
     coll_tcp_pending_t *c = &t->pend[i];
     int n0 = t->npend;
     for (;;) {
-        ssize_t n = recv(c->fd, c->in + c->pos, COLL_TCP_HDR_BYTES - c->pos, MSG_DONTWAIT);
+        uint8_t *dst = c->proof ? c->in : c->hello;
+        size_t want = c->proof ? COLL_AUTH_MAC_BYTES : COLL_TCP_HDR_BYTES;
+        ssize_t n = recv(c->fd, dst + c->pos, want - c->pos, MSG_DONTWAIT);
         if (n > 0) {
             c->pos += (size_t)n;
-            if (c->pos < COLL_TCP_HDR_BYTES)
+            if (c->pos < want)
                 continue;
-            COLL_CHECK(pend_file(comm, i));
-            break;
+            if (c->proof) {
+                COLL_CHECK(pend_file(comm, i));
+                break;
+            }
+            pend_answer(comm, i);
+            if (t->npend != n0)
+                break;
+            continue; /* the proof may be there already */
         }
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
             if (now > c->deadline)
-                pend_drop(t, i, c->pos ? "partial handshake, then silence" : "no handshake (silent)");
+                pend_drop(t, i,
+                          c->proof     ? "no proof after the challenge"
+                              : c->pos ? "partial handshake, then silence"
+                                       : "no handshake (silent)");
             break;
         }
         pend_drop(t, i,
-                  n == 0 && c->pos ? "closed after a partial handshake" : "closed or failed before the handshake");
+                  n == 0 && (c->pos || c->proof) ? "closed in the middle of the handshake"
+                                                 : "closed or failed before the handshake");
         break;
     }
     *gone = t->npend != n0;

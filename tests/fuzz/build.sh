@@ -24,7 +24,7 @@ GCC=${GCC:-gcc}
 
 # Library + driver/launcher/collbench helpers (never a file with main()).
 SRCS=$(find src -name '*.c' | sort)
-SRCS="$SRCS $(ls tools/driver/*.c | grep -v '/main.c$') $(ls tools/launch/launch*.c)"
+SRCS="$SRCS $(ls tools/driver/*.c | grep -v '/main.c$') $(ls tools/launch/launch*.c) $(ls tools/common/*.c 2>/dev/null)"
 # collbench: only the plain-C helpers a target uses (the flops kernels need a
 # newer clang than 14 for their CPU-feature builtins).
 for f in tools/collbench/util.c tools/collbench/dev.c tools/collbench/spdir*.c tools/collbench/bw*.c tools/collbench/net*.c tools/collbench/topo*.c tools/collbench/calib.c; do
@@ -91,5 +91,5 @@ for t in "${targets[@]}"; do
     fi
     echo "build.sh: linking $bin"
     # shellcheck disable=SC2086
-    "$CLANG" $CFLAGS $SAN -fsanitize=fuzzer -o "$bin" "$src" "$lib" -lm -ldl
+    "$CLANG" $CFLAGS $SAN -fsanitize=fuzzer -o "$bin" "$src" "$lib" -lm -ldl -lcrypto
 done

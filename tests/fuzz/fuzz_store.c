@@ -5,7 +5,8 @@
  * input's bytes written into those connections.
  *
  * Input: byte 0 = flags (bit 0: client 0 sends its own hello from the input
- * instead of the valid one the harness sends; bit 1: client 1 says no hello at
+ * instead of the genuine handshake (hello, the store's challenge, the proof)
+ * the harness does; bit 1: client 1 says no hello at
  * all), then chunks [u8 who][u16 len LE][len bytes]: who bit 0 = client, bit 1
  * = wait up to 2 ms for (and read) that client's replies after the chunk. At
  * the end both clients half-close and their replies are drained until EOF
@@ -90,6 +91,22 @@ static void send_all(client_t *c, const uint8_t *p, size_t n)
     }
 }
 
+/* The genuine client's side of the handshake (bootstrap.h), blocking. */
+static void handshake(client_t *c)
+{
+    uint8_t hello[COLL_STORE_HELLO_BYTES] = {0}, rep[COLL_STORE_REP_HDR + COLL_AUTH_CHALLENGE_BYTES];
+    uint8_t proof[COLL_AUTH_MAC_BYTES];
+    put32(hello, COLL_STORE_MAGIC);
+    put32(hello + 4, COLL_STORE_VERSION);
+    put32(hello + 8, COLL_STORE_NO_RANK);
+    memset(hello + 16, 0x5a, COLL_AUTH_NONCE_BYTES);
+    send_all(c, hello, sizeof hello);
+    FZ_ASSERT(recv(c->fd, rep, sizeof rep, MSG_WAITALL) == (ssize_t)sizeof rep);
+    coll_auth_bind_t b = {.role = COLL_AUTH_STORE, .from = COLL_STORE_NO_RANK};
+    FZ_ASSERT(coll_auth_respond(secret, &b, hello + 16, rep + COLL_STORE_REP_HDR, proof));
+    send_all(c, proof, sizeof proof);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1 || size > 65536)
@@ -108,13 +125,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (cl[i].fd < 0 || connect(cl[i].fd, (struct sockaddr *)&sa, sizeof sa) != 0)
             abort();
         int raw = (i == 0 && (flags & 1)) || (i == 1 && (flags & 2));
-        if (!raw) {
-            uint8_t hello[COLL_STORE_HELLO_BYTES];
-            put32(hello, COLL_STORE_MAGIC);
-            put32(hello + 4, COLL_STORE_VERSION);
-            memcpy(hello + 8, secret, COLL_SECRET_BYTES);
-            send_all(&cl[i], hello, sizeof hello);
-        }
+        if (!raw)
+            handshake(&cl[i]);
     }
     size_t off = 1;
     while (off + 3 <= size) {

@@ -175,6 +175,9 @@ netns_up() {
     local v
     for v in $(compgen -e | grep -E '^(SLURM_|OMPI_|PMI_|PMIX_|HYDRA_|I_MPI_)'); do unset "$v"; done
     export COLL_CONNECT_TIMEOUT=${NETNS_CONNECT_TIMEOUT:-20} COLL_EXEC_TIMEOUT=${NETNS_EXEC_TIMEOUT:-30}
+    # the job's secret, random as docs/security.md asks of a launch across
+    # hosts (a test of the open mode unsets it)
+    COLL_SECRET=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n'); export COLL_SECRET
     trap 'netns_down' EXIT
     trap 'netns_down; trap - EXIT; exit 130' INT
     trap 'netns_down; trap - EXIT; exit 143' TERM

@@ -7,6 +7,8 @@
 set -u
 . "$(dirname "$0")/../lib/common.sh"   # free_port (its fail() is redefined below)
 CB=${CB_O:-.}/bin/collbench
+# both ends share a random secret (net_auth.c); the open mode is checked below
+COLL_SECRET=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n'); export COLL_SECRET
 fail() { echo "FAIL: $*"; exit 1; }
 [ -x "$CB" ] || fail "no $CB"
 TMP=$(mktemp -d); SPID=
@@ -122,4 +124,18 @@ err 3 "cannot connect to 127.0.0.1:$PORT: connection refused" net 127.0.0.1 -p $
 max=$(bound_ms 0 10 "$BASE_MS" 3000)
 [ "$EL_MS" -lt "$max" ] || fail "refused connection took $EL_MS ms (bound $max ms, usage errors $BASE_MS ms)"
 err 4 "no client.*$PORT.*--timeout" net -p $PORT --timeout 0.5
+
+# M7 / auth: a client with another secret is refused by the server and refuses
+# it (neither proves the other's key); a server without a secret warns once
+PORT=$(free_port)
+timeout 20 "$CB" net -p $PORT --timeout 10 >/dev/null 2>"$TMP/srv-auth.err" & sp=$!
+sleep 0.5
+COLL_SECRET=another err 3 "did not prove it knows our secret" net 127.0.0.1 -p $PORT -n 10 --retry 5
+wait $sp; src=$?
+[ $src -ne 0 ] && grep -qE "did not prove it knows our secret|left during the handshake" "$TMP/srv-auth.err" ||
+    fail "server did not refuse a client with another secret (exit $src): $(cat "$TMP/srv-auth.err")"
+PORT=$(free_port)
+out=$(env -u COLL_SECRET timeout 20 "$CB" net -p $PORT --timeout 0.3 2>&1 >/dev/null)
+[ "$(printf '%s\n' "$out" | grep -c "warning: COLL_SECRET")" -eq 1 ] || fail "open server: no one-line warning: $out"
+echo "ok: wrong secret refused both ways; open server warns"
 echo PASS

@@ -28,7 +28,7 @@ for p in "${pids[@]}"; do wait $p; rcs+=($?); done
 dt=$(( $(now_ms) - t0 ))
 for r in 0 1 2; do echo "--- rank $r exit ${rcs[$r]}"; cat "$tmp/r$r.out"; done
 check "intruder exits 3 (setup failed)" test "${rcs[2]}" -eq 3
-check "intruder told its secret was refused" grep -q "refused our secret" "$tmp/r2.out"
+check "intruder told the store did not prove our secret" grep -q "did not prove it knows our secret" "$tmp/r2.out"
 # 4 (timeout), 3 (setup failed), or 5 when the other genuine rank timed out
 # first and marked the job failed in the store (its reason is passed on)
 check "genuine ranks exit 3, 4 or 5 (${rcs[0]} ${rcs[1]})" bash -c "[[ '${rcs[0]}' =~ ^[345]$ && '${rcs[1]}' =~ ^[345]$ ]]"

@@ -69,11 +69,11 @@ s.bind(("127.0.0.1", 29503)); s.listen(8); s.settimeout(20)
 for _ in range(5):                # the readiness probe connects and closes first
     c, _ = s.accept()
     hello = b""
-    while len(hello) < 40:        # magic, version, 32-byte secret
-        d = c.recv(40 - len(hello))
+    while len(hello) < 48:        # magic, version, rank, 0, 32-byte nonce
+        d = c.recv(48 - len(hello))
         if not d: break
         hello += d
-    if len(hello) == 40:
+    if len(hello) == 48:
         magic, = struct.unpack("<I", hello[:4])
         c.sendall(struct.pack("<III", magic, 9, 0))   # COLL_ERR_UNSUPPORTED, no value
     c.close()

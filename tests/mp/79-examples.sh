@@ -10,6 +10,8 @@ E=${CB_O:?}/build/examples
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export COLL_SHM_PREFIX="examples$$-"
+# the secret every rank shares, random as the examples' headers ask
+COLL_SECRET=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n'); export COLL_SECRET
 fail=0
 for ex in allreduce split zero_copy; do
     [ -x "$E/$ex" ] || { echo "FAIL: missing $E/$ex (run make)"; fail=1; continue; }

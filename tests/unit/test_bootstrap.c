@@ -367,7 +367,7 @@ static void test_wrong_secret(void **state)
     assert_int_equal(coll_store_connect(&bad, 10.0, &c), COLL_ERR_AUTH);
     assert_true(now_s() - t0 < 2.0);
     assert_null(c);
-    assert_non_null(strstr(coll_last_error(), "refused our secret"));
+    assert_non_null(strstr(coll_last_error(), "did not prove it knows our secret"));
     c = connect_ok(&info); /* the store is unharmed */
     assert_int_equal(coll_store_set(c, "k", "v", 1), COLL_SUCCESS);
     coll_store_close(c);
@@ -485,16 +485,29 @@ static void put32(uint8_t *p, uint32_t v)
         p[i] = (uint8_t)(v >> (8 * i));
 }
 
-static void raw_hello(int fd)
+/* The client's side of the store handshake by hand (bootstrap.h); hello and
+ * proof are copied out (may be NULL) for replays. */
+static void raw_hello_as(int fd, uint32_t claim, uint8_t *hello_out, uint8_t *proof_out)
 {
-    uint8_t h[COLL_STORE_HELLO_BYTES], r[COLL_STORE_REP_HDR];
+    uint8_t h[COLL_STORE_HELLO_BYTES], r[COLL_STORE_REP_HDR + COLL_AUTH_CHALLENGE_BYTES], proof[COLL_AUTH_MAC_BYTES];
     put32(h, COLL_STORE_MAGIC);
     put32(h + 4, COLL_STORE_VERSION);
-    memcpy(h + 8, test_secret, COLL_SECRET_BYTES);
+    put32(h + 8, claim);
+    put32(h + 12, 0);
+    assert_int_equal(coll_auth_random(h + 16, COLL_AUTH_NONCE_BYTES), COLL_SUCCESS);
     assert_int_equal(send(fd, h, sizeof h, MSG_NOSIGNAL), (ssize_t)sizeof h);
     assert_int_equal(recv(fd, r, sizeof r, MSG_WAITALL), (ssize_t)sizeof r);
     assert_int_equal(r[4], COLL_SUCCESS);
+    coll_auth_bind_t b = {.role = COLL_AUTH_STORE, .from = claim};
+    assert_true(coll_auth_respond(test_secret, &b, h + 16, r + COLL_STORE_REP_HDR, proof));
+    assert_int_equal(send(fd, proof, sizeof proof, MSG_NOSIGNAL), (ssize_t)sizeof proof);
+    if (hello_out)
+        memcpy(hello_out, h, sizeof h);
+    if (proof_out)
+        memcpy(proof_out, proof, sizeof proof);
 }
+
+static void raw_hello(int fd) { raw_hello_as(fd, COLL_STORE_NO_RANK, NULL, NULL); }
 
 /* Seconds until the server closes fd (reads and discards), or -1 after limit. */
 static double time_to_close(int fd, double limit)
@@ -543,6 +556,136 @@ static void *busy_client(void *arg)
     }
     coll_store_close(c);
     return NULL;
+}
+
+/* Reads the store's reply header on fd: its status, or -1 when it closed. */
+static int reply_status(int fd)
+{
+    uint8_t r[COLL_STORE_REP_HDR];
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    if (poll(&p, 1, 5000) <= 0 || recv(fd, r, sizeof r, MSG_WAITALL) != (ssize_t)sizeof r)
+        return -1;
+    return (int)r[4];
+}
+
+/* H2: a recorded hello and proof, replayed on a new connection, are refused
+ * (the store's nonce is new), and the secret never was on the wire. */
+static void test_replay_refused(void **state)
+{
+    (void)state;
+    coll_id_info_t info;
+    coll_store_server_t *s = start_server("127.0.0.1", &info);
+    uint8_t hello[COLL_STORE_HELLO_BYTES], proof[COLL_AUTH_MAC_BYTES];
+    int fd = raw_connect(&info);
+    raw_hello_as(fd, COLL_STORE_NO_RANK, hello, proof);
+    assert_null(memmem(hello, sizeof hello, test_secret, 8));
+    assert_null(memmem(proof, sizeof proof, test_secret, 8));
+    close(fd);
+    for (int round = 0; round < 3; round++) {
+        fd = raw_connect(&info);
+        uint8_t r[COLL_STORE_REP_HDR + COLL_AUTH_CHALLENGE_BYTES];
+        assert_int_equal(send(fd, hello, sizeof hello, MSG_NOSIGNAL), (ssize_t)sizeof hello);
+        assert_int_equal(recv(fd, r, sizeof r, MSG_WAITALL), (ssize_t)sizeof r);
+        assert_int_equal(send(fd, proof, sizeof proof, MSG_NOSIGNAL), (ssize_t)sizeof proof);
+        assert_int_equal(reply_status(fd), COLL_ERR_AUTH);
+        close(fd);
+    }
+    coll_store_close(connect_ok(&info)); /* the store is unharmed */
+    coll_store_server_stop(s);
+}
+
+/* H1/H3: a stranger that knows every public value (address, port, the
+ * protocol) but not the secret cannot get past the hello, let alone GATHER
+ * a slot or read the join table. */
+static void test_stranger_cannot_join(void **state)
+{
+    (void)state;
+    coll_id_info_t info;
+    coll_store_server_t *s = start_server("127.0.0.1", &info);
+    int fd = raw_connect(&info);
+    uint8_t h[COLL_STORE_HELLO_BYTES] = {0}, r[COLL_STORE_REP_HDR + COLL_AUTH_CHALLENGE_BYTES];
+    put32(h, COLL_STORE_MAGIC);
+    put32(h + 4, COLL_STORE_VERSION);
+    put32(h + 8, 2);
+    assert_int_equal(send(fd, h, sizeof h, MSG_NOSIGNAL), (ssize_t)sizeof h);
+    assert_int_equal(recv(fd, r, sizeof r, MSG_WAITALL), (ssize_t)sizeof r);
+    uint8_t guess[COLL_AUTH_MAC_BYTES + COLL_STORE_REQ_HDR];
+    memset(guess, 0, sizeof guess);                       /* a made-up proof ... */
+    put32(guess + COLL_AUTH_MAC_BYTES, COLL_STORE_MAGIC); /* ... and a GET behind it */
+    put32(guess + COLL_AUTH_MAC_BYTES + 4, COLL_STORE_GET);
+    assert_int_equal(send(fd, guess, sizeof guess, MSG_NOSIGNAL), (ssize_t)sizeof guess);
+    assert_int_equal(reply_status(fd), COLL_ERR_AUTH);
+    close(fd);
+    /* a client with another secret refuses the store (it cannot prove ours) */
+    coll_id_info_t bad = info;
+    bad.secret[0] ^= 0x80;
+    coll_store_t *c = NULL;
+    assert_int_equal(coll_store_connect(&bad, 5.0, &c), COLL_ERR_AUTH);
+    coll_store_server_stop(s);
+}
+
+/* H3: a connection that proved itself as rank r gathers into slot r only. */
+static void test_gather_claim(void **state)
+{
+    (void)state;
+    coll_id_info_t info;
+    coll_store_server_t *s = start_server("127.0.0.1", &info);
+    coll_store_t *c = NULL;
+    assert_int_equal(coll_store_connect_as(&info, 1, 5.0, &c), COLL_SUCCESS);
+    assert_int_equal(coll_store_gather(c, "j/join", 3, 2, "x", 1), COLL_ERR_INVALID_ARG);
+    assert_non_null(strstr(coll_last_error(), "not the rank this connection proved itself as"));
+    coll_store_close(c);
+    assert_int_equal(coll_store_connect_as(&info, 2, 5.0, &c), COLL_SUCCESS);
+    assert_int_equal(coll_store_gather(c, "j/join", 3, 2, "x", 1), COLL_SUCCESS);
+    coll_store_close(c);
+    coll_store_server_stop(s);
+}
+
+/* M3: an authenticated client cannot grow the store past its cap: keys
+ * count (they were free), and request bodies count from their header on, so
+ * connections that each declare a 16 MiB value are refused once the cap would
+ * be passed (the old store took them all, 16 MiB each). */
+static void test_store_cap(void **state)
+{
+    (void)state;
+    coll_id_info_t info;
+    coll_store_server_t *s = start_server("127.0.0.1", &info);
+    uint64_t h0 = coll_store_server_held(s);
+    coll_store_t *c = connect_ok(&info);
+    char key[220];
+    memset(key, 'k', sizeof key);
+    for (int i = 0; i < 5000; i++) {
+        snprintf(key + 200, 20, "%d", i);
+        assert_int_equal(coll_store_set(c, key, "", 0), COLL_SUCCESS);
+    }
+    coll_store_close(c);
+    usleep(50 * 1000);
+    assert_true(coll_store_server_held(s) >= h0 + 5000ull * 200);
+    enum { NC = (int)(COLL_STORE_MAX_TOTAL / COLL_STORE_MAX_VALUE) + 6 };
+    int fds[NC], alive = 0;
+    for (int i = 0; i < NC; i++) {
+        fds[i] = raw_connect(&info);
+        raw_hello(fds[i]);
+        uint8_t h[COLL_STORE_REQ_HDR + 1];
+        put32(h, COLL_STORE_MAGIC);
+        put32(h + 4, COLL_STORE_SET);
+        put32(h + 8, 1);
+        put32(h + 12, COLL_STORE_MAX_VALUE);
+        h[16] = 'v';
+        assert_int_equal(send(fds[i], h, sizeof h, MSG_NOSIGNAL), (ssize_t)sizeof h);
+    }
+    usleep(300 * 1000);
+    for (int i = 0; i < NC; i++) {
+        struct pollfd p = {.fd = fds[i], .events = POLLIN};
+        char b;
+        alive += !(poll(&p, 1, 0) == 1 && recv(fds[i], &b, 1, MSG_DONTWAIT) <= 0); /* EOF or reset */
+    }
+    assert_true(coll_store_server_held(s) <= COLL_STORE_MAX_TOTAL);
+    assert_true(alive < NC - 1); /* the last ones were refused */
+    assert_true(alive >= NC - 8);
+    for (int i = 0; i < NC; i++)
+        close(fds[i]);
+    coll_store_server_stop(s);
 }
 
 static void test_hostile_clients(void **state)
@@ -1140,6 +1283,10 @@ int main(void)
         cmocka_unit_test(test_get_waits_for_set),
         cmocka_unit_test(test_job_failed),
         cmocka_unit_test(test_wrong_secret),
+        cmocka_unit_test(test_replay_refused),
+        cmocka_unit_test(test_stranger_cannot_join),
+        cmocka_unit_test(test_gather_claim),
+        cmocka_unit_test(test_store_cap),
         cmocka_unit_test(test_connect_refused_then_retry),
         cmocka_unit_test(test_ipv6),
         cmocka_unit_test(test_hostile_clients),

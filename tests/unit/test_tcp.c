@@ -23,6 +23,7 @@
 #include <linux/tcp.h> /* struct tcp_info with tcpi_bytes_acked / _received */
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -372,7 +373,7 @@ static void test_header_roundtrip(void **state)
 {
     (void)state;
     coll_tcp_hdr_t h = {COLL_TCP_MAGIC, COLL_TCP_VERSION, {0}, 0x0102030405060708ull, 7, 9, 3, 4, 1}, g;
-    memcpy(h.secret, k_secret, 32);
+    memcpy(h.nc, k_secret, 32);
     uint8_t b[COLL_TCP_HDR_BYTES];
     coll_tcp_hdr_encode(&h, b);
     assert_memory_equal(b, "CBT1", 4);
@@ -384,7 +385,7 @@ static void test_header_roundtrip(void **state)
     assert_int_equal(g.idx, 3);
     assert_int_equal(g.nsocks, 4);
     assert_int_equal(g.ack, 1);
-    assert_memory_equal(g.secret, k_secret, 32);
+    assert_memory_equal(g.nc, k_secret, 32);
 }
 
 /* Deterministic partial elements: a 2-socket "peer" made of socketpairs feeds a
@@ -525,7 +526,8 @@ static void rank_exchange(coll_comm *c, void *arg)
     }
     /* each connection carried one direction: this rank's data on the sockets
      * it connected (sfd), the peer's on those it accepted (rfd); nothing went
-     * the other way (no ack to the hello; +1 on the accepted side: its SYN
+     * the other way but the acceptor's answer to the handshake (Na | MAC_A;
+     * +1 on the accepted side: its SYN
      * counts as acked; the peer's FIN, when it has closed, is taken off).
      * Chunks go to whichever socket has room, so one socket
      * may carry little: the data is checked per direction. And no other
@@ -547,7 +549,7 @@ static void rank_exchange(coll_comm *c, void *arg)
             in_b--;
         sent += mine ? out_b : 0;
         got += mine ? 0 : in_b;
-        if (mine ? in_b > 0 : out_b > 1) {
+        if (mine ? in_b > COLL_AUTH_CHALLENGE_BYTES : out_b > 1 + COLL_AUTH_CHALLENGE_BYTES) {
             fprintf(stderr, "rank %d socket %d of %d (%s): sent %llu, received %llu bytes\n", c->rank, i, g_nsocks,
                     mine ? "sending" : "receiving", (unsigned long long)out_b, (unsigned long long)in_b);
             CHECK(0);
@@ -638,14 +640,18 @@ static void strangers_hook(const coll_peer_info_t *peers, int n)
     const coll_peer_info_t *tgt = &peers[1]; /* rank 1 accepts from rank 0 */
     uint8_t b[COLL_TCP_HDR_BYTES];
     coll_tcp_hdr_t h = {COLL_TCP_MAGIC, COLL_TCP_VERSION, {0}, 0x1234abcdull, 0, 1, 0, 2, 0};
-    /* 1. right shape, wrong secret */
-    memset(h.secret, 'x', 32);
+    /* 1. a stranger with every public value (job nonce, ranks, index): a
+     * perfect hello, then a made-up proof (it cannot read the challenge's
+     * answer without the secret); it claims rank 0's socket 0 first */
+    h.nonce = 0x1234abcdull; /* the communicator's, as comm_build sets it */
+    memset(h.nc, 'n', 32);
     coll_tcp_hdr_encode(&h, b);
     int fd = stranger_connect(tgt);
     assert_int_equal(write(fd, b, sizeof b), (ssize_t)sizeof b);
+    memset(b, 'x', 32);
+    assert_int_equal(write(fd, b, 32), 32);
     g_silent_fds[g_nsilent++] = fd;
-    /* 2. right secret, wrong nonce (another communicator of the same job) */
-    memcpy(h.secret, k_secret, 32);
+    /* 2. wrong job nonce (another communicator) */
     h.nonce = 99;
     coll_tcp_hdr_encode(&h, b);
     fd = stranger_connect(tgt);
@@ -685,6 +691,89 @@ static void rank_small_exchange(coll_comm *c, void *arg)
     free(s);
     free(r);
     free(e);
+}
+
+/* H2/H3 on the data path, in one process: a real listener of rank 1; the
+ * test plays rank 0. A genuine connection (hello, the listener's challenge,
+ * the proof) is recorded and filed. Replayed to a listener with nothing filed
+ * yet (same secret, job and ranks: the rank restarted, say), the same hello and
+ * proof are refused: its nonce is new. A second claim of the filed index is
+ * refused at its hello. The secret's bytes are never sent. */
+static int replay_conn(coll_comm *c, const uint8_t *hello, const uint8_t *proof, uint8_t *ch_out)
+{
+    int fd = stranger_connect(&c->peers[1]);
+    assert_int_equal(write(fd, hello, COLL_TCP_HDR_BYTES), COLL_TCP_HDR_BYTES);
+    uint8_t ch[COLL_AUTH_CHALLENGE_BYTES];
+    size_t got = 0;
+    for (int k = 0; k < 2000 && got < sizeof ch; k++) {
+        assert_int_equal(coll_tcp_accept(c, 1), COLL_SUCCESS);
+        ssize_t n = recv(fd, ch + got, sizeof ch - got, MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN))
+            return fd; /* refused at the hello */
+        got += n > 0 ? (size_t)n : 0;
+        if (n <= 0)
+            usleep(200);
+    }
+    assert_int_equal(got, sizeof ch);
+    if (ch_out)
+        memcpy(ch_out, ch, sizeof ch);
+    if (proof)
+        assert_int_equal(write(fd, proof, COLL_AUTH_MAC_BYTES), COLL_AUTH_MAC_BYTES);
+    for (int k = 0; k < 20; k++) {
+        assert_int_equal(coll_tcp_accept(c, 1), COLL_SUCCESS);
+        usleep(1000);
+    }
+    return fd;
+}
+
+static void listener_up(coll_comm *c)
+{
+    comm_build(c, 1, 2, 5.0);
+    assert_int_equal(coll_tcp_listen(c, &c->peers[1]), COLL_SUCCESS);
+    assert_int_equal(coll_tcp_setup(c), COLL_SUCCESS);
+}
+
+static void assert_closed(int fd)
+{
+    char x;
+    struct pollfd pf = {.fd = fd, .events = POLLIN};
+    assert_int_equal(poll(&pf, 1, 2000), 1);
+    assert_true(recv(fd, &x, 1, MSG_DONTWAIT) <= 0);
+    close(fd);
+}
+
+static void test_replay_data(void **state)
+{
+    (void)state;
+    coll_cfg_set(COLL_CFG_NSOCKS, "1");
+    coll_cfg_set(COLL_CFG_IF_IP, "127.0.0.1");
+    coll_comm c, c2;
+    listener_up(&c);
+    coll_tcp_hdr_t h = {COLL_TCP_MAGIC, COLL_TCP_VERSION, {0}, c.id->nonce, 0, 1, 0, 1, 0};
+    assert_int_equal(coll_auth_random(h.nc, 32), COLL_SUCCESS);
+    uint8_t hello[COLL_TCP_HDR_BYTES], ch[COLL_AUTH_CHALLENGE_BYTES], proof[COLL_AUTH_MAC_BYTES];
+    coll_tcp_hdr_encode(&h, hello);
+    int fd = replay_conn(&c, hello, NULL, ch);
+    coll_auth_bind_t b = {.role = COLL_AUTH_DATA, .job = c.id->nonce, .from = 0, .to = 1, .idx = 0, .count = 1};
+    assert_true(coll_auth_respond(k_secret, &b, h.nc, ch, proof));
+    assert_int_equal(write(fd, proof, sizeof proof), (ssize_t)sizeof proof);
+    for (int k = 0; k < 200 && !(c.tcp->peers[0] && c.tcp->peers[0]->rgot == 1); k++) {
+        assert_int_equal(coll_tcp_accept(&c, 1), COLL_SUCCESS);
+        usleep(1000);
+    }
+    assert_non_null(c.tcp->peers[0]);
+    assert_int_equal(c.tcp->peers[0]->rgot, 1);
+    assert_null(memmem(hello, sizeof hello, k_secret, 8));
+    /* a second claim of index 0 on the same listener: refused */
+    assert_closed(replay_conn(&c, hello, proof, NULL));
+    assert_int_equal(c.tcp->peers[0]->rgot, 1);
+    /* the recorded exchange replayed to a fresh listener: refused, nothing filed */
+    listener_up(&c2);
+    assert_closed(replay_conn(&c2, hello, proof, NULL));
+    assert_true(!c2.tcp->peers[0] || c2.tcp->peers[0]->rgot == 0);
+    close(fd);
+    comm_free(&c2);
+    comm_free(&c);
 }
 
 static void test_strangers(void **state)
@@ -730,6 +819,15 @@ static void rank_fail(coll_comm *c, void *arg)
         }
         CHECK(write(g_inflight[1], &ev, 1) == 1);
     } else {
+        /* answer the sender's handshakes (it sends nothing before they end),
+         * then read nothing until the event */
+        for (int k = 0; k < 30000; k++) {
+            const coll_tcp_peer_t *pc = c->tcp->peers ? c->tcp->peers[0] : NULL;
+            if (pc && pc->nrecv && pc->rgot == pc->nrecv)
+                break;
+            CHECK(coll_tcp_accept(c, 1) == COLL_SUCCESS);
+            usleep(1000);
+        }
         struct pollfd pf = {.fd = g_inflight[0], .events = POLLIN};
         CHECK(poll(&pf, 1, 30000) == 1 && read(g_inflight[0], &ev, 1) == 1);
     }
@@ -982,6 +1080,7 @@ int main(void)
         cmocka_unit_test(test_exchange_3socks),
         cmocka_unit_test(test_three_ranks_series),
         cmocka_unit_test(test_strangers),
+        cmocka_unit_test(test_replay_data),
         cmocka_unit_test(test_peer_dies_while_sending),
         cmocka_unit_test(test_peer_dies_while_receiving),
         cmocka_unit_test(test_peer_aborts),

@@ -12,6 +12,7 @@
 
 #include "calib.h"
 #include "cb.h"
+#include "../common/safe_file.h"
 
 static const struct {
     const char *key;
@@ -168,28 +169,28 @@ int cbt_calib_get(const char *path, const char *key, double *out)
 
 int cbt_calib_write(const char *tool, const char *path, const char *by, const cbt_calib_kv_t *kv, int n)
 {
-    char tmp[4096], line[LINE_MAX_LEN + 2], copy[LINE_MAX_LEN + 2];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-        return cbt_usage_error(tool, "invalid --calibration-out '%s' (allowed: a path under %zu characters)", path,
-                               sizeof tmp - 5);
+    char line[LINE_MAX_LEN + 2], copy[LINE_MAX_LEN + 2];
+    cb_safe_file_t sf;
+    if (strlen(path) > 4000)
+        return cbt_usage_error(tool, "invalid --calibration-out '%s' (allowed: a path under 4000 characters)", path);
     for (int i = 0; i < n; i++)
         if (key_index(kv[i].key) < 0)
             return cbt_error(tool, CBT_EXIT_FAIL, "calibration: no key '%s'", kv[i].key);
     FILE *old = fopen(path, "r");
     if (!old && errno != ENOENT)
         return cbt_error(tool, CBT_EXIT_FAIL, "cannot read --calibration-out '%s': %s", path, strerror(errno));
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
+    if (cb_safe_open(&sf, path, CB_RESULT_MODE) != 0) {
+        int e = errno;
         if (old)
             fclose(old);
-        return cbt_error(tool, CBT_EXIT_FAIL, "cannot write --calibration-out '%s': %s", tmp, strerror(errno));
+        return cbt_error(tool, CBT_EXIT_FAIL, "cannot write --calibration-out '%s': %s", path, strerror(e));
     }
+    FILE *f = sf.f;
     int *done = calloc((size_t)n + 1, sizeof(int));
     if (!done) {
-        fclose(f);
+        cb_safe_abort(&sf);
         if (old)
             fclose(old);
-        remove(tmp);
         return cbt_error(tool, CBT_EXIT_FAIL, "out of memory");
     }
     time_t now = time(NULL);
@@ -223,11 +224,13 @@ int cbt_calib_write(const char *tool, const char *path, const char *by, const cb
     int bad = old && ferror(old);
     if (old)
         fclose(old);
-    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
-        int e = errno;
-        remove(tmp);
-        return cbt_error(tool, CBT_EXIT_FAIL, "cannot write --calibration-out '%s': %s", path, strerror(e));
+    if (bad) {
+        cb_safe_abort(&sf);
+        return cbt_error(tool, CBT_EXIT_FAIL, "cannot read --calibration-out '%s'", path);
     }
+    if (cb_safe_commit(&sf) != 0)
+        return cbt_error(tool, CBT_EXIT_FAIL, "cannot write --calibration-out '%s': %s (left as it was)", path,
+                         strerror(errno));
     fprintf(stderr, "collbench %s: calibration written to %s\n", tool, path);
     return 0;
 }

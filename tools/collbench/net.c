@@ -34,6 +34,8 @@ typedef struct {
     int calib_cpu;         /* --calibration-cpu: the CPUs limit the stream, not the link */
     cbt_net_params_t p;
     int size_set, iters_set, set_mask; /* what the command line gave */
+    uint8_t key[32];                   /* of COLL_SECRET / COLL_SECRET_FILE (net_auth.c) */
+    int open;                          /* none set: the all-zero key */
 } net_opts_t;
 
 typedef struct {
@@ -292,11 +294,20 @@ static int client_connect(net_opts_t *o, int *ctrl, int *fds, char *peer, size_t
     *ctrl = fd;
     cbt_sock_peer(fd, peer, pn);
     cbt_sock_tune(fd, o->connect_timeout);
-    uint64_t session = (uint64_t)time(NULL) << 20 ^ (uint64_t)getpid() ^ (uint64_t)(cbt_now() * 1e9);
+    uint64_t session;
+    if (coll_auth_random(&session, sizeof session) != COLL_SUCCESS)
+        return cbt_error(TOOL, CBT_EXIT_CONN, "%s", coll_last_error());
     const cbt_net_params_t *p = &o->p;
     uint64_t w[10] = {CBT_NET_MAGIC,      CBT_NET_VERSION,  session, (uint64_t)p->lat, (uint64_t)p->bidir,
                       (uint64_t)p->nconn, (uint64_t)p->all, p->size, p->iters,         cbt_dbits(p->duration)};
-    if (cbt_words_send(fd, w, 10) || cbt_words_recv(fd, w, 2) || w[0] != CBT_NET_MAGIC)
+    coll_auth_bind_t b = cbt_net_bind(session, 0, 0, p->nconn);
+    int auth = cbt_words_send(fd, w, 10) ? -1 : cbt_net_auth_connect(fd, o->key, &b);
+    if (auth == 1)
+        return cbt_error(TOOL, CBT_EXIT_CONN,
+                         "server %s did not prove it knows our secret (COLL_SECRET / COLL_SECRET_FILE differ, "
+                         "or one end has none)",
+                         peer);
+    if (auth != 0 || cbt_words_recv(fd, w, 2) || w[0] != CBT_NET_MAGIC)
         return cbt_error(TOOL, CBT_EXIT_CONN, "%s:%d (%s) is not a collbench net server (no handshake answer)", o->host,
                          o->port, peer);
     if (w[1] != 0)
@@ -307,13 +318,25 @@ static int client_connect(net_opts_t *o, int *ctrl, int *fds, char *peer, size_t
             return cbt_error(TOOL, CBT_EXIT_CONN, "data connection %d: %s", i, err);
         cbt_sock_tune(fds[i], 60);
         uint64_t d[3] = {CBT_NET_MAGIC, session, (uint64_t)i};
-        if (cbt_words_send(fds[i], d, 3))
-            return cbt_error(TOOL, CBT_EXIT_CONN, "data connection %d to %s: send failed", i, peer);
+        coll_auth_bind_t db = cbt_net_bind(session, 1, i, p->nconn);
+        if (cbt_words_send(fds[i], d, 3) || cbt_net_auth_connect(fds[i], o->key, &db) != 0)
+            return cbt_error(TOOL, CBT_EXIT_CONN, "data connection %d to %s: handshake failed", i, peer);
     }
     if (cbt_words_recv(fd, w, 2) || w[0] != CBT_NET_MAGIC)
         return cbt_error(TOOL, CBT_EXIT_CONN, "server %s did not accept the data connections", peer);
     cbt_sock_tune(fd, 0); /* control waits as long as the test runs */
     return 0;
+}
+
+/* M7: what one client may make this server hold or do (net.h). */
+static int server_can_hold(const cbt_net_params_t *c)
+{
+    unsigned long long per = c->all ? CBT_NET_SWEEP_MAX : c->size;
+    unsigned long long need = (unsigned long long)c->nconn * (per + (1u << 20)) * (c->bidir ? 2 : 1);
+    unsigned long long avail = cbt_mem_available();
+    if (need > CBT_NET_SERVER_MAX_BYTES || (avail && need > avail / 2))
+        return 0;
+    return c->iters <= CBT_NET_MAX_ITERS && c->duration <= CBT_NET_MAX_SECONDS;
 }
 
 /* The client's handshake on the control connection fd: its parameters,
@@ -332,8 +355,14 @@ static int server_handshake(net_opts_t *o, int fd, const char *peer, uint64_t *s
                           .iters = w[8],
                           .duration = cbt_bitsd(w[9])};
     *session = w[2];
+    coll_auth_bind_t b = cbt_net_bind(*session, 0, 0, c.nconn);
+    int auth = cbt_net_auth_accept(fd, o->key, &b);
+    if (auth != 0)
+        return cbt_error(TOOL, CBT_EXIT_CONN, "%s %s", peer,
+                         auth == 1 ? "did not prove it knows our secret (COLL_SECRET / COLL_SECRET_FILE): refused"
+                                   : "left during the handshake");
     int bad = c.nconn < 1 || c.nconn > CBT_NET_MAXQ || c.size < 1 || c.size > CBT_GIB
-        || (c.iters < 1 && c.duration <= 0);
+        || (c.iters < 1 && c.duration <= 0) || !server_can_hold(&c);
     uint64_t ack[2] = {CBT_NET_MAGIC, (uint64_t)bad};
     cbt_words_send(fd, ack, 2);
     if (bad)
@@ -352,7 +381,7 @@ static int server_handshake(net_opts_t *o, int fd, const char *peer, uint64_t *s
 
 /* The client's nconn data connections on lfd, each in fds[] at the index it
  * sends (with the session id). */
-static int accept_data(int lfd, int nconn, uint64_t session, int *fds, const char *peer)
+static int accept_data(const net_opts_t *o, int lfd, int nconn, uint64_t session, int *fds, const char *peer)
 {
     char err[512];
     for (int i = 0; i < nconn; i++)
@@ -364,8 +393,12 @@ static int accept_data(int lfd, int nconn, uint64_t session, int *fds, const cha
             return cbt_error(TOOL, d == -2 ? CBT_EXIT_TIMEOUT : CBT_EXIT_CONN, "data connection %d of %d from %s: %s",
                              k, nconn, peer, err);
         cbt_sock_tune(d, 10);
-        if (cbt_words_recv(d, h, 3) || h[0] != CBT_NET_MAGIC || h[1] != session || h[2] >= (uint64_t)nconn
-            || fds[h[2]] >= 0) {
+        coll_auth_bind_t b = {0};
+        int ok = !cbt_words_recv(d, h, 3) && h[0] == CBT_NET_MAGIC && h[1] == session && h[2] < (uint64_t)nconn
+            && fds[h[2]] < 0;
+        if (ok)
+            b = cbt_net_bind(session, 1, (int)h[2], nconn);
+        if (!ok || cbt_net_auth_accept(d, o->key, &b) != 0) {
             close(d);
             return cbt_error(TOOL, CBT_EXIT_CONN, "unexpected data connection (not from client %s)", peer);
         }
@@ -403,7 +436,7 @@ static int server_accept(net_opts_t *o, int *ctrl, int *fds, char *peer, size_t 
     uint64_t session = 0;
     int rc = server_handshake(o, fd, peer, &session);
     if (rc == 0)
-        rc = accept_data(lfd, o->p.nconn, session, fds, peer);
+        rc = accept_data(o, lfd, o->p.nconn, session, fds, peer);
     close(lfd);
     if (rc)
         return rc;
@@ -455,6 +488,8 @@ int cbt_net_main(int argc, char **argv)
                                    "bytes available; use a smaller -s or -q",
                                    per, o.p.nconn, need, avail);
     }
+    if (cbt_net_key(o.key, &o.open, !o.host))
+        return CBT_EXIT_USAGE;
     int ctrl = -1, fds[CBT_NET_MAXQ];
     char peer[128] = "?", err[512] = "";
     for (int i = 0; i < CBT_NET_MAXQ; i++)

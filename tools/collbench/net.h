@@ -22,12 +22,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../common/coll_internal.h" /* core/auth.h */
+
 #define CBT_NET_MAGIC 0x43424e4554303031ULL /* "CBNET001" */
-#define CBT_NET_VERSION 1
+#define CBT_NET_VERSION 2                   /* 2: challenge-response (net_auth.c) */
 #define CBT_NET_PORT 18515
 #define CBT_NET_MAXQ 64
 #define CBT_NET_SWEEP_MIN 2ULL
 #define CBT_NET_SWEEP_MAX (8ULL << 20)
+/* What a client may ask of a server: buffers (nconn x size, x2 with -b) up to
+ * this many bytes and half of the memory available, at most this many
+ * iterations or seconds. */
+#define CBT_NET_SERVER_MAX_BYTES (4ULL << 30)
+#define CBT_NET_MAX_ITERS 1000000000ULL
+#define CBT_NET_MAX_SECONDS 3600.0
 
 typedef struct {
     int lat;                  /* --lat: ping-pong */
@@ -66,6 +74,16 @@ int cbt_words_recv(int fd, uint64_t *w, int n);
 uint64_t cbt_dbits(double d);
 double cbt_bitsd(uint64_t u);
 void cbt_sock_peer(int fd, char *buf, size_t n); /* "addr:port" or "[v6]:port" */
+
+/* net_auth.c: the key of COLL_SECRET / COLL_SECRET_FILE (*open = 1: none
+ * set, the all-zero key), 0 or an exit code; the handshake after the hello
+ * words (connector / acceptor): 0 = proven, 1 = the other end does not know
+ * the key, -1 = I/O error. */
+int cbt_net_key(uint8_t key[32], int *open, int server); /* server: warn when open */
+int cbt_net_auth_connect(int fd, const uint8_t key[32], const coll_auth_bind_t *b);
+int cbt_net_auth_accept(int fd, const uint8_t key[32], const coll_auth_bind_t *b);
+/* data = 0: the control connection, 1: data connection idx of nconn. */
+coll_auth_bind_t cbt_net_bind(uint64_t session, int data, int idx, int nconn);
 
 /* net_run.c: one size. `server` = 1 on the server. fds[0..nconn-1] data, ctrl control.
  * Returns 0 or -1 with err filled. */

@@ -17,6 +17,7 @@
  *                    coll_comm_ranks_per_core, coll_comm_transport_name (topo)
  *   core/netif.h     coll_netif_select, coll_sockaddr_str (topo)
  *   bootstrap/bootstrap.h  coll_id_decode, coll_id_info_t (spdir)
+ *   core/auth.h      coll_auth_* (collbench net's challenge-response), coll_sha256
  *   core/copy.h      coll_copy_nt (bw -t d2d's nt method: the transports' copy),
  *                    coll_thp_mode (huge_hint.h: the tools' COLL_BUF_HUGE hint)
  *
@@ -34,6 +35,7 @@
 #include "core/netif.h"
 #include "bootstrap/bootstrap.h"
 #include "core/copy.h"
+#include "core/auth.h"
 #include "coll/tuning.h"   /* collbench sim: the simulated network as measured constants */
 #include "transport/sim.h" /* collbench sim: simulated communicators */
 

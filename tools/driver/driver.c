@@ -500,7 +500,8 @@ out:
     if (rank == 0 && (o->json || o->csv)) {
         if (!res.exit_code)
             res.exit_code = rc;
-        cb_results_write(&res);
+        if (cb_results_write(&res) != 0 && rc == CB_EXIT_OK)
+            rc = CB_EXIT_CHECK; /* the results asked for are not there: not a success */
     }
     if (rc < CB_EXIT_SETUP) {
         if (c.pool) { /* --off-cache: the buffer sets live in the pool */

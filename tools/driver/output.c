@@ -1,11 +1,13 @@
 /*
  * output.c - machine-readable results (docs/results-format.md): JSON and CSV,
- * written by rank 0 to FILE.tmp.<pid> and renamed, so no half-written file.
+ * written by rank 0 to a fresh FILE.tmp.XXXXXX and renamed (common/safe_file.h),
+ * so no half-written file.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "../common/coll_internal.h"
+#include "../common/safe_file.h"
 #include "driver.h"
 
 int cb_results_add(cb_results_t *r, const cb_row_t *row)
@@ -306,21 +308,17 @@ static void write_csv(FILE *f, const cb_results_t *r, const char *cpu, const cha
 
 static int write_file(const cb_results_t *r, const char *path, int json, const char *cpu, const char *cfg)
 {
-    char tmp[4200];
-    snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        fprintf(stderr, "%s: cannot write %s: %m\n", r->opts->prog, tmp);
+    cb_safe_file_t sf;
+    if (cb_safe_open(&sf, path, CB_RESULT_MODE) != 0) {
+        fprintf(stderr, "%s: cannot write %s: %m\n", r->opts->prog, path);
         return -1;
     }
     if (json)
-        write_json(f, r, cpu, cfg);
+        write_json(sf.f, r, cpu, cfg);
     else
-        write_csv(f, r, cpu, cfg);
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
-        fprintf(stderr, "%s: cannot write %s: %m\n", r->opts->prog, path);
-        unlink(tmp);
+        write_csv(sf.f, r, cpu, cfg);
+    if (cb_safe_commit(&sf) != 0) {
+        fprintf(stderr, "%s: cannot write %s: %m (nothing written)\n", r->opts->prog, path);
         return -1;
     }
     return 0;

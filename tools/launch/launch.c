@@ -354,9 +354,41 @@ static int run_mpi(cb_launch_t *l, int *argc, char ***argv, cb_rank_fn fn, void 
 
 /* ---------------------------------------------------------------- env / slurm */
 
+/* A rendezvous only this machine can reach: no warning when it runs open. */
+static int local_only(const char *addr)
+{
+    return !strncmp(addr, "127.", 4) || !strcmp(addr, "::1") || !strcmp(addr, "localhost");
+}
+
+/* The job's id: with COLL_SECRET / COLL_SECRET_FILE, from the secret; else an
+ * OPEN job (tag: public values, which only name the job), said on rank 0
+ * in one warning when other machines can reach it. */
+static coll_status_t env_id(const cb_launch_t *l, const char *addr, long long port, const char *tag,
+                            coll_unique_id_t *id)
+{
+    char secret[512];
+    int have = 0;
+    COLL_CHECK(coll_cfg_secret(secret, sizeof secret, &have));
+    const char *bind = addr[0] ? addr : "0.0.0.0";
+    coll_status_t st;
+    if (have)
+        st = l->rank == 0 ? coll_unique_id_listen(bind, (int)port, secret, id)
+                          : coll_unique_id_from_addr(addr, (int)port, secret, id);
+    else
+        st = coll_unique_id_open(l->rank == 0 ? bind : addr, (int)port, tag, l->rank == 0, id);
+    memset(secret, 0, sizeof secret);
+    if (st == COLL_SUCCESS && !have && l->rank == 0 && !local_only(bind))
+        fprintf(stderr,
+                "%s: warning: COLL_SECRET (or COLL_SECRET_FILE) is not set: this job runs open, anyone who can "
+                "reach %s:%lld can join it or take a rank's place; set COLL_SECRET to the same random string "
+                "on every rank\n",
+                l->prog, bind, port);
+    return st;
+}
+
 static int run_env(cb_launch_t *l, cb_rank_fn fn, void *arg)
 {
-    char host[256] = "", secret[512];
+    char host[256] = "", tag[512]; /* public values: they name the job, they are no secret */
     const char *addr = coll_cfg_str(COLL_CFG_ENV_MASTER_ADDR);
     long long port = coll_cfg_int(COLL_CFG_ENV_MASTER_PORT);
     if (l->kind == CB_LAUNCH_SLURM) {
@@ -377,16 +409,14 @@ static int run_env(cb_launch_t *l, cb_rank_fn fn, void *arg)
                 h = h * 33 + (unsigned char)*s;
             port = 20000 + (long long)(h % 20000);
         }
-        snprintf(secret, sizeof(secret), "collbench-slurm|%s|%s|%s|%lld", coll_cfg_str(COLL_CFG_ENV_SLURM_JOB_ID),
+        snprintf(tag, sizeof(tag), "collbench-slurm|%s|%s|%s|%lld", coll_cfg_str(COLL_CFG_ENV_SLURM_JOB_ID),
                  coll_cfg_str(COLL_CFG_ENV_SLURM_STEP_ID), addr, port);
     } else {
         /* Under torchrun the agent's own store holds MASTER_PORT: use the next one. */
         if (coll_cfg_str(COLL_CFG_ENV_RUN_ID)[0])
             port++;
-        snprintf(secret, sizeof(secret), "collbench-env|%s|%s|%lld", coll_cfg_str(COLL_CFG_ENV_RUN_ID), addr, port);
+        snprintf(tag, sizeof(tag), "collbench-env|%s|%s|%lld", coll_cfg_str(COLL_CFG_ENV_RUN_ID), addr, port);
     }
-    if (coll_cfg_str(COLL_CFG_SECRET)[0])
-        snprintf(secret, sizeof(secret), "%s", coll_cfg_str(COLL_CFG_SECRET));
     if (port < 1 || port > 65535) {
         fprintf(stderr, "%s: invalid MASTER_PORT %lld: allowed 1..65535\n", l->prog, port);
         return 2;
@@ -396,8 +426,11 @@ static int run_env(cb_launch_t *l, cb_rank_fn fn, void *arg)
         return 3;
     }
     coll_unique_id_t id;
-    coll_status_t st = l->rank == 0 ? coll_unique_id_listen(addr[0] ? addr : "0.0.0.0", (int)port, secret, &id)
-                                    : coll_unique_id_from_addr(addr, (int)port, secret, &id);
+    coll_status_t st = env_id(l, addr, port, tag, &id);
+    if (st == COLL_ERR_INVALID_ARG && strstr(coll_last_error(), "COLL_SECRET_FILE")) {
+        fprintf(stderr, "%s: rank %d: %s\n", l->prog, l->rank, coll_last_error());
+        return 2;
+    }
     if (st != COLL_SUCCESS) {
         fprintf(stderr, "%s: rank %d: rendezvous %s:%lld: %s: %s\n", l->prog, l->rank, addr[0] ? addr : "0.0.0.0", port,
                 coll_strerror(st), coll_last_error());

@@ -29,14 +29,14 @@
 #define BOOT_VERSION 2u              /* 2: challenge-response */
 #define BOOT_HELLO_BYTES 56
 #define BOOT_FRAME_HDR 24
-#define BOOT_ADDR_BYTES 20    /* u16 family, u16 port, 16 address bytes */
+#define BOOT_ADDR_BYTES 20 /* u16 family, u16 port, 16 address bytes */
 /* An accepted connection must end its handshake within this of its accept, and
  * a parent waits this long for its child's answer. Strangers cannot stretch a
  * join with it: the child serves every pending connection at once (at most
  * BOOT_MAX_PENDING, the oldest dropped first); it only bounds how long one
  * holds a slot, and leaves room for ranks descheduled on an oversubscribed host. */
 #define BOOT_HELLO_WAIT_S 5.0
-#define BOOT_MAX_PENDING 64   /* accepted connections owing their handshake at once */
+#define BOOT_MAX_PENDING 64 /* accepted connections owing their handshake at once */
 #define BOOT_MAX_FRAME ((uint64_t)1 << 34)
 #define BOOT_CHILD_GRACE_S 1.0 /* a rank waiting for its parent gives the root this head start */
 

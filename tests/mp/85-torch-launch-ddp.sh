@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# timeout: 420
+# The coll torch backend under every launcher, and DDP beside Gloo:
+#  - torchrun (--standalone, 2 ranks), mpirun (Open MPI, 2 ranks: torch_coll maps
+#    OMPI_COMM_WORLD_* to RANK/WORLD_SIZE), tcp:// and file:// init methods;
+#  - bench/ddp-bench.py on 2 ranks under coll and under gloo, same seed: the
+#    parameters after training must be bitwise identical (deterministic mode).
+. "$(dirname "$0")/../lib/common.sh"
+. "$CB_ROOT/tests/lib/torch.sh"
+torch_ready || exit 1
+W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
+SMOKE=$CB_ROOT/tests/torch/smoke.py
+
+out=$(timeout -k 5 120 torchrun --standalone --nproc_per_node=2 "$SMOKE" 2>&1); rc=$?
+check "torchrun --standalone 2 ranks (exit $rc)" [ $rc -eq 0 -a "$(echo "$out" | grep -c 'smoke ok')" -eq 2 ]
+[ $rc -eq 0 ] || echo "$out" | tail -n 8
+
+if command -v mpirun.openmpi >/dev/null; then
+    port=$(free_port)
+    out=$(timeout -k 5 120 mpirun.openmpi --allow-run-as-root --oversubscribe -n 2 -x MASTER_PORT=$port \
+        -x PYTHONPATH -x PYTHONWARNINGS -x COLL_SOCKET_IFNAME "$TORCH_PY" "$SMOKE" 2>&1); rc=$?
+    check "mpirun (Open MPI) 2 ranks (exit $rc)" [ $rc -eq 0 -a "$(echo "$out" | grep -c 'smoke ok')" -eq 2 ]
+    [ $rc -eq 0 ] || echo "$out" | tail -n 8
+else
+    fail "mpirun.openmpi not installed (scripts/install-deps.sh build)"
+fi
+
+port=$(free_port)
+torch_launch "$W/tcp" 3 "$TORCH_PY" "$SMOKE" "tcp://127.0.0.1:$port"
+check "tcp:// init, 3 ranks" [ $? -eq 0 ]
+torch_launch "$W/file" 2 "$TORCH_PY" "$SMOKE" "file://$W/rendezvous"
+check "file:// init, 2 ranks" [ $? -eq 0 ]
+
+for be in coll gloo; do
+    torch_launch "$W/ddp-$be" 2 "$TORCH_PY" "$CB_ROOT/bench/ddp-bench.py" --backend $be --steps 6 --warmup 2 \
+        --width 256 --depth 2 --save "$W/params-$be.pt"
+    check "DDP 2 ranks on $be: $(cat "$W/ddp-$be.r0.out")" [ $? -eq 0 ]
+done
+cmp=$("$TORCH_PY" "$CB_ROOT/tests/torch/ddp_compare.py" "$W/params-coll.pt" "$W/params-gloo.pt" 2>&1)
+check "DDP parameters identical under coll and gloo ($cmp)" [ $? -eq 0 ]
+check "no process left" no_procs "tests/torch/smoke.py"
+check "no /dev/shm segment left" no_shm_leftovers
+finish

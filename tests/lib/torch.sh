@@ -34,9 +34,11 @@ torch_launch() {
         pids[$r]=$!
     done
     for r in $(seq 0 $((n - 1))); do
-        if ! wait "${pids[$r]}"; then
+        wait "${pids[$r]}"
+        local rc=$?
+        if [ $rc -ne 0 ]; then
             bad=$((bad + 1))
-            echo "rank $r failed; its last lines:"; tail -n 5 "$out.r$r.err" "$out.r$r.out" | sed 's/^/    /'
+            echo "rank $r exit $rc; its last lines:"; tail -n 5 "$out.r$r.err" "$out.r$r.out" | sed 's/^/    /'
         fi
     done
     return $bad

@@ -66,7 +66,8 @@ ProcessGroupColl::ProcessGroupColl(const c10::intrusive_ptr<c10d::Store>& store,
     std::memcpy(id.internal, v.data(), v.size());
   }
   check(coll_comm_init_rank(&comm_, size, id, rank), "coll_comm_init_rank");
-  worker_ = std::thread(&ProcessGroupColl::workerLoop, this);
+  for (auto& l : lanes_)
+    l.th = std::thread(&ProcessGroupColl::laneLoop, this, std::ref(l));
   watchdog_ = std::thread(&ProcessGroupColl::watchdogLoop, this);
 }
 
@@ -75,17 +76,31 @@ ProcessGroupColl::~ProcessGroupColl() { shutdown(); }
 void ProcessGroupColl::shutdown()
 {
   {
-    std::lock_guard<std::mutex> lk(mu_);
+    std::lock_guard<std::mutex> lk(downMu_);
     if (down_)
       return;
     down_ = true;
-    stop_ = true;
   }
-  cv_.notify_all();
-  if (worker_.joinable())
-    worker_.join();
+  for (auto& l : lanes_) {  // each lane drains its queue, then its thread ends
+    {
+      std::lock_guard<std::mutex> lk(l.mu);
+      l.stop = true;
+    }
+    l.cv.notify_all();
+  }
+  for (auto& l : lanes_)
+    if (l.th.joinable())
+      l.th.join();
+  {
+    std::lock_guard<std::mutex> lk(wdMu_);
+    wdStop_ = true;
+  }
+  wdCv_.notify_all();
   if (watchdog_.joinable())
     watchdog_.join();
+  for (auto& kv : pairs_)
+    coll_comm_destroy(kv.second);
+  pairs_.clear();
   if (comm_)
     coll_comm_destroy(comm_);
   comm_ = nullptr;
@@ -93,7 +108,6 @@ void ProcessGroupColl::shutdown()
 
 std::string ProcessGroupColl::lastAlgo()
 {
-  std::lock_guard<std::mutex> lk(mu_);
   const char* a = comm_ ? coll_comm_last_algo(comm_) : nullptr;
   return a ? a : "";
 }
@@ -115,117 +129,78 @@ void ProcessGroupColl::check(coll_status_t st, const char* what)
   fail(c10::str(what, " failed: ", coll_strerror(st), detail.empty() ? "" : ": ", detail));
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupColl::enqueue(c10d::OpType type, const char* name,
+c10::intrusive_ptr<c10d::Work> ProcessGroupColl::enqueue(int lane, c10d::OpType type, const char* name,
                                                          std::vector<at::Tensor> outputs, Fn fn)
 {
   Item item;
   item.work = c10::make_intrusive<CollWork>(rank_, type, std::move(outputs));
   item.fn = std::move(fn);
   item.name = name;
-  return enqueueItem(std::move(item));
-}
-
-c10::intrusive_ptr<c10d::Work> ProcessGroupColl::enqueueItem(Item item)
-{
   c10::intrusive_ptr<c10d::Work> work = item.work;
+  Lane& l = lanes_[lane];
   {
-    std::lock_guard<std::mutex> lk(mu_);
-    if (stop_)
-      fail(c10::str(item.name, " issued after the process group was shut down"));
-    queue_.push_back(std::move(item));
+    std::lock_guard<std::mutex> lk(l.mu);
+    if (l.stop)
+      fail(c10::str(name, " issued after the process group was shut down"));
+    l.q.push_back(std::move(item));
   }
-  cv_.notify_all();
+  l.cv.notify_all();
   return work;
 }
 
-// A send followed in the queue by a recv (or the reverse) runs as one coll_sendrecv,
-// so the usual exchange (irecv + isend on both sides, batch_isend_irecv pairs) does
-// not wait on itself. Called with mu_ held and first just popped.
-bool ProcessGroupColl::popPair(Item& first, Item& second)
-{
-  if (first.p2p == P2p::NONE || queue_.empty())
-    return false;
-  Item& next = queue_.front();
-  if (next.p2p == P2p::NONE || next.p2p == first.p2p)
-    return false;
-  second = std::move(next);
-  queue_.pop_front();
-  return true;
-}
-
-void ProcessGroupColl::runPair(Item& a, Item& b)
-{
-  Item& s = a.p2p == P2p::SEND ? a : b;
-  Item& r = a.p2p == P2p::SEND ? b : a;
-  std::exception_ptr error;
-  opName_.store("sendrecv");
-  opStartNs_.store(nowNs());
-  try {
-    at::NoGradGuard noGrad;
-    at::Tensor cs = s.tensor.contiguous(), cr = r.tensor.contiguous();
-    store_->add(p2pKey(rank_, s.peer), 1);
-    check(coll_sendrecv(cs.data_ptr(), cs.nbytes(), s.peer, cr.data_ptr(), cr.nbytes(), r.peer, COLL_UINT8, comm_),
-          "sendrecv");
-    recvCount_[r.peer]++;
-    if (!cr.is_same(r.tensor))
-      r.tensor.copy_(cr);
-    r.work->setSourceRank(r.peer);
-  } catch (...) {
-    error = std::current_exception();
-  }
-  opStartNs_.store(0);
-  a.work->complete(error);
-  b.work->complete(error);
-}
-
-void ProcessGroupColl::runItem(Item& item)
+void ProcessGroupColl::runItem(Lane& lane, Item& item)
 {
   std::exception_ptr error;
-  opName_.store(item.name);
-  opStartNs_.store(nowNs());
+  lane.startNs.store(nowNs());
   try {
     at::NoGradGuard noGrad;
     item.fn(*item.work);
   } catch (...) {
     error = std::current_exception();
   }
-  opStartNs_.store(0);
+  lane.startNs.store(0);
   item.work->complete(error);
 }
 
-void ProcessGroupColl::workerLoop()
+void ProcessGroupColl::laneLoop(Lane& lane)
 {
   for (;;) {
-    Item item, second;
-    bool pair;
+    Item item;
     {
-      std::unique_lock<std::mutex> lk(mu_);
-      cv_.wait(lk, [this] { return stop_ || !queue_.empty(); });
-      if (queue_.empty())
-        return;  // stop_ and drained
-      item = std::move(queue_.front());
-      queue_.pop_front();
-      pair = popPair(item, second);
+      std::unique_lock<std::mutex> lk(lane.mu);
+      lane.cv.wait(lk, [&lane] { return lane.stop || !lane.q.empty(); });
+      if (lane.q.empty())
+        return;  // stopped and drained
+      item = std::move(lane.q.front());
+      lane.q.pop_front();
     }
-    if (pair)
-      runPair(item, second);
-    else
-      runItem(item);
+    runItem(lane, item);
   }
 }
 
-// Aborts the communicator once an operation has run longer than the group's timeout:
-// libcoll then fails it (and every later one) with COLL_ERR_ABORTED, and tells the peers.
+void ProcessGroupColl::abortAll()
+{
+  coll_comm_abort(comm_);
+  std::lock_guard<std::mutex> lk(pairMu_);
+  for (auto& kv : pairs_)
+    coll_comm_abort(kv.second);
+}
+
+// Aborts the group's communicators once an operation has run longer than the group's
+// timeout: libcoll then fails it (and every later one) with COLL_ERR_ABORTED, and tells
+// the peers. Runs until shutdown, after the lanes have drained.
 void ProcessGroupColl::watchdogLoop()
 {
   const int64_t limitNs = static_cast<int64_t>(timeout_.count()) * 1000000;
-  std::unique_lock<std::mutex> lk(mu_);
-  while (!stop_ || !queue_.empty() || opStartNs_.load() != 0) {
-    cv_.wait_for(lk, std::chrono::milliseconds(50));
-    int64_t start = opStartNs_.load();
-    if (limitNs > 0 && start != 0 && !timedOut_.load() && nowNs() - start > limitNs) {
-      timedOut_.store(true);
-      coll_comm_abort(comm_);
+  std::unique_lock<std::mutex> lk(wdMu_);
+  while (!wdStop_) {
+    wdCv_.wait_for(lk, std::chrono::milliseconds(50));
+    for (auto& l : lanes_) {
+      int64_t start = l.startNs.load();
+      if (limitNs > 0 && start != 0 && !timedOut_.load() && nowNs() - start > limitNs) {
+        timedOut_.store(true);
+        abortAll();
+      }
     }
   }
 }

@@ -1,8 +1,9 @@
 // coll_pg.hpp - torch.distributed backend "coll": a c10d::ProcessGroup over libcoll's
 // public C API (include/coll.h), for torch 1.13.
 //
-// Every operation is queued, in issue order, to one worker thread per process group
-// (libcoll communicators are used by one thread at a time); the caller gets a CollWork
+// Every collective is queued, in issue order, to one worker thread per process group
+// (libcoll communicators are used by one thread at a time; sends and receives have a
+// thread each, see Lane); the caller gets a CollWork
 // at once (wait(), is_completed(), get_future()). A watchdog thread aborts the
 // communicator (coll_comm_abort) when one operation runs past the group's timeout, so
 // the waiting rank raises instead of hanging; libcoll's own COLL_EXEC_TIMEOUT and its
@@ -17,6 +18,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -91,29 +93,43 @@ class ProcessGroupColl : public c10d::ProcessGroup {
 
  private:
   using Fn = std::function<void(CollWork&)>;
-  enum class P2p { NONE, SEND, RECV };
   struct Item {
     c10::intrusive_ptr<CollWork> work;
     Fn fn;
-    const char* name;
-    P2p p2p = P2p::NONE;  // a send or recv with a known peer, which may pair with the next item
-    at::Tensor tensor;
-    int peer = -1;
+    const char* name = "";
   };
-  c10::intrusive_ptr<c10d::Work> enqueue(c10d::OpType type, const char* name, std::vector<at::Tensor> outputs,
-                                         Fn fn);
-  c10::intrusive_ptr<c10d::Work> enqueueItem(Item item);
-  bool popPair(Item& first, Item& second);
-  void runPair(Item& a, Item& b);
-  void workerLoop();
+  // One thread running its items in issue order. Collectives go to LANE_COLL (the
+  // group's communicator); sends and receives to their own lanes, each over 2-rank
+  // communicators of their own (pairComm), so a receive waiting for its message never
+  // holds back a send or a collective queued after it (irecv + isend on both sides).
+  struct Lane {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<Item> q;
+    bool stop = false;
+    std::thread th;
+    std::atomic<int64_t> startNs{0};  // start of the running item, 0 when idle
+  };
+  enum { LANE_COLL = 0, LANE_SEND, LANE_RECV, NLANES };
+
+  c10::intrusive_ptr<c10d::Work> enqueue(int lane, c10d::OpType type, const char* name,
+                                         std::vector<at::Tensor> outputs, Fn fn);
+  c10::intrusive_ptr<c10d::Work> enqueue(c10d::OpType type, const char* name, std::vector<at::Tensor> outputs, Fn fn)
+  {
+    return enqueue(LANE_COLL, type, name, std::move(outputs), std::move(fn));
+  }
+  void laneLoop(Lane& lane);
+  void runItem(Lane& lane, Item& item);
   void watchdogLoop();
-  void runItem(Item& item);
+  void abortAll();
   // Throws a std::runtime_error naming this rank, the operation and libcoll's message.
   void check(coll_status_t st, const char* what);
   [[noreturn]] void fail(const std::string& msg) const;
-  // Reduction helpers (coll_ops.cpp).
+  // Reduction helpers (coll_reduce_ops.cpp).
   void allreduceFlat(at::Tensor& flat, const c10d::ReduceOp& op);
   void reduceScatterFlat(const at::Tensor& in, at::Tensor& out, const c10d::ReduceOp& op);
+  // Point to point (coll_p2p.cpp).
+  coll_comm_t pairComm(int src, int dst);
   void sendNow(const at::Tensor& t, int dst);
   void recvNow(at::Tensor& t, int src);
   int waitAnySource();
@@ -122,17 +138,19 @@ class ProcessGroupColl : public c10d::ProcessGroup {
   c10::intrusive_ptr<c10d::Store> store_;
   std::chrono::milliseconds timeout_;
   coll_comm_t comm_ = nullptr;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Item> queue_;
-  bool stop_ = false;
+  Lane lanes_[NLANES];
+  std::mutex downMu_;
   bool down_ = false;
-  std::thread worker_;
+  std::mutex wdMu_;
+  std::condition_variable wdCv_;
+  bool wdStop_ = false;
   std::thread watchdog_;
-  std::atomic<int64_t> opStartNs_{0};
-  std::atomic<const char*> opName_{nullptr};
   std::atomic<bool> timedOut_{false};
-  std::vector<int64_t> recvCount_;  // messages received from each rank (worker thread only)
+  // 2-rank communicators of messages src -> dst (rank 0 = src), made on first use;
+  // created by one lane only (sends: src == rank_, receives: dst == rank_).
+  std::mutex pairMu_;
+  std::map<std::pair<int, int>, coll_comm_t> pairs_;
+  std::vector<int64_t> recvCount_;  // messages received from each rank (receive lane only)
   int anyNext_ = 0;
 };
 

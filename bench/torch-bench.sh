@@ -23,7 +23,7 @@ case "$mode" in bw|ddp) ;; *) echo "torch-bench.sh: bad mode '$mode' (allowed: b
 if [ "$mode" = bw ]; then
     cmd=("$ROOT/scripts/torch-bandwidth-test.py" --iters 20 --warmup 10 --sizes "${extra:-8K,64K,1M,16M,64M}")
 else
-    cmd=("$ROOT/bench/ddp-bench.py" --steps "${extra:-30}" --warmup 5)
+    cmd=("$ROOT/bench/ddp-bench.py" --steps "${extra:-30}" --warmup 5 ${TORCH_BENCH_DDP_ARGS:-})
 fi
 W=$(mktemp -d)
 hosts=0; for _ in $layout; do hosts=$((hosts + 1)); done
@@ -43,7 +43,7 @@ for r in $(seq 1 "$rounds"); do
             n=$layout pids=()
             for k in $(seq 0 $((n - 1))); do
                 RANK=$k WORLD_SIZE=$n LOCAL_RANK=$k LOCAL_WORLD_SIZE=$n MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
-                    "$PY" "${cmd[@]}" --backend $be >"$W/run.r$k.out" 2>"$W/run.r$k.err" &
+                    timeout -k 5 "${TORCH_BENCH_TIMEOUT:-240}" "$PY" "${cmd[@]}" --backend $be >"$W/run.r$k.out" 2>"$W/run.r$k.err" &
                 pids+=($!)
             done
             for p in "${pids[@]}"; do wait "$p"; done

@@ -5,7 +5,10 @@
 #include <ATen/core/ivalue.h>
 #include <c10/util/Exception.h>
 
+#include <pybind11/pybind11.h>
+
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 
 namespace torch_coll {
@@ -81,6 +84,11 @@ void ProcessGroupColl::shutdown()
       return;
     down_ = true;
   }
+  // The lanes may need the GIL to finish (a tensor they drop may own a Python object):
+  // joining them while holding it deadlocks, as seen when the group died at exit.
+  std::unique_ptr<pybind11::gil_scoped_release> noGil;
+  if (Py_IsInitialized() && PyGILState_Check())
+    noGil = std::make_unique<pybind11::gil_scoped_release>();
   for (auto& l : lanes_) {  // each lane drains its queue, then its thread ends
     {
       std::lock_guard<std::mutex> lk(l.mu);

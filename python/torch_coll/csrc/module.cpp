@@ -33,17 +33,18 @@ c10::intrusive_ptr<c10d::ProcessGroup> create(const c10::intrusive_ptr<c10d::Sto
 
 void shutdownAll()
 {
-  std::vector<c10::intrusive_ptr<torch_coll::ProcessGroupColl>> live;
+  // Without the GIL: a group may be destroyed here (its last reference can be the weak
+  // one below), and its threads may need the GIL to finish.
+  py::gil_scoped_release release;
+  std::vector<c10::weak_intrusive_ptr<torch_coll::ProcessGroupColl>> groups;
   {
     std::lock_guard<std::mutex> lk(gMu);
-    for (auto& w : gGroups)
-      if (auto p = w.lock())
-        live.push_back(p);
-    gGroups.clear();
+    groups.swap(gGroups);
   }
-  py::gil_scoped_release release;
-  for (auto& p : live)
-    p->shutdown();
+  for (auto& w : groups)
+    if (auto p = w.lock())
+      p->shutdown();
+  groups.clear();
 }
 
 std::string lastAlgo(const c10::intrusive_ptr<c10d::ProcessGroup>& pg)

@@ -187,6 +187,34 @@ $(TBIN)/bootstrap_load: tests/load/bootstrap_load.c $(LIB)/libcoll.a
 $(TBIN)/fuzz-stamp:
 	@mkdir -p $(TBIN) && touch $@
 
+# --- make torch: the torch.distributed backend "coll" (python/torch_coll) -----
+# A C++ extension over include/coll.h for Debian's python3-torch 1.13 and
+# libtorch-dev (scripts/install-deps.sh torch); libcoll.a is linked in, so
+# `PYTHONPATH=python /usr/bin/python3 -c 'import torch_coll'` needs nothing else.
+TORCH_PY  ?= /usr/bin/python3
+TORCH_DIR  = $(shell $(TORCH_PY) -c 'import os,torch;print(os.path.dirname(torch.__file__))' 2>/dev/null)
+TORCH_PYINC = $(shell $(TORCH_PY) -c 'import sysconfig;print(sysconfig.get_paths()["include"])' 2>/dev/null)
+TORCH_SRC := $(wildcard python/torch_coll/csrc/*.cpp)
+TORCH_OBJ := $(TORCH_SRC:python/torch_coll/csrc/%.cpp=$(O)/build/torch/%.o)
+TORCH_EXT := python/torch_coll/_C.so
+TORCH_CXXFLAGS = -std=c++17 $(OPT) -g -fPIC -pthread -Wall -Wextra -Werror -Wno-unused-parameter \
+  -DTORCH_EXTENSION_NAME=_C -DTORCH_API_INCLUDE_EXTENSION_H -D_GLIBCXX_USE_CXX11_ABI=1 -Iinclude \
+  -isystem $(TORCH_DIR)/include -isystem $(TORCH_DIR)/include/torch/csrc/api/include -isystem $(TORCH_PYINC)
+TORCH_LIBS = -L$(TORCH_DIR)/lib -Wl,-rpath,$(TORCH_DIR)/lib -lc10 -ltorch -ltorch_cpu -ltorch_python
+
+.PHONY: torch torch-check
+torch: torch-check $(TORCH_EXT)
+torch-check:
+	@test -n "$(TORCH_DIR)" || { echo "make torch: $(TORCH_PY) cannot import torch; install python3-torch and libtorch-dev (scripts/install-deps.sh torch)" >&2; exit 2; }
+	@test -f /usr/include/torch/csrc/distributed/c10d/ProcessGroup.hpp || { echo "make torch: torch's C++ headers are missing; install libtorch-dev (scripts/install-deps.sh torch)" >&2; exit 2; }
+
+$(O)/build/torch/%.o: python/torch_coll/csrc/%.cpp python/torch_coll/csrc/coll_pg.hpp include/coll.h | torch-check
+	@mkdir -p $(dir $@)
+	$(CXX) $(TORCH_CXXFLAGS) -c -o $@ $<
+
+$(TORCH_EXT): $(TORCH_OBJ) $(LIB)/libcoll.a
+	$(CXX) -shared -o $@ $(TORCH_OBJ) $(LIB)/libcoll.a $(TORCH_LIBS) $(LDLIBS_ALL)
+
 test: all
 	tests/run.sh
 
@@ -201,6 +229,8 @@ LIBDIR  ?= $(PREFIX)/lib
 INCDIR  ?= $(PREFIX)/include
 DOCDIR  ?= $(PREFIX)/share/doc/collbench
 PCDIR   ?= $(LIBDIR)/pkgconfig
+# The torch backend is installed only when `make torch` has built it.
+PYDIR   ?= $(PREFIX)/lib/python3/dist-packages
 INSTALL ?= install
 # Scripts for users go next to the executables (they look for them in ../bin).
 INST_SCRIPTS := scripts/collbench-report scripts/collbench_report_assess.py scripts/parse-hccl-result.py scripts/pre-test-check.sh \
@@ -223,6 +253,9 @@ install: lib $(INST_BINS) $(MPI_PLUGINS)
 	  'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lcoll' \
 	  'Libs.private: -pthread -lm -ldl -lcrypto' >$(DESTDIR)$(PCDIR)/libcoll.pc
 	chmod 644 $(DESTDIR)$(PCDIR)/libcoll.pc
+	$(if $(wildcard $(TORCH_EXT)),$(INSTALL) -d $(DESTDIR)$(PYDIR)/torch_coll && \
+	  $(INSTALL) -m 644 python/torch_coll/__init__.py $(DESTDIR)$(PYDIR)/torch_coll/ && \
+	  $(INSTALL) -m 755 $(TORCH_EXT) $(DESTDIR)$(PYDIR)/torch_coll/)
 
 uninstall:
 	rm -f $(DESTDIR)$(INCDIR)/coll.h $(DESTDIR)$(PCDIR)/libcoll.pc
@@ -230,12 +263,13 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/$(SOREAL) $(DESTDIR)$(LIBDIR)/collbench-mpi-*.so
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(INST_BINS) $(INST_SCRIPTS)))
 	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(INST_DOCS)))
-	-rmdir $(DESTDIR)$(DOCDIR) $(DESTDIR)$(PCDIR) 2>/dev/null
+	rm -rf $(DESTDIR)$(PYDIR)/torch_coll
+	-rmdir $(DESTDIR)$(DOCDIR) $(DESTDIR)$(PCDIR) $(if $(wildcard $(DESTDIR)$(PYDIR)),$(DESTDIR)$(PYDIR) $(DESTDIR)$(PREFIX)/lib/python3) 2>/dev/null
 
 check: test
 
 clean:
-	rm -rf $(O)/build $(O)/bin $(O)/lib
+	rm -rf $(O)/build $(O)/bin $(O)/lib python/torch_coll/_C.so
 
 # The dependency files are read, never made: without this empty rule make tries
 # to remake build/obj/tools/driver/main_X.d with its built-in link rule

@@ -33,8 +33,12 @@ bench_place_init || exit 1
 (cd "$A" && make -s lib) || exit 1
 # a tree from before COLL_BUF_HUGE (2d0744b) has no huge-page rules to tell: build without the hint
 defs=; grep -q COLL_BUF_HUGE "$A/src/core/config.h" || defs=-DCB_NO_BUF_HUGE
-cc -std=c11 -D_GNU_SOURCE -O2 $defs -I"$A/include" -I"$A/src" -Ibench -o $B/coll_bench.A bench/coll_bench.c \
-    "$A/lib/libcoll.a" -pthread -lm -ldl -lcrypto || exit 1
+# A's own coll_bench.c and tools/common where it has them (this tree's include headers A lacks:
+# core/auth.h since issue 31); -lcrypto only where A's library needs it
+src=bench/coll_bench.c; [ -f "$A/bench/coll_bench.c" ] && [ -d "$A/tools/common" ] && src=$A/bench/coll_bench.c
+crypto=; grep -q lcrypto "$A/Makefile" && crypto=-lcrypto
+cc -std=c11 -D_GNU_SOURCE -O2 $defs -I"$A/include" -I"$A/src" -Ibench -o $B/coll_bench.A "$src" \
+    "$A/lib/libcoll.a" -pthread -lm -ldl $crypto || exit 1
 raw=$(mktemp); trap 'rm -f "$raw"' EXIT
 for round in $(seq 1 "$ROUNDS"); do
     order="A B"; [ $((round % 2)) -eq 0 ] && order="B A"

@@ -17,7 +17,7 @@
 # calls of 64 MiB would take minutes a run; from 2M on the first call is the
 # only cold one: tests/mp/25-first-use.sh). ROUNDS (default 3) interleave the
 # sides, the order rotating by round; each row is the median over rounds.
-# -H: also 2 namespace hosts x 2 ranks (tests/lib/netns.sh, env launch),
+# -H: also 2 namespace hosts x 2 ranks (tests/lib/netns.sh, env launch; -p '' for these alone),
 # defaults against warm (the MPIs are not run across namespaces here:
 # bench/multihost-bench.sh does that). Collectives: allreduce allgather
 # reduce_scatter broadcast reduce alltoall scatter (hccl_test has no gather).

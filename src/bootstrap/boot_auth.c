@@ -159,7 +159,7 @@ static int pend_step(coll_bootstrap_t *bs, int i, int from, double now)
 {
     struct boot_pend *p = &bs->pend[i];
     size_t want = p->proof ? COLL_AUTH_MAC_BYTES : BOOT_HELLO_BYTES;
-    ssize_t n;
+    ssize_t n = 0;
     while (p->got < want && (n = recv(p->fd, p->in + p->got, want - p->got, MSG_DONTWAIT)) > 0)
         p->got += (size_t)n;
     if (p->got < want) {

@@ -166,8 +166,7 @@ static void prefault_used(struct coll_shm *s)
         if (!all)
             coll_touch_pages((char *)h + st + half, span);
         coll_touch_pages((char *)h + h->off_small + (size_t)i * h->small_ring, h->small_ring);
-        bytes += (all ? box : (size_t)h->nout * h->nslots * head) + (all ? h->stage_use : 2 * span)
-            + h->small_ring;
+        bytes += (all ? box : (size_t)h->nout * h->nslots * head) + (all ? h->stage_use : 2 * span) + h->small_ring;
     }
     COLL_INFO(COLL_SUB_SHM, "init touched %.1f MiB of the segment in %.1f ms (%s)",
               (double)(bytes + h->off_slots) / 1048576.0, (coll_now() - t0) * 1e3,
@@ -375,8 +374,9 @@ coll_status_t coll_shm_setup(coll_comm *comm)
         s->ranks[s->me].pid = (int32_t)getpid();
         comm->shm = s;
         comm->stage_hw = s->map_bytes > SHM_POPULATE_ALL ? 0 /* peers' stages untouched */
-            : coll_cfg_bool(COLL_CFG_SHM_PREFAULT_ALL) ? s->hdr->stage_use / 2
-            : s->touch_span < s->hdr->stage_use / 2 ? s->touch_span : s->hdr->stage_use / 2;
+            : coll_cfg_bool(COLL_CFG_SHM_PREFAULT_ALL)   ? s->hdr->stage_use / 2
+            : s->touch_span < s->hdr->stage_use / 2      ? s->touch_span
+                                                         : s->hdr->stage_use / 2;
         st = coll_shm_cma_probe(comm);
         if (st != COLL_SUCCESS)
             comm->shm = NULL;

@@ -195,9 +195,10 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (nranks < 1 || ncalls < 1 || ncalls > MAXN || nhosts < 0 || nhosts > nranks || bench_coll_from_name(coll_s) < 0) {
-        fprintf(stderr, "first_use: bad -p %d / -n %d (1..%d) / -H %d (0..P) / -c %s\n", nranks, ncalls, MAXN,
-                nhosts, coll_s);
+    if (nranks < 1 || ncalls < 1 || ncalls > MAXN || nhosts < 0 || nhosts > nranks
+        || bench_coll_from_name(coll_s) < 0) {
+        fprintf(stderr, "first_use: bad -p %d / -n %d (1..%d) / -H %d (0..P) / -c %s\n", nranks, ncalls, MAXN, nhosts,
+                coll_s);
         return 2;
     }
     printf("# first_use -p %d -c %s -n %d: slowest rank's us per call\n", nranks, coll_s, ncalls);

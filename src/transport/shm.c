@@ -223,7 +223,7 @@ static coll_status_t create_segment(coll_comm *comm, struct coll_shm *s)
 {
     shm_sizes_t z;
     COLL_CHECK(choose_sizes(comm, &z));
-    shm_hdr_t tmp;
+    static _Thread_local shm_hdr_t tmp; /* not on the stack: see shm_layout_total */
     memset(&tmp, 0, sizeof tmp);
     shm_layout(&tmp, comm->local_size, &z);
     /* decided once, here, so every local rank chunks alike; a COLL_BUFFSIZE that is set is used whole */

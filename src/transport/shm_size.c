@@ -56,7 +56,8 @@ void shm_layout(shm_hdr_t *h, int nlocal, const shm_sizes_t *z)
 
 uint64_t shm_layout_total(int nlocal, const shm_sizes_t *z)
 {
-    shm_hdr_t h;
+    static _Thread_local shm_hdr_t
+        h; /* not on the stack: ASan + stack protector frames misalign its 64-byte alignment */
     shm_layout(&h, nlocal, z);
     return h.total;
 }

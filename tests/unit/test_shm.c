@@ -131,7 +131,7 @@ static seg_t *seg_new(void)
 {
     seg_t *g = calloc(1, sizeof *g);
     shm_sizes_t z = shm_sizes_config(L, 64 * 1024, 4096, 2, 2 * MiB);
-    shm_hdr_t h;
+    static shm_hdr_t h; /* static: 64-byte aligned (an ASan frame may not be) */
     memset(&h, 0, sizeof h);
     shm_layout(&h, L, &z);
     g->mem = aligned_alloc(4096, h.total);
@@ -288,7 +288,7 @@ static void test_stage_use(void **state)
     assert_int_equal(shm_stage_use(8 * MiB, 4096, 32 * MiB), SHM_STAGE_MIN);
     assert_int_equal(shm_stage_use(SHM_STAGE_MIN, 4096, 32 * MiB), SHM_STAGE_MIN);
     assert_int_equal(shm_stage_use(8 * MiB, 3, 32 * MiB) % 4096, 0);
-    shm_hdr_t h;
+    static shm_hdr_t h; /* static: 64-byte aligned (an ASan frame may not be) */
     shm_sizes_t z = defaults(4);
     shm_layout(&h, 4, &z);
     assert_int_equal(h.off_stages % (2 * MiB), 0);

@@ -36,7 +36,7 @@ int coll_direct_usable(const coll_comm *comm, const coll_group_t *g, size_t min_
 
 size_t coll_stage_rot(coll_comm *comm, size_t used, size_t half)
 {
-    size_t ring = coll_min_sz(coll_ring_span(comm->stage_ring, comm->local_size, 256 * 1024), half);
+    size_t ring = coll_min_sz(coll_ring_span(comm->stage_ring, comm->local_size, COLL_RING_SPAN_MIN), half);
     size_t step = (used + 4095) & ~(size_t)4095; /* windows page-aligned */
     size_t rot = 0;
     if (used != 0 && step <= ring / 2) {

@@ -162,7 +162,10 @@ double coll_now(void);
  * about ring bytes of other lines through their caches; with L ranks each
  * reader pulls the windows of L - 1 peers per call, so a ring 2/L as long
  * keeps that distance, and the pages that init touches (shm.c) stay O(L)
- * per rank: L x 1.5 x span, 12 MiB at 8 ranks instead of 48. 0 stays 0. */
+ * per rank: L x 1.5 x span, 12 MiB at 8 ranks instead of 48. 0 stays 0.
+ * COLL_RING_SPAN_MIN: the floor of the stage windows' span (coll_stage_rot
+ * and what shm.c touches for it must agree). */
+#define COLL_RING_SPAN_MIN ((size_t)256 * 1024)
 static inline size_t coll_ring_span(size_t ring, int nlocal, size_t floor)
 {
     if (ring == 0 || nlocal <= 2)

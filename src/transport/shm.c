@@ -108,8 +108,7 @@ static void populate(struct coll_shm *s, size_t off, size_t len)
     if (len && madvise(p, len, MADV_POPULATE_WRITE) == 0)
         return;
 #endif
-    for (size_t o = 0; o < len; o += 4096) /* older kernels: one read per page */
-        (void)*(volatile char *)(p + o);
+    coll_touch_pages(p, len); /* older kernels: one read per page faults them in */
 }
 
 /* Fault in [off, off + len) (a large segment: only what this rank uses), then
@@ -366,7 +365,7 @@ coll_status_t coll_shm_setup(coll_comm *comm)
     }
     s->nlocal = comm->local_size;
     s->me = comm->local_rank;
-    s->touch_span = coll_ring_span(comm->stage_ring, comm->local_size, 256 * 1024);
+    s->touch_span = coll_ring_span(comm->stage_ring, comm->local_size, COLL_RING_SPAN_MIN);
     shm_name(comm, s->name, sizeof s->name);
     coll_status_t st = map_segment(comm, s, fail);
     free(fail);

@@ -92,15 +92,21 @@ static const struct option long_opts[] = {
 
 static char prog_buf[64];
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
+int cb_cli_vfail(const char *prog, char *err, size_t errlen, const char *fmt, va_list ap)
 {
-    int n = snprintf(err, errlen, "%s: ", prog_buf);
-    va_list ap;
-    va_start(ap, fmt);
+    int n = snprintf(err, errlen, "%s: ", prog);
     if (n >= 0 && (size_t)n < errlen)
         vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
-    va_end(ap);
     return CB_EXIT_USAGE;
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = cb_cli_vfail(prog_buf, err, errlen, fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 /* Strict decimal integer in [lo, hi]: no sign unless lo < 0, no suffix, no blanks. */

@@ -19,13 +19,11 @@ static const char OP_NAMES[] = "sum prod max min";
 
 static int lfail(const cb_opts_t *o, char *err, size_t errlen, const char *fmt, ...)
 {
-    int n = snprintf(err, errlen, "%s: ", o->prog);
     va_list ap;
     va_start(ap, fmt);
-    if (n >= 0 && (size_t)n < errlen)
-        vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+    int rc = cb_cli_vfail(o->prog, err, errlen, fmt, ap);
     va_end(ap);
-    return CB_EXIT_USAGE;
+    return rc;
 }
 
 void cb_cli_list_defaults(cb_opts_t *o)

@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include "coll.h"
 
@@ -171,6 +172,8 @@ const cb_desc_t *cb_desc_find(const char *name);
  * with a one-line message in err ("<prog>: invalid -d 'fp33': allowed ..."). */
 int cb_cli_parse(const cb_desc_t *d, int argc, char **argv, cb_opts_t *o, char *err, size_t errlen);
 void cb_cli_usage(const cb_desc_t *d, FILE *out);
+/* "<prog>: " + the formatted message into err; returns CB_EXIT_USAGE (cli.c and cli_lists.c). */
+int cb_cli_vfail(const char *prog, char *err, size_t errlen, const char *fmt, va_list ap);
 /* Validation that needs the rank count (known before any process starts). */
 int cb_cli_check_ranks(const cb_opts_t *o, int nranks, char *err, size_t errlen);
 /* cli_lists.c: -d/-o lists and all, --sizes, --duration, --cycles,

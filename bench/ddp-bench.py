@@ -16,6 +16,7 @@ parameters (rank 0) so two backends can be compared bit for bit.
 import argparse
 import datetime
 import json
+import os
 import sys
 import time
 
@@ -123,7 +124,16 @@ def main():
                           "samples_per_s": round(n * a.batch / step, 1),
                           "comm_share": round(max(0.0, 1 - local / step), 3), "nosync_step_ms": round(local * 1e3, 3)}),
               flush=True)
+    dist.barrier()
     dist.destroy_process_group()
+    if a.backend == "gloo":
+        # Torch 1.13's Gloo group can deadlock at interpreter exit (seen in CI): DDP's reducer
+        # holds the group, and its destructor, run with the GIL held, joins a Gloo worker
+        # thread that is freeing a finished work's tensors and waits for the GIL to drop
+        # their Python objects. Everything is done and printed: leave without destructors.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 if __name__ == "__main__":

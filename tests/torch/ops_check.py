@@ -46,6 +46,13 @@ def check(name, got, want):
         print(f"rank {RANK}: FAIL {name}: got {got} want {want}", flush=True)
 
 
+# Every tensor handed to Gloo stays referenced from Python until exit. Torch 1.13's Gloo
+# worker threads free a finished work's tensors; when that drops the last reference to a
+# tensor with a Python object they need the GIL, and the group's destructor (in
+# destroy_process_group, with the GIL held) joins them: a deadlock at exit, seen in CI.
+GLOO_KEEP = []
+
+
 def gloo_ok(dtype):
     # Gloo 1.13 has no bfloat16, int16 or bool: those are checked against the reference
     return dtype not in (torch.bfloat16, torch.int16, torch.bool)
@@ -78,6 +85,7 @@ def reduced(dtype, count, op, gloo, salt=0):
         return ref_reduce(dtype, count, op, salt)
     t = data(RANK, dtype, count, salt)
     dist.all_reduce(t, op=op, group=gloo)
+    GLOO_KEEP.append(t)
     return t
 
 
@@ -178,6 +186,7 @@ def test_alltoall(gloo):
         if gloo_ok(dt) and dt != torch.bool:
             g = torch.empty(sum(outrows), 3, dtype=dt)
             dist.all_to_all_single(g, inp, output_split_sizes=outrows, input_split_sizes=rows, group=gloo)
+            GLOO_KEEP.extend((g, inp))
             check(f"all_to_all_single splits {dt} vs gloo", out, g)
         inp = data(RANK, dt, 4 * N)
         out = torch.empty(4 * N, dtype=dt)

@@ -122,13 +122,17 @@ static void wait_set_build(coll_comm *comm, const coll_prim_t *ops, int nops, co
  * data is there sooner: AllReduce 64 MiB between two namespace hosts median
  * 0.83x -> 1.85x MPICH's (bench/results/allreduce-hosts-ab-20261202.md). A
  * one-way stream does not gain: p2p 64 MiB lost 10-20% spinning.
+ * Not while the machine has more runnable tasks than cores (auto only).
  * Returns 1 when it spun (progress again, or stop on *st), 0 once the spin
- * time is used up (then sleep). */
+ * time is used up or the machine is busy (then sleep). */
 static int tcp_spin(coll_comm *comm, coll_waiter_t *w, wait_set_t *ws, coll_status_t *st)
 {
     double now = coll_now();
-    if (w->tcp_idle_since == 0)
+    if (w->tcp_idle_since == 0) {
+        if (comm->tcp_spin_auto && w->busy) /* other work wants the cores: sleep (core/busy.h) */
+            return 0;
         w->tcp_idle_since = now;
+    }
     if (now - w->tcp_idle_since >= comm->tcp_spin_s)
         return 0;
     /* non-blocking polls until a socket is ready: poll takes no socket lock,
@@ -178,7 +182,8 @@ coll_status_t coll_prim_run(coll_comm *comm, coll_prim_t *ops, int nops, coll_dt
         wait_set_t ws;
         wait_set_build(comm, ops, nops, &w, &ws);
         /* Only sockets to wait for: sleep in poll at once when a large
-         * transfer is among them, after PRIM_TCP_SPINS rounds otherwise; never
+         * transfer is among them or the machine is busy (core/busy.h), after
+         * PRIM_TCP_SPINS rounds otherwise; never
          * yield. Each round re-issues send/recv on every socket (system calls)
          * and takes the CPU from the kernel's TCP processing, which shares the
          * cores with us: 64 MiB p2p between two namespace hosts +15-25%;
@@ -192,7 +197,7 @@ coll_status_t coll_prim_run(coll_comm *comm, coll_prim_t *ops, int nops, coll_dt
             continue;
         }
         if (ws.nbell == 0 && ws.nfds > 0) {
-            unsigned left = ws.tcp_large ? 0 : PRIM_TCP_SPINS;
+            unsigned left = ws.tcp_large || w.busy ? 0 : PRIM_TCP_SPINS;
             if (w.spins + left < w.spin_max)
                 w.spins = w.spin_max - left;
             w.yields = (unsigned)comm->yields;

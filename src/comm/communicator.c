@@ -114,12 +114,23 @@ static coll_status_t init_bootstrap(coll_comm *comm, const coll_unique_id_t *id,
 }
 
 /* Step 3, spin policy: how long a waiter spins and yields before it sleeps,
- * from the configuration and whether this host's ranks fit its cores. */
+ * from the configuration and whether this machine's ranks fit its cores.
+ * "Hosts" that are namespaces or containers of one kernel share its cores:
+ * machine_ranks counts them together (4 ranks as 2 namespace hosts x 2 on 2
+ * cores are oversubscribed, as 4 local ranks are). Other processes' load is
+ * looked at during the waits (core/busy.h). */
 static void init_spin_policy(coll_comm *comm, const coll_peer_info_t *me)
 {
+    int machine_ranks;
+    long long tcp_cfg = coll_cfg_int(COLL_CFG_TCP_SPIN_US);
+    int spin_us = coll_comm_tcp_spin_us(comm->peers, comm->nranks, me, comm->local_size, tcp_cfg, &machine_ranks);
+    comm->tcp_spin_s = spin_us * 1e-6;
+    comm->tcp_spin_auto = tcp_cfg < 0;
+    comm->machine_ranks = machine_ranks;
+    comm->machine_fits = coll_comm_fits_machine(me, machine_ranks);
     comm->spin = (int)coll_cfg_int(COLL_CFG_SPIN);
     comm->yields = (int)coll_cfg_int(COLL_CFG_YIELD);
-    if (comm->local_size > me->ncpus) {
+    if (!comm->machine_fits) { /* or the cores are unknown */
         if (comm->spin > 50)
             comm->spin = 50; /* oversubscribed: a spinning waiter steals the core of a working rank */
         if (comm->yields < 0)
@@ -128,16 +139,11 @@ static void init_spin_policy(coll_comm *comm, const coll_peer_info_t *me)
         comm->yields = 4;
     }
     comm->spin_now = comm->spin;
-    int machine_ranks;
-    int spin_us = coll_comm_tcp_spin_us(comm->peers, comm->nranks, me, comm->local_size,
-                                        coll_cfg_int(COLL_CFG_TCP_SPIN_US), &machine_ranks);
-    comm->tcp_spin_s = spin_us * 1e-6;
-    comm->machine_ranks = machine_ranks;
-    comm->machine_fits = coll_comm_fits_machine(me, machine_ranks);
     COLL_INFO(COLL_SUB_INIT,
-              "waits on sockets alone spin %d us before sleeping (COLL_TCP_SPIN_US; %d rank(s) "
-              "on this machine, %d core(s))",
-              spin_us, machine_ranks, me->ncpus);
+              "waits spin up to %d rounds, on sockets alone %d us, before sleeping (COLL_SPIN, COLL_TCP_SPIN_US; "
+              "%d rank(s) on this machine, %d core(s)%s)",
+              comm->spin, spin_us, machine_ranks, me->ncpus,
+              comm->tcp_spin_auto ? "; neither while the machine has more runnable tasks than cores" : "");
 }
 
 /* Step 4, transports: each agrees on what .prepare left (every rank at the

@@ -97,6 +97,7 @@ struct coll_comm {
     int yields;        /* sched_yield rounds before blocking */
     double tcp_spin_s; /* a wait on sockets alone keeps progressing this long
                                             before sleeping in poll (COLL_TCP_SPIN_US) */
+    int tcp_spin_auto; /* COLL_TCP_SPIN_US is auto: no such spin while the machine is busy (core/busy.h) */
     int machine_ranks; /* ranks of this communicator on this rank's machine (same boot id; counted once
                           at init over the peer table, O(N), by coll_comm_tcp_spin_us) */
     int machine_fits;  /* ... and they fit its cores: COLL_TCP_SPIN_US and COLL_NSOCKS auto, and

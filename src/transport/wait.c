@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bootstrap/bootstrap.h"
+#include "core/busy.h"
 #include "core/log.h"
 #include "transport/transport.h"
 
@@ -47,6 +48,9 @@ void coll_waiter_init(coll_waiter_t *w, coll_comm *comm)
     comm->spun_out = 0;
     w->spins = 0;
     w->spin_max = (unsigned)comm->spin_now;
+    w->busy = comm->spin > 0 && coll_machine_busy(coll_now());
+    if (w->busy && w->spin_max > WAIT_SPIN_FLOOR)
+        w->spin_max = WAIT_SPIN_FLOOR; /* other work wants the cores (core/busy.h) */
     w->spun_out = 0;
     w->yields = 0;
     w->suspect = -1;

@@ -24,6 +24,7 @@ typedef struct {
     int suspect;           /* local peer seen dead once, confirmed on the next idle call */
     double tcp_idle_since; /* sockets-only wait: when progress stopped (0 = progressing) */
     int short_poll;        /* the poll set misses some pending peer: poll 1 ms, not 100 */
+    int busy;              /* the machine had more runnable tasks than cores at init (core/busy.h) */
 } coll_waiter_t;
 
 /* Adaptive spin: a wait that used up its spin budget (it goes on to yield

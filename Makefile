@@ -59,7 +59,7 @@ TESTS    := all_reduce all_gather all_gatherv reduce_scatter reduce_scatterv red
 TEST_BINS := $(TESTS:%=$(BIN)/%_test)
 
 # examples/: programs a user would write, from include/coll.h only (tests/mp/79-examples.sh).
-EXAMPLE_SRC := $(wildcard examples/*.c)
+EXAMPLE_SRC := $(wildcard examples/*.c) # each includes examples/join.h
 EXAMPLE_BINS := $(EXAMPLE_SRC:examples/%.c=$(O)/build/examples/%)
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -174,7 +174,7 @@ $(TBIN)/determ: tests/determ/determ.c $(LIB)/libcoll.a
 	$(CC) $(CFLAGS_ALL) $(LDSAN) $(LDPIE) -o $@ tests/determ/determ.c $(LIB)/libcoll.a $(LDLIBS_ALL)
 
 # Examples see include/ only (no -Isrc), as a user's program would.
-$(O)/build/examples/%: examples/%.c include/coll.h $(LIB)/libcoll.a
+$(O)/build/examples/%: examples/%.c examples/join.h include/coll.h $(LIB)/libcoll.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(OPT) $(WARN) -pthread -Iinclude $(LDSAN) $(LDPIE) -o $@ $< $(LIB)/libcoll.a $(LDLIBS_ALL)
 

@@ -12,40 +12,14 @@
 #include <stdlib.h>
 
 #include "coll.h"
-
-/* The communicator of this process, from the launcher's environment. */
-static coll_comm_t join(void)
-{
-    const char *ws = getenv("WORLD_SIZE"), *addr = getenv("MASTER_ADDR"), *port = getenv("MASTER_PORT");
-    int nranks = ws ? atoi(ws) : 1, rank = ws && getenv("RANK") ? atoi(getenv("RANK")) : 0;
-    coll_unique_id_t id;
-    coll_status_t st;
-    if (nranks == 1)
-        st = coll_get_unique_id(&id);
-    else if (!addr || !port)
-        return fprintf(stderr, "MASTER_ADDR and MASTER_PORT must be set\n"), NULL;
-    else if (!getenv("COLL_SECRET") && !getenv("COLL_SECRET_FILE"))
-        return fprintf(stderr, "COLL_SECRET must be set (the same random string on every rank)\n"), NULL;
-    else if (rank == 0) /* NULL: the secret of COLL_SECRET / COLL_SECRET_FILE */
-        st = coll_unique_id_listen(addr, atoi(port), NULL, &id);
-    else
-        st = coll_unique_id_from_addr(addr, atoi(port), NULL, &id);
-    coll_comm_t comm = NULL;
-    if (st == COLL_SUCCESS)
-        st = coll_comm_init_rank(&comm, nranks, id, rank);
-    if (st != COLL_SUCCESS)
-        fprintf(stderr, "rank %d: %s: %s\n", rank, coll_strerror(st), coll_last_error());
-    return comm;
-}
+#include "join.h" /* join(): the communicator from the launcher's environment */
 
 int main(void)
 {
-    coll_comm_t world = join();
+    int rank, size;
+    coll_comm_t world = join(&rank, &size);
     if (!world)
         return 1;
-    int rank, size;
-    coll_comm_rank(world, &rank);
-    coll_comm_size(world, &size);
 
     /* color = group, key = order inside it (here: the world order) */
     coll_comm_t group;

@@ -11,6 +11,8 @@ check() { # check "description" command...
     local d=$1; shift
     if "$@"; then pass "$d"; else fail "$d"; fi
 }
+has() { # has FILE FIXED-STRING DESCRIPTION: a check that FILE holds the string (FILE shown if not)
+    if grep -qF -- "$2" "$1"; then pass "$3"; else fail "$3: '$2' not in ${1##*/}"; sed 's/^/   | /' "$1"; fi; }
 finish() { [ "$FAILS" -eq 0 ] && { echo "all checks passed"; exit 0; }; echo "$FAILS check(s) failed"; exit 1; }
 
 # Segments of ours left in /dev/shm (collbench-*) that were not there when the

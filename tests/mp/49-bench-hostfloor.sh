@@ -8,13 +8,11 @@
 # round, needs root and MPICH) prints the duplex capacity of both tools, the
 # floor and each figure as % of it, within (0, 200).
 set -u
-ROOT=${CB_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$(dirname "$0")/../lib/common.sh"
+ROOT=$CB_ROOT
 cd "$ROOT" || exit 1
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-fails=0
-ok()  { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
 
 cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Ibench -o "$T/roofline" bench/roofline.c -pthread ||
     { echo "FAIL bench/roofline.c does not build"; exit 1; }
@@ -23,14 +21,14 @@ cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Ibench -o "$T/roofline" ben
 awk '/^## Across hosts/ { on = 1; next } /^## / { on = 0 }
      on && /^\| [a-z_]+ \| [0-9]+ \| [0-9]+ \|/ { gsub(/\|/, " "); print }' docs/performance.md >"$T/examples"
 n=$(wc -l <"$T/examples")
-[ "$n" -ge 3 ] && ok "docs/performance.md: $n cross-host examples" || bad "docs/performance.md: only $n cross-host examples"
+[ "$n" -ge 3 ] && pass "docs/performance.md: $n cross-host examples" || fail "docs/performance.md: only $n cross-host examples"
 while read -r coll p h s net copy rd wr; do
-    got=$("$T/roofline" -F -p "$p" -H "$h" -c "$coll" -s "$s") || { bad "$coll p=$p H=$h: roofline -F -H failed"; continue; }
+    got=$("$T/roofline" -F -p "$p" -H "$h" -c "$coll" -s "$s") || { fail "$coll p=$p H=$h: roofline -F -H failed"; continue; }
     read -r tag _ _ _ _ gnet gcopy grd gwr _ <<<"$got"
     if [ "$tag" = HFLOOR ] && [ "$gnet $gcopy $grd $gwr" = "$net $copy $rd $wr" ]; then
-        ok "$coll p=$p H=$h S=$s: net $net, copy $copy, reduce $rd + $wr"
+        pass "$coll p=$p H=$h S=$s: net $net, copy $copy, reduce $rd + $wr"
     else
-        bad "$coll p=$p H=$h S=$s: code says '$got', docs say net $net copy $copy reduce $rd $wr"
+        fail "$coll p=$p H=$h S=$s: code says '$got', docs say net $net copy $copy reduce $rd $wr"
     fi
 done <"$T/examples"
 
@@ -38,8 +36,8 @@ done <"$T/examples"
 chk2() { # chk2 DESCRIPTION WORD CMD...
     local d=$1 w=$2; shift 2
     "$@" >"$T/o" 2>"$T/e"; local rc=$?
-    if [ $rc -eq 2 ] && [ "$(wc -l <"$T/e")" -eq 1 ] && grep -q -- "$w" "$T/e" && [ ! -s "$T/o" ]; then ok "$d: exit 2, '$(cat "$T/e")'"
-    else bad "$d: rc=$rc, stderr '$(cat "$T/e")', stdout '$(head -c 200 "$T/o")'"; fi; }
+    if [ $rc -eq 2 ] && [ "$(wc -l <"$T/e")" -eq 1 ] && grep -q -- "$w" "$T/e" && [ ! -s "$T/o" ]; then pass "$d: exit 2, '$(cat "$T/e")'"
+    else fail "$d: rc=$rc, stderr '$(cat "$T/e")', stdout '$(head -c 200 "$T/o")'"; fi; }
 chk2 "roofline -H 3 -p 2" "-H 3" "$T/roofline" -F -p 2 -H 3
 chk2 "roofline -H 1" "-H 1" "$T/roofline" -F -p 2 -H 1
 chk2 "roofline -H 2 without -D" "-D 0" "$T/roofline" -p 2 -H 2 -s 1M
@@ -58,23 +56,23 @@ if awk -v b="$b" -v net="$net" -v dir="$dir" -v k="$k" -v r1="$r1" -v rk="$rk" -
         want_n = net / dir / 1e3
         exit !(dir == 1 && net == b && r1 > 0 && nus > 0 && (nus - want_n) / want_n < 0.001 && (want_n - nus) / want_n < 0.001 &&
                (fus - nus - loc) / fus < 0.01 && (nus + loc - fus) / fus < 0.01 && fus > nus) }'; then
-    ok "measured host floor: $m"
+    pass "measured host floor: $m"
 else
-    bad "measured host floor does not follow the model: $m"
+    fail "measured host floor does not follow the model: $m"
 fi
 
 # --- 4. the A/B across two namespace hosts prints the floor column (one short round)
 if [ "$(id -u)" != 0 ] || ! command -v mpicc.mpich >/dev/null || ! command -v iperf3 >/dev/null; then
-    bad "section 4 needs root, mpicc.mpich and iperf3 (scripts/install-deps.sh)"
+    fail "section 4 needs root, mpicc.mpich and iperf3 (scripts/install-deps.sh)"
 else
     # -g 2: behind a 2 Gbit/s tbf the floor is the wire's, so both figures and the
     # capacity are bounded by it (measured: duplex 0.477 / 0.472 GB/s, collbench
     # 101%, MPICH 96% of the floor); 5 p2p iterations instead of 40 (11 s each way)
     HOSTFLOOR_P2P_ET=5 bench/allreduce-hosts-ab.sh -o "$T/ab.md" -r 1 -n 3 -s 4M -g 2 default >"$T/ab.out" 2>&1
     rc=$?
-    [ $rc -eq 0 ] && ok "allreduce-hosts-ab.sh -r 1 -s 4M: exit 0" || { bad "allreduce-hosts-ab.sh exit $rc"; tail -5 "$T/ab.out" | sed 's/^/   | /'; }
-    grep -q '| duplex GB/s iperf3 / p2p | floor ms (link alone) |' "$T/ab.md" && ok "table header has the duplex capacity and the floor" ||
-        bad "no floor columns in the table: $(grep -m1 '^| round' "$T/ab.md")"
+    [ $rc -eq 0 ] && pass "allreduce-hosts-ab.sh -r 1 -s 4M: exit 0" || { fail "allreduce-hosts-ab.sh exit $rc"; tail -5 "$T/ab.out" | sed 's/^/   | /'; }
+    grep -q '| duplex GB/s iperf3 / p2p | floor ms (link alone) |' "$T/ab.md" && pass "table header has the duplex capacity and the floor" ||
+        fail "no floor columns in the table: $(grep -m1 '^| round' "$T/ab.md")"
     # | 1 | BW (1.23x, 87% fl) | BW (87% fl) | DI / DP | FL (NL) |; FL >= NL: at 4M the
     # copies add under the 0.1 ms the table prints (CI: '3.0 (3.0)'); the tbf's
     # 2 x 0.25 GB/s bounds DI and DP (<= 0.55) and the % of floor (< 125: its
@@ -85,13 +83,12 @@ else
             -v di="${BASH_REMATCH[3]}" -v dp="${BASH_REMATCH[4]}" \
             'BEGIN { exit !(a > 0 && a < 125 && m > 0 && m < 125 && f > 0 && l > 0 && f >= l &&
                             di <= 0.55 && dp <= 0.55 && (di > 0.3 || dp > 0.3)) }'; then
-        ok "round row with % of floor (collbench ${BASH_REMATCH[1]}%, MPICH ${BASH_REMATCH[2]}%), floor ${BASH_REMATCH[5]} ms: $row"
+        pass "round row with % of floor (collbench ${BASH_REMATCH[1]}%, MPICH ${BASH_REMATCH[2]}%), floor ${BASH_REMATCH[5]} ms: $row"
     else
-        bad "round row lacks a sane floor or % of it: '$row'"
+        fail "round row lacks a sane floor or % of it: '$row'"
     fi
-    grep -q '^- default: median [0-9.]*x MPICH.*; % of floor median [0-9]*% \[' "$T/ab.md" && ok "summary: $(grep -m1 '^- default' "$T/ab.md")" ||
-        bad "summary lacks the median % of floor: $(grep -m1 '^- default' "$T/ab.md")"
+    grep -q '^- default: median [0-9.]*x MPICH.*; % of floor median [0-9]*% \[' "$T/ab.md" && pass "summary: $(grep -m1 '^- default' "$T/ab.md")" ||
+        fail "summary lacks the median % of floor: $(grep -m1 '^- default' "$T/ab.md")"
 fi
 
-[ $fails -eq 0 ] && echo "all host floor checks passed"
-exit $((fails > 0))
+finish

@@ -4,28 +4,26 @@
 # collbench-report compare: a 20% busbw drop at one size is flagged and gives
 # exit 1; changes within the threshold give exit 0; bad input gives exit 2.
 set -u
-ROOT=${CB_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$(dirname "$0")/../lib/common.sh"
+ROOT=$CB_ROOT
 R=$ROOT/scripts/collbench-report
 FX=$ROOT/tests/fixtures
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-fails=0
-ok()  { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
 run() { # run EXPECTED-RC ARGS... ; output in $T/out, $T/err
     local want=$1; shift
     "$R" compare "$@" >"$T/out" 2>"$T/err"; local rc=$?
-    if [ $rc -eq "$want" ]; then ok "compare $* -> $rc"
-    else bad "compare $* -> $rc, want $want"; sed 's/^/   | /' "$T/out" "$T/err"; fi
+    if [ $rc -eq "$want" ]; then pass "compare $* -> $rc"
+    else fail "compare $* -> $rc, want $want"; sed 's/^/   | /' "$T/out" "$T/err"; fi
 }
-has() { grep -qE -- "$2" "$T/$1" && ok "$3" || { bad "$3: /$2/ not in $1"; sed 's/^/   | /' "$T/$1"; }; }
-hasnt() { grep -qE -- "$2" "$T/$1" && { bad "$3: /$2/ in $1"; sed 's/^/   | /' "$T/$1"; } || ok "$3"; }
+has() { grep -qE -- "$2" "$T/$1" && pass "$3" || { fail "$3: /$2/ not in $1"; sed 's/^/   | /' "$T/$1"; }; }
+hasnt() { grep -qE -- "$2" "$T/$1" && { fail "$3: /$2/ in $1"; sed 's/^/   | /' "$T/$1"; } || pass "$3"; }
 
 B=$FX/compare-baseline.json
 # 1. current has 1M 25% slower (busbw -20%), other sizes within +-5%
 run 1 "$B" "$FX/compare-current.json"
 has out '^\| 1M +\| +1048576 \| +10\.29564 \| +8\.23662 \| +-20\.0% \| REGRESSION' "1M flagged with -20.0%"
-[ "$(grep -c REGRESSION "$T/out")" -eq 1 ] && ok "only one size flagged" || bad "flagged: $(grep REGRESSION "$T/out")"
+[ "$(grep -c REGRESSION "$T/out")" -eq 1 ] && pass "only one size flagged" || fail "flagged: $(grep REGRESSION "$T/out")"
 has out '^\| 4M .*\| +-2\.0% \| ok' "4M within threshold"
 has out '^compare: 1 regression\(s\) beyond 10%.*allreduce 1M \(-20\.0%\)' "summary line names the size"
 # same with algbw and time
@@ -71,5 +69,4 @@ has err 'no runs to compare' "no common operator message"
 run 2 "$B" "$FX/compare-current.json" --threshold lots
 run 2 "$B"
 
-echo "$fails failure(s)"
-[ $fails -eq 0 ]
+finish

@@ -7,19 +7,15 @@
 # and stdin, -f table|markdown, -s size|bandwidth|time, the no-results error
 # (exit 1 + message) and a bad option (argparse: exit 2).
 set -u
-ROOT=${CB_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$(dirname "$0")/../lib/common.sh"
+ROOT=$CB_ROOT
 O=${CB_O:-$ROOT}
 FX=$ROOT/tests/fixtures
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-fails=0
-ok()  { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
-has() { # has FILE FIXED-STRING DESCRIPTION
-    if grep -qF -- "$2" "$1"; then ok "$3"; else bad "$3: '$2' not in $(basename "$1")"; sed 's/^/   | /' "$1"; fi; }
 rows() { # rows FILE -> the data_size column of the result rows, space-separated
     awk '/^ *[0-9]+ / { printf "%s ", $1 } /^\| [0-9]+ \|/ { printf "%s ", $2 }' "$1"; }
-eqv() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: got '$2', want '$3'"; fi; }
+eqv() { if [ "$2" = "$3" ]; then pass "$1"; else fail "$1: got '$2', want '$3'"; fi; }
 
 # The seed is run from the install directory: ./scripts/parse-hccl-result.py
 cd "$ROOT" || exit 1
@@ -35,14 +31,14 @@ data_size      avg_time(us)    alg_bandwidth(GB/s)    check_result
 EOF
 "$P" "$T/output.log" >"$T/o1" 2>"$T/e1"; rc=$?
 eqv "seed example: exit" "$rc" 0
-[ -s "$T/e1" ] && bad "seed example: stderr not empty: $(cat "$T/e1")"
+[ -s "$T/e1" ] && fail "seed example: stderr not empty: $(cat "$T/e1")"
 eqv "seed example: rows" "$(rows "$T/o1")" "8192 16384 "
 has "$T/o1" "125.30" "seed example: time"
 has "$T/o1" "Count            : 2" "seed example: count"
 has "$T/o1" "Average bandwidth: 0.09450 GB/s" "seed example: average"
 has "$T/o1" "Max bandwidth    : 0.12400 GB/s @ 16K (16384 bytes)" "seed example: max"
 has "$T/o1" "Min bandwidth    : 0.06500 GB/s @ 8K (8192 bytes)" "seed example: min"
-grep -q "bus" "$T/o1" && bad "seed example: bus bandwidth shown without one" || ok "seed example: no bus column"
+grep -q "bus" "$T/o1" && fail "seed example: bus bandwidth shown without one" || pass "seed example: no bus column"
 "$P" "$T/output.log" -f markdown >"$T/o2"; rc=$?
 eqv "seed -f markdown: exit" "$rc" 0
 has "$T/o2" "| data_size(Bytes) | size | avg_time(us) | alg_bandwidth(GB/s) | check_result |" "markdown header"
@@ -55,8 +51,8 @@ has "$T/o2" "| Min bandwidth | 0.06500 GB/s @ 8K (8192 bytes) |" "markdown min"
 # --- 2. stdin, as the seed pipes it
 cat "$T/output.log" | "$P" >"$T/o3" 2>&1; rc=$?
 eqv "stdin: exit" "$rc" 0
-cmp -s "$T/o1" "$T/o3" && ok "stdin = file" || bad "stdin output differs from the file's"
-"$P" - <"$T/output.log" >"$T/o3b" 2>&1 && cmp -s "$T/o1" "$T/o3b" && ok "'-' is stdin" || bad "'-' not read as stdin"
+cmp -s "$T/o1" "$T/o3" && pass "stdin = file" || fail "stdin output differs from the file's"
+"$P" - <"$T/output.log" >"$T/o3b" 2>&1 && cmp -s "$T/o1" "$T/o3b" && pass "'-' is stdin" || fail "'-' not read as stdin"
 
 # --- 3. real hccl_test '|' layout, with failure lines (rank line is no row)
 "$P" "$FX/hccl_test-all_reduce.log" >"$T/o4"; rc=$?
@@ -73,7 +69,7 @@ has "$T/o5" "| Count | 3 (1 failed) |" "failed counted"
 # --- 4. our all_reduce_test, live: bus bandwidth kept; and the fixture
 if [ -x "$O/bin/all_reduce_test" ]; then
     timeout 60 "$O/bin/all_reduce_test" -p 2 -b 8K -e 64K -f 2 >"$T/ours.log" 2>&1 \
-        || bad "all_reduce_test -p 2 failed: $(tail -3 "$T/ours.log")"
+        || fail "all_reduce_test -p 2 failed: $(tail -3 "$T/ours.log")"
     "$O/bin/all_reduce_test" -p 2 -b 8K -e 64K -f 2 2>&1 | "$P" -f markdown >"$T/o6"; rc=$?
     eqv "all_reduce_test | parser: exit" "$rc" 0
     eqv "all_reduce_test: rows" "$(rows "$T/o6")" "8192 16384 32768 65536 "
@@ -85,7 +81,7 @@ if [ -x "$O/bin/all_reduce_test" ]; then
     got=$(awk '$1 == 8192 { print $5 }' "$T/o6b")
     eqv "8192 busbw from the log" "$got" "$want"
 else
-    bad "$O/bin/all_reduce_test missing (run make)"
+    fail "$O/bin/all_reduce_test missing (run make)"
 fi
 "$P" "$FX/all_reduce_test.log" >"$T/o7"
 has "$T/o7" "Max bus bandwidth    : 10.29563 GB/s @ 1M (1048576 bytes)" "fixture: max bus bandwidth"
@@ -109,7 +105,7 @@ eqv "-s bandwidth: ties by size" "$(rows "$T/s5")" "16384 32768 8192 "
 printf 'the minbytes is 8192\nsome error\n' | "$P" >"$T/o8" 2>"$T/e8"; rc=$?
 eqv "no results: exit" "$rc" 1
 eqv "no results: message" "$(cat "$T/e8")" "No HCCL test results found in input."
-[ -s "$T/o8" ] && bad "no results: stdout not empty" || ok "no results: stdout empty"
+[ -s "$T/o8" ] && fail "no results: stdout not empty" || pass "no results: stdout empty"
 "$P" </dev/null 2>"$T/e9"; rc=$?
 eqv "empty stdin: exit" "$rc" 1
 has "$T/e9" "No HCCL test results found in input." "empty stdin: message"
@@ -119,7 +115,7 @@ for args in "-x" "-f html" "--sort speed" "a.log b.log"; do
     # shellcheck disable=SC2086
     "$P" $args </dev/null >/dev/null 2>"$T/e10"; rc=$?
     eqv "'$args': exit" "$rc" 2
-    grep -q "^usage: parse-hccl-result.py" "$T/e10" && ok "'$args': usage" || bad "'$args': no usage: $(cat "$T/e10")"
+    grep -q "^usage: parse-hccl-result.py" "$T/e10" && pass "'$args': usage" || fail "'$args': no usage: $(cat "$T/e10")"
 done
 "$P" "$T/nope.log" 2>"$T/e11"; rc=$?
 eqv "missing file: exit" "$rc" 2
@@ -128,5 +124,4 @@ has "$T/e11" "cannot read" "missing file: message"
 eqv "-h: exit" "$rc" 0
 has "$T/h" "--format {table,markdown}" "-h names --format"
 
-echo "$fails failure(s)"
-[ $fails -eq 0 ]
+finish

@@ -154,7 +154,7 @@ $(TBIN)/test_%: tests/unit/test_%.c $(DRV_OBJ) $(LIB)/libcoll.a
 	@mkdir -p $(TBIN)
 	$(CC) $(CFLAGS_ALL) $(LDSAN) $(LDPIE) -Itools -o $@ $^ $(LDLIBS_ALL) -lcmocka
 
-$(TBIN)/matrix: tests/matrix/matrix.c tests/matrix/matrix_cases.h $(LIB)/libcoll.a
+$(TBIN)/matrix: tests/matrix/matrix.c tests/matrix/matrix_cases.h tests/lib/sim_hosts.h $(LIB)/libcoll.a
 	@mkdir -p $(TBIN)
 	$(CC) $(CFLAGS_ALL) $(LDSAN) $(LDPIE) -o $@ tests/matrix/matrix.c $(LIB)/libcoll.a $(LDLIBS_ALL)
 
@@ -169,7 +169,7 @@ $(TBIN)/first_use: tests/firstuse/first_use.c bench/bench_common.h $(LIB)/libcol
 	$(CC) $(CFLAGS_ALL) -Isrc $(LDSAN) -o $@ tests/firstuse/first_use.c $(LIB)/libcoll.a $(LDLIBS_ALL)
 
 # Bitwise reproducibility of the reductions (tests/mp/19-deterministic.sh).
-$(TBIN)/determ: tests/determ/determ.c $(LIB)/libcoll.a
+$(TBIN)/determ: tests/determ/determ.c tests/lib/sim_hosts.h $(LIB)/libcoll.a
 	@mkdir -p $(TBIN)
 	$(CC) $(CFLAGS_ALL) $(LDSAN) $(LDPIE) -o $@ tests/determ/determ.c $(LIB)/libcoll.a $(LDLIBS_ALL)
 

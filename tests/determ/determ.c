@@ -30,10 +30,11 @@
 #include "coll/algo.h"
 #include "core/config.h"
 #include "core/reduce.h"
+#include "../lib/sim_hosts.h"
 #include "../lib/fork_ranks.h"
 
-static int nranks = 2, nsim = 0, interleave = 0, reps = 2, zero_copy = 0;
-static int sim_host[64];
+static int nranks = 2, interleave = 0, reps = 2, zero_copy = 0;
+static cb_sim_hosts_t sim;                          /* -H */
 static const size_t sizes[] = {840 * 9, 840 * 250}; /* multiples of every p in 2..8 */
 
 static uint64_t mix(uint64_t x)
@@ -132,12 +133,7 @@ static int call(coll_kind_t k, const void *sb, void *rb, size_t n, coll_dtype_t 
 
 static int rank_main(int rank, void *arg)
 {
-    if (nsim) {
-        char host[32];
-        snprintf(host, sizeof host, "simhost%d", sim_host[rank]);
-        coll_cfg_set(COLL_CFG_HOST_ID, host);
-        coll_cfg_set(COLL_CFG_IF_IP, "127.0.0.1");
-    }
+    cb_sim_hosts_claim(&sim, rank);
     coll_comm_t comm;
     if (coll_comm_init_rank(&comm, nranks, the_id, rank) != COLL_SUCCESS) {
         fprintf(stderr, "rank %d: init failed: %s\n", rank, coll_last_error());
@@ -211,37 +207,6 @@ static int rank_main(int rank, void *arg)
     return fails ? 1 : 0;
 }
 
-static int parse_hosts(const char *spec)
-{
-    int cnt[64], h = 0, sum = 0;
-    for (const char *s = spec; *s;) {
-        char *end;
-        long v = strtol(s, &end, 10);
-        if (end == s || v < 1 || v > 64 || h == 64 || (*end && *end != ','))
-            return -1;
-        cnt[h++] = (int)v;
-        sum += (int)v;
-        s = *end ? end + 1 : end;
-    }
-    if (!h || sum > 64)
-        return -1;
-    nsim = h;
-    nranks = sum;
-    int r = 0;
-    if (!interleave) {
-        for (int k = 0; k < h; k++)
-            for (int j = 0; j < cnt[k]; j++)
-                sim_host[r++] = k;
-    } else {
-        for (int k = 0; r < sum; k = (k + 1) % h)
-            if (cnt[k]) {
-                cnt[k]--;
-                sim_host[r++] = k;
-            }
-    }
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     int opt;
@@ -256,10 +221,12 @@ int main(int argc, char **argv)
         default: fprintf(stderr, "usage: determ -n RANKS | -H R0,R1,... [-I] [-r REPEATS] [-z]\n"); return 2;
         }
     }
-    if (hosts && parse_hosts(hosts)) {
+    if (hosts && cb_sim_hosts_parse(hosts, interleave, &sim)) {
         fprintf(stderr, "determ: invalid -H '%s'\n", hosts);
         return 2;
     }
+    if (hosts)
+        nranks = sim.nranks;
     if (nranks < 2 || nranks > 64 || reps < 1) {
         fprintf(stderr, "determ: need 2..64 ranks and -r >= 1\n");
         return 2;

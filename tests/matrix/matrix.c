@@ -28,10 +28,11 @@
 #include "coll/algo.h"
 #include "core/config.h"
 #include "core/reduce.h"
+#include "../lib/sim_hosts.h"
 
 static int nranks = 2, quick = 0, verbose = 0, zero_copy = 0;
-static int nsim = 0, interleave = 0; /* -H: simulated hosts */
-static int sim_host[64];             /* simulated host of each rank */
+static int interleave = 0; /* -H ... -I: ranks dealt round-robin */
+static cb_sim_hosts_t sim; /* -H: simulated hosts */
 static const char *only_kind = NULL, *only_algo = NULL;
 
 /* Small-integer input: element i of rank r, kept exact for every dtype/op. */
@@ -154,12 +155,7 @@ static int run_rank(int rank, void *arg)
 {
     coll_unique_id_t id = *(const coll_unique_id_t *)arg;
     ctx_t c = {rank, nranks, NULL, 0, 0, ""};
-    if (nsim) {
-        char host[32];
-        snprintf(host, sizeof host, "simhost%d", sim_host[rank]);
-        coll_cfg_set(COLL_CFG_HOST_ID, host);
-        coll_cfg_set(COLL_CFG_IF_IP, "127.0.0.1"); /* loopback only, never another address */
-    }
+    cb_sim_hosts_claim(&sim, rank);
     coll_status_t st = coll_comm_init_rank(&c.comm, nranks, id, rank);
     if (st != COLL_SUCCESS) {
         fprintf(stderr, "rank %d: init failed: %s\n", rank, coll_last_error());
@@ -218,40 +214,6 @@ static int run_rank(int rank, void *arg)
     return c.failures ? 1 : 0;
 }
 
-/* "2,1,2" -> per-host rank counts; deals ranks to hosts (blocks or round-robin). */
-static int parse_hosts(const char *spec, int *total)
-{
-    int cnt[64], left[64], h = 0, sum = 0;
-    const char *s = spec;
-    while (*s) {
-        char *end;
-        long v = strtol(s, &end, 10);
-        if (end == s || v < 1 || v > 64 || h == 64 || (*end && *end != ','))
-            return -1;
-        cnt[h++] = (int)v;
-        sum += (int)v;
-        s = *end ? end + 1 : end;
-    }
-    if (h == 0 || sum > 64)
-        return -1;
-    nsim = h;
-    *total = sum;
-    memcpy(left, cnt, sizeof cnt);
-    int r = 0;
-    if (!interleave) {
-        for (int k = 0; k < h; k++)
-            for (int j = 0; j < cnt[k]; j++)
-                sim_host[r++] = k;
-    } else {
-        for (int k = 0; r < sum; k = (k + 1) % h)
-            if (left[k]) {
-                left[k]--;
-                sim_host[r++] = k;
-            }
-    }
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     int opt, nset = 0;
@@ -276,20 +238,19 @@ int main(int argc, char **argv)
         }
     }
     if (hosts) {
-        int total;
-        if (parse_hosts(hosts, &total)) {
+        if (cb_sim_hosts_parse(hosts, interleave, &sim)) {
             fprintf(stderr, "matrix: invalid -H '%s' (ranks per simulated host, e.g. 2,1,2; 1..64 in all)\n", hosts);
             return 2;
         }
-        if (nset && total != nranks) {
-            fprintf(stderr, "matrix: -H %s has %d ranks but -n is %d\n", hosts, total, nranks);
+        if (nset && sim.nranks != nranks) {
+            fprintf(stderr, "matrix: -H %s has %d ranks but -n is %d\n", hosts, sim.nranks, nranks);
             return 2;
         }
-        nranks = total;
-        printf("matrix: %d simulated hosts (%s), ranks dealt %s:", nsim, hosts,
+        nranks = sim.nranks;
+        printf("matrix: %d simulated hosts (%s), ranks dealt %s:", sim.nhosts, hosts,
                interleave ? "round-robin" : "in blocks");
         for (int r = 0; r < nranks; r++)
-            printf(" %d@h%d", r, sim_host[r]);
+            printf(" %d@h%d", r, sim.host[r]);
         printf("\n");
     }
     if (nranks < 1 || nranks > 64) {

@@ -77,5 +77,26 @@ port=$(free_port)
 out=$(COLL_CONNECT_TIMEOUT=3 RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
       timeout 60 "$B/all_reduce_test" -b 1K -e 1K 2>&1); rc=$?
 case $rc in 3|4) ;; *) echo "FAIL: missing peer: exit $rc (want 3 or 4): $out"; fail=1 ;; esac
+# Ranks given different options (rank 0 alone asks for --json, which adds
+# collectives): all refuse at start with exit 2 and a line naming the mismatch,
+# instead of hanging in different calls until COLL_EXEC_TIMEOUT.
+port=$(free_port)
+pids=()
+for r in 0 1; do
+    env RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r MASTER_ADDR=127.0.0.1 MASTER_PORT=$port COLL_EXEC_TIMEOUT=20 \
+        timeout 60 "$B/all_gather_test" -b 8K -e 8K $([ $r -eq 0 ] && echo "--json $tmp/mismatch.json") \
+        >"$tmp/mismatch-$r.out" 2>&1 &
+    pids+=($!)
+done
+t0=$(now_ms)
+for r in 0 1; do
+    wait "${pids[$r]}"; rc=$?
+    if [ $rc -ne 2 ] || ! grep -q "the ranks were given different options" "$tmp/mismatch-$r.out"; then
+        echo "FAIL: different options, rank $r: exit $rc (want 2 and the mismatch named)"; cat "$tmp/mismatch-$r.out"; fail=1
+    fi
+done
+took=$(( $(now_ms) - t0 ))
+if [ $took -gt 15000 ]; then echo "FAIL: different options: refused after $took ms (a hang until the timeout?)"; fail=1; fi
+if [ -e "$tmp/mismatch.json" ]; then echo "FAIL: different options: a result file was written"; fail=1; fi
 [ $fail -eq 0 ] && echo "13-launch-env: all passed"
 exit $fail

@@ -483,7 +483,7 @@ static int run_rank(void *arg, const cb_launch_t *l, int rank, int nranks, const
         fprintf(stderr, "%s: warning: -p %d but %d ranks run on this node\n", o->prog, o->npus, local_size);
 
     int rc = 0, any_failed = 0;
-    if ((rc = host_names(&c, &res, nhosts)) != 0 || (rc = alloc_all(&c, &res)) != 0)
+    if ((rc = cb_agree_opts(&c)) != 0 || (rc = host_names(&c, &res, nhosts)) != 0 || (rc = alloc_all(&c, &res)) != 0)
         goto out;
     if (want_iter(o) && cb_stall_start() != 0)
         fprintf(stderr, "%s: rank %d: warning: no stall watcher thread: stragglers from arrival times only\n", o->prog,
@@ -497,7 +497,7 @@ static int run_rank(void *arg, const cb_launch_t *l, int rank, int nranks, const
         hold_after(o, rank, init_s);
 
 out:
-    if (rank == 0 && (o->json || o->csv)) {
+    if (rank == 0 && (o->json || o->csv) && rc != CB_EXIT_USAGE) { /* a usage error leaves no file */
         if (!res.exit_code)
             res.exit_code = rc;
         if (cb_results_write(&res) != 0 && rc == CB_EXIT_OK)

@@ -186,6 +186,10 @@ enum { CB_OPT_SIZES = 512, CB_OPT_DURATION, CB_OPT_CYCLES, CB_OPT_OFF_CACHE };
 /* Next size of the sweep after s (0 = done). */
 int cb_next_size(const cb_opts_t *o, unsigned long long s, unsigned long long *next);
 
+/* agree.c: 0 when every rank was given the same run-shaping options (one
+ * allreduce), else CB_EXIT_USAGE after a line naming this rank's command. */
+int cb_agree_opts(cb_ctx_t *c);
+
 /* driver.c: main of every test executable. */
 int cb_main(const cb_desc_t *d, int argc, char **argv);
 /* One call of the collective in the form being timed (c->in_place). */

@@ -13,6 +13,13 @@ check() { # check "description" command...
 }
 has() { # has FILE FIXED-STRING DESCRIPTION: a check that FILE holds the string (FILE shown if not)
     if grep -qF -- "$2" "$1"; then pass "$3"; else fail "$3: '$2' not in ${1##*/}"; sed 's/^/   | /' "$1"; fi; }
+usage_err() { # usage_err WANT CMD ARGS...: CMD must exit 2 with one stderr line holding WANT (sets out, rc)
+    local want=$1; shift
+    out=$("$@" 2>&1 >/dev/null); rc=$?
+    [ $rc -eq 2 ] || fail "'${*:2}' exit $rc (want 2): $out"
+    [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "'${*:2}' message not one line: $out"
+    echo "$out" | grep -q -- "$want" || fail "'${*:2}' message lacks '$want': $out"
+}
 finish() { [ "$FAILS" -eq 0 ] && { echo "all checks passed"; exit 0; }; echo "$FAILS check(s) failed"; exit 1; }
 
 # Segments of ours left in /dev/shm (collbench-*) that were not there when the

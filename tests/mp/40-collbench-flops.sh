@@ -3,6 +3,7 @@
 # collbench flops (-f): every type with the best kernel, every kernel this CPU
 # runs (--isa), JSON, and the command-line errors (one line, exit 2).
 set -u
+. "$(dirname "$0")/../lib/common.sh" # usage_err
 CB=${CB_O:-.}/bin/collbench
 fail() { echo "FAIL: $*"; exit 1; }
 [ -x "$CB" ] || fail "no $CB"
@@ -53,13 +54,9 @@ for t in fp32 int8; do
 done
 
 # errors: exit 2, one line naming the value and what is allowed
-err() {
-    local want=$1; shift
-    out=$("$CB" "$@" 2>&1 >/dev/null); rc=$?
-    [ $rc -eq 2 ] || fail "'$*' exit $rc (want 2)"
-    [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "'$*' message not one line: $out"
-    echo "$out" | grep -q -- "$want" || fail "'$*' message lacks '$want': $out"
-    echo "$out" | grep -q "allowed" || fail "'$*' message lacks the allowed values: $out"
+err() { # usage_err (common.sh), and the message names what is allowed
+    usage_err "$1" "$CB" "${@:2}"
+    echo "$out" | grep -q "allowed" || fail "'${*:2}' message lacks the allowed values: $out"
 }
 err "'0'" flops -et 0
 err "'3601'" flops -et 3601

@@ -5,6 +5,7 @@
 # two nodes, p2p's exit-2 message where it has one) and the command-line errors
 # (one line naming the value, exit 2).
 set -u
+. "$(dirname "$0")/../lib/common.sh" # usage_err
 CB=${CB_O:-.}/bin/collbench
 fail() { echo "FAIL: $*"; exit 1; }
 [ -x "$CB" ] || fail "no $CB"
@@ -93,13 +94,7 @@ else
     [ $rc -eq 2 ] && [ "$d2d" = "$p2p" ] || fail "--dd 1: exit $rc, '$d2d' vs p2p '$p2p'"
 fi
 
-err() {
-    local want=$1; shift
-    out=$("$CB" "$@" 2>&1 >/dev/null); rc=$?
-    [ $rc -eq 2 ] || fail "'$*' exit $rc (want 2)"
-    [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "'$*' message not one line: $out"
-    echo "$out" | grep -q -- "$want" || fail "'$*' message lacks '$want': $out"
-}
+err() { usage_err "$1" "$CB" "${@:2}"; }
 err "'12Q'.*allowed: 1..4294967296" bw -t d2d -s 12Q
 err "'0'.*allowed: integer 1..1000" bw -t d2d -et 0
 err "'1001'.*allowed: integer 1..1000" bw -t d2d -et 1001

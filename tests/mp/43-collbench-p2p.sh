@@ -8,6 +8,7 @@
 # 2026-12 (asserting only a bandwidth > 0, as check_pair does), are
 # bench/p2p-bench.sh's (interleaved rounds, a median).
 set -u
+. "$(dirname "$0")/../lib/common.sh" # usage_err
 CB=${CB_O:-.}/bin/collbench
 fail() { echo "FAIL: $*"; exit 1; }
 [ -x "$CB" ] || fail "no $CB"
@@ -141,13 +142,7 @@ for m in mpirun.openmpi mpirun.mpich; do
 done
 [ $ran_mpi = 1 ] || fail "no mpirun with its collbench plugin to test --sp 2"
 
-err() {
-    local want=$1; shift
-    out=$("$CB" "$@" 2>&1 >/dev/null); rc=$?
-    [ $rc -eq 2 ] || fail "'$*' exit $rc (want 2): $out"
-    [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "'$*' message not one line: $out"
-    echo "$out" | grep -q -- "$want" || fail "'$*' message lacks '$want': $out"
-}
+err() { usage_err "$1" "$CB" "${@:2}"; }
 err "'0'.*allowed: 1..4294967296" bw -t p2p -s 0
 err "'5G'.*allowed" bw -t p2p -s 5G
 err "'12Q'.*allowed" bw -t p2p -s 12Q

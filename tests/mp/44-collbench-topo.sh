@@ -5,6 +5,7 @@
 # ranks, what COLL_ALGO and COLL_SHM_DISABLE change, JSON, mpirun, and the
 # command-line errors (exit 2).
 set -u
+. "$(dirname "$0")/../lib/common.sh" # usage_err
 CB=${CB_O:-.}/bin/collbench
 B=${CB_O:-.}/bin
 fail() { echo "FAIL: $*"; exit 1; }
@@ -82,13 +83,7 @@ else
     fail "no Open MPI mpirun with its plugin"
 fi
 
-err() {
-    local want=$1; shift
-    out=$("$CB" "$@" 2>&1 >/dev/null); rc=$?
-    [ $rc -eq 2 ] || fail "'$*' exit $rc (want 2): $out"
-    [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "'$*' message not one line: $out"
-    echo "$out" | grep -q -- "$want" || fail "'$*' message lacks '$want': $out"
-}
+err() { usage_err "$1" "$CB" "${@:2}"; }
 err "'0'.*allowed: integer 1..64" topo -p 0
 err "invalid --sizes 'x'" topo --sizes x
 err "invalid -d 'fp99'" topo -d fp99

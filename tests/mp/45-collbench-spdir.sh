@@ -7,6 +7,7 @@
 # after publishing its id (unreachable store), mismatched -et, SIGTERM while
 # waiting, and the --spp / address rules (exit 2, one line).
 set -u
+. "$(dirname "$0")/../lib/common.sh" # usage_err
 CB=${CB_O:-.}/bin/collbench
 fail() { echo "FAIL: $*"; exit 1; }
 [ -x "$CB" ] || fail "no $CB"
@@ -151,13 +152,7 @@ wait $T || fail "sticky dir target: $(cat "$TMP/e8")"
 no_leftovers "$TMP/sticky"
 
 # 7. command-line and path rules
-err() {
-    local want=$1; shift
-    out=$("$CB" "$@" 2>&1 >/dev/null); rc=$?
-    [ $rc -eq 2 ] || fail "'$*' exit $rc (want 2): $out"
-    [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "'$*' message not one line: $out"
-    echo "$out" | grep -q -- "$want" || fail "'$*' message lacks '$want': $out"
-}
+err() { usage_err "$1" "$CB" "${@:2}"; }
 mkdir -m 777 "$TMP/open"; chmod 777 "$TMP/open"
 ln -s "$D" "$TMP/link"
 err "missing --spp" $SRC

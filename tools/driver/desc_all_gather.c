@@ -27,5 +27,5 @@ static coll_status_t run_ip(cb_ctx_t *c)
 }
 
 const cb_desc_t cb_desc_all_gather = {
-    "all_gather", COLL_ALLGATHER, 0, cb_busbw_nm1, layout, cb_gather_init, run, cb_gather_check, init_ip, run_ip, NULL,
+    "all_gather", COLL_ALLGATHER, 0, cb_busbw_nm1, layout, cb_seed_init, run, cb_gather_check, init_ip, run_ip, NULL,
 };

@@ -17,6 +17,6 @@ static coll_status_t run(cb_ctx_t *c)
 }
 
 const cb_desc_t cb_desc_all_gatherv = {
-    "all_gatherv", COLL_ALLGATHERV, CB_F_VARIABLE, cb_busbw_nm1, layout, cb_gather_init,
+    "all_gatherv", COLL_ALLGATHERV, CB_F_VARIABLE, cb_busbw_nm1, layout, cb_seed_init,
     run,           cb_gather_check, NULL,          NULL,         NULL,
 };

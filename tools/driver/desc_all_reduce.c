@@ -2,19 +2,6 @@
  * every rank checks the reduced pattern. busbw = algbw * 2(n-1)/n. */
 #include "driver.h"
 
-static void layout(cb_ctx_t *c, size_t bytes)
-{
-    size_t t = bytes / c->esize;
-    c->send_elems = c->recv_elems = t;
-    c->bytes = t * c->esize;
-}
-
-static void init(cb_ctx_t *c)
-{
-    cb_fill_seed(&c->data, c->sendbuf, c->send_elems, CB_SEED_RANK(c->rank), 0);
-    cb_poison(&c->data, c->recvbuf, c->recv_elems);
-}
-
 static coll_status_t run(cb_ctx_t *c)
 {
     return coll_all_reduce(c->sendbuf, c->recvbuf, c->recv_elems, c->dt, c->op, c->comm);
@@ -31,5 +18,6 @@ static coll_status_t run_ip(cb_ctx_t *c)
 }
 
 const cb_desc_t cb_desc_all_reduce = {
-    "all_reduce", COLL_ALLREDUCE, CB_F_REDUCE, cb_busbw_allreduce, layout, init, run, check, init_ip, run_ip, NULL,
+    "all_reduce", COLL_ALLREDUCE, CB_F_REDUCE, cb_busbw_allreduce, cb_layout_whole, cb_seed_init, run, check,
+    init_ip,      run_ip,         NULL,
 };

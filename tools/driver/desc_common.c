@@ -70,13 +70,21 @@ const cb_desc_t *cb_desc_find(const char *name)
     return NULL;
 }
 
-/* All-gather(v): rank r contributes counts[r] elements of its own pattern;
- * block b of every receive buffer must be rank b's. */
-void cb_gather_init(cb_ctx_t *c)
+void cb_seed_init(cb_ctx_t *c)
 {
     cb_fill_seed(&c->data, c->sendbuf, c->send_elems, CB_SEED_RANK(c->rank), 0);
     cb_poison(&c->data, c->recvbuf, c->recv_elems);
 }
+
+void cb_layout_whole(cb_ctx_t *c, size_t bytes)
+{
+    size_t t = bytes / c->esize;
+    c->send_elems = c->recv_elems = t;
+    c->bytes = t * c->esize;
+}
+
+/* All-gather(v): rank r contributes counts[r] elements of its own pattern;
+ * block b of every receive buffer must be rank b's. */
 
 uint64_t cb_gather_check(cb_ctx_t *c)
 {
@@ -89,11 +97,6 @@ uint64_t cb_gather_check(cb_ctx_t *c)
 
 /* Reduce-scatter(v): every rank sends the whole vector; rank r receives the
  * reduced elements [displs[r], displs[r] + counts[r]). */
-void cb_rs_init(cb_ctx_t *c)
-{
-    cb_fill_seed(&c->data, c->sendbuf, c->send_elems, CB_SEED_RANK(c->rank), 0);
-    cb_poison(&c->data, c->recvbuf, c->recv_elems);
-}
 
 uint64_t cb_rs_check(cb_ctx_t *c)
 {

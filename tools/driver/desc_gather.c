@@ -1,5 +1,5 @@
 /* desc_gather.c - Gather: rank r sends block r (S/n bytes), the root receives
- * all S bytes (cb_gather_init / cb_gather_check). busbw = algbw * (n-1)/n.
+ * all S bytes (cb_seed_init / cb_gather_check). busbw = algbw * (n-1)/n.
  * No hccl_test executable runs it; collbench sim and the unit tests do. */
 #include "driver.h"
 
@@ -19,5 +19,5 @@ static coll_status_t run(cb_ctx_t *c)
 static uint64_t check(cb_ctx_t *c) { return c->rank == c->root ? cb_gather_check(c) : 0; }
 
 const cb_desc_t cb_desc_gather = {
-    "gather", COLL_GATHER, CB_F_ROOTED, cb_busbw_nm1, layout, cb_gather_init, run, check, NULL, NULL, NULL,
+    "gather", COLL_GATHER, CB_F_ROOTED, cb_busbw_nm1, layout, cb_seed_init, run, check, NULL, NULL, NULL,
 };

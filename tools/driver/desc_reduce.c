@@ -2,19 +2,6 @@
  * reduction (checked on the root only). busbw factor 1. */
 #include "driver.h"
 
-static void layout(cb_ctx_t *c, size_t bytes)
-{
-    size_t t = bytes / c->esize;
-    c->send_elems = c->recv_elems = t;
-    c->bytes = t * c->esize;
-}
-
-static void init(cb_ctx_t *c)
-{
-    cb_fill_seed(&c->data, c->sendbuf, c->send_elems, CB_SEED_RANK(c->rank), 0);
-    cb_poison(&c->data, c->recvbuf, c->recv_elems);
-}
-
 static coll_status_t run(cb_ctx_t *c)
 {
     return coll_reduce(c->sendbuf, c->recvbuf, c->recv_elems, c->dt, c->op, c->root, c->comm);
@@ -36,5 +23,6 @@ static coll_status_t run_ip(cb_ctx_t *c)
 }
 
 const cb_desc_t cb_desc_reduce = {
-    "reduce", COLL_REDUCE, CB_F_REDUCE | CB_F_ROOTED, cb_busbw_one, layout, init, run, check, init_ip, run_ip, NULL,
+    "reduce", COLL_REDUCE, CB_F_REDUCE | CB_F_ROOTED, cb_busbw_one, cb_layout_whole, cb_seed_init, run, check, init_ip,
+    run_ip,   NULL,
 };

@@ -36,7 +36,7 @@ const cb_desc_t cb_desc_reduce_scatter = {
     CB_F_REDUCE,
     cb_busbw_nm1,
     layout,
-    cb_rs_init,
+    cb_seed_init,
     run,
     cb_rs_check,
     init_ip,

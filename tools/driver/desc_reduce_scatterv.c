@@ -22,7 +22,7 @@ const cb_desc_t cb_desc_reduce_scatterv = {
     CB_F_REDUCE | CB_F_VARIABLE,
     cb_busbw_nm1,
     layout,
-    cb_rs_init,
+    cb_seed_init,
     run,
     cb_rs_check,
     NULL,

@@ -204,10 +204,13 @@ double cb_busbw_allreduce(int n);
 size_t cb_split_counts(size_t total, int n, int equal, size_t *counts, size_t *displs);
 /* Which rank gets no data in the unequal scheme (-1 if none). */
 int cb_zero_rank(int n);
-/* Shared init/check of the gather, reduce-scatter and all-to-all families. */
-void cb_gather_init(cb_ctx_t *c);
+/* The usual init: the send buffer holds this rank's own pattern, the receive
+ * buffer poison (all-reduce, reduce, the gather and reduce-scatter families). */
+void cb_seed_init(cb_ctx_t *c);
+/* Every rank sends and receives the whole vector of `bytes` (all-reduce, reduce). */
+void cb_layout_whole(cb_ctx_t *c, size_t bytes);
+/* Shared checks of the gather, reduce-scatter and all-to-all families. */
 uint64_t cb_gather_check(cb_ctx_t *c);
-void cb_rs_init(cb_ctx_t *c);
 uint64_t cb_rs_check(cb_ctx_t *c);
 void cb_a2a_init(cb_ctx_t *c);
 uint64_t cb_a2a_check(cb_ctx_t *c);

@@ -98,6 +98,8 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
     X(TEST_HUGE, "COLL_TEST_HUGE", BOOL, "1", "", \
       "test tools: private send/receive buffers of 2 MiB or more get 2 MiB pages first (2 MiB-aligned, madvise(MADV_HUGEPAGE)), as hccl_test's ACL_MEM_MALLOC_HUGE_FIRST; 0 = 4 KiB pages") \
     X(TEST_OUTPUT, "COLL_TEST_OUTPUT", STR, "", "", "test tools: also write results to this .json or .csv file") \
+    X(TEST_PLANT, "COLL_TEST_PLANT", STR, "", "", \
+      "tests of the test tools: RANK:INDEX makes rank RANK change element INDEX of the data it checks, before every check, so that its check must count one wrong element (exit 1)") \
     X(TEST_FORMAT, "COLL_TEST_FORMAT", STR, "collbench", "", \
       "test tools: table layout: collbench (hccl_test's four columns, check_result padded, then bus_bandwidth; nccl-tests' footer under it), hccl (exactly hccl_test's four columns) or plain (the seed skill's whitespace table); same as --format") \
     X(TEST_MIN_BW, "COLL_TEST_MIN_BW", STR, "", "GB/s", \

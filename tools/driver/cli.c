@@ -154,6 +154,7 @@ static void set_defaults(const cb_desc_t *d, cb_opts_t *o)
     o->op = COLL_SUM;
     o->dt = COLL_FP32;
     o->iters = 20;
+    o->plant_rank = -1;
     o->warmup = 10;
     o->check = 1;
     o->npus = cb_default_npus();

@@ -15,6 +15,8 @@
  * makes the exit code 1 (the sweep goes on).
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -199,6 +201,7 @@ static coll_status_t check_group(cb_ctx_t *c, int checking, uint64_t *wrong)
         if ((st = cb_run(c)) != COLL_SUCCESS)
             return st;
     }
+    c->plant_due = c->opts->plant_rank == c->rank; /* COLL_TEST_PLANT: data.c cb_plant */
     *wrong = do_check(c);
     if (*wrong) {
         printf("total err is %llu (rank %d)\n", (unsigned long long)*wrong, c->rank);
@@ -538,6 +541,16 @@ int cb_main(const cb_desc_t *d, int argc, char **argv)
     case CB_ACT_LIST_ALGOS: coll_algo_list(stdout); return 0;
     default: break;
     }
+    const char *pl = coll_cfg_str(COLL_CFG_TEST_PLANT);
+    long long pr, pi;
+    char tail;
+    if (pl[0] && (sscanf(pl, "%lld:%lld%c", &pr, &pi, &tail) != 2 || pr < 0 || pi < 0 || pr > INT_MAX)) {
+        fprintf(stderr, "%s: invalid COLL_TEST_PLANT '%s': allowed RANK:INDEX (two whole numbers >= 0)\n", opts.prog,
+                pl);
+        return CB_EXIT_USAGE;
+    }
+    if (pl[0])
+        opts.plant_rank = (int)pr, opts.plant_index = pi;
     const char *cpus = coll_cfg_str(COLL_CFG_TEST_CPUS);
     if (cpus[0] && cb_cpulist_count(cpus) < 0) {
         fprintf(stderr, "%s: invalid COLL_TEST_CPUS '%s': allowed a CPU list like 0-3,8\n", opts.prog, cpus);

@@ -75,11 +75,13 @@ typedef struct {
     coll_op_t ops[4];
     int nop;
     unsigned long long sizes[CB_MAX_SIZES];
-    int nsizes;         /* 0: the -b/-e sweep */
-    double duration;    /* --duration SEC, < 0 = off */
-    long long cycles;   /* --cycles N, < 0 = off, 0 = until SIGINT/SIGTERM */
-    int off_cache;      /* --off-cache: rotate buffer sets beyond the LLC */
-    char command[1024]; /* argv joined, for result headers */
+    int nsizes;            /* 0: the -b/-e sweep */
+    double duration;       /* --duration SEC, < 0 = off */
+    long long cycles;      /* --cycles N, < 0 = off, 0 = until SIGINT/SIGTERM */
+    int off_cache;         /* --off-cache: rotate buffer sets beyond the LLC */
+    char command[1024];    /* argv joined, for result headers */
+    int plant_rank;        /* COLL_TEST_PLANT: this rank corrupts what it checks (-1: none) */
+    long long plant_index; /* ... at this element */
 } cb_opts_t;
 
 typedef struct cb_desc cb_desc_t;
@@ -123,6 +125,7 @@ typedef struct {
     int bad_seen;
     double *iter_us; /* 2 x min(iters, CB_ITER_MAX): end times, then stalled times */
     int in_place;    /* the group being timed uses the in-place form */
+    int plant_due;   /* COLL_TEST_PLANT names this rank: the next comparison changes an element first */
     /* --off-cache: nsets buffer sets carved from pool, used in turn */
     char *pool;
     size_t pool_cap, set_stride, set_recv_off;

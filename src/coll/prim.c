@@ -126,11 +126,12 @@ static void wait_set_build(coll_comm *comm, const coll_prim_t *ops, int nops, co
  * one-way stream does not gain: p2p 64 MiB lost 10-20% spinning.
  * The cores are only ours while nothing else wants them: a spin round that
  * comes PRIM_TCP_LOST_S after the one before lost its core (preempted, or the
- * VM's vCPU stolen), and spinning on then keeps the core from the peer or the
- * kernel work we wait for: 8 KiB AllReduce of two namespace hosts 0.5 ms
- * sleeping vs 8-9 ms spinning with other jobs on the machine (load 8 on 2
- * cores, bench/results/torch-bandwidth-20261206b.md). Socket waits then sleep
- * at once for PRIM_TCP_CALM_S before spinning is tried again.
+ * VM's vCPU stolen), and a spin that used up COLL_TCP_SPIN_US in vain kept the
+ * core from the peer or the kernel work we wait for: 8 KiB AllReduce of two
+ * namespace hosts took 8-11 ms spinning (2.4 ms of CPU a call, the data never
+ * came while spinning) vs 0.2-0.5 ms sleeping with other jobs on the machine
+ * (load 8-13 on 2 cores, bench/results/torch-floor-20261206.md). Socket waits
+ * then sleep at once for PRIM_TCP_CALM_S before spinning is tried again.
  * Returns 1 when it spun (progress again, or stop on *st), 0 once the spin
  * time is used up or spinning is off (then sleep). */
 static int tcp_spin(coll_comm *comm, coll_waiter_t *w, wait_set_t *ws, coll_status_t *st)

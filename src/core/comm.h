@@ -97,12 +97,14 @@ struct coll_comm {
     int yields;        /* sched_yield rounds before blocking */
     double tcp_spin_s; /* a wait on sockets alone keeps progressing this long
                                             before sleeping in poll (COLL_TCP_SPIN_US) */
-    double tcp_calm_until; /* coll_now() before which socket waits do not spin: a spin lost
-                              its core (coll/prim.c tcp_spin) */
     int machine_ranks; /* ranks of this communicator on this rank's machine (same boot id; counted once
                           at init over the peer table, O(N), by coll_comm_tcp_spin_us) */
     int machine_fits;  /* ... and they fit its cores: COLL_TCP_SPIN_US and COLL_NSOCKS auto, and
                           allreduce_direct's one-pass dual store (reduce_slice) */
+
+    /* coll_now() before which socket waits do not spin: a spin lost its core or
+     * spun in vain (coll/prim.c tcp_spin) */
+    double tcp_calm_until;
 
     /* scratch, grown on demand and reused (never freed per call) */
     void *scratch;

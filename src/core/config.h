@@ -54,7 +54,7 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
     X(SPIN, "COLL_SPIN", INT, "2000", "iterations", \
       "the most busy-wait iterations before a waiting rank yields or blocks (0 = none; adaptive below it: halved after a wait that outlasts it, regained slowly)") \
     X(TCP_SPIN_US, "COLL_TCP_SPIN_US", INT, "-1", "us", \
-      "a rank in a step that sends and receives, waiting on sockets alone, polls them without sleeping this long before it sleeps (-1 = auto: 2000 while the ranks on this machine, namespaces and containers included, fit its cores; else 0)") \
+      "a rank in a step that sends and receives, waiting on sockets alone, polls them without sleeping this long before it sleeps (-1 = auto: 2000 while the ranks on this machine, namespaces and containers included, fit its cores; else 0); a spin that lost its core or saw nothing come in this time stops spinning for 0.25 s") \
     X(YIELD, "COLL_YIELD", INT, "-1", "", \
       "sched_yield rounds after spinning, before blocking (-1 = auto: 64 when ranks outnumber cores, else 4)") \
     X(CONNECT_TIMEOUT, "COLL_CONNECT_TIMEOUT", DOUBLE, "120", "s", \

@@ -21,6 +21,8 @@
 #define PRIM_MAX_FDS 64                    /* per wait; peers beyond it make the wait poll 1 ms */
 #define PRIM_TCP_NOSPIN ((size_t)64 << 10) /* tcp transfers this large wait in poll, not spinning */
 #define PRIM_TCP_SPINS 32u                 /* progress rounds before a smaller tcp wait polls */
+#define PRIM_TCP_LOST_S 100e-6             /* a gap this long between two spin rounds: the spinner lost its core */
+#define PRIM_TCP_CALM_S 0.25               /* ... then socket waits sleep at once this long */
 
 /* fds[nfds, nfds + k) were just added: drop those already in fds[0, nfds)
  * (the tcp listener is shared by every receive still waiting for its
@@ -122,28 +124,47 @@ static void wait_set_build(coll_comm *comm, const coll_prim_t *ops, int nops, co
  * data is there sooner: AllReduce 64 MiB between two namespace hosts median
  * 0.83x -> 1.85x MPICH's (bench/results/allreduce-hosts-ab-20261202.md). A
  * one-way stream does not gain: p2p 64 MiB lost 10-20% spinning.
- * Not while the machine has more runnable tasks than cores (auto only).
+ * The cores are only ours while nothing else wants them (auto only, an
+ * explicit COLL_TCP_SPIN_US spins whatever happens): no spin while the
+ * machine has more runnable tasks than cores (core/busy.h), and a spin round
+ * that comes PRIM_TCP_LOST_S after the one before lost its core (preempted, or
+ * the VM's vCPU stolen), and a spin that used up COLL_TCP_SPIN_US in vain kept
+ * the core from the peer or the kernel work we wait for: 8 KiB AllReduce of two
+ * namespace hosts took 8-11 ms spinning (2.4 ms of CPU a call, the data never
+ * came while spinning) vs 0.2-0.5 ms sleeping with other jobs on the machine
+ * (load 8-13 on 2 cores, bench/results/torch-floor-20261206.md). Socket waits
+ * then sleep at once for PRIM_TCP_CALM_S before spinning is tried again.
  * Returns 1 when it spun (progress again, or stop on *st), 0 once the spin
- * time is used up or the machine is busy (then sleep). */
+ * time is used up or spinning is off (then sleep). */
 static int tcp_spin(coll_comm *comm, coll_waiter_t *w, wait_set_t *ws, coll_status_t *st)
 {
     double now = coll_now();
-    if (w->tcp_idle_since == 0) {
-        if (comm->tcp_spin_auto && w->busy) /* other work wants the cores: sleep (core/busy.h) */
-            return 0;
+    if (comm->tcp_spin_auto && (w->busy || now < comm->tcp_calm_until))
+        return 0;
+    if (w->tcp_idle_since == 0)
         w->tcp_idle_since = now;
-    }
     if (now - w->tcp_idle_since >= comm->tcp_spin_s)
         return 0;
     /* non-blocking polls until a socket is ready: poll takes no socket lock,
      * whereas re-trying recv / send would, against the kernel's processing of
      * the arriving data */
-    while (poll(ws->fds, (nfds_t)ws->nfds, 0) == 0 && coll_now() - w->tcp_idle_since < comm->tcp_spin_s) {
+    for (double last = now;; last = now) {
+        int ready = poll(ws->fds, (nfds_t)ws->nfds, 0);
+        now = coll_now();
+        if (now - last >= PRIM_TCP_LOST_S) { /* lost the core, whether the data came meanwhile or not */
+            comm->tcp_calm_until = now + PRIM_TCP_CALM_S;
+            return ready != 0;
+        }
+        if (ready != 0)
+            return 1;
+        if (now - w->tcp_idle_since >= comm->tcp_spin_s) { /* spun in vain */
+            comm->tcp_calm_until = now + PRIM_TCP_CALM_S;
+            return 0;
+        }
         if ((++w->spins & 63) == 0 && (*st = coll_waiter_check(w, comm, ws->waiting, ws->nwait)) != COLL_SUCCESS)
             return 1;
         coll_cpu_relax();
     }
-    return 1;
 }
 
 coll_status_t coll_prim_run(coll_comm *comm, coll_prim_t *ops, int nops, coll_dtype_t dt, coll_op_t op)

@@ -103,6 +103,10 @@ struct coll_comm {
     int machine_fits;  /* ... and they fit its cores: COLL_TCP_SPIN_US and COLL_NSOCKS auto, and
                           allreduce_direct's one-pass dual store (reduce_slice) */
 
+    /* coll_now() before which socket waits do not spin: a spin lost its core or
+     * spun in vain (coll/prim.c tcp_spin) */
+    double tcp_calm_until;
+
     /* scratch, grown on demand and reused (never freed per call) */
     void *scratch;
     size_t scratch_bytes;

@@ -54,7 +54,7 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
     X(SPIN, "COLL_SPIN", INT, "2000", "iterations", \
       "the most busy-wait iterations before a waiting rank yields or blocks (0 = none; adaptive below it: halved after a wait that outlasts it, regained slowly; 50 when this machine's ranks, namespaces and containers included, outnumber its cores; 32 while the machine has more runnable tasks than cores)") \
     X(TCP_SPIN_US, "COLL_TCP_SPIN_US", INT, "-1", "us", \
-      "a rank in a step that sends and receives, waiting on sockets alone, polls them without sleeping this long before it sleeps (-1 = auto: 2000 while the ranks on this machine, namespaces and containers included, fit its cores and the machine has no more runnable tasks than cores, /proc/loadavg read every 10 ms; else 0)") \
+      "a rank in a step that sends and receives, waiting on sockets alone, polls them without sleeping this long before it sleeps (-1 = auto: 2000 while the ranks on this machine, namespaces and containers included, fit its cores, except while the machine has more runnable tasks than cores (/proc/loadavg, read every 10 ms) and for 0.25 s after a spin that lost its core or saw nothing come in; else 0)") \
     X(YIELD, "COLL_YIELD", INT, "-1", "", \
       "sched_yield rounds after spinning, before blocking (-1 = auto: 64 when this machine's ranks outnumber its cores, else 4)") \
     X(CONNECT_TIMEOUT, "COLL_CONNECT_TIMEOUT", DOUBLE, "120", "s", \

@@ -12,8 +12,8 @@
 
 #include "core/config.h"
 #include "core/log.h"
-#include "coll/tuning.h"
-#include "coll/tuning_rules.h"
+#include "coll/selection/tuning.h"
+#include "coll/selection/tuning_rules.h"
 
 #define ALGO(x) extern const coll_algo_t coll_algo_##x;
 #include "coll/algo_list.h"

@@ -369,7 +369,8 @@ static void cfg_load_locked(void)
     /* COLL_DETERMINISTIC=1 (or HCCL_DETERMINISTIC=true): a forced reducing
      * algorithm must honour it (checked once both are known) */
     char msg[768], err[1024];
-    if (cfg_vals[COLL_CFG_DETERMINISTIC].i && !cfg_vals[COLL_CFG_ALGO].bad && cfg_algo_determ(cfg_algo, msg, sizeof msg)) {
+    if (cfg_vals[COLL_CFG_DETERMINISTIC].i && !cfg_vals[COLL_CFG_ALGO].bad
+        && cfg_algo_determ(cfg_algo, msg, sizeof msg)) {
         snprintf(err, sizeof err, "invalid COLL_ALGO='%s': %s", cfg_vals[COLL_CFG_ALGO].str, msg);
         cfg_mark_bad(COLL_CFG_ALGO, err);
     }

@@ -87,7 +87,7 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
     X(DETERMINISTIC, "COLL_DETERMINISTIC", BOOL, "0", "", \
       "bitwise-reproducible reductions: every element of allreduce, reduce and reduce_scatter(v) is reduced in rank order ((x0 + x1) + x2) + ... whatever the algorithm, timing or host layout; only algorithms that honour it are selected (direct, cma, ordered; docs/algorithms.md gives the cost)") \
     X(TUNING_RULES_OFF, "COLL_TUNING_RULES_OFF", BOOL, "0", "", \
-      "ignore the measured selection rules (src/coll/tuning_rules.c): cost model only") \
+      "ignore the measured selection rules (src/coll/selection/tuning_rules.c): cost model only") \
     X(TUNING_FILE, "COLL_TUNING_FILE", STR, "", "", "alpha-beta constants file overriding the built-in measured ones") \
     X(NET_PROBE, "COLL_NET_PROBE", BOOL, "1", "", \
       "with more than one host, measure the network at init (the leaders of hosts 0 and 1 ping-pong 8 B and 1 MiB, a few ms) and use its latency and bandwidth in algorithm selection; skipped when COLL_TUNING_FILE is set") \

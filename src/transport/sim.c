@@ -646,7 +646,6 @@ const coll_transport_ops_t coll_sim_ops = {.name = "sim",
 
 /* ---- communicators ---- */
 
-
 void coll_sim_counts(const coll_sim_t *s, unsigned long long *msgs, unsigned long long *switches)
 {
     *msgs = s->nmsgs;

@@ -5,7 +5,7 @@
  *
  * A transport is one const table (coll_transport_ops_t). Messages between a
  * directed pair are FIFO and keep their boundaries; both sides know each
- * length. Algorithms never call a transport: they post primitives (coll/prim.h)
+ * length. Algorithms never call a transport: they post primitives (coll/execution/prim.h)
  * that the executor progresses over comm->tp[peer], or use comm->direct
  * through the wrappers of transport/direct.h. The communicator sets transports
  * up, tears them down and aborts them through coll_transports[] (transport.c).
@@ -58,7 +58,7 @@ struct coll_direct_ops;
 
 typedef struct coll_transport_ops {
     const char *name;
-    /* --- data path: the executor (coll/prim.c), any thread that runs a call.
+    /* --- data path: the executor (coll/execution/prim.c), any thread that runs a call.
      * Never block; O(1) per call except tcp's lazy connect on first use. */
     /* Push as much of buf[*done, len) as the channel takes now; advance *done. */
     coll_status_t (*send)(coll_comm *comm, int peer, const void *buf, size_t len, size_t *done);

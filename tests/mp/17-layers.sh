@@ -47,13 +47,13 @@ out=$("$C" "$T/pristine" 2>&1) && ok "an untouched copy passes" || bad "an untou
 
 # upward includes, each spelling
 fresh up
-l1=$(plant up core/log.c '#include "coll/coll_util.h"')
-l2=$(plant up bootstrap/id.c '#include "../coll/coll_util.h"')
-l3=$(plant up topo/topo.c '#include <coll/coll_util.h>')
+l1=$(plant up core/log.c '#include "coll/util/coll_util.h"')
+l2=$(plant up bootstrap/id.c '#include "../coll/util/coll_util.h"')
+l3=$(plant up topo/topo.c '#include <coll/util/coll_util.h>')
 l4=$(plant up transport/tcp.c '#include "../comm/not_yet.h"')
-want_fail up "core/log.c:$l1: include coll/coll_util.h (coll/coll_util.h: layer coll is above core)"
-want_fail up "bootstrap/id.c:$l2: include coll/coll_util.h (coll/coll_util.h (written \"../coll/coll_util.h\"): layer coll is above bootstrap)"
-want_fail up "topo/topo.c:$l3: include coll/coll_util.h (coll/coll_util.h (written <coll/coll_util.h>): layer coll is above topo)"
+want_fail up "core/log.c:$l1: include coll/util/coll_util.h (coll/util/coll_util.h: layer coll is above core)"
+want_fail up "bootstrap/id.c:$l2: include coll/util/coll_util.h (coll/util/coll_util.h (written \"../coll/util/coll_util.h\"): layer coll is above bootstrap)"
+want_fail up "topo/topo.c:$l3: include coll/util/coll_util.h (coll/util/coll_util.h (written <coll/util/coll_util.h>): layer coll is above topo)"
 want_fail up "transport/tcp.c:$l4: include comm/not_yet.h (comm/not_yet.h (written \"../comm/not_yet.h\"): layer comm is above transport)"
 
 # names of a higher layer: a call through a local prototype, a macro, a table
@@ -69,9 +69,9 @@ want_fail names "topo/topo.c:$l3: name coll_algo_table (defined in layer coll, a
 # the transport seam: a private header and a table named from coll
 fresh tp
 l1=$(plant tp coll/api.c '#include "../transport/shm.h"')
-l2=$(plant tp coll/args.c 'static const void *planted_tp = &coll_tcp_ops;')
+l2=$(plant tp coll/util/args.c 'static const void *planted_tp = &coll_tcp_ops;')
 want_fail tp "coll/api.c:$l1: include transport/shm.h (transport/shm.h (written \"../transport/shm.h\"): private to src/transport)"
-want_fail tp "coll/args.c:$l2: transport coll_tcp_ops (a transport named outside src/transport)"
+want_fail tp "coll/util/args.c:$l2: transport coll_tcp_ops (a transport named outside src/transport)"
 
 # the simulator's seam: files naming it (a call, a member, an include)
 fresh sim

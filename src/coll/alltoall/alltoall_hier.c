@@ -48,8 +48,8 @@
 #include "coll/algo.h"
 #include "coll/alltoall/alltoall.h"
 #include "coll/alltoallv/alltoallv.h"
-#include "coll/coll_util.h"
-#include "coll/hier.h"
+#include "coll/util/coll_util.h"
+#include "coll/execution/hier.h"
 #include "core/config.h"
 
 /* hm[] = global ranks in host-major order (host 0's local ranks 0.., then host 1's...). */

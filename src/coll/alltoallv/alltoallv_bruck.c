@@ -36,10 +36,10 @@
 
 #include "coll/algo.h"
 #include "coll/alltoallv/alltoallv.h"
-#include "coll/coll_util.h"
-#include "coll/cost.h"
-#include "coll/prim.h"
-#include "coll/tuning.h"
+#include "coll/util/coll_util.h"
+#include "coll/selection/cost.h"
+#include "coll/execution/prim.h"
+#include "coll/selection/tuning.h"
 
 /* Bytes moved per step relative to n: (1/p) * sum over k of #{i < p : i & k}.
  * Bit k is set in the upper half of every full 2k-period of 0..p-1 and in the

@@ -1,14 +1,14 @@
 /*
  * coll_util.c - helpers shared by algorithms.
  */
-#include "coll/coll_util.h"
+#include "coll/util/coll_util.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/log.h"
 #include "core/reduce.h"
-#include "coll/tuning.h"
+#include "coll/selection/tuning.h"
 #include "transport/direct.h"
 
 coll_status_t coll_direct_small_reduce(coll_comm *comm, const coll_group_t *g, const void *sb, size_t post, size_t at,

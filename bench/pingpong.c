@@ -1,6 +1,6 @@
 /*
  * pingpong.c - measures the alpha (one-way latency) and beta (per-byte time)
- * of the two transports the cost model uses (src/coll/tuning.c): 3 ranks
+ * of the two transports the cost model uses (src/coll/selection/tuning.c): 3 ranks
  * forked here, ranks 0,1 on simulated host "simhost0" (shm between them),
  * rank 2 on "simhost1" (TCP over 127.0.0.1 only). Rank 0 ping-pongs with 1
  * (shm) and with 2 (tcp) at 8 B and 16 MiB with coll_sendrecv.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/tune.sh - measure every algorithm of each collective on local ranks and
 # print, per (collective, ranks, size), the fastest one: the data behind the
-# single-host rules in src/coll/tuning_rules.c.
+# single-host rules in src/coll/selection/tuning_rules.c.
 #
 #   bench/tune.sh [-c allreduce,broadcast,...] [-p 2,4] [-s 8K,64K,1M,8M,64M] [-r REPS] [-a ALGOS] [-H HOSTS]
 #     -a  only these algorithms (comma-separated; default every one but hier)

@@ -19,7 +19,7 @@ B=${1:-bin}
     echo
     echo "Force one with \`COLL_ALGO=NAME\` (every collective that has it) or \`COLL_ALGO='allreduce=ring;broadcast=pipeline'\`,"
     echo "or \`--algo\` on the test executables. Each lives in \`src/coll/<collective>/<collective>_<name>.c\`, whose"
-    echo "header comment gives its cost model. Automatic choice: forced -> measured rules (src/coll/tuning_rules.c) -> cost model."
+    echo "header comment gives its cost model. Automatic choice: forced -> measured rules (src/coll/selection/tuning_rules.c) -> cost model."
     echo
     echo "| collective | algorithm | description |"
     echo "|---|---|---|"

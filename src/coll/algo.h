@@ -104,12 +104,19 @@ int coll_algo_is_usable(const coll_algo_t *al, const coll_comm *comm, const coll
 /* Choose for this call on group g (forced -> cost model). */
 coll_status_t coll_algo_select(coll_comm *comm, const coll_group_t *g, const coll_args_t *a, const coll_algo_t **out);
 /* Force programmatically ("allreduce=ring;..." or a bare name); NULL clears.
- * Replaces the whole forced set: name every collective to force in one spec. */
+ * Replaces the whole forced set: name every collective to force in one spec.
+ * It is COLL_ALGO set in-process (coll_cfg_try_set: resolved there, once;
+ * refused, the old set kept, when invalid or, under COLL_DETERMINISTIC=1, not
+ * deterministic). */
 coll_status_t coll_algo_force(const char *spec);
-/* Validate a COLL_ALGO-style spec; message names the bad name and the allowed ones. */
-coll_status_t coll_algo_check_spec(const char *spec, char *err, size_t errlen);
-/* The same, and every reducing algorithm it names honours COLL_DETERMINISTIC=1. */
-coll_status_t coll_algo_check_spec_determ(const char *spec, char *err, size_t errlen);
+/* The one parser of a COLL_ALGO value (config.c calls it when the value is
+ * set): forced[k] = the index in coll_algo_table of the algorithm forced for
+ * collective k, -1 automatic. 0, or -1 with err naming the bad name and the
+ * allowed ones. */
+int coll_algo_resolve(const char *spec, int *forced, char *err, size_t errlen);
+/* 0 when every reducing algorithm in forced[] honours COLL_DETERMINISTIC=1,
+ * else -1 with err naming it and the allowed ones. */
+int coll_algo_check_determ(const int *forced, char *err, size_t errlen);
 void coll_algo_list(FILE *out);
 /* Does COLL_DETERMINISTIC=1 restrict this collective (it reduces)? */
 int coll_algo_kind_reduces(coll_kind_t kind);

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "coll/algo.h"
-#include "coll/prim.h"
+#include "coll/execution/prim.h"
 #include "core/log.h"
 #include "transport/transport.h"
 

@@ -6,15 +6,14 @@
  */
 #include "coll/algo.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include "core/config.h"
 #include "core/log.h"
-#include "coll/tuning.h"
-#include "coll/tuning_rules.h"
+#include "coll/selection/tuning.h"
+#include "coll/selection/tuning_rules.h"
 
 #define ALGO(x) extern const coll_algo_t coll_algo_##x;
 #include "coll/algo_list.h"
@@ -27,21 +26,24 @@ const coll_algo_t *const coll_algo_table[] = {
     NULL,
 };
 
-static const coll_algo_t *forced[COLL_KIND_COUNT];
-static int forced_loaded;
-static pthread_mutex_t forced_lock = PTHREAD_MUTEX_INITIALIZER;
-
 /* Other libraries' names for ours (case-insensitive, like every name here):
  * HCCL and NCCL call the hierarchical algorithms "hybrid". */
 static const char *canonical_name(const char *name) { return !strcasecmp(name, "hybrid") ? "hier" : name; }
 
-const coll_algo_t *coll_algo_find(coll_kind_t kind, const char *name)
+/* The table index of kind's algorithm called name, or -1. */
+static int find_index(coll_kind_t kind, const char *name)
 {
     name = canonical_name(name);
     for (int i = 0; coll_algo_table[i]; i++)
         if (coll_algo_table[i]->kind == kind && !strcasecmp(coll_algo_table[i]->name, name))
-            return coll_algo_table[i];
-    return NULL;
+            return i;
+    return -1;
+}
+
+const coll_algo_t *coll_algo_find(coll_kind_t kind, const char *name)
+{
+    int i = find_index(kind, name);
+    return i < 0 ? NULL : coll_algo_table[i];
 }
 
 static int kind_from_name(const char *s, coll_kind_t *k)
@@ -113,9 +115,9 @@ static void list_deterministic(char *buf, size_t len, coll_kind_t kind)
 }
 
 /* Forcing an algorithm COLL_DETERMINISTIC=1 excludes is an error. */
-static int check_deterministic(const coll_algo_t *al, int determ, char *err, size_t errlen)
+static int check_deterministic(const coll_algo_t *al, char *err, size_t errlen)
 {
-    if (!excluded_by_determinism(al, determ))
+    if (!excluded_by_determinism(al, 1))
         return 0;
     char names[200];
     list_deterministic(names, sizeof names, al->kind);
@@ -126,91 +128,83 @@ static int check_deterministic(const coll_algo_t *al, int determ, char *err, siz
     return -1;
 }
 
-/* Parse spec into out[] (NULL entries = automatic). Returns 0 or -1 with err set.
- * determ: refuse algorithms COLL_DETERMINISTIC=1 excludes. */
-static int parse_spec(const char *spec, int determ, const coll_algo_t **out, char *err, size_t errlen)
+/* One item of a spec: a bare name (every collective that has it) or
+ * COLL=NAME, into forced[]. 0, or -1 with err set. */
+static int parse_item(char *item, int *forced, char *err, size_t errlen)
+{
+    char names[400];
+    char *eq = strchr(item, '=');
+    if (!eq) {
+        int found = 0;
+        for (int i = 0; coll_algo_table[i]; i++)
+            if (!strcasecmp(coll_algo_table[i]->name, canonical_name(item))) {
+                forced[coll_algo_table[i]->kind] = i;
+                found = 1;
+            }
+        if (found)
+            return 0;
+        list_names(names, sizeof names, -1);
+        snprintf(err, errlen, "unknown algorithm '%s' in COLL_ALGO; allowed: %s, hybrid = hier (or COLL=NAME;...)",
+                 item, names);
+        return -1;
+    }
+    *eq = '\0';
+    coll_kind_t k;
+    if (kind_from_name(item, &k)) {
+        snprintf(err, errlen,
+                 "unknown collective '%s' in COLL_ALGO; allowed: allreduce allgather "
+                 "allgatherv reduce_scatter reduce_scatterv reduce broadcast scatter gather alltoall alltoallv",
+                 item);
+        return -1;
+    }
+    int i = find_index(k, eq + 1);
+    if (i < 0) {
+        list_names(names, sizeof names, (int)k);
+        snprintf(err, errlen, "unknown algorithm '%s' for %s in COLL_ALGO; allowed: %s%s", eq + 1, coll_kind_name(k),
+                 names, coll_algo_find(k, "hier") ? ", hybrid = hier" : "");
+        return -1;
+    }
+    forced[k] = i;
+    return 0;
+}
+
+int coll_algo_resolve(const char *spec, int *forced, char *err, size_t errlen)
 {
     for (int k = 0; k < COLL_KIND_COUNT; k++)
-        out[k] = NULL;
+        forced[k] = -1;
     if (!spec || !*spec)
         return 0;
     char buf[512];
     snprintf(buf, sizeof buf, "%s", spec);
     char *save = NULL;
-    for (char *item = strtok_r(buf, ";,/ ", &save); item; item = strtok_r(NULL, ";,/ ", &save)) {
-        char *eq = strchr(item, '=');
-        char names[400];
-        if (!eq) {
-            int found = 0;
-            for (int i = 0; coll_algo_table[i]; i++)
-                if (!strcasecmp(coll_algo_table[i]->name, canonical_name(item))) {
-                    if (check_deterministic(coll_algo_table[i], determ, err, errlen))
-                        return -1;
-                    out[coll_algo_table[i]->kind] = coll_algo_table[i];
-                    found = 1;
-                }
-            if (!found) {
-                list_names(names, sizeof names, -1);
-                snprintf(err, errlen,
-                         "unknown algorithm '%s' in COLL_ALGO; allowed: %s, hybrid = hier (or COLL=NAME;...)", item,
-                         names);
-                return -1;
-            }
-            continue;
-        }
-        *eq = '\0';
-        coll_kind_t k;
-        if (kind_from_name(item, &k)) {
-            snprintf(err, errlen,
-                     "unknown collective '%s' in COLL_ALGO; allowed: allreduce allgather "
-                     "allgatherv reduce_scatter reduce_scatterv reduce broadcast scatter gather alltoall alltoallv",
-                     item);
+    for (char *item = strtok_r(buf, ";,/ ", &save); item; item = strtok_r(NULL, ";,/ ", &save))
+        if (parse_item(item, forced, err, errlen))
             return -1;
-        }
-        const coll_algo_t *a = coll_algo_find(k, eq + 1);
-        if (!a) {
-            list_names(names, sizeof names, (int)k);
-            snprintf(err, errlen, "unknown algorithm '%s' for %s in COLL_ALGO; allowed: %s%s", eq + 1,
-                     coll_kind_name(k), names, coll_algo_find(k, "hier") ? ", hybrid = hier" : "");
-            return -1;
-        }
-        if (check_deterministic(a, determ, err, errlen))
-            return -1;
-        out[k] = a;
-    }
     return 0;
 }
 
-coll_status_t coll_algo_check_spec(const char *spec, char *err, size_t errlen)
+int coll_algo_check_determ(const int *forced, char *err, size_t errlen)
 {
-    const coll_algo_t *tmp[COLL_KIND_COUNT];
-    return parse_spec(spec, 0, tmp, err, errlen) ? COLL_ERR_INVALID_ARG : COLL_SUCCESS;
-}
-
-coll_status_t coll_algo_check_spec_determ(const char *spec, char *err, size_t errlen)
-{
-    const coll_algo_t *tmp[COLL_KIND_COUNT];
-    return parse_spec(spec, 1, tmp, err, errlen) ? COLL_ERR_INVALID_ARG : COLL_SUCCESS;
+    for (int i = 0; coll_algo_table[i]; i++) /* in the table's order */
+        if (forced[coll_algo_table[i]->kind] == i && check_deterministic(coll_algo_table[i], err, errlen))
+            return -1;
+    return 0;
 }
 
 coll_status_t coll_algo_force(const char *spec)
 {
-    char err[512];
-    const coll_algo_t *tmp[COLL_KIND_COUNT];
-    if (parse_spec(spec, coll_cfg_bool(COLL_CFG_DETERMINISTIC), tmp, err, sizeof err))
+    char err[768];
+    if (coll_cfg_try_set(COLL_CFG_ALGO, spec, err, sizeof err))
         return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_TUNING, "%s", err);
-    pthread_mutex_lock(&forced_lock);
-    memcpy(forced, tmp, sizeof forced);
-    forced_loaded = 1;
-    pthread_mutex_unlock(&forced_lock);
     return COLL_SUCCESS;
 }
 
-static coll_status_t load_forced(void)
+/* What COLL_ALGO (or coll_algo_force) forces for kind: resolved once, when
+ * it was set (core/config.h), or NULL. */
+static const coll_algo_t *forced_algo(coll_kind_t kind)
 {
-    if (__atomic_load_n(&forced_loaded, __ATOMIC_ACQUIRE))
-        return COLL_SUCCESS;
-    return coll_algo_force(coll_cfg_str(COLL_CFG_ALGO));
+    int i = coll_cfg_algo(kind);
+    return i < 0 ? NULL : coll_algo_table[i];
 }
 
 int coll_algo_is_usable(const coll_algo_t *al, const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
@@ -230,8 +224,7 @@ int coll_algo_is_usable(const coll_algo_t *al, const coll_comm *comm, const coll
 
 coll_status_t coll_algo_select(coll_comm *comm, const coll_group_t *g, const coll_args_t *a, const coll_algo_t **out)
 {
-    COLL_CHECK(load_forced());
-    const coll_algo_t *f = forced[a->kind];
+    const coll_algo_t *f = forced_algo(a->kind);
     if (f) {
         if (coll_algo_is_usable(f, comm, g, a)) {
             *out = f;
@@ -310,7 +303,7 @@ coll_status_t coll_algo_run(coll_comm *comm, const coll_group_t *g, const coll_a
         if (comm->last_algo != al->name || comm->last_algo_kind != a->kind
             || coll_log_enabled(COLL_LOG_DEBUG, COLL_SUB_TUNING))
             COLL_INFO(COLL_SUB_TUNING, "%s %zu bytes on %d ranks: algorithm %s%s", coll_kind_name(a->kind), a->bytes,
-                      g->size, al->name, forced[a->kind] == al ? " (forced)" : "");
+                      g->size, al->name, forced_algo(a->kind) == al ? " (forced)" : "");
         comm->last_algo = al->name;
         comm->last_algo_kind = a->kind;
     }
@@ -331,23 +324,13 @@ void coll_algo_list(FILE *out)
 
 /* ---- the configuration's view of the algorithm names (core/config.h) ---- */
 
-static int cfg_check_spec(const char *spec, char *msg, size_t len)
-{
-    return coll_algo_check_spec(spec, msg, len) == COLL_SUCCESS ? 0 : -1;
-}
-
 static const char *cfg_canonical(coll_kind_t kind, const char *name)
 {
     const coll_algo_t *al = coll_algo_find(kind, name);
     return al ? al->name : NULL;
 }
 
-static int cfg_check_spec_determ(const char *spec, char *msg, size_t len)
-{
-    return coll_algo_check_spec_determ(spec, msg, len) == COLL_SUCCESS ? 0 : -1;
-}
-
-static const coll_cfg_algo_names_t cfg_names = {cfg_check_spec, cfg_canonical, cfg_check_spec_determ};
+static const coll_cfg_algo_names_t cfg_names = {coll_algo_resolve, cfg_canonical, coll_algo_check_determ};
 
 /* Registered when the library is loaded: the registry is linked into every
  * program that can run a collective, so the names are known before any

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "bootstrap/bootstrap.h"
-#include "coll/tuning.h"
+#include "coll/selection/tuning.h"
 #include "core/config.h"
 #include "core/warm.h"
 #include "core/log.h"

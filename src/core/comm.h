@@ -70,7 +70,10 @@ struct coll_comm {
     const struct coll_transport_ops **tp; /* [nranks] */
     struct coll_shm *shm;                 /* NULL when local_size == 1 or disabled */
     struct coll_tcp *tcp;                 /* NULL when every peer is local */
-    struct coll_sim *sim;                 /* simulated communicator (transport/sim.h), else NULL */
+    struct coll_sim *sim;                 /* the simulator's state (transport/sim*.c only), else NULL */
+    /* the transport that runs every rank itself (the simulator), else NULL:
+     * its run_wait / moves_data / charge_copy / work hooks (transport.h) */
+    const struct coll_transport_ops *runner;
     const struct coll_direct_ops *direct; /* NULL when no local peer's memory is readable */
 
     struct coll_bootstrap *bs; /* bootstrap/bootstrap.h, allocated with the comm */

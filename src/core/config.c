@@ -49,6 +49,10 @@ static char cfg_err[1024];
 static char cfg_notes[4096];   /* WARN lines for coll_cfg_report */
 static char cfg_info[2048];    /* INFO lines for coll_cfg_report */
 static char cfg_unknown[1024]; /* HCCL_* names not in the table, one per line */
+/* COLL_ALGO resolved (coll_cfg_algo): the registry's index per collective, -1
+ * automatic; cfg_algo_new holds the value being checked until it is stored */
+static int cfg_algo[COLL_KIND_COUNT]; /* set by every load (cfg_store) */
+static int cfg_algo_new[COLL_KIND_COUNT];
 
 const coll_cfg_entry_t *coll_cfg_entry(coll_cfg_id_t id)
 {
@@ -168,8 +172,10 @@ static int cfg_validate(coll_cfg_id_t id, const char *name, const char *s, char 
     static const char *const fams[] = {"AF_INET", "inet", "ipv4", "4", "AF_INET6", "inet6", "ipv6", "6", NULL};
     char msg[768];
     switch (id) {
-    case COLL_CFG_ALGO:
-        if (coll_cfg_algo_names()->check_spec && coll_cfg_algo_names()->check_spec(s, msg, sizeof msg) != 0) {
+    case COLL_CFG_ALGO: /* resolved here, once: cfg_store keeps cfg_algo_new */
+        for (int k = 0; k < COLL_KIND_COUNT; k++)
+            cfg_algo_new[k] = -1;
+        if (coll_cfg_algo_names()->resolve && coll_cfg_algo_names()->resolve(s, cfg_algo_new, msg, sizeof msg) != 0) {
             snprintf(err, errlen, "invalid %s='%s': %s", name, s, msg);
             return -1;
         }
@@ -238,30 +244,48 @@ static int cfg_check_text(coll_cfg_id_t id, const char *name, const char *text, 
     return cfg_validate(id, name, text, err, errlen);
 }
 
-static void cfg_assign(coll_cfg_id_t id, const char *text, int src)
+/* COLL_ALGO's resolved form back to automatic (its default, ""). */
+static void cfg_algo_clear(void)
+{
+    for (int k = 0; k < COLL_KIND_COUNT; k++)
+        cfg_algo[k] = -1;
+}
+
+/* text as knob id's value from src, checked (cfg_check_text) or bad (err). */
+static void cfg_store(coll_cfg_id_t id, const char *text, int src, const char *err)
 {
     cfg_val_t *v = &cfg_vals[id];
-    char err[1024];
     free(v->str);
     free(v->err);
     v->str = strdup(text ? text : "");
-    v->err = NULL;
+    v->err = err ? strdup(err) : NULL;
     v->set = src != SRC_DEFAULT;
     v->src = src;
-    v->bad = 0;
-    if (cfg_check_text(id, cfg_table[id].env, v->str, err, sizeof err)) {
-        v->bad = 1;
-        v->err = strdup(err);
+    v->bad = err != NULL;
+    if (err) {
         if (!cfg_err[0])
             snprintf(cfg_err, sizeof cfg_err, "%s", err);
         cfg_parse(cfg_table[id].type, cfg_table[id].def, v);
     } else {
         cfg_parse(cfg_table[id].type, v->str, v);
     }
+    if (id == COLL_CFG_ALGO && err)
+        cfg_algo_clear();
+    else if (id == COLL_CFG_ALGO)
+        memcpy(cfg_algo, cfg_algo_new, sizeof cfg_algo);
+}
+
+static void cfg_assign(coll_cfg_id_t id, const char *text, int src)
+{
+    char err[1024];
+    text = text ? text : "";
+    cfg_store(id, text, src, cfg_check_text(id, cfg_table[id].env, text, err, sizeof err) ? err : NULL);
 }
 
 static void cfg_mark_bad(coll_cfg_id_t id, const char *err)
 {
+    if (id == COLL_CFG_ALGO)
+        cfg_algo_clear(); /* the default used, as for a value that does not parse */
     cfg_vals[id].bad = 1;
     free(cfg_vals[id].err);
     cfg_vals[id].err = strdup(err);
@@ -305,7 +329,7 @@ static void cfg_apply_hccl(void)
                      cfg_table[t].env);
             continue;
         }
-        cfg_assign(t, out, SRC_HCCL);
+        cfg_store(t, out, SRC_HCCL, NULL); /* checked above */
         cfg_vals[t].from = (coll_cfg_id_t)id;
     }
     /* HCCL_* names we do not know */
@@ -323,6 +347,14 @@ static void cfg_apply_hccl(void)
     }
 }
 
+/* Does the resolved COLL_ALGO force a reducing algorithm COLL_DETERMINISTIC=1
+ * excludes? 0, else -1 with why. */
+static int cfg_algo_determ(const int *forced, char *msg, size_t len)
+{
+    const coll_cfg_algo_names_t *n = coll_cfg_algo_names();
+    return n->check_determ ? n->check_determ(forced, msg, len) : 0;
+}
+
 static void cfg_load_locked(void)
 {
     cfg_err[0] = cfg_notes[0] = cfg_info[0] = '\0';
@@ -337,9 +369,8 @@ static void cfg_load_locked(void)
     /* COLL_DETERMINISTIC=1 (or HCCL_DETERMINISTIC=true): a forced reducing
      * algorithm must honour it (checked once both are known) */
     char msg[768], err[1024];
-    if (cfg_vals[COLL_CFG_DETERMINISTIC].i && !cfg_vals[COLL_CFG_ALGO].bad && cfg_vals[COLL_CFG_ALGO].str
-        && cfg_vals[COLL_CFG_ALGO].str[0] && coll_cfg_algo_names()->check_spec_determ
-        && coll_cfg_algo_names()->check_spec_determ(cfg_vals[COLL_CFG_ALGO].str, msg, sizeof msg) != 0) {
+    if (cfg_vals[COLL_CFG_DETERMINISTIC].i && !cfg_vals[COLL_CFG_ALGO].bad
+        && cfg_algo_determ(cfg_algo, msg, sizeof msg)) {
         snprintf(err, sizeof err, "invalid COLL_ALGO='%s': %s", cfg_vals[COLL_CFG_ALGO].str, msg);
         cfg_mark_bad(COLL_CFG_ALGO, err);
     }
@@ -371,6 +402,38 @@ void coll_cfg_set(coll_cfg_id_t id, const char *value)
     pthread_mutex_lock(&cfg_lock);
     cfg_assign(id, value ? value : cfg_table[id].def, value ? SRC_SET : SRC_DEFAULT);
     pthread_mutex_unlock(&cfg_lock);
+}
+
+int coll_cfg_try_set(coll_cfg_id_t id, const char *value, char *why, size_t len)
+{
+    if ((unsigned)id >= COLL_CFG_COUNT) {
+        snprintf(why, len, "no such setting (%d)", (int)id);
+        return -1;
+    }
+    cfg_load();
+    const char *text = value ? value : cfg_table[id].def, *name = cfg_table[id].env;
+    char err[1024], msg[768], head[512];
+    int bad = 0;
+    pthread_mutex_lock(&cfg_lock);
+    if (cfg_check_text(id, name, text, err, sizeof err)) {
+        bad = 1; /* "invalid NAME='value': why": why alone */
+        size_t h = (size_t)snprintf(head, sizeof head, "invalid %s='%s': ", name, text);
+        snprintf(why, len, "%s", strncmp(err, head, h) ? err : err + h);
+    } else if (id == COLL_CFG_ALGO && cfg_vals[COLL_CFG_DETERMINISTIC].i
+               && cfg_algo_determ(cfg_algo_new, msg, sizeof msg)) {
+        bad = 1;
+        snprintf(why, len, "%s", msg);
+    }
+    if (!bad)
+        cfg_store(id, text, value ? SRC_SET : SRC_DEFAULT, NULL);
+    pthread_mutex_unlock(&cfg_lock);
+    return bad ? -1 : 0;
+}
+
+int coll_cfg_algo(coll_kind_t kind)
+{
+    cfg_load();
+    return (unsigned)kind < COLL_KIND_COUNT ? cfg_algo[kind] : -1;
 }
 
 coll_status_t coll_cfg_check(void)

@@ -87,7 +87,7 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
     X(DETERMINISTIC, "COLL_DETERMINISTIC", BOOL, "0", "", \
       "bitwise-reproducible reductions: every element of allreduce, reduce and reduce_scatter(v) is reduced in rank order ((x0 + x1) + x2) + ... whatever the algorithm, timing or host layout; only algorithms that honour it are selected (direct, cma, ordered; docs/algorithms.md gives the cost)") \
     X(TUNING_RULES_OFF, "COLL_TUNING_RULES_OFF", BOOL, "0", "", \
-      "ignore the measured selection rules (src/coll/tuning_rules.c): cost model only") \
+      "ignore the measured selection rules (src/coll/selection/tuning_rules.c): cost model only") \
     X(TUNING_FILE, "COLL_TUNING_FILE", STR, "", "", "alpha-beta constants file overriding the built-in measured ones") \
     X(NET_PROBE, "COLL_NET_PROBE", BOOL, "1", "", \
       "with more than one host, measure the network at init (the leaders of hosts 0 and 1 ping-pong 8 B and 1 MiB, a few ms) and use its latency and bandwidth in algorithm selection; skipped when COLL_TUNING_FILE is set") \
@@ -186,6 +186,14 @@ double coll_cfg_double(coll_cfg_id_t id);
 int coll_cfg_is_set(coll_cfg_id_t id); /* set in the environment */
 /* Tests and tools may override a value in-process (before first use by the library). */
 void coll_cfg_set(coll_cfg_id_t id, const char *value);
+/* The same (NULL: the default), only if value is valid (with COLL_ALGO and
+ * COLL_DETERMINISTIC=1: deterministic): 0, else -1 with why (what is wrong,
+ * without the variable's name: "unknown algorithm 'x' ...; allowed: ...") and
+ * the old value kept. */
+int coll_cfg_try_set(coll_cfg_id_t id, const char *value, char *why, size_t len);
+/* COLL_ALGO as resolved when it was set: the registry's index of the algorithm
+ * forced for collective kind, -1 when automatic (also while the value is bad). O(1). */
+int coll_cfg_algo(coll_kind_t kind);
 /* Re-read the environment (tests). */
 void coll_cfg_reload(void);
 
@@ -207,16 +215,19 @@ char *coll_cfg_nondefault(const char *sep);
 int coll_parse_size(const char *s, unsigned long long *out);
 
 /* Algorithm names are the registry's (src/coll, a layer above core): it
- * registers these two look-ups at load time, so that the configuration can be
- * checked (COLL_ALGO, HCCL_ALGO) without core including coll. Until then every
- * name is accepted and HCCL_ALGO maps to nothing. */
+ * registers these look-ups at load time, so that COLL_ALGO is resolved once,
+ * when it is set, into the form the selection reads (coll_cfg_algo), and
+ * HCCL_ALGO is translated, without core including coll. Until then every name
+ * is accepted (COLL_ALGO forces nothing) and HCCL_ALGO maps to nothing. */
 typedef struct {
-    /* 0 when spec is a valid COLL_ALGO value, else -1 with why in msg */
-    int (*check_spec)(const char *spec, char *msg, size_t len);
+    /* forced[k] = the registry's index of the algorithm spec forces for
+     * collective k, -1 for automatic: 0, else -1 with why in msg */
+    int (*resolve)(const char *spec, int *forced, char *msg, size_t len);
     /* the registered name of algorithm `name` for collective kind, or NULL */
     const char *(*canonical)(coll_kind_t kind, const char *name);
-    /* as check_spec, but every reducing algorithm named must honour COLL_DETERMINISTIC */
-    int (*check_spec_determ)(const char *spec, char *msg, size_t len);
+    /* 0 when every reducing algorithm of forced[] honours COLL_DETERMINISTIC,
+     * else -1 with why in msg (no parsing: forced[] as resolve left it) */
+    int (*check_determ)(const int *forced, char *msg, size_t len);
 } coll_cfg_algo_names_t;
 void coll_cfg_set_algo_names(const coll_cfg_algo_names_t *names);
 const coll_cfg_algo_names_t *coll_cfg_algo_names(void);

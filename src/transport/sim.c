@@ -392,7 +392,7 @@ static coll_status_t sim_recv(coll_comm *comm, int peer, const coll_sink_t *sink
                           peer, m->len);
     /* Not there yet at this rank's time: the executor goes on with its other
      * primitives (a send posted after this receive leaves now, as it would on
-     * a real transport, not once the message is in) and coll_sim_wait moves
+     * a real transport, not once the message is in) and sim_run_wait moves
      * the clock to the first arrival. */
     if (me->clock < m->arrive)
         return COLL_SUCCESS;
@@ -419,9 +419,9 @@ static coll_status_t sim_recv(coll_comm *comm, int peer, const coll_sink_t *sink
 
 static int sim_pollfds(coll_comm *comm, int peer, int for_send, struct pollfd *fds, int max) { return 0; }
 
-const coll_transport_ops_t coll_sim_ops = {.name = "sim", .send = sim_send, .recv = sim_recv, .pollfds = sim_pollfds};
-
-coll_status_t coll_sim_wait(coll_comm *comm, const int *waiting_for, int n)
+/* The executor's wait (wait.c, coll_waiter_idle, through comm->runner): give
+ * the core to the scheduler until a message from one of waiting_for arrives. */
+static coll_status_t sim_run_wait(coll_comm *comm, const int *waiting_for, int n)
 {
     coll_sim_t *s = comm->sim;
     sim_rank_t *me = &s->r[comm->rank];
@@ -471,7 +471,10 @@ void coll_sim_working_set(coll_sim_t *s, const size_t *rank_bytes)
 
 double coll_sim_cpu_factor(const coll_comm *comm, int mem) { return cpu_factor(comm->sim, comm->rank, mem); }
 
-void coll_sim_charge_copy(coll_comm *comm, size_t n)
+/* An algorithm's own copy of n bytes (coll_local_copy, through comm->runner):
+ * the running rank's clock advances by n at one memcpy's rate (2 x shm_gbps)
+ * times its CPU factor (copies share the cores and the memory bandwidth). */
+static void sim_charge_copy(coll_comm *comm, size_t n)
 {
     coll_sim_t *s = comm->sim;
     s->r[comm->rank].clock += (double)n * s->shm_b / 2 * cpu_factor(s, comm->rank, 1);
@@ -613,17 +616,35 @@ coll_status_t coll_sim_run(coll_sim_t *s, coll_sim_fn fn, void *arg, double *t_u
     return COLL_SUCCESS;
 }
 
-/* ---- communicators ---- */
-
-void *coll_sim_work(const coll_comm *comm, size_t bytes)
+/* Working memory (the work hook, coll_work_alloc): without move_data no byte
+ * is ever looked at, so every rank of every algorithm gets the one shared
+ * block (shared_scratch bytes), which N ranks holding their blocks at once
+ * would otherwise multiply by N. NULL when data moves or the block is too
+ * small: the rank allocates privately. */
+static void *sim_work(const coll_comm *comm, size_t bytes)
 {
     const coll_sim_t *s = comm->sim;
     return s->scratch && bytes <= s->p.shared_scratch ? s->scratch : NULL;
 }
 
-int coll_sim_moves_data(const coll_comm *comm) { return comm->sim->p.move_data; }
+static int sim_is_work(const coll_comm *comm, const void *p) { return p && p == comm->sim->scratch; }
 
-int coll_sim_is_work(const coll_comm *comm, const void *p) { return p && p == comm->sim->scratch; }
+static int sim_moves_data(const coll_comm *comm) { return comm->sim->p.move_data; }
+
+/* Every rank's transport, and the runner of every simulated comm: the
+ * executor's waits and the algorithms' own copies and working memory go
+ * through it (transport.h). */
+const coll_transport_ops_t coll_sim_ops = {.name = "sim",
+                                           .send = sim_send,
+                                           .recv = sim_recv,
+                                           .pollfds = sim_pollfds,
+                                           .run_wait = sim_run_wait,
+                                           .moves_data = sim_moves_data,
+                                           .charge_copy = sim_charge_copy,
+                                           .work = sim_work,
+                                           .is_work = sim_is_work};
+
+/* ---- communicators ---- */
 
 void coll_sim_counts(const coll_sim_t *s, unsigned long long *msgs, unsigned long long *switches)
 {
@@ -704,6 +725,7 @@ static void init_comm(coll_sim_t *s, int r)
     c->buf_huge = s->p.buf_huge; /* selection only: the model's cma costs are the same on both page sizes */
     c->tp = s->tp;
     c->sim = s;
+    c->runner = &coll_sim_ops;
     c->yields = 0;
     c->spin = 0;
     if (s->scratch) {

@@ -36,8 +36,15 @@
  * B / reduce_bw. Local copies and reductions an algorithm does outside the
  * primitives and the direct services below (a tree's local reduce) cost no
  * virtual time, except copies made with coll_local_copy (the hierarchical
- * AlltoAll's pack and unpack: 2 x L x n bytes at its leader), charged by
- * coll_sim_charge_copy.
+ * AlltoAll's pack and unpack: 2 x L x n bytes at its leader), charged at
+ * one memcpy's rate (2 x shm_bw) times the CPU factor (below).
+ *
+ * The algorithms never name the simulator: every simulated comm's
+ * comm->runner is coll_sim_ops, whose run_wait (the executor's wait: the
+ * scheduler runs another rank until a message waited for arrives),
+ * moves_data, charge_copy (coll_local_copy) and work (the shared working
+ * block below) hooks they reach through the transport interface
+ * (transport.h).
  *
  * Direct memory (sim_direct.c): ranks of a simulated host with more than one
  * rank get comm->direct (coll_direct_ops_t), as shm gives it on a real host,
@@ -125,6 +132,7 @@ coll_sim_params_t coll_sim_defaults(void);
 
 typedef struct coll_sim coll_sim_t;
 
+/* Every rank's transport and every simulated comm's runner (transport.h). */
 extern const coll_transport_ops_t coll_sim_ops;
 
 /* Communicators for host_nranks[0..nhosts) ranks per host (ranks numbered
@@ -150,27 +158,8 @@ void coll_sim_working_set(coll_sim_t *s, const size_t *rank_bytes);
 #define SIM_BLANKS 4
 coll_status_t coll_sim_blank(coll_sim_t *s, const void *p, size_t len);
 
-/* Working memory of an algorithm on a simulated comm (coll_work_alloc):
- * without move_data no byte is ever looked at, so every rank of every
- * algorithm gets the one shared block (shared_scratch bytes), which N ranks
- * holding their blocks at once would otherwise multiply by N. NULL when data
- * moves or the block is too small: allocate privately. */
-void *coll_sim_work(const coll_comm *comm, size_t bytes);
-int coll_sim_is_work(const coll_comm *comm, const void *p);
-/* Does data move on this simulated comm (--verify)? */
-int coll_sim_moves_data(const coll_comm *comm);
-
-/* An algorithm's own copy of n bytes (coll_local_copy): the running rank's
- * clock advances by n at one memcpy's rate (2 x shm_gbps) times its CPU
- * factor (copies share the cores and the memory bandwidth). */
-void coll_sim_charge_copy(coll_comm *comm, size_t n);
-
 /* Messages sent and rank -> scheduler switches of the last run. */
 void coll_sim_counts(const coll_sim_t *s, unsigned long long *msgs, unsigned long long *switches);
-
-/* The executor's wait (prim.c, coll_waiter_idle) on a simulated comm: give
- * the core to the scheduler until a message from one of waiting_for arrives. */
-coll_status_t coll_sim_wait(coll_comm *comm, const int *waiting_for, int n);
 
 /* Sizes only: a buffer whose contents nobody reads, every 512 KiB of it the
  * same memory (one small memfd mapped over and over), so that the copies and

@@ -5,7 +5,7 @@
  *
  * A transport is one const table (coll_transport_ops_t). Messages between a
  * directed pair are FIFO and keep their boundaries; both sides know each
- * length. Algorithms never call a transport: they post primitives (coll/prim.h)
+ * length. Algorithms never call a transport: they post primitives (coll/execution/prim.h)
  * that the executor progresses over comm->tp[peer], or use comm->direct
  * through the wrappers of transport/direct.h. The communicator sets transports
  * up, tears them down and aborts them through coll_transports[] (transport.c).
@@ -58,7 +58,7 @@ struct coll_direct_ops;
 
 typedef struct coll_transport_ops {
     const char *name;
-    /* --- data path: the executor (coll/prim.c), any thread that runs a call.
+    /* --- data path: the executor (coll/execution/prim.c), any thread that runs a call.
      * Never block; O(1) per call except tcp's lazy connect on first use. */
     /* Push as much of buf[*done, len) as the channel takes now; advance *done. */
     coll_status_t (*send)(coll_comm *comm, int peer, const void *buf, size_t len, size_t *done);
@@ -117,6 +117,23 @@ typedef struct coll_transport_ops {
     /* Block until the token differs from seen, this comm's transport is
      * aborted, or ~timeout_ms (shm: futex on my doorbell). O(1). */
     void (*wait)(coll_comm *comm, uint32_t seen, int timeout_ms);
+
+    /* --- a transport that runs every rank of a communicator itself, in one
+     * process (the simulator: coroutines in virtual time), puts its table in
+     * comm->runner; these hooks then stand in for the waiter and account for
+     * the algorithms' own local work (coll/util/coll_util.h). NULL on the
+     * transports of real ranks, whose comm->runner is NULL. */
+    /* The whole wait (wait.c, coll_waiter_idle): hand the core over until a
+     * message from one of waiting_for[0..n) can be taken. */
+    coll_status_t (*run_wait)(coll_comm *comm, const int *waiting_for, int n);
+    /* Do values move (0: sizes and times only, nothing to copy or reduce)? */
+    int (*moves_data)(const coll_comm *comm);
+    /* An algorithm's own copy of n bytes (coll_local_copy) costs its rank. */
+    void (*charge_copy)(coll_comm *comm, size_t n);
+    /* Working memory of bytes the transport provides (coll_work_alloc), or
+     * NULL: allocate privately; is_work tells its blocks (not to be freed). */
+    void *(*work)(const coll_comm *comm, size_t bytes);
+    int (*is_work)(const coll_comm *comm, const void *p);
 } coll_transport_ops_t;
 
 /* Direct-memory services (COLL_TP_DIRECT; today shm: ranks of one host).

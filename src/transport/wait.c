@@ -3,7 +3,6 @@
  * doorbell of the transport in use that has one; aborts, dead peers, timeout.
  */
 #include "transport/wait.h"
-#include "transport/sim.h"
 
 #include <poll.h>
 #include <sched.h>
@@ -30,7 +29,7 @@ static const coll_transport_ops_t *doorbell(const coll_comm *comm)
 
 uint32_t coll_wait_token(coll_comm *comm)
 {
-    if (comm->sim) /* no doorbell: coll_sim_wait hands the core over */
+    if (comm->runner) /* no doorbell: its run_wait hands the core over */
         return 0;
     const coll_transport_ops_t *t = doorbell(comm);
     return t ? t->wait_token(comm) : 0;
@@ -182,8 +181,8 @@ coll_status_t coll_waiter_check(coll_waiter_t *w, coll_comm *comm, const int *wa
 coll_status_t coll_waiter_idle(coll_waiter_t *w, coll_comm *comm, uint32_t seen, const int *waiting_for, int n,
                                struct pollfd *fds, int nfds)
 {
-    if (comm->sim) /* simulated ranks: the scheduler runs another rank (transport/sim.h) */
-        return coll_sim_wait(comm, waiting_for, n);
+    if (comm->runner) /* ranks run by their transport (the simulator): it runs another one */
+        return comm->runner->run_wait(comm, waiting_for, n);
     if (w->spins < w->spin_max) {
         w->spins++;
         coll_cpu_relax();

@@ -1,5 +1,5 @@
 /*
- * wait.h - the waiting policy shared by the executor (coll/prim.c) and the
+ * wait.h - the waiting policy shared by the executor (coll/execution/prim.c) and the
  * transports' own blocking services (shm barrier, small exchanges): spin
  * briefly, yield when oversubscribed, then block (poll on fds, or the .wait
  * hook of the transport in use that has one: shm's futex doorbell). Every

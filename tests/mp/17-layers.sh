@@ -10,9 +10,10 @@
 # "coll/x.h", "../coll/x.h" and <coll/x.h>, a call through a local prototype
 # to a function of a higher layer, a table of a higher layer named, a
 # transport's private header and its table named from coll, the simulator
-# named in a new file and once more in an allowed one; each must fail naming
-# the file, line and what; comments and strings must not count, an allowed
-# violation gone is reported stale, and bad input gets exit 2.
+# named by a call, a member and an include; each must fail naming the file,
+# line and what; comments and strings must not count; an allow-list entry
+# lets its count of lines pass, one more fails and an entry for a violation
+# gone is reported stale; bad input gets exit 2.
 set -u
 ROOT=${CB_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 C=$ROOT/scripts/check-layers.sh
@@ -46,13 +47,13 @@ out=$("$C" "$T/pristine" 2>&1) && ok "an untouched copy passes" || bad "an untou
 
 # upward includes, each spelling
 fresh up
-l1=$(plant up core/log.c '#include "coll/coll_util.h"')
-l2=$(plant up bootstrap/id.c '#include "../coll/coll_util.h"')
-l3=$(plant up topo/topo.c '#include <coll/coll_util.h>')
+l1=$(plant up core/log.c '#include "coll/util/coll_util.h"')
+l2=$(plant up bootstrap/id.c '#include "../coll/util/coll_util.h"')
+l3=$(plant up topo/topo.c '#include <coll/util/coll_util.h>')
 l4=$(plant up transport/tcp.c '#include "../comm/not_yet.h"')
-want_fail up "core/log.c:$l1: include coll/coll_util.h (coll/coll_util.h: layer coll is above core)"
-want_fail up "bootstrap/id.c:$l2: include coll/coll_util.h (coll/coll_util.h (written \"../coll/coll_util.h\"): layer coll is above bootstrap)"
-want_fail up "topo/topo.c:$l3: include coll/coll_util.h (coll/coll_util.h (written <coll/coll_util.h>): layer coll is above topo)"
+want_fail up "core/log.c:$l1: include coll/util/coll_util.h (coll/util/coll_util.h: layer coll is above core)"
+want_fail up "bootstrap/id.c:$l2: include coll/util/coll_util.h (coll/util/coll_util.h (written \"../coll/util/coll_util.h\"): layer coll is above bootstrap)"
+want_fail up "topo/topo.c:$l3: include coll/util/coll_util.h (coll/util/coll_util.h (written <coll/util/coll_util.h>): layer coll is above topo)"
 want_fail up "transport/tcp.c:$l4: include comm/not_yet.h (comm/not_yet.h (written \"../comm/not_yet.h\"): layer comm is above transport)"
 
 # names of a higher layer: a call through a local prototype, a macro, a table
@@ -68,34 +69,41 @@ want_fail names "topo/topo.c:$l3: name coll_algo_table (defined in layer coll, a
 # the transport seam: a private header and a table named from coll
 fresh tp
 l1=$(plant tp coll/api.c '#include "../transport/shm.h"')
-l2=$(plant tp coll/args.c 'static const void *planted_tp = &coll_tcp_ops;')
+l2=$(plant tp coll/util/args.c 'static const void *planted_tp = &coll_tcp_ops;')
 want_fail tp "coll/api.c:$l1: include transport/shm.h (transport/shm.h (written \"../transport/shm.h\"): private to src/transport)"
-want_fail tp "coll/args.c:$l2: transport coll_tcp_ops (a transport named outside src/transport)"
+want_fail tp "coll/util/args.c:$l2: transport coll_tcp_ops (a transport named outside src/transport)"
 
-# the simulator's seam: a new file naming it, and once more than allowed
+# the simulator's seam: files naming it (a call, a member, an include)
 fresh sim
 l1=$(plant sim coll/api.c 'static int planted_s(coll_comm *c) { return coll_sim_wait(c, 0, 0) == 0 && c->sim; }')
-l2=$(plant sim coll/coll_util.c 'static int planted_m(const coll_comm *c) { return c->sim != 0; }')
+l2=$(plant sim transport/wait.c 'static int planted_w(const coll_comm *c) { return c->sim != 0; }')
 l3=$(plant sim comm/split.c '#include <transport/sim.h>')
 want_fail sim "coll/api.c:$l1: sim coll_sim_wait "
 want_fail sim "coll/api.c:$l1: sim ->sim "
-want_fail sim "coll/coll_util.c:$l2: sim ->sim .* (6 lines, the allow-list has 5)"
+want_fail sim "transport/wait.c:$l2: sim ->sim "
 want_fail sim "comm/split.c:$l3: sim transport/sim.h "
+
+# the allow-list: a known violation on as many lines as its entry says is
+# allowed (exit 0), one line more fails, an entry above what is found is stale
+fresh allow
+printf '%s\n' 'coll/api.c sim ->sim 1  # planted' 'transport/wait.c sim coll_sim_wait 1  # planted, fixed' >"$T/planted.allow"
+l1=$(plant allow coll/api.c 'static int planted_a(const coll_comm *c) { return c->sim != 0; }')
+out=$("$C" -a "$T/planted.allow" "$T/allow" 2>&1); rc=$?
+[ $rc -eq 0 ] && echo "$out" | grep -q "^allowed: coll/api.c:$l1: sim ->sim .* -- planted$" &&
+    echo "$out" | grep -q "^stale allow-list entry, 0 line(s) now .*: transport/wait.c sim coll_sim_wait 1$" &&
+    ok "an allowed violation: exit 0; a fixed one's entry reported stale" || bad "allowed: exit $rc: $out"
+l2=$(plant allow coll/api.c 'static int planted_b(const coll_comm *c) { return c->sim == 0; }')
+out=$("$C" -a "$T/planted.allow" "$T/allow" 2>&1); rc=$?
+[ $rc -eq 1 ] && echo "$out" | grep -q "^FAIL: coll/api.c:[0-9]*: sim ->sim .* (2 lines, the allow-list has 1)$" &&
+    ok "one line more than allowed: exit 1" || bad "more than allowed: exit $rc: $out"
 
 # not violations: comments, strings, a member of that name, a static of this file's own
 fresh quiet
 plant quiet core/log.c '/* #include "../coll/coll_util.h" calls coll_algo_find() */\n// coll_sim_wait(comm) and comm->sim\nstatic const char *planted_q = "coll_algo_find(0) <coll/x.h> coll_tcp_ops";\nstatic int coll_algo_find(void) { return planted_q[0]; }' >/dev/null
 out=$("$C" "$T/quiet" 2>&1) && ok "comments, strings and a static of the same name pass" || bad "quiet: $out"
 
-# an allowed violation fixed: reported stale, still exit 0
-rm -rf "$T/stale"; cp -r "$T/pristine" "$T/stale"
-sed -i '/coll_sim_is_work/d' "$T/stale/coll/coll_util.c"
-out=$("$C" "$T/stale" 2>&1); rc=$?
-[ $rc -eq 0 ] && echo "$out" | grep -q "^stale allow-list entry, 0 line(s) now .*: coll/coll_util.c sim coll_sim_is_work 1$" &&
-    ok "a fixed violation: exit 0, its entry reported stale" || bad "stale: exit $rc: $out"
-
 # bad input: exit 2, one line naming the value
-printf 'coll/coll_util.c sim ->sim 5\n' >"$T/noreason.allow"
+printf 'coll/api.c sim ->sim 5\n' >"$T/noreason.allow"
 out=$("$C" -a "$T/noreason.allow" "$T/pristine" 2>&1); rc=$?
 [ $rc -eq 2 ] && echo "$out" | grep -q "noreason.allow:1: want 'FILE RULE WHAT LINES  # reason'" &&
     ok "an allow-list entry without its reason: exit 2" || bad "entry without reason: exit $rc: $out"

@@ -62,7 +62,8 @@ sizes_only_rss "32,768-rank sizes-only allreduce 256K..1M" 1500 2 '^[0-9]+ +\| [
 
 # (3) hier AlltoAll of 4 MiB per rank, no data, 128 ranks on 32 hosts (L = 4)
 # and on 8 hosts (L = 16, more than the 8 vectors the shared block once held):
-# 24 and 69 MB peak RSS with the shared block; 671 and 495 MB when the leader
+# 24 and 69 MB peak RSS with the shared block (5 MB since the leaders' Bruck
+# AlltoAllV copies no values without data); 671 and 495 MB when the leader
 # took a private block (3 L n, or L n beyond 8 vectors) and the sim copied its
 # bytes into the messages. < 1 s each.
 for hosts in 32 8; do

@@ -255,10 +255,23 @@ static void test_algo_names(void **state)
     assert_string_equal(t->name, "tree");
     assert_null(coll_algo_find(COLL_BROADCAST, "tree"));
     char why[512];
-    assert_int_not_equal(coll_algo_check_spec("broadcast=tree", why, sizeof why), COLL_SUCCESS);
+    int forced[COLL_KIND_COUNT];
+    assert_int_not_equal(coll_algo_resolve("broadcast=tree", forced, why, sizeof why), 0);
     assert_non_null(strstr(why, "hybrid = hier"));
-    assert_int_not_equal(coll_algo_check_spec("hybird", why, sizeof why), COLL_SUCCESS);
+    assert_int_not_equal(coll_algo_resolve("hybird", forced, why, sizeof why), 0);
     assert_non_null(strstr(why, "tree"));
+    /* resolved once, into what the selection reads: the table's entries */
+    assert_int_equal(coll_algo_resolve("all_reduce=Tree;allgather=hybrid", forced, why, sizeof why), 0);
+    assert_ptr_equal(coll_algo_table[forced[COLL_ALLREDUCE]], t);
+    assert_ptr_equal(coll_algo_table[forced[COLL_ALLGATHER]], coll_algo_find(COLL_ALLGATHER, "hier"));
+    assert_int_equal(forced[COLL_BROADCAST], -1);
+    /* --algo sets COLL_ALGO so resolved; a bad one keeps what was there */
+    assert_int_equal(parse(&cb_desc_all_reduce, &o, "--algo allreduce=hybrid"), 0);
+    assert_ptr_equal(coll_algo_table[coll_cfg_algo(COLL_ALLREDUCE)], h);
+    assert_int_not_equal(parse(&cb_desc_all_reduce, &o, "--algo allreduce=nope"), 0);
+    assert_ptr_equal(coll_algo_table[coll_cfg_algo(COLL_ALLREDUCE)], h);
+    coll_cfg_set(COLL_CFG_ALGO, NULL);
+    assert_int_equal(coll_cfg_algo(COLL_ALLREDUCE), -1);
 }
 
 static void test_ranks(void **state)

@@ -1,5 +1,5 @@
 /*
- * test_hd.c - recursive halving-doubling arithmetic (src/coll/hd.c) for every
+ * test_hd.c - recursive halving-doubling arithmetic (src/coll/execution/hd.c) for every
  * rank count 1..64: the fold pairs and virtual ranks are a bijection onto
  * 0..pof2-1, partners agree on every step (my send window is their keep
  * window), and a simulated AllReduce over contribution bitmasks ends with
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "coll/hd.h"
+#include "coll/execution/hd.h"
 
 #define MAXP 64
 

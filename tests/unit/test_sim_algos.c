@@ -24,8 +24,8 @@
 #include <sys/mman.h>
 
 #include "coll/algo.h"
-#include "coll/coll_util.h"
-#include "coll/prim.h"
+#include "coll/util/coll_util.h"
+#include "coll/execution/prim.h"
 #include "core/config.h"
 #include "driver/driver.h"
 #include "transport/sim.h"

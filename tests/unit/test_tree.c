@@ -1,5 +1,5 @@
 /*
- * test_tree.c - binomial tree and chain arithmetic (src/coll/tree.c) for every
+ * test_tree.c - binomial tree and chain arithmetic (src/coll/execution/tree.c) for every
  * rank count 1..64 and every root: a spanning tree rooted at root, parent and
  * children agree, subtrees are the contiguous relative ranges their
  * scatter/gather messages assume, children come deepest first, depth is
@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "coll/tree.h"
+#include "coll/execution/tree.h"
 
 #define MAXP 64
 

@@ -106,16 +106,17 @@ static void usage(FILE *f)
 
 /* Sizes only: the one working block every simulated rank shares (transport/sim.h),
  * address space never touched (MAP_NORESERVE). As large as the largest block an
- * algorithm asks for: 8 x the vector (regroupings), or with several hosts L x
+ * algorithm asks for: 8 x the vector (regroupings), or with several hosts 3 L x
  * it, L = the most ranks on a host (the hier AlltoAll's leader holds its host's
- * blocks), up to 1 TiB; a larger request takes a private block, whose bytes the
- * sim then copies into every message sent from it. O(H). */
+ * blocks three times: gathered, packed, received), up to 1 TiB; a larger
+ * request takes a private block, whose bytes the sim then copies into every
+ * message sent from it. O(H). */
 static size_t shared_scratch_bytes(const cbt_sim_opts_t *so, unsigned long long maxbytes)
 {
     unsigned long long m = 8;
     for (int h = 0; so->nhosts > 1 && h < so->nhosts; h++)
-        if ((unsigned long long)so->host_nranks[h] > m)
-            m = (unsigned long long)so->host_nranks[h];
+        if (3ull * (unsigned long long)so->host_nranks[h] > m)
+            m = 3ull * (unsigned long long)so->host_nranks[h];
     if (maxbytes > (1ull << 40) / m)
         m = 8;
     return (size_t)(maxbytes * m) + ((size_t)1 << 20);

@@ -8,12 +8,12 @@
  * lib/libcoll.a (where these symbols are visible), never libcoll.so.
  *
  * What the tools use, by header:
- *   core/config.h    the settings table: coll_cfg_str/int/set/is_set/check/
+ *   core/config.h    the settings table: coll_cfg_str/int/set/try_set/is_set/check/
  *                    report/print/nondefault, coll_cfg_env_rank, COLL_CFG_*
  *                    and COLL_CFG_ENV_* (launcher), coll_parse_size
- *   coll/algo.h      coll_algo_list, coll_algo_check_spec (--algo),
+ *   coll/algo.h      coll_algo_list, coll_algo_find,
  *                    coll_algo_select (collbench topo)
- *   coll/explain.h   coll_comm_explain, coll_comm_net_cost,
+ *   coll/selection/explain.h  coll_comm_explain, coll_comm_net_cost,
  *                    coll_comm_ranks_per_core, coll_comm_transport_name (topo)
  *   core/netif.h     coll_netif_select, coll_sockaddr_str (topo)
  *   bootstrap/bootstrap.h  coll_id_decode, coll_id_info_t (spdir)
@@ -31,12 +31,12 @@
 #include "coll.h"
 #include "core/config.h"
 #include "coll/algo.h"
-#include "coll/explain.h"
+#include "coll/selection/explain.h"
 #include "core/netif.h"
 #include "bootstrap/bootstrap.h"
 #include "core/copy.h"
 #include "core/auth.h"
-#include "coll/tuning.h"   /* collbench sim: the simulated network as measured constants */
-#include "transport/sim.h" /* collbench sim: simulated communicators */
+#include "coll/selection/tuning.h" /* collbench sim: the simulated network as measured constants */
+#include "transport/sim.h"         /* collbench sim: simulated communicators */
 
 #endif /* COLL_INTERNAL_H */

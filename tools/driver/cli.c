@@ -310,10 +310,10 @@ static int algo_opt(const char *arg, cb_opts_t *o, char *err, size_t errlen)
     char why[256] = "";
     if (!*arg)
         return fail(err, errlen, "invalid --algo '': allowed an algorithm name (see --list-algos)");
-    /* COLL_DETERMINISTIC=1: only algorithms that honour it */
-    if ((coll_cfg_bool(COLL_CFG_DETERMINISTIC) ? coll_algo_check_spec_determ : coll_algo_check_spec)(arg, why,
-                                                                                                     sizeof(why))
-        != COLL_SUCCESS)
+    /* COLL_ALGO set here, resolved once by the configuration (with
+     * COLL_DETERMINISTIC=1: only algorithms that honour it); refused, it
+     * stays as it was */
+    if (coll_cfg_try_set(COLL_CFG_ALGO, arg, why, sizeof(why)))
         return fail(err, errlen, "invalid --algo '%s': %s", arg, why[0] ? why : "allowed names: see --list-algos");
     o->algo = arg;
     return 0;

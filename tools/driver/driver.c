@@ -571,8 +571,6 @@ int cb_main(const cb_desc_t *d, int argc, char **argv)
         fprintf(stderr, "%s\n", err);
         return CB_EXIT_USAGE;
     }
-    if (opts.algo)
-        coll_cfg_set(COLL_CFG_ALGO, opts.algo);
     cb_buf_huge_hint(!opts.zero_copy && coll_cfg_bool(COLL_CFG_TEST_HUGE)); /* the COLL_RULE_HUGE rules */
     if (opts.timeout >= 0) {
         char b[32];

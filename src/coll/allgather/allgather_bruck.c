@@ -25,10 +25,10 @@
 
 #include "coll/algo.h"
 #include "coll/allgather/allgather.h"
-#include "coll/coll_util.h"
-#include "coll/cost.h"
-#include "coll/prim.h"
-#include "coll/tuning.h"
+#include "coll/util/coll_util.h"
+#include "coll/selection/cost.h"
+#include "coll/execution/prim.h"
+#include "coll/selection/tuning.h"
 
 coll_status_t coll_allgather_bruck_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
                                        size_t n, coll_dtype_t dt)

@@ -34,9 +34,9 @@
 
 #include "coll/algo.h"
 #include "coll/allgather/allgather.h"
-#include "coll/coll_util.h"
-#include "coll/cost.h"
-#include "coll/tuning.h"
+#include "coll/util/coll_util.h"
+#include "coll/selection/cost.h"
+#include "coll/selection/tuning.h"
 #include "transport/direct.h"
 
 enum { PUB_SEND = 0 };

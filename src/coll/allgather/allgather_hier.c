@@ -24,8 +24,8 @@
 #include <string.h>
 
 #include "coll/algo.h"
-#include "coll/coll_util.h"
-#include "coll/hier.h"
+#include "coll/util/coll_util.h"
+#include "coll/execution/hier.h"
 
 static coll_status_t leaders_exchange(coll_comm *comm, char *rb, size_t count, coll_dtype_t dt, size_t es)
 {

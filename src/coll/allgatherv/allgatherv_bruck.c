@@ -28,10 +28,10 @@
 
 #include "coll/algo.h"
 #include "coll/allgatherv/allgatherv.h"
-#include "coll/coll_util.h"
-#include "coll/cost.h"
-#include "coll/prim.h"
-#include "coll/tuning.h"
+#include "coll/util/coll_util.h"
+#include "coll/selection/cost.h"
+#include "coll/execution/prim.h"
+#include "coll/selection/tuning.h"
 
 coll_status_t coll_allgatherv_bruck_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
                                         const size_t *counts, const size_t *displs, coll_dtype_t dt)

@@ -19,10 +19,10 @@
 
 #include "coll/algo.h"
 #include "coll/allgatherv/allgatherv.h"
-#include "coll/coll_util.h"
-#include "coll/cost.h"
-#include "coll/prim.h"
-#include "coll/tuning.h"
+#include "coll/util/coll_util.h"
+#include "coll/selection/cost.h"
+#include "coll/execution/prim.h"
+#include "coll/selection/tuning.h"
 #include "core/config.h"
 
 /* Elements of block cnt left at chunk offset off (0 once the block is done). */

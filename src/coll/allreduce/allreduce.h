@@ -8,7 +8,7 @@
 
 #include "coll.h"
 #include "core/comm.h"
-#include "coll/tuning.h"
+#include "coll/selection/tuning.h"
 
 /* The signature of every allreduce algorithm callable on a group (the functions
  * below are declared with it). */

@@ -23,9 +23,9 @@
 
 #include "coll/algo.h"
 #include "coll/allreduce/allreduce.h"
-#include "coll/cma.h"
-#include "coll/coll_util.h"
-#include "coll/tuning.h"
+#include "coll/execution/cma.h"
+#include "coll/util/coll_util.h"
+#include "coll/selection/tuning.h"
 #include "core/reduce.h"
 #include "transport/direct.h"
 

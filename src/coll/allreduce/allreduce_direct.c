@@ -26,8 +26,8 @@
 
 #include "coll/algo.h"
 #include "coll/allreduce/allreduce.h"
-#include "coll/coll_util.h"
-#include "coll/tuning.h"
+#include "coll/util/coll_util.h"
+#include "coll/selection/tuning.h"
 #include "transport/direct.h"
 
 enum { PUB_SEND = COLL_AR_PUB_SEND, PUB_RECV = COLL_AR_PUB_RECV };

@@ -3,7 +3,7 @@
  * H-D_R): reduce-scatter by recursive halving, then allgather by recursive
  * doubling, over the largest power of two p2 <= p members; the r = p - p2
  * extra members fold their vector into a partner first and get the result
- * back at the end. Peer and block arithmetic: src/coll/hd.h (worked example
+ * back at the end. Peer and block arithmetic: src/coll/execution/hd.h (worked example
  * there).
  *
  * Cost (p members, n bytes, p2 = pof2(p), r = p - p2):
@@ -20,11 +20,11 @@
 #include "coll/algo.h"
 #include "core/config.h"
 #include "coll/allreduce/allreduce.h"
-#include "coll/coll_util.h"
-#include "coll/cost.h"
-#include "coll/hd.h"
-#include "coll/prim.h"
-#include "coll/tuning.h"
+#include "coll/util/coll_util.h"
+#include "coll/selection/cost.h"
+#include "coll/execution/hd.h"
+#include "coll/execution/prim.h"
+#include "coll/selection/tuning.h"
 
 coll_status_t coll_allreduce_hd_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
                                     size_t n, coll_dtype_t dt, coll_op_t op)

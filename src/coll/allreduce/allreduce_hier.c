@@ -27,8 +27,8 @@
 #include <stdlib.h>
 
 #include "coll/algo.h"
-#include "coll/coll_util.h"
-#include "coll/hier.h"
+#include "coll/util/coll_util.h"
+#include "coll/execution/hier.h"
 
 static coll_status_t run_hier(coll_comm *comm, const void *sendbuf, void *recvbuf, size_t n, coll_dtype_t dt,
                               coll_op_t op)

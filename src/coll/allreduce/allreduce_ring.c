@@ -19,10 +19,10 @@
  * 256 KiB per socket), so a bigger chunk adds no pass over memory.
  */
 #include "coll/algo.h"
-#include "coll/coll_util.h"
-#include "coll/cost.h"
-#include "coll/prim.h"
-#include "coll/tuning.h"
+#include "coll/util/coll_util.h"
+#include "coll/selection/cost.h"
+#include "coll/execution/prim.h"
+#include "coll/selection/tuning.h"
 #include "core/config.h"
 
 #include <string.h>

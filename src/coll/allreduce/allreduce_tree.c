@@ -2,7 +2,7 @@
  * allreduce_tree.c - double binary tree AllReduce (NCCL's "tree"): the vector
  * is split in two halves, half t is reduced up binary tree t to its root and
  * broadcast back down the same tree, both halves at once. The two trees are
- * complementary (src/coll/tree.h: tree 1 is tree 0 mirrored or shifted): a
+ * complementary (src/coll/execution/tree.h: tree 1 is tree 0 mirrored or shifted): a
  * member interior in one tree is a leaf (or the root) in the other, so every
  * member sends and receives about the same, and every tree link carries the
  * reduction up and the result down at the same time. Each half moves in chunks
@@ -26,7 +26,7 @@
  * result is what every member receives: results are bitwise identical on all
  * members and from run to run.
  *
- * Example, p = 6 (trees in src/coll/tree.h): member 4 is interior in tree 0
+ * Example, p = 6 (trees in src/coll/execution/tree.h): member 4 is interior in tree 0
  * (children 2 and 5, parent 0) and a leaf in tree 1 (parent 3): it reduces the
  * first half's chunks from 2 and 5 and passes them to 0, sends its own second
  * half's chunks to 3, and gets both halves' results from 0 and 3.
@@ -36,11 +36,11 @@
 
 #include "coll/algo.h"
 #include "coll/allreduce/allreduce.h"
-#include "coll/coll_util.h"
-#include "coll/cost.h"
-#include "coll/prim.h"
-#include "coll/tree.h"
-#include "coll/tuning.h"
+#include "coll/util/coll_util.h"
+#include "coll/selection/cost.h"
+#include "coll/execution/prim.h"
+#include "coll/execution/tree.h"
+#include "coll/selection/tuning.h"
 #include "core/config.h"
 #include "core/reduce.h"
 

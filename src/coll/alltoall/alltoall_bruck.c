@@ -30,10 +30,10 @@
 #include "coll/algo.h"
 #include "coll/alltoall/alltoall.h"
 #include "coll/alltoallv/alltoallv.h"
-#include "coll/coll_util.h"
-#include "coll/cost.h"
-#include "coll/prim.h"
-#include "coll/tuning.h"
+#include "coll/util/coll_util.h"
+#include "coll/selection/cost.h"
+#include "coll/execution/prim.h"
+#include "coll/selection/tuning.h"
 
 /* Slots with bit k set, in order, between the rotated buffer and a packed
  * one (out: rotated -> packed); returns the bytes moved. O(p), or O(1) in a

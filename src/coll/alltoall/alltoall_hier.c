@@ -48,8 +48,8 @@
 #include "coll/algo.h"
 #include "coll/alltoall/alltoall.h"
 #include "coll/alltoallv/alltoallv.h"
-#include "coll/coll_util.h"
-#include "coll/hier.h"
+#include "coll/util/coll_util.h"
+#include "coll/execution/hier.h"
 #include "core/config.h"
 
 /* hm[] = global ranks in host-major order (host 0's local ranks 0.., then host 1's...). */
@@ -106,18 +106,13 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
         return COLL_SUCCESS;
     int leader = comm->leader_ranks[comm->host], is_leader = comm->rank == leader;
     size_t host_bytes = per * es * (size_t)comm->local_size; /* L p count elements: A, pack, recv */
-    /* A sizes-only simulation moves no bytes: there A, pack and recv share one
-     * block of L p count elements, the sim's blank one while it fits (3 of them
-     * took a private block, whose bytes the sim copies into every message: 28x
-     * the peak RSS at 32 hosts x 4 ranks, 4M) */
-    size_t apart = coll_data_real(comm) ? host_bytes : 0;
     char *A = NULL;
     if (is_leader)
-        COLL_CHECK(coll_tmp_get(comm, g, host_bytes + 2 * apart, (void **)&A));
+        COLL_CHECK(coll_tmp_get(comm, g, 3 * host_bytes, (void **)&A));
     coll_status_t st;
     COLL_CHECK_GOTO(coll_sub_gather(comm, &comm->local, a->sendbuf, A, per, a->dt, leader), st, out);
     if (is_leader)
-        COLL_CHECK_GOTO(leader_exchange(comm, A, A + apart, A + 2 * apart, count, a->dt), st, out);
+        COLL_CHECK_GOTO(leader_exchange(comm, A, A + host_bytes, A + 2 * host_bytes, count, a->dt), st, out);
     COLL_CHECK_GOTO(coll_sub_scatter(comm, &comm->local, A, a->recvbuf, per, a->dt, leader), st, out);
 out:
     if (is_leader)

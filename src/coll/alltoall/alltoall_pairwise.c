@@ -26,10 +26,10 @@
 
 #include "coll/algo.h"
 #include "coll/alltoall/alltoall.h"
-#include "coll/coll_util.h"
-#include "coll/cost.h"
-#include "coll/prim.h"
-#include "coll/tuning.h"
+#include "coll/util/coll_util.h"
+#include "coll/selection/cost.h"
+#include "coll/execution/prim.h"
+#include "coll/selection/tuning.h"
 #include "core/config.h"
 
 typedef struct {

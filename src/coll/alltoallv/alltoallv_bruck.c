@@ -36,10 +36,10 @@
 
 #include "coll/algo.h"
 #include "coll/alltoallv/alltoallv.h"
-#include "coll/coll_util.h"
-#include "coll/cost.h"
-#include "coll/prim.h"
-#include "coll/tuning.h"
+#include "coll/util/coll_util.h"
+#include "coll/selection/cost.h"
+#include "coll/execution/prim.h"
+#include "coll/selection/tuning.h"
 
 /* Bytes moved per step relative to n: (1/p) * sum over k of #{i < p : i & k}.
  * Bit k is set in the upper half of every full 2k-period of 0..p-1 and in the
@@ -91,11 +91,13 @@ static coll_status_t bruck_step(coll_comm *comm, const coll_group_t *g, int k, i
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "alltoallv bruck: cannot allocate %zu + %zu bytes", tot_s,
                           tot_r);
     }
-    /* pack in slot order */
+    /* pack in slot order (sizes only, coll_data_real 0: no values to copy;
+     * uncharged either way) */
     size_t off = 0;
+    int real = coll_data_real(comm);
     for (int i = 0; i < p; i++)
         if (i & k) {
-            if (len[i])
+            if (len[i] && real)
                 memcpy(pack + off, ptr[i], len[i]);
             off += len[i];
         }
@@ -114,9 +116,9 @@ static coll_status_t bruck_step(coll_comm *comm, const coll_group_t *g, int k, i
 }
 
 /* After the steps slot i holds member me - i's block for me: checked against
- * rcounts and copied into place. */
+ * rcounts and copied into place (real: values move, coll_data_real). */
 static coll_status_t unrotate(const coll_group_t *g, const char *const *ptr, const size_t *len, char *rb,
-                              const size_t *rcounts, const size_t *rdispls, size_t es)
+                              const size_t *rcounts, const size_t *rdispls, size_t es, int real)
 {
     int p = g->size, me = g->me;
     for (int i = 0; i < p; i++) {
@@ -125,7 +127,7 @@ static coll_status_t unrotate(const coll_group_t *g, const char *const *ptr, con
             return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_COLL,
                               "alltoallv: rank %d expects %zu elements from rank %d, which sends %zu", g->ranks[me],
                               rcounts[j], g->ranks[j], len[i] / es);
-        if (len[i])
+        if (len[i] && real)
             memcpy(rb + rdispls[j] * es, ptr[i], len[i]);
     }
     return COLL_SUCCESS;
@@ -153,7 +155,7 @@ coll_status_t coll_bruck_a2a(coll_comm *comm, const coll_group_t *g, const char 
     }
     for (int k = 1, s = 0; k < p; k <<= 1, s++)
         COLL_CHECK_GOTO(bruck_step(comm, g, k, uniform, ptr, len, len + p, len + 2 * (size_t)p, &held[s]), st, out);
-    st = unrotate(g, ptr, len, rb, rcounts, rdispls, es);
+    st = unrotate(g, ptr, len, rb, rcounts, rdispls, es, coll_data_real(comm));
 out:
     if (held)
         for (int s = 0; s <= nsteps; s++)

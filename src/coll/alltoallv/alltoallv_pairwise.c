@@ -16,10 +16,10 @@
 
 #include "coll/algo.h"
 #include "coll/alltoallv/alltoallv.h"
-#include "coll/coll_util.h"
-#include "coll/cost.h"
-#include "coll/prim.h"
-#include "coll/tuning.h"
+#include "coll/util/coll_util.h"
+#include "coll/selection/cost.h"
+#include "coll/execution/prim.h"
+#include "coll/selection/tuning.h"
 #include "core/config.h"
 
 coll_status_t coll_alltoallv_self(const coll_group_t *g, const char *sb, const size_t *scounts, const size_t *sdispls,

@@ -12,8 +12,8 @@
  * Constraint: the world group, more than one host (COLL_ALGO_F_HIER).
  */
 #include "coll/algo.h"
-#include "coll/cost.h"
-#include "coll/hier.h"
+#include "coll/selection/cost.h"
+#include "coll/execution/hier.h"
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {

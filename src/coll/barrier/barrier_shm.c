@@ -4,9 +4,9 @@
  * Cost: one atomic add + one wake-up (~1-2 us on an idle host).
  */
 #include "coll/algo.h"
-#include "coll/coll_util.h"
-#include "coll/cost.h"
-#include "coll/tuning.h"
+#include "coll/util/coll_util.h"
+#include "coll/selection/cost.h"
+#include "coll/selection/tuning.h"
 #include "transport/direct.h"
 
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)

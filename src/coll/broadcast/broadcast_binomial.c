@@ -14,11 +14,11 @@
  */
 #include "coll/algo.h"
 #include "coll/broadcast/broadcast.h"
-#include "coll/coll_util.h"
-#include "coll/cost.h"
-#include "coll/prim.h"
-#include "coll/tree.h"
-#include "coll/tuning.h"
+#include "coll/util/coll_util.h"
+#include "coll/selection/cost.h"
+#include "coll/execution/prim.h"
+#include "coll/execution/tree.h"
+#include "coll/selection/tuning.h"
 
 coll_status_t coll_broadcast_binomial_run(coll_comm *comm, const coll_group_t *g, void *buf, size_t n, coll_dtype_t dt,
                                           int root)

@@ -19,9 +19,9 @@
  */
 #include "coll/algo.h"
 #include "coll/broadcast/broadcast.h"
-#include "coll/cma.h"
-#include "coll/coll_util.h"
-#include "coll/tuning.h"
+#include "coll/execution/cma.h"
+#include "coll/util/coll_util.h"
+#include "coll/selection/tuning.h"
 #include "transport/direct.h"
 
 enum { PUB_BUF = 0 }; /* cma and zero-copy slot */

@@ -25,9 +25,9 @@
 
 #include "coll/algo.h"
 #include "coll/broadcast/broadcast.h"
-#include "coll/coll_util.h"
-#include "coll/cost.h"
-#include "coll/tuning.h"
+#include "coll/util/coll_util.h"
+#include "coll/selection/cost.h"
+#include "coll/selection/tuning.h"
 #include "transport/direct.h"
 
 enum { PUB_BUF = 0, PUB_DST = 1 };

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 
 #include "coll/algo.h"
-#include "coll/hier.h"
+#include "coll/execution/hier.h"
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {

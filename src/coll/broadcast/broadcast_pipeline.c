@@ -13,11 +13,11 @@
  */
 #include "coll/algo.h"
 #include "coll/broadcast/broadcast.h"
-#include "coll/coll_util.h"
-#include "coll/cost.h"
-#include "coll/prim.h"
-#include "coll/tree.h"
-#include "coll/tuning.h"
+#include "coll/util/coll_util.h"
+#include "coll/selection/cost.h"
+#include "coll/execution/prim.h"
+#include "coll/execution/tree.h"
+#include "coll/selection/tuning.h"
 #include "core/config.h"
 
 static size_t chunk_elems(size_t es)

@@ -24,11 +24,11 @@
  */
 #include "coll/algo.h"
 #include "coll/broadcast/broadcast.h"
-#include "coll/coll_util.h"
-#include "coll/cost.h"
-#include "coll/prim.h"
-#include "coll/tree.h"
-#include "coll/tuning.h"
+#include "coll/util/coll_util.h"
+#include "coll/selection/cost.h"
+#include "coll/execution/prim.h"
+#include "coll/execution/tree.h"
+#include "coll/selection/tuning.h"
 
 /* Byte range of relative blocks [v, v + k). */
 static void range(size_t n, int p, int v, int k, size_t es, size_t *off, size_t *len)

@@ -24,11 +24,11 @@
 #include <string.h>
 
 #include "coll/algo.h"
-#include "coll/coll_util.h"
+#include "coll/util/coll_util.h"
 #include "coll/gather/gather.h"
-#include "coll/prim.h"
-#include "coll/rooted.h"
-#include "coll/tree.h"
+#include "coll/execution/prim.h"
+#include "coll/execution/rooted.h"
+#include "coll/execution/tree.h"
 
 static coll_status_t root_gather(coll_comm *comm, const coll_group_t *g, char *rb, size_t blk, int ri, const int *kids,
                                  int nk)

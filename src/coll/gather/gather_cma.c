@@ -16,8 +16,8 @@
  * them write each other's memory (probed at init; COLL_CMA=0 disables it).
  */
 #include "coll/algo.h"
-#include "coll/cma.h"
-#include "coll/coll_util.h"
+#include "coll/execution/cma.h"
+#include "coll/util/coll_util.h"
 #include "coll/gather/gather.h"
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)

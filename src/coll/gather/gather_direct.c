@@ -29,10 +29,10 @@
 #include <string.h>
 
 #include "coll/algo.h"
-#include "coll/coll_util.h"
-#include "coll/cost.h"
+#include "coll/util/coll_util.h"
+#include "coll/selection/cost.h"
 #include "coll/gather/gather.h"
-#include "coll/tuning.h"
+#include "coll/selection/tuning.h"
 #include "transport/direct.h"
 
 enum { PUB_SEND = 0, PUB_RECV = 1 };

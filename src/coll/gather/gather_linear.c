@@ -8,9 +8,9 @@
  * for many ranks. Any p, any root, any transport.
  */
 #include "coll/algo.h"
-#include "coll/coll_util.h"
+#include "coll/util/coll_util.h"
 #include "coll/gather/gather.h"
-#include "coll/rooted.h"
+#include "coll/execution/rooted.h"
 
 coll_status_t coll_gather_linear_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
                                      size_t n, coll_dtype_t dt, int root)

@@ -19,12 +19,12 @@
 #include <string.h>
 
 #include "coll/algo.h"
-#include "coll/coll_util.h"
-#include "coll/cost.h"
-#include "coll/prim.h"
+#include "coll/util/coll_util.h"
+#include "coll/selection/cost.h"
+#include "coll/execution/prim.h"
 #include "coll/reduce/reduce.h"
-#include "coll/tree.h"
-#include "coll/tuning.h"
+#include "coll/execution/tree.h"
+#include "coll/selection/tuning.h"
 
 coll_status_t coll_reduce_binomial_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
                                        size_t n, coll_dtype_t dt, coll_op_t op, int root)

@@ -33,10 +33,10 @@
 #include <string.h>
 
 #include "coll/algo.h"
-#include "coll/coll_util.h"
-#include "coll/cost.h"
+#include "coll/util/coll_util.h"
+#include "coll/selection/cost.h"
 #include "coll/reduce/reduce.h"
-#include "coll/tuning.h"
+#include "coll/selection/tuning.h"
 #include "transport/direct.h"
 
 enum { PUB_SEND = 0, PUB_RECV = 1 };

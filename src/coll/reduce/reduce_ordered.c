@@ -15,11 +15,11 @@
 #include <stdlib.h>
 
 #include "coll/algo.h"
-#include "coll/coll_util.h"
-#include "coll/cost.h"
-#include "coll/ordered.h"
-#include "coll/prim.h"
-#include "coll/tuning.h"
+#include "coll/util/coll_util.h"
+#include "coll/selection/cost.h"
+#include "coll/execution/ordered.h"
+#include "coll/execution/prim.h"
+#include "coll/selection/tuning.h"
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {

@@ -19,12 +19,12 @@
 #include <string.h>
 
 #include "coll/algo.h"
-#include "coll/coll_util.h"
-#include "coll/cost.h"
-#include "coll/prim.h"
+#include "coll/util/coll_util.h"
+#include "coll/selection/cost.h"
+#include "coll/execution/prim.h"
 #include "coll/reduce/reduce.h"
-#include "coll/tree.h"
-#include "coll/tuning.h"
+#include "coll/execution/tree.h"
+#include "coll/selection/tuning.h"
 #include "core/config.h"
 
 static size_t chunk_elems(size_t es)

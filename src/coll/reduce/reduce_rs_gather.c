@@ -25,11 +25,11 @@
 #include <string.h>
 
 #include "coll/algo.h"
-#include "coll/coll_util.h"
-#include "coll/cost.h"
-#include "coll/prim.h"
+#include "coll/util/coll_util.h"
+#include "coll/selection/cost.h"
+#include "coll/execution/prim.h"
 #include "coll/reduce/reduce.h"
-#include "coll/tuning.h"
+#include "coll/selection/tuning.h"
 
 #define GATHER_BATCH 64 /* receives posted per step at the root */
 

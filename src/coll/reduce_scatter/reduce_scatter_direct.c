@@ -32,10 +32,10 @@
 #include <string.h>
 
 #include "coll/algo.h"
-#include "coll/coll_util.h"
-#include "coll/cost.h"
+#include "coll/util/coll_util.h"
+#include "coll/selection/cost.h"
 #include "coll/reduce_scatter/reduce_scatter.h"
-#include "coll/tuning.h"
+#include "coll/selection/tuning.h"
 #include "transport/direct.h"
 
 enum { PUB_SEND = 0 };

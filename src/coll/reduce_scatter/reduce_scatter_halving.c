@@ -27,12 +27,12 @@
  * converse. Member 1 keeps B and sends A to member 0.
  */
 #include "coll/algo.h"
-#include "coll/coll_util.h"
-#include "coll/cost.h"
-#include "coll/hd.h"
+#include "coll/util/coll_util.h"
+#include "coll/selection/cost.h"
+#include "coll/execution/hd.h"
 #include "coll/reduce_scatter/reduce_scatter.h"
 #include "coll/reduce_scatterv/reduce_scatterv.h"
-#include "coll/tuning.h"
+#include "coll/selection/tuning.h"
 
 coll_status_t coll_reduce_scatter_halving_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                               void *recvbuf, size_t count, coll_dtype_t dt, coll_op_t op)

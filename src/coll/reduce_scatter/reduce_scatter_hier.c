@@ -27,8 +27,8 @@
 #include <string.h>
 
 #include "coll/algo.h"
-#include "coll/coll_util.h"
-#include "coll/hier.h"
+#include "coll/util/coll_util.h"
+#include "coll/execution/hier.h"
 
 static coll_status_t run_uniform(coll_comm *comm, const char *sb, char *rb, char *tmp, size_t count, coll_dtype_t dt,
                                  coll_op_t op)

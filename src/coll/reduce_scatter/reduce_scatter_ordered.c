@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #include "coll/algo.h"
-#include "coll/ordered.h"
+#include "coll/execution/ordered.h"
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {

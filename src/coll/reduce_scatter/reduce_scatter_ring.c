@@ -25,11 +25,11 @@
 #include <string.h>
 
 #include "coll/algo.h"
-#include "coll/coll_util.h"
-#include "coll/cost.h"
-#include "coll/prim.h"
+#include "coll/util/coll_util.h"
+#include "coll/selection/cost.h"
+#include "coll/execution/prim.h"
 #include "coll/reduce_scatter/reduce_scatter.h"
-#include "coll/tuning.h"
+#include "coll/selection/tuning.h"
 #include "core/config.h"
 
 coll_status_t coll_reduce_scatter_ring_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,

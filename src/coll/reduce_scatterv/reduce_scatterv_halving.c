@@ -31,12 +31,12 @@
 #include <string.h>
 
 #include "coll/algo.h"
-#include "coll/coll_util.h"
-#include "coll/cost.h"
-#include "coll/hd.h"
-#include "coll/prim.h"
+#include "coll/util/coll_util.h"
+#include "coll/selection/cost.h"
+#include "coll/execution/hd.h"
+#include "coll/execution/prim.h"
 #include "coll/reduce_scatterv/reduce_scatterv.h"
-#include "coll/tuning.h"
+#include "coll/selection/tuning.h"
 
 /* First member of virtual rank v's segment (v = p2 gives p). */
 static int seg_lo(int v, int p)

@@ -10,7 +10,7 @@
  * Chosen automatically only with COLL_DETERMINISTIC=1.
  */
 #include "coll/algo.h"
-#include "coll/ordered.h"
+#include "coll/execution/ordered.h"
 
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {

@@ -18,11 +18,11 @@
 #include <string.h>
 
 #include "coll/algo.h"
-#include "coll/coll_util.h"
-#include "coll/cost.h"
-#include "coll/prim.h"
+#include "coll/util/coll_util.h"
+#include "coll/selection/cost.h"
+#include "coll/execution/prim.h"
 #include "coll/reduce_scatterv/reduce_scatterv.h"
-#include "coll/tuning.h"
+#include "coll/selection/tuning.h"
 #include "core/config.h"
 
 static size_t piece(size_t cnt, size_t off, size_t chunk) { return off < cnt ? coll_min_sz(chunk, cnt - off) : 0; }

@@ -23,11 +23,11 @@
 #include <string.h>
 
 #include "coll/algo.h"
-#include "coll/coll_util.h"
-#include "coll/prim.h"
-#include "coll/rooted.h"
+#include "coll/util/coll_util.h"
+#include "coll/execution/prim.h"
+#include "coll/execution/rooted.h"
 #include "coll/scatter/scatter.h"
-#include "coll/tree.h"
+#include "coll/execution/tree.h"
 
 static coll_status_t send_to(coll_comm *comm, int peer, const void *buf, size_t bytes)
 {

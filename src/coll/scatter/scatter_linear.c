@@ -8,8 +8,8 @@
  * for many ranks. Any p, any root, any transport.
  */
 #include "coll/algo.h"
-#include "coll/coll_util.h"
-#include "coll/rooted.h"
+#include "coll/util/coll_util.h"
+#include "coll/execution/rooted.h"
 #include "coll/scatter/scatter.h"
 
 coll_status_t coll_scatter_linear_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,

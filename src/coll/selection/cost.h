@@ -22,8 +22,8 @@
 #include <math.h>
 
 #include "coll/algo.h"
-#include "coll/tree.h"
-#include "coll/tuning.h"
+#include "coll/execution/tree.h"
+#include "coll/selection/tuning.h"
 #include "core/config.h"
 #include "transport/direct.h"
 

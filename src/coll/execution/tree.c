@@ -1,7 +1,7 @@
 /*
  * tree.c - binomial tree and chain arithmetic (see tree.h).
  */
-#include "coll/tree.h"
+#include "coll/execution/tree.h"
 
 static int lowbit(int v) { return v & -v; }
 

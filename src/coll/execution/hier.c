@@ -2,12 +2,12 @@
  * hier.c - sub-group calls, inter-host groups and level costs shared by the
  * hierarchical algorithms (see hier.h).
  */
-#include "coll/hier.h"
+#include "coll/execution/hier.h"
 
 #include "coll/allreduce/allreduce.h"
-#include "coll/coll_util.h"
-#include "coll/cost.h"
-#include "coll/tree.h"
+#include "coll/util/coll_util.h"
+#include "coll/selection/cost.h"
+#include "coll/execution/tree.h"
 #include "core/config.h"
 
 static coll_status_t sub_run(coll_comm *comm, const coll_group_t *g, coll_args_t *a)

@@ -2,11 +2,11 @@
  * cma.c - the opening and the peer copies of the single-copy algorithms
  * (cma.h).
  */
-#include "coll/cma.h"
+#include "coll/execution/cma.h"
 
-#include "coll/coll_util.h"
-#include "coll/prim.h"
-#include "coll/tuning.h"
+#include "coll/util/coll_util.h"
+#include "coll/execution/prim.h"
+#include "coll/selection/tuning.h"
 #include "transport/direct.h"
 
 int coll_cma_usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)

@@ -2,12 +2,12 @@
  * explain.c - see explain.h. The arguments are normalised exactly as api.c does
  * for the public calls, with NULL buffers (selection never touches data).
  */
-#include "coll/explain.h"
+#include "coll/selection/explain.h"
 
 #include <stdlib.h>
 
 #include "coll/algo.h"
-#include "coll/tuning.h"
+#include "coll/selection/tuning.h"
 #include "core/log.h"
 #include "transport/transport.h"
 

@@ -7,15 +7,15 @@
  * then out = (slot0 OP mine) OP slot2, the same kernel calls as
  * coll_reduce_multi over {x0, x1, x2} on one host.
  */
-#include "coll/ordered.h"
+#include "coll/execution/ordered.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll/coll_util.h"
-#include "coll/cost.h"
-#include "coll/prim.h"
-#include "coll/tuning.h"
+#include "coll/util/coll_util.h"
+#include "coll/selection/cost.h"
+#include "coll/execution/prim.h"
+#include "coll/selection/tuning.h"
 #include "core/config.h"
 
 coll_status_t coll_ordered_reduce_scatterv(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *out,

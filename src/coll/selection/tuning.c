@@ -30,7 +30,7 @@
  * Override with COLL_TUNING_FILE: lines "shm|tcp alpha_us beta_GBps gamma_GBps bar_us [step_us]"
  *      (alpha_us there is the latency; the probe is skipped when the file is set).
  */
-#include "coll/tuning.h"
+#include "coll/selection/tuning.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -38,7 +38,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "coll/tuning_rules.h"
+#include "coll/selection/tuning_rules.h"
 
 #include "core/config.h"
 #include "core/log.h"

@@ -1,7 +1,7 @@
 /*
  * hd.c - recursive halving-doubling peer arithmetic (see hd.h).
  */
-#include "coll/hd.h"
+#include "coll/execution/hd.h"
 
 int coll_hd_pof2(int p)
 {

@@ -4,7 +4,7 @@
  * progresses it waits through transport/wait.h (spin, then block; timeouts;
  * aborts; dead peers).
  */
-#include "coll/prim.h"
+#include "coll/execution/prim.h"
 
 #include <poll.h>
 #include <sched.h>
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll/coll_util.h" /* coll_mod, coll_min_sz, coll_group_is_local (topo.h) */
+#include "coll/util/coll_util.h" /* coll_mod, coll_min_sz, coll_group_is_local (topo.h) */
 #include "core/config.h"
 #include "core/log.h"
 #include "transport/transport.h"

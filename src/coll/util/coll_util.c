@@ -1,16 +1,15 @@
 /*
  * coll_util.c - helpers shared by algorithms.
  */
-#include "coll/coll_util.h"
+#include "coll/util/coll_util.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/log.h"
 #include "core/reduce.h"
-#include "coll/tuning.h"
+#include "coll/selection/tuning.h"
 #include "transport/direct.h"
-#include "transport/sim.h"
 
 coll_status_t coll_direct_small_reduce(coll_comm *comm, const coll_group_t *g, const void *sb, size_t post, size_t at,
                                        void *out, size_t n, coll_dtype_t dt, coll_op_t op)
@@ -66,37 +65,37 @@ int coll_group_peer_ptrs(coll_comm *comm, const coll_group_t *g, int slot, const
 void *coll_work_alloc(coll_comm *comm, size_t bytes)
 {
     void *p;
-    if (comm->sim && (p = coll_sim_work(comm, bytes)))
+    if (comm->runner && (p = comm->runner->work(comm, bytes)))
         return p;
     return coll_comm_work_take(comm, bytes);
 }
 
 void coll_work_free(coll_comm *comm, void *p)
 {
-    if (!p || (comm->sim && coll_sim_is_work(comm, p)))
+    if (!p || (comm->runner && comm->runner->is_work(comm, p)))
         return;
     coll_comm_work_keep(comm, p);
 }
 
-int coll_data_real(const coll_comm *comm) { return !comm->sim || coll_sim_moves_data(comm); }
+int coll_data_real(const coll_comm *comm) { return !comm->runner || comm->runner->moves_data(comm); }
 
 void coll_local_copy(coll_comm *comm, void *dst, const void *src, size_t n)
 {
-    if (coll_data_real(comm)) /* sizes-only simulation: no values to copy, as coll_direct_copy */
+    if (coll_data_real(comm)) /* sizes only: no values to copy, as coll_direct_copy */
         memcpy(dst, src, n);
-    if (comm->sim)
-        coll_sim_charge_copy(comm, n);
+    if (comm->runner)
+        comm->runner->charge_copy(comm, n);
 }
 
 void coll_local_charge(coll_comm *comm, size_t n)
 {
-    if (comm->sim)
-        coll_sim_charge_copy(comm, n);
+    if (comm->runner)
+        comm->runner->charge_copy(comm, n);
 }
 
-/* A sizes-only simulated comm's scratch is the sim's one shared block
- * (coll_sim_work), which coll_comm_scratch must not outgrow (it would free it):
- * such a comm takes coll_work_alloc's block, or untouched address space. */
+/* A sizes-only comm's scratch is its runner's one shared block (the work
+ * hook), which coll_comm_scratch must not outgrow (it would free it): such a
+ * comm takes coll_work_alloc's block, or untouched address space. */
 coll_status_t coll_tmp_get(coll_comm *comm, const coll_group_t *g, size_t bytes, void **out)
 {
     if (g == &comm->world && coll_data_real(comm))

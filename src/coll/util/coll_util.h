@@ -92,21 +92,22 @@ size_t coll_stage_rot(coll_comm *comm, size_t used, size_t half);
 
 /* Private working memory of an algorithm (bytes may be 0), 64-byte aligned:
  * the smallest block of at most COLL_WORK_KEEP that earlier calls released
- * and that fits, else a new one; on a simulated comm without data, every rank
- * shares one block (transport/sim.h). Release with coll_work_free, which
+ * and that fits, else a new one; on a comm whose transport runs its ranks
+ * (comm->runner: the simulator), the block its work hook gives, if any (without
+ * data, every rank shares one). Release with coll_work_free, which
  * keeps the block for the next call (replacing a smaller kept one, or freed
  * when every kept one is larger): a call repeated at one size allocates and
  * faults in nothing after its first. Memory held: the COLL_WORK_KEEP largest
  * blocks released, until the communicator is destroyed (core/comm.h). O(1). */
 void *coll_work_alloc(coll_comm *comm, size_t bytes);
 void coll_work_free(coll_comm *comm, void *p);
-/* 0 on a simulated comm without data: an algorithm may skip its local
- * reductions (they cost no virtual time; sizes-only runs hold no values). */
+/* 0 when the transport moves sizes only (comm->runner's moves_data: a
+ * simulation without data): an algorithm may skip its local reductions. */
 int coll_data_real(const coll_comm *comm);
-/* memcpy of an algorithm's own data (packing, unpacking; skipped on a sizes-only
- * simulated comm, which holds no values): on a simulated comm
- * it also costs the rank n bytes at one core's copy rate (transport/sim.h,
- * coll_sim_charge_copy), which a plain memcpy there does not. */
+/* memcpy of an algorithm's own data (packing, unpacking; skipped when no
+ * values move, coll_data_real): on a comm whose transport runs its ranks it
+ * also costs the rank what the runner's charge_copy says (the simulator: n
+ * bytes at one core's copy rate), which a plain memcpy there does not. */
 void coll_local_copy(coll_comm *comm, void *dst, const void *src, size_t n);
 /* What coll_local_copy charges, without the copy: for an algorithm that makes
  * many small copies itself (memcpy while coll_data_real) and charges them once. */

@@ -18,7 +18,7 @@
 #define COLL_CMA_H
 
 #include "coll/algo.h"
-#include "coll/coll_util.h"
+#include "coll/util/coll_util.h"
 
 /* The usable() of every cma algorithm (algo.h; a unused): g is exactly this
  * host's ranks and, past one member, every local rank may read and write the

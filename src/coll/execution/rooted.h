@@ -11,7 +11,7 @@
 #define COLL_ROOTED_H
 
 #include "coll/algo.h"
-#include "coll/tree.h"
+#include "coll/execution/tree.h"
 
 typedef enum { COLL_TO_ROOT, COLL_FROM_ROOT } coll_rooted_dir_t;
 

@@ -18,7 +18,7 @@
 #define COLL_HIER_H
 
 #include "coll/algo.h"
-#include "coll/tuning.h"
+#include "coll/selection/tuning.h"
 
 /* Sub-collectives on group g, algorithm chosen by coll_algo_run. Arguments
  * follow the conventions of algo.h (counts in elements, roots global). */

@@ -22,8 +22,8 @@
 
 #include "bootstrap/bootstrap.h"
 #include "coll/algo.h"
-#include "coll/prim.h"
-#include "coll/tuning.h"
+#include "coll/execution/prim.h"
+#include "coll/selection/tuning.h"
 #include "core/config.h"
 #include "core/log.h"
 

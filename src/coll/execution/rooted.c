@@ -2,13 +2,13 @@
  * rooted.c - the linear exchange and the cost model shared by Gather and
  * Scatter (rooted.h).
  */
-#include "coll/rooted.h"
+#include "coll/execution/rooted.h"
 
 #include <string.h>
 
-#include "coll/cost.h"
-#include "coll/prim.h"
-#include "coll/tuning.h"
+#include "coll/selection/cost.h"
+#include "coll/execution/prim.h"
+#include "coll/selection/tuning.h"
 
 #define BATCH 64
 

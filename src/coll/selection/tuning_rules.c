@@ -8,7 +8,7 @@
  * KVM, Debian 12, CMA available), fp32, 2 and 4 local ranks; see
  * bench/results/tune-*.md for the tables these rows summarise.
  */
-#include "coll/tuning_rules.h"
+#include "coll/selection/tuning_rules.h"
 
 #include <stddef.h>
 

@@ -52,7 +52,8 @@ LIB_SRC  := $(shell find src -name '*.c' | sort)
 LIB_OBJ  := $(LIB_SRC:%.c=$(OBJ)/%.o)
 DRV_SRC  := $(filter-out tools/driver/main.c,$(wildcard tools/driver/*.c)) $(wildcard tools/launch/launch*.c) $(wildcard tools/common/*.c)
 DRV_OBJ  := $(DRV_SRC:%.c=$(OBJ)/%.o)
-CB_SRC   := $(wildcard tools/collbench/*.c)
+# bin/collbench: the driver's helpers (top level) and one folder per subcommand.
+CB_SRC   := $(sort $(wildcard tools/collbench/*.c tools/collbench/*/*.c))
 CB_OBJ   := $(CB_SRC:%.c=$(OBJ)/%.o)
 
 TESTS    := all_reduce all_gather all_gatherv reduce_scatter reduce_scatterv reduce broadcast scatter alltoall alltoallv
@@ -107,8 +108,8 @@ $(OBJ)/%.o: %.c
 # Vectorised kernels need ISA flags on their own files only (run-time dispatch).
 $(OBJ)/src/core/reduce_avx2.o: CFLAGS_ALL += -mavx2 -mfma -mf16c
 $(OBJ)/src/core/reduce_avx512.o: CFLAGS_ALL += -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma -mf16c
-$(OBJ)/tools/collbench/flops_avx2.o: CFLAGS_ALL += -mavx2 -mfma -mf16c -mavxvnni
-$(OBJ)/tools/collbench/flops_avx512.o: CFLAGS_ALL += -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma -mf16c -mavx512bf16 -mavx512vnni -mavx512fp16
+$(OBJ)/tools/collbench/flops/avx2.o: CFLAGS_ALL += -mavx2 -mfma -mf16c -mavxvnni
+$(OBJ)/tools/collbench/flops/avx512.o: CFLAGS_ALL += -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma -mf16c -mavx512bf16 -mavx512vnni -mavx512fp16
 
 $(LIB)/libcoll.a: $(LIB_OBJ)
 	@mkdir -p $(LIB)
@@ -134,7 +135,7 @@ $(BIN)/%_test: $(OBJ)/tools/driver/main_%.o $(DRV_OBJ) $(LIB)/libcoll.a
 # collbench topo uses hwloc when its development files are installed (else sysfs).
 HWLOC_LIBS := $(shell pkg-config --libs hwloc 2>/dev/null)
 ifneq ($(HWLOC_LIBS),)
-$(OBJ)/tools/collbench/topo.o: CFLAGS_ALL += -DHAVE_HWLOC $(shell pkg-config --cflags hwloc 2>/dev/null)
+$(OBJ)/tools/collbench/topo/topo.o: CFLAGS_ALL += -DHAVE_HWLOC $(shell pkg-config --cflags hwloc 2>/dev/null)
 endif
 $(BIN)/collbench: $(CB_OBJ) $(filter-out %/main.o,$(DRV_OBJ)) $(LIB)/libcoll.a
 	@mkdir -p $(BIN)

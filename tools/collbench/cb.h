@@ -60,6 +60,15 @@ const char *cbt_optval(const char *tool, int argc, char **argv, int *i);
  * ranks a launcher started. 0, or the exit code. */
 int cbt_launch(cb_launch_t *l, const char *prog, int npus, int npus_set);
 
+/* One measuring rank started by cb_launch_run (rank.c). Join: pin it (pin:
+ * to its local rank's CPU, as "collbench TOOL"), coll_comm_init_rank into
+ * *comm; 0, or the exit code (cbt_exit_of) after one line naming the failure.
+ * Leave: coll_comm_abort first when abort_peers (a failure the peers have not
+ * seen), then coll_comm_destroy; returns rc. */
+int cbt_rank_join(const char *tool, const cb_launch_t *l, int rank, int nranks, const coll_unique_id_t *id, int pin,
+                  coll_comm_t *comm);
+int cbt_rank_leave(coll_comm_t comm, int rc, int abort_peers);
+
 /* CPUs this process may run on, one per physical core first (lowest CPU id of each
  * core), then the remaining SMT siblings. Returns how many were written; *ncores
  * (optional) receives the number of distinct physical cores. */
@@ -91,8 +100,20 @@ void cbt_cpu_model(char *buf, size_t n);
  * 'cpu MHz'. Returns 0 when unknown; *source names where it came from. */
 double cbt_cpu_mhz(const char **source);
 
+/* Output alike across the subcommands (out.c). The rule under and over
+ * ascend-dmi's tables. */
+extern const char CBT_RULE[];
 /* JSON string literal (quoted, escaped). */
 void cbt_json_str(FILE *f, const char *s);
+/* A JSON number with its separator before it: "null" when v < 0 (not measured). */
+void cbt_json_num(FILE *f, const char *sep, double v);
+/* n x n JSON array of arrays of cell(arg, row, column) (null when < 0). */
+void cbt_json_matrix(FILE *f, int n, double (*cell)(const void *arg, int i, int j), const void *arg);
+/* ascend-dmi's bandwidth matrix on stdout: TITLE, "Size(Bytes): S  Execute
+ * Times: ET", a rule, the "src\dst" header of column numbers, row i: i and
+ * cell(arg, i, j) as %12.6f ("-" when < 0), a rule. */
+void cbt_print_matrix(const char *title, unsigned long long size, long long et, int n,
+                      double (*cell)(const void *arg, int i, int j), const void *arg);
 /* "512 MiB", "1.5 GiB", "12 B" */
 void cbt_fmt_bytes(char *buf, size_t n, unsigned long long bytes);
 

@@ -15,10 +15,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../launch/launch.h"
+#include "../../launch/launch.h"
 #include "assess.h"
-#include "cb.h"
-#include "../common/coll_internal.h"
+#include "../cb.h"
+#include "../../common/coll_internal.h"
 
 static const char *TOOL = "assess";
 
@@ -315,17 +315,14 @@ static int run_tests(cbt_as_ctx_t *c, const cbt_as_result_t *res)
 static int rank_main(void *arg, const cb_launch_t *l, int rank, int nranks, const coll_unique_id_t *id)
 {
     const cbt_as_opts_t *o = arg;
-    cb_pin_local_rank("collbench assess", l->kind == CB_LAUNCH_STANDALONE ? rank : 0);
     coll_comm_t comm;
-    coll_status_t st = coll_comm_init_rank(&comm, nranks, *id, rank);
-    if (st != COLL_SUCCESS)
-        return cbt_error(TOOL, st == COLL_ERR_TIMEOUT ? CBT_EXIT_TIMEOUT : CBT_EXIT_CONN,
-                         "rank %d of %d: coll_comm_init_rank: %s: %s", rank, nranks, coll_strerror(st),
-                         coll_last_error());
+    int rc = cbt_rank_join(TOOL, l, rank, nranks, id, 1, &comm);
+    if (rc != CBT_EXIT_OK)
+        return rc;
     rank_id_t me;
     rank_identity(comm, &me);
 
-    int rc = CBT_EXIT_OK;
+    coll_status_t st;
     rank_id_t *ids = calloc((size_t)nranks, sizeof *ids);
     cbt_as_host_t *hosts = calloc((size_t)nranks, sizeof *hosts);
     int *of = calloc((size_t)nranks, sizeof *of);
@@ -365,8 +362,7 @@ out:
         munmap(c.dst, sz ? sz : 1);
     free_result(&res);
     free(ids), free(hosts), free(of);
-    coll_comm_destroy(comm);
-    return rc;
+    return cbt_rank_leave(comm, rc, 0);
 }
 
 /* Option argv[*i] (and its value, *i moved past it); *stop = 1 after one

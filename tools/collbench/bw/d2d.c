@@ -36,9 +36,9 @@
 #include <unistd.h>
 
 #include "bw.h"
-#include "calib.h"
-#include "cb.h"
-#include "../common/coll_internal.h"
+#include "../calib.h"
+#include "../cb.h"
+#include "../../common/coll_internal.h"
 
 static const char *TOOL = "bw";
 

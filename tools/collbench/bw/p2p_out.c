@@ -1,5 +1,5 @@
 /*
- * bw_p2p_out.c - output of `collbench bw -t p2p`: ascend-dmi's tables
+ * p2p_out.c - output of `collbench bw -t p2p`: ascend-dmi's tables
  *
  *   Unidirectional Peer to Peer Test
  *   Pod: rank 0 device id: 0 to Pod: rank 1 device id: 0
@@ -16,10 +16,8 @@
  */
 #include <stdio.h>
 
-#include "bw_p2p.h"
-#include "cb.h"
-
-static const char *LINE = "----------------------------------------------------------------";
+#include "p2p.h"
+#include "../cb.h"
 
 static void footer(const cbt_p2p_report_t *r)
 {
@@ -47,33 +45,31 @@ void cbt_p2p_print_pair(const cbt_p2p_report_t *r, int first, int count)
     footer(r);
 }
 
+/* The figure of the pair (i, j) in the uni- or bidirectional matrix (a
+ * bidirectional pair is measured once, either way round); -1 not measured. */
+typedef struct {
+    const cbt_p2p_report_t *r;
+    int bidi;
+} cell_of_t;
+
+static double cell(const void *arg, int i, int j)
+{
+    const cell_of_t *c = arg;
+    for (int k = 0; k < c->r->nres; k++) {
+        const cbt_p2p_result_t *y = &c->r->res[k];
+        if (y->bidi == c->bidi && ((y->src == i && y->dst == j) || (c->bidi && y->src == j && y->dst == i)))
+            return y->gbs;
+    }
+    return -1;
+}
+
 static void matrix(const cbt_p2p_report_t *r, int bidi)
 {
-    int n = r->nranks;
-    printf("%s Peer to Peer Bandwidth Matrix (GB/s%s)\n", bidi ? "Bidirectional" : "Unidirectional",
-           bidi ? "" : ", row: source, column: destination");
-    printf("Size(Bytes): %llu  Execute Times: %lld\n%s\n", r->o->bw->size, r->o->bw->exec_times, LINE);
-    printf("%9s", "src\\dst");
-    for (int j = 0; j < n; j++)
-        printf("%12d", j);
-    printf("\n");
-    for (int i = 0; i < n; i++) {
-        printf("%9d", i);
-        for (int j = 0; j < n; j++) {
-            const cbt_p2p_result_t *x = NULL;
-            for (int k = 0; k < r->nres && !x; k++) {
-                const cbt_p2p_result_t *y = &r->res[k];
-                if (y->bidi == bidi && ((y->src == i && y->dst == j) || (bidi && y->src == j && y->dst == i)))
-                    x = y;
-            }
-            if (x)
-                printf("%12.6f", x->gbs);
-            else
-                printf("%12s", "-");
-        }
-        printf("\n");
-    }
-    printf("%s\n", LINE);
+    cell_of_t c = {r, bidi};
+    char title[128];
+    snprintf(title, sizeof title, "%s Peer to Peer Bandwidth Matrix (GB/s%s)", bidi ? "Bidirectional" : "Unidirectional",
+             bidi ? "" : ", row: source, column: destination");
+    cbt_print_matrix(title, r->o->bw->size, r->o->bw->exec_times, r->nranks, cell, &c);
 }
 
 void cbt_p2p_print_matrix(const cbt_p2p_report_t *r)
@@ -129,24 +125,9 @@ void cbt_p2p_print_json(const cbt_p2p_report_t *r, int first, int count)
     printf("]");
     if (o->ds < 0 && o->sp != 0 && o->sp != 1) {
         for (int bidi = 0; bidi < 2; bidi++) {
-            printf(",\n \"matrix_%s_gbs\": [", bidi ? "bidirectional" : "unidirectional");
-            for (int i = 0; i < r->nranks; i++) {
-                printf("%s[", i ? ", " : "");
-                for (int j = 0; j < r->nranks; j++) {
-                    double v = -1;
-                    for (int k = 0; k < r->nres; k++) {
-                        const cbt_p2p_result_t *y = &r->res[k];
-                        if (y->bidi == bidi && ((y->src == i && y->dst == j) || (bidi && y->src == j && y->dst == i)))
-                            v = y->gbs;
-                    }
-                    if (v < 0)
-                        printf("%snull", j ? ", " : "");
-                    else
-                        printf("%s%.6f", j ? ", " : "", v);
-                }
-                printf("]");
-            }
-            printf("]");
+            cell_of_t c = {r, bidi};
+            printf(",\n \"matrix_%s_gbs\": ", bidi ? "bidirectional" : "unidirectional");
+            cbt_json_matrix(stdout, r->nranks, cell, &c);
         }
     }
     printf("}\n");

@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "assess.h"
-#include "cb.h"
+#include "../cb.h"
 
 static const char *TOOL = "assess";
 

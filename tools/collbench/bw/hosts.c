@@ -29,9 +29,9 @@
 #include <sys/mman.h>
 
 #include "bw.h"
-#include "calib.h"
-#include "cb.h"
-#include "../launch/launch.h"
+#include "../calib.h"
+#include "../cb.h"
+#include "../../launch/launch.h"
 
 static const char *TOOL = "bw";
 
@@ -244,17 +244,12 @@ out:
 static int rank_main(void *arg, const cb_launch_t *l, int rank, int nranks, const coll_unique_id_t *id)
 {
     const hosts_opts_t *o = arg;
-    cb_pin_local_rank("collbench bw", l->kind == CB_LAUNCH_STANDALONE ? rank : 0);
     coll_comm_t comm;
-    coll_status_t st = coll_comm_init_rank(&comm, nranks, *id, rank);
-    if (st != COLL_SUCCESS)
-        return cbt_error(TOOL, cbt_exit_of(st), "rank %d of %d: coll_comm_init_rank: %s: %s", rank, nranks,
-                         coll_strerror(st), coll_last_error());
-    int rc = hosts_run(comm, o, rank);
-    if (rc != CBT_EXIT_OK && rc != CBT_EXIT_USAGE)
-        coll_comm_abort(comm);
-    coll_comm_destroy(comm);
-    return rc;
+    int rc = cbt_rank_join(TOOL, l, rank, nranks, id, 1, &comm);
+    if (rc != CBT_EXIT_OK)
+        return rc;
+    rc = hosts_run(comm, o, rank);
+    return cbt_rank_leave(comm, rc, rc != CBT_EXIT_OK && rc != CBT_EXIT_USAGE);
 }
 
 int cbt_bw_hosts(const cbt_bw_opts_t *bw)

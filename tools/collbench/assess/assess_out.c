@@ -34,7 +34,7 @@
 #include <string.h>
 
 #include "assess.h"
-#include "cb.h"
+#include "../cb.h"
 
 static const char *LINE = "----------------------------------------------------------------";
 

@@ -10,12 +10,12 @@
 #include <string.h>
 #include <strings.h>
 
-#include "cb.h"
+#include "../cb.h"
 #include "coll.h"
-#include "../common/coll_internal.h"
-#include "calib.h"
+#include "../../common/coll_internal.h"
+#include "../calib.h"
 #include "sim.h"
-#include "../common/huge_hint.h"
+#include "../../common/huge_hint.h"
 
 #define TOOL "sim"
 #define SIM_MAX_RANKS (1 << 20)

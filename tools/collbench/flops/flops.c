@@ -26,7 +26,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "cb.h"
+#include "../cb.h"
 #include "flops.h"
 
 static const char *TOOL = "flops";

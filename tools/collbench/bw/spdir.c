@@ -42,9 +42,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../common/coll_internal.h"
-#include "bw_p2p.h"
-#include "cb.h"
+#include "../../common/coll_internal.h"
+#include "p2p.h"
+#include "../cb.h"
 
 static const char *TOOL = "bw";
 static const char *CHECK_DIR = "collbench_check";

@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cb.h"
-#include "../common/coll_internal.h"
+#include "../cb.h"
+#include "../../common/coll_internal.h"
 
 int cbt_net_key(uint8_t key[32], int *open, int server)
 {

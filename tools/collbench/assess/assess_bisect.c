@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "assess.h"
-#include "cb.h"
+#include "../cb.h"
 
 static const char *TOOL = "assess";
 

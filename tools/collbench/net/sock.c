@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cb.h"
+#include "../cb.h"
 #include "net.h"
 
 static void addr_str(const struct sockaddr *sa, char *buf, size_t n)

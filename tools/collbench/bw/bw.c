@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "bw.h"
-#include "bw_p2p.h"
-#include "cb.h"
+#include "p2p.h"
+#include "../cb.h"
 
 static const char *TOOL = "bw";
 
@@ -160,11 +160,9 @@ out:
     return rc;
 }
 
-static const char *LINE = "----------------------------------------------------------------";
-
 void cbt_bw_table_head(const char *title)
 {
-    printf("%s\n%s\n  Size(Bytes)  Execute Times  Bandwidth(GB/s)  Elapsed Time(us)\n%s\n", title, LINE, LINE);
+    printf("%s\n%s\n  Size(Bytes)  Execute Times  Bandwidth(GB/s)  Elapsed Time(us)\n%s\n", title, CBT_RULE, CBT_RULE);
 }
 
 void cbt_bw_table_row(unsigned long long bytes, long long times, double gbs, double us)
@@ -172,4 +170,4 @@ void cbt_bw_table_row(unsigned long long bytes, long long times, double gbs, dou
     printf("%12llu%11lld%20.6f%14.2f\n", bytes, times, gbs, us);
 }
 
-void cbt_bw_table_foot(void) { printf("%s\n", LINE); }
+void cbt_bw_table_foot(void) { printf("%s\n", CBT_RULE); }

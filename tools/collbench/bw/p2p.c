@@ -29,10 +29,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "bw_p2p.h"
-#include "calib.h"
-#include "cb.h"
-#include "../launch/launch.h"
+#include "p2p.h"
+#include "../calib.h"
+#include "../cb.h"
+#include "../../launch/launch.h"
 
 static const char *TOOL = "bw";
 
@@ -452,19 +452,15 @@ out:
 static int rank_main(void *arg, const cb_launch_t *l, int rank, int nranks, const coll_unique_id_t *id)
 {
     const cbt_p2p_opts_t *o = arg;
-    if (o->ds >= 0 && rank <= 1)
+    int by_dev = o->ds >= 0 && rank <= 1;
+    if (by_dev)
         bind_dev(o->card, rank == 0 ? o->ds : o->dd); /* a failure is reported by cbt_p2p_run */
-    else
-        cb_pin_local_rank("collbench bw", l->kind == CB_LAUNCH_STANDALONE ? rank : 0);
     coll_comm_t comm;
-    coll_status_t st = coll_comm_init_rank(&comm, nranks, *id, rank);
-    if (st != COLL_SUCCESS)
-        return cbt_error(TOOL, cbt_exit_of(st), "rank %d of %d: coll_comm_init_rank: %s: %s", rank, nranks,
-                         coll_strerror(st), coll_last_error());
-    int rc = cbt_p2p_run(comm, o, NULL);
-    if (rc != CBT_EXIT_OK && !g_agreed)
-        coll_comm_abort(comm);
-    coll_comm_destroy(comm);
+    int rc = cbt_rank_join(TOOL, l, rank, nranks, id, !by_dev, &comm);
+    if (rc != CBT_EXIT_OK)
+        return rc;
+    rc = cbt_p2p_run(comm, o, NULL);
+    rc = cbt_rank_leave(comm, rc, rc != CBT_EXIT_OK && !g_agreed);
     return rc != CBT_EXIT_OK && g_agreed ? rc | CB_LAUNCH_AGREED : rc;
 }
 

@@ -38,9 +38,9 @@
 #include <string.h>
 
 #include "assess.h"
-#include "bw.h"
-#include "cb.h"
-#include "flops.h"
+#include "../bw/bw.h"
+#include "../cb.h"
+#include "../flops/flops.h"
 
 static const char *TOOL = "assess";
 

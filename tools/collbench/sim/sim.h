@@ -7,8 +7,8 @@
 #ifndef CBT_SIM_H
 #define CBT_SIM_H
 
-#include "../driver/driver.h"
-#include "../common/coll_internal.h"
+#include "../../driver/driver.h"
+#include "../../common/coll_internal.h"
 
 typedef struct {
     int nranks, nhosts;

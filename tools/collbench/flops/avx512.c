@@ -19,7 +19,7 @@
 #if defined(__x86_64__) && defined(__AVX512F__)
 #include <immintrin.h>
 
-#include "flops_acc.h"
+#include "acc.h"
 
 static uint64_t fp64_fma(uint64_t steps, const cbt_fk_args_t *p)
 {

@@ -21,9 +21,9 @@
 #include <hwloc.h>
 #endif
 
-#include "../launch/launch.h"
-#include "cb.h"
-#include "../common/coll_internal.h"
+#include "../../launch/launch.h"
+#include "../cb.h"
+#include "../../common/coll_internal.h"
 
 static const char *TOOL = "topo";
 
@@ -310,13 +310,10 @@ static void print_json(const topo_opts_t *o, coll_comm_t comm, const rank_info_t
 static int rank_main(void *arg, const cb_launch_t *l, int rank, int nranks, const coll_unique_id_t *id)
 {
     const topo_opts_t *o = arg;
-    cb_pin_local_rank("collbench topo", l->kind == CB_LAUNCH_STANDALONE ? rank : 0);
     coll_comm_t comm;
-    coll_status_t st = coll_comm_init_rank(&comm, nranks, *id, rank);
-    if (st != COLL_SUCCESS)
-        return cbt_error(TOOL, st == COLL_ERR_TIMEOUT ? CBT_EXIT_TIMEOUT : CBT_EXIT_CONN,
-                         "rank %d of %d: coll_comm_init_rank: %s: %s", rank, nranks, coll_strerror(st),
-                         coll_last_error());
+    int rc = cbt_rank_join(TOOL, l, rank, nranks, id, 1, &comm);
+    if (rc != CBT_EXIT_OK)
+        return rc;
     rank_info_t me;
     memset(&me, 0, sizeof me);
     if (gethostname(me.host, sizeof me.host - 1) != 0)
@@ -338,7 +335,7 @@ static int rank_main(void *arg, const cb_launch_t *l, int rank, int nranks, cons
     for (int j = 0; j < nranks; j++)
         snprintf(me.tp[j], sizeof me.tp[j], "%s", coll_comm_transport_name(comm, j));
     rank_info_t *all = rank == 0 ? calloc((size_t)nranks, sizeof *all) : NULL;
-    int rc = CBT_EXIT_OK;
+    coll_status_t st;
     if (rank == 0 && !all) {
         rc = cbt_error(TOOL, CBT_EXIT_FAIL, "out of memory");
         coll_comm_abort(comm);
@@ -353,8 +350,7 @@ static int rank_main(void *arg, const cb_launch_t *l, int rank, int nranks, cons
         fflush(stdout);
     }
     free(all);
-    coll_comm_destroy(comm);
-    return rc;
+    return cbt_rank_leave(comm, rc, 0);
 }
 
 static void usage(FILE *f)

@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "calib.h"
-#include "cb.h"
+#include "../calib.h"
+#include "../cb.h"
 #include "net.h"
 
 static const char *TOOL = "net";

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/coll_internal.h" /* core/auth.h */
+#include "../../common/coll_internal.h" /* core/auth.h */
 
 #define CBT_NET_MAGIC 0x43424e4554303031ULL /* "CBNET001" */
 #define CBT_NET_VERSION 2                   /* 2: challenge-response (net_auth.c) */

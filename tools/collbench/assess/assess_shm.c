@@ -35,7 +35,7 @@
 #include <stdlib.h>
 
 #include "assess.h"
-#include "cb.h"
+#include "../cb.h"
 
 static const char *TOOL = "assess";
 

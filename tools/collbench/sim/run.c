@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cb.h"
+#include "../cb.h"
 #include "coll.h"
 #include "sim.h"
 

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cb.h"
+#include "../cb.h"
 #include "net.h"
 
 enum { OP_GO = 1, OP_GOACK, OP_COUNT, OP_RESULT, OP_LATRES };

@@ -16,7 +16,7 @@
 #if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 
-#include "flops_acc.h"
+#include "acc.h"
 
 static inline uint64_t bad_ps(__m256 x, float e)
 {

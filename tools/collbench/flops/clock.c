@@ -10,7 +10,7 @@
  */
 #include <stdint.h>
 
-#include "cb.h"
+#include "../cb.h"
 #include "flops.h"
 
 #define CHAIN 32 /* dependent adds per loop iteration */

@@ -1,15 +1,16 @@
 /*
  * assess.h - `collbench assess`: one command that checks every host of a job
  * and names the slow host and the slow link (in the spirit of ClusterKit).
- *   assess.c        options, launch, the host map (one speaker per host)
- *   assess_run.c    the measurements: pairs (round-robin), ring (ordered, random),
- *                   node (d2d and flops per host, one host at a time)
- *   assess_shm.c    node-shm: shared-memory p2p between two ranks of each host
- *                   with several, all hosts at once; its table column, outliers
- *   assess_bisect.c bisect: random halvings, every pair of a halving at once
- *   assess_coll.c   coll: the AllReduce sweep per group of hosts and on the job
- *   assess_out.c    median, outliers, tables (stdout), JSON files (--json DIR)
- *   assess_out2.c   bisect's and coll's tables, outliers and JSON files
+ *   main.c     options, launch, the host map (one speaker per host)
+ *   measure.c  the measurements: pairs (round-robin), ring (ordered, random),
+ *              node (d2d and flops per host, one host at a time)
+ *   shm.c      node-shm: shared-memory p2p between two ranks of each host
+ *              with several, all hosts at once
+ *   bisect.c   bisect: random halvings, every pair of a halving at once
+ *   coll.c     coll: the AllReduce sweep per group of hosts and on the job
+ *   rounds.c   the schedules and the steps every round shares
+ *   judge.c    medians, thresholds, suspects
+ *   report.c   tables and outliers (stdout); json.c the --json DIR files
  * Only the speakers (local rank 0 of each host) move data, and for node-shm
  * each host's second rank (it maps 2 x SIZE bytes too); the other ranks join
  * the barrier that opens each round and the gather that closes it.
@@ -40,7 +41,7 @@ enum {
 /* confirmation passes: what is still past the threshold is measured again,
  * alone, up to this many times (the better figure kept each time) */
 #define CBT_AS_CONFIRM 2
-#define CBT_AS_SHM_FIRST 2 /* node-shm: all-at-once rounds of the first pass (assess_shm.c) */
+#define CBT_AS_SHM_FIRST 2 /* node-shm: all-at-once rounds of the first pass (shm.c) */
 /* pairs and bisect: up to this many passes, the second and later only over
  * marginal suspects (past the threshold, not past CBT_AS_CLEAR x it): a clear outlier
  * costs one pass, a healthy link that a burst of load hit gets more chances */
@@ -132,84 +133,106 @@ typedef struct {
     cbt_as_result_t *res; /* rank 0 only */
 } cbt_as_ctx_t;
 
-/* Pure schedule helpers (circle method). Rounds for n hosts: n - 1 when n is
- * even, n when odd (a virtual host n makes it even; its partner is idle). */
+/* A pair figure of the pairs test (judge.c): its n x n matrix, the
+ * confirmation's measurement of each link (-1 none). */
+typedef struct {
+    const char *test, *unit;
+    int lower_is_bad;    /* bandwidth: 1, latency: 0 */
+    const double *m;     /* n x n */
+    int directed;        /* uni: a->b and b->a differ */
+    const double *again; /* n x n: the confirmation measurement, -1 none */
+} cbt_as_fig_t;
+
+/* The files, each using only those below it:
+ *   main.c     options, launch, the host map, the tests in order, the report
+ *   report.c   what rank 0 prints: tables, OUTLIER lines     -> json.c, judge.c
+ *   json.c     --json DIR: a file per test, outliers.json
+ *   measure.c  pairs, ring, node                              -> shm.c
+ *   shm.c, bisect.c, coll.c  the other measurements          -> judge.c, rounds.c
+ *   judge.c    medians, thresholds, suspects (pure)
+ *   rounds.c   schedules (pure), the suspects to every rank, progress */
+
+/* rounds.c. Rounds for n hosts: n - 1 when n is even, n when odd (a virtual
+ * host n makes it even; its partner is idle). */
 int cbt_as_rounds(int n);
 /* Partner of host h in round r, or -1 when h is idle in that round. */
 int cbt_as_partner(int r, int h, int n);
 /* Random ring order of n hosts from a seed (Fisher-Yates); perm[i] = i-th host. */
 void cbt_as_ring_order(unsigned long long seed, int n, int *perm);
-/* Median of the values >= 0 of v[0..n) (reorders a copy); -1 when none. */
-double cbt_as_median(const double *v, int n);
-
-/* assess_run.c: collective over every rank; a CBT_EXIT_* code. */
-int cbt_as_pairs(cbt_as_ctx_t *c);
-int cbt_as_ring(cbt_as_ctx_t *c);
-int cbt_as_node(cbt_as_ctx_t *c);
-/* shared by the measurements (assess_run.c): a progress line on stderr; the
- * better of two figures (-1 = none). A failed call's exit code: cbt_exit_of (cb.h). */
-void cbt_as_progress(const char *what, int done, int total, double t_start);
-/* Rank 0's list of suspects (len ints) to every rank, for a confirmation pass:
- * 0, or the exit code after naming the failure and aborting the communicator. */
-int cbt_as_share_suspects(cbt_as_ctx_t *c, int *sus, size_t len);
-double cbt_as_better(int lower_is_better, double a, double b);
-/* assess_bisect.c */
-int cbt_as_bisect(cbt_as_ctx_t *c);
 /* Partner of every host in halving g of n hosts (-1: idle when n is odd) and
  * its side (0 or 1; pairs have one host on each side). Pure: a random
  * relabelling of the hosts (from seed) walked through the round-robin rounds,
  * so a host meets a different partner in each halving (up to H-1 of them),
  * and a coin per pair for its sides. */
 void cbt_as_halving(unsigned long long seed, int g, int n, int *peer, int *side);
-/* assess_coll.c */
-int cbt_as_coll(cbt_as_ctx_t *c);
 /* Groups of --group-size K consecutive hosts; a remainder smaller than K
  * joins the last group. grp[h] = group of host h; returns the group count. */
 int cbt_as_groups(int n, int k, int *grp);
+/* Rank 0's list of suspects (len ints) to every rank, for a confirmation pass:
+ * 0, or the exit code after naming the failure and aborting the communicator. */
+int cbt_as_share_suspects(cbt_as_ctx_t *c, int *sus, size_t len);
+/* A progress line on stderr. */
+void cbt_as_progress(const char *what, int done, int total, double t_start);
 
-/* assess_out.c: the suspect pairs after the first pass (a figure of theirs
- * past the threshold): up to max entries a * n + b (a < b) in out; how many.
+/* judge.c. Median of the values >= 0 of v[0..n) (reorders a copy); -1 when
+ * none. The better of two figures (-1 = none). */
+double cbt_as_median(const double *v, int n);
+double cbt_as_better(int lower_is_better, double a, double b);
+/* Latency outliers use this threshold instead of --threshold (0: the same);
+ * set once from the options before any test runs, on every rank. */
+void cbt_as_set_lat_threshold(double t);
+/* pairs: the three figures (uni, bidi, latency); a figure's median over its
+ * links (v: scratch of n x n); past the threshold after its confirmation. */
+void cbt_as_figs(const cbt_as_result_t *r, cbt_as_fig_t *figs);
+double cbt_as_fig_median(const cbt_as_result_t *r, const cbt_as_fig_t *f, double *v);
+int cbt_as_confirmed(const cbt_as_fig_t *f, int ij, double med, double th);
+/* The suspect pairs after the first pass (a figure of theirs past the
+ * threshold): up to max entries a * n + b (a < b) in out; how many.
  * marginal: only figures past the threshold but not past CBT_AS_CLEAR x it (the
  * second confirmation: a clear outlier, measured alone once, is not measured
  * a third time). */
 int cbt_as_suspects(const cbt_as_result_t *r, double th, int marginal, int *out, int max);
-/* Suspect rings (slowest host below th x the median ring): indexes in out. */
+/* ring: each ring's slowest host (-1 none); suspect rings (slowest host
+ * below th x the median ring): indexes in out. */
+void cbt_as_ring_mins(const cbt_as_result_t *r, int nrings, double *mins);
 int cbt_as_ring_suspects(const cbt_as_result_t *r, int nrings, double th, int *out);
-
 /* Suspect hosts of node (d2d or flops below th x the median host). */
 int cbt_as_node_suspects(const cbt_as_result_t *r, double th, int *out);
-/* assess_shm.c: node-shm (called by cbt_as_node, every rank); suspect hosts
- * (GB/s below th x the median of hosts with several ranks, latency above the
- * median / lat_th); the OUTLIER lines (count); the JSON arrays. */
-int cbt_as_node_shm(cbt_as_ctx_t *c);
+/* Suspect hosts of node-shm (GB/s below th x the median of hosts with
+ * several ranks, latency above the median / lat_th). */
 int cbt_as_shm_suspects(const cbt_as_result_t *r, double th, double lat_th, int *out);
-int cbt_as_shm_outliers(const cbt_as_result_t *r, double th, double lat_th);
-void cbt_as_json_shm(FILE *f, const cbt_as_result_t *r);
-/* Suspect bisect pairs (below th x the median pair): g * n + a (a the lower);
- * marginal: not below CBT_AS_CLEAR x th x the median (as cbt_as_suspects). */
+/* bisect: the median pair of every halving (v: scratch of nhalv x n + 1);
+ * suspect pairs (below th x the median pair): g * n + a (a the lower);
+ * marginal: not below CBT_AS_CLEAR x th x the median (as cbt_as_suspects);
+ * pair i slow after its confirmation. */
+double cbt_as_bis_median(const cbt_as_result_t *r, double *v);
 int cbt_as_bisect_suspects(const cbt_as_result_t *r, double th, int marginal, int *out);
-/* Suspect coll groups (largest size's bus bandwidth below th x the median). */
+int cbt_as_bis_slow(const cbt_as_result_t *r, int i, double med, double th);
+/* coll: suspect groups (the largest size's bus bandwidth, index
+ * CBT_AS_TOP of csize[], below th x the median group). */
+#define CBT_AS_TOP 0
 int cbt_as_coll_suspects(const cbt_as_result_t *r, double th, int *out);
 
-/* assess_out.c (rank 0): tables to stdout, outliers, JSON; returns the
- * number of outliers, or -1 when a JSON file could not be written. */
-int cbt_as_report(const cbt_as_opts_t *o, const cbt_as_result_t *r);
+/* The measurements, collective over every rank; a CBT_EXIT_* code.
+ * measure.c: pairs, ring, node (which runs node-shm too). */
+int cbt_as_pairs(cbt_as_ctx_t *c);
+int cbt_as_ring(cbt_as_ctx_t *c);
+int cbt_as_node(cbt_as_ctx_t *c);
+int cbt_as_node_shm(cbt_as_ctx_t *c); /* shm.c */
+int cbt_as_bisect(cbt_as_ctx_t *c);   /* bisect.c */
+int cbt_as_coll(cbt_as_ctx_t *c);     /* coll.c */
 
-/* assess_out2.c (rank 0): bisect's and coll's tables (stdout), outliers
- * (count returned) and JSON files (-1: a file could not be written). */
-void cbt_as_print_bisect(const cbt_as_opts_t *o, const cbt_as_result_t *r);
-void cbt_as_print_coll(const cbt_as_opts_t *o, const cbt_as_result_t *r);
-int cbt_as_bisect_outliers(const cbt_as_result_t *r, double th);
-int cbt_as_coll_outliers(const cbt_as_result_t *r, double th);
-int cbt_as_json_bisect_coll(const cbt_as_opts_t *o, const cbt_as_result_t *r);
-/* JSON file DIR/<test>.json opened with the common header (assess_out.c). */
-FILE *cbt_as_json_open(const cbt_as_opts_t *o, const cbt_as_result_t *r, const char *test);
-void cbt_as_json_num(FILE *f, const char *sep, double v);
-
-/* Notes an OUTLIER line (test, subject, value, median) for DIR/outliers.json. */
+/* json.c (rank 0). Notes an OUTLIER line (test, subject, value, median) for
+ * DIR/outliers.json; forgets them. The JSON file DIR/<test>.json opened
+ * with the common header. Every file of --json DIR: 0, or -1 when one could
+ * not be written. */
 void cbt_as_note_outlier(const char *test, const char *subject, double v, double med);
+void cbt_as_forget_outliers(void);
+FILE *cbt_as_json_open(const cbt_as_opts_t *o, const cbt_as_result_t *r, const char *test);
+int cbt_as_json_write(const cbt_as_opts_t *o, const cbt_as_result_t *r);
 
-/* Latency outliers use this threshold instead of --threshold (0: the same). */
-void cbt_as_set_lat_threshold(double t);
+/* report.c (rank 0): tables to stdout, outliers, JSON; returns the number of
+ * outliers, or -1 when a JSON file could not be written. */
+int cbt_as_report(const cbt_as_opts_t *o, const cbt_as_result_t *r);
 
 #endif

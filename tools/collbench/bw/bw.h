@@ -1,7 +1,7 @@
 /*
  * bw.h - `collbench bw` (ascend-dmi spelling: `collbench --bw`): bandwidth tests.
  * bw.c parses the options every mode shares and dispatches on -t to a mode
- * (bw_d2d.c: host memory copy). A new mode adds one row to the table in bw.c and
+ * (d2d.c: host memory copy). A new mode adds one row to the table in bw.c and
  * one run function; options bw.c does not know are handed to the mode in
  * `extra` (argv-style) for it to parse or reject.
  */
@@ -37,7 +37,7 @@ typedef struct {
 
 /* Modes: return a CBT_EXIT_* code. */
 int cbt_bw_d2d(const cbt_bw_opts_t *o);
-int cbt_bw_hosts(const cbt_bw_opts_t *o); /* bw_hosts.c */
+int cbt_bw_hosts(const cbt_bw_opts_t *o); /* hosts.c */
 
 /* collbench assess --tests node: GB/s of the d2d memcpy path on this thread,
  * n bytes from src to dst, bytes copied over `seconds` after `warmup` (a

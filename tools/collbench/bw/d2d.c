@@ -1,5 +1,5 @@
 /*
- * bw_d2d.c - `collbench bw -t d2d`: host memory copy bandwidth ("device to
+ * d2d.c - `collbench bw -t d2d`: host memory copy bandwidth ("device to
  * device" on a CPU node: DRAM to DRAM), for two copy methods
  *   memcpy  libc memcpy (normal stores: read-for-ownership of the destination)
  *   nt      SSE2 non-temporal stores (movntdq, bypass the cache; x86 only)

@@ -1,5 +1,5 @@
 /*
- * bw_hosts.c - `collbench bw -t hosts`: what the hosts' cores push through
+ * hosts.c - `collbench bw -t hosts`: what the hosts' cores push through
  * TCP when every rank of every host streams at once.
  *
  * Every host runs L ranks (the same L on every host); local rank l of host h

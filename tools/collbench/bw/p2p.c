@@ -1,5 +1,5 @@
 /*
- * bw_p2p.c - `collbench bw -t p2p` (ascend-dmi --bw -t p2p): bandwidth between
+ * p2p.c - `collbench bw -t p2p` (ascend-dmi --bw -t p2p): bandwidth between
  * two ranks of libcoll through coll_send / coll_recv / coll_sendrecv.
  *
  * Launch (how the ranks come to exist):

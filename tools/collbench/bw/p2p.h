@@ -1,8 +1,8 @@
 /*
- * bw_p2p.h - `collbench bw -t p2p` (ascend-dmi --bw -t p2p): point-to-point
+ * p2p.h - `collbench bw -t p2p` (ascend-dmi --bw -t p2p): point-to-point
  * bandwidth between ranks of libcoll, internal to tools/collbench.
- *   bw_p2p.c      options, launch (standalone / mpirun / shared directory), measurement
- *   bw_p2p_out.c  the ascend-dmi tables, the pair matrix and JSON
+ *   p2p.c      options, launch (standalone / mpirun / shared directory), measurement
+ *   p2p_out.c  the ascend-dmi tables, the pair matrix and JSON
  *   spdir.c       the shared-directory rendezvous of --sp 0 / --sp 1
  */
 #ifndef CBT_BW_P2P_H
@@ -70,7 +70,7 @@ int cbt_p2p_run(coll_comm_t comm, const cbt_p2p_opts_t *o, const char *const *po
  * would turn a peer's exit code into "aborted"). */
 int cbt_p2p_agreed(void);
 
-/* bw_p2p_out.c */
+/* p2p_out.c */
 void cbt_p2p_print_pair(const cbt_p2p_report_t *r, int first, int count);
 void cbt_p2p_print_matrix(const cbt_p2p_report_t *r);
 void cbt_p2p_print_json(const cbt_p2p_report_t *r, int first, int count);

@@ -67,8 +67,8 @@ static void matrix(const cbt_p2p_report_t *r, int bidi)
 {
     cell_of_t c = {r, bidi};
     char title[128];
-    snprintf(title, sizeof title, "%s Peer to Peer Bandwidth Matrix (GB/s%s)", bidi ? "Bidirectional" : "Unidirectional",
-             bidi ? "" : ", row: source, column: destination");
+    snprintf(title, sizeof title, "%s Peer to Peer Bandwidth Matrix (GB/s%s)",
+             bidi ? "Bidirectional" : "Unidirectional", bidi ? "" : ", row: source, column: destination");
     cbt_print_matrix(title, r->o->bw->size, r->o->bw->exec_times, r->nranks, cell, &c);
 }
 

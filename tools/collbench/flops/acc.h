@@ -1,4 +1,4 @@
-/* flops_acc.h - accumulator list macros of the flops kernels (X(k) for each k). */
+/* acc.h - accumulator list macros of the flops kernels (X(k) for each k). */
 #ifndef CBT_FLOPS_ACC_H
 #define CBT_FLOPS_ACC_H
 #define CBT_ACC8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)

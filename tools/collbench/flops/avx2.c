@@ -1,5 +1,5 @@
 /*
- * flops_avx2.c - AVX2 peak-throughput kernels (built with -mavx2 -mfma -mf16c
+ * avx2.c - AVX2 peak-throughput kernels (built with -mavx2 -mfma -mf16c
  * -mavxvnni; run only after flops.c checked `requires` on this CPU).
  *
  * 16 ymm registers: 10 accumulators (FMA latency 4 x 2 ports needs 8) plus the

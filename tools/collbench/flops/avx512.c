@@ -1,5 +1,5 @@
 /*
- * flops_avx512.c - AVX-512 peak-throughput kernels (built with -mavx512f -mavx512bw
+ * avx512.c - AVX-512 peak-throughput kernels (built with -mavx512f -mavx512bw
  * -mavx512vl -mavx512dq -mfma -mf16c -mavx512bf16 -mavx512vnni -mavx512fp16; run
  * only after flops.c checked `requires` on this CPU).
  *

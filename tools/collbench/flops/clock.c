@@ -1,5 +1,5 @@
 /*
- * flops_clock.c - the clock a core actually runs at, for `collbench flops`'
+ * clock.c - the clock a core actually runs at, for `collbench flops`'
  * measured peak. /proc/cpuinfo's 'cpu MHz' (or cpufreq's maximum) is a
  * nominal figure: a VM shows its host's base clock while the cores turbo above
  * it, and AVX-512 licences run below it. Here a chain of dependent integer

@@ -12,7 +12,7 @@
  * from /sys cpufreq cpuinfo_max_freq or /proc/cpuinfo 'cpu MHz' (--ghz
  * overrides) and 2 FMA units per core assumed (--fma-units overrides; e.g. 1 on
  * some Xeon Silver/Bronze parts). The same formula at the clock each thread
- * measured (flops_clock.c: a dependent add chain just before and after its run)
+ * measured (clock.c: a dependent add chain just before and after its run)
  * gives the peak the efficiency is taken against. A nominal clock below the
  * real one (a VM's base clock, turbo) no longer shows as more than 100 %; a
  * throughput above even the measured peak means the formula's FMA units or

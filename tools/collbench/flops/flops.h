@@ -14,8 +14,8 @@
  * Operation counts are exact: an FMA is 2 operations (multiply + add); a dot
  * product of n pairs added to an accumulator is 2n operations.
  *
- * Files: flops_generic.c (no ISA flags), flops_avx2.c (-mavx2 -mfma -mf16c
- * -mavxvnni), flops_avx512.c (AVX-512 F/BW/VL/DQ/BF16/VNNI/FP16). Only flops.c
+ * Files: generic.c (no ISA flags), avx2.c (-mavx2 -mfma -mf16c
+ * -mavxvnni), avx512.c (AVX-512 F/BW/VL/DQ/BF16/VNNI/FP16). Only flops.c
  * decides, from `requires`, which kernel may run on this CPU.
  */
 #ifndef CBT_FLOPS_H
@@ -71,7 +71,7 @@ extern const size_t cbt_fk_generic_count;
  * -1 when no kernel runs or the result does not validate. */
 double cbt_flops_probe(double warmup, double seconds);
 
-/* flops_clock.c: this core's clock now (GHz) from a dependent add chain; 0 if
+/* clock.c: this core's clock now (GHz) from a dependent add chain; 0 if
  * it could not be measured. */
 double cbt_flops_clock_ghz(void);
 

@@ -1,5 +1,5 @@
 /*
- * flops_generic.c - portable peak-throughput kernels (no ISA flags: plain C that
+ * generic.c - portable peak-throughput kernels (no ISA flags: plain C that
  * the compiler may auto-vectorise for the baseline ISA). Used on CPUs without
  * AVX2/AVX-512, on other architectures, or when forced with --isa generic.
  *

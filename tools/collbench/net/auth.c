@@ -1,5 +1,5 @@
 /*
- * net_auth.c - collbench net's handshake: both ends prove they know the
+ * auth.c - collbench net's handshake: both ends prove they know the
  * shared secret (COLL_SECRET / COLL_SECRET_FILE) with the challenge-response
  * of src/core/auth.h on the control connection and on every data connection;
  * the secret never crosses the wire. Without a secret both ends use the open

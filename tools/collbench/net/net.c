@@ -34,7 +34,7 @@ typedef struct {
     int calib_cpu;         /* --calibration-cpu: the CPUs limit the stream, not the link */
     cbt_net_params_t p;
     int size_set, iters_set, set_mask; /* what the command line gave */
-    uint8_t key[32];                   /* of COLL_SECRET / COLL_SECRET_FILE (net_auth.c) */
+    uint8_t key[32];                   /* of COLL_SECRET / COLL_SECRET_FILE (auth.c) */
     int open;                          /* none set: the all-zero key */
 } net_opts_t;
 

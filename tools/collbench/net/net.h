@@ -2,8 +2,8 @@
  * net.h - `collbench net`: TCP bandwidth and latency between two hosts in the
  * style of perftest's ib_send_bw / ib_send_lat, over plain sockets.
  *
- * Files: net.c (command line, handshake, report), net_run.c (one size: the
- * timed streams and ping-pong), net_sock.c (sockets, framing of control words).
+ * Files: net.c (command line, handshake, report), run.c (one size: the
+ * timed streams and ping-pong), sock.c (sockets, framing of control words).
  *
  * Protocol (all integers 64-bit big endian, doubles as their IEEE bits):
  *   client -> server  control connection, HELLO {magic, version, session, params}
@@ -25,7 +25,7 @@
 #include "../../common/coll_internal.h" /* core/auth.h */
 
 #define CBT_NET_MAGIC 0x43424e4554303031ULL /* "CBNET001" */
-#define CBT_NET_VERSION 2                   /* 2: challenge-response (net_auth.c) */
+#define CBT_NET_VERSION 2                   /* 2: challenge-response (auth.c) */
 #define CBT_NET_PORT 18515
 #define CBT_NET_MAXQ 64
 #define CBT_NET_SWEEP_MIN 2ULL
@@ -60,7 +60,7 @@ typedef struct {
     double min, max, typical, avg, stdev, p99, p999; /* usec, one way = RTT / 2 */
 } cbt_net_lat_t;
 
-/* net_sock.c: sockets. Error text in err; return -1 (connect), -2 (timeout). */
+/* sock.c: sockets. Error text in err; return -1 (connect), -2 (timeout). */
 int cbt_sock_listen(const char *bind_addr, int port, char *err, size_t n);
 int cbt_sock_accept(int lfd, double timeout_s, char *err, size_t n);
 int cbt_sock_connect(const char *host, int port, double timeout_s, double retry_s, char *err, size_t n);
@@ -75,7 +75,7 @@ uint64_t cbt_dbits(double d);
 double cbt_bitsd(uint64_t u);
 void cbt_sock_peer(int fd, char *buf, size_t n); /* "addr:port" or "[v6]:port" */
 
-/* net_auth.c: the key of COLL_SECRET / COLL_SECRET_FILE (*open = 1: none
+/* auth.c: the key of COLL_SECRET / COLL_SECRET_FILE (*open = 1: none
  * set, the all-zero key), 0 or an exit code; the handshake after the hello
  * words (connector / acceptor): 0 = proven, 1 = the other end does not know
  * the key, -1 = I/O error. */
@@ -85,7 +85,7 @@ int cbt_net_auth_accept(int fd, const uint8_t key[32], const coll_auth_bind_t *b
 /* data = 0: the control connection, 1: data connection idx of nconn. */
 coll_auth_bind_t cbt_net_bind(uint64_t session, int data, int idx, int nconn);
 
-/* net_run.c: one size. `server` = 1 on the server. fds[0..nconn-1] data, ctrl control.
+/* run.c: one size. `server` = 1 on the server. fds[0..nconn-1] data, ctrl control.
  * Returns 0 or -1 with err filled. */
 int cbt_net_run_bw(const cbt_net_params_t *p, int server, int ctrl, const int *fds, unsigned long long size,
                    cbt_net_rx_t *mine, cbt_net_rx_t *peer, char *err, size_t n);

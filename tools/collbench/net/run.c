@@ -1,5 +1,5 @@
 /*
- * net_run.c - one message size of `collbench net`.
+ * run.c - one message size of `collbench net`.
  *
  * Bandwidth: per connection a sender thread (client; both sides with -b) sends
  * -n messages of SIZE bytes (or for -D seconds) and a receiver thread (server;

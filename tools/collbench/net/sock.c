@@ -1,5 +1,5 @@
 /*
- * net_sock.c - socket helpers of `collbench net`: listen (dual-stack IPv6 when
+ * sock.c - socket helpers of `collbench net`: listen (dual-stack IPv6 when
  * possible), accept and connect with timeouts, full send/recv loops, and the
  * control words exchanged by the two sides (64-bit big endian).
  */

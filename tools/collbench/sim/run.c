@@ -1,5 +1,5 @@
 /*
- * sim_run.c - the ranks of `collbench sim`: one test-driver context per rank
+ * run.c - the ranks of `collbench sim`: one test-driver context per rank
  * (tools/driver descriptors give the layout, data and check), run on the
  * simulated transport.
  *

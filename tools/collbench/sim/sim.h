@@ -1,7 +1,7 @@
 /*
  * sim.h - `collbench sim`: predicts a collective's time on a cluster layout by
  * running the real algorithms on the simulated transport (src/transport/sim.h).
- * sim.c parses the command line and prints; sim_run.c sets up the ranks'
+ * sim.c parses the command line and prints; run.c sets up the ranks'
  * buffers with the test driver's descriptors (tools/driver) and runs a size.
  */
 #ifndef CBT_SIM_H

@@ -1,10 +1,10 @@
 /*
- * assess.c - `collbench assess`: checks every host of a job and names the slow
+ * main.c - `collbench assess`: checks every host of a job and names the slow
  * host and the slow link. Started like the other multi-rank tools (forked here
  * with -p N, or by mpirun / torchrun-style environment / srun). Hosts are told
  * apart by COLL_HOST_ID when set, else the host name; the ranks of a host
- * elect its local rank 0 as speaker, and only speakers move data (assess_run.c).
- * Rank 0 prints the tables and the outliers (assess_out.c).
+ * elect its local rank 0 as speaker, and only speakers move data (measure.c).
+ * Rank 0 prints the tables and the outliers (report.c).
  * Exit: 0 no outlier, 1 outliers, 2 bad command line, 3 network, 4 timeout,
  * 5 a rank aborted.
  */

@@ -1,11 +1,8 @@
 /*
- * assess_run.c - the measurements of `collbench assess` between host speakers.
+ * measure.c - the measurements of `collbench assess` between host speakers:
+ * pairs, ring and node (node-shm in shm.c, bisect.c, coll.c).
  *
- * pairs: a round-robin schedule (circle method): host n-1 (or a virtual host n
- *   when n is odd, whose partner idles) stays put, host h meets 2r - h mod m in
- *   round r, m = n - 1 (n even) or n (n odd). Every pair meets exactly once and
- *   every host is busy with one peer per round, so the matrix costs m rounds.
- *   Example n = 5 (m = 5, virtual host 5): round 0 = 0-5 (0 idle), 1-4, 2-3.
+ * pairs: every pair of hosts once, in the round-robin rounds of rounds.c.
  *   Per pair, in this order: latency (--lat-iters 8-byte ping-pongs, the
  *   smallest half round trip: the link's floor, scheduling noise only adds),
  *   unidirectional low -> high and high -> low (-et sends of -s bytes, each
@@ -24,12 +21,13 @@
  *   path and runs the FP64 flops kernel on one thread, each for 0.3 s after
  *   0.1 s of warm-up; figures are throughput over that time (bytes or
  *   operations / elapsed), so a host whose rank gets a small CPU share shows.
- *   Then node-shm (assess_shm.c): two ranks of each host, all hosts at once.
+ *   Then node-shm (shm.c): two ranks of each host, all hosts at once.
  * Confirmation (each test): what is past the threshold after the first pass
- *   (a pair, a ring, a host) is measured again, alone, and keeps the better of
- *   its figures, then what is still past it once more (CBT_AS_CONFIRM passes;
- *   pairs and bisect: CBT_AS_CONFIRM_PAIRS, marginal suspects only after the first);
- *   assess_out.c names only what is still past it after that.
+ *   (a pair, a ring, a host; judge.c) is measured again, alone, and keeps the
+ *   better of its figures, then what is still past it once more
+ *   (CBT_AS_CONFIRM passes; pairs and bisect: CBT_AS_CONFIRM_PAIRS, marginal
+ *   suspects only after the first); report.c names only what is still past
+ *   it after that.
  * Every round opens with a barrier of all ranks and closes with a gather to
  * rank 0 (the non-speakers contribute an empty record), which prints progress.
  */
@@ -43,70 +41,6 @@
 #include "../flops/flops.h"
 
 static const char *TOOL = "assess";
-
-/* ------------------------------------------------------------ pure helpers */
-
-int cbt_as_rounds(int n) { return n < 2 ? 0 : n % 2 ? n : n - 1; }
-
-int cbt_as_partner(int r, int h, int n)
-{
-    int m = n % 2 ? n + 1 : n; /* even host count, virtual host n when odd */
-    if (n < 2 || r < 0 || r >= m - 1 || h < 0 || h >= n)
-        return -1;
-    int p;
-    if (h == m - 1)
-        p = r;
-    else if (h == r)
-        p = m - 1;
-    else
-        p = ((2 * r - h) % (m - 1) + (m - 1)) % (m - 1);
-    return p >= n ? -1 : p;
-}
-
-static uint64_t xorshift(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-    return *s = x;
-}
-
-void cbt_as_ring_order(unsigned long long seed, int n, int *perm)
-{
-    uint64_t s = seed * 0x9E3779B97F4A7C15ULL + 1;
-    for (int i = 0; i < n; i++)
-        perm[i] = i;
-    for (int i = n - 1; i > 0; i--) {
-        int j = (int)(xorshift(&s) % (uint64_t)(i + 1));
-        int t = perm[i];
-        perm[i] = perm[j], perm[j] = t;
-    }
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-double cbt_as_median(const double *v, int n)
-{
-    double *w = malloc((size_t)(n > 0 ? n : 1) * sizeof *w);
-    int k = 0;
-    if (!w)
-        return -1;
-    for (int i = 0; i < n; i++)
-        if (v[i] >= 0)
-            w[k++] = v[i];
-    double m = -1;
-    if (k) {
-        qsort(w, (size_t)k, sizeof *w, cmp_double);
-        m = k % 2 ? w[k / 2] : (w[k / 2 - 1] + w[k / 2]) / 2;
-    }
-    free(w);
-    return m;
-}
-
-/* ------------------------------------------------------------ measurement */
 
 #define TRY(call) \
     do { \
@@ -231,31 +165,6 @@ static int gather(cbt_as_ctx_t *c, const rec_t *mine, rec_t *all)
 {
     TRY(coll_gather(mine, all, sizeof *mine, COLL_UINT8, 0, c->comm));
     return CBT_EXIT_OK;
-}
-
-int cbt_as_share_suspects(cbt_as_ctx_t *c, int *sus, size_t len)
-{
-    coll_status_t st = coll_broadcast(sus, len, COLL_INT32, 0, c->comm);
-    if (st == COLL_SUCCESS)
-        return CBT_EXIT_OK;
-    int rc = cbt_error(TOOL, cbt_exit_of(st), "rank %d: broadcast: %s", c->rank, coll_strerror(st));
-    coll_comm_abort(c->comm);
-    return rc;
-}
-
-void cbt_as_progress(const char *what, int done, int total, double t_start)
-{
-    double el = cbt_now() - t_start, left = done ? el / done * (total - done) : 0;
-    fprintf(stderr, "collbench assess: %s round %d/%d done, %.1f s, about %.1f s left\n", what, done, total, el, left);
-}
-
-double cbt_as_better(int lower_is_better, double a, double b)
-{
-    if (a < 0)
-        return b;
-    if (b < 0)
-        return a;
-    return lower_is_better ? (a < b ? a : b) : (a > b ? a : b);
 }
 
 /* One pairs round: my host measures with host p (-1: idle), then rank 0 files
@@ -585,7 +494,7 @@ int cbt_as_node(cbt_as_ctx_t *c)
         }
     }
     if (!rc)
-        rc = cbt_as_node_shm(c); /* assess_shm.c: all hosts at once */
+        rc = cbt_as_node_shm(c); /* shm.c: all hosts at once */
     if (c->rank == 0 && !rc)
         c->res->node_done = 1;
     free(all), free(sus);

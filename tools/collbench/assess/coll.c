@@ -1,5 +1,5 @@
 /*
- * assess_coll.c - `collbench assess --tests coll`: the AllReduce sweep of
+ * coll.c - `collbench assess --tests coll`: the AllReduce sweep of
  * libcoll (coll_all_reduce, FP32 sum, every rank of the hosts) per group of
  * --group-size K consecutive hosts, then on the whole job.
  *
@@ -15,7 +15,7 @@
  * of different rank counts compare.
  * Confirmation as for pairs: a group whose bus bandwidth at the largest size
  * is below the threshold x the median group runs again alone (the others
- * wait), CBT_AS_CONFIRM passes at most, best kept (assess_out2.c names it).
+ * wait), CBT_AS_CONFIRM passes at most, best kept (report.c names it).
  * Cost: (groups at once + the job) x sizes x (et + 1) allreduces; memory 2 x
  * SIZE per rank.
  */
@@ -27,16 +27,6 @@
 #include "../cb.h"
 
 static const char *TOOL = "assess";
-
-int cbt_as_groups(int n, int k, int *grp)
-{
-    if (k < 1)
-        k = 1;
-    int ng = n / k > 0 ? n / k : 1;
-    for (int h = 0; h < n; h++)
-        grp[h] = h / k < ng ? h / k : ng - 1;
-    return ng;
-}
 
 static int sizes_of(unsigned long long size, unsigned long long *out)
 {

@@ -1,5 +1,5 @@
 /*
- * assess_shm.c - node-shm, the third figure of `collbench assess --tests node`:
+ * shm.c - node-shm, the third figure of `collbench assess --tests node`:
  * shared-memory p2p between the ranks of each host.
  *
  * On every host with two or more ranks its speaker (local rank 0) and its
@@ -169,49 +169,4 @@ int cbt_as_node_shm(cbt_as_ctx_t *c)
     }
     free(all), free(sus);
     return rc;
-}
-
-int cbt_as_shm_suspects(const cbt_as_result_t *r, double th, double lat_th, int *out)
-{
-    int n = r->n, k = 0;
-    double mg = cbt_as_median(r->shm_gbs, n), ml = cbt_as_median(r->shm_lat, n);
-    for (int h = 0; h < n; h++)
-        if ((r->shm_gbs[h] >= 0 && mg > 0 && r->shm_gbs[h] < th * mg)
-            || (r->shm_lat[h] >= 0 && ml > 0 && r->shm_lat[h] > ml / lat_th))
-            out[k++] = h;
-    return k;
-}
-
-/* Names hosts still past the threshold after being measured again alone. */
-int cbt_as_shm_outliers(const cbt_as_result_t *r, double th, double lat_th)
-{
-    int n = r->n, cnt = 0;
-    double mg = cbt_as_median(r->shm_gbs, n), ml = cbt_as_median(r->shm_lat, n);
-    for (int h = 0; h < n; h++) {
-        double g = r->shm_gbs[h], l = r->shm_lat[h];
-        if (g >= 0 && mg > 0 && g < th * mg && r->again_shm_gbs[h] >= 0) {
-            printf("OUTLIER node-shm %s: %.6f GB/s (median %.6f, %.0f%%; last measured alone: %.6f)\n",
-                   r->hosts[h].name, g, mg, 100.0 * g / mg, r->again_shm_gbs[h]);
-            cbt_as_note_outlier("node-shm", r->hosts[h].name, g, mg);
-            cnt++;
-        }
-        if (l >= 0 && ml > 0 && l > ml / lat_th && r->again_shm_lat[h] >= 0) {
-            printf("OUTLIER node-shm-lat %s: %.3f us (median %.3f, %.0f%%; last measured alone: %.3f)\n",
-                   r->hosts[h].name, l, ml, 100.0 * l / ml, r->again_shm_lat[h]);
-            cbt_as_note_outlier("node-shm-lat", r->hosts[h].name, l, ml);
-            cnt++;
-        }
-    }
-    return cnt;
-}
-
-void cbt_as_json_shm(FILE *f, const cbt_as_result_t *r)
-{
-    fprintf(f, ",\n \"shm_gbs\": [");
-    for (int h = 0; h < r->n; h++)
-        cbt_as_json_num(f, h ? ", " : "", r->shm_gbs[h]);
-    fprintf(f, "],\n \"shm_latency_us\": [");
-    for (int h = 0; h < r->n; h++)
-        cbt_as_json_num(f, h ? ", " : "", r->shm_lat[h]);
-    fprintf(f, "]");
 }

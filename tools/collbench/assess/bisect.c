@@ -1,15 +1,15 @@
 /*
- * assess_bisect.c - `collbench assess --tests bisect`: half the hosts against
+ * bisect.c - `collbench assess --tests bisect`: half the hosts against
  * the other half, --halvings K times, every pair of a halving exchanging at
  * once (so the network's bisection carries H/2 pairs in both directions).
  *
  * Halving g (cbt_as_halving): the hosts are relabelled by a random permutation
  * drawn from --seed, and halving g pairs them as round g of the round-robin
- * schedule of pairs (assess_run.c), each pair's two hosts put on opposite
+ * schedule of pairs (measure.c), each pair's two hosts put on opposite
  * sides by a coin drawn from --seed and g. So the halvings are random but a
  * host meets a different partner in each (up to H-1 halvings): a slow host is
  * slow in every halving, each of its partners in one only, which tells them
- * apart (assess_out2.c: a host is named when more than half of its pairs,
+ * apart (report.c: a host is named when more than half of its pairs,
  * and at least two, are slow).
  * Per pair: one untimed then -et coll_sendrecv of -s bytes each way at once;
  * each end takes its median execution, the pair's figure is the slower end's
@@ -28,38 +28,6 @@
 #include "../cb.h"
 
 static const char *TOOL = "assess";
-
-static uint64_t mix(uint64_t x) /* splitmix64 */
-{
-    x += 0x9E3779B97F4A7C15ULL;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    return x ^ (x >> 31);
-}
-
-void cbt_as_halving(unsigned long long seed, int g, int n, int *peer, int *side)
-{
-    int *perm = malloc((size_t)(n > 0 ? n : 1) * sizeof *perm);
-    for (int h = 0; h < n; h++)
-        peer[h] = -1, side[h] = 0;
-    if (!perm || n < 2) {
-        free(perm);
-        return;
-    }
-    cbt_as_ring_order(mix(seed ^ 0xB15EC7ULL), n, perm); /* label i -> host perm[i] */
-    int nr = cbt_as_rounds(n), r = g % nr;
-    for (int i = 0; i < n; i++) {
-        int j = cbt_as_partner(r, i, n);
-        if (j < 0)
-            continue;
-        peer[perm[i]] = perm[j];
-        if (i < j) {
-            int coin = (int)(mix(seed + 0x1000ULL * (unsigned long long)(g + 1) + (unsigned long long)i) & 1);
-            side[perm[i]] = coin, side[perm[j]] = !coin;
-        }
-    }
-    free(perm);
-}
 
 typedef struct {
     int32_t peer; /* partner host, -1 none */
@@ -184,7 +152,7 @@ int cbt_as_bisect(cbt_as_ctx_t *c)
     if (c->rank == 0 && !rc)
         c->res->nhalv = k;
     /* confirmation: each suspect pair alone, after a reference pair alone
-     * (as pairs does, assess_run.c: a healthy pair of the halvings touching no
+     * (as pairs does, measure.c: a healthy pair of the halvings touching no
      * suspect host, figure nearest the median; the suspect's figure scaled by
      * the reference's first / now, clamped to 1..4) */
     for (int pass = 0; pass < CBT_AS_CONFIRM_PAIRS && !rc; pass++) {
@@ -205,7 +173,7 @@ int cbt_as_bisect(cbt_as_ctx_t *c)
                     break;
                 if (c->rank == 0 && now > 0 && c->res->bis[sus[1]] > 0) {
                     f = c->res->bis[sus[1]] / now;
-                    f = f < 1 ? 1 : f > 4 ? 4 : f; /* only a busier machine is corrected (assess_run.c) */
+                    f = f < 1 ? 1 : f > 4 ? 4 : f; /* only a busier machine is corrected (measure.c) */
                 }
             }
             rc = halving_run(c, g, a, peer + (size_t)g * (size_t)n, ex, all, f, NULL);

@@ -60,14 +60,20 @@ const char *cbt_optval(const char *tool, int argc, char **argv, int *i);
  * ranks a launcher started. 0, or the exit code. */
 int cbt_launch(cb_launch_t *l, const char *prog, int npus, int npus_set);
 
-/* One measuring rank started by cb_launch_run (rank.c). Join: pin it (pin:
- * to its local rank's CPU, as "collbench TOOL"), coll_comm_init_rank into
- * *comm; 0, or the exit code (cbt_exit_of) after one line naming the failure.
- * Leave: coll_comm_abort first when abort_peers (a failure the peers have not
- * seen), then coll_comm_destroy; returns rc. */
-int cbt_rank_join(const char *tool, const cb_launch_t *l, int rank, int nranks, const coll_unique_id_t *id, int pin,
-                  coll_comm_t *comm);
-int cbt_rank_leave(coll_comm_t comm, int rc, int abort_peers);
+/* One measuring rank of a subcommand (rank.c): cbt_rank_main is the rank
+ * function every subcommand gives cb_launch_run, with a cbt_rank_job_t as its
+ * argument. It places the rank (place(arg, rank) when set and it returns 1,
+ * else pinned to its local rank's CPU as "collbench TOOL"), joins the
+ * communicator (a failure: one line, the exit code of cbt_exit_of), runs
+ * body, and destroys the communicator; body aborts it first where the peers
+ * must learn of a failure. Returns body's code. */
+typedef struct {
+    const char *tool; /* "assess", "topo", "bw" */
+    int (*body)(void *arg, coll_comm_t comm, int rank, int nranks);
+    int (*place)(void *arg, int rank); /* optional */
+    void *arg;
+} cbt_rank_job_t;
+int cbt_rank_main(void *job, const cb_launch_t *l, int rank, int nranks, const coll_unique_id_t *id);
 
 /* CPUs this process may run on, one per physical core first (lowest CPU id of each
  * core), then the remaining SMT siblings. Returns how many were written; *ncores

@@ -312,13 +312,10 @@ static int run_tests(cbt_as_ctx_t *c, const cbt_as_result_t *res)
     return CBT_EXIT_OK;
 }
 
-static int rank_main(void *arg, const cb_launch_t *l, int rank, int nranks, const coll_unique_id_t *id)
+static int rank_body(void *arg, coll_comm_t comm, int rank, int nranks)
 {
     const cbt_as_opts_t *o = arg;
-    coll_comm_t comm;
-    int rc = cbt_rank_join(TOOL, l, rank, nranks, id, 1, &comm);
-    if (rc != CBT_EXIT_OK)
-        return rc;
+    int rc = CBT_EXIT_OK;
     rank_id_t me;
     rank_identity(comm, &me);
 
@@ -362,7 +359,7 @@ out:
         munmap(c.dst, sz ? sz : 1);
     free_result(&res);
     free(ids), free(hosts), free(of);
-    return cbt_rank_leave(comm, rc, 0);
+    return rc;
 }
 
 /* Option argv[*i] (and its value, *i moved past it); *stop = 1 after one
@@ -462,5 +459,6 @@ int cbt_assess_main(int argc, char **argv)
     cbt_as_set_lat_threshold(o.lat_threshold);
     int ac = 1;
     char *av0[] = {(char *)"collbench", NULL}, **av = av0;
-    return cb_launch_run(&l, &ac, &av, rank_main, &o);
+    cbt_rank_job_t job = {.tool = TOOL, .body = rank_body, .arg = &o};
+    return cb_launch_run(&l, &ac, &av, cbt_rank_main, &job);
 }

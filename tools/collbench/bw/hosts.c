@@ -241,15 +241,13 @@ out:
     return rc;
 }
 
-static int rank_main(void *arg, const cb_launch_t *l, int rank, int nranks, const coll_unique_id_t *id)
+/* A failure other than bad usage (which every rank finds alike) aborts the peers. */
+static int rank_body(void *arg, coll_comm_t comm, int rank, int nranks)
 {
-    const hosts_opts_t *o = arg;
-    coll_comm_t comm;
-    int rc = cbt_rank_join(TOOL, l, rank, nranks, id, 1, &comm);
-    if (rc != CBT_EXIT_OK)
-        return rc;
-    rc = hosts_run(comm, o, rank);
-    return cbt_rank_leave(comm, rc, rc != CBT_EXIT_OK && rc != CBT_EXIT_USAGE);
+    int rc = hosts_run(comm, arg, rank);
+    if (rc != CBT_EXIT_OK && rc != CBT_EXIT_USAGE)
+        coll_comm_abort(comm);
+    return rc;
 }
 
 int cbt_bw_hosts(const cbt_bw_opts_t *bw)
@@ -268,5 +266,6 @@ int cbt_bw_hosts(const cbt_bw_opts_t *bw)
                                "variables, mpirun, srun); standalone ranks share one host");
     int ac = 1;
     char *av0[] = {(char *)"collbench", NULL}, **av = av0;
-    return cb_launch_run(&l, &ac, &av, rank_main, &o);
+    cbt_rank_job_t job = {.tool = TOOL, .body = rank_body, .arg = &o};
+    return cb_launch_run(&l, &ac, &av, cbt_rank_main, &job);
 }

@@ -449,18 +449,23 @@ out:
 
 /* ------------------------------------------------------------ launch */
 
-static int rank_main(void *arg, const cb_launch_t *l, int rank, int nranks, const coll_unique_id_t *id)
+/* The two ranks of --ds/--dd are bound to their devices, the others pinned by rank. */
+static int place(void *arg, int rank)
 {
     const cbt_p2p_opts_t *o = arg;
-    int by_dev = o->ds >= 0 && rank <= 1;
-    if (by_dev)
-        bind_dev(o->card, rank == 0 ? o->ds : o->dd); /* a failure is reported by cbt_p2p_run */
-    coll_comm_t comm;
-    int rc = cbt_rank_join(TOOL, l, rank, nranks, id, !by_dev, &comm);
-    if (rc != CBT_EXIT_OK)
-        return rc;
-    rc = cbt_p2p_run(comm, o, NULL);
-    rc = cbt_rank_leave(comm, rc, rc != CBT_EXIT_OK && !g_agreed);
+    if (o->ds < 0 || rank > 1)
+        return 0;
+    bind_dev(o->card, rank == 0 ? o->ds : o->dd); /* a failure is reported by cbt_p2p_run */
+    return 1;
+}
+
+/* A verdict both ends agreed on (e.g. -et differs) ends both alike; any other
+ * failure aborts the peers. */
+static int rank_body(void *arg, coll_comm_t comm, int rank, int nranks)
+{
+    int rc = cbt_p2p_run(comm, arg, NULL);
+    if (rc != CBT_EXIT_OK && !g_agreed)
+        coll_comm_abort(comm);
     return rc != CBT_EXIT_OK && g_agreed ? rc | CB_LAUNCH_AGREED : rc;
 }
 
@@ -654,5 +659,6 @@ int cbt_bw_p2p(const cbt_bw_opts_t *bw)
     }
     int ac = 1;
     char *av0[] = {(char *)"collbench", NULL}, **av = av0;
-    return cb_launch_run(&l, &ac, &av, rank_main, &o);
+    cbt_rank_job_t job = {.tool = TOOL, .body = rank_body, .place = place, .arg = &o};
+    return cb_launch_run(&l, &ac, &av, cbt_rank_main, &job);
 }

@@ -307,13 +307,10 @@ static void print_json(const topo_opts_t *o, coll_comm_t comm, const rank_info_t
 
 /* ------------------------------------------------------------ ranks */
 
-static int rank_main(void *arg, const cb_launch_t *l, int rank, int nranks, const coll_unique_id_t *id)
+static int rank_body(void *arg, coll_comm_t comm, int rank, int nranks)
 {
     const topo_opts_t *o = arg;
-    coll_comm_t comm;
-    int rc = cbt_rank_join(TOOL, l, rank, nranks, id, 1, &comm);
-    if (rc != CBT_EXIT_OK)
-        return rc;
+    int rc = CBT_EXIT_OK;
     rank_info_t me;
     memset(&me, 0, sizeof me);
     if (gethostname(me.host, sizeof me.host - 1) != 0)
@@ -350,7 +347,7 @@ static int rank_main(void *arg, const cb_launch_t *l, int rank, int nranks, cons
         fflush(stdout);
     }
     free(all);
-    return cbt_rank_leave(comm, rc, 0);
+    return rc;
 }
 
 static void usage(FILE *f)
@@ -437,5 +434,6 @@ int cbt_topo_main(int argc, char **argv)
     o.launch = l.name;
     int ac = 1;
     char *av0[] = {(char *)"collbench", NULL}, **av = av0;
-    return cb_launch_run(&l, &ac, &av, rank_main, &o);
+    cbt_rank_job_t job = {.tool = TOOL, .body = rank_body, .arg = &o};
+    return cb_launch_run(&l, &ac, &av, cbt_rank_main, &job);
 }

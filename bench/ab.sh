@@ -229,7 +229,7 @@ done
             *) echo "- ${labels[$i]}: $(git -C "$d" log -1 --format='%h %s' 2>/dev/null | cut -c1-60)$(git -C "$d" diff --quiet HEAD 2>/dev/null || echo ' (+ uncommitted)')${envs[$i]:+, ${envs[$i]}}" ;;
         esac
     done
-    [ ! -s "$RAW/duplex" ] || echo "- floor: duplex capacity GB/s per round (iperf3 / p2p): $(awk '{printf "%s%s %s / %s", NR > 1 ? "; " : "", $1, $2 == "" ? "-" : $2, $3 == "" ? "-" : $3}' "$RAW/duplex")"
+    [ ! -s "$RAW/duplex" ] || echo "- floor: duplex capacity GB/s per round (iperf3 / p2p): $(awk '{printf "%s%s %s / %s", (NR > 1 ? "; " : ""), $1, ($2 == "" ? "-" : $2), ($3 == "" ? "-" : $3)}' "$RAW/duplex")"
     echo
     echo "Time per call (us, the slowest rank's average) in $ROUNDS rounds of $NI timed iterations after 5 warm-up," \
         "the order rotating by round; speed-up = ${labels[0]}'s time / the side's, round by round (> 1: faster)."

@@ -29,6 +29,15 @@ def spread(v):
     return "%s [%s-%s]" % (num(statistics.median(v)), num(min(v)), num(max(v)))
 
 
+def pct_spread(v):
+    """median [min-max] of percentages, whole numbers, "-" when empty."""
+    if not v:
+        return "-"
+    if len(v) == 1:
+        return "%.0f%%" % v[0]
+    return "%.0f%% [%.0f-%.0f%%]" % (statistics.median(v), min(v), max(v))
+
+
 def ratio_spread(v):
     if not v:
         return "-"
@@ -70,7 +79,7 @@ def table(t, sides):
             row = [case, s, per, spread(ok), algos, "-" if s == sides[0] else ratio_spread(sp)]
             if floors:
                 pc = [100 * fl[r][0] / runs[r][0] for r in rounds if runs[r][0] and r in fl and fl[r][0]]
-                row.append(spread(pc) + ("%" if pc else ""))
+                row.append(pct_spread(pc))
             out.append("| " + " | ".join(row) + " |")
     return out
 

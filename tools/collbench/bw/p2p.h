@@ -1,7 +1,8 @@
 /*
  * p2p.h - `collbench bw -t p2p` (ascend-dmi --bw -t p2p): point-to-point
  * bandwidth between ranks of libcoll, internal to tools/collbench.
- *   p2p.c      options, launch (standalone / mpirun / shared directory), measurement
+ *   p2p_cmd.c  options, launch (standalone / mpirun / shared directory)
+ *   p2p.c      the measurement
  *   p2p_out.c  the ascend-dmi tables, the pair matrix and JSON
  *   spdir.c       the shared-directory rendezvous of --sp 0 / --sp 1
  */
@@ -69,6 +70,10 @@ int cbt_p2p_run(coll_comm_t comm, const cbt_p2p_opts_t *o, const char *const *po
  * the caller destroys the communicator without coll_comm_abort (whose notice
  * would turn a peer's exit code into "aborted"). */
 int cbt_p2p_agreed(void);
+/* Bind this process to device id of card (--ds/--dd/-d): 0, or -1 with the
+ * reason kept (cbt_p2p_dev_error) for the settings exchange of cbt_p2p_run to report. */
+int cbt_p2p_bind_dev(int card, int id);
+const char *cbt_p2p_dev_error(void);
 
 /* p2p_out.c */
 void cbt_p2p_print_pair(const cbt_p2p_report_t *r, int first, int count);

@@ -195,8 +195,11 @@ for r in $(seq 1 "$ROUNDS"); do
         if [ -n "$RANKS" ]; then
             for p in ${RANKS//,/ }; do
                 run_local "$r" "$i" "$p" 2>&1 | awk -v r="$r" -v l="${labels[$i]}" '$1 == "RESULT" {
-                    b = $5; h = b % 1048576 == 0 && b >= 1048576 ? b / 1048576 "M" : b % 1024 == 0 && b >= 1024 ? b / 1024 "K" : b
-                    print r, l, $3 "/p" $4 "/" h, $6, NF >= 9 ? $9 : "-" }' >>"$RAW/rows"
+                    b = $5; h = b
+                    if (b >= 1048576 && b % 1048576 == 0) h = (b / 1048576) "M"
+                    else if (b >= 1024 && b % 1024 == 0) h = (b / 1024) "K"
+                    algo = "-"; if (NF >= 9) algo = $9
+                    print r, l, $3 "/p" $4 "/" h, $6, algo }' >>"$RAW/rows"
             done
         else
             for c in ${COLLS//,/ }; do
@@ -226,7 +229,10 @@ done
     for i in "${!labels[@]}"; do
         d=${dirs[$i]}
         case $d in -) echo "- ${labels[$i]}: the MPI, bench/lib-local.sh's flags" ;;
-            *) echo "- ${labels[$i]}: $(git -C "$d" log -1 --format='%h %s' 2>/dev/null | cut -c1-60)$(git -C "$d" diff --quiet HEAD 2>/dev/null || echo ' (+ uncommitted)')${envs[$i]:+, ${envs[$i]}}" ;;
+            *) if git -C "$d" rev-parse --git-dir >/dev/null 2>&1; then
+                   what="$(git -C "$d" log -1 --format='%h %s' | cut -c1-60)$(git -C "$d" diff --quiet HEAD || echo ' (+ uncommitted)')"
+               else what="the tree $(basename "$d") (not a git checkout)"; fi
+               echo "- ${labels[$i]}: $what${envs[$i]:+, ${envs[$i]}}" ;;
         esac
     done
     [ ! -s "$RAW/duplex" ] || echo "- floor: duplex capacity GB/s per round (iperf3 / p2p): $(awk '{printf "%s%s %s / %s", (NR > 1 ? "; " : ""), $1, ($2 == "" ? "-" : $2), ($3 == "" ? "-" : $3)}' "$RAW/duplex")"

@@ -127,6 +127,6 @@ void cbt_fmt_bytes(char *buf, size_t n, unsigned long long bytes);
 int cbt_flops_main(int argc, char **argv);
 int cbt_bw_main(int argc, char **argv);
 int cbt_net_main(int argc, char **argv);
-int cbt_sim_main(int argc, char **argv); /* sim.c */
+int cbt_sim_main(int argc, char **argv); /* sim/sim.c */
 
 #endif

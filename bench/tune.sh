@@ -4,6 +4,7 @@
 # single-host rules in src/coll/tuning_rules.c.
 #
 #   bench/tune.sh [-c allreduce,broadcast,...] [-p 2,4] [-s 8K,64K,1M,8M,64M] [-k REPS] [-a ALGOS] [-H HOSTS]
+#     -k  repetitions inside each coll_bench run, the best kept (default 3)
 #     -a  only these algorithms (comma-separated; default every one but hier)
 #     -H  the ranks on HOSTS simulated hosts (coll_bench -H: shm within, TCP on 127.0.0.1 between)
 # Every run waits for near vCPU placement first (bench/lib-local.sh bench_place_wait).
@@ -15,6 +16,7 @@ while getopts "c:p:s:k:a:H:" o; do
     case $o in c) COLLS=$OPTARG ;; p) RANKS=$OPTARG ;; s) SIZES=$OPTARG ;; k) REPS=$OPTARG ;;
                a) ALGOS=$OPTARG ;; H) HOSTS=$OPTARG ;; *) exit 2 ;; esac
 done
+[[ $REPS =~ ^[1-9][0-9]*$ ]] || { echo "tune: invalid -k '$REPS' (allowed: repetitions, 1 or more)" >&2; exit 2; }
 HOPT=${HOSTS:+-H $HOSTS}
 make -s lib bin/all_reduce_test
 mkdir -p build/bench

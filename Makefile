@@ -4,6 +4,7 @@
 #
 #   make            release build into ./bin ./lib ./build
 #   make test       build and run the whole suite (tests/run.sh)
+#   make bench      the bench programs of bench/ into build/bench
 #   make SAN=...    sanitizer build (use with O=)
 #   make MPI_HOME=/opt/mpich   build the MPI plugin against that MPI only
 #   make install    install into $(DESTDIR)$(PREFIX) (default /usr/local);
@@ -52,7 +53,8 @@ LIB_SRC  := $(shell find src -name '*.c' | sort)
 LIB_OBJ  := $(LIB_SRC:%.c=$(OBJ)/%.o)
 DRV_SRC  := $(filter-out tools/driver/main.c,$(wildcard tools/driver/*.c)) $(wildcard tools/launch/launch*.c) $(wildcard tools/common/*.c)
 DRV_OBJ  := $(DRV_SRC:%.c=$(OBJ)/%.o)
-CB_SRC   := $(wildcard tools/collbench/*.c)
+# bin/collbench: the driver's helpers (top level) and one folder per subcommand.
+CB_SRC   := $(sort $(wildcard tools/collbench/*.c tools/collbench/*/*.c))
 CB_OBJ   := $(CB_SRC:%.c=$(OBJ)/%.o)
 
 TESTS    := all_reduce all_gather all_gatherv reduce_scatter reduce_scatterv reduce broadcast scatter alltoall alltoallv
@@ -107,8 +109,8 @@ $(OBJ)/%.o: %.c
 # Vectorised kernels need ISA flags on their own files only (run-time dispatch).
 $(OBJ)/src/core/reduce_avx2.o: CFLAGS_ALL += -mavx2 -mfma -mf16c
 $(OBJ)/src/core/reduce_avx512.o: CFLAGS_ALL += -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma -mf16c
-$(OBJ)/tools/collbench/flops_avx2.o: CFLAGS_ALL += -mavx2 -mfma -mf16c -mavxvnni
-$(OBJ)/tools/collbench/flops_avx512.o: CFLAGS_ALL += -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma -mf16c -mavx512bf16 -mavx512vnni -mavx512fp16
+$(OBJ)/tools/collbench/flops/avx2.o: CFLAGS_ALL += -mavx2 -mfma -mf16c -mavxvnni
+$(OBJ)/tools/collbench/flops/avx512.o: CFLAGS_ALL += -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma -mf16c -mavx512bf16 -mavx512vnni -mavx512fp16
 
 $(LIB)/libcoll.a: $(LIB_OBJ)
 	@mkdir -p $(LIB)
@@ -134,7 +136,7 @@ $(BIN)/%_test: $(OBJ)/tools/driver/main_%.o $(DRV_OBJ) $(LIB)/libcoll.a
 # collbench topo uses hwloc when its development files are installed (else sysfs).
 HWLOC_LIBS := $(shell pkg-config --libs hwloc 2>/dev/null)
 ifneq ($(HWLOC_LIBS),)
-$(OBJ)/tools/collbench/topo.o: CFLAGS_ALL += -DHAVE_HWLOC $(shell pkg-config --cflags hwloc 2>/dev/null)
+$(OBJ)/tools/collbench/topo/topo.o: CFLAGS_ALL += -DHAVE_HWLOC $(shell pkg-config --cflags hwloc 2>/dev/null)
 endif
 $(BIN)/collbench: $(CB_OBJ) $(filter-out %/main.o,$(DRV_OBJ)) $(LIB)/libcoll.a
 	@mkdir -p $(BIN)
@@ -149,6 +151,36 @@ $(LIB)/collbench-mpi-mpich.so: tools/launch/mpi_plugin.c
 $(LIB)/collbench-mpi-custom.so: tools/launch/mpi_plugin.c
 	@mkdir -p $(LIB)
 	$(MPI_HOME)/bin/mpicc -std=c11 -O2 -fPIC -shared -Wall -Wextra -Werror -o $@ $<
+
+# bench/: every bench program, `make bench` (into build/bench; the scripts of
+# bench/ call it). The flags are the ones the results notes were measured with:
+# -O2 (roofline -O3 -march=native where the compiler takes it), no sanitizer;
+# the MPI twins of coll_bench with each installed MPI's own mpicc.
+BENCH_DIR  := $(O)/build/bench
+BENCH_MPIS := $(if $(wildcard /usr/bin/mpicc.openmpi),openmpi) $(if $(wildcard /usr/bin/mpicc.mpich),mpich)
+BENCH_BINS := $(addprefix $(BENCH_DIR)/,coll_bench c2c pingpong roofline tables-micro) \
+              $(BENCH_MPIS:%=$(BENCH_DIR)/mpi_bench.%)
+BENCH_CC   := $(CC) $(CSTD) -O2 -Wall -Wextra -Werror -Wno-unused-parameter
+.PHONY: bench
+bench: $(BENCH_BINS)
+$(BENCH_DIR)/coll_bench: bench/coll_bench.c bench/bench_common.h $(LIB)/libcoll.a
+	@mkdir -p $(BENCH_DIR)
+	$(BENCH_CC) -Iinclude -Isrc -Ibench -o $@ $< $(LIB)/libcoll.a $(LDLIBS_ALL)
+$(BENCH_DIR)/pingpong: bench/pingpong.c $(LIB)/libcoll.a
+	@mkdir -p $(BENCH_DIR)
+	$(BENCH_CC) -Iinclude -Isrc -o $@ $< $(LIB)/libcoll.a $(LDLIBS_ALL)
+$(BENCH_DIR)/tables-micro: bench/tables-micro.c $(DRV_OBJ) $(LIB)/libcoll.a
+	@mkdir -p $(BENCH_DIR)
+	$(BENCH_CC) -Iinclude -Isrc -Itools -o $@ $^ $(LDLIBS_ALL)
+$(BENCH_DIR)/c2c: bench/c2c.c
+	@mkdir -p $(BENCH_DIR)
+	$(BENCH_CC) -o $@ $< -pthread
+$(BENCH_DIR)/roofline: bench/roofline.c bench/roofline.h
+	@mkdir -p $(BENCH_DIR)
+	$(BENCH_CC) -O3 -march=native -Ibench -o $@ $< -pthread 2>/dev/null || $(BENCH_CC) -O3 -Ibench -o $@ $< -pthread
+$(BENCH_DIR)/mpi_bench.%: bench/mpi_bench.c bench/bench_common.h
+	@mkdir -p $(BENCH_DIR)
+	mpicc.$* -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Wno-unused-parameter -Ibench -o $@ $<
 
 $(TBIN)/test_%: tests/unit/test_%.c $(DRV_OBJ) $(LIB)/libcoll.a
 	@mkdir -p $(TBIN)

@@ -8,7 +8,7 @@
 # no GLIBC_TUNABLES, no wait for a quiet vCPU placement (the cross-core round
 # trip of bench/c2c is listed beside each run instead).
 #
-#   bench/cold-start.sh [-c allreduce,allgather,...] [-p 2,4,8] [-R ROUNDS] [-H] [-A TREE] [-o FILE.md]
+#   bench/cold-start.sh [-c allreduce,allgather,...] [-p 2,4,8] [-r ROUNDS] [-H] [-A TREE] [-o FILE.md]
 #
 # -A TREE: also TREE/bin/<coll>_test at the defaults (another commit's tree,
 # built), interleaved with the rest: the before side of a change.
@@ -25,14 +25,14 @@ set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 COLLS=allreduce,allgather,reduce_scatter,broadcast,reduce,alltoall,scatter RANKS=2,4 ROUNDS=3 OUT= HOSTS=0 TREE=$ROOT BEFORE=
-while getopts "c:p:R:o:A:Hh" o; do
+while getopts "c:p:r:o:A:Hh" o; do
     case $o in
-        c) COLLS=$OPTARG ;; p) RANKS=$OPTARG ;; R) ROUNDS=$OPTARG ;; o) OUT=$OPTARG ;; H) HOSTS=1 ;;
+        c) COLLS=$OPTARG ;; p) RANKS=$OPTARG ;; r) ROUNDS=$OPTARG ;; o) OUT=$OPTARG ;; H) HOSTS=1 ;;
         A) BEFORE=$(cd "$OPTARG" && pwd) || exit 2 ;;
         *) sed -n '2,29p' "$0"; exit 2 ;;
     esac
 done
-[[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { echo "cold-start: invalid -R '$ROUNDS': allowed a whole number >= 1" >&2; exit 2; }
+[[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { echo "cold-start: invalid -r '$ROUNDS': allowed a whole number >= 1" >&2; exit 2; }
 exe() {
     case $1 in
         allreduce) echo all_reduce_test ;; allgather) echo all_gather_test ;; reduce_scatter) echo reduce_scatter_test ;;
@@ -49,7 +49,7 @@ done
 make -s >/dev/null || exit 1
 B=build/bench; mkdir -p $B
 . bench/lib-local.sh
-cc -std=c11 -D_GNU_SOURCE -O2 -o "$B/c2c" bench/c2c.c || exit 1
+make -s bench >&2 || exit 1
 mpis=()
 for m in openmpi mpich; do bench_build_mpi $m && mpis+=($m); done
 SIZES=$(/usr/bin/python3 -c 'print(",".join(str(8192 << i) for i in range(14)))')

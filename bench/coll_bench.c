@@ -13,7 +13,7 @@
 
 #include "bench_common.h"
 #include "../tools/common/huge_buf.h"
-#ifndef CB_NO_BUF_HUGE /* coll-ab.sh's build against a library from before COLL_BUF_HUGE */
+#ifndef CB_NO_BUF_HUGE /* a build of this file against a library from before COLL_BUF_HUGE (2d0744b) */
 #include "../tools/common/huge_hint.h"
 #endif
 #include "coll.h"

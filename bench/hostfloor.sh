@@ -1,8 +1,8 @@
 # bench/hostfloor.sh - the cross-host floor of the multi-host benches
-# (bench/multihost-bench.sh, bench/allreduce-hosts-ab.sh; sourced by bash
+# (bench/multihost-bench.sh, bench/ab.sh -F; sourced by bash
 # after tests/lib/netns.sh's `netns_up 2`, run as root from the repository root).
 #
-#   hostfloor_build                 build/bench/roofline (as bench/run-bench.sh builds it)
+#   hostfloor_build                 build/bench/roofline (make bench)
 #   hostfloor_iperf3_bidir T FILE   iperf3 --bidir -P 2 for T s cbh1 <-> cbh2: echoes GB/s,
 #                                   both directions summed (empty on failure)
 #   hostfloor_p2p_bidir PORT FILE   collbench bw -t p2p -s 64M between the hosts (1 rank
@@ -25,9 +25,7 @@
 HOSTFLOOR_RF=${HOSTFLOOR_RF:-$PWD/build/bench/roofline}
 
 hostfloor_build() {
-    mkdir -p "$(dirname "$HOSTFLOOR_RF")" || return 1
-    cc -std=c11 -D_GNU_SOURCE -O3 -march=native -Ibench -o "$HOSTFLOOR_RF" bench/roofline.c -pthread 2>/dev/null ||
-        cc -std=c11 -D_GNU_SOURCE -O3 -Ibench -o "$HOSTFLOOR_RF" bench/roofline.c -pthread
+    make -s bench >&2 && [ -x "$HOSTFLOOR_RF" ]   # build/bench/roofline
 }
 
 hostfloor_iperf3_bidir() {

@@ -1,20 +1,19 @@
 # bench/lib-local.sh - sourced by the single-host benches (run-bench.sh,
-# cma-ab.sh): build coll_bench and the MPI twins, and run one MPI's
+# ab.sh, ...): build coll_bench and the MPI twins, and run one MPI's
 # mpi_bench on P local ranks, so every bench runs the MPIs with the same
-# flags. Expects B (the build folder, e.g. build/bench).
+# flags. Expects B=build/bench (where `make bench` puts the programs).
 
 # glibc keeps freed large buffers instead of unmapping them (no page faults
 # per call), for every implementation alike
 BENCH_TUN="glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=8589934592"
 
-bench_build_coll() {   # libcoll and $B/coll_bench
-    make -s lib &&
-        cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Isrc -Ibench -o "$B/coll_bench" bench/coll_bench.c lib/libcoll.a -pthread -lm -ldl -lcrypto
+bench_build_coll() {   # libcoll and every bench program (make bench: build/bench/coll_bench, c2c, ...)
+    make -s bench >&2
 }
 
-bench_build_mpi() {   # bench_build_mpi openmpi|mpich: $B/mpi_bench.IMPL; 1 when that MPI is not installed
+bench_build_mpi() {   # bench_build_mpi openmpi|mpich: $B/mpi_bench.IMPL (make bench); 1 when that MPI is not installed
     command -v "mpicc.$1" >/dev/null || return 1
-    "mpicc.$1" -O2 -Ibench -o "$B/mpi_bench.$1" bench/mpi_bench.c
+    make -s bench >&2 && [ -x "$B/mpi_bench.$1" ]
 }
 
 # Placement (docs/performance.md "Slow launches"): this VM's hypervisor now and then puts the two
@@ -24,7 +23,7 @@ bench_build_mpi() {   # bench_build_mpi openmpi|mpich: $B/mpi_bench.IMPL; 1 when
 # round trip falls under twice that, and echoes the last one. Every bench waits alike before
 # every run of every side.
 bench_place_init() {
-    cc -std=c11 -D_GNU_SOURCE -O2 -o "$B/c2c" bench/c2c.c || return 1
+    make -s bench >&2 || return 1
     BENCH_C2C_LO=$(for _ in 1 2 3 4 5; do bench_c2c; sleep 0.2; done | sort -n | head -1)
 }
 bench_c2c() { "$B/c2c" -n 5000 | awk '{print $2}'; }

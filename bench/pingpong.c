@@ -6,8 +6,7 @@
  * (shm) and with 2 (tcp) at 8 B and 16 MiB with coll_sendrecv.
  *   alpha = min RTT(8 B) / 2;  beta = (RTT(16 MiB) / 2 - alpha) / 16 MiB
  *
- *   cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -o /tmp/pingpong bench/pingpong.c lib/libcoll.a -pthread -lm -ldl -lcrypto
- *   /tmp/pingpong [-i ITERS]
+ *   make bench && build/bench/pingpong [-i ITERS]
  * Prints one line per link and a COLL_TUNING_FILE-style line.
  */
 #include <stdio.h>

@@ -3,11 +3,11 @@
 # collectives, in one run, same machine, same sizes, same timing loop
 # (bench/bench_common.h), and the ratios, beside each row's roofline.
 #
-#   bench/run-bench.sh [-c allreduce,allgather,...] [-p 2,4] [-s 8K,1M,64M] [-R ROUNDS]
-#                      [-r REPS] [-i collbench,collbench-z,openmpi,mpich] [-W SECONDS] [-D] [-o FILE.md]
+#   bench/run-bench.sh [-c allreduce,allgather,...] [-p 2,4] [-s 8K,1M,64M] [-r ROUNDS]
+#                      [-k REPS] [-i collbench,collbench-z,openmpi,mpich] [-W SECONDS] [-D] [-o FILE.md]
 #
 # -D: the row set at hccl_test's defaults, as users run it: every side times
-# -n 20 calls after -w 10 warm-up calls, once (-r 1), the sizes in one sweep
+# -n 20 calls after -w 10 warm-up calls, once (-k 1), the sizes in one sweep
 # per launch (a fresh communicator, as bin/*_test), and nobody waits for a
 # quiet placement (-W 0; the round trips are still listed). Without -D each
 # side warms up with n/5 + 2 calls and times 2,000 (<= 64K), 200 (<= 2M) or
@@ -36,17 +36,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 COLLS=allreduce; RANKS=2,4; SIZES=8K,1M,64M; REPS=1; ROUNDS=3; IMPLS=; OUT=; WAIT=60; LOOP=()
-while getopts "c:p:s:r:R:i:o:W:Dh" o; do
+while getopts "c:p:s:r:k:i:o:W:Dh" o; do
     case $o in
-        c) COLLS=$OPTARG ;; p) RANKS=$OPTARG ;; s) SIZES=$OPTARG ;; r) REPS=$OPTARG ;; R) ROUNDS=$OPTARG ;;
+        c) COLLS=$OPTARG ;; p) RANKS=$OPTARG ;; s) SIZES=$OPTARG ;; k) REPS=$OPTARG ;; r) ROUNDS=$OPTARG ;;
         i) IMPLS=$OPTARG ;; o) OUT=$OPTARG ;; W) WAIT=$OPTARG ;; D) LOOP=(-n 20 -w 10) ;;
         *) sed -n '2,37p' "$0"; exit 2 ;;
     esac
 done
 [ ${#LOOP[@]} -eq 0 ] || { REPS=1; WAIT=0; }
-[[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { echo "run-bench: invalid -R '$ROUNDS': allowed a whole number >= 1" >&2; exit 2; }
+[[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { echo "run-bench: invalid -r '$ROUNDS': allowed a whole number >= 1" >&2; exit 2; }
 [[ "$WAIT" =~ ^[0-9]+$ ]] || { echo "run-bench: invalid -W '$WAIT': allowed a whole number of seconds >= 0" >&2; exit 2; }
-[[ "$REPS" =~ ^[1-9][0-9]*$ ]] || { echo "run-bench: invalid -r '$REPS': allowed a whole number >= 1" >&2; exit 2; }
+[[ "$REPS" =~ ^[1-9][0-9]*$ ]] || { echo "run-bench: invalid -k '$REPS': allowed a whole number >= 1" >&2; exit 2; }
 for p in ${RANKS//,/ }; do
     [[ "$p" =~ ^[1-9][0-9]*$ ]] || { echo "run-bench: invalid rank count '$p' in -p: allowed whole numbers >= 1" >&2; exit 2; }
 done
@@ -60,8 +60,7 @@ B=build/bench; mkdir -p $B
 . bench/lib-local.sh
 bench_build_coll || exit 1
 # the floor's loops: this machine's best code (the library's reductions use AVX2/AVX-512 where present)
-cc -std=c11 -D_GNU_SOURCE -O3 -march=native -Ibench -o $B/roofline bench/roofline.c -pthread 2>/dev/null ||
-    cc -std=c11 -D_GNU_SOURCE -O3 -Ibench -o $B/roofline bench/roofline.c -pthread
+make -s bench >&2 || exit 1   # roofline, c2c, coll_bench, the MPI twins
 # the cross-core round trip (bench/c2c.c), before and after every run: ~60-100 ns while the
 # hypervisor keeps this VM's vCPUs near each other, ~330 ns while it puts them far apart, when
 # every staged collective runs 3-5x slower (docs/performance.md "Slow launches")

@@ -9,16 +9,16 @@
 # each row is the median over rounds [min-max] and the ratio Open MPI /
 # collbench round by round (> 1: collbench faster).
 #
-#   bench/seed-command.sh [-R ROUNDS] [-p RANKS] [-o FILE.md]
+#   bench/seed-command.sh [-r ROUNDS] [-p RANKS] [-o FILE.md]
 set -u
 cd "$(dirname "$0")/.."
 ROUNDS=3 P=8 OUT=
-while getopts "R:p:o:h" o; do
+while getopts "r:p:o:h" o; do
     case $o in
-        R) ROUNDS=$OPTARG ;; p) P=$OPTARG ;; o) OUT=$OPTARG ;; *) sed -n '2,13p' "$0"; exit 2 ;;
+        r) ROUNDS=$OPTARG ;; p) P=$OPTARG ;; o) OUT=$OPTARG ;; *) sed -n '2,13p' "$0"; exit 2 ;;
     esac
 done
-[[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { echo "seed-command: invalid -R '$ROUNDS': allowed a whole number >= 1" >&2; exit 2; }
+[[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { echo "seed-command: invalid -r '$ROUNDS': allowed a whole number >= 1" >&2; exit 2; }
 [[ "$P" =~ ^[1-9][0-9]*$ ]] && [ "$P" -ge 2 ] || { echo "seed-command: invalid -p '$P': allowed a whole number >= 2" >&2; exit 2; }
 command -v mpirun.openmpi >/dev/null || { echo "seed-command: mpirun.openmpi is missing (apt-get install openmpi-bin libopenmpi-dev)" >&2; exit 1; }
 make -s >/dev/null || exit 1

@@ -1,9 +1,6 @@
 /* bench/tables-micro.c - the per-call and per-run costs the issue-29 table features add to a
  * default sweep: one clock read per timed iteration, cb_cost_local (after the last size),
- * cb_stall_charge with the watcher off. Build (after make):
- *   cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -Itools -o build/tables-micro bench/tables-micro.c \
- *      build/obj/tools/driver/stats.o build/obj/tools/driver/stall.o build/obj/tools/driver/output.o \
- *      lib/libcoll.a -pthread -lm -ldl
+ * cb_stall_charge with the watcher off. Build: make bench (build/bench/tables-micro).
  */
 #include <stdio.h>
 #include <time.h>

@@ -3,7 +3,8 @@
 # print, per (collective, ranks, size), the fastest one: the data behind the
 # single-host rules in src/coll/selection/tuning_rules.c.
 #
-#   bench/tune.sh [-c allreduce,broadcast,...] [-p 2,4] [-s 8K,64K,1M,8M,64M] [-r REPS] [-a ALGOS] [-H HOSTS]
+#   bench/tune.sh [-c allreduce,broadcast,...] [-p 2,4] [-s 8K,64K,1M,8M,64M] [-k REPS] [-a ALGOS] [-H HOSTS]
+#     -k  repetitions inside each coll_bench run, the best kept (default 3)
 #     -a  only these algorithms (comma-separated; default every one but hier)
 #     -H  the ranks on HOSTS simulated hosts (coll_bench -H: shm within, TCP on 127.0.0.1 between)
 # Every run waits for near vCPU placement first (bench/lib-local.sh bench_place_wait).
@@ -11,14 +12,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 COLLS=allreduce,allgather,reduce_scatter,broadcast,reduce,alltoall,scatter,gather
 RANKS=2,4; SIZES=8K,64K,256K,1M,8M,64M; REPS=3; ALGOS=; HOSTS=
-while getopts "c:p:s:r:a:H:" o; do
-    case $o in c) COLLS=$OPTARG ;; p) RANKS=$OPTARG ;; s) SIZES=$OPTARG ;; r) REPS=$OPTARG ;;
+while getopts "c:p:s:k:a:H:" o; do
+    case $o in c) COLLS=$OPTARG ;; p) RANKS=$OPTARG ;; s) SIZES=$OPTARG ;; k) REPS=$OPTARG ;;
                a) ALGOS=$OPTARG ;; H) HOSTS=$OPTARG ;; *) exit 2 ;; esac
 done
+[[ $REPS =~ ^[1-9][0-9]*$ ]] || { echo "tune: invalid -k '$REPS' (allowed: repetitions, 1 or more)" >&2; exit 2; }
 HOPT=${HOSTS:+-H $HOSTS}
 make -s lib bin/all_reduce_test
 mkdir -p build/bench
-cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Isrc -Ibench -o build/bench/coll_bench bench/coll_bench.c lib/libcoll.a -pthread -lm -ldl -lcrypto
+make -s bench >&2 || exit 1
 B=build/bench
 . bench/lib-local.sh
 bench_place_init || exit 1   # every run waits for near vCPU placement first (BENCH_PLACE_WAIT)

@@ -27,7 +27,7 @@ SRCS=$(find src -name '*.c' | sort)
 SRCS="$SRCS $(ls tools/driver/*.c | grep -v '/main.c$') $(ls tools/launch/launch*.c) $(ls tools/common/*.c 2>/dev/null)"
 # collbench: only the plain-C helpers a target uses (the flops kernels need a
 # newer clang than 14 for their CPU-feature builtins).
-for f in tools/collbench/util.c tools/collbench/dev.c tools/collbench/spdir*.c tools/collbench/bw*.c tools/collbench/net*.c tools/collbench/topo*.c tools/collbench/calib.c; do
+for f in tools/collbench/util.c tools/collbench/out.c tools/collbench/rank.c tools/collbench/dev.c tools/collbench/bw/*.c tools/collbench/net/*.c tools/collbench/topo/*.c tools/collbench/calib.c; do
     [ -f "$f" ] && SRCS="$SRCS $f"
 done
 

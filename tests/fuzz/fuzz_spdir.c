@@ -1,6 +1,6 @@
 /*
  * fuzz_spdir.c - the shared-directory rendezvous of `collbench bw -t p2p --sp 0`
- * (tools/collbench/spdir.c): the source end reads the target's id file from
+ * (tools/collbench/bw/spdir.c): the source end reads the target's id file from
  * <spp>/collbench_check/<peer>/id, checks and decodes it. Here the harness plays
  * the target: it leaves the input's bytes there (as a regular file, a symbolic
  * link to one, or a directory) and runs the source end in a private temporary
@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include "fuzz_common.h"
 #include "bootstrap/bootstrap.h"
-#include "collbench/bw_p2p.h"
+#include "collbench/bw/p2p.h"
 #include "core/config.h"
 
 static char spp[256];

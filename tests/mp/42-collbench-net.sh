@@ -7,7 +7,7 @@
 set -u
 . "$(dirname "$0")/../lib/common.sh"   # free_port (its fail() is redefined below)
 CB=${CB_O:-.}/bin/collbench
-# both ends share a random secret (net_auth.c); the open mode is checked below
+# both ends share a random secret (tools/collbench/net/auth.c); the open mode is checked below
 COLL_SECRET=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n'); export COLL_SECRET
 fail() { echo "FAIL: $*"; exit 1; }
 [ -x "$CB" ] || fail "no $CB"

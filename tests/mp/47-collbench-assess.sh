@@ -83,7 +83,7 @@ export NETNS_RANK_TIMEOUT=90
 # Latency has its own threshold, 0.25 (4x the median): with 6 ranks on 2 cores
 # no rank spins, every wait sleeps, and healthy links measured 243-290% of the
 # median latency after confirmation.
-# Still so after the reference pair and the marginal passes (assess_run.c):
+# Still so after the reference pair and the marginal passes (tools/collbench/assess/measure.c):
 # three clean runs at the defaults named 3-6 healthy links each, at 36-79% of
 # the median after up to 4 alone measurements, while other jobs loaded the VM.
 ARGS="--tests pairs,ring,bisect,coll -s 2M -et 5 --lat-iters 20 --rings 2 --threshold 0.5 --lat-threshold 0.25 --json $W/json"

@@ -4,9 +4,9 @@
 # bytes of every cross-host example of docs/performance.md "Across hosts"
 # match bench/roofline.h, bad -H/-D exit 2 with one line, a measured floor is
 # the link's part (S each way at half the given duplex) plus the local work at
-# the printed rates, and bench/allreduce-hosts-ab.sh (two namespace hosts, one
-# round, needs root and MPICH) prints the duplex capacity of both tools, the
-# floor and each figure as % of it, within (0, 200).
+# the printed rates, and bench/ab.sh -l '1 1' -F (two namespace hosts, one
+# round, needs root and MPICH) prints the duplex capacity of both tools and
+# each figure as % of the floor, within (0, 125).
 set -u
 . "$(dirname "$0")/../lib/common.sh"
 ROOT=$CB_ROOT
@@ -43,9 +43,9 @@ chk2 "roofline -H 1" "-H 1" "$T/roofline" -F -p 2 -H 1
 chk2 "roofline -H 2 without -D" "-D 0" "$T/roofline" -p 2 -H 2 -s 1M
 chk2 "roofline -H 2 -D -1" "-D -1" "$T/roofline" -p 2 -H 2 -D -1 -s 1M
 chk2 "roofline -H 2 -c gather" "'gather'" "$T/roofline" -F -p 2 -H 2 -c gather
-chk2 "allreduce-hosts-ab -s 4X" "'4X'" bench/allreduce-hosts-ab.sh -s 4X
-chk2 "allreduce-hosts-ab bad setting" "'FOO'" bench/allreduce-hosts-ab.sh FOO
-chk2 "allreduce-hosts-ab -g 0" "'0'" bench/allreduce-hosts-ab.sh -g 0
+chk2 "ab -s 4X" "'4X'" bench/ab.sh -l '1 1' -s 4X default= mpich
+chk2 "ab bad side" "'FOO'" bench/ab.sh -l '1 1' default= FOO
+chk2 "ab -g 0" "'0'" bench/ab.sh -l '1 1' -g 0 default= mpich
 
 # --- 3. measured: link part = S each way at half the duplex, plus the local floor of the printed rates
 m=$("$T/roofline" -p 2 -H 2 -D 2 -c allreduce -s 1M -t 5)
@@ -68,27 +68,29 @@ else
     # -g 2: behind a 2 Gbit/s tbf the floor is the wire's, so both figures and the
     # capacity are bounded by it (measured: duplex 0.477 / 0.472 GB/s, collbench
     # 101%, MPICH 96% of the floor); 5 p2p iterations instead of 40 (11 s each way)
-    HOSTFLOOR_P2P_ET=5 bench/allreduce-hosts-ab.sh -o "$T/ab.md" -r 1 -n 3 -s 4M -g 2 default >"$T/ab.out" 2>&1
+    HOSTFLOOR_P2P_ET=5 bench/ab.sh -o "$T/ab.md" -l '1 1' -F -g 2 -c allreduce -s 4M -r 1 -n 3 default= mpich >"$T/ab.out" 2>&1
     rc=$?
-    [ $rc -eq 0 ] && pass "allreduce-hosts-ab.sh -r 1 -s 4M: exit 0" || { fail "allreduce-hosts-ab.sh exit $rc"; tail -5 "$T/ab.out" | sed 's/^/   | /'; }
-    grep -q '| duplex GB/s iperf3 / p2p | floor ms (link alone) |' "$T/ab.md" && pass "table header has the duplex capacity and the floor" ||
-        fail "no floor columns in the table: $(grep -m1 '^| round' "$T/ab.md")"
-    # | 1 | BW (1.23x, 87% fl) | BW (87% fl) | DI / DP | FL (NL) |; FL >= NL: at 4M the
-    # copies add under the 0.1 ms the table prints (CI: '3.0 (3.0)'); the tbf's
-    # 2 x 0.25 GB/s bounds DI and DP (<= 0.55) and the % of floor (< 125: its
-    # 512 KB burst lets a 4M message through up to an eighth faster)
-    row=$(grep -m1 '^| 1 |' "$T/ab.md")
-    if [[ "$row" =~ ^\|\ 1\ \|\ [0-9.]+\ \([0-9.]+x,\ ([0-9]+)%\ fl\)\ \|\ [0-9.]+\ \(([0-9]+)%\ fl\)\ \|\ ([0-9.]+)\ /\ ([0-9.]+)\ \|\ ([0-9.]+)\ \(([0-9.]+)\)\ \|$ ]] &&
-        awk -v a="${BASH_REMATCH[1]}" -v m="${BASH_REMATCH[2]}" -v f="${BASH_REMATCH[5]}" -v l="${BASH_REMATCH[6]}" \
-            -v di="${BASH_REMATCH[3]}" -v dp="${BASH_REMATCH[4]}" \
-            'BEGIN { exit !(a > 0 && a < 125 && m > 0 && m < 125 && f > 0 && l > 0 && f >= l &&
-                            di <= 0.55 && dp <= 0.55 && (di > 0.3 || dp > 0.3)) }'; then
-        pass "round row with % of floor (collbench ${BASH_REMATCH[1]}%, MPICH ${BASH_REMATCH[2]}%), floor ${BASH_REMATCH[5]} ms: $row"
+    [ $rc -eq 0 ] && pass "ab.sh -l '1 1' -F -r 1 -s 4M: exit 0" || { fail "ab.sh exit $rc"; tail -5 "$T/ab.out" | sed 's/^/   | /'; }
+    grep -q '| speed-up over default | % of floor |$' "$T/ab.md" && pass "table header has the % of floor" ||
+        fail "no floor column in the table: $(grep -m1 '^| case' "$T/ab.md")"
+    # | allreduce/1+1/4M | SIDE | US | US | ALGO | SPEEDUP | PCT% |: the tbf's 2 x 0.25 GB/s
+    # bounds both figures and the capacity (< 125% of the floor: its 512 KB burst
+    # lets a 4M message through up to an eighth faster)
+    for side in default mpich; do
+        row=$(grep -m1 "^| allreduce/1+1/4M | $side |" "$T/ab.md")
+        if [[ "$row" =~ \|\ ([0-9]+)%\ \|$ ]] && [ "${BASH_REMATCH[1]}" -gt 0 ] && [ "${BASH_REMATCH[1]}" -lt 125 ]; then
+            pass "$side at ${BASH_REMATCH[1]}% of the floor: $row"
+        else
+            fail "$side row lacks a sane % of floor: '$row'"
+        fi
+    done
+    dup=$(grep -m1 '^- floor: duplex capacity' "$T/ab.md")
+    if [[ "$dup" =~ :\ 1\ ([0-9.]+)\ /\ ([0-9.]+)$ ]] &&
+        awk -v di="${BASH_REMATCH[1]}" -v dp="${BASH_REMATCH[2]}" 'BEGIN { exit !(di <= 0.55 && dp <= 0.55 && (di > 0.3 || dp > 0.3)) }'; then
+        pass "duplex capacity of both tools behind the tbf: $dup"
     else
-        fail "round row lacks a sane floor or % of it: '$row'"
+        fail "duplex capacity missing or off: '$dup'"
     fi
-    grep -q '^- default: median [0-9.]*x MPICH.*; % of floor median [0-9]*% \[' "$T/ab.md" && pass "summary: $(grep -m1 '^- default' "$T/ab.md")" ||
-        fail "summary lacks the median % of floor: $(grep -m1 '^- default' "$T/ab.md")"
 fi
 
 finish

@@ -47,7 +47,7 @@ chk2() { # chk2 DESCRIPTION WORD CMD...
 chk2 "roofline -p 0" "-p 0" "$T/roofline" -F -p 0
 chk2 "roofline -c bogus" "bogus" "$T/roofline" -F -c bogus
 chk2 "roofline -s 4 -p 2" "size 4" "$T/roofline" -F -p 2 -s 4
-chk2 "run-bench -R 0" "-R '0'" bench/run-bench.sh -R 0
+chk2 "run-bench -r 0" "-r '0'" bench/run-bench.sh -r 0
 chk2 "run-bench -i foo" "'foo'" bench/run-bench.sh -i foo
 chk2 "run-bench -p x" "'x'" bench/run-bench.sh -p x
 chk2 "run-bench -W x" "-W 'x'" bench/run-bench.sh -W x
@@ -66,7 +66,7 @@ else
 fi
 
 # --- 4. run-bench.sh prints the roofline beside the rows (2 rounds, collbench only: no MPI start-up)
-bench/run-bench.sh -c allgather,allreduce -p 2 -s 256K -R 2 -i collbench,collbench-z -W 0 -o "$T/r.md" >"$T/out" 2>"$T/err"
+bench/run-bench.sh -c allgather,allreduce -p 2 -s 256K -r 2 -i collbench,collbench-z -W 0 -o "$T/r.md" >"$T/out" 2>"$T/err"
 rc=$?
 [ $rc -eq 0 ] && pass "run-bench.sh exit 0" || { fail "run-bench.sh exit $rc"; sed 's/^/   | /' "$T/err" | tail -20; }
 grep -q '| floor us | collbench us | % fl |' "$T/r.md" && pass "header has floor and % fl" || fail "no roofline header in the table"

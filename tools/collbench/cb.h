@@ -60,6 +60,21 @@ const char *cbt_optval(const char *tool, int argc, char **argv, int *i);
  * ranks a launcher started. 0, or the exit code. */
 int cbt_launch(cb_launch_t *l, const char *prog, int npus, int npus_set);
 
+/* One measuring rank of a subcommand (rank.c): cbt_rank_main is the rank
+ * function every subcommand gives cb_launch_run, with a cbt_rank_job_t as its
+ * argument. It places the rank (place(arg, rank) when set and it returns 1,
+ * else pinned to its local rank's CPU as "collbench TOOL"), joins the
+ * communicator (a failure: one line, the exit code of cbt_exit_of), runs
+ * body, and destroys the communicator; body aborts it first where the peers
+ * must learn of a failure. Returns body's code. */
+typedef struct {
+    const char *tool; /* "assess", "topo", "bw" */
+    int (*body)(void *arg, coll_comm_t comm, int rank, int nranks);
+    int (*place)(void *arg, int rank); /* optional */
+    void *arg;
+} cbt_rank_job_t;
+int cbt_rank_main(void *job, const cb_launch_t *l, int rank, int nranks, const coll_unique_id_t *id);
+
 /* CPUs this process may run on, one per physical core first (lowest CPU id of each
  * core), then the remaining SMT siblings. Returns how many were written; *ncores
  * (optional) receives the number of distinct physical cores. */
@@ -91,8 +106,20 @@ void cbt_cpu_model(char *buf, size_t n);
  * 'cpu MHz'. Returns 0 when unknown; *source names where it came from. */
 double cbt_cpu_mhz(const char **source);
 
+/* Output alike across the subcommands (out.c). The rule under and over
+ * ascend-dmi's tables. */
+extern const char CBT_RULE[];
 /* JSON string literal (quoted, escaped). */
 void cbt_json_str(FILE *f, const char *s);
+/* A JSON number with its separator before it: "null" when v < 0 (not measured). */
+void cbt_json_num(FILE *f, const char *sep, double v);
+/* n x n JSON array of arrays of cell(arg, row, column) (null when < 0). */
+void cbt_json_matrix(FILE *f, int n, double (*cell)(const void *arg, int i, int j), const void *arg);
+/* ascend-dmi's bandwidth matrix on stdout: TITLE, "Size(Bytes): S  Execute
+ * Times: ET", a rule, the "src\dst" header of column numbers, row i: i and
+ * cell(arg, i, j) as %12.6f ("-" when < 0), a rule. */
+void cbt_print_matrix(const char *title, unsigned long long size, long long et, int n,
+                      double (*cell)(const void *arg, int i, int j), const void *arg);
 /* "512 MiB", "1.5 GiB", "12 B" */
 void cbt_fmt_bytes(char *buf, size_t n, unsigned long long bytes);
 
@@ -100,6 +127,6 @@ void cbt_fmt_bytes(char *buf, size_t n, unsigned long long bytes);
 int cbt_flops_main(int argc, char **argv);
 int cbt_bw_main(int argc, char **argv);
 int cbt_net_main(int argc, char **argv);
-int cbt_sim_main(int argc, char **argv); /* sim.c */
+int cbt_sim_main(int argc, char **argv); /* sim/sim.c */
 
 #endif

@@ -16,8 +16,8 @@
 #include "coll.h"
 #include "../common/coll_internal.h"
 
-int cbt_topo_main(int argc, char **argv);   /* topo.c */
-int cbt_assess_main(int argc, char **argv); /* assess.c */
+int cbt_topo_main(int argc, char **argv);   /* topo/topo.c */
+int cbt_assess_main(int argc, char **argv); /* assess/main.c */
 
 typedef struct {
     const char *name;

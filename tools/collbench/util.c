@@ -246,33 +246,3 @@ double cbt_cpu_mhz(const char **source)
     *source = "unknown";
     return 0;
 }
-
-void cbt_json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
-void cbt_fmt_bytes(char *buf, size_t n, unsigned long long b)
-{
-    static const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = (double)b;
-    int i = 0;
-    while (v >= 1024.0 && i < 4) {
-        v /= 1024.0;
-        i++;
-    }
-    if (i == 0 || v == floor(v))
-        snprintf(buf, n, "%.0f %s", v, u[i]);
-    else
-        snprintf(buf, n, "%.1f %s", v, u[i]);
-}

@@ -114,15 +114,19 @@ shm_fifo_t *shm_in_fifo(struct coll_shm *s, int from, uint64_t *owner, int *kout
  * src and dst are the message's addresses as d describes them (CMA: the
  * sender's and the receiver's own; ZC: both mapped here, copied by memcpy).
  * len, piece and kind: checked copies (the descriptor is in shared memory).
- * A claim past every piece and both sides' last overshoot is garbage in next.
+ * A side adds to next only after reading it below len, so a claim returns at
+ * most len + piece - 1: one past that, or off a piece boundary, is garbage.
  * A writer that lands the last byte wakes the receiver, which frees the slot. */
 static coll_status_t shm_cma_claim(coll_comm *comm, int lr, shm_cma_desc_t *d, int writer, const char *src, char *dst,
                                    uint64_t len, uint64_t piece, uint32_t kind)
 {
     int owner = writer ? comm->shm->me : lr; /* whose outbox holds d */
     for (;;) {
+        /* every piece claimed: no add (each progress call would push next on) */
+        if (atomic_load_explicit(&d->next, memory_order_relaxed) >= len)
+            return COLL_SUCCESS;
         uint64_t off = atomic_fetch_add(&d->next, piece);
-        if (off >= len) {
+        if (off >= len) { /* both sides saw next < len and added: at most one piece past */
             if (off % piece || off > len + 2 * piece)
                 return shm_corrupt(comm, owner, "CMA descriptor's next", off, len + 2 * piece);
             return COLL_SUCCESS;

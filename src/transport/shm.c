@@ -601,6 +601,11 @@ coll_status_t coll_shm_small_post(coll_comm *comm, const void *src, size_t len, 
 coll_status_t coll_shm_small_wait_all(coll_comm *comm, uint64_t seq)
 {
     COLL_CHECK(small_wait(comm, offsetof(shm_rank_t, small_arrive), seq));
+    /* garbage in the abort word (one load of a read-mostly line): waits see it
+     * only when they go idle, which small exchanges seldom do */
+    unsigned a = atomic_load_explicit(&comm->shm->hdr->abort_flag, memory_order_relaxed);
+    if (a > (unsigned)comm->shm->nlocal && a != 0x80000000u)
+        return shm_corrupt(comm, -1, "the segment's abort_flag", a, (uint64_t)comm->shm->nlocal);
     return small_check(comm, seq);
 }
 

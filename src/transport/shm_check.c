@@ -90,14 +90,15 @@ coll_status_t shm_corrupt(coll_comm *comm, int lr, const char *field, uint64_t v
         snprintf(allowed, sizeof allowed, "out of range");
     else
         snprintf(allowed, sizeof allowed, "allowed at most %llu", (unsigned long long)max);
-    int rank = lr >= 0 && lr < comm->local_size ? comm->local_ranks[lr] : -1;
+    char whose[64] = ""; /* lr < 0: a field of the header, no rank's */
+    if (lr >= 0 && lr < comm->local_size)
+        snprintf(whose, sizeof whose, " of local rank %d (rank %d)", lr, comm->local_ranks[lr]);
     coll_status_t st = coll_error(COLL_ERR_SYSTEM, COLL_SUB_SHM,
-                                  "shared memory corrupt: %s of local rank %d (rank %d) is %llu (0x%llx; %s): a "
-                                  "local rank wrote into the segment's control area; stopping",
-                                  field, lr, rank, (unsigned long long)value, (unsigned long long)value, allowed);
+                                  "shared memory corrupt: %s%s is %llu (0x%llx; %s): a local rank wrote into the "
+                                  "segment's control area; stopping",
+                                  field, whose, (unsigned long long)value, (unsigned long long)value, allowed);
     char why[256];
-    snprintf(why, sizeof why, "shared memory corrupt: %s of local rank %d (rank %d) is 0x%llx", field, lr, rank,
-             (unsigned long long)value);
+    snprintf(why, sizeof why, "shared memory corrupt: %s%s is 0x%llx", field, whose, (unsigned long long)value);
     coll_comm_set_aborted(comm, COLL_ERR_SYSTEM, "%s", why);
     return st;
 }

@@ -34,7 +34,7 @@ run_fault() {
     grep 'failed' "$T/$name.out" | head -4
     check "$name: exit 3 or 5 (an error, no signal, no timeout)" test $rc -eq 3 -o $rc -eq 5
     check "$name: stopped in under 15 s (COLL_EXEC_TIMEOUT is 60)" awk -v s="$secs" 'BEGIN { exit !(s < 15) }'
-    check "$name: the error names the field and the rank" grep -Eq "shared memory corrupt: $field" "$T/$name.out"
+    check "$name: the error names the field (and the rank whose area holds it)" grep -Eq "shared memory corrupt: $field" "$T/$name.out"
     local nfail; nfail=$(grep -c 'failed (' "$T/$name.out")
     check "$name: all 4 ranks report it ($nfail)" test "$nfail" -eq 4
     check "$name: no timeout message" bash -c "! grep -q 'timeout after' '$T/$name.out'"
@@ -52,7 +52,7 @@ run_fault desc 2:desc "CMA descriptor's piece \(at least 4096\) of local rank 2 
 # the abort word is looked at by waits that go idle: enough calls that some do
 run_fault abort 3:abort "the segment's abort_flag is [0-9]+ \((allowed 0..4|0x[0-9a-f]+; allowed at most 4)\)" -- \
     all_reduce_test -p 4 -b 8 -e 8K -f 4 -n 200 -w 5 -c 1
-run_fault all 0:all "(small_off|outbox|abort_flag|CMA)" -- $small
+run_fault all 0:all "(the segment.s abort_flag|(small_off|outbox|CMA).* of local rank [0-9] \(rank [0-9]\))" -- $small
 
 # a rank not in the job: a normal run
 COLL_FAULT_SHM=9:all timeout 60 "$BIN/all_reduce_test" -p 4 -b 8 -e 64K -f 8 -n 3 -w 1 -c 1 >"$T/none.out" 2>&1

@@ -418,6 +418,8 @@ static coll_status_t shm_recv(coll_comm *comm, int peer, const coll_sink_t *sink
             tail = atomic_load_explicit(&f->tail, memory_order_acquire);
             if (atomic_load_explicit(&f->owner, memory_order_acquire) != own)
                 break;
+            if (tail - head > nslots)
+                return shm_corrupt(comm, from, "outbox tail", tail, head + nslots);
         }
     }
     if (moved)

@@ -441,8 +441,13 @@ coll_status_t boot_recv_frame(coll_bootstrap_t *bs, int fd, int peer, uint32_t t
                 skip[slot[i]] = 1;
         if (bs->aborted_by >= 0 || !pf[0].revents)
             continue;
-        if (handle_control(bs, fd))
-            continue; /* an abort (loop reports it) or a goodbye (fd gone) */
+        if (handle_control(bs, fd)) {
+            /* an abort (the loop reports it) or a goodbye: fd is closed then, and
+             * polling it again spun for ever (POLLNVAL) past the deadline */
+            if (bs->aborted_by < 0 && neighbour_rank(bs, fd) < 0)
+                return coll_error(COLL_ERR_NETWORK, COLL_SUB_BOOTSTRAP, "bootstrap: rank %d has left", peer);
+            continue;
+        }
         uint8_t h[BOOT_FRAME_HDR];
         COLL_CHECK(recv_all(bs, fd, peer, h, sizeof h, deadline));
         uint64_t flen = get64(h + 16);

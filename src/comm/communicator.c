@@ -102,14 +102,7 @@ static coll_status_t init_bootstrap(coll_comm *comm, const coll_unique_id_t *id,
     coll_transports_prepare(comm, me);
     COLL_CHECK(coll_bootstrap_init(comm->bs, comm->id, prefix, comm->rank, comm->nranks, comm->connect_timeout_s,
                                    &comm->aborted, me, sizeof *me, comm->peers));
-    for (int r = 0; r < comm->nranks; r++) {
-        coll_peer_info_t *p = &comm->peers[r];
-        if (p->rank != r)
-            return coll_error(COLL_ERR_INTERNAL, COLL_SUB_INIT, "bootstrap join mixed up ranks");
-        /* L3: another rank's strings are used with strcmp / %s: terminate them */
-        p->hostname[sizeof p->hostname - 1] = p->host_id[sizeof p->host_id - 1] = '\0';
-        p->ifname[sizeof p->ifname - 1] = p->boot_id[sizeof p->boot_id - 1] = '\0';
-    }
+    COLL_CHECK(coll_peers_check(comm->peers, comm->nranks));
     return COLL_SUCCESS;
 }
 

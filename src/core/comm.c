@@ -29,6 +29,20 @@ const char *coll_peer_desc(const coll_comm *comm, int rank, char *buf, size_t le
     return buf;
 }
 
+coll_status_t coll_peers_check(coll_peer_info_t *peers, int nranks)
+{
+    for (int r = 0; r < nranks; r++) {
+        coll_peer_info_t *p = &peers[r];
+        if (p->rank != r)
+            return coll_error(COLL_ERR_INTERNAL, COLL_SUB_INIT,
+                              "bootstrap join mixed up ranks: the record in slot %d says rank %d", r, (int)p->rank);
+        /* L3: another rank's strings are used with strcmp / %s: terminate them */
+        p->hostname[sizeof p->hostname - 1] = p->host_id[sizeof p->host_id - 1] = '\0';
+        p->ifname[sizeof p->ifname - 1] = p->boot_id[sizeof p->boot_id - 1] = '\0';
+    }
+    return COLL_SUCCESS;
+}
+
 int coll_group_index(const coll_group_t *g, int global_rank)
 {
     for (int i = 0; i < g->size; i++)

@@ -144,6 +144,10 @@ void coll_comm_work_keep(coll_comm *comm, void *p);
 void coll_comm_work_drop(coll_comm *comm);
 /* "rank 3 (host node2, pid 1234)" into buf. */
 const char *coll_peer_desc(const coll_comm *comm, int rank, char *buf, size_t len);
+/* The records the bootstrap join exchanged, as received from other ranks:
+ * each in its rank's slot (an error naming the slot otherwise), strings
+ * terminated. Fuzzed: tests/fuzz/fuzz_peers.c. */
+coll_status_t coll_peers_check(coll_peer_info_t *peers, int nranks);
 int coll_group_index(const coll_group_t *g, int global_rank);
 
 /* COLL_TCP_SPIN_US (cfg_us; -1 = auto) for rank 'me': auto spins

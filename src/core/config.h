@@ -110,6 +110,8 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
       "read the shared secret from this file (mode 0600 or stricter, owned by you; trailing newline ignored) when COLL_SECRET is unset") \
     X(SHM_PREFIX, "COLL_SHM_PREFIX", STR, "", "", \
       "internal: name prefix of shared-memory segments (set by the standalone launcher)") \
+    X(FAULT_SHM, "COLL_FAULT_SHM", STR, "", "", \
+      "fault tests only: RANK:WHAT[:N] - that rank writes garbage into the shared segment's control area (WHAT: all, sizes, small_off, desc, abort) at its N-th use of it (default 1)") \
     X(HCCL_ALGO, "HCCL_ALGO", STR, "", "", \
       "HCCL's 'level0:NA;level1:ALGO', or per operator 'allreduce=level0:NA;level1:ring/alltoall=level0:NA;level1:pairwise': used as COLL_ALGO when that is unset (ring, H-D_R -> hd, NB -> bruck, pairwise, pipeline -> hier; what collbench lacks gets the nearest, with a warning)") \
     X(HCCL_BUFFSIZE, "HCCL_BUFFSIZE", STR, "", "MB", \

@@ -65,24 +65,29 @@ static void shm_name(const coll_comm *comm, char *buf, size_t len)
              (unsigned long long)comm->id->nonce, comm->host);
 }
 
-/* Point the private view at a mapped segment and allocate the private,
- * O(L) per rank, arrays of the outboxes and waits. */
-static coll_status_t attach(struct coll_shm *s, void *map)
+/* Point the private view at a mapped segment, whose header h (a private
+ * snapshot) passed shm_hdr_check, and allocate the private, O(L) per rank,
+ * arrays of the outboxes, waits and checks. */
+static coll_status_t attach(struct coll_shm *s, void *map, const shm_hdr_t *h)
 {
     s->hdr = map;
-    s->ranks = (shm_rank_t *)((char *)map + s->hdr->off_ranks);
-    s->fifos = (shm_fifo_t *)((char *)map + s->hdr->off_fifos);
-    s->slots = (char *)map + s->hdr->off_slots;
-    s->stages = (char *)map + s->hdr->off_stages;
-    s->small = (char *)map + s->hdr->off_small;
-    s->map_bytes = s->hdr->total;
+    shm_geom_load(s, h);
+    s->ranks = (shm_rank_t *)((char *)map + h->off_ranks);
+    s->fifos = (shm_fifo_t *)((char *)map + h->off_fifos);
+    s->slots = (char *)map + h->off_slots;
+    s->stages = (char *)map + h->off_stages;
+    s->small = (char *)map + h->off_small;
+    s->map_bytes = h->total;
     size_t n = (size_t)s->nlocal;
     s->out_of = malloc(n * sizeof *s->out_of);
     s->in_hint = calloc(n, sizeof *s->in_hint);
-    s->out_used = calloc(s->hdr->nout, sizeof *s->out_used);
+    s->out_used = calloc(h->nout, sizeof *s->out_used);
+    s->out_own = calloc(h->nout, sizeof *s->out_own);
+    s->pids = calloc(n, sizeof *s->pids);
+    s->small_at = calloc(n, sizeof *s->small_at);
     s->missing = malloc(n * sizeof *s->missing);
     s->who = malloc(n * sizeof *s->who);
-    if (!s->out_of || !s->in_hint || !s->out_used || !s->missing || !s->who)
+    if (!s->out_of || !s->in_hint || !s->out_used || !s->out_own || !s->pids || !s->small_at || !s->missing || !s->who)
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "out of memory (%d local ranks)", s->nlocal);
     for (size_t i = 0; i < n; i++)
         s->out_of[i] = -1;
@@ -96,6 +101,9 @@ static void free_private(struct coll_shm *s)
     free(s->out_used);
     free(s->missing);
     free(s->who);
+    free(s->out_own);
+    free(s->pids);
+    free(s->small_at);
     free(s->cma_posted);
     free(s->cma_tmp);
 }
@@ -121,9 +129,8 @@ static void prefault(struct coll_shm *s, size_t off, size_t len)
     coll_touch_pages((char *)s->hdr + off, len);
 }
 
-static void prefault_mine(struct coll_shm *s)
+static void prefault_mine(struct coll_shm *s, const shm_hdr_t *h)
 {
-    const shm_hdr_t *h = s->hdr;
     size_t box = (size_t)h->nout * h->nslots * h->slot_bytes;
     prefault(s, 0, h->off_slots); /* header, rank and outbox control */
     prefault(s, h->off_slots + (size_t)s->me * box, box);
@@ -144,27 +151,27 @@ static void prefault_mine(struct coll_shm *s)
  * ~5 us a page on a shadow-paging VM (~0.05 us elsewhere): about L x (2 span +
  * small ring) per rank, 8 x 1.5 MiB at 8 ranks (docs/performance.md, "First use"). */
 #define SLOT_HEAD (8 * 1024)
-static void prefault_used(struct coll_shm *s)
+static void prefault_used(struct coll_shm *s, const shm_hdr_t *h)
 {
-    const shm_hdr_t *h = s->hdr;
+    char *base = (char *)s->hdr;
     size_t half = h->stage_use / 2, span = s->touch_span < half ? s->touch_span : half, bytes = 0;
     size_t box = (size_t)h->nout * h->nslots * h->slot_bytes;
     size_t head = h->slot_bytes < SLOT_HEAD ? h->slot_bytes : SLOT_HEAD;
     int all = coll_cfg_bool(COLL_CFG_SHM_PREFAULT_ALL);
     double t0 = coll_now();
     populate(s, 0, s->map_bytes);
-    coll_touch_pages(h, h->off_slots); /* header, rank and outbox control */
+    coll_touch_pages(base, h->off_slots); /* header, rank and outbox control */
     for (int i = 0; i < s->nlocal; i++) {
         size_t st = h->off_stages + (size_t)i * h->stage_bytes, ob = h->off_slots + (size_t)i * box;
         if (all)
-            coll_touch_pages((char *)h + ob, box);
+            coll_touch_pages(base + ob, box);
         else
             for (size_t k = 0; k < (size_t)h->nout * h->nslots; k++)
-                coll_touch_pages((char *)h + ob + k * h->slot_bytes, head);
-        coll_touch_pages((char *)h + st, all ? h->stage_use : span);
+                coll_touch_pages(base + ob + k * h->slot_bytes, head);
+        coll_touch_pages(base + st, all ? h->stage_use : span);
         if (!all)
-            coll_touch_pages((char *)h + st + half, span);
-        coll_touch_pages((char *)h + h->off_small + (size_t)i * h->small_ring, h->small_ring);
+            coll_touch_pages(base + st + half, span);
+        coll_touch_pages(base + h->off_small + (size_t)i * h->small_ring, h->small_ring);
         bytes += (all ? box : (size_t)h->nout * h->nslots * head) + (all ? h->stage_use : 2 * span) + h->small_ring;
     }
     COLL_INFO(COLL_SUB_SHM, "init touched %.1f MiB of the segment in %.1f ms (%s)",
@@ -247,7 +254,7 @@ static coll_status_t create_segment(coll_comm *comm, struct coll_shm *s)
     }
     int whole = tmp.total <= SHM_POPULATE_ALL;
     memcpy(map, &tmp, sizeof tmp);
-    coll_status_t st = attach(s, map);
+    coll_status_t st = attach(s, map, &tmp);
     if (st != COLL_SUCCESS) {
         shm_unlink(s->name);
         return st;
@@ -256,9 +263,9 @@ static coll_status_t create_segment(coll_comm *comm, struct coll_shm *s)
         for (int k = 0; k < COLL_SHM_PUB_SLOTS; k++)
             s->ranks[i].pub_region[k] = -1;
     if (whole) /* populated by shm_huge_create; now touched through this mapping */
-        prefault_used(s);
+        prefault_used(s, &tmp);
     else
-        prefault_mine(s);
+        prefault_mine(s, &tmp);
     COLL_INFO(COLL_SUB_SHM,
               "segment %s: %d local ranks, %u outboxes per rank of %u x %zu KiB slots, %zu KiB "
               "stage per rank (%zu KiB of it used), %.1f MiB in all (%s)",
@@ -283,17 +290,22 @@ static coll_status_t open_segment(struct coll_shm *s)
     close(fd);
     if (map == MAP_FAILED)
         return coll_error_errno(COLL_ERR_NO_MEMORY, COLL_SUB_SHM, "mmap of %s failed", s->name);
-    const shm_hdr_t *h = map;
-    if (h->magic != SHM_MAGIC || h->total != (uint64_t)stt.st_size || h->nlocal != (uint32_t)s->nlocal) {
+    static _Thread_local shm_hdr_t h; /* a snapshot, checked, then used: not on the stack (see create_segment) */
+    memcpy(&h, map, sizeof h);
+    const char *bad = shm_hdr_check(&h, (uint32_t)s->nlocal, (uint64_t)stt.st_size);
+    if (bad) {
         munmap(map, (size_t)stt.st_size);
-        return coll_error(COLL_ERR_SYSTEM, COLL_SUB_SHM, "shared segment %s has a bad header", s->name);
+        return coll_error(COLL_ERR_SYSTEM, COLL_SUB_SHM,
+                          "shared segment %s has a bad header: %s does not match the layout for %d local ranks "
+                          "and %llu bytes (another version of collbench, or memory overwritten)",
+                          s->name, bad, s->nlocal, (unsigned long long)stt.st_size);
     }
     s->map_bytes = (size_t)stt.st_size;
-    COLL_CHECK(attach(s, map));
+    COLL_CHECK(attach(s, map, &h));
     if (whole)
-        prefault_used(s);
+        prefault_used(s, &h);
     else
-        prefault_mine(s);
+        prefault_mine(s, &h);
     return COLL_SUCCESS;
 }
 
@@ -366,6 +378,7 @@ coll_status_t coll_shm_setup(coll_comm *comm)
     s->nlocal = comm->local_size;
     s->me = comm->local_rank;
     s->touch_span = coll_ring_span(comm->stage_ring, comm->local_size, COLL_RING_SPAN_MIN);
+    s->tag_key = shm_mix(comm->id->nonce ^ 0x73686d2d74616773ull); /* not stored in the segment */
     shm_name(comm, s->name, sizeof s->name);
     coll_status_t st = map_segment(comm, s, fail);
     free(fail);
@@ -373,10 +386,12 @@ coll_status_t coll_shm_setup(coll_comm *comm)
         s->ranks[s->me].pid = (int32_t)getpid();
         comm->shm = s;
         comm->stage_hw = s->map_bytes > SHM_POPULATE_ALL ? 0 /* peers' stages untouched */
-            : coll_cfg_bool(COLL_CFG_SHM_PREFAULT_ALL)   ? s->hdr->stage_use / 2
-            : s->touch_span < s->hdr->stage_use / 2      ? s->touch_span
-                                                         : s->hdr->stage_use / 2;
+            : coll_cfg_bool(COLL_CFG_SHM_PREFAULT_ALL)   ? s->stage_use / 2
+            : s->touch_span < s->stage_use / 2           ? s->touch_span
+                                                         : s->stage_use / 2;
         st = coll_shm_cma_probe(comm);
+        if (st == COLL_SUCCESS)
+            st = shm_fault_setup(comm);
         if (st != COLL_SUCCESS)
             comm->shm = NULL;
     }
@@ -430,9 +445,9 @@ void coll_shm_doorbell_wait(coll_comm *comm, uint32_t seen, int timeout_ms)
 
 /* ---------------------------------------------------------------- services */
 
-void *coll_shm_stage(coll_comm *comm, int lr) { return comm->shm->stages + (size_t)lr * comm->shm->hdr->stage_bytes; }
+void *coll_shm_stage(coll_comm *comm, int lr) { return comm->shm->stages + (size_t)lr * comm->shm->stage_bytes; }
 
-size_t coll_shm_stage_bytes(const coll_comm *comm) { return comm->shm ? comm->shm->hdr->stage_use : 0; }
+size_t coll_shm_stage_bytes(const coll_comm *comm) { return comm->shm ? comm->shm->stage_use : 0; }
 
 /* Each rank publishes how many barriers it has entered; a barrier is complete
  * when every local rank's count reaches mine. The rank that completes it rings
@@ -478,11 +493,29 @@ coll_status_t coll_shm_barrier(coll_comm *comm)
 /* ------------------------------------------------------ small exchanges */
 
 /* Where local rank lr posted small exchange seq: its ring plus the offset it
- * published for seq (read after small_arrive >= seq was acquired). */
-static char *small_slot(struct coll_shm *s, int lr, uint64_t seq)
+ * published for seq (read after small_arrive >= seq was acquired), checked
+ * (shm_small_off_ok: small_bytes can be read there); ~0 when it is not. */
+static uint64_t small_off_read(struct coll_shm *s, int lr, uint64_t seq)
 {
     uint64_t off = atomic_load_explicit(&s->ranks[lr].small_off[seq & 3], memory_order_relaxed);
-    return s->small + (size_t)lr * s->hdr->small_ring + off;
+    return shm_small_off_ok(s, off) ? off : ~0ull;
+}
+
+/* Check and keep every local rank's window of exchange seq (its peers are read
+ * through these copies, never through the segment again). */
+static coll_status_t small_check(coll_comm *comm, uint64_t seq)
+{
+    struct coll_shm *s = comm->shm;
+    for (int i = 0; i < s->nlocal; i++) {
+        uint64_t off = small_off_read(s, i, seq);
+        if (off == ~0ull)
+            return shm_corrupt(comm, i, "small_off",
+                               atomic_load_explicit(&s->ranks[i].small_off[seq & 3], memory_order_relaxed),
+                               s->small_ring - s->small_bytes);
+        s->small_at[i] = off;
+    }
+    s->small_at_seq = seq;
+    return COLL_SUCCESS;
 }
 
 /* The window of my next exchange (len bytes). Up to SHM_SMALL_FIXED bytes:
@@ -503,7 +536,7 @@ static uint64_t small_window(struct coll_shm *s, uint64_t q, size_t len)
     if (len <= SHM_SMALL_FIXED)
         return (q & 1) * SHM_SMALL_FIXED;
     uint64_t step = ((uint64_t)len + SHM_LINE - 1) / SHM_LINE * SHM_LINE;
-    if (s->small_pos + step > s->hdr->small_ring - 2 * SHM_SMALL_FIXED)
+    if (2 * SHM_SMALL_FIXED + s->small_pos + s->small_bytes > s->small_ring) /* shm_small_off_ok */
         s->small_pos = 0;
     uint64_t off = 2 * SHM_SMALL_FIXED + s->small_pos;
     s->small_pos += step;
@@ -543,16 +576,18 @@ static coll_status_t small_wait(coll_comm *comm, size_t field_off, uint64_t v)
 coll_status_t coll_shm_small_post(coll_comm *comm, const void *src, size_t len, uint64_t *seq)
 {
     struct coll_shm *s = comm->shm;
-    if (len > s->hdr->small_bytes)
+    if (len > s->small_bytes)
         return coll_error(COLL_ERR_INTERNAL, COLL_SUB_SHM, "small exchange of %zu bytes (max %zu)", len,
-                          (size_t)s->hdr->small_bytes);
+                          (size_t)s->small_bytes);
     uint64_t q = ++s->small_seq;
     /* the slot was last used by exchange q-2: every rank must be done reading it */
     if (q > 2)
         COLL_CHECK(small_wait(comm, offsetof(shm_rank_t, small_done), q - 2));
     uint64_t off = small_window(s, q, len);
     if (len)
-        memcpy(s->small + (size_t)s->me * s->hdr->small_ring + off, src, len);
+        memcpy(s->small + (size_t)s->me * s->small_ring + off, src, len);
+    if (s->fault_left)
+        off = shm_fault_small_off(comm, off);
     atomic_store_explicit(&s->ranks[s->me].small_off[q & 3], off, memory_order_relaxed);
     atomic_store_explicit(&s->ranks[s->me].small_arrive, q, memory_order_release);
     if (small_all_at_least(s, offsetof(shm_rank_t, small_arrive), q, s->missing) == 0)
@@ -565,10 +600,29 @@ coll_status_t coll_shm_small_post(coll_comm *comm, const void *src, size_t len, 
 
 coll_status_t coll_shm_small_wait_all(coll_comm *comm, uint64_t seq)
 {
-    return small_wait(comm, offsetof(shm_rank_t, small_arrive), seq);
+    COLL_CHECK(small_wait(comm, offsetof(shm_rank_t, small_arrive), seq));
+    /* garbage in the abort word (one load of a read-mostly line): waits see it
+     * only when they go idle, which small exchanges seldom do */
+    unsigned a = atomic_load_explicit(&comm->shm->hdr->abort_flag, memory_order_relaxed);
+    if (a > (unsigned)comm->shm->nlocal && a != 0x80000000u)
+        return shm_corrupt(comm, -1, "the segment's abort_flag", a, (uint64_t)comm->shm->nlocal);
+    return small_check(comm, seq);
 }
 
-const void *coll_shm_small_peer(coll_comm *comm, int lr, uint64_t seq) { return small_slot(comm->shm, lr, seq); }
+/* After coll_shm_small_wait_all(seq): the checked copy. Another seq (no caller
+ * asks one): checked here; a bad one aborts (shm_corrupt) and gives my own
+ * window, which can be read. */
+const void *coll_shm_small_peer(coll_comm *comm, int lr, uint64_t seq)
+{
+    struct coll_shm *s = comm->shm;
+    uint64_t off = seq == s->small_at_seq ? s->small_at[lr] : small_off_read(s, lr, seq);
+    if (off == ~0ull) {
+        shm_corrupt(comm, lr, "small_off", atomic_load(&s->ranks[lr].small_off[seq & 3]),
+                    s->small_ring - s->small_bytes);
+        return s->small + (size_t)s->me * s->small_ring;
+    }
+    return s->small + (size_t)lr * s->small_ring + off;
+}
 
 void coll_shm_small_done(coll_comm *comm, uint64_t seq)
 {
@@ -579,29 +633,43 @@ void coll_shm_small_done(coll_comm *comm, uint64_t seq)
             coll_shm_ring(comm, i);
 }
 
-size_t coll_shm_small_max(const coll_comm *comm) { return comm->shm ? comm->shm->hdr->small_bytes : 0; }
+size_t coll_shm_small_max(const coll_comm *comm) { return comm->shm ? comm->shm->small_bytes : 0; }
 
 void coll_shm_publish(coll_comm *comm, int slot, const void *ptr)
 {
     shm_rank_t *r = &comm->shm->ranks[comm->shm->me];
-    r->pub_region[slot] = -1;
+    int32_t k = -1;
+    uint64_t off = 0;
     for (coll_mem_region_t *m = comm->regions; m; m = m->next)
         if ((const char *)ptr >= (char *)m->base && (const char *)ptr < (char *)m->base + m->bytes) {
-            r->pub_region[slot] = m->index;
-            r->pub_off[slot] = (uint64_t)((const char *)ptr - (char *)m->base);
-            return;
+            k = m->index;
+            off = (uint64_t)((const char *)ptr - (char *)m->base);
+            break;
         }
+    r->pub_region[slot] = k;
+    r->pub_off[slot] = off;
+    r->pub_tag[slot] = shm_tag(comm->shm, (uint64_t)(uint32_t)k, off, (uint64_t)slot);
 }
 
 void *coll_shm_peer_ptr(coll_comm *comm, int lr, int slot)
 {
     shm_rank_t *r = &comm->shm->ranks[lr];
-    int k = r->pub_region[slot];
+    int32_t k = r->pub_region[slot];
+    uint64_t off = r->pub_off[slot];
+    if (r->pub_tag[slot] != shm_tag(comm->shm, (uint64_t)(uint32_t)k, off, (uint64_t)slot)) {
+        shm_corrupt(comm, lr, "pub_region/pub_off (its tag)", (uint64_t)(uint32_t)k, 0);
+        return NULL;
+    }
     if (k < 0)
         return NULL;
     for (coll_mem_region_t *m = comm->regions; m; m = m->next)
-        if (m->index == k && m->peer_base[lr])
-            return (char *)m->peer_base[lr] + r->pub_off[slot];
+        if (m->index == k && m->peer_base[lr]) {
+            if (off >= m->peer_bytes[lr]) { /* the tag matched: only a bug gets here */
+                shm_corrupt(comm, lr, "pub_off", off, m->peer_bytes[lr] - 1);
+                return NULL;
+            }
+            return (char *)m->peer_base[lr] + off;
+        }
     return NULL;
 }
 
@@ -640,7 +708,7 @@ int coll_shm_dead_peer(coll_comm *comm, const int *ranks, int n)
         int r = ranks[k];
         if (r < 0 || r >= comm->nranks || r == comm->rank || !coll_topo_is_mine(comm, r))
             continue;
-        if (pid_dead(s->ranks[comm->rank_local[r]].pid))
+        if (pid_dead(s->pids[comm->rank_local[r]]))
             return r;
     }
     return -1;
@@ -668,10 +736,23 @@ int coll_shm_aborted_by(coll_comm *comm)
     if (!s)
         return -1;
     unsigned a = atomic_load(&s->hdr->abort_flag);
-    return a && a != 0x80000000u ? comm->local_ranks[a - 1] : -1;
+    if (a == 0 || a == 0x80000000u)
+        return -1;
+    if (a > (unsigned)s->nlocal) { /* garbage: reported as this rank's own abort, naming the field */
+        snprintf(s->abort_why, sizeof s->abort_why,
+                 "shared memory corrupt: the segment's abort_flag is %u (allowed 0..%d): a local rank wrote "
+                 "into the control area",
+                 a, s->nlocal);
+        return comm->rank;
+    }
+    /* bounded copy: the message may be garbage too */
+    size_t n = strnlen(s->hdr->abort_msg, sizeof s->hdr->abort_msg - 1);
+    memcpy(s->abort_why, s->hdr->abort_msg, n);
+    s->abort_why[n] = '\0';
+    return comm->local_ranks[a - 1];
 }
 
 const char *coll_shm_abort_reason(coll_comm *comm)
 {
-    return comm->shm && coll_shm_aborted_by(comm) >= 0 ? comm->shm->hdr->abort_msg : "";
+    return comm->shm && coll_shm_aborted_by(comm) >= 0 ? comm->shm->abort_why : "";
 }

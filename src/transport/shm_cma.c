@@ -9,6 +9,7 @@
  * store so that all ranks choose the same algorithms.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,20 @@ static ssize_t cma_write(pid_t pid, void *remote, const void *src, size_t len)
     return process_vm_writev(pid, &l, 1, &r, 1, 0);
 }
 
+/* Every local rank's pid, read once (each wrote its own before the barrier
+ * just passed): CMA and liveness use these, never the segment's. */
+static coll_status_t cma_pids(coll_comm *comm)
+{
+    struct coll_shm *s = comm->shm;
+    for (int i = 0; i < s->nlocal; i++) {
+        int32_t pid = s->ranks[i].pid;
+        if (pid <= 0 || (i == s->me && pid != (int32_t)getpid()))
+            return shm_corrupt(comm, i, "pid", (uint64_t)(uint32_t)pid, 0x7fffffff);
+        s->pids[i] = pid;
+    }
+    return COLL_SUCCESS;
+}
+
 coll_status_t coll_shm_cma_probe(coll_comm *comm)
 {
     struct coll_shm *s = comm->shm;
@@ -51,14 +66,19 @@ coll_status_t coll_shm_cma_probe(coll_comm *comm)
     s->ranks[s->me].probe_addr = (uint64_t)(uintptr_t)&s->probe_word;
     s->ranks[s->me].probe_sink = (uint64_t)(uintptr_t)&s->probe_sink;
     COLL_CHECK(coll_bootstrap_barrier(comm->bs));
+    COLL_CHECK(cma_pids(comm));
     int ok = coll_cfg_bool(COLL_CFG_CMA);
     for (int i = 0; ok && i < s->nlocal; i++) {
         if (i == s->me)
             continue;
-        uint64_t w = 0;
-        ssize_t n = cma_read(s->ranks[i].pid, &w, (const void *)(uintptr_t)s->ranks[i].probe_addr, sizeof w);
+        uint64_t w = 0, at = s->ranks[i].probe_addr, sink = s->ranks[i].probe_sink;
+        /* the sink is the word after the probe word in the peer's struct coll_shm:
+         * a write lands there or nowhere */
+        if (sink != at + offsetof(struct coll_shm, probe_sink) - offsetof(struct coll_shm, probe_word))
+            return shm_corrupt(comm, i, "probe_sink", sink, at);
+        ssize_t n = cma_read(s->pids[i], &w, (const void *)(uintptr_t)at, sizeof w);
         if (n == (ssize_t)sizeof w && w == 0x636f6c6c636d6131ull)
-            n = cma_write(s->ranks[i].pid, (void *)(uintptr_t)s->ranks[i].probe_sink, &w, sizeof w);
+            n = cma_write(s->pids[i], (void *)(uintptr_t)sink, &w, sizeof w);
         else if (n >= 0)
             n = -2;
         if (n != (ssize_t)sizeof w) {
@@ -95,7 +115,9 @@ int coll_shm_cma_ok(const coll_comm *comm) { return comm->shm && comm->shm->cma_
 
 void coll_shm_publish_addr(coll_comm *comm, int slot, const void *ptr)
 {
-    comm->shm->ranks[comm->shm->me].pub_addr[slot] = (uint64_t)(uintptr_t)ptr;
+    struct coll_shm *s = comm->shm;
+    s->ranks[s->me].pub_addr[slot] = (uint64_t)(uintptr_t)ptr;
+    s->ranks[s->me].pub_addr_tag[slot] = shm_tag(s, (uint64_t)(uintptr_t)ptr, (uint64_t)slot, 0);
 }
 
 /* A failed process_vm_readv: the peer died (ESRCH) or aborted and went away
@@ -127,7 +149,7 @@ coll_status_t coll_shm_cma_error(coll_comm *comm, int lr, size_t len, int writin
  * transfers and EINTR resumed): writing = local -> remote. */
 static coll_status_t cma_xfer(coll_comm *comm, int lr, char *remote, char *local, size_t len, int writing)
 {
-    pid_t pid = comm->shm->ranks[lr].pid;
+    pid_t pid = comm->shm->pids[lr];
     size_t done = 0;
     while (done < len) {
         ssize_t n = writing ? cma_write(pid, remote + done, local + done, len - done)
@@ -187,14 +209,27 @@ coll_status_t coll_shm_cma_put(coll_comm *comm, int lr, void *remote, const void
     return cma_xfer(comm, lr, remote, (char *)(uintptr_t)src, len, 1);
 }
 
+/* Local rank lr's published address under slot, when its tag matches: it
+ * steers our process_vm_readv/writev into lr's memory. */
+static coll_status_t pub_addr(coll_comm *comm, int lr, int slot, uint64_t *addr)
+{
+    const shm_rank_t *r = &comm->shm->ranks[lr];
+    *addr = r->pub_addr[slot];
+    if (r->pub_addr_tag[slot] != shm_tag(comm->shm, *addr, (uint64_t)slot, 0))
+        return shm_corrupt(comm, lr, "pub_addr (its tag)", *addr, ~0ull);
+    return COLL_SUCCESS;
+}
+
 coll_status_t coll_shm_cma_read(coll_comm *comm, int lr, int slot, size_t off, void *dst, size_t len)
 {
-    const char *remote = (const char *)(uintptr_t)comm->shm->ranks[lr].pub_addr[slot] + off;
-    return coll_shm_cma_copy(comm, lr, remote, dst, len);
+    uint64_t a;
+    COLL_CHECK(pub_addr(comm, lr, slot, &a));
+    return coll_shm_cma_copy(comm, lr, (const char *)(uintptr_t)a + off, dst, len);
 }
 
 coll_status_t coll_shm_cma_write(coll_comm *comm, int lr, int slot, size_t off, const void *src, size_t len)
 {
-    char *remote = (char *)(uintptr_t)comm->shm->ranks[lr].pub_addr[slot] + off;
-    return coll_shm_cma_put(comm, lr, remote, src, len);
+    uint64_t a;
+    COLL_CHECK(pub_addr(comm, lr, slot, &a));
+    return coll_shm_cma_put(comm, lr, (char *)(uintptr_t)a + off, src, len);
 }

@@ -58,10 +58,10 @@ int shm_out_claim(struct coll_shm *s, int to)
         return k;
     }
     int best = -1;
-    for (int j = 0; j < (int)s->hdr->nout; j++) {
+    for (int j = 0; j < (int)s->nout; j++) {
         shm_fifo_t *f = shm_outbox(s, s->me, j);
-        uint64_t own = atomic_load_explicit(&f->owner, memory_order_relaxed);
-        if ((uint32_t)own == 0) { /* never lent */
+        uint64_t own = s->out_own[j]; /* mine: never read back from the segment */
+        if ((uint32_t)own == 0) {     /* never lent */
             best = j;
             break;
         }
@@ -75,12 +75,13 @@ int shm_out_claim(struct coll_shm *s, int to)
     if (best < 0)
         return -1;
     shm_fifo_t *f = shm_outbox(s, s->me, best);
-    uint64_t own = atomic_load_explicit(&f->owner, memory_order_relaxed);
+    uint64_t own = s->out_own[best];
     if ((uint32_t)own)
         s->out_of[(uint32_t)own - 1] = -1;
     uint64_t gen = (own >> 32) + 1;
+    s->out_own[best] = gen << 32 | (uint64_t)(to + 1);
     /* ordered before our next tail store (release), which publishes new data */
-    atomic_store_explicit(&f->owner, gen << 32 | (uint64_t)(to + 1), memory_order_release);
+    atomic_store_explicit(&f->owner, s->out_own[best], memory_order_release);
     s->out_of[to] = best;
     s->out_used[best] = ++s->tick;
     return best;
@@ -93,13 +94,13 @@ shm_fifo_t *shm_in_fifo(struct coll_shm *s, int from, uint64_t *owner, int *kout
     shm_fifo_t *f = shm_outbox(s, from, k);
     uint64_t own = atomic_load_explicit(&f->owner, memory_order_acquire);
     if ((uint32_t)own != me1) {
-        for (k = 0; k < (int)s->hdr->nout; k++) {
+        for (k = 0; k < (int)s->nout; k++) {
             f = shm_outbox(s, from, k);
             own = atomic_load_explicit(&f->owner, memory_order_acquire);
             if ((uint32_t)own == me1)
                 break;
         }
-        if (k == (int)s->hdr->nout)
+        if (k == (int)s->nout)
             return NULL;
         s->in_hint[from] = (uint8_t)k;
     }
@@ -112,22 +113,37 @@ shm_fifo_t *shm_in_fifo(struct coll_shm *s, int from, uint64_t *owner, int *kout
  * them out of the sender, the sender (writer) writes them into the receiver;
  * src and dst are the message's addresses as d describes them (CMA: the
  * sender's and the receiver's own; ZC: both mapped here, copied by memcpy).
+ * len, piece and kind: checked copies (the descriptor is in shared memory).
+ * A side adds to next only after reading it below len, so a claim returns at
+ * most len + piece - 1: one past that, or off a piece boundary, is garbage.
  * A writer that lands the last byte wakes the receiver, which frees the slot. */
-static coll_status_t shm_cma_claim(coll_comm *comm, int lr, shm_cma_desc_t *d, int writer, const char *src, char *dst)
+static coll_status_t shm_cma_claim(coll_comm *comm, int lr, shm_cma_desc_t *d, int writer, const char *src, char *dst,
+                                   uint64_t len, uint64_t piece, uint32_t kind)
 {
-    const uint64_t len = d->len, piece = d->piece;
+    int owner = writer ? comm->shm->me : lr; /* whose outbox holds d */
     for (;;) {
-        uint64_t off = atomic_fetch_add(&d->next, piece);
-        if (off >= len)
+        /* every piece claimed: no add (each progress call would push next on) */
+        if (atomic_load_explicit(&d->next, memory_order_relaxed) >= len)
             return COLL_SUCCESS;
+        uint64_t off = atomic_fetch_add(&d->next, piece);
+        if (off >= len) { /* both sides saw next < len and added: at most one piece past */
+            if (off % piece || off > len + 2 * piece)
+                return shm_corrupt(comm, owner, "CMA descriptor's next", off, len + 2 * piece);
+            return COLL_SUCCESS;
+        }
+        if (off % piece)
+            return shm_corrupt(comm, owner, "CMA descriptor's next (not a piece boundary)", off, len);
         size_t k = (size_t)(len - off < piece ? len - off : piece);
-        if (d->kind == SHM_DESC_ZC)
+        if (kind == SHM_DESC_ZC)
             coll_shm_copy_out(comm, dst + off, src + off, k, (size_t)len);
         else if (writer)
             COLL_CHECK(coll_shm_cma_put(comm, lr, dst + off, src + off, k));
         else
             COLL_CHECK(coll_shm_cma_copy(comm, lr, src + off, dst + off, k));
-        if (atomic_fetch_add(&d->copied, k) + k == len && writer)
+        uint64_t was = atomic_fetch_add(&d->copied, k);
+        if (was + k > len)
+            return shm_corrupt(comm, owner, "CMA descriptor's copied", was + k, len);
+        if (was + k == len && writer)
             coll_shm_ring(comm, lr);
     }
 }
@@ -139,7 +155,7 @@ static int shm_post_desc(struct coll_shm *s, int to, int k, const void *buf, siz
     shm_fifo_t *f = shm_outbox(s, s->me, k);
     uint64_t tail = atomic_load_explicit(&f->tail, memory_order_relaxed);
     uint64_t head = atomic_load_explicit(&f->head, memory_order_acquire);
-    if (tail - head >= s->hdr->nslots)
+    if (tail - head >= s->nslots)
         return 0;
     shm_cma_desc_t *d = (shm_cma_desc_t *)shm_slot(s, s->me, k, tail);
     d->kind = zc_region >= 0 ? SHM_DESC_ZC : SHM_DESC_CMA;
@@ -149,10 +165,15 @@ static int shm_post_desc(struct coll_shm *s, int to, int k, const void *buf, siz
     d->len = len;
     d->piece = zc_region >= 0 && s->cma_piece > SHM_ZC_PIECE ? SHM_ZC_PIECE : s->cma_piece;
     d->dst = 0;
+    d->dst_tag = 0;
+    shm_desc_view_t v = {d->addr, d->len, d->piece, d->kind, SHM_CMA_POSTED, zc_region};
+    d->post_tag = shm_desc_tag(s, &v);
+    if (s->fault_left)
+        shm_fault_desc(s, d);
     atomic_store_explicit(&d->state, SHM_CMA_POSTED, memory_order_relaxed);
     atomic_store_explicit(&d->next, 0, memory_order_relaxed);
     atomic_store_explicit(&d->copied, 0, memory_order_relaxed);
-    f->sizes[tail % s->hdr->nslots] = SHM_SLOT_CMA;
+    f->sizes[tail % s->nslots] = SHM_SLOT_CMA;
     atomic_store_explicit(&f->tail, tail + 1, memory_order_release);
     s->cma_posted[to] = tail + 1;
     return 1;
@@ -172,17 +193,27 @@ static coll_status_t shm_send_cma(coll_comm *comm, int to, int k, const void *bu
             coll_shm_ring(comm, to);
         return COLL_SUCCESS;
     }
-    if (atomic_load_explicit(&f->head, memory_order_acquire) < posted) {
+    uint64_t head = atomic_load_explicit(&f->head, memory_order_acquire);
+    if (head > posted) /* the receiver frees the descriptor's slot, and none after it yet */
+        return shm_corrupt(comm, to, "outbox head", head, posted);
+    if (head < posted) {
         shm_cma_desc_t *d = (shm_cma_desc_t *)shm_slot(s, s->me, k, posted - 1);
         /* help only when this rank has no receive of its own to work on: with
          * both directions busy, each side copying its own message is faster */
         if (comm->recvs_pending || atomic_load_explicit(&d->state, memory_order_acquire) != SHM_CMA_SHARED)
             return COLL_SUCCESS;
-        char *dst = d->kind == SHM_DESC_ZC ? coll_shm_region_peer(comm, to, d->dst_region, d->dst, (size_t)d->len)
-                                           : (char *)(uintptr_t)d->dst;
+        /* the receiver's destination steers our writes into it: used only when
+         * its tag (written by the receiver with it) matches, as a copy */
+        uint64_t dst_off = d->dst, tag = d->dst_tag;
+        int32_t dst_region = zc_region >= 0 ? d->dst_region : -1;
+        if (tag != shm_tag(s, dst_off, (uint64_t)(uint32_t)dst_region, len))
+            return shm_corrupt(comm, to, "CMA descriptor's dst (its tag)", dst_off, ~0ull);
+        char *dst = zc_region >= 0 ? coll_shm_region_peer(comm, to, dst_region, dst_off, len)
+                                   : (char *)(uintptr_t)dst_off;
         if (!dst)
             return coll_error(COLL_ERR_INTERNAL, COLL_SUB_SHM, "zero-copy destination of local rank %d not mapped", to);
-        COLL_CHECK(shm_cma_claim(comm, to, d, 1, buf, dst));
+        uint64_t piece = zc_region >= 0 && s->cma_piece > SHM_ZC_PIECE ? SHM_ZC_PIECE : s->cma_piece;
+        COLL_CHECK(shm_cma_claim(comm, to, d, 1, buf, dst, len, piece, zc_region >= 0 ? SHM_DESC_ZC : SHM_DESC_CMA));
         if (atomic_load_explicit(&f->head, memory_order_acquire) < posted)
             return COLL_SUCCESS;
     }
@@ -202,11 +233,14 @@ static coll_status_t shm_send(coll_comm *comm, int peer, const void *buf, size_t
     if (s->cma_posted[to]) { /* a descriptor is posted: this message's (its kind is in the slot), or an
                                 earlier one's, which goes first */
         const shm_cma_desc_t *d = (const shm_cma_desc_t *)shm_slot(s, s->me, k, s->cma_posted[to] - 1);
-        int mine = d->len == len
-            && (d->kind == SHM_DESC_ZC
-                    ? coll_shm_region_of(comm, buf, len, &zc_off) == d->src_region && zc_off == d->addr
-                    : d->addr == (uint64_t)(uintptr_t)buf);
-        return mine ? shm_send_cma(comm, to, k, buf, len, done, -1, 0) : COLL_SUCCESS;
+        shm_desc_view_t v = shm_desc_read(d);
+        if (d->post_tag != shm_desc_tag(s, &v))
+            return shm_corrupt(comm, s->me, "CMA descriptor (its tag)", v.addr, ~0ull);
+        int mine = v.len == len
+            && (v.kind == SHM_DESC_ZC ? coll_shm_region_of(comm, buf, len, &zc_off) == v.src_region && zc_off == v.addr
+                                      : v.addr == (uint64_t)(uintptr_t)buf);
+        return mine ? shm_send_cma(comm, to, k, buf, len, done, v.kind == SHM_DESC_ZC ? v.src_region : -1, zc_off)
+                    : COLL_SUCCESS;
     }
     if (*done == 0 && s->zc_min && len >= s->zc_min) {
         int zc_region = coll_shm_region_of(comm, buf, len, &zc_off);
@@ -218,13 +252,15 @@ static coll_status_t shm_send(coll_comm *comm, int peer, const void *buf, size_t
     shm_fifo_t *f = shm_outbox(s, s->me, k);
     uint64_t tail = atomic_load_explicit(&f->tail, memory_order_relaxed);
     uint64_t head = atomic_load_explicit(&f->head, memory_order_acquire);
-    uint32_t nslots = s->hdr->nslots;
-    size_t slot = s->hdr->slot_bytes;
+    uint32_t nslots = s->nslots;
+    size_t slot = s->slot_bytes;
+    if (tail - head > nslots) /* head: the receiver's, never past tail nor nslots behind */
+        return shm_corrupt(comm, to, "outbox head", head, tail);
     int moved = 0;
     while (*done < len && tail - head < nslots) {
         size_t n = len - *done < slot ? len - *done : slot;
         memcpy(shm_slot(s, s->me, k, tail), (const char *)buf + *done, n);
-        f->sizes[tail % nslots] = (uint32_t)n;
+        f->sizes[tail % nslots] = s->fault_left ? shm_fault_size(s, (uint32_t)n) : (uint32_t)n;
         tail++;
         atomic_store_explicit(&f->tail, tail, memory_order_release);
         *done += n;
@@ -241,11 +277,10 @@ static coll_status_t shm_send(coll_comm *comm, int peer, const void *buf, size_t
  * destination for a copying sink, through a cache-sized scratch piece for a
  * reducing one (comm->scratch belongs to algorithms). A zero-copy one (src
  * mapped here) goes straight to the sink either way. */
-static coll_status_t shm_cma_consume(coll_comm *comm, int from, const shm_cma_desc_t *d, const char *src,
+static coll_status_t shm_cma_consume(coll_comm *comm, int from, size_t len, uint32_t kind, const char *src,
                                      const coll_sink_t *sink)
 {
-    size_t len = (size_t)d->len;
-    if (d->kind == SHM_DESC_ZC) {
+    if (kind == SHM_DESC_ZC) {
         if (sink->fn)
             coll_sink_apply(sink, 0, src, len);
         else
@@ -266,45 +301,64 @@ static coll_status_t shm_cma_consume(coll_comm *comm, int from, const shm_cma_de
 /* May the sender share the copy of d into the sink? A copying sink, a message
  * of two pieces at least, and for zero-copy a destination the sender maps
  * (one of my zero-copy regions: its index and offset go into d). */
-static int shm_cma_share(coll_comm *comm, shm_cma_desc_t *d, const coll_sink_t *sink)
+static int shm_cma_share(coll_comm *comm, shm_cma_desc_t *d, const coll_sink_t *sink, uint64_t len, uint64_t piece,
+                         uint32_t kind)
 {
-    if (sink->fn || !comm->shm->cma_coop || d->len < 2 * d->piece)
+    if (sink->fn || !comm->shm->cma_coop || len < 2 * piece)
         return 0;
-    if (d->kind != SHM_DESC_ZC) {
+    if (kind != SHM_DESC_ZC) {
         d->dst = (uint64_t)(uintptr_t)sink->dst;
+        d->dst_tag = shm_tag(comm->shm, d->dst, (uint64_t)(uint32_t)-1, len);
         return 1;
     }
     uint64_t off;
-    int k = coll_shm_region_of(comm, sink->dst, (size_t)d->len, &off);
+    int k = coll_shm_region_of(comm, sink->dst, (size_t)len, &off);
     if (k < 0)
         return 0;
     d->dst_region = k;
     d->dst = off;
+    d->dst_tag = shm_tag(comm->shm, off, (uint64_t)(uint32_t)k, len);
     return 1;
 }
 
 /* Receive the CMA message at the head of the FIFO from local rank `from`.
  * Returns 1 when all of it has landed, 0 while the sender's pieces are in
  * flight (it wakes us when they land). */
-static int shm_cma_recv(coll_comm *comm, int from, shm_cma_desc_t *d, const coll_sink_t *sink, coll_status_t *st)
+static int shm_cma_recv(coll_comm *comm, int from, shm_cma_desc_t *d, uint64_t len, const coll_sink_t *sink,
+                        coll_status_t *st)
 {
-    const char *src = d->kind == SHM_DESC_ZC ? coll_shm_region_peer(comm, from, d->src_region, d->addr, (size_t)d->len)
-                                             : (const char *)(uintptr_t)d->addr;
+    struct coll_shm *s = comm->shm;
+    shm_desc_view_t v = shm_desc_read(d);
+    const char *bad = shm_desc_check(&v, len);
+    if (!bad && d->post_tag != shm_desc_tag(s, &v))
+        bad = "CMA descriptor (its tag)";
+    if (bad) {
+        int tagged = !strcmp(bad, "CMA descriptor (its tag)");
+        uint64_t val = !strcmp(bad, "CMA descriptor's piece (at least 4096)") ? v.piece
+            : !strcmp(bad, "CMA descriptor's kind (0 or 1)")                  ? v.kind
+            : !strcmp(bad, "CMA descriptor's state (0 or 1)")                 ? v.state
+                                                                              : v.addr;
+        *st = shm_corrupt(comm, from, bad, val, tagged ? ~0ull : ~1ull);
+        return 0;
+    }
+    uint64_t piece = v.piece;
+    uint32_t kind = v.kind;
+    const char *src = kind == SHM_DESC_ZC ? coll_shm_region_peer(comm, from, v.src_region, v.addr, (size_t)len)
+                                          : (const char *)(uintptr_t)v.addr;
     if (!src) {
         *st = coll_error(COLL_ERR_INTERNAL, COLL_SUB_SHM, "zero-copy buffer of local rank %d not mapped here", from);
         return 0;
     }
-    unsigned state = atomic_load_explicit(&d->state, memory_order_relaxed);
-    if (state == SHM_CMA_POSTED) {
-        if (!shm_cma_share(comm, d, sink)) { /* alone, at once: the sender never helps */
-            *st = shm_cma_consume(comm, from, d, src, sink);
+    if (v.state == SHM_CMA_POSTED) {
+        if (!shm_cma_share(comm, d, sink, len, piece, kind)) { /* alone, at once: the sender never helps */
+            *st = shm_cma_consume(comm, from, (size_t)len, kind, src, sink);
             return *st == COLL_SUCCESS;
         }
         atomic_store_explicit(&d->state, SHM_CMA_SHARED, memory_order_release);
         coll_shm_ring(comm, from);
     }
-    *st = shm_cma_claim(comm, from, d, 0, src, sink->dst);
-    return *st == COLL_SUCCESS && atomic_load_explicit(&d->copied, memory_order_acquire) >= d->len;
+    *st = shm_cma_claim(comm, from, d, 0, src, sink->dst, len, piece, kind);
+    return *st == COLL_SUCCESS && atomic_load_explicit(&d->copied, memory_order_acquire) >= len;
 }
 
 static coll_status_t shm_recv(coll_comm *comm, int peer, const coll_sink_t *sink, size_t len, size_t *done)
@@ -319,24 +373,30 @@ static coll_status_t shm_recv(coll_comm *comm, int peer, const coll_sink_t *sink
     uint64_t tail = atomic_load_explicit(&f->tail, memory_order_acquire);
     if (atomic_load_explicit(&f->owner, memory_order_acquire) != own)
         return COLL_SUCCESS; /* lent to another receiver meanwhile: ours comes in another outbox */
-    uint32_t nslots = s->hdr->nslots;
+    uint32_t nslots = s->nslots;
+    if (tail - head > nslots) /* the sender's tail: never behind head nor nslots ahead */
+        return shm_corrupt(comm, from, "outbox tail", tail, head + nslots);
     int moved = 0;
     while (*done < len && head != tail) {
-        size_t n = f->sizes[head % nslots];
+        uint32_t sz = f->sizes[head % nslots];
+        size_t n = sz;
+        if (!shm_slot_size_ok(sz, s->slot_bytes))
+            return shm_corrupt(comm, from, "outbox slot size (sizes[])", sz, s->slot_bytes);
         if (n == SHM_SLOT_CMA) {
             shm_cma_desc_t *d = (shm_cma_desc_t *)shm_slot(s, from, k, head);
-            if (*done != 0 || d->len != len - *done)
+            uint64_t dlen = d->len;
+            if (*done != 0 || dlen != len - *done)
                 return coll_error(COLL_ERR_INTERNAL, COLL_SUB_SHM,
                                   "message from rank %d has %llu bytes, %zu expected: ranks called different "
                                   "collectives or counts",
-                                  peer, (unsigned long long)d->len, len - *done);
+                                  peer, (unsigned long long)dlen, len - *done);
             coll_status_t st;
-            if (!shm_cma_recv(comm, from, d, sink, &st)) {
+            if (!shm_cma_recv(comm, from, d, dlen, sink, &st)) {
                 if (st != COLL_SUCCESS)
                     return st;
                 break; /* the sender's pieces are still landing */
             }
-            n = (size_t)d->len;
+            n = (size_t)dlen;
         } else if (n > len - *done) {
             return coll_error(COLL_ERR_INTERNAL, COLL_SUB_SHM,
                               "message from rank %d longer than expected (%zu > %zu bytes left): "
@@ -358,6 +418,8 @@ static coll_status_t shm_recv(coll_comm *comm, int peer, const coll_sink_t *sink
             tail = atomic_load_explicit(&f->tail, memory_order_acquire);
             if (atomic_load_explicit(&f->owner, memory_order_acquire) != own)
                 break;
+            if (tail - head > nslots)
+                return shm_corrupt(comm, from, "outbox tail", tail, head + nslots);
         }
     }
     if (moved)

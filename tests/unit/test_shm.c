@@ -149,6 +149,8 @@ static seg_t *seg_new(void)
         s->in_hint = calloc(L, 1);
         s->out_used = calloc(h.nout, sizeof(uint64_t));
         s->cma_posted = calloc(L, sizeof(uint64_t));
+        s->out_own = calloc(h.nout, sizeof(uint64_t));
+        shm_geom_load(s, &h);
         for (int i = 0; i < L; i++)
             s->out_of[i] = -1;
     }
@@ -162,6 +164,7 @@ static void seg_free(seg_t *g)
         free(g->v[r].in_hint);
         free(g->v[r].out_used);
         free(g->v[r].cma_posted);
+        free(g->v[r].out_own);
     }
     free(g->mem);
     free(g);

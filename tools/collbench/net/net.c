@@ -328,41 +328,22 @@ static int client_connect(net_opts_t *o, int *ctrl, int *fds, char *peer, size_t
     return 0;
 }
 
-/* M7: what one client may make this server hold or do (net.h). */
-static int server_can_hold(const cbt_net_params_t *c)
-{
-    unsigned long long per = c->all ? CBT_NET_SWEEP_MAX : c->size;
-    unsigned long long need = (unsigned long long)c->nconn * (per + (1u << 20)) * (c->bidir ? 2 : 1);
-    unsigned long long avail = cbt_mem_available();
-    if (need > CBT_NET_SERVER_MAX_BYTES || (avail && need > avail / 2))
-        return 0;
-    return c->iters <= CBT_NET_MAX_ITERS && c->duration <= CBT_NET_MAX_SECONDS;
-}
-
 /* The client's handshake on the control connection fd: its parameters,
  * acknowledged (or refused when invalid), drive the test (o->p); *session
  * is the id its data connections carry. */
 static int server_handshake(net_opts_t *o, int fd, const char *peer, uint64_t *session)
 {
     uint64_t w[10];
-    if (cbt_words_recv(fd, w, 10) || w[0] != CBT_NET_MAGIC || w[1] != CBT_NET_VERSION)
+    cbt_net_params_t c;
+    if (cbt_words_recv(fd, w, 10) || cbt_net_hello_parse(w, &c, session))
         return cbt_error(TOOL, CBT_EXIT_CONN, "%s is not a collbench net client (bad handshake)", peer);
-    cbt_net_params_t c = {.lat = (int)w[3],
-                          .bidir = (int)w[4],
-                          .nconn = (int)w[5],
-                          .all = (int)w[6],
-                          .size = w[7],
-                          .iters = w[8],
-                          .duration = cbt_bitsd(w[9])};
-    *session = w[2];
     coll_auth_bind_t b = cbt_net_bind(*session, 0, 0, c.nconn);
     int auth = cbt_net_auth_accept(fd, o->key, &b);
     if (auth != 0)
         return cbt_error(TOOL, CBT_EXIT_CONN, "%s %s", peer,
                          auth == 1 ? "did not prove it knows our secret (COLL_SECRET / COLL_SECRET_FILE): refused"
                                    : "left during the handshake");
-    int bad = c.nconn < 1 || c.nconn > CBT_NET_MAXQ || c.size < 1 || c.size > CBT_GIB
-        || (c.iters < 1 && c.duration <= 0) || !server_can_hold(&c);
+    int bad = !cbt_net_params_ok(&c); /* M7: bounded, net_auth.c */
     uint64_t ack[2] = {CBT_NET_MAGIC, (uint64_t)bad};
     cbt_words_send(fd, ack, 2);
     if (bad)
@@ -394,8 +375,7 @@ static int accept_data(const net_opts_t *o, int lfd, int nconn, uint64_t session
                              k, nconn, peer, err);
         cbt_sock_tune(d, 10);
         coll_auth_bind_t b = {0};
-        int ok = !cbt_words_recv(d, h, 3) && h[0] == CBT_NET_MAGIC && h[1] == session && h[2] < (uint64_t)nconn
-            && fds[h[2]] < 0;
+        int ok = !cbt_words_recv(d, h, 3) && cbt_net_data_hello_ok(h, session, nconn, fds);
         if (ok)
             b = cbt_net_bind(session, 1, (int)h[2], nconn);
         if (!ok || cbt_net_auth_accept(d, o->key, &b) != 0) {

@@ -84,6 +84,18 @@ int cbt_net_auth_connect(int fd, const uint8_t key[32], const coll_auth_bind_t *
 int cbt_net_auth_accept(int fd, const uint8_t key[32], const coll_auth_bind_t *b);
 /* data = 0: the control connection, 1: data connection idx of nconn. */
 coll_auth_bind_t cbt_net_bind(uint64_t session, int data, int idx, int nconn);
+/* The server's reading of a client's 10 hello words (magic, version, session,
+ * lat, bidir, nconn, all, size, iters, duration bits): -1 not a client of this
+ * version, else the parameters in *c and *session; then (after the
+ * handshake) cbt_net_params_ok: 1 when this server may hold and run what c
+ * asks (M7: nconn 1..CBT_NET_MAXQ, size 1..1 GiB, buffers within
+ * CBT_NET_SERVER_MAX_BYTES and half the memory available, iterations and
+ * seconds bounded). Fuzzed: tests/fuzz/fuzz_net.c. */
+int cbt_net_hello_parse(const uint64_t w[10], cbt_net_params_t *c, uint64_t *session);
+int cbt_net_params_ok(const cbt_net_params_t *c);
+/* A data connection's 3 hello words: 1 when they name this session and a
+ * free index below nconn (fds[i] < 0). */
+int cbt_net_data_hello_ok(const uint64_t h[3], uint64_t session, int nconn, const int *fds);
 
 /* run.c: one size. `server` = 1 on the server. fds[0..nconn-1] data, ctrl control.
  * Returns 0 or -1 with err filled. */

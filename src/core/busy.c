@@ -54,7 +54,7 @@ int coll_machine_busy(double now)
     if (busy_fd < 0 || busy_cpus < 1)
         return 0;
     int running = read_running();
-    int b = running > busy_cpus;
+    int b = running > busy_cpus + COLL_BUSY_SLACK;
     atomic_store_explicit(&busy_now, b, memory_order_relaxed);
     return b;
 }

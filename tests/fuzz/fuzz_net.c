@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include "fuzz_common.h"
 #include "collbench/cb.h"
-#include "collbench/net.h"
+#include "collbench/net/net.h"
 #include "core/config.h"
 
 static uint64_t be64(const uint8_t *p)

@@ -391,9 +391,9 @@ void cb_poison(cb_data_t *d, void *dst, size_t n) { cb_fill(dst, n, d->poison, d
  * (tests/mp/14-check-detects.sh). Nothing when INDEX is past that buffer. */
 static void cb_plant(cb_ctx_t *c, const void *buf, size_t n)
 {
-    size_t at = (size_t)c->opts->plant_index;
-    if (!c->plant_due || !buf || at >= n)
+    if (!c->plant_due || !buf || (size_t)c->opts->plant_index >= n)
         return;
+    size_t at = (size_t)c->opts->plant_index;
     c->plant_due = 0;
     unsigned char *p = (unsigned char *)(uintptr_t)buf + at * c->esize;
     for (size_t b = 0; b < c->esize; b++)

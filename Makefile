@@ -163,7 +163,8 @@ BENCH_BINS := $(addprefix $(BENCH_DIR)/,coll_bench c2c pingpong roofline tables-
 BENCH_CC   := $(CC) $(CSTD) -O2 -Wall -Wextra -Werror -Wno-unused-parameter
 .PHONY: bench
 bench: $(BENCH_BINS)
-$(BENCH_DIR)/coll_bench: bench/coll_bench.c bench/bench_common.h $(LIB)/libcoll.a
+# (wildcard: bench/ab.sh builds another tree's coll_bench with these rules, and an older tree has no sim_hosts.h)
+$(BENCH_DIR)/coll_bench: bench/coll_bench.c bench/bench_common.h $(wildcard tests/lib/sim_hosts.h) $(LIB)/libcoll.a
 	@mkdir -p $(BENCH_DIR)
 	$(BENCH_CC) -Iinclude -Isrc -Ibench -o $@ $< $(LIB)/libcoll.a $(LDLIBS_ALL)
 $(BENCH_DIR)/pingpong: bench/pingpong.c $(LIB)/libcoll.a
@@ -196,7 +197,7 @@ $(TBIN)/split_test: tests/split/split_test.c $(LIB)/libcoll.a
 	$(CC) $(CFLAGS_ALL) $(LDSAN) $(LDPIE) -o $@ tests/split/split_test.c $(LIB)/libcoll.a $(LDLIBS_ALL)
 
 # First-use costs per call after init (tests/mp/25-first-use.sh; the timeline in docs/performance.md).
-$(TBIN)/first_use: tests/firstuse/first_use.c bench/bench_common.h $(LIB)/libcoll.a
+$(TBIN)/first_use: tests/firstuse/first_use.c bench/bench_common.h tests/lib/sim_hosts.h $(LIB)/libcoll.a
 	@mkdir -p $(TBIN)
 	$(CC) $(CFLAGS_ALL) -Isrc $(LDSAN) -o $@ tests/firstuse/first_use.c $(LIB)/libcoll.a $(LDLIBS_ALL)
 

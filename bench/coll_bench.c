@@ -19,6 +19,7 @@
 #include "coll.h"
 #include "core/config.h"
 #include "../tests/lib/fork_ranks.h"
+#include "../tests/lib/sim_hosts.h"
 
 static coll_status_t run_one(int c, void *s, void *r, size_t bytes, int p, coll_comm_t comm)
 {
@@ -52,12 +53,8 @@ static int rank_main(int rank, void *arg)
 {
     coll_unique_id_t id = *(const coll_unique_id_t *)arg;
     coll_comm_t comm;
-    if (nhosts > 0) {
-        char host[32];
-        snprintf(host, sizeof host, "simhost%d", rank * nhosts / nranks);
-        coll_cfg_set(COLL_CFG_HOST_ID, host);
-        coll_cfg_set(COLL_CFG_IF_IP, "127.0.0.1");
-    }
+    if (nhosts > 0)
+        cb_sim_host_claim(rank * nhosts / nranks); /* hosts in blocks */
 #ifndef CB_NO_BUF_HUGE
     cb_buf_huge_hint(!zc && cb_buf_huge_env()); /* as the test executables: the COLL_RULE_HUGE rules */
 #endif

@@ -47,7 +47,9 @@ void coll_waiter_init(coll_waiter_t *w, coll_comm *comm)
     comm->spun_out = 0;
     w->spins = 0;
     w->spin_max = (unsigned)comm->spin_now;
-    w->busy = comm->spin > 0 && coll_machine_busy(coll_now());
+    /* what the machine's load can change: the shm spin, the automatic tcp spin
+     * (coll/execution/prim.c); nothing for ranks run by their transport */
+    w->busy = !comm->runner && (comm->spin > 0 || comm->tcp_spin_auto) && coll_machine_busy(coll_now());
     if (w->busy && w->spin_max > WAIT_SPIN_FLOOR)
         w->spin_max = WAIT_SPIN_FLOOR; /* other work wants the cores (core/busy.h) */
     w->spun_out = 0;

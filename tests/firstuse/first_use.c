@@ -31,6 +31,7 @@
 #include "core/comm.h"
 #include "core/config.h"
 #include "../lib/fork_ranks.h"
+#include "../lib/sim_hosts.h"
 
 enum { MAXN = 100000, MAXS = 32 };
 static int nranks = 2, ncalls = 500, nhosts, pause_ms, check;
@@ -82,12 +83,8 @@ static int fail(int rank, const char *what)
 
 static coll_status_t join(int rank, const coll_unique_id_t *id, coll_comm_t *comm, double *init_us)
 {
-    if (nhosts > 0) {
-        char host[32];
-        snprintf(host, sizeof host, "simhost%d", rank * nhosts / nranks);
-        coll_cfg_set(COLL_CFG_HOST_ID, host);
-        coll_cfg_set(COLL_CFG_IF_IP, "127.0.0.1");
-    }
+    if (nhosts > 0)
+        cb_sim_host_claim(rank * nhosts / nranks); /* hosts in blocks */
     double t0 = bench_now_us();
     coll_status_t st = coll_comm_init_rank(comm, nranks, *id, rank);
     *init_us = bench_now_us() - t0;

@@ -1,6 +1,6 @@
 /*
- * tests/lib/sim_hosts.h - simulated hosts for the test programs that fork their
- * ranks (matrix, determ): "-H 2,1,2" gives 3 hosts of 2, 1 and 2 ranks, dealt
+ * tests/lib/sim_hosts.h - simulated hosts for the programs that fork their
+ * ranks (matrix, determ; first_use and bench/coll_bench claim hosts in blocks): "-H 2,1,2" gives 3 hosts of 2, 1 and 2 ranks, dealt
  * in blocks or round-robin; each rank then claims its host id (COLL_HOST_ID =
  * simhost<h>) and loopback (COLL_IF_IP), so TCP runs between the hosts and
  * shared memory inside each. Header only, like fork_ranks.h. Needs src/ on
@@ -55,16 +55,21 @@ static inline int cb_sim_hosts_parse(const char *spec, int round_robin, cb_sim_h
     return 0;
 }
 
-/* In a forked rank, before coll_comm_init_rank: its simulated host, and
- * loopback only (never another address). Nothing without -H. */
-static inline void cb_sim_hosts_claim(const cb_sim_hosts_t *sh, int rank)
+/* In a forked rank, before coll_comm_init_rank: simulated host h, and
+ * loopback only (never another address). */
+static inline void cb_sim_host_claim(int h)
 {
-    if (!sh->nhosts)
-        return;
     char host[32];
-    snprintf(host, sizeof host, "simhost%d", sh->host[rank]);
+    snprintf(host, sizeof host, "simhost%d", h);
     coll_cfg_set(COLL_CFG_HOST_ID, host);
     coll_cfg_set(COLL_CFG_IF_IP, "127.0.0.1");
+}
+
+/* The same for rank of a parsed -H layout; nothing without -H. */
+static inline void cb_sim_hosts_claim(const cb_sim_hosts_t *sh, int rank)
+{
+    if (sh->nhosts)
+        cb_sim_host_claim(sh->host[rank]);
 }
 
 #endif

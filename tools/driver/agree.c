@@ -13,36 +13,27 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../common/fnv.h"
 #include "driver.h"
 
-typedef struct {
-    uint64_t h;
-} fnv_t;
-
-static void put(fnv_t *f, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++)
-        f->h = (f->h ^ b[i]) * 1099511628211ull;
-}
-#define PUT(f, x) put((f), &(x), sizeof(x))
+#define PUT(h, x) ((h) = cb_fnv1a((h), &(x), sizeof(x)))
 
 /* FNV-1a over the options that decide which collectives run, in which order. */
 static uint64_t opts_hash(const cb_opts_t *o)
 {
-    fnv_t f = {14695981039346656037ull};
+    uint64_t f = CB_FNV_INIT;
     int json = o->json != NULL, csv = o->csv != NULL;
-    PUT(&f, o->minbytes), PUT(&f, o->maxbytes), PUT(&f, o->stepbytes), PUT(&f, o->stepfactor);
-    PUT(&f, o->op), PUT(&f, o->dt), PUT(&f, o->root), PUT(&f, o->iters), PUT(&f, o->warmup);
-    PUT(&f, o->check), PUT(&f, o->zero_copy), PUT(&f, json), PUT(&f, csv), PUT(&f, o->agg);
-    PUT(&f, o->equal_counts), PUT(&f, o->min_bw), PUT(&f, o->stats), PUT(&f, o->in_place);
-    PUT(&f, o->ndt), PUT(&f, o->nop), PUT(&f, o->nsizes), PUT(&f, o->duration), PUT(&f, o->cycles);
-    PUT(&f, o->off_cache);
-    put(&f, o->dts, (size_t)o->ndt * sizeof o->dts[0]);
-    put(&f, o->ops, (size_t)o->nop * sizeof o->ops[0]);
-    put(&f, o->sizes, (size_t)o->nsizes * sizeof o->sizes[0]);
-    put(&f, o->algo ? o->algo : "", o->algo ? strlen(o->algo) + 1 : 1);
-    return f.h;
+    PUT(f, o->minbytes), PUT(f, o->maxbytes), PUT(f, o->stepbytes), PUT(f, o->stepfactor);
+    PUT(f, o->op), PUT(f, o->dt), PUT(f, o->root), PUT(f, o->iters), PUT(f, o->warmup);
+    PUT(f, o->check), PUT(f, o->zero_copy), PUT(f, json), PUT(f, csv), PUT(f, o->agg);
+    PUT(f, o->equal_counts), PUT(f, o->min_bw), PUT(f, o->stats), PUT(f, o->in_place);
+    PUT(f, o->ndt), PUT(f, o->nop), PUT(f, o->nsizes), PUT(f, o->duration), PUT(f, o->cycles);
+    PUT(f, o->off_cache);
+    f = cb_fnv1a(f, o->dts, (size_t)o->ndt * sizeof o->dts[0]);
+    f = cb_fnv1a(f, o->ops, (size_t)o->nop * sizeof o->ops[0]);
+    f = cb_fnv1a(f, o->sizes, (size_t)o->nsizes * sizeof o->sizes[0]);
+    f = cb_fnv1a(f, o->algo ? o->algo : "", o->algo ? strlen(o->algo) + 1 : 1);
+    return f;
 }
 
 int cb_agree_opts(cb_ctx_t *c)

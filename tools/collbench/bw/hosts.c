@@ -31,6 +31,7 @@
 #include "bw.h"
 #include "../calib.h"
 #include "../cb.h"
+#include "../../common/fnv.h"
 #include "../../launch/launch.h"
 
 static const char *TOOL = "bw";
@@ -63,10 +64,7 @@ static uint64_t boot_hash(void)
             b[0] = 0;
         fclose(f);
     }
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (const char *p = b; *p && *p != '\n'; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-    return h;
+    return cb_fnv1a(CB_FNV_INIT, b, strcspn(b, "\n")); /* every rank of a machine gets the same */
 }
 
 static uint64_t pat(uint64_t i, uint64_t key)

@@ -71,10 +71,15 @@ parallel() {
         *) ! grep -q 'parallel: no' "tests/unit/$(basename "$1").c" 2>/dev/null ;;
     esac
 }
+# children_cpu: user+system clock ticks of this shell's waited-for children
+# (fields 16-17 of /proc/PID/stat): a test's CPU time is the difference
+# around it (processes it leaves unwaited, e.g. daemonized, are not counted)
+HZ=$(getconf CLK_TCK)
+children_cpu() { awk '{print $16 + $17}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 # run_test TEST: runs it under its timeout, log in $LOGDIR/NAME.log; writes
-# "RC SECONDS" to $LOGDIR/NAME.log.res (renamed into place: complete when seen)
+# "RC SECONDS TIMEOUT CPU-SECONDS" to $LOGDIR/NAME.log.res (renamed into place: complete when seen)
 run_test() {
-    local t=$1 name to l log s rc el
+    local t=$1 name to l log s c me rc el cpu
     name=$(basename "${t#missing:}")
     log=$LOGDIR/$name.log
     to=${TEST_TIMEOUT:-300}
@@ -83,6 +88,8 @@ run_test() {
         [ -n "$l" ] && to=$l
     fi
     s=$(date +%s.%N)
+    me=$BASHPID   # not inside $(...): that is a subshell of its own
+    c=$(children_cpu "$me")
     if [[ "$t" == missing:* ]]; then
         unit_missing "$name" >"$log"
         rc=78
@@ -91,17 +98,19 @@ run_test() {
         rc=$?
     fi
     el=$(awk -v a="$s" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
-    echo "$rc $el $to" >"$log.res.tmp" && mv "$log.res.tmp" "$log.res"
+    cpu=$(awk -v a="$c" -v b="$(children_cpu "$me")" -v hz="$HZ" 'BEGIN{printf "%.1f", (b-a)/hz}')
+    echo "$rc $el $to $cpu" >"$log.res.tmp" && mv "$log.res.tmp" "$log.res"
 }
 # report TEST: the PASS/FAIL line of a finished test, counted
 report() {
-    local name log rc el to why
+    local name log rc el to cpu why
     name=$(basename "${1#missing:}")
     log=$LOGDIR/$name.log
-    read -r rc el to <"$log.res"
+    read -r rc el to cpu <"$log.res"
     rm -f "$log.res"
+    cpu_all=$(awk -v a="$cpu_all" -v b="$cpu" 'BEGIN{printf "%.1f", a+b}')
     if [ "$rc" -eq 0 ]; then
-        pass=$((pass + 1)); printf 'PASS  %-40s %6ss\n' "$name" "$el"
+        pass=$((pass + 1)); printf 'PASS  %-40s %6ss  cpu %6ss\n' "$name" "$el" "$cpu"
     else
         fail=$((fail + 1)); failed+=("$name")
         why="exit $rc"; [ "$rc" -eq 124 ] && why="TIMEOUT after ${to}s"; [ "$rc" -eq 77 ] && why="cannot run here"; [ "$rc" -eq 78 ] && why="not built"
@@ -129,7 +138,7 @@ done
 par+=(${paru[@]+"${paru[@]}"})
 [ $LIST = 1 ] && exit 0
 
-pass=0; fail=0; failed=()
+pass=0; fail=0; failed=(); cpu_all=0
 start_all=$(date +%s)
 [ ${#par[@]} -gt 1 ] && echo "${#par[@]} tests $JOBS at a time, then ${#ser[@]} one at a time"
 # the parallel ones: at most $JOBS running; each reported once it and all
@@ -160,7 +169,7 @@ for t in "${ser[@]}"; do
     run_test "$t"
     report "$t"
 done
-echo "suite time: $(( $(date +%s) - start_all ))s"
+echo "suite time: $(( $(date +%s) - start_all ))s (CPU time of the tests: ${cpu_all}s on $(nproc) CPUs)"
 [ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ] && [ $pass -gt 0 ]

@@ -13,7 +13,7 @@ torch_ready() {
         echo "FAIL: $TORCH_PY cannot import torch ($(echo "$err" | tail -n 1)): install python3-torch and libtorch-dev (scripts/install-deps.sh torch)"
         return 1
     fi
-    if ! flock "$CB_ROOT/build/.torch-build.lock" make -s -C "$CB_ROOT" torch >"$CB_ROOT/build/torch-build.log" 2>&1; then
+    if ! flock "$CB_ROOT/build/.torch-build.lock" make -s -j"$(nproc)" -C "$CB_ROOT" torch >"$CB_ROOT/build/torch-build.log" 2>&1; then
         echo "FAIL: make torch failed:"; tail -n 15 "$CB_ROOT/build/torch-build.log"
         return 1
     fi

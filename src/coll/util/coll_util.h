@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "coll/algo.h" /* coll_args_t */
 #include "core/comm.h"
 #include "core/reduce.h" /* coll_reduce_multi */
 #include "topo/topo.h"   /* coll_group_is_host, COLL_MAX_LOCAL */
@@ -48,6 +49,29 @@ static inline coll_status_t coll_root_index(const coll_group_t *g, const char *w
     *ri = coll_group_index(g, root);
     return *ri >= 0 ? COLL_SUCCESS
                     : coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "%s: root %d is not in the group", what, root);
+}
+
+/* A call on one vector of n elements (AllReduce, ReduceScatter, Reduce) as
+ * its algorithms read it on group g. */
+typedef struct {
+    int p, me, ri;  /* group size, my index, the root's index (-1: no root) */
+    size_t n, es;   /* elements (a->count), bytes per element */
+    const char *sb; /* == rb in place */
+    char *rb;
+    int done; /* nothing is left to do: n == 0, or a group of one (rb holds sb) */
+} coll_vec_t;
+
+/* The opening every algorithm on one vector shares: fills *v from a's call
+ * on g (ri only for a rooted kind: an internal error when the root is not a
+ * member) and, on a group of one, copies sb to rb (coll_alone). O(1). */
+static inline coll_status_t coll_vec_open(const coll_group_t *g, const coll_args_t *a, coll_vec_t *v)
+{
+    *v = (coll_vec_t){
+        .p = g->size, .me = g->me, .ri = -1, .n = a->count, .es = a->esize, .sb = a->sendbuf, .rb = a->recvbuf};
+    if (a->kind == COLL_REDUCE)
+        COLL_CHECK(coll_root_index(g, "reduce", a->root, &v->ri));
+    v->done = v->n == 0 || coll_alone(v->p, v->sb, v->rb, v->n * v->es);
+    return COLL_SUCCESS;
 }
 
 /* Local (shm) index of member i of g. */

@@ -102,11 +102,6 @@ coll_status_t coll_allgather_direct_run(coll_comm *comm, const coll_group_t *g, 
     return coll_direct_barrier(comm); /* peers are done reading my stage and buffers */
 }
 
-static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
-{
-    return coll_direct_usable(comm, g, 0);
-}
-
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     return coll_allgather_direct_run(comm, g, a->sendbuf, a->recvbuf, a->count, a->dt);
@@ -124,4 +119,4 @@ const coll_algo_t coll_algo_allgather_direct
     = COLL_ALGO(COLL_ALLGATHER, "direct", .flags = COLL_ALGO_F_SINGLE_HOST,
                 .desc = "shared memory, one host: blocks staged (or zero-copy), everybody copies every block out; 1 "
                         "barrier per chunk + 1",
-                .usable = usable);
+                .usable = coll_direct_usable_any);

@@ -53,13 +53,9 @@ static size_t chunk_bytes(const coll_comm *comm, const coll_group_t *g)
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     coll_vec_t v;
-    COLL_CHECK(coll_vec_open(g, a, &v));
-    if (v.done)
-        return COLL_SUCCESS;
+    COLL_VEC_OPEN(g, a, v);
     int right = g->ranks[coll_ring_next(v.me, v.p)], left = g->ranks[coll_ring_prev(v.me, v.p)];
-    size_t chunk = chunk_bytes(comm, g) / v.es;
-    if (chunk == 0)
-        chunk = 1;
+    size_t chunk = coll_chunk_elems(chunk_bytes(comm, g), v.es);
     size_t maxseg = coll_block_count(v.n, v.p, 0);
     size_t nchunks = (maxseg + chunk - 1) / chunk;
     for (size_t c = 0; c < nchunks; c++) {

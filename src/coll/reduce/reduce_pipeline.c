@@ -27,22 +27,14 @@
 #include "coll/selection/tuning.h"
 #include "core/config.h"
 
-static size_t chunk_elems(size_t es)
-{
-    size_t c = coll_cfg_size(COLL_CFG_CHUNK) / es;
-    return c ? c : 1;
-}
-
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     coll_vec_t v;
-    COLL_CHECK(coll_vec_open(g, a, &v));
-    if (v.done)
-        return COLL_SUCCESS;
+    COLL_VEC_OPEN(g, a, v);
     /* data flows against the chain: from my chain successor to my predecessor */
     int nx = coll_tree_chain_next(v.me, v.ri, v.p), pv = coll_tree_chain_prev(v.me, v.ri, v.p);
     int from = nx >= 0 ? g->ranks[nx] : -1, to = pv >= 0 ? g->ranks[pv] : -1;
-    size_t chunk = chunk_elems(v.es), nc = (v.n + chunk - 1) / chunk;
+    size_t chunk = coll_chunk_elems(coll_cfg_size(COLL_CFG_CHUNK), v.es), nc = (v.n + chunk - 1) / chunk;
     char *acc[2] = {v.rb, v.rb}; /* the root accumulates in place in recvbuf */
     void *tmp = NULL;
     int inner = to >= 0 && from >= 0;

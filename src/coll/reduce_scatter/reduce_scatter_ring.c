@@ -35,13 +35,9 @@
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     coll_vec_t v;
-    COLL_CHECK(coll_vec_open(g, a, &v));
-    if (v.done)
-        return COLL_SUCCESS;
+    COLL_VEC_OPEN(g, a, v);
     int right = g->ranks[coll_ring_next(v.me, v.p)], left = g->ranks[coll_ring_prev(v.me, v.p)];
-    size_t chunk = coll_cfg_size(COLL_CFG_CHUNK) / v.es;
-    if (chunk == 0)
-        chunk = 1;
+    size_t chunk = coll_chunk_elems(coll_cfg_size(COLL_CFG_CHUNK), v.es);
     chunk = coll_min_sz(chunk, v.n);
     /* private, not comm->scratch: the executor reads and writes it during the
      * steps, and neither a transport nor a caller may share it */

@@ -33,6 +33,12 @@ int coll_direct_usable(const coll_comm *comm, const coll_group_t *g, size_t min_
     return min_half == 0 || g->size == 1 || coll_direct_stage_bytes(comm) / 2 >= min_half;
 }
 
+int coll_direct_usable_any(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    (void)a;
+    return coll_direct_usable(comm, g, 0);
+}
+
 size_t coll_stage_rot(coll_comm *comm, size_t used, size_t half)
 {
     size_t ring = coll_min_sz(coll_ring_span(comm->stage_ring, comm->local_size, COLL_RING_SPAN_MIN), half);

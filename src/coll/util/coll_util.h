@@ -29,6 +29,13 @@ static inline int coll_ring_next(int me, int p) { return (me + 1) % p; }
 static inline int coll_ring_prev(int me, int p) { return (me + p - 1) % p; }
 static inline int coll_mod(int a, int p) { return ((a % p) + p) % p; }
 static inline size_t coll_min_sz(size_t a, size_t b) { return a < b ? a : b; }
+/* Elements of es bytes in a pipeline chunk of `bytes` (COLL_CHUNK, or a
+ * transport's own chunk size): at least one. */
+static inline size_t coll_chunk_elems(size_t bytes, size_t es)
+{
+    size_t c = bytes / es;
+    return c ? c : 1;
+}
 
 /* The opening of algorithms on a group of one: when p == 1, `to` gets the
  * bytes at `from` (nothing when they are the same place) and the call is done
@@ -74,6 +81,16 @@ static inline coll_status_t coll_vec_open(const coll_group_t *g, const coll_args
     return COLL_SUCCESS;
 }
 
+/* An algorithm's first lines: opens a's call on g into v (a coll_vec_t) and
+ * returns from the algorithm with an error, or with COLL_SUCCESS when there
+ * is nothing left to do (v.done), like COLL_CHECK. */
+#define COLL_VEC_OPEN(g, a, v) \
+    do { \
+        COLL_CHECK(coll_vec_open((g), (a), &(v))); \
+        if ((v).done) \
+            return COLL_SUCCESS; \
+    } while (0)
+
 /* Local (shm) index of member i of g. */
 static inline int coll_group_lr(const coll_comm *comm, const coll_group_t *g, int i)
 {
@@ -99,6 +116,9 @@ coll_status_t coll_direct_small_reduce(coll_comm *comm, const coll_group_t *g, c
  * never touches shared memory) each half of the stage must hold at least
  * min_half bytes, what one round of the algorithm needs (0: nothing). */
 int coll_direct_usable(const coll_comm *comm, const coll_group_t *g, size_t min_half);
+/* The same with no minimum, as a descriptor's .usable: for the direct
+ * algorithms whose rounds fit any stage. */
+int coll_direct_usable_any(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a);
 
 /* Rotating stage windows. A direct algorithm whose call uses `used` bytes at
  * the start of each half of its stage (half bytes each) adds the returned

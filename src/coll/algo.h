@@ -124,9 +124,12 @@ typedef struct coll_algo {
  * Every algorithm file defines its own static cost() and run() (the two
  * fields every descriptor has, filled here once); the other fields (.flags,
  * .desc, .usable) follow as designated initializers. */
-#define COLL_ALGO(kind_, name_, ...) \
+#define COLL_ALGO(kind_, name_, ...) COLL_ALGO_OF(kind_, name_, run, cost, __VA_ARGS__)
+/* The same for a file whose run and cost are routines shared with another
+ * collective (Gather's and Scatter's mirror images: execution/rooted.h). */
+#define COLL_ALGO_OF(kind_, name_, run_, cost_, ...) \
     { \
-        .kind = (kind_), .name = (name_), .cost_us = cost, .run = run, __VA_ARGS__ \
+        .kind = (kind_), .name = (name_), .cost_us = (cost_), .run = (run_), __VA_ARGS__ \
     }
 
 /* The table (NULL-terminated). */

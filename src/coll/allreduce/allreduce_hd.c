@@ -29,7 +29,7 @@
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     coll_vec_t v;
-    COLL_VEC_OPEN(g, a, v);
+    COLL_OPEN(coll_vec_open, g, a, v);
     int fold = coll_hd_fold_peer(v.me, v.p);
     int vr = coll_hd_vrank(v.me, v.p);
     if (vr < 0) { /* folded out: hand the vector over, get the result back */

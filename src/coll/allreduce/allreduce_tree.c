@@ -151,7 +151,7 @@ static coll_status_t run_rounds(coll_comm *comm, coll_prim_t *ops, int nops, col
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     coll_vec_t v;
-    COLL_VEC_OPEN(g, a, v);
+    COLL_OPEN(coll_vec_open, g, a, v);
     side_t side[2];
     size_t tmp_elems;
     long steps = plan_sides(side, v.me, v.p, v.n, v.es, &tmp_elems);

@@ -55,7 +55,7 @@ static void stage_others(coll_comm *comm, char *stage, const char *in, size_t cn
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     coll_vec_t v;
-    COLL_VEC_OPEN(g, a, v);
+    COLL_OPEN(coll_vec_open, g, a, v);
     int is_root = v.me == v.ri;
     size_t half = coll_direct_stage_bytes(comm) / 2, chunk = half / v.es;
     size_t rot = coll_stage_rot(comm, v.n * v.es, half); /* a small call's windows (both halves): one chunk */

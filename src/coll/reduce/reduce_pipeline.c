@@ -30,7 +30,7 @@
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     coll_vec_t v;
-    COLL_VEC_OPEN(g, a, v);
+    COLL_OPEN(coll_vec_open, g, a, v);
     /* data flows against the chain: from my chain successor to my predecessor */
     int nx = coll_tree_chain_next(v.me, v.ri, v.p), pv = coll_tree_chain_prev(v.me, v.ri, v.p);
     int from = nx >= 0 ? g->ranks[nx] : -1, to = pv >= 0 ? g->ranks[pv] : -1;

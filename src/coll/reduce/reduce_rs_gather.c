@@ -84,7 +84,7 @@ static coll_status_t gather_at_root(coll_comm *comm, const coll_group_t *g, char
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     coll_vec_t v;
-    COLL_VEC_OPEN(g, a, v);
+    COLL_OPEN(coll_vec_open, g, a, v);
     const char *own;
     if (v.me == v.ri) {
         COLL_CHECK(reduce_scatter(comm, g, v.sb, v.rb, NULL, v.n, a->dt, a->op, &own));

@@ -43,7 +43,7 @@ enum { PUB_SEND = 0 };
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     coll_vec_t v;
-    COLL_VEC_OPEN(g, a, v);
+    COLL_OPEN(coll_vec_open, g, a, v);
     /* small, one synchronisation: every rank posts its whole input and reduces its block */
     if ((size_t)v.p * v.n * v.es <= coll_direct_small_max(comm))
         return coll_direct_small_reduce(comm, g, v.sb, (size_t)v.p * v.n * v.es, (size_t)v.me * v.n * v.es, v.rb, v.n,

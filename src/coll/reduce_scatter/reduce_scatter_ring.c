@@ -35,7 +35,7 @@
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     coll_vec_t v;
-    COLL_VEC_OPEN(g, a, v);
+    COLL_OPEN(coll_vec_open, g, a, v);
     int right = g->ranks[coll_ring_next(v.me, v.p)], left = g->ranks[coll_ring_prev(v.me, v.p)];
     size_t chunk = coll_chunk_elems(coll_cfg_size(COLL_CFG_CHUNK), v.es);
     chunk = coll_min_sz(chunk, v.n);

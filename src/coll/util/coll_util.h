@@ -81,13 +81,13 @@ static inline coll_status_t coll_vec_open(const coll_group_t *g, const coll_args
     return COLL_SUCCESS;
 }
 
-/* An algorithm's first lines: opens a's call on g into v (a coll_vec_t) and
- * returns from the algorithm with an error, or with COLL_SUCCESS when there
- * is nothing left to do (v.done), like COLL_CHECK. */
-#define COLL_VEC_OPEN(g, a, v) \
+/* An algorithm's first lines: open(g, a, &x) (coll_vec_open, coll_rooted_open)
+ * reads a's call on g into x, and the algorithm returns with its error, or
+ * with COLL_SUCCESS when there is nothing left to do (x.done), like COLL_CHECK. */
+#define COLL_OPEN(open, g, a, x) \
     do { \
-        COLL_CHECK(coll_vec_open((g), (a), &(v))); \
-        if ((v).done) \
+        COLL_CHECK(open((g), (a), &(x))); \
+        if ((x).done) \
             return COLL_SUCCESS; \
     } while (0)
 

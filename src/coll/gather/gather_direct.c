@@ -92,11 +92,6 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
     return COLL_SUCCESS;
 }
 
-static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
-{
-    return coll_direct_usable(comm, g, 32); /* a stage of 64 bytes at least */
-}
-
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     if (g->size == 1)
@@ -110,4 +105,4 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 const coll_algo_t coll_algo_gather_direct = COLL_ALGO(
     COLL_GATHER, "direct", .flags = COLL_ALGO_F_SINGLE_HOST,
     .desc = "shm, one host: members stage blocks (or publish sendbuf), root copies out; 1 barrier per round + 1",
-    .usable = usable);
+    .usable = coll_direct_usable_64);

@@ -107,11 +107,6 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
     return coll_direct_barrier(comm); /* the root is done reading the stages */
 }
 
-static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
-{
-    return coll_direct_usable(comm, g, 32); /* a stage of 64 bytes at least */
-}
-
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     if (g->size == 1)
@@ -126,4 +121,4 @@ const coll_algo_t coll_algo_reduce_direct
     = COLL_ALGO(COLL_REDUCE, "direct", .flags = COLL_ALGO_F_SINGLE_HOST | COLL_ALGO_F_DETERMINISTIC,
                 .desc = "shm, one host: each rank reduces a 1/p slice of staged (or zero-copy) inputs; 2 barriers per "
                         "chunk + 1",
-                .usable = usable);
+                .usable = coll_direct_usable_64);

@@ -58,8 +58,9 @@ static inline coll_status_t coll_root_index(const coll_group_t *g, const char *w
                     : coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "%s: root %d is not in the group", what, root);
 }
 
-/* A call on one vector of n elements (AllReduce, ReduceScatter, Reduce) as
- * its algorithms read it on group g. */
+/* A call on one vector of n elements (AllReduce, ReduceScatter, Reduce; and
+ * AllGather, AllToAll, whose n is a block's) as its algorithms read it on
+ * group g. */
 typedef struct {
     int p, me, ri;  /* group size, my index, the root's index (-1: no root) */
     size_t n, es;   /* elements (a->count), bytes per element */
@@ -111,14 +112,24 @@ int coll_group_peer_ptrs(coll_comm *comm, const coll_group_t *g, int slot, const
 coll_status_t coll_direct_small_reduce(coll_comm *comm, const coll_group_t *g, const void *sb, size_t post, size_t at,
                                        void *out, size_t n, coll_dtype_t dt, coll_op_t op);
 
+/* The small path of the direct collecting algorithms (AllGather, AllToAll),
+ * one synchronisation: every member posts `post` bytes from sb to its small
+ * slot (post <= coll_direct_small_max), then copies the blk bytes at byte `at`
+ * of every other member j's slot to out + j blk (its own block is the
+ * caller's). O(p blk) per rank. */
+coll_status_t coll_direct_small_collect(coll_comm *comm, const coll_group_t *g, const void *sb, size_t post, size_t at,
+                                        char *out, size_t blk);
+
 /* Can a direct (shared-memory) algorithm run on g? g must be exactly this
  * host's ranks and fit the shm slots (COLL_MAX_LOCAL); past one member (which
  * never touches shared memory) each half of the stage must hold at least
  * min_half bytes, what one round of the algorithm needs (0: nothing). */
 int coll_direct_usable(const coll_comm *comm, const coll_group_t *g, size_t min_half);
-/* The same with no minimum, as a descriptor's .usable: for the direct
- * algorithms whose rounds fit any stage. */
+/* The same as a descriptor's .usable: with no minimum, for the direct
+ * algorithms whose rounds fit any stage; with a stage of 64 bytes at least
+ * (32 a half), for those that move at least an element per round. */
 int coll_direct_usable_any(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a);
+int coll_direct_usable_64(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a);
 
 /* Rotating stage windows. A direct algorithm whose call uses `used` bytes at
  * the start of each half of its stage (half bytes each) adds the returned

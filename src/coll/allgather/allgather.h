@@ -17,7 +17,5 @@ typedef coll_status_t coll_allgather_run_fn(coll_comm *comm, const coll_group_t 
 
 /* Ring, chunk-pipelined: p-1 steps per chunk. Any group, any transport. */
 coll_allgather_run_fn coll_allgather_ring_run;
-/* Bruck: ceil(log2 p) steps through a private buffer of p*count elements. Any group. */
-coll_allgather_run_fn coll_allgather_bruck_run;
 
 #endif

@@ -53,6 +53,39 @@ typedef struct {
     int inplace;
 } coll_args_t;
 
+/* The one place a call's arguments are built (the public entry points in
+ * api.c, the hierarchical algorithms' sub-group calls in hier.c); the fields
+ * not named are 0 until coll_args_finish. root: a global rank (0 where the
+ * kind has none). */
+static inline coll_args_t coll_args_make(coll_kind_t kind, const void *sendbuf, void *recvbuf, size_t count,
+                                         coll_dtype_t dt, coll_op_t op, int root)
+{
+    return (coll_args_t){
+        .kind = kind, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dt = dt, .op = op, .root = root};
+}
+/* A v-collective's (ALLGATHERV, REDUCE_SCATTERV): every member's counts and
+ * displs, count = this member's own. */
+static inline coll_args_t coll_args_make_v(coll_kind_t kind, const void *sendbuf, void *recvbuf, size_t count,
+                                           const size_t *counts, const size_t *displs, coll_dtype_t dt, coll_op_t op)
+{
+    coll_args_t a = coll_args_make(kind, sendbuf, recvbuf, count, dt, op, 0);
+    a.counts = counts;
+    a.displs = displs;
+    return a;
+}
+/* ALLTOALLV's: the send and the receive counts and displacements. */
+static inline coll_args_t coll_args_make_alltoallv(const void *sendbuf, const size_t *scounts, const size_t *sdispls,
+                                                   void *recvbuf, const size_t *rcounts, const size_t *rdispls,
+                                                   coll_dtype_t dt)
+{
+    coll_args_t a = coll_args_make(COLL_ALLTOALLV, sendbuf, recvbuf, 0, dt, COLL_SUM, 0);
+    a.scounts = scounts;
+    a.sdispls = sdispls;
+    a.rcounts = rcounts;
+    a.rdispls = rdispls;
+    return a;
+}
+
 /* Fills a->esize, a->bytes and a->inplace from the fields the caller set
  * (kind, buffers, count or counts, dt, root) for a call on g (args.c): the
  * public entry points (the world group) and the hierarchical algorithms'
@@ -91,9 +124,12 @@ typedef struct coll_algo {
  * Every algorithm file defines its own static cost() and run() (the two
  * fields every descriptor has, filled here once); the other fields (.flags,
  * .desc, .usable) follow as designated initializers. */
-#define COLL_ALGO(kind_, name_, ...) \
+#define COLL_ALGO(kind_, name_, ...) COLL_ALGO_OF(kind_, name_, run, cost, __VA_ARGS__)
+/* The same for a file whose run and cost are routines shared with another
+ * collective (Gather's and Scatter's mirror images: execution/rooted.h). */
+#define COLL_ALGO_OF(kind_, name_, run_, cost_, ...) \
     { \
-        .kind = (kind_), .name = (name_), .cost_us = cost, .run = run, __VA_ARGS__ \
+        .kind = (kind_), .name = (name_), .cost_us = (cost_), .run = (run_), __VA_ARGS__ \
     }
 
 /* The table (NULL-terminated). */

@@ -35,29 +35,44 @@ static coll_status_t check_root(coll_comm *comm, int root, const char *fn)
                                             : BAD("%s: invalid root %d (allowed 0..%d)", fn, root, comm->nranks - 1);
 }
 
-static coll_status_t run(coll_comm *comm, coll_args_t *a)
+/* With count > 0, the buffers this rank uses must be there: sendbuf when
+ * need_send, recvbuf when need_recv. */
+static coll_status_t check_bufs(size_t count, const void *sendbuf, int need_send, const void *recvbuf, int need_recv,
+                                const char *fn)
 {
-    COLL_CHECK(coll_args_check_size(&comm->world, a, coll_kind_name(a->kind)));
-    coll_args_finish(comm, &comm->world, a);
-    comm->cur_kind = a->kind;
-    comm->cur_bytes = a->bytes;
+    if (count && ((need_send && !sendbuf) || (need_recv && !recvbuf)))
+        return BAD("%s: NULL buffer with count %zu", fn, count);
+    return COLL_SUCCESS;
+}
+
+static coll_status_t run(coll_comm *comm, coll_args_t a)
+{
+    COLL_CHECK(coll_args_check_size(&comm->world, &a, coll_kind_name(a.kind)));
+    coll_args_finish(comm, &comm->world, &a);
+    comm->cur_kind = a.kind;
+    comm->cur_bytes = a.bytes;
     comm->seq++;
-    coll_status_t st = coll_algo_run(comm, &comm->world, a);
+    coll_status_t st = coll_algo_run(comm, &comm->world, &a);
     if (st == COLL_ERR_TIMEOUT || st == COLL_ERR_ABORTED || st == COLL_ERR_NETWORK)
-        coll_comm_set_aborted(comm, st, "%s failed: %s", coll_kind_name(a->kind), coll_last_error());
+        coll_comm_set_aborted(comm, st, "%s failed: %s", coll_kind_name(a.kind), coll_last_error());
     return st;
+}
+
+/* AllReduce and ReduceScatter: the same arguments, both buffers needed on
+ * every rank (count: of the vector, or of each rank's block). */
+static coll_status_t run_reducing(coll_comm *comm, coll_kind_t kind, const void *sendbuf, void *recvbuf, size_t count,
+                                  coll_dtype_t dt, coll_op_t op, const char *fn)
+{
+    COLL_CHECK(check_common(comm, dt, fn));
+    COLL_CHECK(check_op(op, fn));
+    COLL_CHECK(check_bufs(count, sendbuf, 1, recvbuf, 1, fn));
+    return run(comm, coll_args_make(kind, sendbuf, recvbuf, count, dt, op, 0));
 }
 
 coll_status_t coll_all_reduce(const void *sendbuf, void *recvbuf, size_t count, coll_dtype_t dt, coll_op_t op,
                               coll_comm_t comm)
 {
-    COLL_CHECK(check_common(comm, dt, __func__));
-    COLL_CHECK(check_op(op, __func__));
-    if (count && (!sendbuf || !recvbuf))
-        return BAD("%s: NULL buffer with count %zu", __func__, count);
-    coll_args_t a
-        = {.kind = COLL_ALLREDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dt = dt, .op = op};
-    return run(comm, &a);
+    return run_reducing(comm, COLL_ALLREDUCE, sendbuf, recvbuf, count, dt, op, __func__);
 }
 
 coll_status_t coll_reduce(const void *sendbuf, void *recvbuf, size_t count, coll_dtype_t dt, coll_op_t op, int root,
@@ -66,30 +81,23 @@ coll_status_t coll_reduce(const void *sendbuf, void *recvbuf, size_t count, coll
     COLL_CHECK(check_common(comm, dt, __func__));
     COLL_CHECK(check_op(op, __func__));
     COLL_CHECK(check_root(comm, root, __func__));
-    if (count && (!sendbuf || (comm->rank == root && !recvbuf)))
-        return BAD("%s: NULL buffer with count %zu", __func__, count);
-    coll_args_t a = {
-        .kind = COLL_REDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dt = dt, .op = op, .root = root};
-    return run(comm, &a);
+    COLL_CHECK(check_bufs(count, sendbuf, 1, recvbuf, comm->rank == root, __func__));
+    return run(comm, coll_args_make(COLL_REDUCE, sendbuf, recvbuf, count, dt, op, root));
 }
 
 coll_status_t coll_broadcast(void *buf, size_t count, coll_dtype_t dt, int root, coll_comm_t comm)
 {
     COLL_CHECK(check_common(comm, dt, __func__));
     COLL_CHECK(check_root(comm, root, __func__));
-    if (count && !buf)
-        return BAD("%s: NULL buffer with count %zu", __func__, count);
-    coll_args_t a = {.kind = COLL_BROADCAST, .sendbuf = buf, .recvbuf = buf, .count = count, .dt = dt, .root = root};
-    return run(comm, &a);
+    COLL_CHECK(check_bufs(count, buf, 1, buf, 1, __func__));
+    return run(comm, coll_args_make(COLL_BROADCAST, buf, buf, count, dt, COLL_SUM, root));
 }
 
 coll_status_t coll_all_gather(const void *sendbuf, void *recvbuf, size_t sendcount, coll_dtype_t dt, coll_comm_t comm)
 {
     COLL_CHECK(check_common(comm, dt, __func__));
-    if (sendcount && (!sendbuf || !recvbuf))
-        return BAD("%s: NULL buffer with count %zu", __func__, sendcount);
-    coll_args_t a = {.kind = COLL_ALLGATHER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = sendcount, .dt = dt};
-    return run(comm, &a);
+    COLL_CHECK(check_bufs(sendcount, sendbuf, 1, recvbuf, 1, __func__));
+    return run(comm, coll_args_make(COLL_ALLGATHER, sendbuf, recvbuf, sendcount, dt, COLL_SUM, 0));
 }
 
 coll_status_t coll_all_gatherv(const void *sendbuf, size_t sendcount, void *recvbuf, const size_t *recvcounts,
@@ -106,26 +114,13 @@ coll_status_t coll_all_gatherv(const void *sendbuf, size_t sendcount, void *recv
         total += recvcounts[r];
     if ((sendcount && !sendbuf) || (total && !recvbuf))
         return BAD("%s: NULL buffer", __func__);
-    coll_args_t a = {.kind = COLL_ALLGATHERV,
-                     .sendbuf = sendbuf,
-                     .recvbuf = recvbuf,
-                     .count = sendcount,
-                     .counts = recvcounts,
-                     .displs = displs,
-                     .dt = dt};
-    return run(comm, &a);
+    return run(comm, coll_args_make_v(COLL_ALLGATHERV, sendbuf, recvbuf, sendcount, recvcounts, displs, dt, COLL_SUM));
 }
 
 coll_status_t coll_reduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount, coll_dtype_t dt, coll_op_t op,
                                   coll_comm_t comm)
 {
-    COLL_CHECK(check_common(comm, dt, __func__));
-    COLL_CHECK(check_op(op, __func__));
-    if (recvcount && (!sendbuf || !recvbuf))
-        return BAD("%s: NULL buffer with count %zu", __func__, recvcount);
-    coll_args_t a
-        = {.kind = COLL_REDUCE_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = recvcount, .dt = dt, .op = op};
-    return run(comm, &a);
+    return run_reducing(comm, COLL_REDUCE_SCATTER, sendbuf, recvbuf, recvcount, dt, op, __func__);
 }
 
 coll_status_t coll_reduce_scatterv(const void *sendbuf, void *recvbuf, const size_t *recvcounts, coll_dtype_t dt,
@@ -147,15 +142,9 @@ coll_status_t coll_reduce_scatterv(const void *sendbuf, void *recvbuf, const siz
     if ((total && !sendbuf) || (recvcounts[comm->rank] && !recvbuf)) {
         st = BAD("%s: NULL buffer", __func__);
     } else {
-        coll_args_t a = {.kind = COLL_REDUCE_SCATTERV,
-                         .sendbuf = sendbuf,
-                         .recvbuf = recvbuf,
-                         .count = recvcounts[comm->rank],
-                         .counts = recvcounts,
-                         .displs = displs,
-                         .dt = dt,
-                         .op = op};
-        st = run(comm, &a);
+        st = run(comm,
+                 coll_args_make_v(COLL_REDUCE_SCATTERV, sendbuf, recvbuf, recvcounts[comm->rank], recvcounts, displs,
+                                  dt, op));
     }
     free(displs);
     return st;
@@ -166,11 +155,8 @@ coll_status_t coll_scatter(const void *sendbuf, void *recvbuf, size_t recvcount,
 {
     COLL_CHECK(check_common(comm, dt, __func__));
     COLL_CHECK(check_root(comm, root, __func__));
-    if (recvcount && (!recvbuf || (comm->rank == root && !sendbuf)))
-        return BAD("%s: NULL buffer with count %zu", __func__, recvcount);
-    coll_args_t a
-        = {.kind = COLL_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = recvcount, .dt = dt, .root = root};
-    return run(comm, &a);
+    COLL_CHECK(check_bufs(recvcount, sendbuf, comm->rank == root, recvbuf, 1, __func__));
+    return run(comm, coll_args_make(COLL_SCATTER, sendbuf, recvbuf, recvcount, dt, COLL_SUM, root));
 }
 
 coll_status_t coll_gather(const void *sendbuf, void *recvbuf, size_t sendcount, coll_dtype_t dt, int root,
@@ -178,22 +164,17 @@ coll_status_t coll_gather(const void *sendbuf, void *recvbuf, size_t sendcount, 
 {
     COLL_CHECK(check_common(comm, dt, __func__));
     COLL_CHECK(check_root(comm, root, __func__));
-    if (sendcount && (!sendbuf || (comm->rank == root && !recvbuf)))
-        return BAD("%s: NULL buffer with count %zu", __func__, sendcount);
-    coll_args_t a
-        = {.kind = COLL_GATHER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = sendcount, .dt = dt, .root = root};
-    return run(comm, &a);
+    COLL_CHECK(check_bufs(sendcount, sendbuf, 1, recvbuf, comm->rank == root, __func__));
+    return run(comm, coll_args_make(COLL_GATHER, sendbuf, recvbuf, sendcount, dt, COLL_SUM, root));
 }
 
 coll_status_t coll_all_to_all(const void *sendbuf, void *recvbuf, size_t count, coll_dtype_t dt, coll_comm_t comm)
 {
     COLL_CHECK(check_common(comm, dt, __func__));
-    if (count && (!sendbuf || !recvbuf))
-        return BAD("%s: NULL buffer with count %zu", __func__, count);
+    COLL_CHECK(check_bufs(count, sendbuf, 1, recvbuf, 1, __func__));
     if (count && sendbuf == recvbuf)
         return BAD("%s: in-place all-to-all is not supported (sendbuf == recvbuf)", __func__);
-    coll_args_t a = {.kind = COLL_ALLTOALL, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dt = dt};
-    return run(comm, &a);
+    return run(comm, coll_args_make(COLL_ALLTOALL, sendbuf, recvbuf, count, dt, COLL_SUM, 0));
 }
 
 coll_status_t coll_all_to_allv(const void *sendbuf, const size_t *sendcounts, const size_t *sdispls, void *recvbuf,
@@ -211,22 +192,13 @@ coll_status_t coll_all_to_allv(const void *sendbuf, const size_t *sendcounts, co
         return BAD("%s: NULL buffer", __func__);
     if (stot && rtot && sendbuf == recvbuf)
         return BAD("%s: in-place all-to-all-v is not supported (sendbuf == recvbuf)", __func__);
-    coll_args_t a = {.kind = COLL_ALLTOALLV,
-                     .sendbuf = sendbuf,
-                     .recvbuf = recvbuf,
-                     .scounts = sendcounts,
-                     .sdispls = sdispls,
-                     .rcounts = recvcounts,
-                     .rdispls = rdispls,
-                     .dt = dt};
-    return run(comm, &a);
+    return run(comm, coll_args_make_alltoallv(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, dt));
 }
 
 coll_status_t coll_barrier(coll_comm_t comm)
 {
     COLL_CHECK(check_common(comm, COLL_UINT8, __func__));
-    coll_args_t a = {.kind = COLL_BARRIER, .dt = COLL_UINT8};
-    return run(comm, &a);
+    return run(comm, coll_args_make(COLL_BARRIER, NULL, NULL, 0, COLL_UINT8, COLL_SUM, 0));
 }
 
 static coll_status_t check_peer(coll_comm *comm, int peer, const char *fn)

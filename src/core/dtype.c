@@ -91,26 +91,36 @@ const char *coll_kind_name(coll_kind_t k)
     return kind_names[k];
 }
 
-/* Index of name in names[0..count) or in aliases[]; -1 if unknown. */
-static int lookup(const char *name, const char *const *names, size_t count, const struct name_alias *aliases,
-                  size_t naliases)
+/* The names a parser accepts: the canonical ones, indexed by value, and aliases. */
+struct name_table {
+    const char *const *names;
+    size_t count;
+    const struct name_alias *aliases;
+    size_t naliases;
+};
+
+static const struct name_table dtype_table = {dtype_names, COLL_DTYPE_COUNT, dtype_aliases,
+                                              sizeof dtype_aliases / sizeof dtype_aliases[0]};
+static const struct name_table op_table = {op_names, COLL_OP_COUNT, op_aliases,
+                                           sizeof op_aliases / sizeof op_aliases[0]};
+
+/* The value named by name (case-insensitive) in t; -1 if unknown or NULL. */
+static int lookup(const char *name, const struct name_table *t)
 {
     if (name == NULL)
         return -1;
-    for (size_t i = 0; i < count; i++)
-        if (strcasecmp(name, names[i]) == 0)
+    for (size_t i = 0; i < t->count; i++)
+        if (strcasecmp(name, t->names[i]) == 0)
             return (int)i;
-    for (size_t i = 0; i < naliases; i++)
-        if (strcasecmp(name, aliases[i].name) == 0)
-            return aliases[i].value;
+    for (size_t i = 0; i < t->naliases; i++)
+        if (strcasecmp(name, t->aliases[i].name) == 0)
+            return t->aliases[i].value;
     return -1;
 }
 
 coll_status_t coll_dtype_from_name(const char *name, coll_dtype_t *dt)
 {
-    if (dt == NULL)
-        return COLL_ERR_INVALID_ARG;
-    int v = lookup(name, dtype_names, COLL_DTYPE_COUNT, dtype_aliases, sizeof dtype_aliases / sizeof dtype_aliases[0]);
+    int v = dt ? lookup(name, &dtype_table) : -1;
     if (v < 0)
         return COLL_ERR_INVALID_ARG;
     *dt = (coll_dtype_t)v;
@@ -119,9 +129,7 @@ coll_status_t coll_dtype_from_name(const char *name, coll_dtype_t *dt)
 
 coll_status_t coll_op_from_name(const char *name, coll_op_t *op)
 {
-    if (op == NULL)
-        return COLL_ERR_INVALID_ARG;
-    int v = lookup(name, op_names, COLL_OP_COUNT, op_aliases, sizeof op_aliases / sizeof op_aliases[0]);
+    int v = op ? lookup(name, &op_table) : -1;
     if (v < 0)
         return COLL_ERR_INVALID_ARG;
     *op = (coll_op_t)v;

@@ -17,9 +17,5 @@ typedef coll_status_t coll_allgather_run_fn(coll_comm *comm, const coll_group_t 
 
 /* Ring, chunk-pipelined: p-1 steps per chunk. Any group, any transport. */
 coll_allgather_run_fn coll_allgather_ring_run;
-/* Bruck: ceil(log2 p) steps through a private buffer of p*count elements. Any group. */
-coll_allgather_run_fn coll_allgather_bruck_run;
-/* Shared memory: g must be exactly the ranks of this host (coll_group_is_host). */
-coll_allgather_run_fn coll_allgather_direct_run;
 
 #endif

@@ -30,43 +30,30 @@
 #include "coll/execution/prim.h"
 #include "coll/selection/tuning.h"
 
-coll_status_t coll_allgather_bruck_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                       size_t n, coll_dtype_t dt)
+static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    int p = g->size, me = g->me;
-    size_t blk = n * coll_dtype_size(dt);
-    char *rb = recvbuf;
-    if (n == 0)
-        return COLL_SUCCESS;
-    if (p == 1) {
-        if (sendbuf != recvbuf)
-            memcpy(rb, sendbuf, blk);
-        return COLL_SUCCESS;
-    }
+    coll_vec_t v;
+    COLL_OPEN(coll_vec_open, g, a, v);
+    size_t blk = v.n * v.es;
     /* private, not comm->scratch: the executor reads and writes it during the
      * steps, and neither a transport nor a caller may share it */
-    char *tmp = coll_work_alloc(comm, (size_t)p * blk);
+    char *tmp = coll_work_alloc(comm, (size_t)v.p * blk);
     if (!tmp)
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "allgather bruck: cannot allocate %zu bytes",
-                          (size_t)p * blk);
+                          (size_t)v.p * blk);
     coll_status_t st = COLL_SUCCESS;
-    coll_local_copy(comm, tmp, sendbuf, blk);
-    for (int d = 1; d < p; d *= 2) {
-        size_t cnt = (size_t)(d < p - d ? d : p - d);
-        int to = g->ranks[coll_mod(me - d, p)], from = g->ranks[(me + d) % p];
+    coll_local_copy(comm, tmp, v.sb, blk);
+    for (int d = 1; d < v.p; d *= 2) {
+        size_t cnt = (size_t)(d < v.p - d ? d : v.p - d);
+        int to = g->ranks[coll_mod(v.me - d, v.p)], from = g->ranks[(v.me + d) % v.p];
         COLL_CHECK_GOTO(coll_prim_sendrecv(comm, tmp, cnt * blk, to, tmp + (size_t)d * blk, cnt * blk, from), st, out);
     }
     /* slot i holds block (me + i) mod p */
-    coll_local_copy(comm, rb + (size_t)me * blk, tmp, (size_t)(p - me) * blk);
-    coll_local_copy(comm, rb, tmp + (size_t)(p - me) * blk, (size_t)me * blk);
+    coll_local_copy(comm, v.rb + (size_t)v.me * blk, tmp, (size_t)(v.p - v.me) * blk);
+    coll_local_copy(comm, v.rb, tmp + (size_t)(v.p - v.me) * blk, (size_t)v.me * blk);
 out:
     coll_work_free(comm, tmp);
     return st;
-}
-
-static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
-{
-    return coll_allgather_bruck_run(comm, g, a->sendbuf, a->recvbuf, a->count, a->dt);
 }
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)

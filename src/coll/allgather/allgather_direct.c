@@ -41,75 +41,41 @@
 
 enum { PUB_SEND = 0 };
 
-/* Blocks up to coll_direct_small_max: one synchronisation. Every rank posts its
- * block to its double-buffered small slot and copies the others' out. */
-static coll_status_t small(coll_comm *comm, const coll_group_t *g, const char *sb, char *rb, size_t blk)
+static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    uint64_t seq;
-    COLL_CHECK(coll_direct_small_post(comm, sb, blk, &seq));
-    COLL_CHECK(coll_direct_small_wait_all(comm, seq));
-    for (int j = 0; j < g->size; j++)
-        if (j != g->me)
-            coll_direct_copy(comm, rb + (size_t)j * blk, coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq),
-                             blk);
-    coll_direct_small_done(comm, seq);
-    return COLL_SUCCESS;
-}
-
-coll_status_t coll_allgather_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                        size_t n, coll_dtype_t dt)
-{
-    int p = g->size, me = g->me;
-    size_t es = coll_dtype_size(dt), blk = n * es;
-    char *rb = recvbuf;
-    const char *sb = sendbuf;
-    if (n == 0)
-        return COLL_SUCCESS;
-    if (p == 1) { /* alone: comm->direct may be NULL */
-        if (sb != rb)
-            memcpy(rb, sb, blk);
-        return COLL_SUCCESS;
-    }
-    if (sb != rb + (size_t)me * blk)
-        coll_direct_copy_out(comm, rb + (size_t)me * blk, sb, blk, (size_t)p * blk);
-    if (blk <= coll_direct_small_max(comm))
-        return small(comm, g, sb, rb, blk);
-    size_t half = coll_direct_stage_bytes(comm) / 2, chunk = half / es;
+    coll_vec_t v;
+    COLL_OPEN(coll_vec_open, g, a, v); /* p = 1 done too: comm->direct may be NULL then */
+    size_t blk = v.n * v.es;
+    if (v.sb != v.rb + (size_t)v.me * blk)
+        coll_direct_copy_out(comm, v.rb + (size_t)v.me * blk, v.sb, blk, (size_t)v.p * blk);
+    if (blk <= coll_direct_small_max(comm)) /* one synchronisation: post my block, copy the others out */
+        return coll_direct_small_collect(comm, g, v.sb, blk, 0, v.rb, blk);
+    size_t half = coll_direct_stage_bytes(comm) / 2, chunk = half / v.es;
     size_t rot = coll_stage_rot(comm, blk, half); /* a small call's window: one chunk */
-    int reg = coll_direct_is_registered(comm, sb, blk);
-    coll_direct_publish(comm, PUB_SEND, reg ? sb : NULL);
-    char *mine = (char *)coll_direct_stage(comm, coll_group_lr(comm, g, me)) + rot;
+    int reg = coll_direct_is_registered(comm, v.sb, blk);
+    coll_direct_publish(comm, PUB_SEND, reg ? v.sb : NULL);
+    char *mine = (char *)coll_direct_stage(comm, coll_group_lr(comm, g, v.me)) + rot;
     const char *zc[COLL_MAX_LOCAL];
-    for (size_t k = 0, off = 0; off < n; k++, off += chunk) {
-        size_t cnt = coll_min_sz(chunk, n - off), h = (k % 2) * half;
+    for (size_t k = 0, off = 0; off < v.n; k++, off += chunk) {
+        size_t cnt = coll_min_sz(chunk, v.n - off), h = (k % 2) * half;
         if (!reg)
-            coll_direct_copy(comm, mine + h, sb + off * es, cnt * es);
+            coll_direct_copy(comm, mine + h, v.sb + off * v.es, cnt * v.es);
         COLL_CHECK(coll_direct_barrier(comm));
         if (k == 0 && coll_group_peer_ptrs(comm, g, PUB_SEND, NULL, zc)) {
-            for (int j = 0; j < p; j++)
-                if (j != me)
-                    coll_direct_copy(comm, rb + (size_t)j * blk, zc[j], blk);
+            for (int j = 0; j < v.p; j++)
+                if (j != v.me)
+                    coll_direct_copy(comm, v.rb + (size_t)j * blk, zc[j], blk);
             break;
         }
-        for (int j = 0; j < p; j++) {
-            if (j == me)
+        for (int j = 0; j < v.p; j++) {
+            if (j == v.me)
                 continue;
-            const char *src = zc[j] ? zc[j] + off * es
+            const char *src = zc[j] ? zc[j] + off * v.es
                                     : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + rot + h;
-            coll_direct_copy_out(comm, rb + ((size_t)j * n + off) * es, src, cnt * es, (size_t)p * blk);
+            coll_direct_copy_out(comm, v.rb + ((size_t)j * v.n + off) * v.es, src, cnt * v.es, (size_t)v.p * blk);
         }
     }
     return coll_direct_barrier(comm); /* peers are done reading my stage and buffers */
-}
-
-static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
-{
-    return coll_direct_usable(comm, g, 0);
-}
-
-static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
-{
-    return coll_allgather_direct_run(comm, g, a->sendbuf, a->recvbuf, a->count, a->dt);
 }
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
@@ -124,4 +90,4 @@ const coll_algo_t coll_algo_allgather_direct
     = COLL_ALGO(COLL_ALLGATHER, "direct", .flags = COLL_ALGO_F_SINGLE_HOST,
                 .desc = "shared memory, one host: blocks staged (or zero-copy), everybody copies every block out; 1 "
                         "barrier per chunk + 1",
-                .usable = usable);
+                .usable = coll_direct_usable_any);

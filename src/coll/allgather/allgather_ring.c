@@ -38,9 +38,7 @@ coll_status_t coll_allgather_ring_run(coll_comm *comm, const coll_group_t *g, co
     if (p == 1)
         return COLL_SUCCESS;
     int right = g->ranks[coll_ring_next(me, p)], left = g->ranks[coll_ring_prev(me, p)];
-    size_t chunk = coll_cfg_size(COLL_CFG_CHUNK) / es;
-    if (chunk == 0)
-        chunk = 1;
+    size_t chunk = coll_chunk_elems(coll_cfg_size(COLL_CFG_CHUNK), es);
     for (size_t off = 0; off < n; off += chunk) {
         size_t cnt = coll_min_sz(chunk, n - off);
         for (int s = 0; s < p - 1; s++) {

@@ -94,11 +94,6 @@ coll_status_t coll_allgatherv_direct_run(coll_comm *comm, const coll_group_t *g,
     return coll_direct_barrier(comm); /* peers are done reading my stage and buffers */
 }
 
-static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
-{
-    return coll_direct_usable(comm, g, 0);
-}
-
 /* a->counts / a->displs are indexed by member of g (global rank on the world). */
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
@@ -118,4 +113,4 @@ const coll_algo_t coll_algo_allgatherv_direct
     = COLL_ALGO(COLL_ALLGATHERV, "direct", .flags = COLL_ALGO_F_SINGLE_HOST,
                 .desc = "shared memory, one host: blocks staged (or zero-copy), copied out to their displacements; 1 "
                         "barrier per chunk + 1",
-                .usable = usable);
+                .usable = coll_direct_usable_any);

@@ -41,9 +41,7 @@ coll_status_t coll_allgatherv_ring_run(coll_comm *comm, const coll_group_t *g, c
     for (int i = 0; i < p; i++)
         maxc = counts[i] > maxc ? counts[i] : maxc;
     int right = g->ranks[coll_ring_next(me, p)], left = g->ranks[coll_ring_prev(me, p)];
-    size_t chunk = coll_cfg_size(COLL_CFG_CHUNK) / es;
-    if (chunk == 0)
-        chunk = 1;
+    size_t chunk = coll_chunk_elems(coll_cfg_size(COLL_CFG_CHUNK), es);
     for (size_t off = 0; off < maxc; off += chunk) {
         for (int s = 0; s < p - 1; s++) {
             int sb = coll_mod(me - s, p), rbk = coll_mod(me - s - 1, p);

@@ -15,12 +15,6 @@
 typedef coll_status_t coll_allreduce_run_fn(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
                                             size_t n, coll_dtype_t dt, coll_op_t op);
 
-/* Ring reduce-scatter + allgather, chunk-pipelined. Any group. */
-coll_allreduce_run_fn coll_allreduce_ring_run;
-/* Recursive halving-doubling (Rabenseifner), extra ranks folded in/out. Any group. */
-coll_allreduce_run_fn coll_allreduce_hd_run;
-/* Double binary tree, chunk-pipelined (NCCL's tree). Any group. */
-coll_allreduce_run_fn coll_allreduce_tree_run;
 /* Zero-copy publication slots shared by direct and cma (after coll_direct_publish
  * of the send and receive buffers and a barrier): are every member's buffers
  * coll_mem_alloc memory? Then coll_allreduce_zero_copy finishes the call. */

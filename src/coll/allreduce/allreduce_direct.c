@@ -167,11 +167,6 @@ coll_status_t coll_allreduce_direct_run(coll_comm *comm, const coll_group_t *g, 
     return COLL_SUCCESS;
 }
 
-static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
-{
-    return coll_direct_usable(comm, g, 0);
-}
-
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     return coll_allreduce_direct_run(comm, g, a->sendbuf, a->recvbuf, a->count, a->dt, a->op);
@@ -193,4 +188,4 @@ const coll_algo_t coll_algo_allreduce_direct = COLL_ALGO(
     COLL_ALLREDUCE, "direct", .flags = COLL_ALGO_F_SINGLE_HOST | COLL_ALGO_F_DETERMINISTIC,
     .desc
     = "shared memory, one host: each rank reduces its 1/p slice from every peer's staged (or zero-copy) data; 2 barriers per chunk",
-    .usable = usable);
+    .usable = coll_direct_usable_any);

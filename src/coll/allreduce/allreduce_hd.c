@@ -26,49 +26,40 @@
 #include "coll/execution/prim.h"
 #include "coll/selection/tuning.h"
 
-coll_status_t coll_allreduce_hd_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                    size_t n, coll_dtype_t dt, coll_op_t op)
-{
-    int p = g->size, me = g->me;
-    size_t es = coll_dtype_size(dt);
-    const char *sb = sendbuf;
-    char *rb = recvbuf;
-    if (n == 0 || coll_alone(p, sb, rb, n * es))
-        return COLL_SUCCESS;
-    int fold = coll_hd_fold_peer(me, p);
-    int v = coll_hd_vrank(me, p);
-    if (v < 0) { /* folded out: hand the vector over, get the result back */
-        COLL_CHECK(coll_prim_sendrecv(comm, sb, n * es, g->ranks[fold], NULL, 0, -1));
-        return coll_prim_sendrecv(comm, NULL, 0, -1, rb, n * es, g->ranks[fold]);
-    }
-    if (fold >= 0)
-        COLL_CHECK(coll_prim_send_recv_reduce(comm, NULL, 0, -1, rb, sb, n * es, g->ranks[fold], dt, op));
-    else if (sb != rb)
-        memcpy(rb, sb, n * es);
-    int p2 = coll_hd_pof2(p), ns = coll_hd_nsteps(p);
-    for (int s = 0; s < ns; s++) {
-        coll_hd_step_t st = coll_hd_halving(v, p, s);
-        int peer = g->ranks[coll_hd_member(st.peer, p)];
-        size_t so = coll_block_offset(n, p2, st.send_lo), se = coll_block_offset(n, p2, st.send_lo + st.send_n);
-        size_t ko = coll_block_offset(n, p2, st.keep_lo), ke = coll_block_offset(n, p2, st.keep_lo + st.keep_n);
-        COLL_CHECK(coll_prim_send_recv_reduce(comm, rb + so * es, (se - so) * es, peer, rb + ko * es, rb + ko * es,
-                                              (ke - ko) * es, peer, dt, op));
-    }
-    for (int s = ns - 1; s >= 0; s--) {
-        coll_hd_step_t st = coll_hd_halving(v, p, s);
-        int peer = g->ranks[coll_hd_member(st.peer, p)];
-        size_t so = coll_block_offset(n, p2, st.send_lo), se = coll_block_offset(n, p2, st.send_lo + st.send_n);
-        size_t ko = coll_block_offset(n, p2, st.keep_lo), ke = coll_block_offset(n, p2, st.keep_lo + st.keep_n);
-        COLL_CHECK(coll_prim_sendrecv(comm, rb + ko * es, (ke - ko) * es, peer, rb + so * es, (se - so) * es, peer));
-    }
-    if (fold >= 0)
-        COLL_CHECK(coll_prim_sendrecv(comm, rb, n * es, g->ranks[fold], NULL, 0, -1));
-    return COLL_SUCCESS;
-}
-
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    return coll_allreduce_hd_run(comm, g, a->sendbuf, a->recvbuf, a->count, a->dt, a->op);
+    coll_vec_t v;
+    COLL_OPEN(coll_vec_open, g, a, v);
+    int fold = coll_hd_fold_peer(v.me, v.p);
+    int vr = coll_hd_vrank(v.me, v.p);
+    if (vr < 0) { /* folded out: hand the vector over, get the result back */
+        COLL_CHECK(coll_prim_sendrecv(comm, v.sb, v.n * v.es, g->ranks[fold], NULL, 0, -1));
+        return coll_prim_sendrecv(comm, NULL, 0, -1, v.rb, v.n * v.es, g->ranks[fold]);
+    }
+    if (fold >= 0)
+        COLL_CHECK(coll_prim_send_recv_reduce(comm, NULL, 0, -1, v.rb, v.sb, v.n * v.es, g->ranks[fold], a->dt, a->op));
+    else if (v.sb != v.rb)
+        memcpy(v.rb, v.sb, v.n * v.es);
+    int p2 = coll_hd_pof2(v.p), ns = coll_hd_nsteps(v.p);
+    for (int s = 0; s < ns; s++) {
+        coll_hd_step_t st = coll_hd_halving(vr, v.p, s);
+        int peer = g->ranks[coll_hd_member(st.peer, v.p)];
+        size_t so = coll_block_offset(v.n, p2, st.send_lo), se = coll_block_offset(v.n, p2, st.send_lo + st.send_n);
+        size_t ko = coll_block_offset(v.n, p2, st.keep_lo), ke = coll_block_offset(v.n, p2, st.keep_lo + st.keep_n);
+        COLL_CHECK(coll_prim_send_recv_reduce(comm, v.rb + so * v.es, (se - so) * v.es, peer, v.rb + ko * v.es,
+                                              v.rb + ko * v.es, (ke - ko) * v.es, peer, a->dt, a->op));
+    }
+    for (int s = ns - 1; s >= 0; s--) {
+        coll_hd_step_t st = coll_hd_halving(vr, v.p, s);
+        int peer = g->ranks[coll_hd_member(st.peer, v.p)];
+        size_t so = coll_block_offset(v.n, p2, st.send_lo), se = coll_block_offset(v.n, p2, st.send_lo + st.send_n);
+        size_t ko = coll_block_offset(v.n, p2, st.keep_lo), ke = coll_block_offset(v.n, p2, st.keep_lo + st.keep_n);
+        COLL_CHECK(coll_prim_sendrecv(comm, v.rb + ko * v.es, (ke - ko) * v.es, peer, v.rb + so * v.es,
+                                      (se - so) * v.es, peer));
+    }
+    if (fold >= 0)
+        COLL_CHECK(coll_prim_sendrecv(comm, v.rb, v.n * v.es, g->ranks[fold], NULL, 0, -1));
+    return COLL_SUCCESS;
 }
 
 double coll_allreduce_hd_cost(const coll_link_cost_t *l, double beta, int p, double n, double ov)

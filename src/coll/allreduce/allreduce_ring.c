@@ -50,44 +50,33 @@ static size_t chunk_bytes(const coll_comm *comm, const coll_group_t *g)
     return !coll_group_is_local(comm, g) && net > c ? net : c;
 }
 
-coll_status_t coll_allreduce_ring_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                      size_t n, coll_dtype_t dt, coll_op_t op)
+static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    int p = g->size, me = g->me;
-    size_t es = coll_dtype_size(dt);
-    if (n == 0 || coll_alone(p, sendbuf, recvbuf, n * es))
-        return COLL_SUCCESS;
-    int right = g->ranks[coll_ring_next(me, p)], left = g->ranks[coll_ring_prev(me, p)];
-    size_t chunk = chunk_bytes(comm, g) / es;
-    if (chunk == 0)
-        chunk = 1;
-    size_t maxseg = coll_block_count(n, p, 0);
+    coll_vec_t v;
+    COLL_OPEN(coll_vec_open, g, a, v);
+    int right = g->ranks[coll_ring_next(v.me, v.p)], left = g->ranks[coll_ring_prev(v.me, v.p)];
+    size_t chunk = coll_chunk_elems(chunk_bytes(comm, g), v.es);
+    size_t maxseg = coll_block_count(v.n, v.p, 0);
     size_t nchunks = (maxseg + chunk - 1) / chunk;
-    const char *sb = sendbuf;
-    char *rb = recvbuf;
     for (size_t c = 0; c < nchunks; c++) {
-        for (int s = 0; s < p - 1; s++) {
-            piece_t snd = piece(n, p, coll_mod(me - s, p), chunk, c);
-            piece_t rcv = piece(n, p, coll_mod(me - s - 1, p), chunk, c);
-            const char *src = s == 0 ? sb : rb;
-            COLL_CHECK(coll_prim_send_recv_reduce(comm, src + snd.off * es, snd.cnt * es, right, rb + rcv.off * es,
-                                                  sb + rcv.off * es, rcv.cnt * es, left, dt, op));
+        for (int s = 0; s < v.p - 1; s++) {
+            piece_t snd = piece(v.n, v.p, coll_mod(v.me - s, v.p), chunk, c);
+            piece_t rcv = piece(v.n, v.p, coll_mod(v.me - s - 1, v.p), chunk, c);
+            const char *src = s == 0 ? v.sb : v.rb;
+            COLL_CHECK(coll_prim_send_recv_reduce(comm, src + snd.off * v.es, snd.cnt * v.es, right,
+                                                  v.rb + rcv.off * v.es, v.sb + rcv.off * v.es, rcv.cnt * v.es, left,
+                                                  a->dt, a->op));
         }
     }
     for (size_t c = 0; c < nchunks; c++) {
-        for (int s = 0; s < p - 1; s++) {
-            piece_t snd = piece(n, p, coll_mod(me + 1 - s, p), chunk, c);
-            piece_t rcv = piece(n, p, coll_mod(me - s, p), chunk, c);
-            COLL_CHECK(coll_prim_sendrecv(comm, rb + snd.off * es, snd.cnt * es, right, rb + rcv.off * es, rcv.cnt * es,
-                                          left));
+        for (int s = 0; s < v.p - 1; s++) {
+            piece_t snd = piece(v.n, v.p, coll_mod(v.me + 1 - s, v.p), chunk, c);
+            piece_t rcv = piece(v.n, v.p, coll_mod(v.me - s, v.p), chunk, c);
+            COLL_CHECK(coll_prim_sendrecv(comm, v.rb + snd.off * v.es, snd.cnt * v.es, right, v.rb + rcv.off * v.es,
+                                          rcv.cnt * v.es, left));
         }
     }
     return COLL_SUCCESS;
-}
-
-static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
-{
-    return coll_allreduce_ring_run(comm, g, a->sendbuf, a->recvbuf, a->count, a->dt, a->op);
 }
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)

@@ -148,21 +148,16 @@ static coll_status_t run_rounds(coll_comm *comm, coll_prim_t *ops, int nops, col
     return st;
 }
 
-coll_status_t coll_allreduce_tree_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                      size_t n, coll_dtype_t dt, coll_op_t op)
+static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    int p = g->size, me = g->me;
-    size_t es = coll_dtype_size(dt);
-    const char *sb = sendbuf;
-    char *rb = recvbuf;
-    if (n == 0 || coll_alone(p, sb, rb, n * es))
-        return COLL_SUCCESS;
+    coll_vec_t v;
+    COLL_OPEN(coll_vec_open, g, a, v);
     side_t side[2];
     size_t tmp_elems;
-    long steps = plan_sides(side, me, p, n, es, &tmp_elems);
+    long steps = plan_sides(side, v.me, v.p, v.n, v.es, &tmp_elems);
     char *tmp = NULL;
     if (tmp_elems)
-        COLL_CHECK(coll_tmp_get(comm, g, tmp_elems * es, (void **)&tmp));
+        COLL_CHECK(coll_tmp_get(comm, g, tmp_elems * v.es, (void **)&tmp));
     int fold = coll_data_real(comm); /* sizes-only simulation: no values to fold (an eighth of its CPU) */
     coll_status_t st = COLL_SUCCESS;
     for (long s = 0; s < steps && st == COLL_SUCCESS; s++) {
@@ -170,19 +165,14 @@ coll_status_t coll_allreduce_tree_run(coll_comm *comm, const coll_group_t *g, co
         size_t fold_off = 0, fold_cnt = 0; /* rb[fold] = rb[fold] OP tmp after the step */
         int nops = 0;
         for (int t = 0; t < 2; t++)
-            nops += step_ops(&side[t], s, g, sb, rb, tmp, es, ops + nops, &fold_off, &fold_cnt);
-        st = run_rounds(comm, ops, nops, dt, op);
+            nops += step_ops(&side[t], s, g, v.sb, v.rb, tmp, v.es, ops + nops, &fold_off, &fold_cnt);
+        st = run_rounds(comm, ops, nops, a->dt, a->op);
         if (st == COLL_SUCCESS && fold_cnt && fold)
-            coll_reduce_local(rb + fold_off * es, rb + fold_off * es, tmp, fold_cnt, dt, op);
+            coll_reduce_local(v.rb + fold_off * v.es, v.rb + fold_off * v.es, tmp, fold_cnt, a->dt, a->op);
     }
     if (tmp)
         coll_tmp_put(comm, g, tmp);
     return st;
-}
-
-static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
-{
-    return coll_allreduce_tree_run(comm, g, a->sendbuf, a->recvbuf, a->count, a->dt, a->op);
 }
 
 double coll_allreduce_tree_cost(const coll_link_cost_t *l, double beta, int p, double n, double ov)

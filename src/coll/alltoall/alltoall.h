@@ -16,8 +16,6 @@ typedef coll_status_t coll_alltoall_run_fn(coll_comm *comm, const coll_group_t *
 
 /* p-1 steps: at step s send to me+s, receive from me-s. Any group. */
 coll_alltoall_run_fn coll_alltoall_pairwise_run;
-/* Shared memory: g must be exactly the ranks of this host (coll_group_is_host). */
-coll_alltoall_run_fn coll_alltoall_direct_run;
 
 /* Bruck: ceil(log2 p) steps to 2 log2 p peers. Any group. */
 coll_alltoall_run_fn coll_alltoall_bruck_run;

@@ -32,70 +32,45 @@
 
 enum { PUB_SEND = 0 };
 
-/* Whole send buffer up to coll_direct_small_max: one synchronisation. Every rank
- * posts its send buffer to its small slot and copies its block out of each. */
-static coll_status_t small(coll_comm *comm, const coll_group_t *g, const char *sb, char *rb, size_t blk)
+static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    int p = g->size, me = g->me;
-    uint64_t seq;
-    COLL_CHECK(coll_direct_small_post(comm, sb, (size_t)p * blk, &seq));
-    COLL_CHECK(coll_direct_small_wait_all(comm, seq));
-    for (int j = 0; j < p; j++)
-        if (j != me)
-            coll_direct_copy(comm, rb + (size_t)j * blk,
-                             (const char *)coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq)
-                                 + (size_t)me * blk,
-                             blk);
-    coll_direct_small_done(comm, seq);
-    return COLL_SUCCESS;
-}
-
-coll_status_t coll_alltoall_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                       size_t n, coll_dtype_t dt)
-{
-    int p = g->size, me = g->me;
-    size_t es = coll_dtype_size(dt), blk = n * es;
-    const char *sb = sendbuf;
-    char *rb = recvbuf;
-    if (n == 0)
-        return COLL_SUCCESS;
-    if (p == 1) { /* alone: comm->direct may be NULL */
-        memcpy(rb, sb, blk);
-        return COLL_SUCCESS;
-    }
-    coll_direct_copy_out(comm, rb + (size_t)me * blk, sb + (size_t)me * blk, blk, (size_t)p * blk);
-    if ((size_t)p * blk <= coll_direct_small_max(comm))
-        return small(comm, g, sb, rb, blk);
-    size_t half = coll_direct_stage_bytes(comm) / 2, c = half / es / (size_t)p;
+    coll_vec_t v;
+    COLL_OPEN(coll_vec_open, g, a, v); /* p = 1 done too: comm->direct may be NULL then */
+    size_t blk = v.n * v.es;
+    coll_direct_copy_out(comm, v.rb + (size_t)v.me * blk, v.sb + (size_t)v.me * blk, blk, (size_t)v.p * blk);
+    if ((size_t)v.p * blk <= coll_direct_small_max(comm)) /* one synchronisation: post all, copy my block of each */
+        return coll_direct_small_collect(comm, g, v.sb, (size_t)v.p * blk, (size_t)v.me * blk, v.rb, blk);
+    size_t half = coll_direct_stage_bytes(comm) / 2, c = half / v.es / (size_t)v.p;
     if (c == 0)
         return coll_error(COLL_ERR_UNSUPPORTED, COLL_SUB_COLL,
-                          "alltoall direct: stage of %zu bytes too small for %d ranks", half * 2, p);
-    c = coll_min_sz(c, n); /* one chunk: blocks packed, p blk bytes */
-    size_t rot = coll_stage_rot(comm, (size_t)p * blk, half);
-    int reg = coll_direct_is_registered(comm, sb, (size_t)p * blk);
-    coll_direct_publish(comm, PUB_SEND, reg ? sb : NULL);
-    char *mine = (char *)coll_direct_stage(comm, coll_group_lr(comm, g, me)) + rot;
+                          "alltoall direct: stage of %zu bytes too small for %d ranks", half * 2, v.p);
+    c = coll_min_sz(c, v.n); /* one chunk: blocks packed, p blk bytes */
+    size_t rot = coll_stage_rot(comm, (size_t)v.p * blk, half);
+    int reg = coll_direct_is_registered(comm, v.sb, (size_t)v.p * blk);
+    coll_direct_publish(comm, PUB_SEND, reg ? v.sb : NULL);
+    char *mine = (char *)coll_direct_stage(comm, coll_group_lr(comm, g, v.me)) + rot;
     const char *zc[COLL_MAX_LOCAL];
-    for (size_t k = 0, off = 0; off < n; k++, off += c) {
-        size_t cnt = coll_min_sz(c, n - off), h = (k % 2) * half;
+    for (size_t k = 0, off = 0; off < v.n; k++, off += c) {
+        size_t cnt = coll_min_sz(c, v.n - off), h = (k % 2) * half;
         if (!reg)
-            for (int i = 0; i < p; i++)
-                if (i != me)
-                    coll_direct_copy(comm, mine + h + (size_t)i * c * es, sb + ((size_t)i * n + off) * es, cnt * es);
+            for (int i = 0; i < v.p; i++)
+                if (i != v.me)
+                    coll_direct_copy(comm, mine + h + (size_t)i * c * v.es, v.sb + ((size_t)i * v.n + off) * v.es,
+                                     cnt * v.es);
         COLL_CHECK(coll_direct_barrier(comm));
         if (k == 0 && coll_group_peer_ptrs(comm, g, PUB_SEND, NULL, zc)) {
-            for (int j = 0; j < p; j++)
-                if (j != me)
-                    coll_direct_copy(comm, rb + (size_t)j * blk, zc[j] + (size_t)me * blk, blk);
+            for (int j = 0; j < v.p; j++)
+                if (j != v.me)
+                    coll_direct_copy(comm, v.rb + (size_t)j * blk, zc[j] + (size_t)v.me * blk, blk);
             break;
         }
-        for (int j = 0; j < p; j++) {
-            if (j == me)
+        for (int j = 0; j < v.p; j++) {
+            if (j == v.me)
                 continue;
             const char *src = zc[j]
-                ? zc[j] + ((size_t)me * n + off) * es
-                : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + rot + h + (size_t)me * c * es;
-            coll_direct_copy_out(comm, rb + ((size_t)j * n + off) * es, src, cnt * es, (size_t)p * blk);
+                ? zc[j] + ((size_t)v.me * v.n + off) * v.es
+                : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + rot + h + (size_t)v.me * c * v.es;
+            coll_direct_copy_out(comm, v.rb + ((size_t)j * v.n + off) * v.es, src, cnt * v.es, (size_t)v.p * blk);
         }
     }
     return coll_direct_barrier(comm); /* peers are done reading my stage and buffers */
@@ -104,11 +79,6 @@ coll_status_t coll_alltoall_direct_run(coll_comm *comm, const coll_group_t *g, c
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     return coll_direct_usable(comm, g, (size_t)g->size * coll_dtype_size(a->dt)); /* an element per member */
-}
-
-static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
-{
-    return coll_alltoall_direct_run(comm, g, a->sendbuf, a->recvbuf, a->count, a->dt);
 }
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)

@@ -88,11 +88,6 @@ coll_status_t coll_broadcast_direct_run(coll_comm *comm, const coll_group_t *g, 
     return COLL_SUCCESS;
 }
 
-static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
-{
-    return coll_direct_usable(comm, g, 32); /* a stage of 64 bytes at least */
-}
-
 static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     return coll_broadcast_direct_run(comm, g, a->recvbuf, a->count, a->dt, a->root);
@@ -110,4 +105,4 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 const coll_algo_t coll_algo_broadcast_direct = COLL_ALGO(
     COLL_BROADCAST, "direct", .flags = COLL_ALGO_F_SINGLE_HOST,
     .desc = "shm, one host: root stages chunks (or publishes its buffer), all copy out; 1 barrier per chunk + 1",
-    .usable = usable);
+    .usable = coll_direct_usable_64);

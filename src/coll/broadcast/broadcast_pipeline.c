@@ -20,12 +20,6 @@
 #include "coll/selection/tuning.h"
 #include "core/config.h"
 
-static size_t chunk_elems(size_t es)
-{
-    size_t c = coll_cfg_size(COLL_CFG_CHUNK) / es;
-    return c ? c : 1;
-}
-
 coll_status_t coll_broadcast_pipeline_run(coll_comm *comm, const coll_group_t *g, void *buf, size_t n, coll_dtype_t dt,
                                           int root)
 {
@@ -36,7 +30,7 @@ coll_status_t coll_broadcast_pipeline_run(coll_comm *comm, const coll_group_t *g
         return COLL_SUCCESS;
     int prev = coll_tree_chain_prev(me, ri, p), next = coll_tree_chain_next(me, ri, p);
     int from = prev >= 0 ? g->ranks[prev] : -1, to = next >= 0 ? g->ranks[next] : -1;
-    size_t chunk = chunk_elems(es), nc = (n + chunk - 1) / chunk;
+    size_t chunk = coll_chunk_elems(coll_cfg_size(COLL_CFG_CHUNK), es), nc = (n + chunk - 1) / chunk;
     char *b = buf;
     /* step s: receive chunk s (s < nc), forward chunk s-1 (s >= 1); the root
      * has nothing to receive, so it runs one step ahead: step s sends chunk s. */

@@ -6,6 +6,7 @@
 
 #include "coll/util/coll_util.h"
 #include "coll/execution/prim.h"
+#include "coll/execution/rooted.h"
 #include "coll/selection/tuning.h"
 #include "transport/direct.h"
 
@@ -78,23 +79,26 @@ static coll_status_t root_tokens(coll_comm *comm, const coll_group_t *g, int sen
     return COLL_SUCCESS;
 }
 
-coll_status_t coll_cma_rooted(coll_comm *comm, const coll_group_t *g, int ri, size_t blk, char *all, char *mine,
-                              int inplace, int to_root)
+coll_status_t coll_cma_rooted(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     enum { PUB_BUF = 0 }; /* cma and zero-copy slot: the root's whole buffer */
-    int p = g->size, me = g->me;
+    coll_rooted_call_t c;
+    COLL_OPEN(coll_rooted_open, g, a, c);
+    int to_root = c.dir == COLL_TO_ROOT;
     char tok = 0;
-    if (me != ri) { /* go, my whole block, done */
-        COLL_CHECK(coll_prim_sendrecv(comm, NULL, 0, -1, &tok, 1, g->ranks[ri]));
-        COLL_CHECK(to_root ? coll_cma_put(comm, g, ri, PUB_BUF, (size_t)me * blk, mine, blk)
-                           : coll_cma_get(comm, g, ri, PUB_BUF, (size_t)me * blk, mine, blk));
-        return coll_prim_sendrecv(comm, &tok, 1, g->ranks[ri], NULL, 0, -1);
+    if (c.me != c.ri) { /* go, my whole block, done */
+        COLL_CHECK(coll_prim_sendrecv(comm, NULL, 0, -1, &tok, 1, g->ranks[c.ri]));
+        COLL_CHECK(to_root ? coll_cma_put(comm, g, c.ri, PUB_BUF, (size_t)c.me * c.blk, c.own, c.blk)
+                           : coll_cma_get(comm, g, c.ri, PUB_BUF, (size_t)c.me * c.blk, c.own, c.blk));
+        return coll_prim_sendrecv(comm, &tok, 1, g->ranks[c.ri], NULL, 0, -1);
     }
-    coll_direct_publish_addr(comm, PUB_BUF, all);
-    coll_direct_publish(comm, PUB_BUF, coll_direct_is_registered(comm, all, (size_t)p * blk) ? all : NULL);
-    COLL_CHECK(root_tokens(comm, g, 1)); /* the address is out before the go (the FIFO orders them) */
-    if (!inplace)
-        coll_direct_copy(comm, to_root ? all + (size_t)me * blk : mine, to_root ? mine : all + (size_t)me * blk, blk);
+    coll_direct_publish_addr(comm, PUB_BUF, c.blocks);
+    coll_direct_publish(comm, PUB_BUF,
+                        coll_direct_is_registered(comm, c.blocks, (size_t)c.p * c.blk) ? c.blocks : NULL);
+    COLL_CHECK(root_tokens(comm, g, 1));            /* the address is out before the go (the FIFO orders them) */
+    char *in_all = c.blocks + (size_t)c.me * c.blk; /* my block in my buffer of all blocks */
+    if (!a->inplace)
+        coll_direct_copy(comm, to_root ? in_all : c.own, to_root ? c.own : in_all, c.blk);
     return root_tokens(comm, g, 0); /* every block read or landed: my buffer may change */
 }
 

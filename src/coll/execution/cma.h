@@ -42,10 +42,11 @@ coll_status_t coll_cma_get(coll_comm *comm, const coll_group_t *g, int j, int sl
 coll_status_t coll_cma_put(coll_comm *comm, const coll_group_t *g, int j, int slot, size_t off, const void *src,
                            size_t len);
 
-/* The body of scatter_cma (to_root 0) and gather_cma (to_root 1) after their
- * checks: blocks of blk bytes between the root's whole buffer `all` (p blk,
- * block j for member j) and each rank's own block `mine`. The root publishes
- * `all` (slot 0) and sends every member a 1-byte go; each member copies its
+/* The run of scatter_cma and gather_cma (a Gather or a Scatter call,
+ * execution/rooted.h): blocks of blk bytes between the root's whole buffer
+ * (p blk, block j for member j) and each rank's own block. Nothing to do for
+ * empty blocks; a group of one copies its block. The root publishes its
+ * buffer (slot 0) and sends every member a 1-byte go; each member copies its
  * whole block (one process_vm_readv / writev, or a memcpy from or into
  * coll_mem_alloc memory) and sends the root a 1-byte done; the root copies
  * its own block meanwhile (unless in place) and returns once every done is in,
@@ -56,8 +57,7 @@ coll_status_t coll_cma_put(coll_comm *comm, const coll_group_t *g, int j, int sl
  * with the two barriers and the root writing 1/p of every block, 5 rounds,
  * bench/results/huge-rules-20261204.md section 8). O(p) messages at the
  * root, O(1) at a member, no system call at the root. */
-coll_status_t coll_cma_rooted(coll_comm *comm, const coll_group_t *g, int ri, size_t blk, char *all, char *mine,
-                              int inplace, int to_root);
+coll_status_t coll_cma_rooted(coll_comm *comm, const coll_group_t *g, const coll_args_t *a);
 /* Its cost: the opening and closing (as 2 barriers) + a member's one call of blk + the root's own block. */
 double coll_cma_rooted_cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a);
 

@@ -10,113 +10,72 @@
 #include "coll/execution/tree.h"
 #include "core/config.h"
 
-static coll_status_t sub_run(coll_comm *comm, const coll_group_t *g, coll_args_t *a)
+/* Every sub-group call: its arguments completed for g, then selected and run. */
+static coll_status_t sub_run(coll_comm *comm, const coll_group_t *g, coll_args_t a)
 {
-    coll_args_finish(comm, g, a);
-    return coll_algo_run(comm, g, a);
-}
-
-/* AllReduce and Reduce: the same arguments (root unused by AllReduce). */
-static coll_status_t sub_reducing(coll_comm *comm, const coll_group_t *g, coll_kind_t kind, const void *sendbuf,
-                                  void *recvbuf, size_t n, coll_dtype_t dt, coll_op_t op, int root)
-{
-    coll_args_t a
-        = {.kind = kind, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = n, .dt = dt, .op = op, .root = root};
-    return sub_run(comm, g, &a);
+    coll_args_finish(comm, g, &a);
+    return coll_algo_run(comm, g, &a);
 }
 
 coll_status_t coll_sub_allreduce(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf, size_t n,
                                  coll_dtype_t dt, coll_op_t op)
 {
-    return sub_reducing(comm, g, COLL_ALLREDUCE, sendbuf, recvbuf, n, dt, op, 0);
+    return sub_run(comm, g, coll_args_make(COLL_ALLREDUCE, sendbuf, recvbuf, n, dt, op, 0));
 }
 
 coll_status_t coll_sub_reduce(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf, size_t n,
                               coll_dtype_t dt, coll_op_t op, int root)
 {
-    return sub_reducing(comm, g, COLL_REDUCE, sendbuf, recvbuf, n, dt, op, root);
+    return sub_run(comm, g, coll_args_make(COLL_REDUCE, sendbuf, recvbuf, n, dt, op, root));
 }
 
 coll_status_t coll_sub_barrier(coll_comm *comm, const coll_group_t *g)
 {
-    coll_args_t a = {.kind = COLL_BARRIER, .dt = COLL_UINT8};
-    return sub_run(comm, g, &a);
+    return sub_run(comm, g, coll_args_make(COLL_BARRIER, NULL, NULL, 0, COLL_UINT8, COLL_SUM, 0));
 }
 
 coll_status_t coll_sub_broadcast(coll_comm *comm, const coll_group_t *g, void *buf, size_t n, coll_dtype_t dt, int root)
 {
-    coll_args_t a = {.kind = COLL_BROADCAST, .sendbuf = buf, .recvbuf = buf, .count = n, .dt = dt, .root = root};
-    return sub_run(comm, g, &a);
+    return sub_run(comm, g, coll_args_make(COLL_BROADCAST, buf, buf, n, dt, COLL_SUM, root));
 }
 
 coll_status_t coll_sub_reduce_scatter(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
                                       size_t count, coll_dtype_t dt, coll_op_t op)
 {
-    coll_args_t a
-        = {.kind = COLL_REDUCE_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dt = dt, .op = op};
-    return sub_run(comm, g, &a);
+    return sub_run(comm, g, coll_args_make(COLL_REDUCE_SCATTER, sendbuf, recvbuf, count, dt, op, 0));
 }
 
 coll_status_t coll_sub_reduce_scatterv(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
                                        const size_t *counts, const size_t *displs, coll_dtype_t dt, coll_op_t op)
 {
-    coll_args_t a = {.kind = COLL_REDUCE_SCATTERV,
-                     .sendbuf = sendbuf,
-                     .recvbuf = recvbuf,
-                     .count = counts[g->me],
-                     .counts = counts,
-                     .displs = displs,
-                     .dt = dt,
-                     .op = op};
-    return sub_run(comm, g, &a);
+    return sub_run(comm, g,
+                   coll_args_make_v(COLL_REDUCE_SCATTERV, sendbuf, recvbuf, counts[g->me], counts, displs, dt, op));
 }
 
 coll_status_t coll_sub_allgatherv(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
                                   const size_t *counts, const size_t *displs, coll_dtype_t dt)
 {
-    coll_args_t a = {.kind = COLL_ALLGATHERV,
-                     .sendbuf = sendbuf,
-                     .recvbuf = recvbuf,
-                     .count = counts[g->me],
-                     .counts = counts,
-                     .displs = displs,
-                     .dt = dt};
-    return sub_run(comm, g, &a);
-}
-
-/* Scatter and Gather: mirror images with the same arguments. */
-static coll_status_t sub_rooted(coll_comm *comm, const coll_group_t *g, coll_kind_t kind, const void *sendbuf,
-                                void *recvbuf, size_t count, coll_dtype_t dt, int root)
-{
-    coll_args_t a = {.kind = kind, .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .dt = dt, .root = root};
-    return sub_run(comm, g, &a);
+    return sub_run(comm, g,
+                   coll_args_make_v(COLL_ALLGATHERV, sendbuf, recvbuf, counts[g->me], counts, displs, dt, COLL_SUM));
 }
 
 coll_status_t coll_sub_scatter(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf, size_t count,
                                coll_dtype_t dt, int root)
 {
-    return sub_rooted(comm, g, COLL_SCATTER, sendbuf, recvbuf, count, dt, root);
+    return sub_run(comm, g, coll_args_make(COLL_SCATTER, sendbuf, recvbuf, count, dt, COLL_SUM, root));
 }
 
 coll_status_t coll_sub_gather(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf, size_t count,
                               coll_dtype_t dt, int root)
 {
-    return sub_rooted(comm, g, COLL_GATHER, sendbuf, recvbuf, count, dt, root);
+    return sub_run(comm, g, coll_args_make(COLL_GATHER, sendbuf, recvbuf, count, dt, COLL_SUM, root));
 }
 
 coll_status_t coll_sub_alltoallv(coll_comm *comm, const coll_group_t *g, const void *sendbuf, const size_t *scounts,
                                  const size_t *sdispls, void *recvbuf, const size_t *rcounts, const size_t *rdispls,
                                  coll_dtype_t dt)
 {
-    coll_args_t a = {.kind = COLL_ALLTOALLV,
-                     .sendbuf = sendbuf,
-                     .recvbuf = recvbuf,
-                     .scounts = scounts,
-                     .sdispls = sdispls,
-                     .rcounts = rcounts,
-                     .rdispls = rdispls,
-                     .dt = dt};
-    return sub_run(comm, g, &a);
+    return sub_run(comm, g, coll_args_make_alltoallv(sendbuf, scounts, sdispls, recvbuf, rcounts, rdispls, dt));
 }
 
 /* min / max: set at init (O(1); counting is O(H) per call, on every rank: at

@@ -33,9 +33,7 @@ coll_status_t coll_ordered_reduce_scatterv(coll_comm *comm, const coll_group_t *
             memmove(out, sb + displs[0] * es, counts[0] * es);
         return COLL_SUCCESS;
     }
-    size_t chunk = coll_cfg_size(COLL_CFG_CHUNK) / es;
-    if (chunk == 0)
-        chunk = 1;
+    size_t chunk = coll_chunk_elems(coll_cfg_size(COLL_CFG_CHUNK), es);
     chunk = coll_min_sz(chunk, maxc);
     size_t mine = counts[me], slot = coll_min_sz(chunk, mine);
     /* private: the executor writes it during the steps (see reduce_scatter_ring.c) */

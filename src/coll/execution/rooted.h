@@ -15,11 +15,29 @@
 
 typedef enum { COLL_TO_ROOT, COLL_FROM_ROOT } coll_rooted_dir_t;
 
-/* Linear: every member exchanges its block directly with the root; the root
- * posts all its operations at once (in batches) and copies its own block
- * (nothing when in place). ri: the root's index in g. */
-coll_status_t coll_rooted_linear(coll_comm *comm, const coll_group_t *g, int ri, coll_rooted_dir_t dir, char *blocks,
-                                 char *own, size_t blk);
+/* A Gather or Scatter call on g as its algorithms read it. */
+typedef struct {
+    coll_rooted_dir_t dir; /* Gather: COLL_TO_ROOT, Scatter: COLL_FROM_ROOT */
+    int p, me, ri;         /* group size, my index, the root's index */
+    size_t n, es, blk;     /* elements of one block, bytes per element, bytes of one block */
+    char *blocks;          /* the root's p blocks (Gather's recvbuf, Scatter's sendbuf) */
+    char *own;             /* this member's block (Gather's sendbuf, Scatter's recvbuf) */
+    int done;              /* nothing is left to do: empty blocks, or a group of one (its block copied) */
+} coll_rooted_call_t;
+
+/* Fills *c from a's call (kind COLL_GATHER or COLL_SCATTER) on g (an internal
+ * error when the root is not a member) and, on a group of one, copies its
+ * block (coll_alone). For COLL_OPEN. O(1). */
+coll_status_t coll_rooted_open(const coll_group_t *g, const coll_args_t *a, coll_rooted_call_t *c);
+
+/* Linear, an algorithm's run for both kinds: every member exchanges its block
+ * directly with the root; the root posts all its operations at once (in
+ * batches) and copies its own block (nothing when in place). */
+coll_status_t coll_rooted_linear(coll_comm *comm, const coll_group_t *g, const coll_args_t *a);
+/* Its cost: p - 1 latencies at the root. */
+double coll_rooted_linear_cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a);
+/* Binomial's cost, for both kinds: a latency per level of the tree. */
+double coll_rooted_binomial_cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a);
 
 /* Binomial Gather and Scatter: where the blocks of child c's subtree (members
  * c, c+1, ... mod p: tree.h) are, len bytes in all. At the root, in member

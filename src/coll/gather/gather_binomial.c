@@ -25,7 +25,6 @@
 
 #include "coll/algo.h"
 #include "coll/util/coll_util.h"
-#include "coll/gather/gather.h"
 #include "coll/execution/prim.h"
 #include "coll/execution/rooted.h"
 #include "coll/execution/tree.h"
@@ -62,53 +61,38 @@ out:
     return st;
 }
 
-coll_status_t coll_gather_binomial_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                       size_t n, coll_dtype_t dt, int root)
+static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    int p = g->size, me = g->me, ri;
-    size_t blk = n * coll_dtype_size(dt);
-    char *rb = recvbuf;
-    COLL_CHECK(coll_root_index(g, "gather", root, &ri));
-    if (blk == 0)
-        return COLL_SUCCESS;
+    coll_rooted_call_t c;
+    COLL_OPEN(coll_rooted_open, g, a, c);
     int kids[COLL_TREE_MAX_CHILDREN];
-    int nk = coll_tree_binomial_children(me, ri, p, kids);
-    if (me == ri) {
-        if (sendbuf != rb + (size_t)me * blk)
-            memcpy(rb + (size_t)me * blk, sendbuf, blk);
-        return nk ? root_gather(comm, g, rb, blk, ri, kids, nk) : COLL_SUCCESS;
+    int nk = coll_tree_binomial_children(c.me, c.ri, c.p, kids);
+    if (c.me == c.ri) {
+        if (c.own != c.blocks + (size_t)c.me * c.blk)
+            memcpy(c.blocks + (size_t)c.me * c.blk, c.own, c.blk);
+        return nk ? root_gather(comm, g, c.blocks, c.blk, c.ri, kids, nk) : COLL_SUCCESS;
     }
-    int parent = g->ranks[coll_tree_binomial_parent(me, ri, p)];
+    int parent = g->ranks[coll_tree_binomial_parent(c.me, c.ri, c.p)];
     if (nk == 0)
-        return coll_prim_sendrecv(comm, sendbuf, blk, parent, NULL, 0, -1);
-    int v = coll_tree_rel(me, ri, p), sz = coll_tree_binomial_subtree(me, ri, p);
+        return coll_prim_sendrecv(comm, c.own, c.blk, parent, NULL, 0, -1);
+    int v = coll_tree_rel(c.me, c.ri, c.p), sz = coll_tree_binomial_subtree(c.me, c.ri, c.p);
     void *tmp;
-    COLL_CHECK(coll_tmp_get(comm, g, (size_t)sz * blk, &tmp));
-    memcpy(tmp, sendbuf, blk);
+    COLL_CHECK(coll_tmp_get(comm, g, (size_t)sz * c.blk, &tmp));
+    memcpy(tmp, c.own, c.blk);
     coll_prim_t ops[COLL_TREE_MAX_CHILDREN];
     for (int k = 0; k < nk; k++) {
-        coll_subtree_blocks_t b = coll_subtree_blocks(kids[k], ri, p, v, blk);
+        coll_subtree_blocks_t b = coll_subtree_blocks(kids[k], c.ri, c.p, v, c.blk);
         ops[k] = coll_prim_recv(g->ranks[kids[k]], (char *)tmp + b.off, b.len);
     }
     coll_status_t st;
     COLL_CHECK_GOTO(coll_prim_run(comm, ops, nk, COLL_UINT8, COLL_SUM), st, out);
-    COLL_CHECK_GOTO(coll_prim_sendrecv(comm, tmp, (size_t)sz * blk, parent, NULL, 0, -1), st, out);
+    COLL_CHECK_GOTO(coll_prim_sendrecv(comm, tmp, (size_t)sz * c.blk, parent, NULL, 0, -1), st, out);
 out:
     coll_tmp_put(comm, g, tmp);
     return st;
 }
 
-static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
-{
-    return coll_gather_binomial_run(comm, g, a->sendbuf, a->recvbuf, a->count, a->dt, a->root);
-}
-
-static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
-{
-    return coll_rooted_cost(comm, g, a, coll_tree_binomial_depth(g->size));
-}
-
 const coll_algo_t coll_algo_gather_binomial
-    = COLL_ALGO(COLL_GATHER, "binomial",
-                .desc = "binomial tree, each member sends its subtree's blocks in one message; ceil(log2 p) alpha + "
-                        "(p-1)/p n beta");
+    = COLL_ALGO_OF(COLL_GATHER, "binomial", run, coll_rooted_binomial_cost,
+                   .desc = "binomial tree, each member sends its subtree's blocks in one message; ceil(log2 p) alpha + "
+                           "(p-1)/p n beta");

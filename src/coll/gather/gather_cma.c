@@ -17,27 +17,9 @@
  */
 #include "coll/algo.h"
 #include "coll/execution/cma.h"
-#include "coll/util/coll_util.h"
-#include "coll/gather/gather.h"
-
-static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
-{
-    int p = g->size, ri;
-    size_t blk = a->count * a->esize;
-    char *rb = a->recvbuf;
-    COLL_CHECK(coll_root_index(g, "gather", a->root, &ri));
-    if (blk == 0 || (p == 1 && coll_alone(p, a->sendbuf, rb, blk))) /* p = 1: I am the root */
-        return COLL_SUCCESS;
-    return coll_cma_rooted(comm, g, ri, blk, rb, (char *)a->sendbuf, a->inplace, 1);
-}
-
-static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
-{
-    return coll_cma_rooted_cost(comm, g, a);
-}
 
 const coll_algo_t coll_algo_gather_cma
-    = COLL_ALGO(COLL_GATHER, "cma", .flags = COLL_ALGO_F_SINGLE_HOST,
-                .desc = "one host: each member writes its block straight into the root's receive buffer "
-                        "(process_vm_writev), one copy; a go from the root and a done back, no barrier",
-                .usable = coll_cma_usable);
+    = COLL_ALGO_OF(COLL_GATHER, "cma", coll_cma_rooted, coll_cma_rooted_cost, .flags = COLL_ALGO_F_SINGLE_HOST,
+                   .desc = "one host: each member writes its block straight into the root's receive buffer "
+                           "(process_vm_writev), one copy; a go from the root and a done back, no barrier",
+                   .usable = coll_cma_usable);

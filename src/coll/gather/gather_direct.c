@@ -29,88 +29,67 @@
 #include <string.h>
 
 #include "coll/algo.h"
+#include "coll/execution/rooted.h"
 #include "coll/util/coll_util.h"
 #include "coll/selection/cost.h"
-#include "coll/gather/gather.h"
 #include "coll/selection/tuning.h"
 #include "transport/direct.h"
 
 enum { PUB_SEND = 0, PUB_RECV = 1 };
 
-coll_status_t coll_gather_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                     size_t n, coll_dtype_t dt, int root)
+static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    int p = g->size, me = g->me, ri;
-    size_t es = coll_dtype_size(dt), blk = n * es;
-    const char *sb = sendbuf;
-    char *rb = recvbuf;
-    COLL_CHECK(coll_root_index(g, "gather", root, &ri));
-    if (n == 0)
-        return COLL_SUCCESS;
-    int is_root = me == ri;
-    if (p == 1) { /* alone (the root): comm->direct may be NULL */
-        if (sb != rb)
-            memcpy(rb, sb, blk);
-        return COLL_SUCCESS;
-    }
-    int own = is_root && sb != rb + (size_t)me * blk; /* the root copies its own block */
-    int reg_recv = is_root && coll_direct_is_registered(comm, rb, (size_t)p * blk);
+    coll_rooted_call_t c;
+    COLL_OPEN(coll_rooted_open, g, a, c); /* p = 1 done too: comm->direct may be NULL then */
+    int is_root = c.me == c.ri;
+    int own = is_root && c.own != c.blocks + (size_t)c.me * c.blk; /* the root copies its own block */
+    int reg_recv = is_root && coll_direct_is_registered(comm, c.blocks, (size_t)c.p * c.blk);
     if (own && !reg_recv) /* while the members stage */
-        coll_direct_copy_out(comm, rb + (size_t)me * blk, sb, blk, (size_t)p * blk);
-    size_t half = coll_direct_stage_bytes(comm) / 2, cs = half / es;
-    size_t rot = coll_stage_rot(comm, blk, half); /* a small call's window: one round */
-    char *mine = (char *)coll_direct_stage(comm, coll_group_lr(comm, g, me)) + rot;
-    int reg = !is_root && coll_direct_is_registered(comm, sb, blk);
-    coll_direct_publish(comm, PUB_SEND, reg ? sb : NULL);
-    coll_direct_publish(comm, PUB_RECV, reg_recv ? rb : NULL);
+        coll_direct_copy_out(comm, c.blocks + (size_t)c.me * c.blk, c.own, c.blk, (size_t)c.p * c.blk);
+    size_t half = coll_direct_stage_bytes(comm) / 2, cs = half / c.es;
+    size_t rot = coll_stage_rot(comm, c.blk, half); /* a small call's window: one round */
+    char *mine = (char *)coll_direct_stage(comm, coll_group_lr(comm, g, c.me)) + rot;
+    int reg = !is_root && coll_direct_is_registered(comm, c.own, c.blk);
+    coll_direct_publish(comm, PUB_SEND, reg ? c.own : NULL);
+    coll_direct_publish(comm, PUB_RECV, reg_recv ? c.blocks : NULL);
     int stage = !is_root && !reg;
     if (stage) /* wasted when the root's recvbuf turns out to be mapped (members' buffers of both kinds) */
-        coll_direct_copy(comm, mine, sb, coll_min_sz(cs, n) * es);
+        coll_direct_copy(comm, mine, c.own, coll_min_sz(cs, c.n) * c.es);
     COLL_CHECK(coll_direct_barrier(comm));
-    char *zr = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, ri), PUB_RECV); /* the same answer everywhere */
+    char *zr = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, c.ri), PUB_RECV); /* the same answer everywhere */
     if (zr) { /* every member writes its block straight into the root's recvbuf, the root its own: p cores */
         if (!is_root || own)
-            coll_direct_copy_out(comm, zr + (size_t)me * blk, sb, blk, (size_t)p * blk);
+            coll_direct_copy_out(comm, zr + (size_t)c.me * c.blk, c.own, c.blk, (size_t)c.p * c.blk);
         return coll_direct_barrier(comm); /* the root's recvbuf is written until here */
     }
     const char *zc[COLL_MAX_LOCAL];
     int all = 1;
-    for (int j = 0; j < p; j++) {
+    for (int j = 0; j < c.p; j++) {
         zc[j] = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND); /* NULL for the root */
-        all &= j == ri || zc[j] != NULL;                                         /* the same answer on every rank */
+        all &= j == c.ri || zc[j] != NULL;                                       /* the same answer on every rank */
     }
     if (all) { /* every member published: the root copies whole blocks */
-        for (int j = 0; is_root && j < p; j++)
-            if (j != me)
-                coll_direct_copy(comm, rb + (size_t)j * blk, zc[j], blk);
+        for (int j = 0; is_root && j < c.p; j++)
+            if (j != c.me)
+                coll_direct_copy(comm, c.blocks + (size_t)j * c.blk, zc[j], c.blk);
         return coll_direct_barrier(comm); /* the members' sendbufs are read until here */
     }
-    for (size_t k = 0, off = 0; off < n; k++, off += cs) {
-        if (stage && off + cs < n)
-            coll_direct_copy(comm, mine + ((k + 1) % 2) * half, sb + (off + cs) * es,
-                             coll_min_sz(cs, n - off - cs) * es);
-        for (int j = 0; is_root && j < p; j++) {
-            if (j == me)
+    for (size_t k = 0, off = 0; off < c.n; k++, off += cs) {
+        if (stage && off + cs < c.n)
+            coll_direct_copy(comm, mine + ((k + 1) % 2) * half, c.own + (off + cs) * c.es,
+                             coll_min_sz(cs, c.n - off - cs) * c.es);
+        for (int j = 0; is_root && j < c.p; j++) {
+            if (j == c.me)
                 continue;
             const char *src = zc[j]
-                ? zc[j] + off * es
+                ? zc[j] + off * c.es
                 : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + rot + (k % 2) * half;
-            coll_direct_copy_out(comm, rb + ((size_t)j * n + off) * es, src, coll_min_sz(cs, n - off) * es,
-                                 (size_t)p * blk);
+            coll_direct_copy_out(comm, c.blocks + ((size_t)j * c.n + off) * c.es, src,
+                                 coll_min_sz(cs, c.n - off) * c.es, (size_t)c.p * c.blk);
         }
         COLL_CHECK(coll_direct_barrier(comm));
     }
     return COLL_SUCCESS;
-}
-
-static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
-{
-    return coll_direct_usable(comm, g, 32); /* a stage of 64 bytes at least */
-}
-
-static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
-{
-    return coll_gather_direct_run(comm, g, a->sendbuf, a->recvbuf, a->count, a->dt, a->root);
 }
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
@@ -126,4 +105,4 @@ static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args
 const coll_algo_t coll_algo_gather_direct = COLL_ALGO(
     COLL_GATHER, "direct", .flags = COLL_ALGO_F_SINGLE_HOST,
     .desc = "shm, one host: members stage blocks (or publish sendbuf), root copies out; 1 barrier per round + 1",
-    .usable = usable);
+    .usable = coll_direct_usable_64);

@@ -22,11 +22,5 @@ typedef coll_status_t coll_reduce_run_fn(coll_comm *comm, const coll_group_t *g,
 
 /* Binomial tree with receive-reduce, ceil(log2 p) rounds. Any group. */
 coll_reduce_run_fn coll_reduce_binomial_run;
-/* Chain root+p-1 -> ... -> root with receive-reduce, COLL_CHUNK pieces. Any group. */
-coll_reduce_run_fn coll_reduce_pipeline_run;
-/* Rabenseifner: ring reduce-scatter, then the p blocks gathered at the root. Any group. */
-coll_reduce_run_fn coll_reduce_rs_gather_run;
-/* Shared memory: g must be exactly the ranks of this host (coll_group_is_host). */
-coll_reduce_run_fn coll_reduce_direct_run;
 
 #endif

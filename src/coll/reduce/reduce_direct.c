@@ -52,75 +52,59 @@ static void stage_others(coll_comm *comm, char *stage, const char *in, size_t cn
     }
 }
 
-coll_status_t coll_reduce_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                     size_t n, coll_dtype_t dt, coll_op_t op, int root)
+static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    int p = g->size, me = g->me, ri;
-    size_t es = coll_dtype_size(dt);
-    COLL_CHECK(coll_root_index(g, "reduce", root, &ri));
-    if (n == 0 || coll_alone(p, sendbuf, recvbuf, n * es))
-        return COLL_SUCCESS;
-    int is_root = me == ri;
-    size_t half = coll_direct_stage_bytes(comm) / 2, chunk = half / es;
-    size_t rot = coll_stage_rot(comm, n * es, half); /* a small call's windows (both halves): one chunk */
-    char *mine = (char *)coll_direct_stage(comm, coll_group_lr(comm, g, me)) + rot;
-    const char *sb = sendbuf;
-    char *rb = recvbuf;
-    int send_reg = coll_direct_is_registered(comm, sb, n * es);
-    int recv_reg = is_root && coll_direct_is_registered(comm, rb, n * es);
-    coll_direct_publish(comm, PUB_SEND, send_reg ? sb : NULL);
-    coll_direct_publish(comm, PUB_RECV, recv_reg ? rb : NULL);
+    coll_vec_t v;
+    COLL_OPEN(coll_vec_open, g, a, v);
+    int is_root = v.me == v.ri;
+    size_t half = coll_direct_stage_bytes(comm) / 2, chunk = half / v.es;
+    size_t rot = coll_stage_rot(comm, v.n * v.es, half); /* a small call's windows (both halves): one chunk */
+    char *mine = (char *)coll_direct_stage(comm, coll_group_lr(comm, g, v.me)) + rot;
+    int send_reg = coll_direct_is_registered(comm, v.sb, v.n * v.es);
+    int recv_reg = is_root && coll_direct_is_registered(comm, v.rb, v.n * v.es);
+    coll_direct_publish(comm, PUB_SEND, send_reg ? v.sb : NULL);
+    coll_direct_publish(comm, PUB_RECV, recv_reg ? v.rb : NULL);
     const void *src[COLL_MAX_LOCAL];
     const char *zc[COLL_MAX_LOCAL];
-    for (size_t off = 0; off < n; off += chunk) {
-        size_t cnt = coll_min_sz(chunk, n - off);
+    for (size_t off = 0; off < v.n; off += chunk) {
+        size_t cnt = coll_min_sz(chunk, v.n - off);
         if (!send_reg)
-            stage_others(comm, mine, sb + off * es, cnt, p, me, es);
+            stage_others(comm, mine, v.sb + off * v.es, cnt, v.p, v.me, v.es);
         COLL_CHECK(coll_direct_barrier(comm));
         if (off == 0) {
             int all = coll_group_peer_ptrs(comm, g, PUB_SEND, NULL, zc);
-            char *out = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, ri), PUB_RECV);
+            char *out = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, v.ri), PUB_RECV);
             if (all && out) {
-                size_t so = coll_block_offset(n, p, me), sc = coll_block_count(n, p, me);
-                for (int j = 0; j < p; j++)
-                    src[j] = zc[j] + so * es;
+                size_t so = coll_block_offset(v.n, v.p, v.me), sc = coll_block_count(v.n, v.p, v.me);
+                for (int j = 0; j < v.p; j++)
+                    src[j] = zc[j] + so * v.es;
                 if (sc)
-                    coll_direct_reduce_out(comm, out + so * es, src, p, sc, dt, op, n * es);
+                    coll_direct_reduce_out(comm, out + so * v.es, src, v.p, sc, a->dt, a->op, v.n * v.es);
                 return coll_direct_barrier(comm); /* the root's recvbuf is complete */
             }
         }
-        size_t so = coll_block_offset(cnt, p, me), sc = coll_block_count(cnt, p, me);
-        for (int j = 0; j < p; j++)
-            src[j] = (zc[j]         ? zc[j] + off * es
-                          : j == me ? sb + off * es
-                                    : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + rot)
-                + so * es;
+        size_t so = coll_block_offset(cnt, v.p, v.me), sc = coll_block_count(cnt, v.p, v.me);
+        for (int j = 0; j < v.p; j++)
+            src[j] = (zc[j]           ? zc[j] + off * v.es
+                          : j == v.me ? v.sb + off * v.es
+                                      : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + rot)
+                + so * v.es;
         /* the root's slice straight into recvbuf, the others' into their output stage */
         if (sc && is_root)
-            coll_direct_reduce_out(comm, rb + (off + so) * es, src, p, sc, dt, op, n * es);
+            coll_direct_reduce_out(comm, v.rb + (off + so) * v.es, src, v.p, sc, a->dt, a->op, v.n * v.es);
         else if (sc)
-            coll_direct_reduce(comm, mine + half + so * es, src, p, sc, dt, op);
+            coll_direct_reduce(comm, mine + half + so * v.es, src, v.p, sc, a->dt, a->op);
         COLL_CHECK(coll_direct_barrier(comm));
         if (is_root)
-            for (int j = 0; j < p; j++) {
-                if (j == me)
+            for (int j = 0; j < v.p; j++) {
+                if (j == v.me)
                     continue;
-                size_t jo = coll_block_offset(cnt, p, j), jc = coll_block_count(cnt, p, j);
+                size_t jo = coll_block_offset(cnt, v.p, j), jc = coll_block_count(cnt, v.p, j);
                 const char *out_j = (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + rot + half;
-                coll_direct_copy_out(comm, rb + (off + jo) * es, out_j + jo * es, jc * es, n * es);
+                coll_direct_copy_out(comm, v.rb + (off + jo) * v.es, out_j + jo * v.es, jc * v.es, v.n * v.es);
             }
     }
     return coll_direct_barrier(comm); /* the root is done reading the stages */
-}
-
-static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
-{
-    return coll_direct_usable(comm, g, 32); /* a stage of 64 bytes at least */
-}
-
-static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
-{
-    return coll_reduce_direct_run(comm, g, a->sendbuf, a->recvbuf, a->count, a->dt, a->op, a->root);
 }
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
@@ -137,4 +121,4 @@ const coll_algo_t coll_algo_reduce_direct
     = COLL_ALGO(COLL_REDUCE, "direct", .flags = COLL_ALGO_F_SINGLE_HOST | COLL_ALGO_F_DETERMINISTIC,
                 .desc = "shm, one host: each rank reduces a 1/p slice of staged (or zero-copy) inputs; 2 barriers per "
                         "chunk + 1",
-                .usable = usable);
+                .usable = coll_direct_usable_64);

@@ -27,58 +27,43 @@
 #include "coll/selection/tuning.h"
 #include "core/config.h"
 
-static size_t chunk_elems(size_t es)
+static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    size_t c = coll_cfg_size(COLL_CFG_CHUNK) / es;
-    return c ? c : 1;
-}
-
-coll_status_t coll_reduce_pipeline_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                       size_t n, coll_dtype_t dt, coll_op_t op, int root)
-{
-    int p = g->size, me = g->me, ri;
-    size_t es = coll_dtype_size(dt);
-    COLL_CHECK(coll_root_index(g, "reduce", root, &ri));
-    if (n == 0 || coll_alone(p, sendbuf, recvbuf, n * es))
-        return COLL_SUCCESS;
+    coll_vec_t v;
+    COLL_OPEN(coll_vec_open, g, a, v);
     /* data flows against the chain: from my chain successor to my predecessor */
-    int nx = coll_tree_chain_next(me, ri, p), pv = coll_tree_chain_prev(me, ri, p);
+    int nx = coll_tree_chain_next(v.me, v.ri, v.p), pv = coll_tree_chain_prev(v.me, v.ri, v.p);
     int from = nx >= 0 ? g->ranks[nx] : -1, to = pv >= 0 ? g->ranks[pv] : -1;
-    size_t chunk = chunk_elems(es), nc = (n + chunk - 1) / chunk;
-    const char *sb = sendbuf;
-    char *acc[2] = {recvbuf, recvbuf}; /* the root accumulates in place in recvbuf */
+    size_t chunk = coll_chunk_elems(coll_cfg_size(COLL_CFG_CHUNK), v.es), nc = (v.n + chunk - 1) / chunk;
+    char *acc[2] = {v.rb, v.rb}; /* the root accumulates in place in recvbuf */
     void *tmp = NULL;
     int inner = to >= 0 && from >= 0;
     if (inner) {
-        COLL_CHECK(coll_tmp_get(comm, g, 2 * chunk * es, &tmp));
+        COLL_CHECK(coll_tmp_get(comm, g, 2 * chunk * v.es, &tmp));
         acc[0] = tmp;
-        acc[1] = (char *)tmp + chunk * es;
+        acc[1] = (char *)tmp + chunk * v.es;
     }
     coll_status_t st = COLL_SUCCESS;
     /* step s: receive-reduce chunk s (s < nc), forward chunk s-1 (s >= 1); the
      * tail has nothing to receive, so it runs one step ahead: step s sends chunk s */
     for (size_t s = from < 0 ? 1 : 0; s <= nc; s++) {
-        size_t rcnt = s < nc ? coll_min_sz(chunk, n - s * chunk) : 0;
-        size_t scnt = s >= 1 ? coll_min_sz(chunk, n - (s - 1) * chunk) : 0;
+        size_t rcnt = s < nc ? coll_min_sz(chunk, v.n - s * chunk) : 0;
+        size_t scnt = s >= 1 ? coll_min_sz(chunk, v.n - (s - 1) * chunk) : 0;
         const char *sptr = NULL; /* the root (to < 0) never sends */
         if (s >= 1 && to >= 0)
-            sptr = from < 0 ? sb + (s - 1) * chunk * es : acc[(s - 1) % 2];
+            sptr = from < 0 ? v.sb + (s - 1) * chunk * v.es : acc[(s - 1) % 2];
         char *rdst = NULL;
         if (s < nc)
-            rdst = to < 0 ? acc[0] + s * chunk * es : acc[s % 2];
-        COLL_CHECK_GOTO(coll_prim_send_recv_reduce(comm, sptr, scnt * es, to, rdst, s < nc ? sb + s * chunk * es : NULL,
-                                                   rcnt * es, from, dt, op),
+            rdst = to < 0 ? acc[0] + s * chunk * v.es : acc[s % 2];
+        COLL_CHECK_GOTO(coll_prim_send_recv_reduce(comm, sptr, scnt * v.es, to, rdst,
+                                                   s < nc ? v.sb + s * chunk * v.es : NULL, rcnt * v.es, from, a->dt,
+                                                   a->op),
                         st, out);
     }
 out:
     if (inner)
         coll_tmp_put(comm, g, tmp);
     return st;
-}
-
-static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
-{
-    return coll_reduce_pipeline_run(comm, g, a->sendbuf, a->recvbuf, a->count, a->dt, a->op, a->root);
 }
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)

@@ -81,33 +81,24 @@ static coll_status_t gather_at_root(coll_comm *comm, const coll_group_t *g, char
     return COLL_SUCCESS;
 }
 
-coll_status_t coll_reduce_rs_gather_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                        size_t n, coll_dtype_t dt, coll_op_t op, int root)
+static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    int p = g->size, me = g->me, ri;
-    size_t es = coll_dtype_size(dt);
-    COLL_CHECK(coll_root_index(g, "reduce", root, &ri));
-    if (n == 0 || coll_alone(p, sendbuf, recvbuf, n * es))
-        return COLL_SUCCESS;
+    coll_vec_t v;
+    COLL_OPEN(coll_vec_open, g, a, v);
     const char *own;
-    if (me == ri) {
-        COLL_CHECK(reduce_scatter(comm, g, sendbuf, recvbuf, NULL, n, dt, op, &own));
-        return gather_at_root(comm, g, recvbuf, n, es);
+    if (v.me == v.ri) {
+        COLL_CHECK(reduce_scatter(comm, g, v.sb, v.rb, NULL, v.n, a->dt, a->op, &own));
+        return gather_at_root(comm, g, v.rb, v.n, v.es);
     }
     void *tmp;
-    COLL_CHECK(coll_tmp_get(comm, g, 2 * coll_block_count(n, p, 0) * es, &tmp));
+    COLL_CHECK(coll_tmp_get(comm, g, 2 * coll_block_count(v.n, v.p, 0) * v.es, &tmp));
     coll_status_t st;
-    COLL_CHECK_GOTO(reduce_scatter(comm, g, sendbuf, NULL, tmp, n, dt, op, &own), st, out);
-    size_t own_bytes = coll_block_count(n, p, coll_ring_next(me, p)) * es;
-    COLL_CHECK_GOTO(coll_prim_sendrecv(comm, own, own_bytes, root, NULL, 0, -1), st, out);
+    COLL_CHECK_GOTO(reduce_scatter(comm, g, v.sb, NULL, tmp, v.n, a->dt, a->op, &own), st, out);
+    size_t own_bytes = coll_block_count(v.n, v.p, coll_ring_next(v.me, v.p)) * v.es;
+    COLL_CHECK_GOTO(coll_prim_sendrecv(comm, own, own_bytes, a->root, NULL, 0, -1), st, out);
 out:
     coll_tmp_put(comm, g, tmp);
     return st;
-}
-
-static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
-{
-    return coll_reduce_rs_gather_run(comm, g, a->sendbuf, a->recvbuf, a->count, a->dt, a->op, a->root);
 }
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)

@@ -15,11 +15,7 @@
 typedef coll_status_t coll_reduce_scatter_run_fn(coll_comm *comm, const coll_group_t *g, const void *sendbuf,
                                                  void *recvbuf, size_t count, coll_dtype_t dt, coll_op_t op);
 
-/* Ring with recv-reduce, chunked (two private chunk buffers). Any group. */
-coll_reduce_scatter_run_fn coll_reduce_scatter_ring_run;
 /* Recursive halving, log2 p steps (fold/unfold for non-powers of two). Any group. */
 coll_reduce_scatter_run_fn coll_reduce_scatter_halving_run;
-/* Shared memory: g must be exactly the ranks of this host (coll_group_is_host). */
-coll_reduce_scatter_run_fn coll_reduce_scatter_direct_run;
 
 #endif

@@ -40,47 +40,44 @@
 
 enum { PUB_SEND = 0 };
 
-coll_status_t coll_reduce_scatter_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                             size_t n, coll_dtype_t dt, coll_op_t op)
+static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    int p = g->size, me = g->me;
-    size_t es = coll_dtype_size(dt);
-    const char *sb = sendbuf;
-    char *rb = recvbuf;
-    if (n == 0 || coll_alone(p, sb, rb, n * es))
-        return COLL_SUCCESS;
+    coll_vec_t v;
+    COLL_OPEN(coll_vec_open, g, a, v);
     /* small, one synchronisation: every rank posts its whole input and reduces its block */
-    if ((size_t)p * n * es <= coll_direct_small_max(comm))
-        return coll_direct_small_reduce(comm, g, sb, (size_t)p * n * es, (size_t)me * n * es, rb, n, dt, op);
-    size_t half = coll_direct_stage_bytes(comm) / 2, c = half / es / (size_t)p;
+    if ((size_t)v.p * v.n * v.es <= coll_direct_small_max(comm))
+        return coll_direct_small_reduce(comm, g, v.sb, (size_t)v.p * v.n * v.es, (size_t)v.me * v.n * v.es, v.rb, v.n,
+                                        a->dt, a->op);
+    size_t half = coll_direct_stage_bytes(comm) / 2, c = half / v.es / (size_t)v.p;
     if (c == 0)
         return coll_error(COLL_ERR_UNSUPPORTED, COLL_SUB_COLL,
-                          "reduce_scatter direct: stage of %zu bytes too small for %d ranks", half * 2, p);
-    c = coll_min_sz(c, n); /* one chunk: blocks packed, p n es bytes */
-    size_t rot = coll_stage_rot(comm, (size_t)p * n * es, half);
-    int reg = coll_direct_is_registered(comm, sb, (size_t)p * n * es);
-    coll_direct_publish(comm, PUB_SEND, reg ? sb : NULL);
-    char *mine = (char *)coll_direct_stage(comm, coll_group_lr(comm, g, me)) + rot;
+                          "reduce_scatter direct: stage of %zu bytes too small for %d ranks", half * 2, v.p);
+    c = coll_min_sz(c, v.n); /* one chunk: blocks packed, p n es bytes */
+    size_t rot = coll_stage_rot(comm, (size_t)v.p * v.n * v.es, half);
+    int reg = coll_direct_is_registered(comm, v.sb, (size_t)v.p * v.n * v.es);
+    coll_direct_publish(comm, PUB_SEND, reg ? v.sb : NULL);
+    char *mine = (char *)coll_direct_stage(comm, coll_group_lr(comm, g, v.me)) + rot;
     const char *zc[COLL_MAX_LOCAL], *src[COLL_MAX_LOCAL];
-    for (size_t k = 0, off = 0; off < n; k++, off += c) {
-        size_t cnt = coll_min_sz(c, n - off), h = (k % 2) * half;
+    for (size_t k = 0, off = 0; off < v.n; k++, off += c) {
+        size_t cnt = coll_min_sz(c, v.n - off), h = (k % 2) * half;
         if (!reg)
-            for (int i = 0; i < p; i++)
-                if (i != me) /* my own block is read from sendbuf */
-                    coll_direct_copy(comm, mine + h + (size_t)i * c * es, sb + ((size_t)i * n + off) * es, cnt * es);
+            for (int i = 0; i < v.p; i++)
+                if (i != v.me) /* my own block is read from sendbuf */
+                    coll_direct_copy(comm, mine + h + (size_t)i * c * v.es, v.sb + ((size_t)i * v.n + off) * v.es,
+                                     cnt * v.es);
         COLL_CHECK(coll_direct_barrier(comm));
         if (k == 0 && coll_group_peer_ptrs(comm, g, PUB_SEND, NULL, zc)) {
-            for (int j = 0; j < p; j++)
-                src[j] = zc[j] + (size_t)me * n * es;
-            coll_direct_reduce_out(comm, rb, (const void *const *)src, p, n, dt, op, n * es);
+            for (int j = 0; j < v.p; j++)
+                src[j] = zc[j] + (size_t)v.me * v.n * v.es;
+            coll_direct_reduce_out(comm, v.rb, (const void *const *)src, v.p, v.n, a->dt, a->op, v.n * v.es);
             break;
         }
-        for (int j = 0; j < p; j++)
-            src[j] = zc[j] ? zc[j] + ((size_t)me * n + off) * es
-                : j == me
-                ? sb + ((size_t)me * n + off) * es
-                : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + rot + h + (size_t)me * c * es;
-        coll_direct_reduce_out(comm, rb + off * es, (const void *const *)src, p, cnt, dt, op, n * es);
+        for (int j = 0; j < v.p; j++)
+            src[j] = zc[j] ? zc[j] + ((size_t)v.me * v.n + off) * v.es
+                : j == v.me
+                ? v.sb + ((size_t)v.me * v.n + off) * v.es
+                : (const char *)coll_direct_stage(comm, coll_group_lr(comm, g, j)) + rot + h + (size_t)v.me * c * v.es;
+        coll_direct_reduce_out(comm, v.rb + off * v.es, (const void *const *)src, v.p, cnt, a->dt, a->op, v.n * v.es);
     }
     return coll_direct_barrier(comm); /* peers are done reading my stage and buffers */
 }
@@ -88,11 +85,6 @@ coll_status_t coll_reduce_scatter_direct_run(coll_comm *comm, const coll_group_t
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     return coll_direct_usable(comm, g, (size_t)g->size * coll_dtype_size(a->dt)); /* an element per member */
-}
-
-static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
-{
-    return coll_reduce_scatter_direct_run(comm, g, a->sendbuf, a->recvbuf, a->count, a->dt, a->op);
 }
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)

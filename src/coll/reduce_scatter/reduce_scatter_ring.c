@@ -32,46 +32,34 @@
 #include "coll/selection/tuning.h"
 #include "core/config.h"
 
-coll_status_t coll_reduce_scatter_ring_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                           size_t n, coll_dtype_t dt, coll_op_t op)
+static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    int p = g->size, me = g->me;
-    size_t es = coll_dtype_size(dt);
-    const char *sb = sendbuf;
-    char *rb = recvbuf;
-    if (n == 0 || coll_alone(p, sb, rb, n * es))
-        return COLL_SUCCESS;
-    int right = g->ranks[coll_ring_next(me, p)], left = g->ranks[coll_ring_prev(me, p)];
-    size_t chunk = coll_cfg_size(COLL_CFG_CHUNK) / es;
-    if (chunk == 0)
-        chunk = 1;
-    chunk = coll_min_sz(chunk, n);
+    coll_vec_t v;
+    COLL_OPEN(coll_vec_open, g, a, v);
+    int right = g->ranks[coll_ring_next(v.me, v.p)], left = g->ranks[coll_ring_prev(v.me, v.p)];
+    size_t chunk = coll_chunk_elems(coll_cfg_size(COLL_CFG_CHUNK), v.es);
+    chunk = coll_min_sz(chunk, v.n);
     /* private, not comm->scratch: the executor reads and writes it during the
      * steps, and neither a transport nor a caller may share it */
-    char *tmp = p > 2 ? coll_work_alloc(comm, 2 * chunk * es) : NULL; /* p = 2 receives straight into recvbuf */
-    if (p > 2 && !tmp)
+    char *tmp = v.p > 2 ? coll_work_alloc(comm, 2 * chunk * v.es) : NULL; /* p = 2 receives straight into recvbuf */
+    if (v.p > 2 && !tmp)
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_COLL, "reduce_scatter ring: cannot allocate %zu bytes",
-                          2 * chunk * es);
+                          2 * chunk * v.es);
     coll_status_t st = COLL_SUCCESS;
-    for (size_t off = 0; off < n; off += chunk) {
-        size_t bytes = coll_min_sz(chunk, n - off) * es;
-        for (int s = 0; s < p - 1; s++) {
-            size_t sblk = (size_t)coll_mod(me - 1 - s, p), rblk = (size_t)coll_mod(me - 2 - s, p);
-            const char *src = s == 0 ? sb + (sblk * n + off) * es : tmp + (size_t)((s - 1) % 2) * chunk * es;
-            char *dst = s == p - 2 ? rb + off * es : tmp + (size_t)(s % 2) * chunk * es;
-            COLL_CHECK_GOTO(coll_prim_send_recv_reduce(comm, src, bytes, right, dst, sb + (rblk * n + off) * es, bytes,
-                                                       left, dt, op),
+    for (size_t off = 0; off < v.n; off += chunk) {
+        size_t bytes = coll_min_sz(chunk, v.n - off) * v.es;
+        for (int s = 0; s < v.p - 1; s++) {
+            size_t sblk = (size_t)coll_mod(v.me - 1 - s, v.p), rblk = (size_t)coll_mod(v.me - 2 - s, v.p);
+            const char *src = s == 0 ? v.sb + (sblk * v.n + off) * v.es : tmp + (size_t)((s - 1) % 2) * chunk * v.es;
+            char *dst = s == v.p - 2 ? v.rb + off * v.es : tmp + (size_t)(s % 2) * chunk * v.es;
+            COLL_CHECK_GOTO(coll_prim_send_recv_reduce(comm, src, bytes, right, dst, v.sb + (rblk * v.n + off) * v.es,
+                                                       bytes, left, a->dt, a->op),
                             st, out);
         }
     }
 out:
     coll_work_free(comm, tmp);
     return st;
-}
-
-static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
-{
-    return coll_reduce_scatter_ring_run(comm, g, a->sendbuf, a->recvbuf, a->count, a->dt, a->op);
 }
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)

@@ -41,9 +41,7 @@ coll_status_t coll_reduce_scatterv_ring_run(coll_comm *comm, const coll_group_t 
     if (maxc == 0)
         return COLL_SUCCESS;
     int right = g->ranks[coll_ring_next(me, p)], left = g->ranks[coll_ring_prev(me, p)];
-    size_t chunk = coll_cfg_size(COLL_CFG_CHUNK) / es;
-    if (chunk == 0)
-        chunk = 1;
+    size_t chunk = coll_chunk_elems(coll_cfg_size(COLL_CFG_CHUNK), es);
     chunk = coll_min_sz(chunk, maxc);
     /* private, not comm->scratch: the executor reads and writes it during the
      * steps, and neither a transport nor a caller may share it */

@@ -26,7 +26,6 @@
 #include "coll/util/coll_util.h"
 #include "coll/execution/prim.h"
 #include "coll/execution/rooted.h"
-#include "coll/scatter/scatter.h"
 #include "coll/execution/tree.h"
 
 static coll_status_t send_to(coll_comm *comm, int peer, const void *buf, size_t bytes)
@@ -51,35 +50,30 @@ out:
     return st;
 }
 
-coll_status_t coll_scatter_binomial_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                        size_t n, coll_dtype_t dt, int root)
+static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    int p = g->size, me = g->me, ri;
-    size_t blk = n * coll_dtype_size(dt);
-    const char *sb = sendbuf;
-    COLL_CHECK(coll_root_index(g, "scatter", root, &ri));
-    if (blk == 0)
-        return COLL_SUCCESS;
+    coll_rooted_call_t c;
+    COLL_OPEN(coll_rooted_open, g, a, c);
     int kids[COLL_TREE_MAX_CHILDREN];
-    int nk = coll_tree_binomial_children(me, ri, p, kids);
-    if (me == ri) {
-        if (recvbuf != sb + (size_t)me * blk)
-            memcpy(recvbuf, sb + (size_t)me * blk, blk);
+    int nk = coll_tree_binomial_children(c.me, c.ri, c.p, kids);
+    if (c.me == c.ri) {
+        if (c.own != c.blocks + (size_t)c.me * c.blk)
+            memcpy(c.own, c.blocks + (size_t)c.me * c.blk, c.blk);
         for (int k = 0; k < nk; k++)
-            COLL_CHECK(root_send(comm, g, sb, blk, ri, kids[k]));
+            COLL_CHECK(root_send(comm, g, c.blocks, c.blk, c.ri, kids[k]));
         return COLL_SUCCESS;
     }
-    int parent = g->ranks[coll_tree_binomial_parent(me, ri, p)];
+    int parent = g->ranks[coll_tree_binomial_parent(c.me, c.ri, c.p)];
     if (nk == 0)
-        return coll_prim_sendrecv(comm, NULL, 0, -1, recvbuf, blk, parent);
-    int v = coll_tree_rel(me, ri, p), sz = coll_tree_binomial_subtree(me, ri, p);
+        return coll_prim_sendrecv(comm, NULL, 0, -1, c.own, c.blk, parent);
+    int v = coll_tree_rel(c.me, c.ri, c.p), sz = coll_tree_binomial_subtree(c.me, c.ri, c.p);
     void *tmp;
-    COLL_CHECK(coll_tmp_get(comm, g, (size_t)sz * blk, &tmp));
+    COLL_CHECK(coll_tmp_get(comm, g, (size_t)sz * c.blk, &tmp));
     coll_status_t st;
-    COLL_CHECK_GOTO(coll_prim_sendrecv(comm, NULL, 0, -1, tmp, (size_t)sz * blk, parent), st, out);
-    memcpy(recvbuf, tmp, blk);
+    COLL_CHECK_GOTO(coll_prim_sendrecv(comm, NULL, 0, -1, tmp, (size_t)sz * c.blk, parent), st, out);
+    memcpy(c.own, tmp, c.blk);
     for (int k = 0; k < nk; k++) {
-        coll_subtree_blocks_t b = coll_subtree_blocks(kids[k], ri, p, v, blk);
+        coll_subtree_blocks_t b = coll_subtree_blocks(kids[k], c.ri, c.p, v, c.blk);
         COLL_CHECK_GOTO(send_to(comm, g->ranks[kids[k]], (char *)tmp + b.off, b.len), st, out);
     }
 out:
@@ -87,17 +81,7 @@ out:
     return st;
 }
 
-static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
-{
-    return coll_scatter_binomial_run(comm, g, a->sendbuf, a->recvbuf, a->count, a->dt, a->root);
-}
-
-static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
-{
-    return coll_rooted_cost(comm, g, a, coll_tree_binomial_depth(g->size));
-}
-
 const coll_algo_t coll_algo_scatter_binomial
-    = COLL_ALGO(COLL_SCATTER, "binomial",
-                .desc = "binomial tree, each child gets its subtree's blocks in one message; ceil(log2 p) alpha + "
-                        "(p-1)/p n beta");
+    = COLL_ALGO_OF(COLL_SCATTER, "binomial", run, coll_rooted_binomial_cost,
+                   .desc = "binomial tree, each child gets its subtree's blocks in one message; ceil(log2 p) alpha + "
+                           "(p-1)/p n beta");

@@ -17,27 +17,9 @@
  */
 #include "coll/algo.h"
 #include "coll/execution/cma.h"
-#include "coll/util/coll_util.h"
-#include "coll/scatter/scatter.h"
-
-static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
-{
-    int p = g->size, ri;
-    size_t blk = a->count * a->esize;
-    const char *sb = a->sendbuf;
-    COLL_CHECK(coll_root_index(g, "scatter", a->root, &ri));
-    if (blk == 0 || (p == 1 && coll_alone(p, sb, a->recvbuf, blk))) /* p = 1: I am the root */
-        return COLL_SUCCESS;
-    return coll_cma_rooted(comm, g, ri, blk, (char *)sb, a->recvbuf, a->inplace, 0);
-}
-
-static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
-{
-    return coll_cma_rooted_cost(comm, g, a);
-}
 
 const coll_algo_t coll_algo_scatter_cma
-    = COLL_ALGO(COLL_SCATTER, "cma", .flags = COLL_ALGO_F_SINGLE_HOST,
-                .desc = "one host: each member reads its block straight from the root's send buffer "
-                        "(process_vm_readv), one copy; a go from the root and a done back, no barrier",
-                .usable = coll_cma_usable);
+    = COLL_ALGO_OF(COLL_SCATTER, "cma", coll_cma_rooted, coll_cma_rooted_cost, .flags = COLL_ALGO_F_SINGLE_HOST,
+                   .desc = "one host: each member reads its block straight from the root's send buffer "
+                           "(process_vm_readv), one copy; a go from the root and a done back, no barrier",
+                   .usable = coll_cma_usable);

@@ -23,9 +23,9 @@
 #include <string.h>
 
 #include "coll/algo.h"
+#include "coll/execution/rooted.h"
 #include "coll/util/coll_util.h"
 #include "coll/selection/cost.h"
-#include "coll/scatter/scatter.h"
 #include "coll/selection/tuning.h"
 #include "transport/direct.h"
 
@@ -41,46 +41,35 @@ static void stage_round(coll_comm *comm, char *h, const char *sb, int p, int me,
             coll_direct_copy(comm, h + (size_t)j * cs * es, sb + ((size_t)j * n + off) * es, cnt * es);
 }
 
-coll_status_t coll_scatter_direct_run(coll_comm *comm, const coll_group_t *g, const void *sendbuf, void *recvbuf,
-                                      size_t n, coll_dtype_t dt, int root)
+static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
-    int p = g->size, me = g->me, ri;
-    size_t es = coll_dtype_size(dt), blk = n * es;
-    const char *sb = sendbuf;
-    char *rb = recvbuf;
-    COLL_CHECK(coll_root_index(g, "scatter", root, &ri));
-    if (n == 0)
-        return COLL_SUCCESS;
-    int is_root = me == ri;
-    if (p == 1) { /* alone (the root): comm->direct may be NULL */
-        if (rb != sb)
-            memcpy(rb, sb, blk);
-        return COLL_SUCCESS;
-    }
-    int own = is_root && rb != sb + (size_t)me * blk; /* the root copies its own block */
-    int reg = is_root && coll_direct_is_registered(comm, sb, (size_t)p * blk);
+    coll_rooted_call_t c;
+    COLL_OPEN(coll_rooted_open, g, a, c); /* p = 1 done too: comm->direct may be NULL then */
+    int is_root = c.me == c.ri;
+    int own = is_root && c.own != c.blocks + (size_t)c.me * c.blk; /* the root copies its own block */
+    int reg = is_root && coll_direct_is_registered(comm, c.blocks, (size_t)c.p * c.blk);
     if (own && !reg) /* zero-copy: after the barrier, beside the members' copies */
-        coll_direct_copy_out(comm, rb, sb + (size_t)me * blk, blk, blk);
-    size_t half = coll_direct_stage_bytes(comm) / 2, cs = coll_min_sz(half / (size_t)p / es, n);
-    size_t rot = coll_stage_rot(comm, (size_t)p * blk, half); /* a small call's window: one round, packed */
-    char *stage = (char *)coll_direct_stage(comm, coll_group_lr(comm, g, ri)) + rot;
-    coll_direct_publish(comm, PUB_BUF, reg ? sb : NULL);
+        coll_direct_copy_out(comm, c.own, c.blocks + (size_t)c.me * c.blk, c.blk, c.blk);
+    size_t half = coll_direct_stage_bytes(comm) / 2, cs = coll_min_sz(half / (size_t)c.p / c.es, c.n);
+    size_t rot = coll_stage_rot(comm, (size_t)c.p * c.blk, half); /* a small call's window: one round, packed */
+    char *stage = (char *)coll_direct_stage(comm, coll_group_lr(comm, g, c.ri)) + rot;
+    coll_direct_publish(comm, PUB_BUF, reg ? c.blocks : NULL);
     if (is_root && !reg)
-        stage_round(comm, stage, sb, p, me, n, cs, 0, es);
+        stage_round(comm, stage, c.blocks, c.p, c.me, c.n, cs, 0, c.es);
     COLL_CHECK(coll_direct_barrier(comm));
-    const char *zc = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, ri), PUB_BUF);
+    const char *zc = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, c.ri), PUB_BUF);
     if (zc) { /* every rank, the root too, copies its block: p cores */
         if (!is_root || own)
-            coll_direct_copy_out(comm, rb, zc + (size_t)me * blk, blk, (size_t)p * blk);
+            coll_direct_copy_out(comm, c.own, zc + (size_t)c.me * c.blk, c.blk, (size_t)c.p * c.blk);
         return coll_direct_barrier(comm); /* the root's sendbuf is read until here */
     }
-    for (size_t k = 0, off = 0; off < n; k++, off += cs) {
+    for (size_t k = 0, off = 0; off < c.n; k++, off += cs) {
         if (is_root) {
-            if (off + cs < n)
-                stage_round(comm, stage + ((k + 1) % 2) * half, sb, p, me, n, cs, off + cs, es);
+            if (off + cs < c.n)
+                stage_round(comm, stage + ((k + 1) % 2) * half, c.blocks, c.p, c.me, c.n, cs, off + cs, c.es);
         } else {
-            coll_direct_copy_out(comm, rb + off * es, stage + (k % 2) * half + (size_t)me * cs * es,
-                                 coll_min_sz(cs, n - off) * es, blk);
+            coll_direct_copy_out(comm, c.own + off * c.es, stage + (k % 2) * half + (size_t)c.me * cs * c.es,
+                                 coll_min_sz(cs, c.n - off) * c.es, c.blk);
         }
         COLL_CHECK(coll_direct_barrier(comm));
     }
@@ -90,11 +79,6 @@ coll_status_t coll_scatter_direct_run(coll_comm *comm, const coll_group_t *g, co
 static int usable(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
 {
     return coll_direct_usable(comm, g, 8 * (size_t)g->size); /* a round carries at least 8 bytes per member */
-}
-
-static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
-{
-    return coll_scatter_direct_run(comm, g, a->sendbuf, a->recvbuf, a->count, a->dt, a->root);
 }
 
 static double cost(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)

@@ -26,11 +26,37 @@ coll_status_t coll_direct_small_reduce(coll_comm *comm, const coll_group_t *g, c
     return COLL_SUCCESS;
 }
 
+coll_status_t coll_direct_small_collect(coll_comm *comm, const coll_group_t *g, const void *sb, size_t post, size_t at,
+                                        char *out, size_t blk)
+{
+    uint64_t seq;
+    COLL_CHECK(coll_direct_small_post(comm, sb, post, &seq));
+    COLL_CHECK(coll_direct_small_wait_all(comm, seq));
+    for (int j = 0; j < g->size; j++)
+        if (j != g->me)
+            coll_direct_copy(comm, out + (size_t)j * blk,
+                             (const char *)coll_direct_small_peer(comm, coll_group_lr(comm, g, j), seq) + at, blk);
+    coll_direct_small_done(comm, seq);
+    return COLL_SUCCESS;
+}
+
 int coll_direct_usable(const coll_comm *comm, const coll_group_t *g, size_t min_half)
 {
     if (!coll_group_is_host(comm, g) || g->size > COLL_MAX_LOCAL)
         return 0;
     return min_half == 0 || g->size == 1 || coll_direct_stage_bytes(comm) / 2 >= min_half;
+}
+
+int coll_direct_usable_any(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    (void)a;
+    return coll_direct_usable(comm, g, 0);
+}
+
+int coll_direct_usable_64(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a)
+{
+    (void)a;
+    return coll_direct_usable(comm, g, 32);
 }
 
 size_t coll_stage_rot(coll_comm *comm, size_t used, size_t half)

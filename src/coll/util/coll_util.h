@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "coll/algo.h" /* coll_args_t */
 #include "core/comm.h"
 #include "core/reduce.h" /* coll_reduce_multi */
 #include "topo/topo.h"   /* coll_group_is_host, COLL_MAX_LOCAL */
@@ -28,6 +29,13 @@ static inline int coll_ring_next(int me, int p) { return (me + 1) % p; }
 static inline int coll_ring_prev(int me, int p) { return (me + p - 1) % p; }
 static inline int coll_mod(int a, int p) { return ((a % p) + p) % p; }
 static inline size_t coll_min_sz(size_t a, size_t b) { return a < b ? a : b; }
+/* Elements of es bytes in a pipeline chunk of `bytes` (COLL_CHUNK, or a
+ * transport's own chunk size): at least one. */
+static inline size_t coll_chunk_elems(size_t bytes, size_t es)
+{
+    size_t c = bytes / es;
+    return c ? c : 1;
+}
 
 /* The opening of algorithms on a group of one: when p == 1, `to` gets the
  * bytes at `from` (nothing when they are the same place) and the call is done
@@ -50,6 +58,40 @@ static inline coll_status_t coll_root_index(const coll_group_t *g, const char *w
                     : coll_error(COLL_ERR_INTERNAL, COLL_SUB_COLL, "%s: root %d is not in the group", what, root);
 }
 
+/* A call on one vector of n elements (AllReduce, ReduceScatter, Reduce; and
+ * AllGather, AllToAll, whose n is a block's) as its algorithms read it on
+ * group g. */
+typedef struct {
+    int p, me, ri;  /* group size, my index, the root's index (-1: no root) */
+    size_t n, es;   /* elements (a->count), bytes per element */
+    const char *sb; /* == rb in place */
+    char *rb;
+    int done; /* nothing is left to do: n == 0, or a group of one (rb holds sb) */
+} coll_vec_t;
+
+/* The opening every algorithm on one vector shares: fills *v from a's call
+ * on g (ri only for a rooted kind: an internal error when the root is not a
+ * member) and, on a group of one, copies sb to rb (coll_alone). O(1). */
+static inline coll_status_t coll_vec_open(const coll_group_t *g, const coll_args_t *a, coll_vec_t *v)
+{
+    *v = (coll_vec_t){
+        .p = g->size, .me = g->me, .ri = -1, .n = a->count, .es = a->esize, .sb = a->sendbuf, .rb = a->recvbuf};
+    if (a->kind == COLL_REDUCE)
+        COLL_CHECK(coll_root_index(g, "reduce", a->root, &v->ri));
+    v->done = v->n == 0 || coll_alone(v->p, v->sb, v->rb, v->n * v->es);
+    return COLL_SUCCESS;
+}
+
+/* An algorithm's first lines: open(g, a, &x) (coll_vec_open, coll_rooted_open)
+ * reads a's call on g into x, and the algorithm returns with its error, or
+ * with COLL_SUCCESS when there is nothing left to do (x.done), like COLL_CHECK. */
+#define COLL_OPEN(open, g, a, x) \
+    do { \
+        COLL_CHECK(open((g), (a), &(x))); \
+        if ((x).done) \
+            return COLL_SUCCESS; \
+    } while (0)
+
 /* Local (shm) index of member i of g. */
 static inline int coll_group_lr(const coll_comm *comm, const coll_group_t *g, int i)
 {
@@ -70,11 +112,24 @@ int coll_group_peer_ptrs(coll_comm *comm, const coll_group_t *g, int slot, const
 coll_status_t coll_direct_small_reduce(coll_comm *comm, const coll_group_t *g, const void *sb, size_t post, size_t at,
                                        void *out, size_t n, coll_dtype_t dt, coll_op_t op);
 
+/* The small path of the direct collecting algorithms (AllGather, AllToAll),
+ * one synchronisation: every member posts `post` bytes from sb to its small
+ * slot (post <= coll_direct_small_max), then copies the blk bytes at byte `at`
+ * of every other member j's slot to out + j blk (its own block is the
+ * caller's). O(p blk) per rank. */
+coll_status_t coll_direct_small_collect(coll_comm *comm, const coll_group_t *g, const void *sb, size_t post, size_t at,
+                                        char *out, size_t blk);
+
 /* Can a direct (shared-memory) algorithm run on g? g must be exactly this
  * host's ranks and fit the shm slots (COLL_MAX_LOCAL); past one member (which
  * never touches shared memory) each half of the stage must hold at least
  * min_half bytes, what one round of the algorithm needs (0: nothing). */
 int coll_direct_usable(const coll_comm *comm, const coll_group_t *g, size_t min_half);
+/* The same as a descriptor's .usable: with no minimum, for the direct
+ * algorithms whose rounds fit any stage; with a stage of 64 bytes at least
+ * (32 a half), for those that move at least an element per round. */
+int coll_direct_usable_any(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a);
+int coll_direct_usable_64(const coll_comm *comm, const coll_group_t *g, const coll_args_t *a);
 
 /* Rotating stage windows. A direct algorithm whose call uses `used` bytes at
  * the start of each half of its stage (half bytes each) adds the returned

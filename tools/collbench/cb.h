@@ -46,6 +46,19 @@ int cbt_usage_error(const char *tool, const char *fmt, ...) __attribute__((forma
 /* Same, for runtime errors; returns `code`. */
 int cbt_error(const char *tool, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* A failed libcoll call of a measuring rank: one line "collbench TOOL: rank R:
+ * PREFIXCALL: STATUS: LAST ERROR", the communicator aborted when abort_comm is
+ * not NULL (so the other ranks stop waiting); returns cbt_exit_of(st). */
+int cbt_call_failed(const char *tool, int rank, const char *prefix, const char *call, coll_status_t st,
+                    coll_comm_t abort_comm);
+/* Return that from the enclosing function when `call` does not succeed. */
+#define CBT_TRY(tool, rank, prefix, abort_comm, call) \
+    do { \
+        coll_status_t st_ = (call); \
+        if (st_ != COLL_SUCCESS) \
+            return cbt_call_failed(tool, rank, prefix, #call, st_, abort_comm); \
+    } while (0)
+
 /* Option values. Each prints one line "collbench TOOL: invalid OPT 'VAL' (allowed: ...)"
  * and returns -1 on error, 0 on success. */
 int cbt_parse_size(const char *tool, const char *opt, const char *val, unsigned long long lo, unsigned long long hi,

@@ -48,6 +48,15 @@ int cbt_error(const char *tool, int code, const char *fmt, ...)
     return code;
 }
 
+int cbt_call_failed(const char *tool, int rank, const char *prefix, const char *call, coll_status_t st,
+                    coll_comm_t abort_comm)
+{
+    cbt_error(tool, cbt_exit_of(st), "rank %d: %s%s: %s: %s", rank, prefix, call, coll_strerror(st), coll_last_error());
+    if (abort_comm)
+        coll_comm_abort(abort_comm);
+    return cbt_exit_of(st);
+}
+
 int cbt_launch(cb_launch_t *l, const char *prog, int npus, int npus_set)
 {
     char err[512];

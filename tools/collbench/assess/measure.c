@@ -77,13 +77,10 @@ static int uni(cbt_as_ctx_t *c, int me_sends, int peer, double *ex, double *gbs)
     return CBT_EXIT_OK;
 }
 
-static int pair_measure(cbt_as_ctx_t *c, int peer_host, rec_t *r)
+/* Latency: one untimed ping-pong of 8 bytes, then the smallest half round trip
+ * of lat_iters (us; the lower host's figure, -1 at the other end). */
+static int pair_latency(cbt_as_ctx_t *c, int peer, int low, double *lat_us)
 {
-    int peer = c->hosts[peer_host].speaker, low = c->me_host < peer_host;
-    size_t n = (size_t)c->o->size;
-    unsigned char b = 0, b2 = 0;
-    TRY(coll_sendrecv(&b, 1, peer, &b2, 1, peer, COLL_UINT8, c->comm));
-    /* latency: one untimed ping-pong, then the smallest of lat_iters */
     long long li = c->o->lat_iters;
     double *rt = calloc((size_t)li + 1, sizeof *rt);
     if (!rt)
@@ -111,44 +108,56 @@ static int pair_measure(cbt_as_ctx_t *c, int peer_host, rec_t *r)
     for (long long i = 0; i < li; i++)
         if (mn < 0 || rt[i] < mn)
             mn = rt[i];
-    r->lat_us = low ? mn : -1;
+    *lat_us = low ? mn : -1;
     free(rt);
-    /* unidirectional both ways: the lower host sends first */
+    return CBT_EXIT_OK;
+}
+
+/* Bidirectional: both ends at once, -et times after one untimed; per
+ * execution the slower end's time (the two exchange theirs), the median's
+ * 2 x size / time in *gbs (GB/s). ex: 2 x et doubles. */
+static int pair_bidi(cbt_as_ctx_t *c, int peer, double *ex, double *gbs)
+{
+    size_t n = (size_t)c->o->size;
+    long long et = c->o->et;
+    unsigned char b = 0, b2 = 0;
+    for (long long t = -1; t < et; t++) {
+        double t0 = cbt_now();
+        TRY(coll_sendrecv(c->src, n, peer, c->dst, n, peer, COLL_UINT8, c->comm));
+        TRY(coll_sendrecv(&b, 1, peer, &b2, 1, peer, COLL_UINT8, c->comm));
+        if (t >= 0)
+            ex[t] = cbt_now() - t0;
+    }
+    TRY(coll_sendrecv(ex, (size_t)et, peer, ex + et, (size_t)et, peer, COLL_FP64, c->comm));
+    for (long long t = 0; t < et; t++)
+        if (ex[et + t] > ex[t])
+            ex[t] = ex[et + t];
+    double med = cbt_as_median(ex, (int)et);
+    *gbs = 2.0 * (double)n / (med > 0 ? med : 1e-9) / 1e9;
+    return CBT_EXIT_OK;
+}
+
+/* One pair, both ends: latency, unidirectional both ways (the lower host
+ * sends first), bidirectional; the figures into r. */
+static int pair_measure(cbt_as_ctx_t *c, int peer_host, rec_t *r)
+{
+    int peer = c->hosts[peer_host].speaker, low = c->me_host < peer_host, rc;
+    unsigned char b = 0, b2 = 0;
+    TRY(coll_sendrecv(&b, 1, peer, &b2, 1, peer, COLL_UINT8, c->comm));
+    if ((rc = pair_latency(c, peer, low, &r->lat_us)))
+        return rc;
     long long et = c->o->et;
     double *ex = calloc((size_t)et * 2, sizeof *ex), g1 = -1, g2 = -1;
     if (!ex)
         return cbt_error(TOOL, CBT_EXIT_FAIL, "out of memory");
-    int rc = uni(c, low, peer, ex, &g1);
+    rc = uni(c, low, peer, ex, &g1);
     if (!rc)
         rc = uni(c, !low, peer, ex, &g2);
     r->uni_gbs = low ? g1 : g2;
-    /* bidirectional: both ends at once; per execution the slower end's time */
-    for (long long t = -1; !rc && t < et; t++) {
-        double t0 = cbt_now();
-        coll_status_t st = coll_sendrecv(c->src, n, peer, c->dst, n, peer, COLL_UINT8, c->comm);
-        if (st == COLL_SUCCESS)
-            st = coll_sendrecv(&b, 1, peer, &b2, 1, peer, COLL_UINT8, c->comm);
-        if (st != COLL_SUCCESS) {
-            free(ex);
-            TRY(st);
-        }
-        if (t >= 0)
-            ex[t] = cbt_now() - t0;
-    }
-    coll_status_t st = rc ? COLL_SUCCESS
-                          : coll_sendrecv(ex, (size_t)et, peer, ex + et, (size_t)et, peer, COLL_FP64, c->comm);
-    if (!rc && st == COLL_SUCCESS) {
-        for (long long t = 0; t < et; t++)
-            if (ex[et + t] > ex[t])
-                ex[t] = ex[et + t];
-        double med = cbt_as_median(ex, (int)et);
-        r->bidi_gbs = 2.0 * (double)n / (med > 0 ? med : 1e-9) / 1e9;
-    }
+    if (!rc)
+        rc = pair_bidi(c, peer, ex, &r->bidi_gbs);
     free(ex);
-    if (rc)
-        return rc;
-    TRY(st);
-    return CBT_EXIT_OK;
+    return rc;
 }
 
 /* Gathers this round's records to rank 0 (all: nranks records). */

@@ -70,8 +70,9 @@ int cbt_parse_double(const char *tool, const char *opt, const char *val, double 
 const char *cbt_optval(const char *tool, int argc, char **argv, int *i);
 /* cb_launch_detect for a collbench command (prog: "collbench NAME", kept in
  * l): its error printed, or a warning when -p (npus_set) differs from the
- * ranks a launcher started. 0, or the exit code. */
-int cbt_launch(cb_launch_t *l, const char *prog, int npus, int npus_set);
+ * ranks a launcher started; more than max_ranks ranks (0: no limit) is a usage
+ * error. 0, or the exit code. */
+int cbt_launch(cb_launch_t *l, const char *prog, int npus, int npus_set, int max_ranks);
 
 /* One measuring rank of a subcommand (rank.c): cbt_rank_main is the rank
  * function every subcommand gives cb_launch_run, with a cbt_rank_job_t as its
@@ -87,6 +88,8 @@ typedef struct {
     void *arg;
 } cbt_rank_job_t;
 int cbt_rank_main(void *job, const cb_launch_t *l, int rank, int nranks, const coll_unique_id_t *id);
+/* Start (or join) the ranks l names, each running cbt_rank_main(job); the exit code. */
+int cbt_rank_run(cb_launch_t *l, cbt_rank_job_t *job);
 
 /* CPUs this process may run on, one per physical core first (lowest CPU id of each
  * core), then the remaining SMT siblings. Returns how many were written; *ncores
@@ -133,6 +136,12 @@ void cbt_json_matrix(FILE *f, int n, double (*cell)(const void *arg, int i, int 
  * cell(arg, i, j) as %12.6f ("-" when < 0), a rule. */
 void cbt_print_matrix(const char *title, unsigned long long size, long long et, int n,
                       double (*cell)(const void *arg, int i, int j), const void *arg);
+/* An n x n row-major matrix as cell() for the two above: cbt_dense_cell(&d, i, j) = d.m[i * n + j]. */
+typedef struct {
+    const double *m;
+    int n;
+} cbt_dense_t;
+double cbt_dense_cell(const void *dense, int i, int j);
 /* "512 MiB", "1.5 GiB", "12 B" */
 void cbt_fmt_bytes(char *buf, size_t n, unsigned long long bytes);
 

@@ -191,6 +191,10 @@ typedef struct {
     int (*again)(cbt_as_ctx_t *c, const int *sus, int k, void *arg); /* every rank */
     void *arg;
 } cbt_as_confirm_t;
+/* A test's two buffers: the suspects' list of nsus ints (*sus) and, returned,
+ * rank 0's gather of one rec-byte record a rank (NULL on the other ranks).
+ * *rc: 0, or the exit code after "out of memory" (nothing left allocated). */
+void *cbt_as_round_bufs(cbt_as_ctx_t *c, size_t rec, size_t nsus, int **sus, int *rc);
 /* 0, or the exit code of the failure (named, the communicator aborted). */
 int cbt_as_confirm(cbt_as_ctx_t *c, const cbt_as_confirm_t *cf, int *sus);
 

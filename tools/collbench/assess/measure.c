@@ -318,13 +318,10 @@ static int pairs_again(cbt_as_ctx_t *c, const int *sus, int k, void *arg)
 
 int cbt_as_pairs(cbt_as_ctx_t *c)
 {
-    int n = c->nhosts, nr = cbt_as_rounds(n), rc = CBT_EXIT_OK;
-    rec_t *all = c->rank == 0 ? calloc((size_t)c->nranks, sizeof *all) : NULL;
-    int *sus = malloc(((size_t)n * (size_t)n + 2) * sizeof *sus);
-    if ((c->rank == 0 && !all) || !sus) {
-        free(all), free(sus);
-        return cbt_error(TOOL, CBT_EXIT_FAIL, "out of memory");
-    }
+    int n = c->nhosts, nr = cbt_as_rounds(n), rc, *sus;
+    rec_t *all = cbt_as_round_bufs(c, sizeof *all, (size_t)n * (size_t)n + 2, &sus, &rc);
+    if (rc)
+        return rc;
     double t_start = cbt_now();
     for (int r = 0; r < nr && !rc; r++) {
         rc = pairs_round(c, c->speaker ? cbt_as_partner(r, c->me_host, n) : -1, r, 0, all, NULL);
@@ -488,13 +485,10 @@ static int node_again(cbt_as_ctx_t *c, const int *sus, int k, void *arg) { retur
 
 int cbt_as_node(cbt_as_ctx_t *c)
 {
-    int n = c->nhosts, rc = CBT_EXIT_OK;
-    rec_t *all = c->rank == 0 ? calloc((size_t)c->nranks, sizeof *all) : NULL;
-    int *sus = malloc((size_t)(n + 1) * sizeof *sus);
-    if ((c->rank == 0 && !all) || !sus) {
-        free(all), free(sus);
-        return cbt_error(TOOL, CBT_EXIT_FAIL, "out of memory");
-    }
+    int n = c->nhosts, rc, *sus;
+    rec_t *all = cbt_as_round_bufs(c, sizeof *all, (size_t)n + 1, &sus, &rc);
+    if (rc)
+        return rc;
     double t_start = cbt_now();
     for (int h = 0; h < n && !rc; h++) {
         rc = node_host(c, h, 0, all);

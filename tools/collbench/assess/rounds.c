@@ -133,6 +133,19 @@ void cbt_as_progress(const char *what, int done, int total, double t_start)
     fprintf(stderr, "collbench assess: %s round %d/%d done, %.1f s, about %.1f s left\n", what, done, total, el, left);
 }
 
+void *cbt_as_round_bufs(cbt_as_ctx_t *c, size_t rec, size_t nsus, int **sus, int *rc)
+{
+    void *all = c->rank == 0 ? calloc((size_t)c->nranks, rec) : NULL;
+    *sus = malloc(nsus * sizeof **sus);
+    *rc = CBT_EXIT_OK;
+    if ((c->rank == 0 && !all) || !*sus) {
+        free(all), free(*sus);
+        *rc = cbt_error(TOOL, CBT_EXIT_FAIL, "out of memory");
+        return NULL;
+    }
+    return all;
+}
+
 int cbt_as_confirm(cbt_as_ctx_t *c, const cbt_as_confirm_t *cf, int *sus)
 {
     int rc = CBT_EXIT_OK;

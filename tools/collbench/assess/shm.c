@@ -140,13 +140,10 @@ static int shm_again(cbt_as_ctx_t *c, const int *sus, int k, void *arg) { return
 
 int cbt_as_node_shm(cbt_as_ctx_t *c)
 {
-    int n = c->nhosts, rc = CBT_EXIT_OK;
-    shm_rec_t *all = c->rank == 0 ? calloc((size_t)c->nranks, sizeof *all) : NULL;
-    int *sus = malloc((size_t)(n + 1) * sizeof *sus);
-    if ((c->rank == 0 && !all) || !sus) {
-        free(all), free(sus);
-        return cbt_error(TOOL, CBT_EXIT_FAIL, "out of memory");
-    }
+    int n = c->nhosts, rc, *sus;
+    shm_rec_t *all = cbt_as_round_bufs(c, sizeof *all, (size_t)n + 1, &sus, &rc);
+    if (rc)
+        return rc;
     double t_start = cbt_now();
     for (int k = 0; k < CBT_AS_SHM_FIRST && !rc; k++) {
         rc = shm_round(c, -1, k ? 2 : 0, all);

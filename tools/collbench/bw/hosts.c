@@ -279,15 +279,13 @@ int cbt_bw_hosts(const cbt_bw_opts_t *bw)
         return cbt_usage_error(TOOL, "unknown option '%s' for -t hosts (allowed: -s, -et, -fmt, -q, --calibration-out)",
                                bw->extra[0]);
     cb_launch_t l;
-    int rc = cbt_launch(&l, "collbench bw", 2, 0);
+    int rc = cbt_launch(&l, "collbench bw", 2, 0, 0);
     if (rc != 0)
         return rc;
     if (l.kind == CB_LAUNCH_STANDALONE)
         return cbt_usage_error(TOOL,
                                "-t hosts needs ranks on 2 or more hosts, started by a launcher (torchrun-style "
                                "variables, mpirun, srun); standalone ranks share one host");
-    int ac = 1;
-    char *av0[] = {(char *)"collbench", NULL}, **av = av0;
     cbt_rank_job_t job = {.tool = TOOL, .body = rank_body, .arg = &o};
-    return cb_launch_run(&l, &ac, &av, cbt_rank_main, &job);
+    return cbt_rank_run(&l, &job);
 }

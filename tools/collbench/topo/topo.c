@@ -454,14 +454,10 @@ int cbt_topo_main(int argc, char **argv)
         }
     }
     cb_launch_t l;
-    int rc = cbt_launch(&l, "collbench topo", o.npus, o.npus_set);
+    int rc = cbt_launch(&l, "collbench topo", o.npus, o.npus_set, TOPO_MAX_RANKS);
     if (rc)
         return rc;
-    if (l.nranks > TOPO_MAX_RANKS)
-        return cbt_usage_error(TOOL, "%d ranks: at most %d are supported", l.nranks, TOPO_MAX_RANKS);
     o.launch = l.name;
-    int ac = 1;
-    char *av0[] = {(char *)"collbench", NULL}, **av = av0;
     cbt_rank_job_t job = {.tool = TOOL, .body = rank_body, .arg = &o};
-    return cb_launch_run(&l, &ac, &av, cbt_rank_main, &job);
+    return cbt_rank_run(&l, &job);
 }

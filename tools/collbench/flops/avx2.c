@@ -18,6 +18,15 @@
 
 #include "acc.h"
 
+#define CBT_V(op) _mm256_##op
+#define CBT_VH(op) _mm_##op
+#define CBT_VPD __m256d
+#define CBT_VPS __m256
+#define CBT_VI __m256i
+#define CBT_VHI __m128i
+#define CBT_KEEP "+x"
+#define CBT_CAST_PS _mm256_castsi256_ps
+
 static inline uint64_t bad_ps(__m256 x, float e)
 {
     return 8 - (uint64_t)__builtin_popcount(_mm256_movemask_ps(_mm256_cmp_ps(x, _mm256_set1_ps(e), _CMP_EQ_OQ)));
@@ -34,36 +43,9 @@ static inline uint64_t bad_epi32(__m256i x, uint32_t e)
     return 8 - (uint64_t)__builtin_popcount(_mm256_movemask_ps(_mm256_castsi256_ps(eq)));
 }
 
-/* Operands: a and b broadcast; fp16 / bf16 kept in 16 bits (h) and converted
- * each step, the empty asm making h look new so the conversion stays in the loop. */
-#define PD_AB const __m256d va = _mm256_set1_pd(p->a), vb = _mm256_set1_pd(p->b);
-#define PS_AB const __m256 va = _mm256_set1_ps((float)p->a), vb = _mm256_set1_ps((float)p->b);
-#define H16_B(field) \
-    __m128i h = _mm_set1_epi16((short)p->field); \
-    const __m256 vb = _mm256_set1_ps((float)p->b);
-#define FP16_B H16_B(fp16_a)
-#define BF16_B H16_B(bf16_a)
-#define I8_AB const __m256i va = _mm256_set1_epi8(p->i8_a), vb = _mm256_set1_epi8(p->i8_b);
-#define I8_AB1 I8_AB const __m256i ones = _mm256_set1_epi16(1);
-#define FP16_CVT \
-    __asm__ volatile("" : "+x"(h)); \
-    const __m256 va = _mm256_cvtph_ps(h);
-#define BF16_CVT \
-    __asm__ volatile("" : "+x"(h)); \
-    const __m256 va = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-
-#define PD_K(k) _mm256_set1_pd((double)(k))
-#define PS_K(k) _mm256_set1_ps((float)(k))
-#define EPI32_K(k) _mm256_set1_epi32((k))
-
-#define FMA_PD(x) _mm256_fmadd_pd(x, va, vb)
-#define FMA_PS(x) _mm256_fmadd_ps(x, va, vb)
 #define DPBUSD(x) _mm256_dpbusd_avx_epi32(x, va, vb)
-#define MADD3(x) _mm256_add_epi32(x, _mm256_madd_epi16(_mm256_maddubs_epi16(va, vb), ones))
 
-#define BAD_PD(x, k) bad_pd(x, CBT_FK_SUM(k))
-#define BAD_PS(x, k) bad_ps(x, (float)CBT_FK_SUM(k))
-#define BAD_I8(x, k) bad_epi32(x, CBT_FK_I8_SUM(k))
+#include "simd.h"
 
 CBT_FK_KERNEL(fp64_fma, CBT_EACH10, __m256d, PD_AB, PD_K, CBT_FK_NONE, FMA_PD, BAD_PD)
 CBT_FK_KERNEL(fp32_fma, CBT_EACH10, __m256, PS_AB, PS_K, CBT_FK_NONE, FMA_PS, BAD_PS)

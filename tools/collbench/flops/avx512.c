@@ -21,6 +21,15 @@
 
 #include "acc.h"
 
+#define CBT_V(op) _mm512_##op
+#define CBT_VH(op) _mm256_##op
+#define CBT_VPD __m512d
+#define CBT_VPS __m512
+#define CBT_VI __m512i
+#define CBT_VHI __m256i
+#define CBT_KEEP "+v"
+#define CBT_CAST_PS _mm512_castsi512_ps
+
 /* Lanes of x that differ from e (one compare into a mask, counted). */
 static inline uint64_t bad_pd(__m512d x, double e)
 {
@@ -42,46 +51,19 @@ static inline uint64_t bad_epi32(__m512i x, uint32_t e)
     return 16 - (uint64_t)__builtin_popcount(_mm512_cmpeq_epi32_mask(x, _mm512_set1_epi32((int)e)));
 }
 
-/* Operands: a and b broadcast; fp16 / bf16 kept in 16 bits (h) and converted
- * each step, the empty asm making h look new so the conversion stays in the loop. */
-#define PD_AB const __m512d va = _mm512_set1_pd(p->a), vb = _mm512_set1_pd(p->b);
-#define PS_AB const __m512 va = _mm512_set1_ps((float)p->a), vb = _mm512_set1_ps((float)p->b);
 #define PH_AB const __m512h va = _mm512_set1_ph((_Float16)p->a), vb = _mm512_set1_ph((_Float16)p->b);
 #define BH_AA \
     const __m512bh va = (__m512bh)_mm512_set1_epi16((short)p->bf16_a); \
     const __m512bh vb = (__m512bh)_mm512_set1_epi16((short)p->bf16_a);
-#define H16_B(field) \
-    __m256i h = _mm256_set1_epi16((short)p->field); \
-    const __m512 vb = _mm512_set1_ps((float)p->b);
-#define FP16_B H16_B(fp16_a)
-#define BF16_B H16_B(bf16_a)
-#define I8_AB const __m512i va = _mm512_set1_epi8(p->i8_a), vb = _mm512_set1_epi8(p->i8_b);
-#define I8_AB1 I8_AB const __m512i ones = _mm512_set1_epi16(1);
-#define FP16_CVT \
-    __asm__ volatile("" : "+v"(h)); \
-    const __m512 va = _mm512_cvtph_ps(h);
-#define BF16_CVT \
-    __asm__ volatile("" : "+v"(h)); \
-    const __m512 va = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-
-#define PD_K(k) _mm512_set1_pd((double)(k))
-#define PS_K(k) _mm512_set1_ps((float)(k))
 #define PH_K(k) _mm512_set1_ph((_Float16)(k))
-#define EPI32_K(k) _mm512_set1_epi32((k))
-
-#define FMA_PD(x) _mm512_fmadd_pd(x, va, vb)
-#define FMA_PS(x) _mm512_fmadd_ps(x, va, vb)
 #define FMA_PH(x) _mm512_fmadd_ph(x, va, vb)
 #define DPBF16(x) _mm512_dpbf16_ps(x, va, vb)
 #define DPBUSD(x) _mm512_dpbusd_epi32(x, va, vb)
-#define MADD3(x) _mm512_add_epi32(x, _mm512_madd_epi16(_mm512_maddubs_epi16(va, vb), ones))
-
-#define BAD_PD(x, k) bad_pd(x, CBT_FK_SUM(k))
-#define BAD_PS(x, k) bad_ps(x, (float)CBT_FK_SUM(k))
 #define BAD_PH(x, k) bad_ph(x, (_Float16)CBT_FK_SUM(k))
 /* vdpbf16ps adds a0*b0 + a1*b1 = 2 a step (a = b = 1.0) */
 #define BAD_DP2(x, k) bad_ps(x, (float)((double)(k) + 2.0 * (double)steps))
-#define BAD_I8(x, k) bad_epi32(x, CBT_FK_I8_SUM(k))
+
+#include "simd.h"
 
 CBT_FK_KERNEL(fp64_fma, CBT_EACH16, __m512d, PD_AB, PD_K, CBT_FK_NONE, FMA_PD, BAD_PD)
 CBT_FK_KERNEL(fp32_fma, CBT_EACH16, __m512, PS_AB, PS_K, CBT_FK_NONE, FMA_PS, BAD_PS)

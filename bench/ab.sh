@@ -7,9 +7,12 @@
 #
 #   bench/ab.sh [-c COLLS] [-s SIZES] [-r ROUNDS] [-n ITERS] [-z] [-o FILE.md]
 #               [-p RANKS | -l LAYOUT [-g GBIT] [-F]] SIDE SIDE...
+#   bench/ab.sh -S 'ARGS' [-c COLL] [-r ROUNDS] [-o FILE.md] SIDE SIDE...
 #   SIDE  LABEL=[@DIR] [VAR=VALUE ...]  collbench, this tree or the tree DIR, under
 #                                       that environment: 'base=', 'main=@../main',
 #                                       'nt=COLL_COPY_NT_MIN=1M', 'cma=COLL_ALGO=allgather=cma'
+#         LABEL=[@DIR] [VAR=VALUE ...] -OPT ...   with -S: these options too, after ARGS
+#                                       ('json= --json /tmp/ab.json')
 #         openmpi | mpich               the MPI (build/bench/mpi_bench.IMPL, the flags of
 #                                       bench/lib-local.sh); across hosts MPICH only
 #     -c  collectives, comma-separated (default allreduce): allreduce allgather alltoall
@@ -30,6 +33,11 @@
 #     -F  hosts: each round also measures the floor (bench/hostfloor.sh: the
 #         duplex capacity, the better of iperf3 --bidir and collbench bw -t p2p,
 #         then bench/roofline -H) and gives each figure as % of it
+#     -S  whole sweeps: each side runs its tree's bin/<COLL>_test ARGS (one
+#         collective in -c; e.g. -S '-p 4 -b 8K -e 64M -f 2', the default sweep);
+#         two figures a run: its wall seconds (sweep/wall_s) and the sum of its
+#         table's aveg_time column (sweep/sum_avg_us). The tables' own cost on a
+#         whole sweep was measured so (bench/results/tables-overhead-20261206.md)
 # Figure: time per call in us, the slowest rank's average. Per case and side:
 # the times round by round, their median [min-max], the algorithm, and the
 # speed-up over the first side round by round (its time / the side's; > 1:
@@ -37,15 +45,18 @@
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-COLLS=allreduce SIZES=8K,1M,64M ROUNDS=5 NI=20 ZC= OUT= RANKS= LAYOUT= GBIT= FLOOR=
+COLLS=allreduce SIZES=8K,1M,64M ROUNDS=5 NI=20 ZC= OUT= RANKS= LAYOUT= GBIT= FLOOR= SWEEP= SWEEP_SET=
 ARGS=("$@")
 die() { echo "ab: $*" >&2; exit 2; }
-while getopts "c:s:r:n:zo:p:l:g:Fh" o; do
+ONLY_CASES= # the options given that -S does not go with
+while getopts "c:s:r:n:zo:p:l:g:FS:h" o; do
     case $o in
         c) COLLS=$OPTARG ;; s) SIZES=$OPTARG ;; r) ROUNDS=$OPTARG ;; n) NI=$OPTARG ;; z) ZC=1 ;;
         o) OUT=$OPTARG ;; p) RANKS=$OPTARG ;; l) LAYOUT=$OPTARG ;; g) GBIT=$OPTARG ;; F) FLOOR=1 ;;
-        *) sed -n '2,35p' "$0" >&2; exit 2 ;;
+        S) SWEEP=$OPTARG SWEEP_SET=1 ;;
+        *) sed -n '2,43p' "$0" >&2; exit 2 ;;
     esac
+    case $o in s|n|z|p|l|g|F) ONLY_CASES="$ONLY_CASES -$o" ;; esac
 done
 shift $((OPTIND - 1))
 
@@ -58,8 +69,14 @@ for c in ${COLLS//,/ }; do
         *) die "invalid collective '$c' in -c (allowed: allreduce allgather alltoall reduce_scatter broadcast reduce scatter gather)" ;;
     esac
 done
+if [ -n "$SWEEP_SET" ]; then
+    [ -z "$ONLY_CASES" ] || die "-S and$ONLY_CASES both given (allowed with -S: -c, -r, -o)"
+    [[ $COLLS != *,* ]] || die "invalid -c '$COLLS' with -S (allowed: one collective, its <coll>_test runs the sweep)"
+    [[ $COLLS != gather ]] || die "invalid -c 'gather' with -S (allowed: a collective with a bin/<coll>_test)"
+    [[ $SWEEP =~ ^[-A-Za-z0-9_.,=:/\ ]*$ ]] || die "invalid -S '$SWEEP' (allowed: <coll>_test options, e.g. '-p 4 -b 8K -e 64M -f 2')"
+fi
 [ -z "$RANKS" ] || [ -z "$LAYOUT" ] || die "-p '$RANKS' and -l '$LAYOUT' both given (allowed: local ranks or hosts, one of them)"
-[ -n "$LAYOUT" ] || RANKS=${RANKS:-4}
+[ -n "$LAYOUT" ] || [ -n "$SWEEP_SET" ] || RANKS=${RANKS:-4}
 [ -z "$RANKS" ] || [[ $RANKS =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || die "invalid -p '$RANKS' (allowed: rank counts like 2,4)"
 [ -z "$LAYOUT" ] || [[ $LAYOUT =~ ^[1-8]( [1-8]){1,3}$ ]] || die "invalid -l '$LAYOUT' (allowed: 2 to 4 hosts of 1..8 ranks, e.g. '1 1')"
 [ -z "$GBIT" ] || { [[ $GBIT =~ ^[0-9]+$ ]] && [ "$GBIT" -ge 1 ] && [ "$GBIT" -le 100 ]; } ||
@@ -67,10 +84,11 @@ done
 [ -n "$LAYOUT" ] || [ -z "$GBIT$FLOOR" ] || die "-g and -F go with -l (hosts), not local ranks"
 [ -z "$LAYOUT" ] || [[ ",$COLLS," != *,gather,* ]] || die "invalid collective 'gather' with -l (allowed locally only: no gather_test)"
 [ $# -ge 2 ] || die "$# side(s) given (allowed: two or more: LABEL=[@DIR] [VAR=VALUE ...], openmpi, mpich)"
-labels=() dirs=() envs=()
+labels=() dirs=() envs=() xargs=()
 for a in "$@"; do
     case $a in
-        openmpi|mpich) labels+=("$a") dirs+=(-) envs+=("") ;;
+        openmpi|mpich) [ -z "$SWEEP_SET" ] || die "invalid side '$a' with -S (allowed: LABEL=[@DIR] ...: collbench's sweeps)"
+                       labels+=("$a") dirs+=(-) envs+=("") xargs+=("") ;;
         *)  [[ $a =~ ^[A-Za-z0-9_.+-]+= ]] || die "invalid side '$a' (allowed: LABEL=[@DIR] [VAR=VALUE ...], openmpi, mpich)"
             l=${a%%=*} spec=${a#*=} d=$ROOT
             if [[ $spec == @* ]]; then
@@ -78,8 +96,13 @@ for a in "$@"; do
                 [ -d "$d" ] || die "invalid side '$a': no directory '$d'"
                 d=$(cd "$d" && pwd)
             fi
-            for kv in $spec; do [[ $kv =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die "invalid setting '$kv' in side '$l' (allowed: VAR=VALUE)"; done
-            labels+=("$l") dirs+=("$d") envs+=("$spec") ;;
+            x= kvs=
+            for w in $spec; do   # with -S, the side's own options from its first -OPT on
+                if [ -n "$x" ] || { [ -n "$SWEEP_SET" ] && [[ $w == -* ]]; }; then x="$x $w"; else kvs="$kvs $w"; fi
+            done
+            spec=${kvs# } x=${x# }
+            for kv in $spec; do [[ $kv =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die "invalid setting '$kv' in side '$l' (allowed: VAR=VALUE${SWEEP_SET:+, then -OPT ...})"; done
+            labels+=("$l") dirs+=("$d") envs+=("$spec") xargs+=("$x") ;;
     esac
 done
 [ "$(printf '%s\n' "${labels[@]}" | sort | uniq -d)" = "" ] || die "two sides named alike in '${labels[*]}' (allowed: distinct labels)"
@@ -97,7 +120,7 @@ human() { local b=$1; if [ $((b % (1 << 20))) -eq 0 ] && [ "$b" -ge $((1 << 20))
 exe_of() { case $1 in allreduce) echo all_reduce ;; allgather) echo all_gather ;; *) echo "$1" ;; esac; }
 
 # ---- the programs each side runs
-make -s bench >&2 || { echo "ab: make bench failed" >&2; exit 1; }
+[ -n "$SWEEP_SET" ] || make -s bench >&2 || { echo "ab: make bench failed" >&2; exit 1; }
 for i in "${!labels[@]}"; do
     d=${dirs[$i]}
     case ${labels[$i]} in openmpi|mpich) [ "${dirs[$i]}" = - ] && { bench_build_mpi "${labels[$i]}" || { echo "ab: no ${labels[$i]} (scripts/install-deps.sh)" >&2; exit 1; }; continue; } ;; esac
@@ -105,7 +128,7 @@ for i in "${!labels[@]}"; do
         if grep -q '^bench:' "$d/Makefile" 2>/dev/null; then make -s -C "$d" bench >&2
         else make -s -C "$d" -f "$ROOT/Makefile" build/bench/coll_bench >&2; fi || { echo "ab: cannot build $d/build/bench/coll_bench" >&2; exit 1; }
     fi
-    if [ -n "$LAYOUT" ]; then
+    if [ -n "$LAYOUT$SWEEP_SET" ]; then
         for c in ${COLLS//,/ }; do
             [ -x "$d/bin/$(exe_of "$c")_test" ] || die "side '${labels[$i]}': $d/bin/$(exe_of "$c")_test missing (make there)"
         done
@@ -151,6 +174,20 @@ run_local() {
     env ${envs[$i]} timeout 600 "${dirs[$i]}/build/bench/coll_bench" -p "$p" -c "$COLLS" -s "$SIZES" -n "$NI" -w 5 -r 1 \
         ${ZC:+-z} -l "$l"
 }
+# run_sweep R I: side I's whole sweep, bin/<coll>_test -S ARGS -> raw rows (wall s, sum of aveg_time us)
+run_sweep() {
+    local r=$1 i=$2 l=${labels[$2]} o=$RAW/sweep.out t0 t1 ok=1
+    bench_place_wait >/dev/null
+    t0=$(date +%s.%N)
+    # shellcheck disable=SC2086
+    env ${envs[$i]} timeout 600 "${dirs[$i]}/bin/$(exe_of "$COLLS")_test" $SWEEP ${xargs[$i]} >"$o" 2>&1 || ok=
+    t1=$(date +%s.%N)
+    [ -n "$ok" ] || { echo "ab: side '$l' round $r: $(exe_of "$COLLS")_test failed: $(tail -n 1 "$o")" >&2; }
+    awk -v r="$r" -v l="$l" -v ok="$ok" -v w="$(echo "$t1 - $t0" | bc)" -F'|' '
+        /^ *[0-9]+ +\|/ {s += $2; n++}
+        END {print r, l, "sweep/wall_s", (ok ? w : "-"), "-"
+             print r, l, "sweep/sum_avg_us", (ok && n ? sprintf("%.1f", s) : "-"), "-"}' "$o"
+}
 # run_hosts R I COLL SIZE: side I across the namespace hosts -> "US ALGO" (US "-" on failure)
 run_hosts() {
     local i=$2 c=$3 s=$4 l=${labels[$2]} f=$RAW/run.json
@@ -192,7 +229,9 @@ n=${#labels[@]}
 for r in $(seq 1 "$ROUNDS"); do
     for j in $(seq 0 $((n - 1))); do
         i=$(((j + r - 1) % n))
-        if [ -n "$RANKS" ]; then
+        if [ -n "$SWEEP_SET" ]; then
+            run_sweep "$r" "$i" >>"$RAW/rows"
+        elif [ -n "$RANKS" ]; then
             for p in ${RANKS//,/ }; do
                 run_local "$r" "$i" "$p" 2>&1 | awk -v r="$r" -v l="${labels[$i]}" '$1 == "RESULT" {
                     b = $5; h = b
@@ -213,6 +252,12 @@ for r in $(seq 1 "$ROUNDS"); do
     echo "round $r of $ROUNDS done" >&2
 done
 
+# where_run: where the sides ran, for the table's Machine line
+where_run() {
+    if [ -n "$SWEEP_SET" ]; then echo "local ranks (whole sweeps of bin/$(exe_of "$COLLS")_test)"
+    elif [ -n "$RANKS" ]; then echo "local ranks (coll_bench / mpi_bench)"
+    else echo "namespace hosts '$LAYOUT' ($([ -n "$GBIT" ] && echo "links tbf $GBIT Gbit/s each way" || echo "links not rate-limited"))"; fi
+}
 # ---- the table: the command as anyone can run it (a tree by its folder name, no machine paths)
 cmd=
 for a in "${ARGS[@]}"; do
@@ -225,22 +270,28 @@ done
     echo
     echo "Command: \`bench/ab.sh$cmd\`"
     echo "Machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end;" \
-        "$([ -n "$RANKS" ] && echo "local ranks (coll_bench / mpi_bench)" || echo "namespace hosts '$LAYOUT' ($([ -n "$GBIT" ] && echo "links tbf $GBIT Gbit/s each way" || echo "links not rate-limited"))")."
+        "$(where_run)."
     for i in "${!labels[@]}"; do
         d=${dirs[$i]}
         case $d in -) echo "- ${labels[$i]}: the MPI, bench/lib-local.sh's flags" ;;
             *) if git -C "$d" rev-parse --git-dir >/dev/null 2>&1; then
                    what="$(git -C "$d" log -1 --format='%h %s' | cut -c1-60)$(git -C "$d" diff --quiet HEAD || echo ' (+ uncommitted)')"
                else what="the tree $(basename "$d") (not a git checkout)"; fi
-               echo "- ${labels[$i]}: $what${envs[$i]:+, ${envs[$i]}}" ;;
+               echo "- ${labels[$i]}: $what${envs[$i]:+, ${envs[$i]}}${xargs[$i]:+, options ${xargs[$i]}}" ;;
         esac
     done
     [ ! -s "$RAW/duplex" ] || echo "- floor: duplex capacity GB/s per round (iperf3 / p2p): $(awk '{printf "%s%s %s / %s", (NR > 1 ? "; " : ""), $1, ($2 == "" ? "-" : $2), ($3 == "" ? "-" : $3)}' "$RAW/duplex")"
     echo
-    echo "Time per call (us, the slowest rank's average) in $ROUNDS rounds of $NI timed iterations after 5 warm-up," \
-        "the order rotating by round; speed-up = ${labels[0]}'s time / the side's, round by round (> 1: faster)."
+    if [ -n "$SWEEP_SET" ]; then
+        echo "Whole sweeps \`$(exe_of "$COLLS")_test $SWEEP\` in $ROUNDS rounds, the order rotating by round: wall seconds" \
+            "(sweep/wall_s) and the sum of the table's aveg_time column (sweep/sum_avg_us);" \
+            "speed-up = ${labels[0]}'s figure / the side's, round by round (> 1: faster)."
+    else
+        echo "Time per call (us, the slowest rank's average) in $ROUNDS rounds of $NI timed iterations after 5 warm-up," \
+            "the order rotating by round; speed-up = ${labels[0]}'s time / the side's, round by round (> 1: faster)."
+    fi
     echo
-    /usr/bin/python3 bench/abstat.py "$RAW/rows" "${labels[@]}"
+    /usr/bin/python3 bench/abstat.py ${SWEEP_SET:+--unit s/us} "$RAW/rows" "${labels[@]}"
 } >"$RAW/table.md"
 cat "$RAW/table.md"
 [ -z "$OUT" ] || cp "$RAW/table.md" "$OUT"

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """bench/abstat.py - the statistics of bench/ab.sh: one table from its raw rows.
 
-    abstat.py RAW SIDE...      (SIDE in the order given; the first is the reference)
+    abstat.py [--unit U] RAW SIDE...   (SIDE in the order given; the first is the
+                                        reference; U the figures' unit, default us)
 
 RAW holds one line per run: "ROUND SIDE CASE US ALGO", US the time per call in
 microseconds (the slowest rank's average; "-" when the run failed), and per
@@ -10,7 +11,9 @@ word ("allreduce/p4/64M"). Per case and side the table gives the times round
 by round, their median [min-max], the algorithm(s), the speed-up over the first
 side round by round (the first side's time / this side's, > 1: faster; only
 rounds where both ran), median [min-max], and, with a floor, the figure as %
-of that round's floor (floor time / time), median [min-max].
+of that round's floor (floor time / time), median [min-max]. Any figure where
+lower is better works the same (bench/ab.sh -S: a whole sweep's wall seconds
+and its summed times, --unit s/us, the unit in the case's name).
 """
 import statistics
 import sys
@@ -58,9 +61,10 @@ def load(path):
     return t
 
 
-def table(t, sides):
+def table(t, sides, unit="us"):
     floors = any("@floor" in d for d in t.values())
-    hdr = ["case", "side", "us per round", "us median [min-max]", "algorithm", "speed-up over %s" % sides[0]]
+    hdr = ["case", "side", "%s per round" % unit, "%s median [min-max]" % unit, "algorithm",
+           "speed-up over %s" % sides[0]]
     if floors:
         hdr.append("% of floor")
     out = ["| " + " | ".join(hdr) + " |", "|" + "---|" * len(hdr)]
@@ -85,10 +89,13 @@ def table(t, sides):
 
 
 def main():
-    if len(sys.argv) < 3:
-        sys.stderr.write("usage: abstat.py RAW SIDE...\n")
+    args, unit = sys.argv[1:], "us"
+    if len(args) >= 2 and args[0] == "--unit":
+        unit, args = args[1], args[2:]
+    if len(args) < 2:
+        sys.stderr.write("usage: abstat.py [--unit U] RAW SIDE...\n")
         return 2
-    print("\n".join(table(load(sys.argv[1]), sys.argv[2:])))
+    print("\n".join(table(load(args[0]), args[1:], unit)))
     return 0
 
 

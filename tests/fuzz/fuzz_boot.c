@@ -19,13 +19,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static int init;
-    if (!init) {
-        init = 1;
-        fz_quiet_stderr();
-        coll_cfg_set(COLL_CFG_DEBUG, "NONE");
-    }
-    if (size < 1 || size > 16384)
+    if (!fz_setup(size, 1, 16384, NULL))
         return 0;
     coll_id_info_t id = {.nonce = 0x77};
     coll_bootstrap_t bs;

@@ -48,13 +48,7 @@ static int side(const uint8_t *peer, size_t n, int accept)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static int init;
-    if (!init) {
-        init = 1;
-        fz_quiet_stderr();
-        coll_cfg_set(COLL_CFG_DEBUG, "NONE");
-    }
-    if (size < 104 || size > 104 + 4096)
+    if (!fz_setup(size, 104, 104 + 4096, NULL))
         return 0;
     uint64_t w[10], h[3], session = 0;
     for (int i = 0; i < 10; i++)

@@ -19,13 +19,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static int init;
-    if (!init) {
-        init = 1;
-        fz_quiet_stderr();
-        coll_cfg_set(COLL_CFG_DEBUG, "NONE");
-    }
-    if (size < 2 || size > 2 + 16 * sizeof(coll_peer_info_t))
+    if (!fz_setup(size, 2, 2 + 16 * sizeof(coll_peer_info_t), NULL))
         return 0;
     int n = 1 + data[0] % 16, me = data[1] % n;
     coll_peer_info_t *peers = calloc((size_t)n, sizeof *peers);

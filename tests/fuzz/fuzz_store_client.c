@@ -81,13 +81,7 @@ static void requests(coll_store_t *st)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static int init;
-    if (!init) {
-        init = 1;
-        fz_quiet_stderr();
-        coll_cfg_set(COLL_CFG_DEBUG, "NONE");
-    }
-    if (size < 1 || size > 65536)
+    if (!fz_setup(size, 1, 65536, NULL))
         return 0;
     fake_t f = {.data = data + 1, .size = size - 1, .raw = data[0] & 1};
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};

@@ -24,39 +24,10 @@
 #include "core/log.h"
 #include "core/reduce.h"
 #include "transport/tcp_internal.h"
+#include "../lib/tcp_comm.h"
 
 static const uint8_t k_secret[32] = "collbench-fuzz-tcp-secret-000000";
 #define NONCE 0x5151abcdull
-
-static void comm_build(coll_comm *c)
-{
-    memset(c, 0, sizeof *c);
-    c->rank = 1;
-    c->nranks = 2;
-    c->peers = calloc(2, sizeof *c->peers);
-    c->rank_host = calloc(2, sizeof(int));
-    c->tp = calloc(2, sizeof *c->tp);
-    c->id = calloc(1, sizeof *c->id);
-    c->bs = calloc(1, sizeof *c->bs);
-    if (!c->peers || !c->rank_host || !c->tp || !c->id || !c->bs)
-        abort();
-    c->rank_host[1] = 1;
-    c->host = 1;
-    c->nhosts = 2;
-    memcpy(c->id->secret, k_secret, 32);
-    c->id->nonce = NONCE;
-    c->connect_timeout_s = 1.0;
-}
-
-static void comm_free(coll_comm *c)
-{
-    coll_tcp_teardown(c);
-    free(c->peers);
-    free(c->rank_host);
-    free(c->tp);
-    free(c->id);
-    free(c->bs);
-}
 
 static int connect_to(const coll_peer_info_t *pi)
 {
@@ -152,26 +123,25 @@ static void receive(coll_comm *c, uint8_t mode, size_t len, const uint8_t *data,
     close(fd[1]);
 }
 
+/* The listener on loopback, two sockets a peer. */
+static void tcp_settings(void)
+{
+    coll_cfg_set(COLL_CFG_IF_IP, "127.0.0.1");
+    coll_cfg_set(COLL_CFG_NSOCKS, "2");
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static int init;
-    if (!init) {
-        init = 1;
-        fz_quiet_stderr();
-        coll_cfg_set(COLL_CFG_IF_IP, "127.0.0.1");
-        coll_cfg_set(COLL_CFG_NSOCKS, "2");
-        coll_cfg_set(COLL_CFG_DEBUG, "NONE");
-    }
-    if (size < 2 || size > 8192)
+    if (!fz_setup(size, 2, 8192, tcp_settings))
         return 0;
     coll_comm c;
-    comm_build(&c);
+    cbt_tcp_comm_build(&c, 1, 2, k_secret, NONCE, 1.0);
     if (coll_tcp_listen(&c, &c.peers[1]) != COLL_SUCCESS || coll_tcp_setup(&c) != COLL_SUCCESS)
         abort();
     if (data[0] & 1)
         receive(&c, data[0], (64u << 10) + ((size_t)data[1] << 10), data + 2, size - 2);
     else
         stranger(&c, data + 1, size - 1);
-    comm_free(&c);
+    cbt_tcp_comm_free(&c);
     return 0;
 }

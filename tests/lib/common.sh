@@ -64,6 +64,14 @@ children_of() {
 # its clock soon after boot; this VM's wall clock was seen jumping against
 # process start times): a 3 s timeout measured as 2 s or 4. No fork either.
 now_ms() { local u _r; read -r u _r </proc/uptime; u=${u/./}; echo $(( 10#$u * 10 )); }
+wait_rcs() { # wait_rcs PID...: wait for each; their exit codes in rcs (in order), the ms it took in wait_ms
+    local p t0; t0=$(now_ms); rcs=()
+    for p in "$@"; do wait "$p"; rcs+=($?); done
+    wait_ms=$(( $(now_ms) - t0 ))
+}
+show_ranks() { # show_ranks DIR N: ranks 0..N-1's exit codes (rcs) and outputs (DIR/rR.out)
+    local r; for ((r = 0; r < $2; r++)); do echo "--- rank $r exit ${rcs[$r]}"; cat "$1/r$r.out"; done
+}
 # Time bounds from a measured baseline, not fixed figures (issue 32): a test
 # that bounds how long something takes first runs, under the same load, a
 # complete short run of the same programs (launcher, ranks, sizes), and allows

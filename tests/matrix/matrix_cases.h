@@ -54,8 +54,11 @@ static size_t vcount(size_t n, int p, int r)
     return n * (size_t)(r + 1) / (size_t)p + (size_t)(r % 2);
 }
 
-static void case_allreduce(ctx_t *c, size_t n, coll_dtype_t dt, int *applicable)
+/* AllReduce (root < 0) or Reduce to root: every op, in place and not; the
+ * result checked where there is one (every rank, or the root). */
+static void case_red(ctx_t *c, size_t n, coll_dtype_t dt, int *applicable, int root)
 {
+    const char *name = root < 0 ? "allreduce" : "reduce";
     size_t es = coll_dtype_size(dt);
     for (size_t o = 0; o < 4; o++)
         for (int inplace = 0; inplace < 2; inplace++) {
@@ -64,12 +67,14 @@ static void case_allreduce(ctx_t *c, size_t n, coll_dtype_t dt, int *applicable)
             for (size_t i = 0; i < n; i++)
                 put(s, i, dt, gen(c->rank, i, op, dt));
             c->cases++;
-            if (!call_failed(c, "allreduce", coll_all_reduce(s, r, n, dt, op, c->comm))) {
+            coll_status_t st = root < 0 ? coll_all_reduce(s, r, n, dt, op, c->comm)
+                                        : coll_reduce(s, r, n, dt, op, root, c->comm);
+            if (!call_failed(c, name, st)) {
                 check_applicable(c, applicable);
-                for (size_t i = 0; i < n; i++) {
+                for (size_t i = 0; (root < 0 || c->rank == root) && i < n; i++) {
                     double e = expect_red(i, op, dt, c->p), a = get(r, i, dt);
                     if (e != a) {
-                        report(c, "allreduce", dt, op, n, -1, inplace, i, e, a);
+                        report(c, name, dt, op, n, root, inplace, i, e, a);
                         break;
                     }
                 }
@@ -80,33 +85,17 @@ static void case_allreduce(ctx_t *c, size_t n, coll_dtype_t dt, int *applicable)
         }
 }
 
+static void case_allreduce(ctx_t *c, size_t n, coll_dtype_t dt, int *applicable)
+{
+    case_red(c, n, dt, applicable, -1);
+}
+
 static void case_reduce(ctx_t *c, size_t n, coll_dtype_t dt, int *applicable)
 {
-    size_t es = coll_dtype_size(dt);
     for (int root = 0; root < c->p; root++) {
         if (n > 2000 && root != 0 && root != c->p - 1)
             continue;
-        for (size_t o = 0; o < 4; o++)
-            for (int inplace = 0; inplace < 2; inplace++) {
-                coll_op_t op = all_ops[o];
-                char *s = xmalloc(n * es), *r = inplace ? s : xmalloc(n * es);
-                for (size_t i = 0; i < n; i++)
-                    put(s, i, dt, gen(c->rank, i, op, dt));
-                c->cases++;
-                if (!call_failed(c, "reduce", coll_reduce(s, r, n, dt, op, root, c->comm))) {
-                    check_applicable(c, applicable);
-                    for (size_t i = 0; c->rank == root && i < n; i++) {
-                        double e = expect_red(i, op, dt, c->p), a = get(r, i, dt);
-                        if (e != a) {
-                            report(c, "reduce", dt, op, n, root, inplace, i, e, a);
-                            break;
-                        }
-                    }
-                }
-                if (!inplace)
-                    free(r);
-                free(s);
-            }
+        case_red(c, n, dt, applicable, root);
     }
 }
 

@@ -19,9 +19,7 @@ ROOT=${CB_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 C=$ROOT/scripts/check-layers.sh
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-fails=0
-ok()  { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+. "$ROOT/tests/lib/common.sh"
 
 cp -r "$ROOT/src" "$T/pristine"
 fresh() { rm -rf "$T/$1"; cp -r "$T/pristine" "$T/$1"; }
@@ -37,13 +35,13 @@ want_fail() {
     [ -f "$T/$1.rc" ] || { "$C" "$T/$1" >"$T/$1.out" 2>&1; echo $? >"$T/$1.rc"; }
     local out rc; out=$(cat "$T/$1.out"); rc=$(cat "$T/$1.rc")
     if [ $rc -eq 1 ] && printf '%s\n' "$out" | grep -q -- "^FAIL: $2"; then
-        ok "$1: exit 1, $(printf '%s\n' "$out" | grep -m1 -- "^FAIL: $2")"
+        pass "$1: exit 1, $(printf '%s\n' "$out" | grep -m1 -- "^FAIL: $2")"
     else
-        bad "$1: exit $rc (want 1) or no line 'FAIL: $2' in: $out"
+        fail "$1: exit $rc (want 1) or no line 'FAIL: $2' in: $out"
     fi
 }
 
-out=$("$C" "$T/pristine" 2>&1) && ok "an untouched copy passes" || bad "an untouched copy fails: $out"
+out=$("$C" "$T/pristine" 2>&1) && pass "an untouched copy passes" || fail "an untouched copy fails: $out"
 
 # upward includes, each spelling
 fresh up
@@ -91,32 +89,32 @@ l1=$(plant allow coll/api.c 'static int planted_a(const coll_comm *c) { return c
 out=$("$C" -a "$T/planted.allow" "$T/allow" 2>&1); rc=$?
 [ $rc -eq 0 ] && echo "$out" | grep -q "^allowed: coll/api.c:$l1: sim ->sim .* -- planted$" &&
     echo "$out" | grep -q "^stale allow-list entry, 0 line(s) now .*: transport/wait.c sim coll_sim_wait 1$" &&
-    ok "an allowed violation: exit 0; a fixed one's entry reported stale" || bad "allowed: exit $rc: $out"
+    pass "an allowed violation: exit 0; a fixed one's entry reported stale" || fail "allowed: exit $rc: $out"
 l2=$(plant allow coll/api.c 'static int planted_b(const coll_comm *c) { return c->sim == 0; }')
 out=$("$C" -a "$T/planted.allow" "$T/allow" 2>&1); rc=$?
 [ $rc -eq 1 ] && echo "$out" | grep -q "^FAIL: coll/api.c:[0-9]*: sim ->sim .* (2 lines, the allow-list has 1)$" &&
-    ok "one line more than allowed: exit 1" || bad "more than allowed: exit $rc: $out"
+    pass "one line more than allowed: exit 1" || fail "more than allowed: exit $rc: $out"
 
 # not violations: comments, strings, a member of that name, a static of this file's own
 fresh quiet
 plant quiet core/log.c '/* #include "../coll/coll_util.h" calls coll_algo_find() */\n// coll_sim_wait(comm) and comm->sim\nstatic const char *planted_q = "coll_algo_find(0) <coll/x.h> coll_tcp_ops";\nstatic int coll_algo_find(void) { return planted_q[0]; }' >/dev/null
-out=$("$C" "$T/quiet" 2>&1) && ok "comments, strings and a static of the same name pass" || bad "quiet: $out"
+out=$("$C" "$T/quiet" 2>&1) && pass "comments, strings and a static of the same name pass" || fail "quiet: $out"
 
 # bad input: exit 2, one line naming the value
 printf 'coll/api.c sim ->sim 5\n' >"$T/noreason.allow"
 out=$("$C" -a "$T/noreason.allow" "$T/pristine" 2>&1); rc=$?
 [ $rc -eq 2 ] && echo "$out" | grep -q "noreason.allow:1: want 'FILE RULE WHAT LINES  # reason'" &&
-    ok "an allow-list entry without its reason: exit 2" || bad "entry without reason: exit $rc: $out"
+    pass "an allow-list entry without its reason: exit 2" || fail "entry without reason: exit $rc: $out"
 out=$("$C" "$T/none" 2>&1); rc=$?
 [ $rc -eq 2 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q "'$T/none': no such directory" &&
-    ok "a missing folder: exit 2" || bad "missing folder: exit $rc: $out"
+    pass "a missing folder: exit 2" || fail "missing folder: exit $rc: $out"
 
 # the real tree
 if out=$("$C" "$ROOT/src"); then
-    ok "src/ holds the layers:"; echo "$out" | grep -v "^allowed: "
+    pass "src/ holds the layers:"; echo "$out" | grep -v "^allowed: "
     echo "($(echo "$out" | grep -c "^allowed: ") known violation line(s) allowed by scripts/check-layers.allow)"
 else
-    bad "src/ breaks the layers:"; echo "$out"
+    fail "src/ breaks the layers:"; echo "$out"
 fi
-[ $fails -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
+finish
 echo "all checks passed"

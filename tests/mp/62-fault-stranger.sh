@@ -42,8 +42,7 @@ for r in 0 1 2; do
     pids+=($!)
     sleep 0.3   # let the stranger get in between the ranks' arrivals too
 done
-rcs=()
-for p in "${pids[@]}"; do wait $p; rcs+=($?); done
+wait_rcs "${pids[@]}"
 touch "$tmp/stop"   # the ranks are done: so is the stranger
 wait $spam
 cat "$tmp/r0.out" "$tmp/spam.log"; tail -n 3 "$tmp/r1.out" "$tmp/r2.out"

@@ -23,10 +23,8 @@ t0=$(now_ms); trio "$(free_port)" right; wait "${pids[@]}"; base=$(( $(now_ms) -
 max=$(bound_ms 4000 5 "$base" 11000)
 echo "baseline: the three ranks with the right secret take $base ms here: bound $max ms"
 trio "$(free_port)" wrong
-t0=$(now_ms); rcs=()
-for p in "${pids[@]}"; do wait $p; rcs+=($?); done
-dt=$(( $(now_ms) - t0 ))
-for r in 0 1 2; do echo "--- rank $r exit ${rcs[$r]}"; cat "$tmp/r$r.out"; done
+wait_rcs "${pids[@]}"; dt=$wait_ms
+show_ranks "$tmp" 3
 check "intruder exits 3 (setup failed)" test "${rcs[2]}" -eq 3
 check "intruder told the store did not prove our secret" grep -q "did not prove it knows our secret" "$tmp/r2.out"
 # 4 (timeout), 3 (setup failed), or 5 when the other genuine rank timed out

@@ -32,10 +32,8 @@ for r in 0 1 2; do
         >"$tmp/r$r.out" 2>&1 &
     pids+=($!)
 done
-t0=$(now_ms); rcs=()
-for p in "${pids[@]}"; do wait $p; rcs+=($?); done
-dt=$(( $(now_ms) - t0 ))
-for r in 0 1 2; do echo "--- rank $r exit ${rcs[$r]}"; cat "$tmp/r$r.out"; done
+wait_rcs "${pids[@]}"; dt=$wait_ms
+show_ranks "$tmp" 3
 check "the failing rank exits 3 (setup failed): ${rcs[2]}" test "${rcs[2]}" -eq 3
 check "it names the port it could not take" grep -q "port.*$held\|$held" "$tmp/r2.out"
 # rank 0 hosts the store: it always gets the reason (exit 5, a peer failed).

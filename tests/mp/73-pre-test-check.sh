@@ -25,8 +25,7 @@ PTC=$ROOT/scripts/pre-test-check.sh
 . "$ROOT/tests/lib/netns_extra.sh"
 for f in "$B/all_reduce_test" "$B/collbench" "$PTC"; do [ -x "$f" ] || { echo "FAIL: missing $f"; exit 1; }; done
 command -v mpirun.openmpi >/dev/null || { echo "FAIL: mpirun.openmpi not installed"; exit 1; }
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
+. "$ROOT/tests/lib/common.sh"
 
 netns_up 3 || { echo "FAIL: netns_up"; exit 1; }
 netns_sshd_up || { echo "FAIL: netns_sshd_up"; exit 1; }
@@ -55,20 +54,20 @@ expect() {
     shift
     echo "--- $name (exit $rc):"
     grep -E '^(FAIL|summary)' "$W/$name.out" | sed 's/^/    /'
-    [ $rc -ne 0 ] || bad "$name: exit 0 although hosts are broken"
-    [ $rc -ne 124 ] && [ $rc -ne 137 ] || bad "$name: pre-test-check.sh hung (killed by timeout)"
+    [ $rc -ne 0 ] || fail "$name: exit 0 although hosts are broken"
+    [ $rc -ne 124 ] && [ $rc -ne 137 ] || fail "$name: pre-test-check.sh hung (killed by timeout)"
     while [ $# -ge 2 ]; do
         mine=$(echo "$fails" | is_line FAIL "$1" "$2")
         if [ -n "$mine" ]; then
             other=$(echo "$other" | grep -vxF -f <(echo "$mine"))
             echo "ok: $name: FAIL for $1 $2"
         else
-            bad "$name: no FAIL line for $1 / $2"
+            fail "$name: no FAIL line for $1 / $2"
         fi
         shift 2
     done
-    [ -z "$other" ] || bad "$name: FAIL lines for other hosts/checks: $other"
-    grep -q '^summary: ' "$W/$name.out" || bad "$name: no summary line"
+    [ -z "$other" ] || fail "$name: FAIL lines for other hosts/checks: $other"
+    grep -q '^summary: ' "$W/$name.out" || fail "$name: no summary line"
 }
 
 healthy() {
@@ -76,34 +75,33 @@ healthy() {
     ptc "$name"
     echo "--- $name (exit $rc):"
     cat "$W/$name.out" | sed 's/^/    /'
-    [ $rc -eq 0 ] || bad "$name: exit $rc (want 0)"
-    [ -z "$fails" ] || bad "$name: FAIL lines on healthy hosts"
+    [ $rc -eq 0 ] || fail "$name: exit $rc (want 0)"
+    [ -z "$fails" ] || fail "$name: FAIL lines on healthy hosts"
     n=$(grep -cE '^(OK|WARN) ' "$W/$name.out")
-    [ "$n" -ge 30 ] || bad "$name: only $n OK/WARN lines (want 8 per host + 3 interfaces + 6 port pairs)"
+    [ "$n" -ge 30 ] || fail "$name: only $n OK/WARN lines (want 8 per host + 3 interfaces + 6 port pairs)"
     for h in cbh1 cbh2 cbh3; do
         for c in ssh version mpi cpu memory dev-shm open-files somaxconn interface "port $PORT"; do
-            is_line 'OK|WARN' "$h" "$c" <"$W/$name.out" | grep -q . || bad "$name: no OK/WARN line for $h $c"
+            is_line 'OK|WARN' "$h" "$c" <"$W/$name.out" | grep -q . || fail "$name: no OK/WARN line for $h $c"
         done
     done
-    [ $fail = 0 ] && echo "ok: $name: all OK/WARN, exit 0"
+    [ "$FAILS" -eq 0 ] && echo "ok: $name: all OK/WARN, exit 0"
 }
 
 healthy healthy
 
 # (a) ssh refused on cbh2
-netns_sshd_stop 2 || bad "could not stop cbh2's sshd"
+netns_sshd_stop 2 || fail "could not stop cbh2's sshd"
 # (b) another version on cbh3 (its own mount namespace: cbh1 and cbh2 unaffected)
 fake=$W/fake_all_reduce_test
 printf '#!/bin/sh\necho "all_reduce_test (collbench) 9.9.9"\n' >"$fake"
 chmod +x "$fake"
-netns_exec 3 mount --bind "$fake" "$B/all_reduce_test" || bad "bind mount on cbh3 failed"
-[ "$("$B/all_reduce_test" --version)" != "all_reduce_test (collbench) 9.9.9" ] || bad "the fake leaked into the root namespace"
+netns_exec 3 mount --bind "$fake" "$B/all_reduce_test" || fail "bind mount on cbh3 failed"
+[ "$("$B/all_reduce_test" --version)" != "all_reduce_test (collbench) 9.9.9" ] || fail "the fake leaked into the root namespace"
 # (c) TCP to the tested port dropped on cbh3 (ssh and everything else still work)
-netns_blackhole 3 $PORT || bad "could not block port $PORT on cbh3"
+netns_blackhole 3 $PORT || fail "could not block port $PORT on cbh3"
 
 ptc broken
 expect broken cbh2 ssh cbh3 version cbh3 "port $PORT"
 netns_blackhole_off 3
-netns_exec 3 umount "$B/all_reduce_test" || bad "umount on cbh3 failed"
-[ $fail = 0 ] && echo "73-pre-test-check: all passed"
-exit $fail
+netns_exec 3 umount "$B/all_reduce_test" || fail "umount on cbh3 failed"
+finish

@@ -20,8 +20,7 @@ MNT=$ROOT/scripts/multi-node-test.sh
 for f in "$B/all_reduce_test" "$B/all_gather_test" "$B/collbench" "$MNT"; do [ -x "$f" ] || { echo "FAIL: missing $f"; exit 1; }; done
 for m in mpirun.openmpi mpirun.mpich; do command -v $m >/dev/null || { echo "FAIL: $m not installed"; exit 1; }; done
 /usr/bin/python3 -c 'import matplotlib' 2>/dev/null || { echo "FAIL: python3-matplotlib not installed (scripts/install-deps.sh)"; exit 1; }
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
+. "$ROOT/tests/lib/common.sh"
 
 netns_up 2 || { echo "FAIL: netns_up"; exit 1; }
 netns_sshd_up || { echo "FAIL: netns_sshd_up"; exit 1; }
@@ -44,18 +43,18 @@ for mpi in openmpi mpich; do
     el=$(( $(date +%s) - s ))
     D=$W/$mpi
     if [ $rc -ne 0 ]; then
-        bad "$mpi: exit $rc (want 0); its output:"
+        fail "$mpi: exit $rc (want 0); its output:"
         grep -vE '^(OK|WARN) ' "$W/$mpi.log" | tail -n 25 | sed 's/^/    /'
         continue
     fi
-    grep -q "^multi-node-test: 2 hosts x 2 ranks = 4 ranks, $mpi" "$W/$mpi.log" || bad "$mpi: wrong banner: $(head -1 "$W/$mpi.log")"
+    grep -q "^multi-node-test: 2 hosts x 2 ranks = 4 ranks, $mpi" "$W/$mpi.log" || fail "$mpi: wrong banner: $(head -1 "$W/$mpi.log")"
     if [ ${#skip[@]} -eq 0 ]; then
-        grep -q '^summary: .* 0 FAIL' "$D/pre-test-check.log" || bad "$mpi: pre-test check log missing or failed"
+        grep -q '^summary: .* 0 FAIL' "$D/pre-test-check.log" || fail "$mpi: pre-test check log missing or failed"
     else
-        [ ! -e "$D/pre-test-check.log" ] || bad "$mpi: --skip-check, yet a pre-test check ran"
+        [ ! -e "$D/pre-test-check.log" ] || fail "$mpi: --skip-check, yet a pre-test check ran"
     fi
     for op in all_reduce all_gather; do
-        /usr/bin/python3 - "$D/$op.json" "$op" <<'PY' || bad "$mpi: $op.json: see above"
+        /usr/bin/python3 - "$D/$op.json" "$op" <<'PY' || fail "$mpi: $op.json: see above"
 import json, sys
 path, op = sys.argv[1], sys.argv[2]
 try:
@@ -77,23 +76,23 @@ need(d.get("status", {}).get("exit_code") == 0, "status %s" % d.get("status"))
 sys.exit(0 if ok else 1)
 PY
         for m in algbw busbw; do
-            png_ok "$D/report/${op}_$m.png" || bad "$mpi: report/${op}_$m.png missing or not a PNG"
-            grep -q "${op}_$m.png" "$D/report/index.html" 2>/dev/null || bad "$mpi: index.html does not show ${op}_$m.png"
+            png_ok "$D/report/${op}_$m.png" || fail "$mpi: report/${op}_$m.png missing or not a PNG"
+            grep -q "${op}_$m.png" "$D/report/index.html" 2>/dev/null || fail "$mpi: index.html does not show ${op}_$m.png"
         done
     done
-    [ -s "$D/report/index.html" ] || bad "$mpi: no report/index.html"
-    grep -q "COLL_HOST_ID is set here" "$W/$mpi.log" || bad "$mpi: no note about the per-host COLL_HOST_ID"
-    [ $fail = 0 ] && echo "ok: $mpi: exit 0 in ${el}s, valid JSON for all_reduce and all_gather, report with PNGs"
+    [ -s "$D/report/index.html" ] || fail "$mpi: no report/index.html"
+    grep -q "COLL_HOST_ID is set here" "$W/$mpi.log" || fail "$mpi: no note about the per-host COLL_HOST_ID"
+    [ "$FAILS" -eq 0 ] && echo "ok: $mpi: exit 0 in ${el}s, valid JSON for all_reduce and all_gather, report with PNGs"
 done
 
 # A node that does not exist: the pre-test check fails -> exit 3, nothing run.
 mnt missing --nodes cbh1,cbh9 --npus 2 --mode quick --ops all_reduce --mpi openmpi
 echo "--- missing node (exit $rc):"
 grep -E '^(FAIL|summary|multi-node-test)' "$W/missing.log" | sed 's/^/    /'
-[ $rc -eq 3 ] || bad "missing node: exit $rc (want 3)"
-grep -qE '^FAIL +cbh9 +ssh ' "$W/missing.log" || bad "missing node: no 'FAIL cbh9 ssh' line"
-[ -e "$W/missing/all_reduce.log" ] && bad "missing node: an operator ran after the failed check"
-[ $fail = 0 ] && echo "ok: missing node: pre-test check FAIL for cbh9, exit 3, nothing run"
+[ $rc -eq 3 ] || fail "missing node: exit $rc (want 3)"
+grep -qE '^FAIL +cbh9 +ssh ' "$W/missing.log" || fail "missing node: no 'FAIL cbh9 ssh' line"
+[ -e "$W/missing/all_reduce.log" ] && fail "missing node: an operator ran after the failed check"
+[ "$FAILS" -eq 0 ] && echo "ok: missing node: pre-test check FAIL for cbh9, exit 3, nothing run"
 
 # A launcher that dies mid-run (mpirun killed -9): the operator fails and the
 # script stops the processes of its own job on every host (found by
@@ -115,7 +114,7 @@ if [ -n "$JOB" ]; then
     for _ in $(seq 150); do n=$(jobprocs "$JOB" | wc -w); [ "$n" -ge 5 ] && break; sleep 0.2; done
 fi
 if [ -z "$JOB" ] || [ "$n" -lt 5 ]; then
-    bad "kill: job ${JOB:-?} never had mpirun + 4 ranks up ($n processes); its output:"
+    fail "kill: job ${JOB:-?} never had mpirun + 4 ranks up ($n processes); its output:"
     tail -n 20 "$W/kill.log" | sed 's/^/    /'
     kill "$mnt_pid" 2>/dev/null; wait "$mnt_pid"
 else
@@ -127,27 +126,26 @@ else
     # machine could be missed by the cleanup's scans
     stray_up() { local p; for p in $(jobprocs "$JOB"); do [ "$(cat "/proc/$p/comm" 2>/dev/null)" = sleep ] && return 0; done; return 1; }
     for _ in $(seq 200); do stray_up && break; sleep 0.05; done
-    stray_up || bad "kill: the stray (netns_exec pid $stray) never carried CB_MNT_JOB=$JOB"
+    stray_up || fail "kill: the stray (netns_exec pid $stray) never carried CB_MNT_JOB=$JOB"
     for p in $(jobprocs "$JOB"); do
         case "$(cat "/proc/$p/comm" 2>/dev/null)" in mpirun*|orterun|prterun|mpiexec*) kill -9 "$p"; echo "killed -9 the launcher (pid $p)";; esac
     done
     wait "$mnt_pid"; rc=$?
     echo "--- launcher killed (exit $rc):"
     grep -E '^multi-node-test: (job id|all_reduce FAILED|cleanup)' "$W/kill.log" | sed 's/^/    /'
-    [ $rc -eq 1 ] || bad "launcher killed: exit $rc (want 1)"
+    [ $rc -eq 1 ] || fail "launcher killed: exit $rc (want 1)"
     # (the simulated hosts share one pid namespace: the first scan, here, may find them all)
     grep -qE "^multi-node-test: cleanup: stopped [0-9]+ process\(es\) of job $JOB" "$W/kill.log" \
-        || bad "launcher killed: no 'cleanup: stopped ... of job $JOB' line"
-    grep -q "cleanup: could not reach" "$W/kill.log" && bad "launcher killed: cleanup could not reach a host"
+        || fail "launcher killed: no 'cleanup: stopped ... of job $JOB' line"
+    grep -q "cleanup: could not reach" "$W/kill.log" && fail "launcher killed: cleanup could not reach a host"
     sleep 1
     left=$(jobprocs "$JOB")
-    [ -z "$left" ] || bad "processes of job $JOB left: $left ($(for p in $left; do cat /proc/$p/comm; done | tr '\n' ' '))"
-    alive "$stray" && bad "the stray carrying job $JOB survived the cleanup"
-    alive "$decoy" || bad "the decoy named all_reduce_test (another job) was killed: cleanup by name?"
-    [ $fail = 0 ] && echo "ok: launcher killed: exit 1, job $JOB's processes stopped on both hosts, the decoy named all_reduce_test untouched"
+    [ -z "$left" ] || fail "processes of job $JOB left: $left ($(for p in $left; do cat /proc/$p/comm; done | tr '\n' ' '))"
+    alive "$stray" && fail "the stray carrying job $JOB survived the cleanup"
+    alive "$decoy" || fail "the decoy named all_reduce_test (another job) was killed: cleanup by name?"
+    [ "$FAILS" -eq 0 ] && echo "ok: launcher killed: exit 1, job $JOB's processes stopped on both hosts, the decoy named all_reduce_test untouched"
 fi
 kill "$decoy" 2>/dev/null; wait "$decoy" 2>/dev/null
 kill "${stray:-}" 2>/dev/null; wait 2>/dev/null
 
-[ $fail = 0 ] && echo "74-multi-node: all passed"
-exit $fail
+finish

@@ -18,55 +18,67 @@
 #include "core/log.h"
 #include "core/netif.h"
 
-static void test_match_prefix(void **state)
+/* One matcher case: coll_ifname_match(pattern, name) must give want. */
+typedef struct {
+    const char *pattern, *name;
+    int want;
+} match_case_t;
+
+/* Every case of t, each failure named with its pattern and name (cmocka
+ * stops at the first). */
+static void check_matches(const match_case_t *t, size_t n)
 {
-    (void)state;
-    assert_true(coll_ifname_match("eth", "eth0"));
-    assert_true(coll_ifname_match("eth", "eth"));
-    assert_false(coll_ifname_match("eth", "et"));
-    assert_false(coll_ifname_match("eth", "lo"));
-    assert_false(coll_ifname_match("eth", "veth0"));
-    assert_true(coll_ifname_match("eth,enp", "enp3s0f1"));
-    assert_true(coll_ifname_match("eth,enp", "eth12"));
-    assert_false(coll_ifname_match("eth,enp", "ib0"));
-    assert_true(coll_ifname_match(" eth , ib ", "ib0")); /* blanks around items */
-    assert_true(coll_ifname_match("eth,,ib,", "ib0"));   /* empty items ignored */
+    for (size_t i = 0; i < n; i++) {
+        int got = coll_ifname_match(t[i].pattern, t[i].name) ? 1 : 0;
+        if (got != t[i].want)
+            fail_msg("coll_ifname_match(\"%s\", \"%s\") = %d, want %d", t[i].pattern ? t[i].pattern : "(null)",
+                     t[i].name ? t[i].name : "(null)", got, t[i].want);
+    }
 }
 
-static void test_match_exclude(void **state)
-{
-    (void)state;
-    assert_false(coll_ifname_match("^eth", "eth0"));
-    assert_true(coll_ifname_match("^eth", "lo"));
-    assert_false(coll_ifname_match("^docker,lo", "docker0"));
-    assert_false(coll_ifname_match("^docker,lo", "lo"));
-    assert_true(coll_ifname_match("^docker,lo", "ens5"));
-}
+/* The hccl syntax, one case a row. */
+static const match_case_t k_match[] = {
+    /* prefixes, a comma-separated list */
+    {"eth", "eth0", 1},
+    {"eth", "eth", 1},
+    {"eth", "et", 0},
+    {"eth", "lo", 0},
+    {"eth", "veth0", 0},
+    {"eth,enp", "enp3s0f1", 1},
+    {"eth,enp", "eth12", 1},
+    {"eth,enp", "ib0", 0},
+    {" eth , ib ", "ib0", 1}, /* blanks around items */
+    {"eth,,ib,", "ib0", 1},   /* empty items ignored */
+    /* ^: everything but */
+    {"^eth", "eth0", 0},
+    {"^eth", "lo", 1},
+    {"^docker,lo", "docker0", 0},
+    {"^docker,lo", "lo", 0},
+    {"^docker,lo", "ens5", 1},
+    /* =: whole names */
+    {"=eth0", "eth0", 1},
+    {"=eth0", "eth01", 0},
+    {"=eth0", "eth", 0},
+    {"=eth0,ib1", "ib1", 1},
+    {"=eth0,ib1", "ib10", 0},
+    {"^=eth0", "eth0", 0},
+    {"^=eth0", "eth01", 1},
+    {"^=eth0,lo", "eth1", 1},
+    {"^=eth0,lo", "lo", 0},
+    /* empty patterns match everything; no name matches nothing */
+    {"", "eth0", 1},
+    {NULL, "lo", 1},
+    {"^", "lo", 1},
+    {"=", "lo", 1},
+    {"^=", "lo", 1},
+    {" , ", "lo", 1},
+    {"eth", NULL, 0},
+};
 
-static void test_match_exact(void **state)
+static void test_match(void **state)
 {
     (void)state;
-    assert_true(coll_ifname_match("=eth0", "eth0"));
-    assert_false(coll_ifname_match("=eth0", "eth01"));
-    assert_false(coll_ifname_match("=eth0", "eth"));
-    assert_true(coll_ifname_match("=eth0,ib1", "ib1"));
-    assert_false(coll_ifname_match("=eth0,ib1", "ib10"));
-    assert_false(coll_ifname_match("^=eth0", "eth0"));
-    assert_true(coll_ifname_match("^=eth0", "eth01"));
-    assert_true(coll_ifname_match("^=eth0,lo", "eth1"));
-    assert_false(coll_ifname_match("^=eth0,lo", "lo"));
-}
-
-static void test_match_empty(void **state)
-{
-    (void)state;
-    assert_true(coll_ifname_match("", "eth0"));
-    assert_true(coll_ifname_match(NULL, "lo"));
-    assert_true(coll_ifname_match("^", "lo"));
-    assert_true(coll_ifname_match("=", "lo"));
-    assert_true(coll_ifname_match("^=", "lo"));
-    assert_true(coll_ifname_match(" , ", "lo"));
-    assert_false(coll_ifname_match("eth", NULL));
+    check_matches(k_match, sizeof k_match / sizeof k_match[0]);
 }
 
 static void test_class(void **state)
@@ -204,11 +216,9 @@ static void test_sockaddr(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_match_prefix),  cmocka_unit_test(test_match_exclude),
-        cmocka_unit_test(test_match_exact),   cmocka_unit_test(test_match_empty),
-        cmocka_unit_test(test_class),         cmocka_unit_test(test_select_default),
-        cmocka_unit_test(test_select_ifname), cmocka_unit_test(test_select_if_ip),
-        cmocka_unit_test(test_sockaddr),
+        cmocka_unit_test(test_match),          cmocka_unit_test(test_class),
+        cmocka_unit_test(test_select_default), cmocka_unit_test(test_select_ifname),
+        cmocka_unit_test(test_select_if_ip),   cmocka_unit_test(test_sockaddr),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

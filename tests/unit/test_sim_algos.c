@@ -157,7 +157,7 @@ static unsigned long long nruns, combos[COLL_DTYPE_COUNT][COLL_OP_COUNT];
 typedef struct {
     const cb_desc_t *d;
     cb_ctx_t c[MAXP];
-    size_t arrays[MAXP][6 * MAXP];
+    size_t arrays[MAXP][CB_CTX_ARRAYS * MAXP];
 } job_t;
 
 static coll_status_t rank_fn(coll_comm *comm, void *arg)
@@ -199,13 +199,7 @@ static int run_one(coll_sim_t *sim, const cb_desc_t *d, int ai, int root, size_t
         c->op = op;
         c->esize = coll_dtype_size(dt);
         c->data = *data;
-        size_t *a = j.arrays[r];
-        c->counts = a;
-        c->displs = a + n;
-        c->scounts = a + 2 * n;
-        c->sdispls = a + 3 * n;
-        c->rcounts = a + 4 * n;
-        c->rdispls = a + 5 * n;
+        cb_ctx_set_arrays(c, j.arrays[r], (size_t)n);
         d->layout(c, bytes);
         c->send_cap = c->send_elems * c->esize + 64;
         c->recv_cap = c->recv_elems * c->esize + 64;

@@ -44,6 +44,7 @@
 #include "transport/tcp_internal.h"
 #include "transport/transport.h"
 #include "../lib/fork_ranks.h"
+#include "../lib/tcp_comm.h"
 
 static int g_rank = -1;
 
@@ -88,37 +89,7 @@ static const uint8_t k_secret[32] = "collbench-tcp-test-secret-000000";
 
 static void comm_build(coll_comm *c, int rank, int n, double timeout_s)
 {
-    memset(c, 0, sizeof *c);
-    c->rank = rank;
-    c->nranks = n;
-    c->peers = calloc((size_t)n, sizeof *c->peers);
-    c->rank_host = calloc((size_t)n, sizeof(int));
-    c->tp = calloc((size_t)n, sizeof *c->tp);
-    CHECK(c->peers && c->rank_host && c->tp);
-    for (int i = 0; i < n; i++)
-        c->rank_host[i] = i; /* every rank its own host */
-    c->host = rank;
-    c->nhosts = n;
-    c->id = calloc(1, sizeof *c->id);
-    c->bs = calloc(1, sizeof *c->bs);
-    CHECK(c->id && c->bs);
-    memcpy(c->id->secret, k_secret, 32);
-    c->id->nonce = 0x1234abcdull;
-    c->connect_timeout_s = timeout_s;
-    for (int i = 0; i < n; i++) {
-        snprintf(c->peers[i].hostname, sizeof c->peers[i].hostname, "node%d", i);
-        c->peers[i].rank = i;
-    }
-}
-
-static void comm_free(coll_comm *c)
-{
-    coll_tcp_teardown(c);
-    free(c->peers);
-    free(c->rank_host);
-    free(c->tp);
-    free(c->id);
-    free(c->bs);
+    cbt_tcp_comm_build(c, rank, n, k_secret, 0x1234abcdull, timeout_s);
 }
 
 /* ---- N ranks in forked processes ---- */
@@ -166,7 +137,7 @@ static void rank_main(int rank, int n, int up, int down, rank_fn fn, void *arg)
     for (int p = 0; p < n; p++)
         CHECK(p == rank || c.tp[p] == &coll_tcp_ops);
     fn(&c, arg);
-    comm_free(&c);
+    cbt_tcp_comm_free(&c);
     _exit(0);
 }
 
@@ -471,7 +442,7 @@ static void test_reduce_partial_elements(void **state)
     free(s2);
     free(out);
     free(exp);
-    comm_free(&c);
+    cbt_tcp_comm_free(&c);
 }
 
 /* Both ranks exchange every size at once: copy sink, then reducing sinks of
@@ -772,8 +743,8 @@ static void test_replay_data(void **state)
     assert_closed(replay_conn(&c2, hello, proof, NULL));
     assert_true(!c2.tcp->peers[0] || c2.tcp->peers[0]->rgot == 0);
     close(fd);
-    comm_free(&c2);
-    comm_free(&c);
+    cbt_tcp_comm_free(&c2);
+    cbt_tcp_comm_free(&c);
 }
 
 static void test_strangers(void **state)
@@ -973,7 +944,7 @@ static void test_connect_fails(void **state)
              ntohs(a.sin_port));
     if (!strstr(coll_last_error(), want))
         fail_msg("unexpected message: %s", coll_last_error());
-    comm_free(&c);
+    cbt_tcp_comm_free(&c);
 
     /* 2. a listener whose queue is full (backlog 0, one connection never
      * accepted): SYNs are dropped, no answer -> COLL_CONNECT_TIMEOUT (1 s) */
@@ -995,7 +966,7 @@ static void test_connect_fails(void **state)
              ntohs(a.sin_port));
     if (!strstr(coll_last_error(), want))
         fail_msg("unexpected message: %s", coll_last_error());
-    comm_free(&c);
+    cbt_tcp_comm_free(&c);
     close(filler);
     close(hole);
 }

@@ -46,6 +46,19 @@ int cbt_usage_error(const char *tool, const char *fmt, ...) __attribute__((forma
 /* Same, for runtime errors; returns `code`. */
 int cbt_error(const char *tool, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* A failed libcoll call of a measuring rank: one line "collbench TOOL: rank R:
+ * PREFIXCALL: STATUS: LAST ERROR", the communicator aborted when abort_comm is
+ * not NULL (so the other ranks stop waiting); returns cbt_exit_of(st). */
+int cbt_call_failed(const char *tool, int rank, const char *prefix, const char *call, coll_status_t st,
+                    coll_comm_t abort_comm);
+/* Return that from the enclosing function when `call` does not succeed. */
+#define CBT_TRY(tool, rank, prefix, abort_comm, call) \
+    do { \
+        coll_status_t st_ = (call); \
+        if (st_ != COLL_SUCCESS) \
+            return cbt_call_failed(tool, rank, prefix, #call, st_, abort_comm); \
+    } while (0)
+
 /* Option values. Each prints one line "collbench TOOL: invalid OPT 'VAL' (allowed: ...)"
  * and returns -1 on error, 0 on success. */
 int cbt_parse_size(const char *tool, const char *opt, const char *val, unsigned long long lo, unsigned long long hi,
@@ -57,8 +70,9 @@ int cbt_parse_double(const char *tool, const char *opt, const char *val, double 
 const char *cbt_optval(const char *tool, int argc, char **argv, int *i);
 /* cb_launch_detect for a collbench command (prog: "collbench NAME", kept in
  * l): its error printed, or a warning when -p (npus_set) differs from the
- * ranks a launcher started. 0, or the exit code. */
-int cbt_launch(cb_launch_t *l, const char *prog, int npus, int npus_set);
+ * ranks a launcher started; more than max_ranks ranks (0: no limit) is a usage
+ * error. 0, or the exit code. */
+int cbt_launch(cb_launch_t *l, const char *prog, int npus, int npus_set, int max_ranks);
 
 /* One measuring rank of a subcommand (rank.c): cbt_rank_main is the rank
  * function every subcommand gives cb_launch_run, with a cbt_rank_job_t as its
@@ -74,6 +88,8 @@ typedef struct {
     void *arg;
 } cbt_rank_job_t;
 int cbt_rank_main(void *job, const cb_launch_t *l, int rank, int nranks, const coll_unique_id_t *id);
+/* Start (or join) the ranks l names, each running cbt_rank_main(job); the exit code. */
+int cbt_rank_run(cb_launch_t *l, cbt_rank_job_t *job);
 
 /* CPUs this process may run on, one per physical core first (lowest CPU id of each
  * core), then the remaining SMT siblings. Returns how many were written; *ncores
@@ -120,6 +136,12 @@ void cbt_json_matrix(FILE *f, int n, double (*cell)(const void *arg, int i, int 
  * cell(arg, i, j) as %12.6f ("-" when < 0), a rule. */
 void cbt_print_matrix(const char *title, unsigned long long size, long long et, int n,
                       double (*cell)(const void *arg, int i, int j), const void *arg);
+/* An n x n row-major matrix as cell() for the two above: cbt_dense_cell(&d, i, j) = d.m[i * n + j]. */
+typedef struct {
+    const double *m;
+    int n;
+} cbt_dense_t;
+double cbt_dense_cell(const void *dense, int i, int j);
 /* "512 MiB", "1.5 GiB", "12 B" */
 void cbt_fmt_bytes(char *buf, size_t n, unsigned long long bytes);
 

@@ -60,6 +60,12 @@ void cbt_json_matrix(FILE *f, int n, double (*cell)(const void *arg, int i, int 
     fprintf(f, "]");
 }
 
+double cbt_dense_cell(const void *dense, int i, int j)
+{
+    const cbt_dense_t *d = dense;
+    return d->m[i * d->n + j];
+}
+
 void cbt_print_matrix(const char *title, unsigned long long size, long long et, int n,
                       double (*cell)(const void *arg, int i, int j), const void *arg)
 {

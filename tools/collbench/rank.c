@@ -27,3 +27,10 @@ int cbt_rank_main(void *job, const cb_launch_t *l, int rank, int nranks, const c
     coll_comm_destroy(comm);
     return rc;
 }
+
+int cbt_rank_run(cb_launch_t *l, cbt_rank_job_t *job)
+{
+    int ac = 1;
+    char *av0[] = {(char *)"collbench", NULL}, **av = av0;
+    return cb_launch_run(l, &ac, &av, cbt_rank_main, job);
+}

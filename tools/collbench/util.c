@@ -48,7 +48,16 @@ int cbt_error(const char *tool, int code, const char *fmt, ...)
     return code;
 }
 
-int cbt_launch(cb_launch_t *l, const char *prog, int npus, int npus_set)
+int cbt_call_failed(const char *tool, int rank, const char *prefix, const char *call, coll_status_t st,
+                    coll_comm_t abort_comm)
+{
+    cbt_error(tool, cbt_exit_of(st), "rank %d: %s%s: %s: %s", rank, prefix, call, coll_strerror(st), coll_last_error());
+    if (abort_comm)
+        coll_comm_abort(abort_comm);
+    return cbt_exit_of(st);
+}
+
+int cbt_launch(cb_launch_t *l, const char *prog, int npus, int npus_set, int max_ranks)
 {
     char err[512];
     int rc = cb_launch_detect(l, prog, npus, err, sizeof err);
@@ -59,6 +68,10 @@ int cbt_launch(cb_launch_t *l, const char *prog, int npus, int npus_set)
     if (l->kind != CB_LAUNCH_STANDALONE && npus_set && npus != l->nranks)
         fprintf(stderr, "%s: warning: -p %d but %d ranks were started by %s; using %d\n", prog, npus, l->nranks,
                 l->name, l->nranks);
+    if (max_ranks > 0 && l->nranks > max_ranks) {
+        fprintf(stderr, "%s: %d ranks: at most %d are supported\n", prog, l->nranks, max_ranks);
+        return CBT_EXIT_USAGE;
+    }
     return 0;
 }
 

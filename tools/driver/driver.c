@@ -307,27 +307,26 @@ int cb_run_size(cb_ctx_t *c, cb_results_t *res, size_t bytes, int *any_failed)
     return 0;
 }
 
-static int alloc_arrays(cb_ctx_t *c)
+void cb_ctx_set_arrays(cb_ctx_t *c, size_t *a, size_t n)
 {
-    size_t n = (size_t)c->nranks;
-    c->counts = calloc(n, sizeof(size_t));
-    c->displs = calloc(n, sizeof(size_t));
-    c->scounts = calloc(n, sizeof(size_t));
-    c->sdispls = calloc(n, sizeof(size_t));
-    c->rcounts = calloc(n, sizeof(size_t));
-    c->rdispls = calloc(n, sizeof(size_t));
-    return c->counts && c->displs && c->scounts && c->sdispls && c->rcounts && c->rdispls ? 0 : -1;
+    c->counts = a;
+    c->displs = a + n;
+    c->scounts = a + 2 * n;
+    c->sdispls = a + 3 * n;
+    c->rcounts = a + 4 * n;
+    c->rdispls = a + 5 * n;
 }
 
-static void free_arrays(cb_ctx_t *c)
+static int alloc_arrays(cb_ctx_t *c)
 {
-    free(c->counts);
-    free(c->displs);
-    free(c->scounts);
-    free(c->sdispls);
-    free(c->rcounts);
-    free(c->rdispls);
+    size_t n = (size_t)c->nranks, *a = calloc(CB_CTX_ARRAYS * n, sizeof *a);
+    if (!a)
+        return -1;
+    cb_ctx_set_arrays(c, a, n);
+    return 0;
 }
+
+static void free_arrays(cb_ctx_t *c) { free(c->counts); /* the block of all six */ }
 
 static void init_ctx(cb_ctx_t *c, const cb_job_t *job, int rank, int nranks)
 {

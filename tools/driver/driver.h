@@ -198,6 +198,11 @@ int cb_main(const cb_desc_t *d, int argc, char **argv);
 /* One call of the collective in the form being timed (c->in_place). */
 coll_status_t cb_run(cb_ctx_t *c);
 
+/* The six per-rank arrays of a v-collective (counts, displs, scounts,
+ * sdispls, rcounts, rdispls), n each, from one block a of CB_CTX_ARRAYS x n. */
+#define CB_CTX_ARRAYS 6
+void cb_ctx_set_arrays(cb_ctx_t *c, size_t *a, size_t n);
+
 /* Common layout helpers (desc_common.c). */
 double cb_busbw_one(int n);
 double cb_busbw_nm1(int n);

@@ -171,8 +171,32 @@ int cbt_as_groups(int n, int k, int *grp);
 /* Rank 0's list of suspects (len ints) to every rank, for a confirmation pass:
  * 0, or the exit code after naming the failure and aborting the communicator. */
 int cbt_as_share_suspects(cbt_as_ctx_t *c, int *sus, size_t len);
+/* -et timed exchanges of -s bytes, c->src to rank `to` and c->dst from rank
+ * `from`, after one untimed (times in ex); the median in *med (seconds, 1e-9
+ * at the least). The first failure's status. */
+coll_status_t cbt_as_exchange(cbt_as_ctx_t *c, int to, int from, double *ex, double *med);
 /* A progress line on stderr. */
 void cbt_as_progress(const char *what, int done, int total, double t_start);
+/* A test's confirmation, the one loop of every test (pairs, ring, bisect,
+ * node, node-shm, coll): up to `passes` passes; in each, rank 0 lists the
+ * suspects (find), every rank learns the list (cbt_as_share_suspects) and each
+ * suspect is measured again (again, with a progress line), until a pass finds
+ * none. sus is one buffer of len ints: sus[0] the count, sus[1 .. head-1] the
+ * test's own (a reference pair), the suspects from sus[head]. */
+typedef struct {
+    const char *what, *what_later; /* progress: first pass, later ones (NULL: what) */
+    int passes, head;
+    size_t len;
+    void (*find)(cbt_as_ctx_t *c, int pass, int *sus, void *arg);         /* rank 0 */
+    int (*again)(cbt_as_ctx_t *c, const int *sus, int k, void *arg); /* every rank */
+    void *arg;
+} cbt_as_confirm_t;
+/* A test's two buffers: the suspects' list of nsus ints (*sus) and, returned,
+ * rank 0's gather of one rec-byte record a rank (NULL on the other ranks).
+ * *rc: 0, or the exit code after "out of memory" (nothing left allocated). */
+void *cbt_as_round_bufs(cbt_as_ctx_t *c, size_t rec, size_t nsus, int **sus, int *rc);
+/* 0, or the exit code of the failure (named, the communicator aborted). */
+int cbt_as_confirm(cbt_as_ctx_t *c, const cbt_as_confirm_t *cf, int *sus);
 
 /* judge.c. Median of the values >= 0 of v[0..n) (reorders a copy); -1 when
  * none. The better of two figures (-1 = none). */

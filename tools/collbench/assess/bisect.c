@@ -53,15 +53,11 @@ static int halving_run(cbt_as_ctx_t *c, int g, int only, const int *peer, double
         int pr = c->hosts[p].speaker;
         unsigned char b = 0, b2 = 0;
         st = coll_sendrecv(&b, 1, pr, &b2, 1, pr, COLL_UINT8, c->comm);
-        for (long long t = -1; t < c->o->et && st == COLL_SUCCESS; t++) {
-            double t0 = cbt_now();
-            st = coll_sendrecv(c->src, sz, pr, c->dst, sz, pr, COLL_UINT8, c->comm);
-            if (t >= 0)
-                ex[t] = cbt_now() - t0;
-        }
-        double med = cbt_as_median(ex, (int)c->o->et);
+        double med = 1e-9;
+        if (st == COLL_SUCCESS)
+            st = cbt_as_exchange(c, pr, pr, ex, &med);
         me.peer = p;
-        me.gbs = 2.0 * (double)sz / (med > 0 ? med : 1e-9) / 1e9;
+        me.gbs = 2.0 * (double)sz / med / 1e9;
     }
     if (st == COLL_SUCCESS)
         st = coll_gather(&me, all, sizeof me, COLL_UINT8, 0, c->comm);
@@ -128,6 +124,39 @@ static int bis_ref(const cbt_as_result_t *r, const int *sus, int ns)
     return best;
 }
 
+typedef struct {
+    int *peer; /* halving g's partners from peer + g * n */
+    double *ex;
+    brec_t *all;
+} bis_bufs_t;
+
+/* The suspects of pass `pass` (after the first only marginal ones) and the
+ * reference pair (sus[1], g * n + a; -1 none). */
+static void bis_find(cbt_as_ctx_t *c, int pass, int *sus, void *arg)
+{
+    sus[0] = cbt_as_bisect_suspects(c->res, c->o->threshold, pass > 0, sus + 2);
+    sus[1] = sus[0] ? bis_ref(c->res, sus + 2, sus[0]) : -1;
+}
+
+/* Suspect i alone, after the reference pair alone: scaled by the reference's
+ * first / now, clamped to 1..4 (only a busier machine is corrected, measure.c). */
+static int bis_again(cbt_as_ctx_t *c, const int *sus, int i, void *arg)
+{
+    bis_bufs_t *b = arg;
+    int n = c->nhosts, g = sus[2 + i] / n, a = sus[2 + i] % n, rc;
+    double f = 1, now = -1;
+    if (sus[1] >= 0) {
+        int rg = sus[1] / n, ra = sus[1] % n;
+        if ((rc = halving_run(c, rg, ra, b->peer + (size_t)rg * (size_t)n, b->ex, b->all, 1, &now)))
+            return rc;
+        if (c->rank == 0 && now > 0 && c->res->bis[sus[1]] > 0) {
+            f = c->res->bis[sus[1]] / now;
+            f = f < 1 ? 1 : f > 4 ? 4 : f;
+        }
+    }
+    return halving_run(c, g, a, b->peer + (size_t)g * (size_t)n, b->ex, b->all, f, NULL);
+}
+
 int cbt_as_bisect(cbt_as_ctx_t *c)
 {
     int n = c->nhosts, k = (int)c->o->halvings, rc = CBT_EXIT_OK;
@@ -155,31 +184,11 @@ int cbt_as_bisect(cbt_as_ctx_t *c)
      * (as pairs does, measure.c: a healthy pair of the halvings touching no
      * suspect host, figure nearest the median; the suspect's figure scaled by
      * the reference's first / now, clamped to 1..4) */
-    for (int pass = 0; pass < CBT_AS_CONFIRM_PAIRS && !rc; pass++) {
-        sus[0] = c->rank == 0 ? cbt_as_bisect_suspects(c->res, c->o->threshold, pass > 0, sus + 2) : 0;
-        sus[1] = c->rank == 0 && sus[0] ? bis_ref(c->res, sus + 2, sus[0]) : -1;
-        if ((rc = cbt_as_share_suspects(c, sus, (size_t)k * (size_t)n + 2)) != CBT_EXIT_OK)
-            break;
-        if (!sus[0])
-            break;
-        t_start = cbt_now();
-        for (int i = 0; i < sus[0] && !rc; i++) {
-            int g = sus[2 + i] / n, a = sus[2 + i] % n;
-            double f = 1, now = -1;
-            if (sus[1] >= 0) {
-                int rg = sus[1] / n, ra = sus[1] % n;
-                rc = halving_run(c, rg, ra, peer + (size_t)rg * (size_t)n, ex, all, 1, &now);
-                if (rc)
-                    break;
-                if (c->rank == 0 && now > 0 && c->res->bis[sus[1]] > 0) {
-                    f = c->res->bis[sus[1]] / now;
-                    f = f < 1 ? 1 : f > 4 ? 4 : f; /* only a busier machine is corrected (measure.c) */
-                }
-            }
-            rc = halving_run(c, g, a, peer + (size_t)g * (size_t)n, ex, all, f, NULL);
-            if (!rc && c->rank == 0 && !c->o->quiet)
-                cbt_as_progress("bisect confirmation", i + 1, sus[0], t_start);
-        }
+    if (!rc) {
+        bis_bufs_t bb = {peer, ex, all};
+        cbt_as_confirm_t cf = {"bisect confirmation", NULL, CBT_AS_CONFIRM_PAIRS, 2, (size_t)k * (size_t)n + 2,
+                               bis_find, bis_again, &bb};
+        rc = cbt_as_confirm(c, &cf, sus);
     }
     free(peer), free(side), free(sus), free(ex), free(all);
     return rc;

@@ -140,6 +140,24 @@ static int step(cbt_as_ctx_t *c, int which, int mygrp, float *sb, float *rb, dou
     return CBT_EXIT_OK;
 }
 
+typedef struct {
+    int mygrp;
+    float *sb, *rb;
+    double *ex;
+    crec_t *all;
+} coll_bufs_t;
+
+static void coll_find(cbt_as_ctx_t *c, int pass, int *sus, void *arg)
+{
+    sus[0] = cbt_as_coll_suspects(c->res, c->o->threshold, sus + 1);
+}
+
+static int coll_again(cbt_as_ctx_t *c, const int *sus, int k, void *arg)
+{
+    coll_bufs_t *b = arg;
+    return step(c, sus[1 + k], b->mygrp, b->sb, b->rb, b->ex, b->all);
+}
+
 int cbt_as_coll(cbt_as_ctx_t *c)
 {
     int n = c->nhosts, rc = CBT_EXIT_OK;
@@ -172,18 +190,10 @@ int cbt_as_coll(cbt_as_ctx_t *c)
         goto out;
     if (c->rank == 0 && !c->o->quiet)
         cbt_as_progress("coll (groups at once)", 2, 2, t_start);
-    for (int pass = 0; pass < CBT_AS_CONFIRM && !rc && ng > 1; pass++) {
-        sus[0] = c->rank == 0 ? cbt_as_coll_suspects(c->res, c->o->threshold, sus + 1) : 0;
-        if ((rc = cbt_as_share_suspects(c, sus, (size_t)n + 1)) != CBT_EXIT_OK)
-            break;
-        if (!sus[0])
-            break;
-        t_start = cbt_now();
-        for (int k = 0; k < sus[0] && !rc; k++) {
-            rc = step(c, sus[1 + k], mygrp, sb, rb, ex, all);
-            if (!rc && c->rank == 0 && !c->o->quiet)
-                cbt_as_progress("coll confirmation", k + 1, sus[0], t_start);
-        }
+    if (ng > 1) {
+        coll_bufs_t cb = {mygrp, sb, rb, ex, all};
+        cbt_as_confirm_t cf = {"coll confirmation", NULL, CBT_AS_CONFIRM, 1, (size_t)n + 1, coll_find, coll_again, &cb};
+        rc = cbt_as_confirm(c, &cf, sus);
     }
 out:
     free(grp), free(sus), free(sb), free(rb), free(ex), free(all);

@@ -84,22 +84,12 @@ static int write_outliers(const cbt_as_opts_t *o, const cbt_as_result_t *r)
     return fclose(f) ? -1 : 0;
 }
 
-typedef struct {
-    const double *m;
-    int n;
-} cbt_as_matrix_t;
-
-static double cell(const void *arg, int i, int j)
-{
-    const cbt_as_matrix_t *x = arg;
-    return x->m[i * x->n + j];
-}
 
 static void json_matrix(FILE *f, const char *name, const double *m, int n)
 {
-    cbt_as_matrix_t x = {m, n};
+    cbt_dense_t x = {m, n};
     fprintf(f, ",\n \"%s\": ", name);
-    cbt_json_matrix(f, n, cell, &x);
+    cbt_json_matrix(f, n, cbt_dense_cell, &x);
 }
 
 static void json_shm(FILE *f, const cbt_as_result_t *r)

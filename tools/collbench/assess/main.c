@@ -450,15 +450,11 @@ int cbt_assess_main(int argc, char **argv)
             return rc;
     }
     cb_launch_t l;
-    int rc = cbt_launch(&l, "collbench assess", o.npus, o.npus_set);
+    int rc = cbt_launch(&l, "collbench assess", o.npus, o.npus_set, AS_MAX_RANKS);
     if (rc)
         return rc;
-    if (l.nranks > AS_MAX_RANKS)
-        return cbt_usage_error(TOOL, "%d ranks: at most %d are supported", l.nranks, AS_MAX_RANKS);
     o.launch = l.name;
     cbt_as_set_lat_threshold(o.lat_threshold);
-    int ac = 1;
-    char *av0[] = {(char *)"collbench", NULL}, **av = av0;
     cbt_rank_job_t job = {.tool = TOOL, .body = rank_body, .arg = &o};
-    return cb_launch_run(&l, &ac, &av, cbt_rank_main, &job);
+    return cbt_rank_run(&l, &job);
 }

@@ -42,16 +42,7 @@
 
 static const char *TOOL = "assess";
 
-#define TRY(call) \
-    do { \
-        coll_status_t st_ = (call); \
-        if (st_ != COLL_SUCCESS) { \
-            cbt_error(TOOL, cbt_exit_of(st_), "rank %d: %s: %s: %s", c->rank, #call, coll_strerror(st_), \
-                      coll_last_error()); \
-            coll_comm_abort(c->comm); \
-            return cbt_exit_of(st_); \
-        } \
-    } while (0)
+#define TRY(call) CBT_TRY(TOOL, c->rank, "", c->comm, call)
 
 /* One round's record of a rank (gathered to rank 0). */
 typedef struct {
@@ -86,13 +77,10 @@ static int uni(cbt_as_ctx_t *c, int me_sends, int peer, double *ex, double *gbs)
     return CBT_EXIT_OK;
 }
 
-static int pair_measure(cbt_as_ctx_t *c, int peer_host, rec_t *r)
+/* Latency: one untimed ping-pong of 8 bytes, then the smallest half round trip
+ * of lat_iters (us; the lower host's figure, -1 at the other end). */
+static int pair_latency(cbt_as_ctx_t *c, int peer, int low, double *lat_us)
 {
-    int peer = c->hosts[peer_host].speaker, low = c->me_host < peer_host;
-    size_t n = (size_t)c->o->size;
-    unsigned char b = 0, b2 = 0;
-    TRY(coll_sendrecv(&b, 1, peer, &b2, 1, peer, COLL_UINT8, c->comm));
-    /* latency: one untimed ping-pong, then the smallest of lat_iters */
     long long li = c->o->lat_iters;
     double *rt = calloc((size_t)li + 1, sizeof *rt);
     if (!rt)
@@ -120,44 +108,56 @@ static int pair_measure(cbt_as_ctx_t *c, int peer_host, rec_t *r)
     for (long long i = 0; i < li; i++)
         if (mn < 0 || rt[i] < mn)
             mn = rt[i];
-    r->lat_us = low ? mn : -1;
+    *lat_us = low ? mn : -1;
     free(rt);
-    /* unidirectional both ways: the lower host sends first */
+    return CBT_EXIT_OK;
+}
+
+/* Bidirectional: both ends at once, -et times after one untimed; per
+ * execution the slower end's time (the two exchange theirs), the median's
+ * 2 x size / time in *gbs (GB/s). ex: 2 x et doubles. */
+static int pair_bidi(cbt_as_ctx_t *c, int peer, double *ex, double *gbs)
+{
+    size_t n = (size_t)c->o->size;
+    long long et = c->o->et;
+    unsigned char b = 0, b2 = 0;
+    for (long long t = -1; t < et; t++) {
+        double t0 = cbt_now();
+        TRY(coll_sendrecv(c->src, n, peer, c->dst, n, peer, COLL_UINT8, c->comm));
+        TRY(coll_sendrecv(&b, 1, peer, &b2, 1, peer, COLL_UINT8, c->comm));
+        if (t >= 0)
+            ex[t] = cbt_now() - t0;
+    }
+    TRY(coll_sendrecv(ex, (size_t)et, peer, ex + et, (size_t)et, peer, COLL_FP64, c->comm));
+    for (long long t = 0; t < et; t++)
+        if (ex[et + t] > ex[t])
+            ex[t] = ex[et + t];
+    double med = cbt_as_median(ex, (int)et);
+    *gbs = 2.0 * (double)n / (med > 0 ? med : 1e-9) / 1e9;
+    return CBT_EXIT_OK;
+}
+
+/* One pair, both ends: latency, unidirectional both ways (the lower host
+ * sends first), bidirectional; the figures into r. */
+static int pair_measure(cbt_as_ctx_t *c, int peer_host, rec_t *r)
+{
+    int peer = c->hosts[peer_host].speaker, low = c->me_host < peer_host, rc;
+    unsigned char b = 0, b2 = 0;
+    TRY(coll_sendrecv(&b, 1, peer, &b2, 1, peer, COLL_UINT8, c->comm));
+    if ((rc = pair_latency(c, peer, low, &r->lat_us)))
+        return rc;
     long long et = c->o->et;
     double *ex = calloc((size_t)et * 2, sizeof *ex), g1 = -1, g2 = -1;
     if (!ex)
         return cbt_error(TOOL, CBT_EXIT_FAIL, "out of memory");
-    int rc = uni(c, low, peer, ex, &g1);
+    rc = uni(c, low, peer, ex, &g1);
     if (!rc)
         rc = uni(c, !low, peer, ex, &g2);
     r->uni_gbs = low ? g1 : g2;
-    /* bidirectional: both ends at once; per execution the slower end's time */
-    for (long long t = -1; !rc && t < et; t++) {
-        double t0 = cbt_now();
-        coll_status_t st = coll_sendrecv(c->src, n, peer, c->dst, n, peer, COLL_UINT8, c->comm);
-        if (st == COLL_SUCCESS)
-            st = coll_sendrecv(&b, 1, peer, &b2, 1, peer, COLL_UINT8, c->comm);
-        if (st != COLL_SUCCESS) {
-            free(ex);
-            TRY(st);
-        }
-        if (t >= 0)
-            ex[t] = cbt_now() - t0;
-    }
-    coll_status_t st = rc ? COLL_SUCCESS
-                          : coll_sendrecv(ex, (size_t)et, peer, ex + et, (size_t)et, peer, COLL_FP64, c->comm);
-    if (!rc && st == COLL_SUCCESS) {
-        for (long long t = 0; t < et; t++)
-            if (ex[et + t] > ex[t])
-                ex[t] = ex[et + t];
-        double med = cbt_as_median(ex, (int)et);
-        r->bidi_gbs = 2.0 * (double)n / (med > 0 ? med : 1e-9) / 1e9;
-    }
+    if (!rc)
+        rc = pair_bidi(c, peer, ex, &r->bidi_gbs);
     free(ex);
-    if (rc)
-        return rc;
-    TRY(st);
-    return CBT_EXIT_OK;
+    return rc;
 }
 
 /* Gathers this round's records to rank 0 (all: nranks records). */
@@ -289,15 +289,39 @@ static void ref_scale(const cbt_as_ctx_t *c, int a, int b, const rec_t *all, dou
     }
 }
 
+/* Pairs' confirmation, pass `pass` (rank 0): the suspects (after the first
+ * pass only marginal ones) and the reference pair (sus[1], a * n + b; -1 none). */
+static void pairs_find(cbt_as_ctx_t *c, int pass, int *sus, void *arg)
+{
+    int n = c->nhosts;
+    sus[0] = cbt_as_suspects(c->res, c->o->threshold, pass > 0, sus + 2, n * n / 2);
+    sus[1] = sus[0] ? pick_ref(c->res, sus + 2, sus[0]) : -1;
+    if (sus[0]) /* the report: how many were measured again, the last pass's reference */
+        c->res->nconfirm += sus[0], c->res->pairs_ref = sus[1];
+}
+
+/* Suspect k alone, after the reference pair alone (its scale f on rank 0). */
+static int pairs_again(cbt_as_ctx_t *c, const int *sus, int k, void *arg)
+{
+    rec_t *all = arg;
+    int n = c->nhosts, rc;
+    double f[3] = {1, 1, 1};
+    if (sus[1] >= 0) {
+        int a = sus[1] / n, b = sus[1] % n;
+        if ((rc = pairs_round(c, pair_peer(c, a, b), -1, 2, all, NULL)))
+            return rc;
+        if (c->rank == 0)
+            ref_scale(c, a, b, all, f);
+    }
+    return pairs_round(c, pair_peer(c, sus[2 + k] / n, sus[2 + k] % n), -1, 1, all, f);
+}
+
 int cbt_as_pairs(cbt_as_ctx_t *c)
 {
-    int n = c->nhosts, nr = cbt_as_rounds(n), rc = CBT_EXIT_OK;
-    rec_t *all = c->rank == 0 ? calloc((size_t)c->nranks, sizeof *all) : NULL;
-    int *sus = malloc(((size_t)n * (size_t)n + 2) * sizeof *sus);
-    if ((c->rank == 0 && !all) || !sus) {
-        free(all), free(sus);
-        return cbt_error(TOOL, CBT_EXIT_FAIL, "out of memory");
-    }
+    int n = c->nhosts, nr = cbt_as_rounds(n), rc, *sus;
+    rec_t *all = cbt_as_round_bufs(c, sizeof *all, (size_t)n * (size_t)n + 2, &sus, &rc);
+    if (rc)
+        return rc;
     double t_start = cbt_now();
     for (int r = 0; r < nr && !rc; r++) {
         rc = pairs_round(c, c->speaker ? cbt_as_partner(r, c->me_host, n) : -1, r, 0, all, NULL);
@@ -316,31 +340,10 @@ int cbt_as_pairs(cbt_as_ctx_t *c)
      * than during the first pass (other jobs; on a shared VM the same link
      * measured 0.3-1.4 GB/s a few seconds apart) does not make a healthy link
      * look slow against a median taken earlier. */
-    int ref[2] = {-1, -1};
-    for (int pass = 0; pass < CBT_AS_CONFIRM_PAIRS && !rc; pass++) {
-        sus[0] = c->rank == 0 ? cbt_as_suspects(c->res, c->o->threshold, pass > 0, sus + 2, n * n / 2) : 0;
-        sus[1] = c->rank == 0 && sus[0] ? pick_ref(c->res, sus + 2, sus[0]) : -1;
-        if ((rc = cbt_as_share_suspects(c, sus, (size_t)n * (size_t)n + 2)) != CBT_EXIT_OK)
-            break;
-        if (!sus[0])
-            break;
-        ref[0] = sus[1] >= 0 ? sus[1] / n : -1, ref[1] = sus[1] >= 0 ? sus[1] % n : -1;
-        t_start = cbt_now();
-        for (int k = 0; k < sus[0] && !rc; k++) {
-            double f[3] = {1, 1, 1};
-            if (ref[0] >= 0) {
-                rc = pairs_round(c, pair_peer(c, ref[0], ref[1]), -1, 2, all, NULL);
-                if (rc)
-                    break;
-                if (c->rank == 0)
-                    ref_scale(c, ref[0], ref[1], all, f);
-            }
-            rc = pairs_round(c, pair_peer(c, sus[2 + k] / n, sus[2 + k] % n), -1, 1, all, f);
-            if (!rc && c->rank == 0 && !c->o->quiet)
-                cbt_as_progress(pass ? "pairs confirmation (marginal)" : "pairs confirmation", k + 1, sus[0], t_start);
-        }
-        if (c->rank == 0)
-            c->res->nconfirm += sus[0], c->res->pairs_ref = sus[1];
+    if (!rc) {
+        cbt_as_confirm_t cf = {"pairs confirmation", "pairs confirmation (marginal)", CBT_AS_CONFIRM_PAIRS, 2,
+                               (size_t)n * (size_t)n + 2, pairs_find, pairs_again, all};
+        rc = cbt_as_confirm(c, &cf, sus);
     }
     free(all), free(sus);
     return rc;
@@ -365,15 +368,10 @@ static int ring_run(cbt_as_ctx_t *c, int g, int confirm, int *perm, int *pos, do
         int i = pos[c->me_host];
         int succ = perm[(i + 1) % n], pred = perm[(i + n - 1) % n];
         int rs = c->hosts[succ].speaker, rp = c->hosts[pred].speaker;
-        for (long long t = -1; t < c->o->et && st == COLL_SUCCESS; t++) {
-            double t0 = cbt_now();
-            st = coll_sendrecv(c->src, sz, rs, c->dst, sz, rp, COLL_UINT8, c->comm);
-            if (t >= 0)
-                ex[t] = cbt_now() - t0;
-        }
-        double med = cbt_as_median(ex, (int)c->o->et);
+        double med;
+        st = cbt_as_exchange(c, rs, rp, ex, &med);
         me.peer = succ;
-        me.uni_gbs = (double)sz / (med > 0 ? med : 1e-9) / 1e9;
+        me.uni_gbs = (double)sz / med / 1e9;
     }
     if (st != COLL_SUCCESS) {
         rc = cbt_error(TOOL, cbt_exit_of(st), "rank %d: ring %d: %s: %s", c->rank, g, coll_strerror(st),
@@ -399,6 +397,25 @@ static int ring_run(cbt_as_ctx_t *c, int g, int confirm, int *perm, int *pos, do
     return CBT_EXIT_OK;
 }
 
+typedef struct {
+    int *perm, *pos;
+    double *ex;
+    rec_t *all;
+    int nrings;
+} ring_bufs_t;
+
+static void ring_find(cbt_as_ctx_t *c, int pass, int *sus, void *arg)
+{
+    const ring_bufs_t *b = arg;
+    sus[0] = cbt_as_ring_suspects(c->res, b->nrings, c->o->threshold, sus + 1);
+}
+
+static int ring_again(cbt_as_ctx_t *c, const int *sus, int k, void *arg)
+{
+    ring_bufs_t *b = arg;
+    return ring_run(c, sus[1 + k], 1, b->perm, b->pos, b->ex, b->all);
+}
+
 int cbt_as_ring(cbt_as_ctx_t *c)
 {
     int n = c->nhosts, nrings = 1 + (int)c->o->rings, rc = CBT_EXIT_OK;
@@ -418,17 +435,11 @@ int cbt_as_ring(cbt_as_ctx_t *c)
     }
     /* confirmation: a ring past the threshold runs again (up to CBT_AS_CONFIRM
      * times); named if still so */
-    for (int pass = 0; pass < CBT_AS_CONFIRM && !rc; pass++) {
-        sus[0] = c->rank == 0 ? cbt_as_ring_suspects(c->res, nrings, c->o->threshold, sus + 1) : 0;
-        if ((rc = cbt_as_share_suspects(c, sus, (size_t)nrings + 1)) != CBT_EXIT_OK)
-            break;
-        if (!sus[0])
-            break;
-        for (int k = 0; k < sus[0] && !rc; k++) {
-            rc = ring_run(c, sus[1 + k], 1, perm, pos, ex, all);
-            if (!rc && c->rank == 0 && !c->o->quiet)
-                cbt_as_progress("ring confirmation", k + 1, sus[0], t_start);
-        }
+    if (!rc) {
+        ring_bufs_t rb = {perm, pos, ex, all, nrings};
+        cbt_as_confirm_t cf = {"ring confirmation", NULL, CBT_AS_CONFIRM, 1, (size_t)nrings + 1, ring_find, ring_again,
+                               &rb};
+        rc = cbt_as_confirm(c, &cf, sus);
     }
     if (c->rank == 0 && rc == CBT_EXIT_OK)
         c->res->nrings = nrings;
@@ -465,33 +476,28 @@ static int node_host(cbt_as_ctx_t *c, int h, int confirm, rec_t *all)
     return CBT_EXIT_OK;
 }
 
+static void node_find(cbt_as_ctx_t *c, int pass, int *sus, void *arg)
+{
+    sus[0] = cbt_as_node_suspects(c->res, c->o->threshold, sus + 1);
+}
+
+static int node_again(cbt_as_ctx_t *c, const int *sus, int k, void *arg) { return node_host(c, sus[1 + k], 1, arg); }
+
 int cbt_as_node(cbt_as_ctx_t *c)
 {
-    int n = c->nhosts, rc = CBT_EXIT_OK;
-    rec_t *all = c->rank == 0 ? calloc((size_t)c->nranks, sizeof *all) : NULL;
-    int *sus = malloc((size_t)(n + 1) * sizeof *sus);
-    if ((c->rank == 0 && !all) || !sus) {
-        free(all), free(sus);
-        return cbt_error(TOOL, CBT_EXIT_FAIL, "out of memory");
-    }
+    int n = c->nhosts, rc, *sus;
+    rec_t *all = cbt_as_round_bufs(c, sizeof *all, (size_t)n + 1, &sus, &rc);
+    if (rc)
+        return rc;
     double t_start = cbt_now();
     for (int h = 0; h < n && !rc; h++) {
         rc = node_host(c, h, 0, all);
         if (!rc && c->rank == 0 && !c->o->quiet)
             cbt_as_progress("node host", h + 1, n, t_start);
     }
-    for (int pass = 0; pass < CBT_AS_CONFIRM && !rc && n > 1; pass++) { /* confirmation, as for pairs */
-        sus[0] = c->rank == 0 ? cbt_as_node_suspects(c->res, c->o->threshold, sus + 1) : 0;
-        if ((rc = cbt_as_share_suspects(c, sus, (size_t)n + 1)) != CBT_EXIT_OK)
-            break;
-        if (!sus[0])
-            break;
-        t_start = cbt_now();
-        for (int k = 0; k < sus[0] && !rc; k++) {
-            rc = node_host(c, sus[1 + k], 1, all);
-            if (!rc && c->rank == 0 && !c->o->quiet)
-                cbt_as_progress("node confirmation", k + 1, sus[0], t_start);
-        }
+    if (!rc && n > 1) {
+        cbt_as_confirm_t cf = {"node confirmation", NULL, CBT_AS_CONFIRM, 1, (size_t)n + 1, node_find, node_again, all};
+        rc = cbt_as_confirm(c, &cf, sus);
     }
     if (!rc)
         rc = cbt_as_node_shm(c); /* shm.c: all hosts at once */

@@ -36,24 +36,13 @@
 
 /* A pair figure's matrix as `collbench bw -t p2p` prints it (row: source,
  * column: destination, columns are host numbers). */
-typedef struct {
-    const cbt_as_fig_t *f;
-    int n;
-} cbt_as_fig_ctx_t;
-
-static double fig_cell(const void *arg, int i, int j)
-{
-    const cbt_as_fig_ctx_t *x = arg;
-    return x->f->m[i * x->n + j];
-}
-
 static void matrix(const cbt_as_result_t *r, const cbt_as_fig_t *f, const cbt_as_opts_t *o)
 {
-    cbt_as_fig_ctx_t x = {f, r->n};
+    cbt_dense_t x = {f->m, r->n};
     char title[128];
     snprintf(title, sizeof title, "%s Matrix (%s%s)", f->test, f->unit,
              f->directed ? ", row: source, column: destination" : "");
-    cbt_print_matrix(title, o->size, o->et, r->n, fig_cell, &x);
+    cbt_print_matrix(title, o->size, o->et, r->n, cbt_dense_cell, &x);
     printf("\n");
 }
 

@@ -112,8 +112,56 @@ int cbt_as_share_suspects(cbt_as_ctx_t *c, int *sus, size_t len)
     return rc;
 }
 
+coll_status_t cbt_as_exchange(cbt_as_ctx_t *c, int to, int from, double *ex, double *med)
+{
+    size_t sz = (size_t)c->o->size;
+    coll_status_t st = COLL_SUCCESS;
+    for (long long t = -1; t < c->o->et && st == COLL_SUCCESS; t++) {
+        double t0 = cbt_now();
+        st = coll_sendrecv(c->src, sz, to, c->dst, sz, from, COLL_UINT8, c->comm);
+        if (t >= 0)
+            ex[t] = cbt_now() - t0;
+    }
+    double m = cbt_as_median(ex, (int)c->o->et);
+    *med = m > 0 ? m : 1e-9;
+    return st;
+}
+
 void cbt_as_progress(const char *what, int done, int total, double t_start)
 {
     double el = cbt_now() - t_start, left = done ? el / done * (total - done) : 0;
     fprintf(stderr, "collbench assess: %s round %d/%d done, %.1f s, about %.1f s left\n", what, done, total, el, left);
+}
+
+void *cbt_as_round_bufs(cbt_as_ctx_t *c, size_t rec, size_t nsus, int **sus, int *rc)
+{
+    void *all = c->rank == 0 ? calloc((size_t)c->nranks, rec) : NULL;
+    *sus = malloc(nsus * sizeof **sus);
+    *rc = CBT_EXIT_OK;
+    if ((c->rank == 0 && !all) || !*sus) {
+        free(all), free(*sus);
+        *rc = cbt_error(TOOL, CBT_EXIT_FAIL, "out of memory");
+        return NULL;
+    }
+    return all;
+}
+
+int cbt_as_confirm(cbt_as_ctx_t *c, const cbt_as_confirm_t *cf, int *sus)
+{
+    int rc = CBT_EXIT_OK;
+    for (int pass = 0; pass < cf->passes && !rc; pass++) {
+        sus[0] = 0;
+        if (c->rank == 0)
+            cf->find(c, pass, sus, cf->arg);
+        if ((rc = cbt_as_share_suspects(c, sus, cf->len)) != CBT_EXIT_OK || !sus[0])
+            break;
+        const char *what = pass && cf->what_later ? cf->what_later : cf->what;
+        double t_start = cbt_now();
+        for (int k = 0; k < sus[0] && !rc; k++) {
+            rc = cf->again(c, sus, k, cf->arg);
+            if (!rc && c->rank == 0 && !c->o->quiet)
+                cbt_as_progress(what, k + 1, sus[0], t_start);
+        }
+    }
+    return rc;
 }

@@ -45,16 +45,7 @@ typedef struct {
     double gbs, lat_us;
 } shm_rec_t;
 
-#define TRY(call) \
-    do { \
-        coll_status_t st_ = (call); \
-        if (st_ != COLL_SUCCESS) { \
-            cbt_error(TOOL, cbt_exit_of(st_), "rank %d: node-shm: %s: %s: %s", c->rank, #call, coll_strerror(st_), \
-                      coll_last_error()); \
-            coll_comm_abort(c->comm); \
-            return cbt_exit_of(st_); \
-        } \
-    } while (0)
+#define TRY(call) CBT_TRY(TOOL, c->rank, "node-shm: ", c->comm, call)
 
 /* The speaker (low end) and its host's second rank: latency, then bandwidth,
  * each over a fixed time (the speaker's clock); the speaker's figures in r.
@@ -138,34 +129,31 @@ static int shm_round(cbt_as_ctx_t *c, int only, int confirm, shm_rec_t *all)
     return CBT_EXIT_OK;
 }
 
+/* --lat-threshold, or --threshold when not given */
+static void shm_find(cbt_as_ctx_t *c, int pass, int *sus, void *arg)
+{
+    double th = c->o->threshold, lth = c->o->lat_threshold > 0 ? c->o->lat_threshold : th;
+    sus[0] = cbt_as_shm_suspects(c->res, th, lth, sus + 1);
+}
+
+static int shm_again(cbt_as_ctx_t *c, const int *sus, int k, void *arg) { return shm_round(c, sus[1 + k], 1, arg); }
+
 int cbt_as_node_shm(cbt_as_ctx_t *c)
 {
-    int n = c->nhosts, rc = CBT_EXIT_OK;
-    shm_rec_t *all = c->rank == 0 ? calloc((size_t)c->nranks, sizeof *all) : NULL;
-    int *sus = malloc((size_t)(n + 1) * sizeof *sus);
-    if ((c->rank == 0 && !all) || !sus) {
-        free(all), free(sus);
-        return cbt_error(TOOL, CBT_EXIT_FAIL, "out of memory");
-    }
-    double th = c->o->threshold, lth = c->o->lat_threshold > 0 ? c->o->lat_threshold : th;
+    int n = c->nhosts, rc, *sus;
+    shm_rec_t *all = cbt_as_round_bufs(c, sizeof *all, (size_t)n + 1, &sus, &rc);
+    if (rc)
+        return rc;
     double t_start = cbt_now();
     for (int k = 0; k < CBT_AS_SHM_FIRST && !rc; k++) {
         rc = shm_round(c, -1, k ? 2 : 0, all);
         if (!rc && c->rank == 0 && !c->o->quiet)
             cbt_as_progress("node-shm (all hosts at once)", k + 1, CBT_AS_SHM_FIRST, t_start);
     }
-    for (int pass = 0; pass < CBT_AS_CONFIRM && !rc; pass++) {
-        sus[0] = c->rank == 0 ? cbt_as_shm_suspects(c->res, th, lth, sus + 1) : 0;
-        if ((rc = cbt_as_share_suspects(c, sus, (size_t)n + 1)) != CBT_EXIT_OK)
-            break;
-        if (!sus[0])
-            break;
-        t_start = cbt_now();
-        for (int k = 0; k < sus[0] && !rc; k++) {
-            rc = shm_round(c, sus[1 + k], 1, all);
-            if (!rc && c->rank == 0 && !c->o->quiet)
-                cbt_as_progress("node-shm confirmation", k + 1, sus[0], t_start);
-        }
+    if (!rc) {
+        cbt_as_confirm_t cf = {"node-shm confirmation", NULL, CBT_AS_CONFIRM, 1, (size_t)n + 1, shm_find, shm_again,
+                               all};
+        rc = cbt_as_confirm(c, &cf, sus);
     }
     free(all), free(sus);
     return rc;

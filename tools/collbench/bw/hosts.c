@@ -159,29 +159,64 @@ static int write_calibration(const cbt_bw_opts_t *bw, const hosts_result_t *r)
     return cbt_calib_write(TOOL, bw->calib_out, by, kv, 1);
 }
 
-static int hosts_run(coll_comm_t comm, const hosts_opts_t *o, int rank)
+/* The job's shape: ranks, hosts, my local rank and count; usage (exit 2) unless
+ * 2 or more hosts have the same number of ranks each. */
+static int hosts_shape(coll_comm_t comm, int rank, int *nranks, int *nhosts, int *lr, int *ls)
 {
-    const cbt_bw_opts_t *bw = o->bw;
-    size_t n = (size_t)bw->size;
-    int rc = CBT_EXIT_OK, nranks = 0, nhosts = 0, lr = 0, ls = 1, sr = 0, sn = 0;
-    coll_comm_t sub = NULL;
-    unsigned char *src = MAP_FAILED, *dst = MAP_FAILED;
-    rank_info_t *ri = NULL;
-    TRY(coll_comm_size(comm, &nranks));
-    TRY(coll_comm_nhosts(comm, &nhosts));
-    TRY(coll_comm_local(comm, &lr, &ls));
-    int64_t lsz[2] = {ls, -ls};
+    int rc = CBT_EXIT_OK;
+    TRY(coll_comm_size(comm, nranks));
+    TRY(coll_comm_nhosts(comm, nhosts));
+    TRY(coll_comm_local(comm, lr, ls));
+    int64_t lsz[2] = {*ls, -*ls};
     TRY(coll_all_reduce(lsz, lsz, 2, COLL_INT64, COLL_MAX, comm));
-    if (nhosts < 2 || lsz[0] != -lsz[1]) {
+    if (*nhosts < 2 || lsz[0] != -lsz[1]) {
         if (rank == 0)
             rc = cbt_usage_error(TOOL,
                                  "-t hosts needs 2 or more hosts with the same ranks on each (this run: %d host(s), "
                                  "%lld to %lld ranks per host)",
-                                 nhosts, (long long)-lsz[1], (long long)lsz[0]);
+                                 *nhosts, (long long)-lsz[1], (long long)lsz[0]);
         else
             rc = CBT_EXIT_USAGE;
-        goto out;
     }
+out:
+    return rc;
+}
+
+/* The ring of host leaders (sub): warm-up until every rank has streamed for
+ * CBT_BW_WARMUP_S, then -et timed sendrecvs of n bytes to `to` from `from`;
+ * v = {the slowest rank's seconds, 1 when any rank's data differs}. */
+static int hosts_stream(coll_comm_t comm, coll_comm_t sub, const cbt_bw_opts_t *bw, unsigned char *src,
+                        unsigned char *dst, int to, int from, uint64_t tag, int rank, double v[2])
+{
+    int rc = CBT_EXIT_OK;
+    size_t n = (size_t)bw->size;
+    double tw = cbt_now(), more = 1;
+    while (more > 0) {
+        TRY(coll_sendrecv(src, n, to, dst, n, from, COLL_UINT8, sub));
+        more = cbt_now() - tw < CBT_BW_WARMUP_S;
+        TRY(coll_all_reduce(&more, &more, 1, COLL_FP64, COLL_MAX, comm));
+    }
+    memset(dst, 0, n);
+    TRY(coll_barrier(comm));
+    double t0 = cbt_now();
+    for (long long t = 0; t < bw->exec_times; t++)
+        TRY(coll_sendrecv(src, n, to, dst, n, from, COLL_UINT8, sub));
+    v[0] = cbt_now() - t0, v[1] = !check(dst, n, tag);
+    TRY(coll_all_reduce(v, v, 2, COLL_FP64, COLL_MAX, comm));
+out:
+    return rc;
+}
+
+static int hosts_run(coll_comm_t comm, const hosts_opts_t *o, int rank)
+{
+    const cbt_bw_opts_t *bw = o->bw;
+    size_t n = (size_t)bw->size;
+    int rc, nranks = 0, nhosts = 0, lr = 0, ls = 1, sr = 0, sn = 0;
+    coll_comm_t sub = NULL;
+    unsigned char *src = MAP_FAILED, *dst = MAP_FAILED;
+    rank_info_t *ri = NULL;
+    if ((rc = hosts_shape(comm, rank, &nranks, &nhosts, &lr, &ls)) != CBT_EXIT_OK)
+        goto out;
     TRY(coll_comm_split(comm, lr, rank, &sub)); /* one rank per host, host order of the leaders */
     TRY(coll_comm_rank(sub, &sr));
     TRY(coll_comm_size(sub, &sn));
@@ -200,20 +235,9 @@ static int hosts_run(coll_comm_t comm, const hosts_opts_t *o, int rank)
     TRY(coll_all_gather(&me, ri, 2, COLL_UINT64, comm));
     fill(src, n, (uint64_t)lr << 32 | (uint64_t)sr);
     memset(dst, 0, n);
-    /* warm-up: until every rank has streamed for CBT_BW_WARMUP_S (at least one execution) */
-    double tw = cbt_now(), more = 1;
-    while (more > 0) {
-        TRY(coll_sendrecv(src, n, to, dst, n, from, COLL_UINT8, sub));
-        more = cbt_now() - tw < CBT_BW_WARMUP_S;
-        TRY(coll_all_reduce(&more, &more, 1, COLL_FP64, COLL_MAX, comm));
-    }
-    memset(dst, 0, n);
-    TRY(coll_barrier(comm));
-    double t0 = cbt_now();
-    for (long long t = 0; t < bw->exec_times; t++)
-        TRY(coll_sendrecv(src, n, to, dst, n, from, COLL_UINT8, sub));
-    double v[2] = {cbt_now() - t0, !check(dst, n, (uint64_t)lr << 32 | (uint64_t)from)};
-    TRY(coll_all_reduce(v, v, 2, COLL_FP64, COLL_MAX, comm));
+    double v[2];
+    if ((rc = hosts_stream(comm, sub, bw, src, dst, to, from, (uint64_t)lr << 32 | (uint64_t)from, rank, v)))
+        goto out;
     if (v[1] != 0) {
         rc = rank == 0 ? cbt_error(TOOL, CBT_EXIT_FAIL, "received data differs from what was sent") : CBT_EXIT_FAIL;
         goto out;
@@ -255,15 +279,13 @@ int cbt_bw_hosts(const cbt_bw_opts_t *bw)
         return cbt_usage_error(TOOL, "unknown option '%s' for -t hosts (allowed: -s, -et, -fmt, -q, --calibration-out)",
                                bw->extra[0]);
     cb_launch_t l;
-    int rc = cbt_launch(&l, "collbench bw", 2, 0);
+    int rc = cbt_launch(&l, "collbench bw", 2, 0, 0);
     if (rc != 0)
         return rc;
     if (l.kind == CB_LAUNCH_STANDALONE)
         return cbt_usage_error(TOOL,
                                "-t hosts needs ranks on 2 or more hosts, started by a launcher (torchrun-style "
                                "variables, mpirun, srun); standalone ranks share one host");
-    int ac = 1;
-    char *av0[] = {(char *)"collbench", NULL}, **av = av0;
     cbt_rank_job_t job = {.tool = TOOL, .body = rank_body, .arg = &o};
-    return cb_launch_run(&l, &ac, &av, cbt_rank_main, &job);
+    return cbt_rank_run(&l, &job);
 }

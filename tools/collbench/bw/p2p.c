@@ -114,15 +114,7 @@ typedef struct {
     double warm_s; /* seconds of wall time in warm-up loops so far */
 } ctx_t;
 
-#define TRY(call) \
-    do { \
-        coll_status_t st_ = (call); \
-        if (st_ != COLL_SUCCESS) { \
-            cbt_error(TOOL, cbt_exit_of(st_), "rank %d: %s: %s: %s", c->rank, #call, coll_strerror(st_), \
-                      coll_last_error()); \
-            return cbt_exit_of(st_); \
-        } \
-    } while (0)
+#define TRY(call) CBT_TRY(TOOL, c->rank, "", NULL, call)
 
 /* One execution of n bytes between me and peer. */
 static coll_status_t exec_once(ctx_t *c, int s, int d, int bidi, size_t n)

@@ -180,7 +180,7 @@ int cbt_bw_p2p(const cbt_bw_opts_t *bw)
         return cbt_p2p_spdir(&o);
     }
     cb_launch_t l;
-    if ((rc = cbt_launch(&l, "collbench bw", o.npus, o.npus_set)) != 0)
+    if ((rc = cbt_launch(&l, "collbench bw", o.npus, o.npus_set, 0)) != 0)
         return rc;
     o.launch = l.name;
     if (bw->calib_out && l.kind == CB_LAUNCH_STANDALONE)
@@ -222,8 +222,6 @@ int cbt_bw_p2p(const cbt_bw_opts_t *bw)
                                    bw->size, o.npus, a, b);
         }
     }
-    int ac = 1;
-    char *av0[] = {(char *)"collbench", NULL}, **av = av0;
     cbt_rank_job_t job = {.tool = TOOL, .body = rank_body, .place = place, .arg = &o};
-    return cb_launch_run(&l, &ac, &av, cbt_rank_main, &job);
+    return cbt_rank_run(&l, &job);
 }

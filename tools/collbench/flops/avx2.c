@@ -18,6 +18,15 @@
 
 #include "acc.h"
 
+#define CBT_V(op) _mm256_##op
+#define CBT_VH(op) _mm_##op
+#define CBT_VPD __m256d
+#define CBT_VPS __m256
+#define CBT_VI __m256i
+#define CBT_VHI __m128i
+#define CBT_KEEP "+x"
+#define CBT_CAST_PS _mm256_castsi256_ps
+
 static inline uint64_t bad_ps(__m256 x, float e)
 {
     return 8 - (uint64_t)__builtin_popcount(_mm256_movemask_ps(_mm256_cmp_ps(x, _mm256_set1_ps(e), _CMP_EQ_OQ)));
@@ -34,123 +43,16 @@ static inline uint64_t bad_epi32(__m256i x, uint32_t e)
     return 8 - (uint64_t)__builtin_popcount(_mm256_movemask_ps(_mm256_castsi256_ps(eq)));
 }
 
-static uint64_t fp64_fma(uint64_t steps, const cbt_fk_args_t *p)
-{
-    const __m256d va = _mm256_set1_pd(p->a), vb = _mm256_set1_pd(p->b);
-#define X(k) __m256d x##k = _mm256_set1_pd((double)(k));
-    CBT_ACC10(X)
-#undef X
-    for (uint64_t s = 0; s < steps; s++) {
-#define X(k) x##k = _mm256_fmadd_pd(x##k, va, vb);
-        CBT_ACC10(X)
-#undef X
-    }
-    uint64_t bad = 0;
-#define X(k) bad += bad_pd(x##k, (double)(k) + (double)steps * p->b);
-    CBT_ACC10(X)
-#undef X
-    return bad;
-}
+#define DPBUSD(x) _mm256_dpbusd_avx_epi32(x, va, vb)
 
-static uint64_t fp32_fma(uint64_t steps, const cbt_fk_args_t *p)
-{
-    const __m256 va = _mm256_set1_ps((float)p->a), vb = _mm256_set1_ps((float)p->b);
-#define X(k) __m256 x##k = _mm256_set1_ps((float)(k));
-    CBT_ACC10(X)
-#undef X
-    for (uint64_t s = 0; s < steps; s++) {
-#define X(k) x##k = _mm256_fmadd_ps(x##k, va, vb);
-        CBT_ACC10(X)
-#undef X
-    }
-    uint64_t bad = 0;
-#define X(k) bad += bad_ps(x##k, (float)((double)(k) + (double)steps * p->b));
-    CBT_ACC10(X)
-#undef X
-    return bad;
-}
+#include "simd.h"
 
-/* fp16 storage, fp32 compute; the empty asm keeps the conversion inside the loop. */
-static uint64_t fp16_f16c(uint64_t steps, const cbt_fk_args_t *p)
-{
-    __m128i h = _mm_set1_epi16((short)p->fp16_a);
-    const __m256 vb = _mm256_set1_ps((float)p->b);
-#define X(k) __m256 x##k = _mm256_set1_ps((float)(k));
-    CBT_ACC10(X)
-#undef X
-    for (uint64_t s = 0; s < steps; s++) {
-        __asm__ volatile("" : "+x"(h));
-        const __m256 va = _mm256_cvtph_ps(h);
-#define X(k) x##k = _mm256_fmadd_ps(x##k, va, vb);
-        CBT_ACC10(X)
-#undef X
-    }
-    uint64_t bad = 0;
-#define X(k) bad += bad_ps(x##k, (float)((double)(k) + (double)steps * p->b));
-    CBT_ACC10(X)
-#undef X
-    return bad;
-}
-
-static uint64_t bf16_cvt(uint64_t steps, const cbt_fk_args_t *p)
-{
-    __m128i h = _mm_set1_epi16((short)p->bf16_a);
-    const __m256 vb = _mm256_set1_ps((float)p->b);
-#define X(k) __m256 x##k = _mm256_set1_ps((float)(k));
-    CBT_ACC10(X)
-#undef X
-    for (uint64_t s = 0; s < steps; s++) {
-        __asm__ volatile("" : "+x"(h));
-        const __m256 va = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-#define X(k) x##k = _mm256_fmadd_ps(x##k, va, vb);
-        CBT_ACC10(X)
-#undef X
-    }
-    uint64_t bad = 0;
-#define X(k) bad += bad_ps(x##k, (float)((double)(k) + (double)steps * p->b));
-    CBT_ACC10(X)
-#undef X
-    return bad;
-}
-
-static uint64_t int8_avxvnni(uint64_t steps, const cbt_fk_args_t *p)
-{
-    const __m256i va = _mm256_set1_epi8(p->i8_a), vb = _mm256_set1_epi8(p->i8_b);
-#define X(k) __m256i x##k = _mm256_set1_epi32((k));
-    CBT_ACC10(X)
-#undef X
-    for (uint64_t s = 0; s < steps; s++) {
-#define X(k) x##k = _mm256_dpbusd_avx_epi32(x##k, va, vb);
-        CBT_ACC10(X)
-#undef X
-    }
-    const uint32_t inc = 4u * (uint32_t)(uint8_t)p->i8_a * (uint32_t)p->i8_b;
-    uint64_t bad = 0;
-#define X(k) bad += bad_epi32(x##k, (uint32_t)(k) + (uint32_t)steps * inc);
-    CBT_ACC10(X)
-#undef X
-    return bad;
-}
-
-static uint64_t int8_avx2(uint64_t steps, const cbt_fk_args_t *p)
-{
-    const __m256i va = _mm256_set1_epi8(p->i8_a), vb = _mm256_set1_epi8(p->i8_b);
-    const __m256i ones = _mm256_set1_epi16(1);
-#define X(k) __m256i x##k = _mm256_set1_epi32((k));
-    CBT_ACC8(X)
-#undef X
-    for (uint64_t s = 0; s < steps; s++) {
-#define X(k) x##k = _mm256_add_epi32(x##k, _mm256_madd_epi16(_mm256_maddubs_epi16(va, vb), ones));
-        CBT_ACC8(X)
-#undef X
-    }
-    const uint32_t inc = 4u * (uint32_t)(uint8_t)p->i8_a * (uint32_t)p->i8_b;
-    uint64_t bad = 0;
-#define X(k) bad += bad_epi32(x##k, (uint32_t)(k) + (uint32_t)steps * inc);
-    CBT_ACC8(X)
-#undef X
-    return bad;
-}
+CBT_FK_KERNEL(fp64_fma, CBT_EACH10, __m256d, PD_AB, PD_K, CBT_FK_NONE, FMA_PD, BAD_PD)
+CBT_FK_KERNEL(fp32_fma, CBT_EACH10, __m256, PS_AB, PS_K, CBT_FK_NONE, FMA_PS, BAD_PS)
+CBT_FK_KERNEL(fp16_f16c, CBT_EACH10, __m256, FP16_B, PS_K, FP16_CVT, FMA_PS, BAD_PS)
+CBT_FK_KERNEL(bf16_cvt, CBT_EACH10, __m256, BF16_B, PS_K, BF16_CVT, FMA_PS, BAD_PS)
+CBT_FK_KERNEL(int8_avxvnni, CBT_EACH10, __m256i, I8_AB, EPI32_K, CBT_FK_NONE, DPBUSD, BAD_I8)
+CBT_FK_KERNEL(int8_avx2, CBT_EACH8, __m256i, I8_AB1, EPI32_K, CBT_FK_NONE, MADD3, BAD_I8)
 
 #define A (CBT_CPU_AVX2 | CBT_CPU_FMA)
 const cbt_fkern_t cbt_fk_avx2[] = {

@@ -21,187 +21,58 @@
 
 #include "acc.h"
 
-static uint64_t fp64_fma(uint64_t steps, const cbt_fk_args_t *p)
+#define CBT_V(op) _mm512_##op
+#define CBT_VH(op) _mm256_##op
+#define CBT_VPD __m512d
+#define CBT_VPS __m512
+#define CBT_VI __m512i
+#define CBT_VHI __m256i
+#define CBT_KEEP "+v"
+#define CBT_CAST_PS _mm512_castsi512_ps
+
+/* Lanes of x that differ from e (one compare into a mask, counted). */
+static inline uint64_t bad_pd(__m512d x, double e)
 {
-    const __m512d va = _mm512_set1_pd(p->a), vb = _mm512_set1_pd(p->b);
-#define X(k) __m512d x##k = _mm512_set1_pd((double)(k));
-    CBT_ACC16(X)
-#undef X
-    for (uint64_t s = 0; s < steps; s++) {
-#define X(k) x##k = _mm512_fmadd_pd(x##k, va, vb);
-        CBT_ACC16(X)
-#undef X
-    }
-    uint64_t bad = 0;
-#define X(k) \
-    bad += 8 \
-        - (uint64_t)__builtin_popcount( \
-               _mm512_cmp_pd_mask(x##k, _mm512_set1_pd((double)(k) + (double)steps * p->b), _CMP_EQ_OQ));
-    CBT_ACC16(X)
-#undef X
-    return bad;
+    return 8 - (uint64_t)__builtin_popcount(_mm512_cmp_pd_mask(x, _mm512_set1_pd(e), _CMP_EQ_OQ));
 }
 
-static uint64_t fp32_fma(uint64_t steps, const cbt_fk_args_t *p)
+static inline uint64_t bad_ps(__m512 x, float e)
 {
-    const __m512 va = _mm512_set1_ps((float)p->a), vb = _mm512_set1_ps((float)p->b);
-#define X(k) __m512 x##k = _mm512_set1_ps((float)(k));
-    CBT_ACC16(X)
-#undef X
-    for (uint64_t s = 0; s < steps; s++) {
-#define X(k) x##k = _mm512_fmadd_ps(x##k, va, vb);
-        CBT_ACC16(X)
-#undef X
-    }
-    uint64_t bad = 0;
-#define X(k) \
-    bad += 16 \
-        - (uint64_t)__builtin_popcount( \
-               _mm512_cmp_ps_mask(x##k, _mm512_set1_ps((float)((double)(k) + (double)steps * p->b)), _CMP_EQ_OQ));
-    CBT_ACC16(X)
-#undef X
-    return bad;
+    return 16 - (uint64_t)__builtin_popcount(_mm512_cmp_ps_mask(x, _mm512_set1_ps(e), _CMP_EQ_OQ));
 }
 
-static uint64_t fp16_fma(uint64_t steps, const cbt_fk_args_t *p)
+static inline uint64_t bad_ph(__m512h x, _Float16 e)
 {
-    const __m512h va = _mm512_set1_ph((_Float16)p->a), vb = _mm512_set1_ph((_Float16)p->b);
-#define X(k) __m512h x##k = _mm512_set1_ph((_Float16)(k));
-    CBT_ACC16(X)
-#undef X
-    for (uint64_t s = 0; s < steps; s++) {
-#define X(k) x##k = _mm512_fmadd_ph(x##k, va, vb);
-        CBT_ACC16(X)
-#undef X
-    }
-    uint64_t bad = 0;
-#define X(k) \
-    bad += 32 \
-        - (uint64_t)__builtin_popcount( \
-               _mm512_cmp_ph_mask(x##k, _mm512_set1_ph((_Float16)((double)(k) + (double)steps * p->b)), _CMP_EQ_OQ));
-    CBT_ACC16(X)
-#undef X
-    return bad;
+    return 32 - (uint64_t)__builtin_popcount(_mm512_cmp_ph_mask(x, _mm512_set1_ph(e), _CMP_EQ_OQ));
 }
 
-/* fp16 storage, fp32 compute: one vcvtph2ps per step feeds 16 FMAs. The empty asm
- * makes the 16-bit operand look new every step, so the conversion stays in the loop. */
-static uint64_t fp16_f16c(uint64_t steps, const cbt_fk_args_t *p)
+static inline uint64_t bad_epi32(__m512i x, uint32_t e)
 {
-    __m256i h = _mm256_set1_epi16((short)p->fp16_a);
-    const __m512 vb = _mm512_set1_ps((float)p->b);
-#define X(k) __m512 x##k = _mm512_set1_ps((float)(k));
-    CBT_ACC16(X)
-#undef X
-    for (uint64_t s = 0; s < steps; s++) {
-        __asm__ volatile("" : "+v"(h));
-        const __m512 va = _mm512_cvtph_ps(h);
-#define X(k) x##k = _mm512_fmadd_ps(x##k, va, vb);
-        CBT_ACC16(X)
-#undef X
-    }
-    uint64_t bad = 0;
-#define X(k) \
-    bad += 16 \
-        - (uint64_t)__builtin_popcount( \
-               _mm512_cmp_ps_mask(x##k, _mm512_set1_ps((float)((double)(k) + (double)steps * p->b)), _CMP_EQ_OQ));
-    CBT_ACC16(X)
-#undef X
-    return bad;
+    return 16 - (uint64_t)__builtin_popcount(_mm512_cmpeq_epi32_mask(x, _mm512_set1_epi32((int)e)));
 }
 
-static uint64_t bf16_dp(uint64_t steps, const cbt_fk_args_t *p)
-{
-    const __m512bh va = (__m512bh)_mm512_set1_epi16((short)p->bf16_a);
+#define PH_AB const __m512h va = _mm512_set1_ph((_Float16)p->a), vb = _mm512_set1_ph((_Float16)p->b);
+#define BH_AA \
+    const __m512bh va = (__m512bh)_mm512_set1_epi16((short)p->bf16_a); \
     const __m512bh vb = (__m512bh)_mm512_set1_epi16((short)p->bf16_a);
-#define X(k) __m512 x##k = _mm512_set1_ps((float)(k));
-    CBT_ACC16(X)
-#undef X
-    for (uint64_t s = 0; s < steps; s++) {
-#define X(k) x##k = _mm512_dpbf16_ps(x##k, va, vb);
-        CBT_ACC16(X)
-#undef X
-    }
-    /* each step adds a0*b0 + a1*b1 = 2 (a = b = 1.0) */
-    uint64_t bad = 0;
-#define X(k) \
-    bad += 16 \
-        - (uint64_t)__builtin_popcount( \
-               _mm512_cmp_ps_mask(x##k, _mm512_set1_ps((float)((double)(k) + 2.0 * (double)steps)), _CMP_EQ_OQ));
-    CBT_ACC16(X)
-#undef X
-    return bad;
-}
+#define PH_K(k) _mm512_set1_ph((_Float16)(k))
+#define FMA_PH(x) _mm512_fmadd_ph(x, va, vb)
+#define DPBF16(x) _mm512_dpbf16_ps(x, va, vb)
+#define DPBUSD(x) _mm512_dpbusd_epi32(x, va, vb)
+#define BAD_PH(x, k) bad_ph(x, (_Float16)CBT_FK_SUM(k))
+/* vdpbf16ps adds a0*b0 + a1*b1 = 2 a step (a = b = 1.0) */
+#define BAD_DP2(x, k) bad_ps(x, (float)((double)(k) + 2.0 * (double)steps))
 
-/* bf16 storage, fp32 compute: widen (vpmovzxwd) and shift (vpslld 16) once per step. */
-static uint64_t bf16_cvt(uint64_t steps, const cbt_fk_args_t *p)
-{
-    __m256i h = _mm256_set1_epi16((short)p->bf16_a);
-    const __m512 vb = _mm512_set1_ps((float)p->b);
-#define X(k) __m512 x##k = _mm512_set1_ps((float)(k));
-    CBT_ACC16(X)
-#undef X
-    for (uint64_t s = 0; s < steps; s++) {
-        __asm__ volatile("" : "+v"(h));
-        const __m512 va = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-#define X(k) x##k = _mm512_fmadd_ps(x##k, va, vb);
-        CBT_ACC16(X)
-#undef X
-    }
-    uint64_t bad = 0;
-#define X(k) \
-    bad += 16 \
-        - (uint64_t)__builtin_popcount( \
-               _mm512_cmp_ps_mask(x##k, _mm512_set1_ps((float)((double)(k) + (double)steps * p->b)), _CMP_EQ_OQ));
-    CBT_ACC16(X)
-#undef X
-    return bad;
-}
+#include "simd.h"
 
-static uint64_t int8_vnni(uint64_t steps, const cbt_fk_args_t *p)
-{
-    const __m512i va = _mm512_set1_epi8(p->i8_a), vb = _mm512_set1_epi8(p->i8_b);
-#define X(k) __m512i x##k = _mm512_set1_epi32((k));
-    CBT_ACC16(X)
-#undef X
-    for (uint64_t s = 0; s < steps; s++) {
-#define X(k) x##k = _mm512_dpbusd_epi32(x##k, va, vb);
-        CBT_ACC16(X)
-#undef X
-    }
-    const uint32_t inc = 4u * (uint32_t)(uint8_t)p->i8_a * (uint32_t)p->i8_b;
-    uint64_t bad = 0;
-#define X(k) \
-    bad += 16 \
-        - (uint64_t)__builtin_popcount( \
-               _mm512_cmpeq_epi32_mask(x##k, _mm512_set1_epi32((int)(uint32_t)((k) + (uint32_t)steps * inc))));
-    CBT_ACC16(X)
-#undef X
-    return bad;
-}
-
-static uint64_t int8_bw(uint64_t steps, const cbt_fk_args_t *p)
-{
-    const __m512i va = _mm512_set1_epi8(p->i8_a), vb = _mm512_set1_epi8(p->i8_b);
-    const __m512i ones = _mm512_set1_epi16(1);
-#define X(k) __m512i x##k = _mm512_set1_epi32((k));
-    CBT_ACC16(X)
-#undef X
-    for (uint64_t s = 0; s < steps; s++) {
-#define X(k) x##k = _mm512_add_epi32(x##k, _mm512_madd_epi16(_mm512_maddubs_epi16(va, vb), ones));
-        CBT_ACC16(X)
-#undef X
-    }
-    const uint32_t inc = 4u * (uint32_t)(uint8_t)p->i8_a * (uint32_t)p->i8_b;
-    uint64_t bad = 0;
-#define X(k) \
-    bad += 16 \
-        - (uint64_t)__builtin_popcount( \
-               _mm512_cmpeq_epi32_mask(x##k, _mm512_set1_epi32((int)(uint32_t)((k) + (uint32_t)steps * inc))));
-    CBT_ACC16(X)
-#undef X
-    return bad;
-}
+CBT_FK_KERNEL(fp64_fma, CBT_EACH16, __m512d, PD_AB, PD_K, CBT_FK_NONE, FMA_PD, BAD_PD)
+CBT_FK_KERNEL(fp32_fma, CBT_EACH16, __m512, PS_AB, PS_K, CBT_FK_NONE, FMA_PS, BAD_PS)
+CBT_FK_KERNEL(fp16_fma, CBT_EACH16, __m512h, PH_AB, PH_K, CBT_FK_NONE, FMA_PH, BAD_PH)
+CBT_FK_KERNEL(fp16_f16c, CBT_EACH16, __m512, FP16_B, PS_K, FP16_CVT, FMA_PS, BAD_PS)
+CBT_FK_KERNEL(bf16_dp, CBT_EACH16, __m512, BH_AA, PS_K, CBT_FK_NONE, DPBF16, BAD_DP2)
+CBT_FK_KERNEL(bf16_cvt, CBT_EACH16, __m512, BF16_B, PS_K, BF16_CVT, FMA_PS, BAD_PS)
+CBT_FK_KERNEL(int8_vnni, CBT_EACH16, __m512i, I8_AB, EPI32_K, CBT_FK_NONE, DPBUSD, BAD_I8)
+CBT_FK_KERNEL(int8_bw, CBT_EACH16, __m512i, I8_AB1, EPI32_K, CBT_FK_NONE, MADD3, BAD_I8)
 
 #define F CBT_CPU_AVX512F
 const cbt_fkern_t cbt_fk_avx512[] = {

@@ -103,54 +103,53 @@ static unsigned cpu_features(void)
     return f;
 }
 
-typedef struct {
-    const cbt_fkern_t *tab;
-    size_t n;
-    const char *level;
-} ktab_t;
-
-static ktab_t tables(int i)
+/* The n-th kernel of all ISA tables, best ISA first (avx512, avx2, generic),
+ * with the ISA level --isa may name; NULL past the last one. */
+static const cbt_fkern_t *kernel_at(size_t n, const char **level)
 {
-    switch (i) {
-    case 0: return (ktab_t){cbt_fk_avx512, cbt_fk_avx512_count, "avx512"};
-    case 1: return (ktab_t){cbt_fk_avx2, cbt_fk_avx2_count, "avx2"};
-    default: return (ktab_t){cbt_fk_generic, cbt_fk_generic_count, "generic"};
-    }
+    const struct {
+        const cbt_fkern_t *tab;
+        size_t count;
+        const char *level;
+    } t[] = {{cbt_fk_avx512, cbt_fk_avx512_count, "avx512"},
+             {cbt_fk_avx2, cbt_fk_avx2_count, "avx2"},
+             {cbt_fk_generic, cbt_fk_generic_count, "generic"}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; n -= t[i].count, i++)
+        if (n < t[i].count) {
+            *level = t[i].level;
+            return &t[i].tab[n];
+        }
+    return NULL;
 }
 
 static int kernel_ok(const cbt_fkern_t *k, unsigned feat) { return (k->requires & feat) == k->requires; }
+
+/* A kernel --isa accepts: no --isa, its level (avx2) or its own name (avx2-f16c). */
+static int isa_names(const flops_opts_t *o, const char *level, const cbt_fkern_t *k)
+{
+    return !o->isa || !strcmp(o->isa, level) || !strcmp(o->isa, k->name);
+}
 
 /* Best supported kernel for the type, or the one --isa names. */
 static const cbt_fkern_t *pick_kernel(const flops_opts_t *o, unsigned feat, int *rc)
 {
     *rc = 0;
-    for (int t = 0; t < 3; t++) {
-        ktab_t kt = tables(t);
-        for (size_t i = 0; i < kt.n; i++) {
-            const cbt_fkern_t *k = &kt.tab[i];
-            if (k->type != o->type)
-                continue;
-            if (o->isa && strcmp(o->isa, kt.level) != 0 && strcmp(o->isa, k->name) != 0)
-                continue;
-            if (kernel_ok(k, feat))
-                return k;
-        }
-    }
+    const cbt_fkern_t *k;
+    const char *level;
+    for (size_t n = 0; (k = kernel_at(n, &level)); n++)
+        if (k->type == o->type && isa_names(o, level, k) && kernel_ok(k, feat))
+            return k;
     /* Nothing: list what is allowed here. */
     char allowed[512] = "";
     int known = 0;
-    for (int t = 0; t < 3; t++) {
-        ktab_t kt = tables(t);
-        for (size_t i = 0; i < kt.n; i++) {
-            const cbt_fkern_t *k = &kt.tab[i];
-            if (k->type != o->type)
-                continue;
-            if (o->isa && (!strcmp(o->isa, kt.level) || !strcmp(o->isa, k->name)))
-                known = 1;
-            if (kernel_ok(k, feat)) {
-                size_t l = strlen(allowed);
-                snprintf(allowed + l, sizeof allowed - l, "%s%s", l ? ", " : "", k->name);
-            }
+    for (size_t n = 0; (k = kernel_at(n, &level)); n++) {
+        if (k->type != o->type)
+            continue;
+        if (o->isa && isa_names(o, level, k))
+            known = 1;
+        if (kernel_ok(k, feat)) {
+            size_t l = strlen(allowed);
+            snprintf(allowed + l, sizeof allowed - l, "%s%s", l ? ", " : "", k->name);
         }
     }
     *rc = cbt_usage_error(TOOL, "invalid --isa '%s' for -t %s: %s (allowed here: %s)", o->isa, type_names[o->type],
@@ -212,14 +211,13 @@ double cbt_flops_probe(double warmup, double seconds)
 static void list_kernels(unsigned feat)
 {
     printf("%-6s %-14s %-5s %-6s %s\n", "type", "--isa", "runs", "lanes", "kernel");
+    const cbt_fkern_t *k;
+    const char *level;
     for (int ty = 0; ty < CBT_FTYPE_COUNT; ty++)
-        for (int t = 0; t < 3; t++) {
-            ktab_t kt = tables(t);
-            for (size_t i = 0; i < kt.n; i++)
-                if (kt.tab[i].type == (cbt_ftype_t)ty)
-                    printf("%-6s %-14s %-5s %-6d %s\n", type_names[ty], kt.tab[i].name,
-                           kernel_ok(&kt.tab[i], feat) ? "yes" : "no", kt.tab[i].peak_lanes, kt.tab[i].desc);
-        }
+        for (size_t n = 0; (k = kernel_at(n, &level)); n++)
+            if (k->type == (cbt_ftype_t)ty)
+                printf("%-6s %-14s %-5s %-6d %s\n", type_names[ty], k->name, kernel_ok(k, feat) ? "yes" : "no",
+                       k->peak_lanes, k->desc);
 }
 
 static int parse_args(int argc, char **argv, flops_opts_t *o)

@@ -11,35 +11,24 @@
 
 #define NACC 16
 
-static uint64_t fp64_c(uint64_t steps, const cbt_fk_args_t *p)
-{
-    const double a = p->a, b = p->b;
-    double x[NACC];
-    for (int k = 0; k < NACC; k++)
-        x[k] = (double)k;
-    for (uint64_t s = 0; s < steps; s++)
-        for (int k = 0; k < NACC; k++)
-            x[k] = x[k] * a + b;
-    uint64_t bad = 0;
-    for (int k = 0; k < NACC; k++)
-        bad += x[k] != (double)k + (double)steps * b;
-    return bad;
-}
-
-static uint64_t fp32_c(uint64_t steps, const cbt_fk_args_t *p)
-{
-    const float a = (float)p->a, b = (float)p->b;
-    float x[NACC];
-    for (int k = 0; k < NACC; k++)
-        x[k] = (float)k;
-    for (uint64_t s = 0; s < steps; s++)
-        for (int k = 0; k < NACC; k++)
-            x[k] = x[k] * a + b;
-    uint64_t bad = 0;
-    for (int k = 0; k < NACC; k++)
-        bad += x[k] != (float)((double)k + (double)steps * p->b);
-    return bad;
-}
+/* x = x*a + b in type T on NACC independent accumulators (fp64_c, fp32_c). */
+#define FMA_C(name, T) \
+    static uint64_t name(uint64_t steps, const cbt_fk_args_t *p) \
+    { \
+        const T a = (T)p->a, b = (T)p->b; \
+        T x[NACC]; \
+        for (int k = 0; k < NACC; k++) \
+            x[k] = (T)k; \
+        for (uint64_t s = 0; s < steps; s++) \
+            for (int k = 0; k < NACC; k++) \
+                x[k] = x[k] * a + b; \
+        uint64_t bad = 0; \
+        for (int k = 0; k < NACC; k++) \
+            bad += x[k] != (T)((double)k + (double)steps * p->b); \
+        return bad; \
+    }
+FMA_C(fp64_c, double)
+FMA_C(fp32_c, float)
 
 /* The empty asm with a memory clobber makes the operands look new every step, so
  * the (otherwise loop-invariant) dot products cannot be hoisted or folded. */

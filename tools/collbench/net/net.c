@@ -93,25 +93,17 @@ static int flag_opt(net_opts_t *o, const char *a)
     return 1;
 }
 
-/* Argument argv[*i] (with its value, *i moved past it): -1 on an error. */
-static int parse_opt(net_opts_t *o, int argc, char **argv, int *i)
-{
-    const char *a = argv[*i], *v;
-    long long ll;
 #define VAL() \
     if (!(v = cbt_optval(TOOL, argc, argv, i))) \
     return -1
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-        usage(stdout);
-        exit(0);
-    } else if (flag_opt(o, a)) {
-        return 0;
-    } else if (!strcmp(a, "-p") || !strcmp(a, "--port")) {
-        VAL();
-        if (cbt_parse_ll(TOOL, a, v, 1, 65535, &ll))
-            return -1;
-        o->port = (int)ll;
-    } else if (!strcmp(a, "-s") || !strcmp(a, "--size")) {
+
+/* What is measured (-s, -n, -D, -q) and how it is printed (-fmt), argv[*i]
+ * with its value (*i moved past it): 1 taken, 0 not one of these, -1 an error. */
+static int test_opt(net_opts_t *o, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i], *v;
+    long long ll;
+    if (!strcmp(a, "-s") || !strcmp(a, "--size")) {
         VAL();
         if (cbt_parse_size(TOOL, a, v, 1, CBT_GIB, &o->p.size))
             return -1;
@@ -138,6 +130,30 @@ static int parse_opt(net_opts_t *o, int argc, char **argv, int *i)
         if (strcmp(v, "json") && strcmp(v, "normal"))
             return cbt_usage_error(TOOL, "invalid %s '%s' (allowed: normal, json)", a, v), -1;
         o->json = !strcmp(v, "json");
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+/* Argument argv[*i] (with its value, *i moved past it): -1 on an error. */
+static int parse_opt(net_opts_t *o, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i], *v;
+    long long ll;
+    int t;
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        usage(stdout);
+        exit(0);
+    } else if (flag_opt(o, a)) {
+        return 0;
+    } else if ((t = test_opt(o, argc, argv, i)) != 0) {
+        return t < 0 ? -1 : 0;
+    } else if (!strcmp(a, "-p") || !strcmp(a, "--port")) {
+        VAL();
+        if (cbt_parse_ll(TOOL, a, v, 1, 65535, &ll))
+            return -1;
+        o->port = (int)ll;
     } else if (!strcmp(a, "--connect-timeout")) {
         VAL();
         if (cbt_parse_double(TOOL, a, v, 0.1, 600, "seconds", &o->connect_timeout))
@@ -163,9 +179,9 @@ static int parse_opt(net_opts_t *o, int argc, char **argv, int *i)
     } else {
         return cbt_usage_error(TOOL, "unexpected argument '%s' (one HOST at most)", a), -1;
     }
-#undef VAL
     return 0;
 }
+#undef VAL
 
 /* The options together: combinations that do not go; the default size. */
 static int check_args(net_opts_t *o)
@@ -453,25 +469,66 @@ static int write_calibration(const net_opts_t *o, const char *peer, const row_t 
     return cbt_calib_write(TOOL, o->calib_out, by, kv, 1);
 }
 
+/* The client's buffers (-q connections of -s bytes, both ways with -b) must
+ * fit in half the memory available: else a usage error (exit 2). */
+static int check_memory(const net_opts_t *o)
+{
+    if (!o->host)
+        return CBT_EXIT_OK;
+    unsigned long long per = o->p.all ? CBT_NET_SWEEP_MAX : o->p.size;
+    unsigned long long need = (unsigned long long)o->p.nconn * (per + (1u << 20)) * (o->p.bidir ? 2 : 1);
+    unsigned long long avail = cbt_mem_available();
+    if (avail && need > avail / 2)
+        return cbt_usage_error(TOOL,
+                               "-s %llu x -q %d needs %llu bytes of buffers, more than half of the %llu "
+                               "bytes available; use a smaller -s or -q",
+                               per, o->p.nconn, need, avail);
+    return CBT_EXIT_OK;
+}
+
+/* One row of the table: the latency test, or the bandwidth test with the
+ * directions this end reports (the server what it received, the client what
+ * the server received, both with -b). */
+static int measure_row(const net_opts_t *o, int ctrl, const int *fds, const char *peer, row_t *r)
+{
+    const int server = !o->host;
+    char err[512] = "";
+    if (o->p.lat) {
+        if (cbt_net_run_lat(&o->p, server, ctrl, fds[0], r->bytes, &r->lat, err, sizeof err))
+            return cbt_error(TOOL, CBT_EXIT_CONN, "%s bytes, peer %s: %s", "latency test", peer, err);
+        return CBT_EXIT_OK;
+    }
+    cbt_net_rx_t mine, other;
+    if (cbt_net_run_bw(&o->p, server, ctrl, fds, r->bytes, &mine, &other, err, sizeof err))
+        return cbt_error(TOOL, CBT_EXIT_CONN, "bandwidth test, %llu-byte messages, peer %s: %s", r->bytes, peer, err);
+    const cbt_net_rx_t *rx[2];
+    int nrx = 0;
+    if (server || o->p.bidir)
+        rx[nrx++] = &mine;
+    if (!server || o->p.bidir)
+        rx[nrx++] = &other;
+    unsigned long long msgs = 0;
+    for (int k = 0; k < nrx; k++) {
+        r->avg += (double)rx[k]->bytes / rx[k]->seconds / 1e9;
+        r->rate += (double)rx[k]->msgs / rx[k]->seconds / 1e6;
+        r->peak += rx[k]->peak_gbs;
+        msgs += rx[k]->msgs;
+    }
+    r->iters = msgs / (unsigned long long)(nrx * o->p.nconn);
+    return CBT_EXIT_OK;
+}
+
 int cbt_net_main(int argc, char **argv)
 {
     net_opts_t o = {.port = CBT_NET_PORT, .connect_timeout = 10, .p = {.nconn = 1, .size = 65536, .iters = 1000}};
     if (parse_args(argc, argv, &o))
         return CBT_EXIT_USAGE;
-    if (o.host) {
-        unsigned long long per = o.p.all ? CBT_NET_SWEEP_MAX : o.p.size;
-        unsigned long long need = (unsigned long long)o.p.nconn * (per + (1u << 20)) * (o.p.bidir ? 2 : 1);
-        unsigned long long avail = cbt_mem_available();
-        if (avail && need > avail / 2)
-            return cbt_usage_error(TOOL,
-                                   "-s %llu x -q %d needs %llu bytes of buffers, more than half of the %llu "
-                                   "bytes available; use a smaller -s or -q",
-                                   per, o.p.nconn, need, avail);
-    }
+    if (check_memory(&o))
+        return CBT_EXIT_USAGE;
     if (cbt_net_key(o.key, &o.open, !o.host))
         return CBT_EXIT_USAGE;
     int ctrl = -1, fds[CBT_NET_MAXQ];
-    char peer[128] = "?", err[512] = "";
+    char peer[128] = "?";
     for (int i = 0; i < CBT_NET_MAXQ; i++)
         fds[i] = -1;
     int rc = o.host ? client_connect(&o, &ctrl, fds, peer, sizeof peer)
@@ -483,38 +540,12 @@ int cbt_net_main(int argc, char **argv)
     row_t rows[64];
     if (!o.json)
         banner(&o, peer);
-    const int server = !o.host;
     for (int i = 0; i < nsizes; i++) {
         row_t *r = &rows[i];
         memset(r, 0, sizeof *r);
         r->bytes = sizes[i];
-        if (o.p.lat) {
-            if (cbt_net_run_lat(&o.p, server, ctrl, fds[0], sizes[i], &r->lat, err, sizeof err)) {
-                rc = cbt_error(TOOL, CBT_EXIT_CONN, "%s bytes, peer %s: %s", "latency test", peer, err);
-                goto out;
-            }
-        } else {
-            cbt_net_rx_t mine, other;
-            if (cbt_net_run_bw(&o.p, server, ctrl, fds, sizes[i], &mine, &other, err, sizeof err)) {
-                rc = cbt_error(TOOL, CBT_EXIT_CONN, "bandwidth test, %llu-byte messages, peer %s: %s", sizes[i], peer,
-                               err);
-                goto out;
-            }
-            const cbt_net_rx_t *rx[2];
-            int nrx = 0;
-            if (server || o.p.bidir)
-                rx[nrx++] = &mine;
-            if (!server || o.p.bidir)
-                rx[nrx++] = &other;
-            unsigned long long msgs = 0;
-            for (int k = 0; k < nrx; k++) {
-                r->avg += (double)rx[k]->bytes / rx[k]->seconds / 1e9;
-                r->rate += (double)rx[k]->msgs / rx[k]->seconds / 1e6;
-                r->peak += rx[k]->peak_gbs;
-                msgs += rx[k]->msgs;
-            }
-            r->iters = msgs / (unsigned long long)(nrx * o.p.nconn);
-        }
+        if ((rc = measure_row(&o, ctrl, fds, peer, r)))
+            goto out;
         if (!o.json)
             print_row(&o.p, r);
     }

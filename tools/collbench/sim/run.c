@@ -36,16 +36,6 @@ static uint64_t cached_gather_check(cb_ctx_t *c)
     return wrong;
 }
 
-static void set_arrays(cb_ctx_t *c, size_t *a, size_t n)
-{
-    c->counts = a;
-    c->displs = a + n;
-    c->scounts = a + 2 * n;
-    c->sdispls = a + 3 * n;
-    c->rcounts = a + 4 * n;
-    c->rdispls = a + 5 * n;
-}
-
 /* Gather checks: every rank's pattern computed once (see check_job). */
 static int cache_patterns(cbt_sim_job_t *j)
 {
@@ -79,7 +69,7 @@ static int init_rank(cbt_sim_job_t *j, int r, int per_rank, size_t *send_max, si
     c->esize = coll_dtype_size(so->o.dt);
     c->equal_counts = so->o.equal_counts;
     c->data = j->data;
-    set_arrays(c, j->arrays + (per_rank ? (size_t)r * 6 * un : 0), un);
+    cb_ctx_set_arrays(c, j->arrays + (per_rank ? (size_t)r * CB_CTX_ARRAYS * un : 0), un);
     j->d.layout(c, (size_t)so->o.maxbytes);
     c->send_cap = c->send_elems * c->esize + 64;
     c->recv_cap = c->recv_elems * c->esize + 64;
@@ -143,7 +133,7 @@ int cbt_sim_job_init(cbt_sim_job_t *j, const cbt_sim_opts_t *so)
     j->ws = calloc((size_t)n, sizeof *j->ws);
     int per_rank = d->kind == COLL_ALLTOALLV;
     size_t un = (size_t)n;
-    j->arrays = calloc((per_rank ? un : 1) * 6 * un, sizeof(size_t));
+    j->arrays = calloc((per_rank ? un : 1) * CB_CTX_ARRAYS * un, sizeof(size_t));
     if (!j->c || !j->ws || !j->arrays || cb_data_init(&j->data, so->o.dt, (d->flags & CB_F_REDUCE) != 0, so->o.op, n)) {
         fprintf(stderr, "collbench sim: out of memory for %d ranks\n", n);
         return -1;

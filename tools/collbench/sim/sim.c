@@ -243,31 +243,20 @@ static int size_opt(cb_opts_t *o, const char *a, const char *val)
     return 0;
 }
 
-/* Argument argv[*i] (with its value, *i moved past it): -1 on an error. */
-static int parse_opt(cbt_sim_opts_t *so, sim_args_t *g, int argc, char **argv, int *i)
-{
-    cb_opts_t *o = &so->o;
-    const char *a = argv[*i], *val;
-    long long v;
 #define VAL() \
     if (!(val = cbt_optval(TOOL, argc, argv, i))) \
     return -1
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-        usage(stdout);
-        exit(0);
-    } else if (!strcmp(a, "-n")) {
+
+/* What each simulated call moves, as hccl_test spells it (-b -e -i -f the
+ * sizes, -d -o -r the data), argv[*i] with its value (*i moved past it):
+ * 1 taken, 0 not one of these, -1 an error. */
+static int data_opt(cb_opts_t *o, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i], *val;
+    long long v;
+    if (!strcmp(a, "-b") || !strcmp(a, "-e") || !strcmp(a, "-i")) {
         VAL();
-        if (cbt_parse_ll(TOOL, "-n", val, 1, SIM_MAX_RANKS, &g->nranks))
-            return -1;
-    } else if (!strcmp(a, "-H")) {
-        VAL();
-        g->hosts = val;
-    } else if (!strcmp(a, "-c")) {
-        VAL();
-        g->coll = val;
-    } else if (!strcmp(a, "-b") || !strcmp(a, "-e") || !strcmp(a, "-i")) {
-        VAL();
-        return size_opt(o, a, val);
+        return size_opt(o, a, val) ? -1 : 1;
     } else if (!strcmp(a, "-f")) {
         VAL();
         if (cbt_parse_ll(TOOL, "-f", val, 2, 1024, &v))
@@ -290,11 +279,38 @@ static int parse_opt(cbt_sim_opts_t *so, sim_args_t *g, int argc, char **argv, i
         if (cbt_parse_ll(TOOL, "-r", val, 0, SIM_MAX_RANKS - 1, &v))
             return -1;
         o->root = (int)v;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+/* Argument argv[*i] (with its value, *i moved past it): -1 on an error. */
+static int parse_opt(cbt_sim_opts_t *so, sim_args_t *g, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i], *val;
+    long long v;
+    int t;
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        usage(stdout);
+        exit(0);
+    } else if ((t = data_opt(&so->o, argc, argv, i)) != 0) {
+        return t < 0 ? -1 : 0;
+    } else if (!strcmp(a, "-n")) {
+        VAL();
+        if (cbt_parse_ll(TOOL, "-n", val, 1, SIM_MAX_RANKS, &g->nranks))
+            return -1;
+    } else if (!strcmp(a, "-H")) {
+        VAL();
+        g->hosts = val;
+    } else if (!strcmp(a, "-c")) {
+        VAL();
+        g->coll = val;
     } else if (!strcmp(a, "--algo")) {
         VAL();
         so->algo = val;
     } else if (!strcmp(a, "--verify")) {
-        o->check = 1;
+        so->o.check = 1;
     } else if (!strcmp(a, "--json")) {
         so->json = 1;
     } else if (!strcmp(a, "--compare-algos")) {
@@ -318,9 +334,9 @@ static int parse_opt(cbt_sim_opts_t *so, sim_args_t *g, int argc, char **argv, i
             return r < 0 ? -1 : 0;
         return cbt_usage_error(TOOL, "unknown option '%s' (see collbench sim --help)", a), -1;
     }
-#undef VAL
     return 0;
 }
+#undef VAL
 
 /* The ranks of every host, from -n and -H (a host count or a list). */
 static int lay_out_ranks(cbt_sim_opts_t *so, sim_args_t *g)

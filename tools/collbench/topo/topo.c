@@ -157,17 +157,22 @@ static const coll_kind_t KINDS[] = {COLL_ALLREDUCE,       COLL_ALLGATHER, COLL_A
                                     COLL_GATHER,          COLL_ALLTOALL,  COLL_ALLTOALLV,  COLL_BARRIER};
 #define NKINDS (int)(sizeof KINDS / sizeof KINDS[0])
 
-static void print_text(const topo_opts_t *o, coll_comm_t comm, const rank_info_t *ri, int n, int nhosts)
+/* Whether rank r is the first rank of its host (the one that speaks for it). */
+static int first_of_host(const rank_info_t *ri, int r)
 {
-    printf("collbench topo: %d rank%s on %d host%s (launch %s)\n", n, n > 1 ? "s" : "", nhosts, nhosts > 1 ? "s" : "",
-           o->launch);
+    for (int q = 0; q < r; q++)
+        if (!strcmp(ri[q].host, ri[r].host))
+            return 0;
+    return 1;
+}
+
+/* The Hosts table (one row a host, from its first rank), then the Ranks table. */
+static void print_hosts_ranks(const rank_info_t *ri, int n)
+{
     printf("\nHosts\n%6s  %-20s %6s %9s %6s %5s %5s  %s\n", "host", "name", "ranks", "packages", "cores", "PUs", "NUMA",
            "source");
     for (int h = 0, r0 = 0; r0 < n; r0++) {
-        int first = 1;
-        for (int q = 0; q < r0 && first; q++)
-            first = strcmp(ri[q].host, ri[r0].host) != 0;
-        if (!first)
+        if (!first_of_host(ri, r0))
             continue;
         const rank_info_t *x = &ri[r0];
         printf("%6d  %-20s %6d %9d %6d %5d %5d  %s\n", h++, x->host, x->local_size, x->packages, x->cores, x->pus,
@@ -181,6 +186,11 @@ static void print_text(const topo_opts_t *o, coll_comm_t comm, const rank_info_t
         printf("%6d  %-20s %7s %8d %4d %5d  %-16s %s %s\n", r, ri[r].host, local, ri[r].pid, ri[r].cpu, ri[r].numa,
                ri[r].affinity, ri[r].ifname, ri[r].addr);
     }
+}
+
+/* The transport each rank uses to each other rank (row: from, column: to). */
+static void print_transports(const rank_info_t *ri, int n)
+{
     printf("\nTransports (row: from, column: to)\n%8s", "from\\to");
     for (int j = 0; j < n; j++)
         printf("%6d", j);
@@ -191,6 +201,11 @@ static void print_text(const topo_opts_t *o, coll_comm_t comm, const rank_info_t
             printf("%6s", ri[i].tp[j]);
         printf("\n");
     }
+}
+
+/* What selection sees of the job: ranks per core, and the network's cost and where it came from. */
+static void print_load_net(coll_comm_t comm, int nhosts)
+{
     int crowded;
     double rpc = coll_comm_ranks_per_core(comm, &crowded);
     printf("\nLoad: %.1f rank%s per core on the busiest host%s\n", rpc, rpc == 1.0 ? "" : "s",
@@ -205,6 +220,12 @@ static void print_text(const topo_opts_t *o, coll_comm_t comm, const rank_info_t
                : !strcmp(net.source, "file") ? "COLL_TUNING_FILE"
                : nhosts > 1                  ? "built-in: COLL_NET_PROBE=0"
                                              : "built-in; one host, not measured");
+}
+
+/* The algorithm selection would take, collective by size (the column heads
+ * 64M-style: a whole number of G, M or K where the size is one). */
+static void print_algorithms(const topo_opts_t *o, coll_comm_t comm)
+{
     int huge = ((const coll_comm *)comm)->buf_huge;
     printf("\nAlgorithms (%s, sum, root 0; size = nccl-tests/hccl_test convention; buffers on %s pages%s)\n%-16s",
            coll_dtype_name(o->dt), huge ? "2 MiB" : "4 KiB",
@@ -234,6 +255,16 @@ static void print_text(const topo_opts_t *o, coll_comm_t comm, const rank_info_t
         }
         printf("\n");
     }
+}
+
+static void print_text(const topo_opts_t *o, coll_comm_t comm, const rank_info_t *ri, int n, int nhosts)
+{
+    printf("collbench topo: %d rank%s on %d host%s (launch %s)\n", n, n > 1 ? "s" : "", nhosts, nhosts > 1 ? "s" : "",
+           o->launch);
+    print_hosts_ranks(ri, n);
+    print_transports(ri, n);
+    print_load_net(comm, nhosts);
+    print_algorithms(o, comm);
     if (!o->quiet)
         printf("\nCOLL_ALGO forces a choice (names: all_reduce_test --list-algos); COLL_DEBUG=INFO "
                "COLL_DEBUG_SUBSYS=TUNING logs each decision.\n");
@@ -252,10 +283,7 @@ static void print_json(const topo_opts_t *o, coll_comm_t comm, const rank_info_t
            n, nhosts, rpc, crowded ? "true" : "false", net.lat_us, net.step_us, net.gbps, net.source);
     int nh = 0;
     for (int r0 = 0; r0 < n; r0++) {
-        int first = 1;
-        for (int q = 0; q < r0 && first; q++)
-            first = strcmp(ri[q].host, ri[r0].host) != 0;
-        if (!first)
+        if (!first_of_host(ri, r0))
             continue;
         const rank_info_t *x = &ri[r0];
         printf("%s{\"name\": ", nh++ ? ", " : "");
@@ -426,14 +454,10 @@ int cbt_topo_main(int argc, char **argv)
         }
     }
     cb_launch_t l;
-    int rc = cbt_launch(&l, "collbench topo", o.npus, o.npus_set);
+    int rc = cbt_launch(&l, "collbench topo", o.npus, o.npus_set, TOPO_MAX_RANKS);
     if (rc)
         return rc;
-    if (l.nranks > TOPO_MAX_RANKS)
-        return cbt_usage_error(TOOL, "%d ranks: at most %d are supported", l.nranks, TOPO_MAX_RANKS);
     o.launch = l.name;
-    int ac = 1;
-    char *av0[] = {(char *)"collbench", NULL}, **av = av0;
     cbt_rank_job_t job = {.tool = TOOL, .body = rank_body, .arg = &o};
-    return cb_launch_run(&l, &ac, &av, cbt_rank_main, &job);
+    return cbt_rank_run(&l, &job);
 }

@@ -19,8 +19,8 @@
 #include <string.h>
 #include "transport/tcp_internal.h"
 
-static inline void cbt_tcp_comm_build(coll_comm *c, int rank, int n, const uint8_t secret[32],
-                                      uint64_t nonce, double timeout_s)
+static inline void cbt_tcp_comm_build(coll_comm *c, int rank, int n, const uint8_t secret[32], uint64_t nonce,
+                                      double timeout_s)
 {
     memset(c, 0, sizeof *c);
     c->rank = rank;

@@ -85,10 +85,7 @@ static void case_red(ctx_t *c, size_t n, coll_dtype_t dt, int *applicable, int r
         }
 }
 
-static void case_allreduce(ctx_t *c, size_t n, coll_dtype_t dt, int *applicable)
-{
-    case_red(c, n, dt, applicable, -1);
-}
+static void case_allreduce(ctx_t *c, size_t n, coll_dtype_t dt, int *applicable) { case_red(c, n, dt, applicable, -1); }
 
 static void case_reduce(ctx_t *c, size_t n, coll_dtype_t dt, int *applicable)
 {

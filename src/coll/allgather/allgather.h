@@ -1,8 +1,8 @@
 /*
- * allgather.h - AllGather algorithms callable on any group (hierarchical
- * algorithms compose them). Member i of g contributes count elements at
- * sendbuf; recvbuf receives block i at offset i * count elements. In place:
- * sendbuf == recvbuf + g->me * count * esize.
+ * allgather.h - AllGather algorithms callable on any group (the hierarchical
+ * algorithms compose them through coll_algo_run). Member i of g contributes
+ * count elements at sendbuf; recvbuf receives block i at offset i * count
+ * elements. In place: sendbuf == recvbuf + g->me * count * esize.
  */
 #ifndef COLL_ALLGATHER_H
 #define COLL_ALLGATHER_H

@@ -1,7 +1,8 @@
 /*
- * allreduce.h - AllReduce algorithms callable on any group (hierarchical
- * algorithms compose them). Every member contributes n elements at sendbuf and
- * receives their reduction in recvbuf; in place when sendbuf == recvbuf.
+ * allreduce.h - AllReduce algorithms callable on any group (the hierarchical
+ * algorithms compose them through coll_algo_run). Every member contributes n
+ * elements at sendbuf and receives their reduction in recvbuf; in place when
+ * sendbuf == recvbuf.
  */
 #ifndef COLL_ALLREDUCE_H
 #define COLL_ALLREDUCE_H

@@ -1,8 +1,9 @@
 /*
- * broadcast.h - Broadcast algorithms callable on any group (hierarchical
- * algorithms compose them). Always in place: buf holds count elements, the
- * root's are copied to every member. root is a GLOBAL rank that must be a
- * member of g. Every member passes the same count, dtype and root.
+ * broadcast.h - Broadcast algorithms callable on any group (the hierarchical
+ * algorithms compose them through coll_algo_run). Always in place: buf holds
+ * count elements, the root's are copied to every member. root is a GLOBAL rank
+ * that must be a member of g. Every member passes the same count, dtype and
+ * root.
  */
 #ifndef COLL_BROADCAST_H
 #define COLL_BROADCAST_H

@@ -1,13 +1,12 @@
 /*
- * reduce.h - Reduce algorithms callable on any group (hierarchical algorithms
- * compose them). Every member contributes count elements at sendbuf; the root
- * (a GLOBAL rank, member of g) receives their reduction in recvbuf. In place
- * at the root when sendbuf == recvbuf; recvbuf is ignored (may be NULL) on
- * other members, and sendbuf is never written.
- *
- * Working memory: on the world group (the outermost algorithm of a call) the
- * communicator scratch, on any other group a private allocation, so these can
- * be composed by algorithms that hold the scratch (comm.h).
+ * reduce.h - Reduce algorithms callable on any group (the hierarchical
+ * algorithms compose them through coll_algo_run). Every member contributes
+ * count elements at sendbuf; the root (a GLOBAL rank, member of g) receives
+ * their reduction in recvbuf. In place at the root when sendbuf == recvbuf;
+ * recvbuf is ignored (may be NULL) on other members, and sendbuf is never
+ * written.  Working memory: on the world group (the outermost algorithm of a
+ * call) the communicator scratch, on any other group a private allocation, so
+ * these can be composed by algorithms that hold the scratch (comm.h).
  */
 #ifndef COLL_COLL_REDUCE_REDUCE_H
 #define COLL_COLL_REDUCE_REDUCE_H

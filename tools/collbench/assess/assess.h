@@ -187,7 +187,7 @@ typedef struct {
     const char *what, *what_later; /* progress: first pass, later ones (NULL: what) */
     int passes, head;
     size_t len;
-    void (*find)(cbt_as_ctx_t *c, int pass, int *sus, void *arg);         /* rank 0 */
+    void (*find)(cbt_as_ctx_t *c, int pass, int *sus, void *arg);    /* rank 0 */
     int (*again)(cbt_as_ctx_t *c, const int *sus, int k, void *arg); /* every rank */
     void *arg;
 } cbt_as_confirm_t;

@@ -186,8 +186,8 @@ int cbt_as_bisect(cbt_as_ctx_t *c)
      * the reference's first / now, clamped to 1..4) */
     if (!rc) {
         bis_bufs_t bb = {peer, ex, all};
-        cbt_as_confirm_t cf = {"bisect confirmation", NULL, CBT_AS_CONFIRM_PAIRS, 2, (size_t)k * (size_t)n + 2,
-                               bis_find, bis_again, &bb};
+        cbt_as_confirm_t cf = {
+            "bisect confirmation", NULL, CBT_AS_CONFIRM_PAIRS, 2, (size_t)k * (size_t)n + 2, bis_find, bis_again, &bb};
         rc = cbt_as_confirm(c, &cf, sus);
     }
     free(peer), free(side), free(sus), free(ex), free(all);

@@ -84,7 +84,6 @@ static int write_outliers(const cbt_as_opts_t *o, const cbt_as_result_t *r)
     return fclose(f) ? -1 : 0;
 }
 
-
 static void json_matrix(FILE *f, const char *name, const double *m, int n)
 {
     cbt_dense_t x = {m, n};

@@ -341,8 +341,14 @@ int cbt_as_pairs(cbt_as_ctx_t *c)
      * measured 0.3-1.4 GB/s a few seconds apart) does not make a healthy link
      * look slow against a median taken earlier. */
     if (!rc) {
-        cbt_as_confirm_t cf = {"pairs confirmation", "pairs confirmation (marginal)", CBT_AS_CONFIRM_PAIRS, 2,
-                               (size_t)n * (size_t)n + 2, pairs_find, pairs_again, all};
+        cbt_as_confirm_t cf = {"pairs confirmation",
+                               "pairs confirmation (marginal)",
+                               CBT_AS_CONFIRM_PAIRS,
+                               2,
+                               (size_t)n * (size_t)n + 2,
+                               pairs_find,
+                               pairs_again,
+                               all};
         rc = cbt_as_confirm(c, &cf, sus);
     }
     free(all), free(sus);
@@ -437,8 +443,8 @@ int cbt_as_ring(cbt_as_ctx_t *c)
      * times); named if still so */
     if (!rc) {
         ring_bufs_t rb = {perm, pos, ex, all, nrings};
-        cbt_as_confirm_t cf = {"ring confirmation", NULL, CBT_AS_CONFIRM, 1, (size_t)nrings + 1, ring_find, ring_again,
-                               &rb};
+        cbt_as_confirm_t cf = {"ring confirmation", NULL,      CBT_AS_CONFIRM, 1,
+                               (size_t)nrings + 1,  ring_find, ring_again,     &rb};
         rc = cbt_as_confirm(c, &cf, sus);
     }
     if (c->rank == 0 && rc == CBT_EXIT_OK)

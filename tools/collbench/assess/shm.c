@@ -151,8 +151,8 @@ int cbt_as_node_shm(cbt_as_ctx_t *c)
             cbt_as_progress("node-shm (all hosts at once)", k + 1, CBT_AS_SHM_FIRST, t_start);
     }
     if (!rc) {
-        cbt_as_confirm_t cf = {"node-shm confirmation", NULL, CBT_AS_CONFIRM, 1, (size_t)n + 1, shm_find, shm_again,
-                               all};
+        cbt_as_confirm_t cf = {"node-shm confirmation", NULL,     CBT_AS_CONFIRM, 1,
+                               (size_t)n + 1,           shm_find, shm_again,      all};
         rc = cbt_as_confirm(c, &cf, sus);
     }
     free(all), free(sus);

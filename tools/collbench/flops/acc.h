@@ -15,8 +15,7 @@
 #define CBT_FLOPS_ACC_H
 #define CBT_EACH8(M, T, F) M(0, T, F) M(1, T, F) M(2, T, F) M(3, T, F) M(4, T, F) M(5, T, F) M(6, T, F) M(7, T, F)
 #define CBT_EACH10(M, T, F) CBT_EACH8(M, T, F) M(8, T, F) M(9, T, F)
-#define CBT_EACH16(M, T, F) \
-    CBT_EACH10(M, T, F) M(10, T, F) M(11, T, F) M(12, T, F) M(13, T, F) M(14, T, F) M(15, T, F)
+#define CBT_EACH16(M, T, F) CBT_EACH10(M, T, F) M(10, T, F) M(11, T, F) M(12, T, F) M(13, T, F) M(14, T, F) M(15, T, F)
 
 #define CBT_FK_NONE
 #define CBT_FK_X_INIT(k, T, INIT) T x##k = INIT(k);
@@ -26,13 +25,9 @@
 #define CBT_FK_KERNEL(name, EACH, T, PRE, INIT, FRESH, STEP, BAD) \
     static uint64_t name(uint64_t steps, const cbt_fk_args_t *p) \
     { \
-        PRE \
-        EACH(CBT_FK_X_INIT, T, INIT) \
-        for (uint64_t s = 0; s < steps; s++) { \
-            FRESH \
-            EACH(CBT_FK_X_STEP, T, STEP) \
-        } \
-        uint64_t bad = 0; \
+        PRE EACH(CBT_FK_X_INIT, T, INIT) for (uint64_t s = 0; s < steps; \
+                                              s++){FRESH EACH(CBT_FK_X_STEP, T, STEP)} uint64_t bad \
+            = 0; \
         EACH(CBT_FK_X_BAD, T, BAD) \
         return bad; \
     }

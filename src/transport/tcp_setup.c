@@ -60,6 +60,12 @@ coll_status_t coll_tcp_setup(coll_comm *comm)
     if (t->listen_fd < 0) /* a listener failure matters only now that tcp is used */
         return coll_error(t->listen_st != COLL_SUCCESS ? t->listen_st : COLL_ERR_INTERNAL, COLL_SUB_TCP, "%s",
                           *t->listen_err ? t->listen_err : "coll_tcp_setup before coll_tcp_listen");
+    static const uint8_t open_key[COLL_SECRET_BYTES];
+    if (t->encrypt && coll_auth_equal(comm->id->secret, open_key, sizeof open_key))
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_TCP,
+                          "COLL_ENCRYPT=1 needs a shared secret, and this job runs open: set COLL_SECRET or "
+                          "COLL_SECRET_FILE on every rank (mpirun makes one itself), or unset COLL_ENCRYPT");
+    COLL_CHECK(coll_tcp_fault_parse(comm, t));
     t->peers = calloc((size_t)comm->nranks, sizeof *t->peers);
     if (!t->peers)
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_TCP, "out of memory");
@@ -75,6 +81,24 @@ coll_status_t coll_tcp_setup(coll_comm *comm)
               t->ntcp, t->nsocks, comm->machine_ranks,
               comm->machine_fits ? ", within its cores" : ", more than its cores");
     return COLL_SUCCESS;
+}
+
+coll_status_t coll_tcp_key(coll_comm *comm, int p, coll_tcp_peer_t *pc, int send, int i, const uint8_t nc[32],
+                           const uint8_t na[32])
+{
+    if (!comm->tcp->encrypt)
+        return COLL_SUCCESS;
+    int from = send ? comm->rank : p, to = send ? p : comm->rank;
+    int n = send ? pc->nsend : pc->nrecv;
+    coll_auth_bind_t b = data_bind(comm, (uint32_t)from, (uint32_t)to, (uint32_t)i, (uint32_t)n);
+    uint8_t key[COLL_AUTH_KEY_BYTES];
+    coll_aead_t *a = send ? &pc->stx[i] : &pc->srx[i];
+    coll_aead_free(a); /* a connection opened again gets a new key */
+    if (coll_auth_data_key(comm->id->secret, &b, nc, na, key))
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_TCP, "COLL_ENCRYPT=1 without a shared secret (open run)");
+    coll_status_t st = coll_aead_init(a, key);
+    coll_auth_wipe(key, sizeof key);
+    return st;
 }
 
 coll_status_t coll_tcp_check_listener(coll_comm *comm)
@@ -234,6 +258,9 @@ static coll_status_t conn_challenge(coll_comm *comm, int p, coll_tcp_peer_t *pc,
                                 coll_tcp_peer_desc(comm, p, d, sizeof d));
         return pc->failed;
     }
+    coll_status_t st = coll_tcp_key(comm, p, pc, 1, i, c->nc, c->buf);
+    if (st != COLL_SUCCESS)
+        return pc->failed = st;
     memcpy(c->buf, proof, sizeof proof);
     c->state = COLL_TCP_C_PROOF;
     c->pos = 0;
@@ -404,6 +431,7 @@ static coll_status_t pend_file(coll_comm *comm, int i)
             COLL_INFO(COLL_SUB_TCP, "rank %d uses COLL_NSOCKS=%d (mine %d): it sends to me on %d socket(s)", p,
                       hd.nsocks, t->nsocks, hd.nsocks);
     }
+    COLL_CHECK(coll_tcp_key(comm, p, pc, 0, hd.idx, c->nc, c->na));
     pc->rfd[hd.idx] = c->fd;
     pc->rgot++;
     COLL_TRACE(COLL_SUB_TCP, "filed socket %d of %d from rank %d (%s)", hd.idx, pc->nrecv, p, c->addr);

@@ -238,7 +238,7 @@ done
     done
     [ ! -s "$RAW/duplex" ] || echo "- floor: duplex capacity GB/s per round (iperf3 / p2p): $(awk '{printf "%s%s %s / %s", (NR > 1 ? "; " : ""), $1, ($2 == "" ? "-" : $2), ($3 == "" ? "-" : $3)}' "$RAW/duplex")"
     echo
-    echo "Time per call (us, the slowest rank's average) in $ROUNDS rounds of $NI timed iterations after 5 warm-up," \
+    echo "Time per call (us, the slowest rank's average) in $ROUNDS rounds of $NI timed iterations after $WARM warm-up," \
         "the order rotating by round; speed-up = ${labels[0]}'s time / the side's, round by round (> 1: faster)."
     echo
     /usr/bin/python3 bench/abstat.py "$RAW/rows" "${labels[@]}"

@@ -100,6 +100,7 @@
 #define COLL_TCP_MAGIC 0x31544243u /* "CBT1" */
 #define COLL_TCP_VERSION 5u        /* 2: chunk headers; 3: a connection per direction; 4: lazy; 5: challenge-response */
 #define COLL_TCP_HDR_BYTES 64
+#define COLL_TCP_HELLO_ENCRYPT 1u /* hello flag: the sender has COLL_ENCRYPT=1 */
 #define COLL_TCP_HELLO_TIMEOUT_S 10.0 /* silence allowed to an accepted connection */
 
 typedef struct {
@@ -108,7 +109,7 @@ typedef struct {
     uint64_t nonce;       /* the communicator's (job) */
     uint32_t from, to;    /* sender / intended receiver rank */
     uint16_t idx, nsocks; /* socket index, the sender's sockets in this direction */
-    uint32_t ack;         /* always 0 (3 had an ack; 5 has the handshake) */
+    uint32_t ack;         /* flags: COLL_TCP_HELLO_ENCRYPT (3 had an ack here) */
 } coll_tcp_hdr_t;
 
 void coll_tcp_hdr_encode(const coll_tcp_hdr_t *h, uint8_t out[COLL_TCP_HDR_BYTES]);

@@ -40,10 +40,17 @@ static double tcp_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static coll_auth_bind_t data_bind(const coll_comm *comm, uint32_t from, uint32_t to, uint32_t idx, uint32_t n)
+/* enc: the sender's COLL_ENCRYPT (the hello's flag, bound by the MACs: a
+ * man in the middle cannot strip it) in bit 16 of the count. */
+static coll_auth_bind_t data_bind(const coll_comm *comm, uint32_t from, uint32_t to, uint32_t idx, uint32_t n,
+                                  uint32_t enc)
 {
-    return (coll_auth_bind_t){
-        .role = COLL_AUTH_DATA, .job = comm->id->nonce, .from = from, .to = to, .idx = idx, .count = n};
+    return (coll_auth_bind_t){.role = COLL_AUTH_DATA,
+                              .job = comm->id->nonce,
+                              .from = from,
+                              .to = to,
+                              .idx = idx,
+                              .count = n | (enc & COLL_TCP_HELLO_ENCRYPT) << 16};
 }
 
 coll_status_t coll_tcp_setup(coll_comm *comm)
@@ -90,7 +97,7 @@ coll_status_t coll_tcp_key(coll_comm *comm, int p, coll_tcp_peer_t *pc, int send
         return COLL_SUCCESS;
     int from = send ? comm->rank : p, to = send ? p : comm->rank;
     int n = send ? pc->nsend : pc->nrecv;
-    coll_auth_bind_t b = data_bind(comm, (uint32_t)from, (uint32_t)to, (uint32_t)i, (uint32_t)n);
+    coll_auth_bind_t b = data_bind(comm, (uint32_t)from, (uint32_t)to, (uint32_t)i, (uint32_t)n, 1);
     uint8_t key[COLL_AUTH_KEY_BYTES];
     coll_aead_t *a = send ? &pc->stx[i] : &pc->srx[i];
     coll_aead_free(a); /* a connection opened again gets a new key */
@@ -224,7 +231,7 @@ static coll_status_t conn_hello(coll_comm *comm, int p, coll_tcp_peer_t *pc, int
     if (c->pos == 0)
         COLL_CHECK(coll_auth_random(c->nc, sizeof c->nc));
     coll_tcp_hdr_t hd = {COLL_TCP_MAGIC, COLL_TCP_VERSION,    {0}, comm->id->nonce, (uint32_t)comm->rank, (uint32_t)p,
-                         (uint16_t)i,    (uint16_t)pc->nsend, 0};
+                         (uint16_t)i,    (uint16_t)pc->nsend, (uint32_t)comm->tcp->encrypt};
     uint8_t h[COLL_TCP_HDR_BYTES];
     memcpy(hd.nc, c->nc, 32);
     coll_tcp_hdr_encode(&hd, h);
@@ -248,7 +255,8 @@ static coll_status_t conn_challenge(coll_comm *comm, int p, coll_tcp_peer_t *pc,
     *blocked = r == 0;
     if (r == 0)
         return COLL_SUCCESS;
-    coll_auth_bind_t b = data_bind(comm, (uint32_t)comm->rank, (uint32_t)p, (uint32_t)i, (uint32_t)pc->nsend);
+    coll_auth_bind_t b = data_bind(comm, (uint32_t)comm->rank, (uint32_t)p, (uint32_t)i, (uint32_t)pc->nsend,
+                                  (uint32_t)comm->tcp->encrypt);
     uint8_t proof[COLL_AUTH_MAC_BYTES];
     if (!coll_auth_respond(comm->id->secret, &b, c->nc, c->buf, proof)) {
         char d[160];
@@ -372,7 +380,7 @@ static const char *hello_refusal(coll_comm *comm, const coll_tcp_hdr_t *hd)
         return "handshake version mismatch";
     if (hd->nonce != comm->id->nonce)
         return "another communicator's handshake";
-    if (hd->ack || hd->to != (uint32_t)comm->rank || hd->from >= (uint32_t)comm->nranks
+    if ((hd->ack & ~COLL_TCP_HELLO_ENCRYPT) || hd->to != (uint32_t)comm->rank || hd->from >= (uint32_t)comm->nranks
         || !coll_tcp_is_peer(comm, (int)hd->from))
         return "unexpected ranks in handshake";
     if (hd->nsocks < 1 || hd->nsocks > COLL_TCP_MAX_SOCKS || hd->idx >= hd->nsocks)
@@ -393,7 +401,7 @@ static void pend_answer(coll_comm *comm, int i)
     coll_tcp_hdr_decode(c->hello, &hd);
     const char *why = hello_refusal(comm, &hd);
     uint8_t ch[COLL_AUTH_CHALLENGE_BYTES];
-    coll_auth_bind_t b = data_bind(comm, hd.from, hd.to, hd.idx, hd.nsocks);
+    coll_auth_bind_t b = data_bind(comm, hd.from, hd.to, hd.idx, hd.nsocks, hd.ack);
     memcpy(c->nc, hd.nc, 32);
     if (!why && coll_auth_challenge(comm->id->secret, &b, c->nc, c->na, ch) != COLL_SUCCESS)
         why = "no random bytes for the challenge";
@@ -414,7 +422,7 @@ static coll_status_t pend_file(coll_comm *comm, int i)
     coll_tcp_pending_t *c = &t->pend[i];
     coll_tcp_hdr_t hd;
     coll_tcp_hdr_decode(c->hello, &hd);
-    coll_auth_bind_t b = data_bind(comm, hd.from, hd.to, hd.idx, hd.nsocks);
+    coll_auth_bind_t b = data_bind(comm, hd.from, hd.to, hd.idx, hd.nsocks, hd.ack);
     const char *why = hello_refusal(comm, &hd); /* again: another may have been filed meanwhile */
     if (!why && !coll_auth_verify(comm->id->secret, COLL_AUTH_CONNECTOR, &b, c->nc, c->na, c->in))
         why = "wrong proof of the communicator's secret";
@@ -425,6 +433,13 @@ static coll_status_t pend_file(coll_comm *comm, int i)
     int p = (int)hd.from;
     coll_tcp_peer_t *pc;
     COLL_CHECK(coll_tcp_peer(comm, p, &pc));
+    if ((int)(hd.ack & COLL_TCP_HELLO_ENCRYPT) != t->encrypt) { /* a genuine peer (its MAC checked out) */
+        pend_drop(t, i, "COLL_ENCRYPT differs");
+        return pc->failed = coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_TCP,
+                                       "rank %d sends with COLL_ENCRYPT=%d, this rank has COLL_ENCRYPT=%d: set the "
+                                       "same on every rank",
+                                       p, t->encrypt ? 0 : 1, t->encrypt);
+    }
     if (!pc->nrecv) {
         pc->nrecv = hd.nsocks;
         if (hd.nsocks != t->nsocks)

@@ -14,7 +14,8 @@
 #     line naming COLL_ENCRYPT and COLL_SECRET;
 #  4. tamper: COLL_FAULT_TCP=0:40 (rank 0 flips a byte of the 40th record it seals, in the sweep):
 #     the receiver reports the authentication failure naming rank 0, every rank
-#     exits non-zero within 30 s, no rank is left; a bad COLL_FAULT_TCP exits 2.
+#     exits non-zero within 30 s, no rank is left; COLL_ENCRYPT=1 on one rank only
+#     fails on both naming it (the hello's flag); a bad COLL_FAULT_TCP exits 2.
 set -u
 ROOT=${CB_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 B=${CB_O:?}/bin
@@ -112,6 +113,15 @@ for h in 1 2; do
     segs=$(netns_exec $h sh -c 'ls /dev/shm | wc -l')
     [ "$segs" = 0 ] || bad "tamper: $segs segment(s) left in cbh$h's /dev/shm"
 done
+port=$((port + 1))   # rank 0 encrypts, rank 1 does not: both fail naming the setting, none reads garbage
+NETNS_MASTER_PORT=$port NETNS_RANK0_ENV="COLL_ENCRYPT=1" netns_env_launch "$W/mixed" "1 1" \
+    sh -c '"$0" -b 64K -e 64K -n 2 -w 1; echo "exit $?" >&2' "$B/all_reduce_test" >/dev/null
+grep -q "sends with COLL_ENCRYPT=[01], this rank has COLL_ENCRYPT=[01]" "$W"/mixed.r*.err || bad "mixed COLL_ENCRYPT: not named"
+for r in 0 1; do
+    c=$(sed -n 's/^exit \([0-9]*\)$/\1/p' "$W/mixed.r$r.err")
+    [ -n "$c" ] && [ "$c" != 0 ] || bad "mixed COLL_ENCRYPT: rank $r exit '${c:-none}' (want non-zero)"
+done
+[ $fail = 0 ] && echo "ok: COLL_ENCRYPT=1 on rank 0 only: both ranks fail, naming COLL_ENCRYPT"
 port=$((port + 1))
 NETNS_MASTER_PORT=$port netns_env_launch "$W/badfault" "1 1" env COLL_ENCRYPT=1 COLL_FAULT_TCP=x1 \
     sh -c '"$0" -b 8K -e 8K -n 1 -w 0; echo "exit $?" >&2' "$B/all_reduce_test" >/dev/null

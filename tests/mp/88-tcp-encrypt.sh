@@ -12,7 +12,7 @@
 #     on (2, 1) ranks (shm inside a host, tcp across), and zero copy (-z 1);
 #  3. open run: COLL_ENCRYPT=1 without COLL_SECRET: every rank exits 2 with a
 #     line naming COLL_ENCRYPT and COLL_SECRET;
-#  4. tamper: COLL_FAULT_TCP=0:40 (rank 0 flips a byte of the 40th record it seals, in the sweep):
+#  4. tamper: COLL_FAULT_TCP=0:120 (rank 0 flips a byte of the 120th record it seals: in the 1M calls):
 #     the receiver reports the authentication failure naming rank 0, every rank
 #     exits non-zero within 30 s, no rank is left; COLL_ENCRYPT=1 on one rank only
 #     fails on both naming it (the hello's flag); a bad COLL_FAULT_TCP exits 2.
@@ -97,7 +97,7 @@ done
 # ---- 4. tamper
 port=$((port + 1))
 s=$(date +%s)
-NETNS_MASTER_PORT=$port netns_env_launch "$W/tamper" "1 1" env COLL_ENCRYPT=1 COLL_FAULT_TCP=0:40 \
+NETNS_MASTER_PORT=$port netns_env_launch "$W/tamper" "1 1" env COLL_ENCRYPT=1 COLL_FAULT_TCP=0:120 \
     sh -c '"$0" -b 1M -e 1M -n 5 -w 1; echo "exit $?" >&2' "$B/all_reduce_test" >/dev/null
 el=$(($(date +%s) - s))
 grep -h "authentication failed on data from rank 0" "$W"/tamper.r*.err | head -n 1 | grep . ||

@@ -5,7 +5,7 @@
 # of runs made under the same state of a shared machine. Local ranks or
 # network-namespace hosts. The statistics: bench/abstat.py.
 #
-#   bench/ab.sh [-c COLLS] [-s SIZES] [-r ROUNDS] [-n ITERS] [-z] [-o FILE.md]
+#   bench/ab.sh [-c COLLS] [-s SIZES] [-r ROUNDS] [-n ITERS] [-W WARM] [-z] [-o FILE.md]
 #               [-p RANKS | -l LAYOUT [-g GBIT] [-F]] SIDE SIDE...
 #   bench/ab.sh -S 'ARGS' [-c COLL] [-r ROUNDS] [-o FILE.md] SIDE SIDE...
 #   SIDE  LABEL=[@DIR] [VAR=VALUE ...]  collbench, this tree or the tree DIR, under
@@ -19,7 +19,7 @@
 #         reduce_scatter broadcast reduce scatter gather (gather: local only)
 #     -s  message sizes, comma-separated (default 8K,1M,64M)
 #     -r  rounds (default 5)
-#     -n  timed iterations per run (default 20, after 5 warm-up)
+#     -n  timed iterations per run (default 20, after -W warm-up ones, default 5)
 #     -z  collbench buffers from coll_mem_alloc
 #     -o  also write the table with the command and the machine to FILE.md
 #     -p  local: rank counts, comma-separated (default 4); collbench runs
@@ -45,24 +45,25 @@
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-COLLS=allreduce SIZES=8K,1M,64M ROUNDS=5 NI=20 ZC= OUT= RANKS= LAYOUT= GBIT= FLOOR= SWEEP= SWEEP_SET=
+COLLS=allreduce SIZES=8K,1M,64M ROUNDS=5 NI=20 WARM=5 ZC= OUT= RANKS= LAYOUT= GBIT= FLOOR= SWEEP= SWEEP_SET=
 ARGS=("$@")
 die() { echo "ab: $*" >&2; exit 2; }
 ONLY_CASES= # the options given that -S does not go with
-while getopts "c:s:r:n:zo:p:l:g:FS:h" o; do
+while getopts "c:s:r:n:W:zo:p:l:g:FS:h" o; do
     case $o in
-        c) COLLS=$OPTARG ;; s) SIZES=$OPTARG ;; r) ROUNDS=$OPTARG ;; n) NI=$OPTARG ;; z) ZC=1 ;;
+        c) COLLS=$OPTARG ;; s) SIZES=$OPTARG ;; r) ROUNDS=$OPTARG ;; n) NI=$OPTARG ;; W) WARM=$OPTARG ;; z) ZC=1 ;;
         o) OUT=$OPTARG ;; p) RANKS=$OPTARG ;; l) LAYOUT=$OPTARG ;; g) GBIT=$OPTARG ;; F) FLOOR=1 ;;
         S) SWEEP=$OPTARG SWEEP_SET=1 ;;
         *) sed -n '2,43p' "$0" >&2; exit 2 ;;
     esac
-    case $o in s|n|z|p|l|g|F) ONLY_CASES="$ONLY_CASES -$o" ;; esac
+    case $o in s|n|W|z|p|l|g|F) ONLY_CASES="$ONLY_CASES -$o" ;; esac
 done
 shift $((OPTIND - 1))
 
 # ---- the command line
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || die "invalid -r '$ROUNDS' (allowed: rounds, 1 or more)"
 [[ $NI =~ ^[1-9][0-9]*$ ]] || die "invalid -n '$NI' (allowed: 1 or more iterations)"
+[[ $WARM =~ ^[0-9]+$ ]] || die "invalid -W '$WARM' (allowed: 0 or more warm-up iterations)"
 [[ $SIZES =~ ^[0-9]+[KMG]?(,[0-9]+[KMG]?)*$ ]] || die "invalid -s '$SIZES' (allowed: sizes like 8K,1M,64M)"
 for c in ${COLLS//,/ }; do
     case $c in allreduce|allgather|alltoall|reduce_scatter|broadcast|reduce|scatter|gather) ;;
@@ -168,10 +169,10 @@ run_local() {
     local r=$1 i=$2 p=$3 l=${labels[$2]}
     bench_place_wait >/dev/null
     case $l in
-        openmpi|mpich) [ "${dirs[$i]}" = - ] && { bench_run_mpi "$l" "$p" -c "$COLLS" -s "$SIZES" -n "$NI" -w 5 -r 1 -l "$l"; return; } ;;
+        openmpi|mpich) [ "${dirs[$i]}" = - ] && { bench_run_mpi "$l" "$p" -c "$COLLS" -s "$SIZES" -n "$NI" -w "$WARM" -r 1 -l "$l"; return; } ;;
     esac
     # shellcheck disable=SC2086
-    env ${envs[$i]} timeout 600 "${dirs[$i]}/build/bench/coll_bench" -p "$p" -c "$COLLS" -s "$SIZES" -n "$NI" -w 5 -r 1 \
+    env ${envs[$i]} timeout 600 "${dirs[$i]}/build/bench/coll_bench" -p "$p" -c "$COLLS" -s "$SIZES" -n "$NI" -w "$WARM" -r 1 \
         ${ZC:+-z} -l "$l"
 }
 # run_sweep R I: side I's whole sweep, bin/<coll>_test -S ARGS -> raw rows (wall s, sum of aveg_time us)
@@ -195,14 +196,14 @@ run_hosts() {
     if [ "$l" = mpich ] && [ "${dirs[$i]}" = - ]; then
         netns_exec 1 timeout 300 mpirun.mpich -launcher ssh -launcher-exec "$NETNS_SSH_WRAPPER" -f "$RAW/hosts.mpich" \
             -n "$nr" -genv GLIBC_TUNABLES "$TUN" -genv UCX_TLS tcp,self "$ROOT/$B/mpi_bench.mpich" -c "$c" -s "$s" \
-            -n "$NI" -w 5 -r 1 -l mpich >"$RAW/mpich.out" 2>&1
+            -n "$NI" -w "$WARM" -r 1 -l mpich >"$RAW/mpich.out" 2>&1
         awk '$1 == "RESULT" {printf "%s -\n", $6; f = 1; exit} END {if (!f) print "- -"}' "$RAW/mpich.out"
         return
     fi
     rm -f "$f"
     # shellcheck disable=SC2086
     NETNS_MASTER_PORT=$port netns_env_launch "$RAW/run" "$LAYOUT" env ${envs[$i]} "${dirs[$i]}/bin/$(exe_of "$c")_test" \
-        -b "$s" -e "$s" -n "$NI" -w 5 -c 0 ${ZC:+-z 1} --json "$f" >/dev/null 2>&1
+        -b "$s" -e "$s" -n "$NI" -w "$WARM" -c 0 ${ZC:+-z 1} --json "$f" >/dev/null 2>&1
     python3 -c 'import json, sys
 r = json.load(open(sys.argv[1]))["results"][0]
 print("%.3f %s" % (r["time_us"]["avg"], r.get("algorithm", "-")))' "$f" 2>/dev/null || echo "- -"
@@ -287,7 +288,7 @@ done
             "(sweep/wall_s) and the sum of the table's aveg_time column (sweep/sum_avg_us);" \
             "speed-up = ${labels[0]}'s figure / the side's, round by round (> 1: faster)."
     else
-        echo "Time per call (us, the slowest rank's average) in $ROUNDS rounds of $NI timed iterations after 5 warm-up," \
+        echo "Time per call (us, the slowest rank's average) in $ROUNDS rounds of $NI timed iterations after $WARM warm-up," \
             "the order rotating by round; speed-up = ${labels[0]}'s time / the side's, round by round (> 1: faster)."
     fi
     echo

@@ -13,6 +13,8 @@
 #include "core/log.h"
 
 #define AUTH_LABEL "collbench-auth-1"
+#define KEY_LABEL "collbench-data-key-1" /* a different PRF input from every MAC's */
+#define LABEL_MAX 32
 #define BIND_BYTES 28 /* role, job (8), from, to, idx, count */
 
 static void put32(uint8_t *p, uint32_t v)
@@ -40,13 +42,14 @@ coll_status_t coll_auth_random(void *buf, size_t len)
     return COLL_SUCCESS;
 }
 
-void coll_auth_mac(const uint8_t key[COLL_AUTH_KEY_BYTES], char side, const coll_auth_bind_t *b,
-                   const uint8_t nc[COLL_AUTH_NONCE_BYTES], const uint8_t na[COLL_AUTH_NONCE_BYTES],
-                   uint8_t mac[COLL_AUTH_MAC_BYTES])
+/* HMAC-SHA-256(key, label | side | binding | nc | na) into out (32 bytes). */
+static void auth_hmac(const char *label, const uint8_t key[COLL_AUTH_KEY_BYTES], char side, const coll_auth_bind_t *b,
+                      const uint8_t nc[COLL_AUTH_NONCE_BYTES], const uint8_t na[COLL_AUTH_NONCE_BYTES],
+                      uint8_t out[COLL_AUTH_MAC_BYTES])
 {
-    uint8_t msg[sizeof AUTH_LABEL + BIND_BYTES + 2 * COLL_AUTH_NONCE_BYTES];
-    size_t n = sizeof AUTH_LABEL - 1;
-    memcpy(msg, AUTH_LABEL, n);
+    uint8_t msg[LABEL_MAX + 1 + BIND_BYTES + 2 * COLL_AUTH_NONCE_BYTES];
+    size_t n = strlen(label);
+    memcpy(msg, label, n);
     msg[n++] = (uint8_t)side;
     bind_bytes(b, msg + n);
     n += BIND_BYTES;
@@ -55,8 +58,27 @@ void coll_auth_mac(const uint8_t key[COLL_AUTH_KEY_BYTES], char side, const coll
     memcpy(msg + n, na, COLL_AUTH_NONCE_BYTES);
     n += COLL_AUTH_NONCE_BYTES;
     unsigned int ml = 0;
-    if (!HMAC(EVP_sha256(), key, COLL_AUTH_KEY_BYTES, msg, n, mac, &ml) || ml != COLL_AUTH_MAC_BYTES)
-        memset(mac, 0, COLL_AUTH_MAC_BYTES); /* cannot happen with a working libcrypto; verifies nothing */
+    if (!HMAC(EVP_sha256(), key, COLL_AUTH_KEY_BYTES, msg, n, out, &ml) || ml != COLL_AUTH_MAC_BYTES)
+        memset(out, 0, COLL_AUTH_MAC_BYTES); /* cannot happen with a working libcrypto; verifies nothing */
+    coll_auth_wipe(msg, sizeof msg);
+}
+
+void coll_auth_mac(const uint8_t key[COLL_AUTH_KEY_BYTES], char side, const coll_auth_bind_t *b,
+                   const uint8_t nc[COLL_AUTH_NONCE_BYTES], const uint8_t na[COLL_AUTH_NONCE_BYTES],
+                   uint8_t mac[COLL_AUTH_MAC_BYTES])
+{
+    auth_hmac(AUTH_LABEL, key, side, b, nc, na, mac);
+}
+
+int coll_auth_data_key(const uint8_t key[COLL_AUTH_KEY_BYTES], const coll_auth_bind_t *b,
+                       const uint8_t nc[COLL_AUTH_NONCE_BYTES], const uint8_t na[COLL_AUTH_NONCE_BYTES],
+                       uint8_t out[COLL_AUTH_KEY_BYTES])
+{
+    static const uint8_t zero[COLL_AUTH_KEY_BYTES];
+    if (coll_auth_equal(key, zero, sizeof zero))
+        return -1; /* an open run: anyone can compute the key */
+    auth_hmac(KEY_LABEL, key, COLL_AUTH_CONNECTOR, b, nc, na, out);
+    return coll_auth_equal(out, zero, sizeof zero) ? -1 : 0;
 }
 
 int coll_auth_equal(const void *a, const void *b, size_t n) { return CRYPTO_memcmp(a, b, n) == 0; }

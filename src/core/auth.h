@@ -70,6 +70,15 @@ coll_status_t coll_auth_challenge(const uint8_t key[COLL_AUTH_KEY_BYTES], const 
 int coll_auth_respond(const uint8_t key[COLL_AUTH_KEY_BYTES], const coll_auth_bind_t *b,
                       const uint8_t nc[COLL_AUTH_NONCE_BYTES], const uint8_t ch[COLL_AUTH_CHALLENGE_BYTES],
                       uint8_t proof[COLL_AUTH_MAC_BYTES]);
+/* The data key of one connection (COLL_ENCRYPT=1, core/aead.h): HMAC-SHA-256
+ * keyed by the secret over "collbench-data-key-1" | 'C' | binding | nc | na,
+ * the handshake's binding and both fresh nonces, so every connection (and so
+ * every direction: one per connection) gets its own key, and it differs from
+ * every MAC of the handshake (another label). 0, or -1 when key is the open
+ * run's all-zero key (encrypting with a key anyone can compute protects nothing). */
+int coll_auth_data_key(const uint8_t key[COLL_AUTH_KEY_BYTES], const coll_auth_bind_t *b,
+                       const uint8_t nc[COLL_AUTH_NONCE_BYTES], const uint8_t na[COLL_AUTH_NONCE_BYTES],
+                       uint8_t out[COLL_AUTH_KEY_BYTES]);
 /* Constant-time equality of n bytes (1 = equal). */
 int coll_auth_equal(const void *a, const void *b, size_t n);
 /* SHA-256 (libcrypto). */

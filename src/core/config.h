@@ -108,10 +108,14 @@ typedef enum { CFG_T_STR, CFG_T_INT, CFG_T_SIZE, CFG_T_BOOL, CFG_T_DOUBLE } coll
       "shared secret of environment launches (the same random string on every rank; never printed or written to results); unset with no COLL_SECRET_FILE, a launch across hosts runs open, with a warning") \
     X(SECRET_FILE, "COLL_SECRET_FILE", STR, "", "", \
       "read the shared secret from this file (mode 0600 or stricter, owned by you; trailing newline ignored) when COLL_SECRET is unset") \
+    X(ENCRYPT, "COLL_ENCRYPT", BOOL, "0", "", \
+      "1: encrypt and authenticate every TCP data connection (AES-256-GCM per chunk, a key per connection from the secret and its handshake; docs/security.md); needs COLL_SECRET or COLL_SECRET_FILE (or mpirun, which makes one); shared memory and the bootstrap stay plain") \
     X(SHM_PREFIX, "COLL_SHM_PREFIX", STR, "", "", \
       "internal: name prefix of shared-memory segments (set by the standalone launcher)") \
     X(FAULT_SHM, "COLL_FAULT_SHM", STR, "", "", \
       "fault tests only: RANK:WHAT[:N] - that rank writes garbage into the shared segment's control area (WHAT: all, sizes, small_off, desc, abort) at its N-th use of it (default 1)") \
+    X(FAULT_TCP, "COLL_FAULT_TCP", STR, "", "", \
+      "fault tests only: RANK[:N] - with COLL_ENCRYPT=1, that rank flips a byte of the N-th chunk it sends over tcp after sealing it (default 1), so its receiver must refuse it") \
     X(HCCL_ALGO, "HCCL_ALGO", STR, "", "", \
       "HCCL's 'level0:NA;level1:ALGO', or per operator 'allreduce=level0:NA;level1:ring/alltoall=level0:NA;level1:pairwise': used as COLL_ALGO when that is unset (ring, H-D_R -> hd, NB -> bruck, pairwise, pipeline -> hier; what collbench lacks gets the nearest, with a warning)") \
     X(HCCL_BUFFSIZE, "HCCL_BUFFSIZE", STR, "", "MB", \

@@ -47,17 +47,21 @@ size_t coll_tcp_chunk_size(size_t len, int nsocks, size_t cfg)
 }
 
 /* A message over the n sockets of one direction. */
-static void xfer_start(coll_tcp_xfer_t *x, int n, size_t len, size_t chunk_cfg)
+static void xfer_start(coll_tcp_xfer_t *x, int n, size_t len, size_t chunk_cfg, int sealed)
 {
-    x->chunked = coll_tcp_chunked(len, n);
+    x->sealed = sealed;
+    x->chunked = sealed || coll_tcp_chunked(len, n);
     for (int i = 0; i < n; i++)
         x->st[i] = (coll_tcp_stripe_t){.state = x->chunked ? COLL_TCP_SX_IDLE : COLL_TCP_SX_ENDED};
     if (!x->chunked) /* raw on socket 0: one headerless chunk */
-        x->st[0] = (coll_tcp_stripe_t){.state = COLL_TCP_SX_CHUNK, .len = len, .hdr_pos = COLL_TCP_CHUNK_HDR};
+        x->st[0] = (coll_tcp_stripe_t){
+            .state = COLL_TCP_SX_CHUNK, .len = len, .wlen = len, .hdr_pos = COLL_TCP_CHUNK_HDR};
     x->len = len;
     x->done = 0;
     x->next = 0;
     x->chunk = x->chunked ? coll_tcp_chunk_size(len, n, chunk_cfg) : len;
+    if (sealed && x->chunk > COLL_TCP_SEAL_MAX)
+        x->chunk = COLL_TCP_SEAL_MAX;
     x->active = 1;
 }
 
@@ -81,7 +85,7 @@ static size_t xfer_report(coll_tcp_xfer_t *x, int nsocks)
 }
 
 /* The connection to peer broke (err: errno, 0 = EOF / peer closed). */
-static coll_status_t tcp_fail(coll_comm *comm, int peer, coll_tcp_peer_t *pc, int is_send, int sock, int err)
+coll_status_t coll_tcp_fail(coll_comm *comm, int peer, coll_tcp_peer_t *pc, int is_send, int sock, int err)
 {
     char d[160], why[256];
     const coll_tcp_xfer_t *x = is_send ? &pc->tx : &pc->rx;
@@ -162,9 +166,40 @@ static void send_next(coll_tcp_xfer_t *x, coll_tcp_stripe_t *s)
         s->is_end = 1;
     }
     s->len = k;
+    s->wlen = k;
     s->pos = 0;
     s->hdr_pos = 0;
     s->state = COLL_TCP_SX_CHUNK;
+}
+
+/* COLL_ENCRYPT=1: seal the record just dealt to socket i into its staging
+ * (COLL_FAULT_TCP: then spoil one byte of it). */
+static coll_status_t send_seal(coll_comm *comm, int peer, coll_tcp_peer_t *pc, int i)
+{
+    coll_tcp_xfer_t *x = &pc->tx;
+    coll_tcp_stripe_t *s = &x->st[i];
+    struct coll_tcp *t = comm->tcp;
+    if (!pc->seal[i] && !(pc->seal[i] = malloc(COLL_TCP_BOUNCE)))
+        return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_TCP, "out of memory");
+    if (coll_aead_seal(&pc->stx[i], s->hdr, COLL_TCP_CHUNK_HDR, (const uint8_t *)x->buf + s->off, s->len, pc->seal[i]))
+        return pc->failed = coll_error(COLL_ERR_SYSTEM, COLL_SUB_TCP,
+                                       "cannot seal a %zu-byte chunk to rank %d on socket %d (its record counter is "
+                                       "spent or OpenSSL failed): the connection cannot go on",
+                                       s->len, peer, i + 1);
+    s->wlen = s->len + COLL_AEAD_TAG_BYTES;
+    if (t->fault_left > 0 && --t->fault_left == 0) {
+        pc->seal[i][0] ^= 0x20;
+        COLL_WARN(COLL_SUB_TCP, "COLL_FAULT_TCP: spoiled a sealed %zu-byte chunk to rank %d on socket %d", s->len,
+                  peer, i + 1);
+    }
+    return COLL_SUCCESS;
+}
+
+/* Message bytes of a record whose body moved from pos0 to pos1. */
+static size_t body_bytes(const coll_tcp_stripe_t *s, size_t pos0, size_t pos1)
+{
+    size_t a = pos0 < s->len ? pos0 : s->len, b = pos1 < s->len ? pos1 : s->len;
+    return b - a;
 }
 
 /* Push what socket i takes now: header and chunk bytes in one sendmsg. */
@@ -175,14 +210,18 @@ static coll_status_t send_sock(coll_comm *comm, int peer, coll_tcp_peer_t *pc, i
     for (;;) {
         if (s->state == COLL_TCP_SX_ENDED)
             return COLL_SUCCESS;
-        if (s->state == COLL_TCP_SX_IDLE)
+        if (s->state == COLL_TCP_SX_IDLE) {
             send_next(x, s);
+            if (x->sealed)
+                COLL_CHECK(send_seal(comm, peer, pc, i));
+        }
         struct iovec iov[2];
         int k = 0;
         if (s->hdr_pos < COLL_TCP_CHUNK_HDR)
             iov[k++] = (struct iovec){s->hdr + s->hdr_pos, COLL_TCP_CHUNK_HDR - s->hdr_pos};
-        if (s->pos < s->len)
-            iov[k++] = (struct iovec){(char *)x->buf + s->off + s->pos, s->len - s->pos};
+        if (s->pos < s->wlen)
+            iov[k++] = (struct iovec){x->sealed ? (char *)pc->seal[i] + s->pos : (char *)x->buf + s->off + s->pos,
+                                      s->wlen - s->pos};
         if (k == 0) { /* chunk through */
             s->state = !x->chunked || s->is_end ? COLL_TCP_SX_ENDED : COLL_TCP_SX_IDLE;
             continue;
@@ -194,20 +233,20 @@ static coll_status_t send_sock(coll_comm *comm, int peer, coll_tcp_peer_t *pc, i
             if (h > (size_t)n)
                 h = (size_t)n;
             s->hdr_pos += h;
+            x->done += body_bytes(s, s->pos, s->pos + (size_t)n - h);
             s->pos += (size_t)n - h;
-            x->done += (size_t)n - h;
         } else if (n < 0 && errno == EINTR) {
             continue;
         } else if (n < 0 && would_block()) {
             /* a chunk just dealt to a full socket goes back to the pool: the
              * next socket with room takes it */
-            if (x->chunked && !s->is_end && s->hdr_pos == 0 && s->off + s->len == x->next) {
+            if (x->chunked && !x->sealed && !s->is_end && s->hdr_pos == 0 && s->off + s->len == x->next) {
                 x->next = s->off;
                 s->state = COLL_TCP_SX_IDLE;
             }
             return COLL_SUCCESS;
         } else {
-            return tcp_fail(comm, peer, pc, 1, i, n < 0 ? errno : 0);
+            return coll_tcp_fail(comm, peer, pc, 1, i, n < 0 ? errno : 0);
         }
     }
 }
@@ -229,7 +268,7 @@ static coll_status_t tcp_send(coll_comm *comm, int peer, const void *buf, size_t
             return COLL_SUCCESS;
     }
     if (!x->active) {
-        xfer_start(x, pc->nsend, len, comm->tcp->chunk);
+        xfer_start(x, pc->nsend, len, comm->tcp->chunk, comm->tcp->encrypt);
         x->buf = buf;
     } else if (x->buf != buf || x->len != len) {
         return coll_error(COLL_ERR_INTERNAL, COLL_SUB_TCP,
@@ -243,7 +282,7 @@ static coll_status_t tcp_send(coll_comm *comm, int peer, const void *buf, size_t
     *done = xfer_report(x, pc->nsend);
     int sock;
     if (*done == before && *done < len && peer_hung_up(pc, x, &sock))
-        return tcp_fail(comm, peer, pc, 1, sock, 0);
+        return coll_tcp_fail(comm, peer, pc, 1, sock, 0);
     return COLL_SUCCESS;
 }
 
@@ -338,7 +377,7 @@ static coll_status_t recv_sock(coll_comm *comm, int peer, coll_tcp_peer_t *pc, i
             continue;
         if (n < 0 && would_block())
             return COLL_SUCCESS;
-        return tcp_fail(comm, peer, pc, 0, i, n < 0 ? errno : 0);
+        return coll_tcp_fail(comm, peer, pc, 0, i, n < 0 ? errno : 0);
     }
 }
 
@@ -359,7 +398,7 @@ static coll_status_t tcp_recv(coll_comm *comm, int peer, const coll_sink_t *sink
                               "tcp recv-reduce of %zu bytes from rank %d: not whole %zu-byte "
                               "elements",
                               len, peer, sink->esize);
-        xfer_start(x, pc->nrecv, len, 0);
+        xfer_start(x, pc->nrecv, len, 0, comm->tcp->encrypt);
         x->sink = *sink;
         for (int i = 0; i < pc->nrecv; i++)
             pc->fill[i] = 0;
@@ -370,7 +409,7 @@ static coll_status_t tcp_recv(coll_comm *comm, int peer, const coll_sink_t *sink
                           len, peer, x->len);
     }
     for (int i = 0; i < pc->nrecv; i++)
-        COLL_CHECK(recv_sock(comm, peer, pc, i));
+        COLL_CHECK(x->sealed ? coll_tcp_recv_sealed(comm, peer, pc, i) : recv_sock(comm, peer, pc, i));
     *done = xfer_report(x, pc->nrecv);
     return COLL_SUCCESS;
 }

@@ -42,6 +42,16 @@
  *   last), so a reducing sink is fed whole elements. When the message is all
  *   dealt, every socket gets an end header {COLL_TCP_CHUNK_END, 0}; a receive
  *   completes when each socket delivered its end header and the bytes add up.
+ * COLL_ENCRYPT=1 (docs/security.md): every message is chunked, even on one
+ * socket, in chunks of at most COLL_TCP_SEAL_MAX bytes, and every chunk and
+ * end header is a sealed record: the 16-byte header in clear (the AEAD's
+ * associated data), then the chunk's ciphertext and a 16-byte tag (the end
+ * header's record is the tag alone), sealed under the connection's key with
+ * its record counter as nonce (core/aead.h). The receiver reads a record whole
+ * into its bounce buffer, and acts on neither the header nor the bytes until
+ * the tag checks out; a failed tag is COLL_ERR_AUTH naming the peer and the
+ * socket. The sender seals a chunk into its own staging buffer when it deals
+ * it, and a dealt chunk never goes back to the pool (its nonce is spent).
  * Only one send and one receive per peer are in flight at a time (the executor
  * posts the next message to a peer only after the previous one completed), and
  * the end headers keep consecutive messages apart on every socket, so a
@@ -56,6 +66,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 #include "bootstrap/bootstrap.h"
+#include "core/aead.h"
 #include "core/netif.h"
 #include "transport/transport.h"
 
@@ -74,6 +85,8 @@
 #define COLL_TCP_STRIPE_ALIGN ((size_t)64)
 #define COLL_TCP_BOUNCE ((size_t)256 << 10) /* recv-reduce staging per socket */
 #define COLL_TCP_CHUNK_HDR 16
+/* COLL_ENCRYPT=1: the largest chunk (a record: it and its tag fit a bounce buffer) */
+#define COLL_TCP_SEAL_MAX (COLL_TCP_BOUNCE - COLL_TCP_STRIPE_ALIGN)
 #define COLL_TCP_CHUNK_END UINT64_MAX
 #define COLL_TCP_MAX_PENDING 256 /* accepted connections still owing a hello */
 #define COLL_TCP_BACKLOG \
@@ -87,6 +100,7 @@
 #define COLL_TCP_MAGIC 0x31544243u /* "CBT1" */
 #define COLL_TCP_VERSION 5u        /* 2: chunk headers; 3: a connection per direction; 4: lazy; 5: challenge-response */
 #define COLL_TCP_HDR_BYTES 64
+#define COLL_TCP_HELLO_ENCRYPT 1u /* hello flag: the sender has COLL_ENCRYPT=1 */
 #define COLL_TCP_HELLO_TIMEOUT_S 10.0 /* silence allowed to an accepted connection */
 
 typedef struct {
@@ -95,7 +109,7 @@ typedef struct {
     uint64_t nonce;       /* the communicator's (job) */
     uint32_t from, to;    /* sender / intended receiver rank */
     uint16_t idx, nsocks; /* socket index, the sender's sockets in this direction */
-    uint32_t ack;         /* always 0 (3 had an ack; 5 has the handshake) */
+    uint32_t ack;         /* flags: COLL_TCP_HELLO_ENCRYPT (3 had an ack here) */
 } coll_tcp_hdr_t;
 
 void coll_tcp_hdr_encode(const coll_tcp_hdr_t *h, uint8_t out[COLL_TCP_HDR_BYTES]);
@@ -110,6 +124,7 @@ typedef struct {
     size_t pos;      /* chunk bytes through the socket */
     size_t given;    /* recv: chunk bytes handed to the sink (<= pos) */
     size_t hdr_pos;  /* header bytes through the socket (COLL_TCP_CHUNK_HDR: all) */
+    size_t wlen;     /* COLL_ENCRYPT=1: the record's bytes after the header (len + tag) */
     uint8_t hdr[COLL_TCP_CHUNK_HDR];
 } coll_tcp_stripe_t;
 
@@ -124,6 +139,7 @@ size_t coll_tcp_chunk_size(size_t len, int nsocks, size_t cfg);
 typedef struct {
     int active;
     int chunked;
+    int sealed;       /* COLL_ENCRYPT=1: records (tcp_internal.h) */
     const void *buf;  /* send */
     coll_sink_t sink; /* recv */
     size_t len, done; /* done: message bytes through (send) / handed to the sink (recv) */
@@ -165,6 +181,10 @@ typedef struct {
     coll_tcp_xfer_t tx, rx;
     uint8_t *bounce[COLL_TCP_MAX_SOCKS]; /* recv-reduce staging, allocated on first use */
     size_t fill[COLL_TCP_MAX_SOCKS];     /* bytes waiting in bounce (a partial element) */
+    /* COLL_ENCRYPT=1: each connection's cipher (keyed when its handshake ends)
+     * and the sender's staging of the record being sent */
+    coll_aead_t stx[COLL_TCP_MAX_SOCKS], srx[COLL_TCP_MAX_SOCKS];
+    uint8_t *seal[COLL_TCP_MAX_SOCKS];
 } coll_tcp_peer_t;
 
 /* An accepted connection whose handshake has not ended. */
@@ -189,6 +209,8 @@ struct coll_tcp {
     int sockbuf;             /* COLL_SOCK_BUF (0 = kernel default) */
     int notsent;             /* COLL_SOCK_NOTSENT (TCP_NOTSENT_LOWAT, 0 = unset) */
     size_t chunk;            /* COLL_SOCK_CHUNK */
+    int encrypt;             /* COLL_ENCRYPT */
+    int fault_left;          /* COLL_FAULT_TCP: flip a byte of the record sealed when this reaches 0 */
     coll_tcp_peer_t **peers; /* [nranks], NULL entries until first use */
     int ntcp;                /* ranks reached over tcp (potential peers) */
     int npeers;              /* peer records allocated (peers in use) */
@@ -231,6 +253,18 @@ int coll_tcp_is_peer(const coll_comm *comm, int p);
 void coll_tcp_peer_sockaddr(const coll_comm *comm, int p, struct sockaddr_storage *ss);
 /* "rank 3 (host node2, 10.0.0.2:40123)" */
 const char *coll_tcp_peer_desc(const coll_comm *comm, int p, char *buf, size_t len);
+/* The connection to peer broke (err: errno, 0 = EOF): the sticky error, naming
+ * the peer (tcp.c). */
+coll_status_t coll_tcp_fail(coll_comm *comm, int peer, coll_tcp_peer_t *pc, int is_send, int sock, int err);
+/* COLL_ENCRYPT=1: read what socket i has of the records of the message in
+ * flight from peer; hand each to the sink once its tag checks out (tcp_seal.c). */
+coll_status_t coll_tcp_recv_sealed(coll_comm *comm, int peer, coll_tcp_peer_t *pc, int i);
+/* COLL_FAULT_TCP=RANK[:N] (fault tests), read at set-up: INVALID_ARG naming it. */
+coll_status_t coll_tcp_fault_parse(coll_comm *comm, struct coll_tcp *t);
+/* COLL_ENCRYPT=1: key the cipher of connection i of peer p's direction
+ * (send: this rank connected it) from the handshake's nonces. */
+coll_status_t coll_tcp_key(coll_comm *comm, int p, coll_tcp_peer_t *pc, int send, int i, const uint8_t nc[32],
+                           const uint8_t na[32]);
 /* Socket options of data sockets: non-blocking is set by the caller. */
 void coll_tcp_sockopts(int fd, int sockbuf, int notsent);
 

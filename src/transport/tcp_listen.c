@@ -137,6 +137,31 @@ int coll_tcp_is_peer(const coll_comm *comm, int p)
 
 /* ---- listener ---- */
 
+/* COLL_FAULT_TCP=RANK[:N] (fault tests): this rank spoils its N-th sealed record. */
+coll_status_t coll_tcp_fault_parse(coll_comm *comm, struct coll_tcp *t)
+{
+    const char *v = coll_cfg_str(COLL_CFG_FAULT_TCP);
+    char *e, *e2;
+    if (!v[0])
+        return COLL_SUCCESS;
+    long rank = strtol(v, &e, 10), n = 1;
+    int bad = e == v || rank < 0 || rank > INT_MAX;
+    if (!bad && *e == ':') {
+        n = strtol(e + 1, &e2, 10);
+        bad = e2 == e + 1 || *e2 || n < 1 || n > INT_MAX;
+    } else if (*e) {
+        bad = 1;
+    }
+    if (bad)
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_TCP,
+                          "invalid COLL_FAULT_TCP '%s': allowed RANK[:N] (a rank >= 0, then N >= 1)", v);
+    if (rank == comm->rank) {
+        t->fault_left = (int)n;
+        COLL_WARN(COLL_SUB_TCP, "COLL_FAULT_TCP: rank %ld will spoil tcp chunk %ld it seals", rank, n);
+    }
+    return COLL_SUCCESS;
+}
+
 coll_status_t coll_tcp_state(coll_comm *comm)
 {
     if (comm->tcp)
@@ -161,6 +186,7 @@ coll_status_t coll_tcp_state(coll_comm *comm)
     t->chunk = coll_cfg_size(COLL_CFG_SOCK_CHUNK);
     if (t->chunk < COLL_TCP_STRIPE_ALIGN)
         t->chunk = COLL_TCP_STRIPE_ALIGN;
+    t->encrypt = coll_cfg_bool(COLL_CFG_ENCRYPT);
     comm->tcp = t;
     return COLL_SUCCESS;
 }
@@ -276,6 +302,9 @@ void coll_tcp_teardown(coll_comm *comm)
                 if (pc->rfd[i] >= 0)
                     close(pc->rfd[i]);
                 free(pc->bounce[i]);
+                free(pc->seal[i]);
+                coll_aead_free(&pc->stx[i]);
+                coll_aead_free(&pc->srx[i]);
             }
             free(pc);
         }

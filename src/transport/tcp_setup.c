@@ -40,10 +40,17 @@ static double tcp_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static coll_auth_bind_t data_bind(const coll_comm *comm, uint32_t from, uint32_t to, uint32_t idx, uint32_t n)
+/* enc: the sender's COLL_ENCRYPT (the hello's flag, bound by the MACs: a
+ * man in the middle cannot strip it) in bit 16 of the count. */
+static coll_auth_bind_t data_bind(const coll_comm *comm, uint32_t from, uint32_t to, uint32_t idx, uint32_t n,
+                                  uint32_t enc)
 {
-    return (coll_auth_bind_t){
-        .role = COLL_AUTH_DATA, .job = comm->id->nonce, .from = from, .to = to, .idx = idx, .count = n};
+    return (coll_auth_bind_t){.role = COLL_AUTH_DATA,
+                              .job = comm->id->nonce,
+                              .from = from,
+                              .to = to,
+                              .idx = idx,
+                              .count = n | (enc & COLL_TCP_HELLO_ENCRYPT) << 16};
 }
 
 coll_status_t coll_tcp_setup(coll_comm *comm)
@@ -60,6 +67,12 @@ coll_status_t coll_tcp_setup(coll_comm *comm)
     if (t->listen_fd < 0) /* a listener failure matters only now that tcp is used */
         return coll_error(t->listen_st != COLL_SUCCESS ? t->listen_st : COLL_ERR_INTERNAL, COLL_SUB_TCP, "%s",
                           *t->listen_err ? t->listen_err : "coll_tcp_setup before coll_tcp_listen");
+    static const uint8_t open_key[COLL_SECRET_BYTES];
+    if (t->encrypt && coll_auth_equal(comm->id->secret, open_key, sizeof open_key))
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_TCP,
+                          "COLL_ENCRYPT=1 needs a shared secret, and this job runs open: set COLL_SECRET or "
+                          "COLL_SECRET_FILE on every rank (mpirun makes one itself), or unset COLL_ENCRYPT");
+    COLL_CHECK(coll_tcp_fault_parse(comm, t));
     t->peers = calloc((size_t)comm->nranks, sizeof *t->peers);
     if (!t->peers)
         return coll_error(COLL_ERR_NO_MEMORY, COLL_SUB_TCP, "out of memory");
@@ -75,6 +88,24 @@ coll_status_t coll_tcp_setup(coll_comm *comm)
               t->ntcp, t->nsocks, comm->machine_ranks,
               comm->machine_fits ? ", within its cores" : ", more than its cores");
     return COLL_SUCCESS;
+}
+
+coll_status_t coll_tcp_key(coll_comm *comm, int p, coll_tcp_peer_t *pc, int send, int i, const uint8_t nc[32],
+                           const uint8_t na[32])
+{
+    if (!comm->tcp->encrypt)
+        return COLL_SUCCESS;
+    int from = send ? comm->rank : p, to = send ? p : comm->rank;
+    int n = send ? pc->nsend : pc->nrecv;
+    coll_auth_bind_t b = data_bind(comm, (uint32_t)from, (uint32_t)to, (uint32_t)i, (uint32_t)n, 1);
+    uint8_t key[COLL_AUTH_KEY_BYTES];
+    coll_aead_t *a = send ? &pc->stx[i] : &pc->srx[i];
+    coll_aead_free(a); /* a connection opened again gets a new key */
+    if (coll_auth_data_key(comm->id->secret, &b, nc, na, key))
+        return coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_TCP, "COLL_ENCRYPT=1 without a shared secret (open run)");
+    coll_status_t st = coll_aead_init(a, key);
+    coll_auth_wipe(key, sizeof key);
+    return st;
 }
 
 coll_status_t coll_tcp_check_listener(coll_comm *comm)
@@ -200,7 +231,7 @@ static coll_status_t conn_hello(coll_comm *comm, int p, coll_tcp_peer_t *pc, int
     if (c->pos == 0)
         COLL_CHECK(coll_auth_random(c->nc, sizeof c->nc));
     coll_tcp_hdr_t hd = {COLL_TCP_MAGIC, COLL_TCP_VERSION,    {0}, comm->id->nonce, (uint32_t)comm->rank, (uint32_t)p,
-                         (uint16_t)i,    (uint16_t)pc->nsend, 0};
+                         (uint16_t)i,    (uint16_t)pc->nsend, (uint32_t)comm->tcp->encrypt};
     uint8_t h[COLL_TCP_HDR_BYTES];
     memcpy(hd.nc, c->nc, 32);
     coll_tcp_hdr_encode(&hd, h);
@@ -224,7 +255,8 @@ static coll_status_t conn_challenge(coll_comm *comm, int p, coll_tcp_peer_t *pc,
     *blocked = r == 0;
     if (r == 0)
         return COLL_SUCCESS;
-    coll_auth_bind_t b = data_bind(comm, (uint32_t)comm->rank, (uint32_t)p, (uint32_t)i, (uint32_t)pc->nsend);
+    coll_auth_bind_t b = data_bind(comm, (uint32_t)comm->rank, (uint32_t)p, (uint32_t)i, (uint32_t)pc->nsend,
+                                  (uint32_t)comm->tcp->encrypt);
     uint8_t proof[COLL_AUTH_MAC_BYTES];
     if (!coll_auth_respond(comm->id->secret, &b, c->nc, c->buf, proof)) {
         char d[160];
@@ -234,6 +266,9 @@ static coll_status_t conn_challenge(coll_comm *comm, int p, coll_tcp_peer_t *pc,
                                 coll_tcp_peer_desc(comm, p, d, sizeof d));
         return pc->failed;
     }
+    coll_status_t st = coll_tcp_key(comm, p, pc, 1, i, c->nc, c->buf);
+    if (st != COLL_SUCCESS)
+        return pc->failed = st;
     memcpy(c->buf, proof, sizeof proof);
     c->state = COLL_TCP_C_PROOF;
     c->pos = 0;
@@ -345,7 +380,7 @@ static const char *hello_refusal(coll_comm *comm, const coll_tcp_hdr_t *hd)
         return "handshake version mismatch";
     if (hd->nonce != comm->id->nonce)
         return "another communicator's handshake";
-    if (hd->ack || hd->to != (uint32_t)comm->rank || hd->from >= (uint32_t)comm->nranks
+    if ((hd->ack & ~COLL_TCP_HELLO_ENCRYPT) || hd->to != (uint32_t)comm->rank || hd->from >= (uint32_t)comm->nranks
         || !coll_tcp_is_peer(comm, (int)hd->from))
         return "unexpected ranks in handshake";
     if (hd->nsocks < 1 || hd->nsocks > COLL_TCP_MAX_SOCKS || hd->idx >= hd->nsocks)
@@ -366,7 +401,7 @@ static void pend_answer(coll_comm *comm, int i)
     coll_tcp_hdr_decode(c->hello, &hd);
     const char *why = hello_refusal(comm, &hd);
     uint8_t ch[COLL_AUTH_CHALLENGE_BYTES];
-    coll_auth_bind_t b = data_bind(comm, hd.from, hd.to, hd.idx, hd.nsocks);
+    coll_auth_bind_t b = data_bind(comm, hd.from, hd.to, hd.idx, hd.nsocks, hd.ack);
     memcpy(c->nc, hd.nc, 32);
     if (!why && coll_auth_challenge(comm->id->secret, &b, c->nc, c->na, ch) != COLL_SUCCESS)
         why = "no random bytes for the challenge";
@@ -387,7 +422,7 @@ static coll_status_t pend_file(coll_comm *comm, int i)
     coll_tcp_pending_t *c = &t->pend[i];
     coll_tcp_hdr_t hd;
     coll_tcp_hdr_decode(c->hello, &hd);
-    coll_auth_bind_t b = data_bind(comm, hd.from, hd.to, hd.idx, hd.nsocks);
+    coll_auth_bind_t b = data_bind(comm, hd.from, hd.to, hd.idx, hd.nsocks, hd.ack);
     const char *why = hello_refusal(comm, &hd); /* again: another may have been filed meanwhile */
     if (!why && !coll_auth_verify(comm->id->secret, COLL_AUTH_CONNECTOR, &b, c->nc, c->na, c->in))
         why = "wrong proof of the communicator's secret";
@@ -398,12 +433,20 @@ static coll_status_t pend_file(coll_comm *comm, int i)
     int p = (int)hd.from;
     coll_tcp_peer_t *pc;
     COLL_CHECK(coll_tcp_peer(comm, p, &pc));
+    if ((int)(hd.ack & COLL_TCP_HELLO_ENCRYPT) != t->encrypt) { /* a genuine peer (its MAC checked out) */
+        pend_drop(t, i, "COLL_ENCRYPT differs");
+        return pc->failed = coll_error(COLL_ERR_INVALID_ARG, COLL_SUB_TCP,
+                                       "rank %d sends with COLL_ENCRYPT=%d, this rank has COLL_ENCRYPT=%d: set the "
+                                       "same on every rank",
+                                       p, t->encrypt ? 0 : 1, t->encrypt);
+    }
     if (!pc->nrecv) {
         pc->nrecv = hd.nsocks;
         if (hd.nsocks != t->nsocks)
             COLL_INFO(COLL_SUB_TCP, "rank %d uses COLL_NSOCKS=%d (mine %d): it sends to me on %d socket(s)", p,
                       hd.nsocks, t->nsocks, hd.nsocks);
     }
+    COLL_CHECK(coll_tcp_key(comm, p, pc, 0, hd.idx, c->nc, c->na));
     pc->rfd[hd.idx] = c->fd;
     pc->rgot++;
     COLL_TRACE(COLL_SUB_TCP, "filed socket %d of %d from rank %d (%s)", hd.idx, pc->nrecv, p, c->addr);

@@ -7,7 +7,11 @@
 #      every rank keeps its communicator up while /proc/PID/fd of every rank is
 #      read: at most 64 sockets per rank (issue 12's bound: connections only to
 #      the peers the algorithms used) and fewer fds than the limit;
-#   2. alltoall_test at 64K;  3. broadcast_test at 1M.
+#   2. alltoall_test at 64K (every rank talks to every other).
+# A third launch, broadcast_test at 1M, was dropped in 2026-12 (issue 32: the
+# suite's time): each launch of 512 ranks costs ~30 s of the 2 cores, and the
+# broadcast algorithms over many hosts are checked by 23-sim (simulated, 4,096
+# ranks over 512 hosts, data verified) and 21-matrix-hosts (real ranks, few hosts).
 # Every row success, every rank exits 0, no process or /dev/shm segment left.
 # Today (eager full mesh, 5 sockets per remote peer = 2,540) every rank stops at
 # setup with "508 tcp peers need about 2604 file descriptors" (exit 3, ~6 s):
@@ -64,7 +68,6 @@ run_case() {   # run_case NAME WANT_ROWS TIMEOUT TOOL ARGS...: launch, wait, che
 
 run_case all_reduce 8 130 "$BIN/all_reduce_test" -b 8K -e 1M -f 2 -n 2 -w 1 --hold-after 6
 run_case alltoall 1 60 "$BIN/alltoall_test" -b 64K -e 64K -n 2 -w 1
-run_case broadcast 1 60 "$BIN/broadcast_test" -b 1M -e 1M -n 2 -w 1
 echo "68-scale-512: $(( ($(now_ms) - t_start) / 1000 )) s in all"
 check "no process left" no_procs "$BIN/"
 check "no /dev/shm segment left" no_shm_leftovers

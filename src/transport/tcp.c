@@ -54,8 +54,8 @@ static void xfer_start(coll_tcp_xfer_t *x, int n, size_t len, size_t chunk_cfg, 
     for (int i = 0; i < n; i++)
         x->st[i] = (coll_tcp_stripe_t){.state = x->chunked ? COLL_TCP_SX_IDLE : COLL_TCP_SX_ENDED};
     if (!x->chunked) /* raw on socket 0: one headerless chunk */
-        x->st[0] = (coll_tcp_stripe_t){
-            .state = COLL_TCP_SX_CHUNK, .len = len, .wlen = len, .hdr_pos = COLL_TCP_CHUNK_HDR};
+        x->st[0]
+            = (coll_tcp_stripe_t){.state = COLL_TCP_SX_CHUNK, .len = len, .wlen = len, .hdr_pos = COLL_TCP_CHUNK_HDR};
     x->len = len;
     x->done = 0;
     x->next = 0;
@@ -189,8 +189,8 @@ static coll_status_t send_seal(coll_comm *comm, int peer, coll_tcp_peer_t *pc, i
     s->wlen = s->len + COLL_AEAD_TAG_BYTES;
     if (t->fault_left > 0 && --t->fault_left == 0) {
         pc->seal[i][0] ^= 0x20;
-        COLL_WARN(COLL_SUB_TCP, "COLL_FAULT_TCP: spoiled a sealed %zu-byte chunk to rank %d on socket %d", s->len,
-                  peer, i + 1);
+        COLL_WARN(COLL_SUB_TCP, "COLL_FAULT_TCP: spoiled a sealed %zu-byte chunk to rank %d on socket %d", s->len, peer,
+                  i + 1);
     }
     return COLL_SUCCESS;
 }

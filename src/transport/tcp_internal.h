@@ -100,7 +100,7 @@
 #define COLL_TCP_MAGIC 0x31544243u /* "CBT1" */
 #define COLL_TCP_VERSION 5u        /* 2: chunk headers; 3: a connection per direction; 4: lazy; 5: challenge-response */
 #define COLL_TCP_HDR_BYTES 64
-#define COLL_TCP_HELLO_ENCRYPT 1u /* hello flag: the sender has COLL_ENCRYPT=1 */
+#define COLL_TCP_HELLO_ENCRYPT 1u     /* hello flag: the sender has COLL_ENCRYPT=1 */
 #define COLL_TCP_HELLO_TIMEOUT_S 10.0 /* silence allowed to an accepted connection */
 
 typedef struct {

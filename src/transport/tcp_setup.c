@@ -230,8 +230,9 @@ static coll_status_t conn_hello(coll_comm *comm, int p, coll_tcp_peer_t *pc, int
     coll_tcp_conn_t *c = &pc->conn[i];
     if (c->pos == 0)
         COLL_CHECK(coll_auth_random(c->nc, sizeof c->nc));
-    coll_tcp_hdr_t hd = {COLL_TCP_MAGIC, COLL_TCP_VERSION,    {0}, comm->id->nonce, (uint32_t)comm->rank, (uint32_t)p,
-                         (uint16_t)i,    (uint16_t)pc->nsend, (uint32_t)comm->tcp->encrypt};
+    coll_tcp_hdr_t hd = {COLL_TCP_MAGIC,  COLL_TCP_VERSION,     {0},
+                         comm->id->nonce, (uint32_t)comm->rank, (uint32_t)p,
+                         (uint16_t)i,     (uint16_t)pc->nsend,  (uint32_t)comm->tcp->encrypt};
     uint8_t h[COLL_TCP_HDR_BYTES];
     memcpy(hd.nc, c->nc, 32);
     coll_tcp_hdr_encode(&hd, h);
@@ -256,7 +257,7 @@ static coll_status_t conn_challenge(coll_comm *comm, int p, coll_tcp_peer_t *pc,
     if (r == 0)
         return COLL_SUCCESS;
     coll_auth_bind_t b = data_bind(comm, (uint32_t)comm->rank, (uint32_t)p, (uint32_t)i, (uint32_t)pc->nsend,
-                                  (uint32_t)comm->tcp->encrypt);
+                                   (uint32_t)comm->tcp->encrypt);
     uint8_t proof[COLL_AUTH_MAC_BYTES];
     if (!coll_auth_respond(comm->id->secret, &b, c->nc, c->buf, proof)) {
         char d[160];

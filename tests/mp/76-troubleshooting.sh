@@ -44,7 +44,7 @@ unshare -n bash -c '
     for i in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/29500) 2>/dev/null && break; sleep 0.1; done
     env_run 0 29500 COLL_SECRET=now; echo "rc0=$?"
     env_run 1 29500 COLL_SECRET=now; echo "rc1=$?"
-    kill -- -$old; wait $old' >"$W/stale.log" 2>&1 & bg+=($!)   # its own process group: the rank goes too
+    pkill -s $old; wait $old' >"$W/stale.log" 2>&1 & bg+=($!)   # its whole session: timeout makes a process group of its own
 
 # blocked: nothing answers
 unshare -n bash -c '

@@ -89,9 +89,9 @@ port=$((port + 1))
 NETNS_MASTER_PORT=$port netns_env_launch "$W/open2" "1 1" env -u COLL_SECRET COLL_ENCRYPT=1 \
     sh -c '"$0" -b 8K -e 8K -n 1 -w 0; echo "exit $?" >&2' "$B/all_reduce_test" >/dev/null
 for r in 0 1; do
-    grep -q "^exit 2$" "$W/open2.r$r.err" && grep -q "COLL_ENCRYPT=1 needs a shared secret.*COLL_SECRET" \
-        "$W/open2.r$r.err" && echo "ok: open run with COLL_ENCRYPT=1: rank $r exits 2 naming COLL_SECRET" ||
-        bad "open run with COLL_ENCRYPT=1: rank $r: $(tail -n 2 "$W/open2.r$r.err" | tr '\n' ' ') (want exit 2)"
+    grep -q "^exit 3$" "$W/open2.r$r.err" && grep -q "COLL_ENCRYPT=1 needs a shared secret.*COLL_SECRET" \
+        "$W/open2.r$r.err" && echo "ok: open run with COLL_ENCRYPT=1: rank $r exits 3 naming COLL_SECRET" ||
+        bad "open run with COLL_ENCRYPT=1: rank $r: $(tail -n 2 "$W/open2.r$r.err" | tr '\n' ' ') (want exit 3: setup failed, naming COLL_ENCRYPT and COLL_SECRET)"
 done
 
 # ---- 4. tamper
@@ -125,8 +125,9 @@ done
 port=$((port + 1))
 NETNS_MASTER_PORT=$port netns_env_launch "$W/badfault" "1 1" env COLL_ENCRYPT=1 COLL_FAULT_TCP=x1 \
     sh -c '"$0" -b 8K -e 8K -n 1 -w 0; echo "exit $?" >&2' "$B/all_reduce_test" >/dev/null
-grep -q "invalid COLL_FAULT_TCP 'x1'" "$W/badfault.r0.err" && grep -q "^exit 2$" "$W/badfault.r0.err" &&
-    echo "ok: a bad COLL_FAULT_TCP exits 2" || bad "bad COLL_FAULT_TCP: $(tail -n 2 "$W/badfault.r0.err")"
+# parsed at the transport's set-up, like COLL_FAULT_SHM: a failed setup (exit 3) naming it
+grep -q "invalid COLL_FAULT_TCP 'x1'" "$W/badfault.r0.err" && grep -q "^exit 3$" "$W/badfault.r0.err" &&
+    echo "ok: a bad COLL_FAULT_TCP exits 3 naming it" || bad "bad COLL_FAULT_TCP: $(tail -n 2 "$W/badfault.r0.err")"
 
 [ $fail -eq 0 ] && echo "88-tcp-encrypt: all passed"
 exit $fail

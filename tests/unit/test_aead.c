@@ -28,7 +28,7 @@ static void setup_data(void)
     for (int i = 0; i < 16; i++)
         hdr[i] = (uint8_t)(0xa0 + i);
     for (int i = 0; i < N; i++)
-        msg[i] = (uint8_t)"collbench-plain!"[i % 16];
+        msg[i] = (uint8_t) "collbench-plain!"[i % 16];
 }
 
 /* A sender and a receiver context under keys ks / kr, counters at 0. */

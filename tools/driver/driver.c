@@ -474,11 +474,10 @@ static int run_rank(void *arg, const cb_launch_t *l, int rank, int nranks, const
     if (st != COLL_SUCCESS) {
         fprintf(stderr, "%s: rank %d: communicator setup failed: %s: %s\n", o->prog, rank, coll_strerror(st),
                 coll_last_error());
-        /* INVALID_ARG: a setting that cannot work (COLL_ENCRYPT=1 in an open run, say) */
-        return st == COLL_ERR_TIMEOUT       ? CB_EXIT_TIMEOUT
-               : st == COLL_ERR_ABORTED     ? CB_EXIT_ABORTED
-               : st == COLL_ERR_INVALID_ARG ? CB_EXIT_USAGE
-                                            : CB_EXIT_SETUP;
+        /* Exit 2 is for what is checked before any rank starts (docs/troubleshooting.md);
+         * a setting found unworkable here (COLL_ENCRYPT=1 in an open run, an interface
+         * name matching nothing) is a failed setup, exit 3, with the line above. */
+        return st == COLL_ERR_TIMEOUT ? CB_EXIT_TIMEOUT : st == COLL_ERR_ABORTED ? CB_EXIT_ABORTED : CB_EXIT_SETUP;
     }
     int local_rank = 0, local_size = 1, nhosts = 1;
     coll_comm_local(c.comm, &local_rank, &local_size);

@@ -17,8 +17,10 @@
 # wall time of the handshakes it made during init, from the first byte sent to
 # the peer's proof checked, both sides (core/auth.c); per N: init ms, handshakes,
 # handshake wall ms (both sides; of it the connector side, where the rank
-# waits) and HMAC CPU ms (max / median over ranks), and each as a share of
-# init in % (per rank, max / median). The store's acceptor serves its clients
+# waits, and of that its tree and data handshakes, whose round trip
+# authentication added: the store's hello had an answer before) and HMAC CPU
+# ms (max / median over ranks), and each as a share of init in % (per rank,
+# max / median). The store's acceptor serves its clients
 # concurrently, so rank 0's summed wall can exceed its init. The
 # hello would exist without authentication, so the whole handshake bounds what
 # it adds. A failed N gives the exit codes, the first
@@ -61,12 +63,14 @@ echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ), $(git -C "$ROOT" log -1 --format='%h %s'
      "$(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), ulimit -n $NOFILE per rank," \
      "COLL_CONNECT_TIMEOUT=$CT; scale.sh buffers: COLL_BUFFSIZE=${COLL_BUFFSIZE:-256K}" \
      "COLL_SHM_SLOT=${COLL_SHM_SLOT:-16K} COLL_SOCK_BUF=${COLL_SOCK_BUF:-128K}"
-# auth_rows DIR: per rank "init_ms handshakes wall_ms connector_ms hmac_ms" and
-# the shares wall, connector and hmac / init in %, from its INFO line
+# auth_rows DIR: per rank "init_ms handshakes wall_ms connector_ms hmac_ms
+# tree_data_ms", then the shares wall, connector, hmac and tree_data / init in %,
+# from its INFO line (tree_data: the connector's tree and data handshakes)
 auth_rows() {
-    sed -n 's/.* init \([0-9.]*\) ms; auth handshakes \([0-9]*\) .*, wall \([0-9.]*\) ms (connector \([0-9.]*\), .*, hmac cpu \([0-9.]*\) ms.*/\1 \2 \3 \4 \5/p' \
+    sed -n 's/.* init \([0-9.]*\) ms; auth handshakes \([0-9]*\) .*, wall \([0-9.]*\) ms (connector \([0-9.]*\), .*, hmac cpu \([0-9.]*\) ms.*, tree \([0-9.]*\) ms .*, data \([0-9.]*\) ms .*/\1 \2 \3 \4 \5 \6 \7/p' \
         "$1"/rank*.log |
-        awk '$1 > 0 {printf "%s %s %s %s %s %.4f %.4f %.4f\n", $1, $2, $3, $4, $5, 100 * $3 / $1, 100 * $4 / $1, 100 * $5 / $1}'
+        awk '$1 > 0 {t = $6 + $7; printf "%s %s %s %s %s %.3f %.4f %.4f %.4f %.4f\n", $1, $2, $3, $4, $5, t,
+                     100 * $3 / $1, 100 * $4 / $1, 100 * $5 / $1, 100 * t / $1}'
 }
 auth_table=()
 echo
@@ -100,13 +104,13 @@ for n in $NS; do
     rss_max=$(awk '$5 ~ /^[0-9]+$/ {print $5}' "$d/fds" | sort -n | tail -1 | mib)
     hwm_max=$(awk '$6 ~ /^[0-9]+$/ {print $6}' "$d/fds" | sort -n | tail -1 | mib)
     auth_rows "$d" >"$d/auth"
-    auth_table+=("| $n | $h | $(wc -l <"$d/auth") | $(stat2 "$d/auth" 1 "%.1f / %.1f") | $(stat2 "$d/auth" 2) | $(stat2 "$d/auth" 3 "%.2f / %.2f") | $(stat2 "$d/auth" 4 "%.2f / %.2f") | $(stat2 "$d/auth" 5 "%.3f / %.3f") | $(stat2 "$d/auth" 6 "%.2f%% / %.2f%%") | $(stat2 "$d/auth" 7 "%.2f%% / %.2f%%") | $(stat2 "$d/auth" 8 "%.3f%% / %.3f%%") |")
+    auth_table+=("| $n | $h | $(wc -l <"$d/auth") | $(stat2 "$d/auth" 1 "%.1f / %.1f") | $(stat2 "$d/auth" 2) | $(stat2 "$d/auth" 3 "%.2f / %.2f") | $(stat2 "$d/auth" 4 "%.2f / %.2f") | $(stat2 "$d/auth" 6 "%.2f / %.2f") | $(stat2 "$d/auth" 5 "%.3f / %.3f") | $(stat2 "$d/auth" 7 "%.2f%% / %.2f%%") | $(stat2 "$d/auth" 8 "%.2f%% / %.2f%%") | $(stat2 "$d/auth" 10 "%.2f%% / %.2f%%") | $(stat2 "$d/auth" 9 "%.3f%% / %.3f%%") |")
     echo "| $n | $h | $status | $(stat2 "$d/init" 3 "%.2f / %.2f") | $(stat2 "$d/fds" 4) | $(stat2 "$d/fds" 3) | $rss_med / ${rss_max:--} | ${hwm_max:--} | $swept | $wall |"
     scale_cleanup
 done
 echo
-echo "| N | hosts | ranks logged | init ms max / med | handshakes max / med | handshake wall ms max / med | connector side ms max / med | HMAC CPU ms max / med | wall / init max / med | connector / init max / med | HMAC CPU / init max / med |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| N | hosts | ranks logged | init ms max / med | handshakes max / med | handshake wall ms max / med | connector side ms max / med | connector tree + data ms max / med | HMAC CPU ms max / med | wall / init max / med | connector / init max / med | tree + data / init max / med | HMAC CPU / init max / med |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for x in "${auth_table[@]}"; do echo "$x"; done
 for x in "${notes[@]}"; do echo; echo "- $x"; done
 no_shm_leftovers >/dev/null || echo "- warning: $(no_shm_leftovers)"

@@ -129,7 +129,7 @@ coll_status_t boot_handshake(coll_bootstrap_t *bs, int fd, int to, double deadli
                           "bootstrap: the listener of rank %d did not prove it knows the communicator's "
                           "secret (a stranger on its address?)",
                           to);
-    coll_auth_done(COLL_AUTH_CONNECTOR, t0);
+    coll_auth_done(COLL_AUTH_CONNECTOR, COLL_AUTH_TREE, t0);
     if (move_all(fd, 1, proof, sizeof proof, d) != 0) {
         *err = errno ? errno : ECONNRESET;
         return COLL_ERR_NETWORK;
@@ -198,7 +198,7 @@ static int pend_step(coll_bootstrap_t *bs, int i, int from, double now)
         pend_close(bs, i, "wrong proof of the communicator's secret");
         return -1;
     }
-    coll_auth_done(COLL_AUTH_ACCEPTOR, p->auth_t0);
+    coll_auth_done(COLL_AUTH_ACCEPTOR, COLL_AUTH_TREE, p->auth_t0);
     return 1;
 }
 

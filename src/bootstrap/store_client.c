@@ -153,7 +153,7 @@ static coll_status_t handshake(coll_store_t *st, int fd, const uint8_t *secret, 
     uint8_t proof[COLL_AUTH_MAC_BYTES];
     if (!coll_auth_respond(secret, &b, hello + 16, ch, proof))
         return COLL_ERR_AUTH;
-    coll_auth_done(COLL_AUTH_CONNECTOR, t0);
+    coll_auth_done(COLL_AUTH_CONNECTOR, COLL_AUTH_STORE, t0);
     return xfer(st, fd, 1, proof, sizeof proof, deadline, err);
 }
 

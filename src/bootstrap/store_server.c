@@ -284,7 +284,7 @@ static void on_proof(coll_store_server_t *s, conn_t *c)
         conn_reply(s, c, COLL_ERR_AUTH, NULL);
         return;
     }
-    coll_auth_done(COLL_AUTH_ACCEPTOR, c->auth_t0);
+    coll_auth_done(COLL_AUTH_ACCEPTOR, COLL_AUTH_STORE, c->auth_t0);
     COLL_DEBUG(COLL_SUB_BOOTSTRAP, "rendezvous store: client %s joined", c->peer);
     c->got = 0;
     c->state = C_HDR;

@@ -177,9 +177,16 @@ static void tell_failure(coll_comm *comm, coll_status_t st)
     coll_error(st, COLL_SUB_INIT, "%s", saved);
 }
 
+/* Wall ms of side's handshakes of role since a0. */
+static double auth_ms(const coll_auth_stats_t *a, const coll_auth_stats_t *a0, int side, int role)
+{
+    return (double)(a->role_ns[side][role] - a0->role_ns[side][role]) * 1e-6;
+}
+
 /* Init's wall time and the authentication handshakes made during it (both
- * sides: counted and timed in core/auth.c), one INFO line: the handshakes'
- * wall time bounds what authentication adds to init (bench/scale-bench.sh). */
+ * sides: counted and timed in core/auth.c; the connector's also by role), one
+ * INFO line: the handshakes' wall time bounds what authentication adds to init
+ * (bench/scale-bench.sh). */
 static void log_auth_share(const coll_auth_stats_t *a0, uint64_t t0)
 {
     coll_auth_stats_t a;
@@ -187,11 +194,17 @@ static void log_auth_share(const coll_auth_stats_t *a0, uint64_t t0)
     double init_ms = (double)(coll_auth_now_ns() - t0) * 1e-6;
     uint64_t nc = a.n[0] - a0->n[0], na = a.n[1] - a0->n[1];
     double wc = (double)(a.wall_ns[0] - a0->wall_ns[0]) * 1e-6, wa = (double)(a.wall_ns[1] - a0->wall_ns[1]) * 1e-6;
+    unsigned long long rn[COLL_AUTH_ROLES];
+    for (int r = 0; r < COLL_AUTH_ROLES; r++)
+        rn[r] = (unsigned long long)(a.role_n[0][r] - a0->role_n[0][r]);
     COLL_INFO(COLL_SUB_INIT,
               "init %.3f ms; auth handshakes %llu (connector %llu, acceptor %llu), wall %.3f ms (connector %.3f, "
-              "acceptor %.3f), hmac cpu %.3f ms (%llu HMACs)",
+              "acceptor %.3f), hmac cpu %.3f ms (%llu HMACs); connector by role: store %.3f ms (%llu), tree %.3f "
+              "ms (%llu), data %.3f ms (%llu)",
               init_ms, (unsigned long long)(nc + na), (unsigned long long)nc, (unsigned long long)na, wc + wa, wc, wa,
-              (double)(a.hmac_cpu_ns - a0->hmac_cpu_ns) * 1e-6, (unsigned long long)(a.hmacs - a0->hmacs));
+              (double)(a.hmac_cpu_ns - a0->hmac_cpu_ns) * 1e-6, (unsigned long long)(a.hmacs - a0->hmacs),
+              auth_ms(&a, a0, 0, COLL_AUTH_STORE), rn[COLL_AUTH_STORE], auth_ms(&a, a0, 0, COLL_AUTH_TREE),
+              rn[COLL_AUTH_TREE], auth_ms(&a, a0, 0, COLL_AUTH_DATA), rn[COLL_AUTH_DATA]);
 }
 
 /* One step per layer: bootstrap (who is where), topology (which ranks share

@@ -37,7 +37,7 @@ static void bind_bytes(const coll_auth_bind_t *b, uint8_t out[BIND_BYTES])
 }
 
 /* Handshake accounting (auth.h): relaxed counters, read once per init. */
-static atomic_ullong stat_n[2], stat_wall[2], stat_hmacs, stat_hmac_cpu;
+static atomic_ullong stat_n[2][COLL_AUTH_ROLES], stat_wall[2][COLL_AUTH_ROLES], stat_hmacs, stat_hmac_cpu;
 
 static uint64_t clock_ns(clockid_t id)
 {
@@ -49,19 +49,24 @@ static uint64_t clock_ns(clockid_t id)
 
 uint64_t coll_auth_now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 
-void coll_auth_done(char side, uint64_t t0)
+void coll_auth_done(char side, coll_auth_role_t role, uint64_t t0)
 {
-    int s = side == COLL_AUTH_ACCEPTOR;
+    int s = side == COLL_AUTH_ACCEPTOR, r = role > 0 && role < COLL_AUTH_ROLES ? (int)role : 0;
     uint64_t now = coll_auth_now_ns();
-    atomic_fetch_add_explicit(&stat_n[s], 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&stat_wall[s], now > t0 ? now - t0 : 0, memory_order_relaxed);
+    atomic_fetch_add_explicit(&stat_n[s][r], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&stat_wall[s][r], now > t0 ? now - t0 : 0, memory_order_relaxed);
 }
 
 void coll_auth_stats_get(coll_auth_stats_t *out)
 {
     for (int s = 0; s < 2; s++) {
-        out->n[s] = atomic_load_explicit(&stat_n[s], memory_order_relaxed);
-        out->wall_ns[s] = atomic_load_explicit(&stat_wall[s], memory_order_relaxed);
+        out->n[s] = out->wall_ns[s] = 0;
+        for (int r = 0; r < COLL_AUTH_ROLES; r++) {
+            out->role_n[s][r] = atomic_load_explicit(&stat_n[s][r], memory_order_relaxed);
+            out->role_ns[s][r] = atomic_load_explicit(&stat_wall[s][r], memory_order_relaxed);
+            out->n[s] += out->role_n[s][r];
+            out->wall_ns[s] += out->role_ns[s][r];
+        }
     }
     out->hmacs = atomic_load_explicit(&stat_hmacs, memory_order_relaxed);
     out->hmac_cpu_ns = atomic_load_explicit(&stat_hmac_cpu, memory_order_relaxed);

@@ -269,7 +269,7 @@ static coll_status_t conn_challenge(coll_comm *comm, int p, coll_tcp_peer_t *pc,
                                 coll_tcp_peer_desc(comm, p, d, sizeof d));
         return pc->failed;
     }
-    coll_auth_done(COLL_AUTH_CONNECTOR, c->auth_t0);
+    coll_auth_done(COLL_AUTH_CONNECTOR, COLL_AUTH_DATA, c->auth_t0);
     coll_status_t st = coll_tcp_key(comm, p, pc, 1, i, c->nc, c->buf);
     if (st != COLL_SUCCESS)
         return pc->failed = st;
@@ -435,7 +435,7 @@ static coll_status_t pend_file(coll_comm *comm, int i)
         pend_drop(t, i, why);
         return COLL_SUCCESS;
     }
-    coll_auth_done(COLL_AUTH_ACCEPTOR, c->auth_t0);
+    coll_auth_done(COLL_AUTH_ACCEPTOR, COLL_AUTH_DATA, c->auth_t0);
     int p = (int)hd.from;
     coll_tcp_peer_t *pc;
     COLL_CHECK(coll_tcp_peer(comm, p, &pc));

@@ -36,6 +36,7 @@ struct boot_pend {
     double deadline;
     uint8_t in[BOOT_HELLO_BYTES];
     uint8_t nc[COLL_AUTH_NONCE_BYTES], na[COLL_AUTH_NONCE_BYTES];
+    uint64_t auth_t0; /* coll_auth_now_ns when the challenge went out */
     char addr[COLL_SOCKADDR_STRLEN];
 };
 
@@ -115,6 +116,7 @@ coll_status_t boot_handshake(coll_bootstrap_t *bs, int fd, int to, double deadli
     if (deadline > 0 && deadline < d)
         d = deadline;
     uint8_t nc[COLL_AUTH_NONCE_BYTES], h[BOOT_HELLO_BYTES], ch[COLL_AUTH_CHALLENGE_BYTES], proof[COLL_AUTH_MAC_BYTES];
+    uint64_t t0 = coll_auth_now_ns();
     COLL_CHECK(coll_auth_random(nc, sizeof nc));
     boot_hello_encode(bs, to, nc, h);
     if (move_all(fd, 1, h, sizeof h, d) != 0 || move_all(fd, 0, ch, sizeof ch, d) != 0) {
@@ -127,6 +129,7 @@ coll_status_t boot_handshake(coll_bootstrap_t *bs, int fd, int to, double deadli
                           "bootstrap: the listener of rank %d did not prove it knows the communicator's "
                           "secret (a stranger on its address?)",
                           to);
+    coll_auth_done(COLL_AUTH_CONNECTOR, COLL_AUTH_TREE, t0);
     if (move_all(fd, 1, proof, sizeof proof, d) != 0) {
         *err = errno ? errno : ECONNRESET;
         return COLL_ERR_NETWORK;
@@ -178,6 +181,7 @@ static int pend_step(coll_bootstrap_t *bs, int i, int from, double now)
         const char *why = boot_hello_check(bs, p->in, from);
         uint8_t ch[COLL_AUTH_CHALLENGE_BYTES];
         memcpy(p->nc, p->in + 24, COLL_AUTH_NONCE_BYTES);
+        p->auth_t0 = coll_auth_now_ns();
         if (!why && coll_auth_challenge(bs->id.secret, &b, p->nc, p->na, ch) != COLL_SUCCESS)
             why = "no random bytes for the challenge";
         if (!why && send(p->fd, ch, sizeof ch, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof ch)
@@ -194,6 +198,7 @@ static int pend_step(coll_bootstrap_t *bs, int i, int from, double now)
         pend_close(bs, i, "wrong proof of the communicator's secret");
         return -1;
     }
+    coll_auth_done(COLL_AUTH_ACCEPTOR, COLL_AUTH_TREE, p->auth_t0);
     return 1;
 }
 

@@ -134,6 +134,7 @@ static coll_status_t handshake(coll_store_t *st, int fd, const uint8_t *secret, 
     wr32(hello + 4, COLL_STORE_VERSION);
     wr32(hello + 8, claim);
     wr32(hello + 12, 0);
+    uint64_t t0 = coll_auth_now_ns();
     COLL_CHECK(coll_auth_random(hello + 16, COLL_AUTH_NONCE_BYTES));
     coll_status_t s = xfer(st, fd, 1, hello, sizeof hello, deadline, err);
     if (s == COLL_SUCCESS)
@@ -152,6 +153,7 @@ static coll_status_t handshake(coll_store_t *st, int fd, const uint8_t *secret, 
     uint8_t proof[COLL_AUTH_MAC_BYTES];
     if (!coll_auth_respond(secret, &b, hello + 16, ch, proof))
         return COLL_ERR_AUTH;
+    coll_auth_done(COLL_AUTH_CONNECTOR, COLL_AUTH_STORE, t0);
     return xfer(st, fd, 1, proof, sizeof proof, deadline, err);
 }
 

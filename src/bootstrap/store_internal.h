@@ -54,6 +54,7 @@ struct conn {
     uint32_t claim;                      /* the rank its hello claimed (COLL_STORE_NO_RANK) */
     uint8_t nc[COLL_AUTH_NONCE_BYTES];   /* handshake nonces: the client's, ... */
     uint8_t na[COLL_AUTH_NONCE_BYTES];   /* ... and ours */
+    uint64_t auth_t0;                    /* coll_auth_now_ns when the challenge went out */
     size_t got;                          /* bytes of hdr / key / value received */
     uint32_t op, klen, vlen;
     uint8_t key[COLL_STORE_MAX_KEY];

@@ -261,6 +261,7 @@ static void on_hello(coll_store_server_t *s, conn_t *c)
     wr32(rep + 4, COLL_SUCCESS);
     wr32(rep + 8, COLL_AUTH_CHALLENGE_BYTES);
     coll_auth_bind_t b = store_bind(c->claim);
+    c->auth_t0 = coll_auth_now_ns();
     if (coll_auth_challenge(s->secret, &b, c->nc, c->na, rep + COLL_STORE_REP_HDR) != COLL_SUCCESS) {
         conn_kill(s, c, "no random bytes for the challenge");
         return;
@@ -283,6 +284,7 @@ static void on_proof(coll_store_server_t *s, conn_t *c)
         conn_reply(s, c, COLL_ERR_AUTH, NULL);
         return;
     }
+    coll_auth_done(COLL_AUTH_ACCEPTOR, COLL_AUTH_STORE, c->auth_t0);
     COLL_DEBUG(COLL_SUB_BOOTSTRAP, "rendezvous store: client %s joined", c->peer);
     c->got = 0;
     c->state = C_HDR;

@@ -15,6 +15,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "coll/selection/tuning.h"
+#include "core/auth.h"
 #include "core/config.h"
 #include "core/warm.h"
 #include "core/log.h"
@@ -176,12 +177,45 @@ static void tell_failure(coll_comm *comm, coll_status_t st)
     coll_error(st, COLL_SUB_INIT, "%s", saved);
 }
 
+/* Wall ms of side's handshakes of role since a0. */
+static double auth_ms(const coll_auth_stats_t *a, const coll_auth_stats_t *a0, int side, int role)
+{
+    return (double)(a->role_ns[side][role] - a0->role_ns[side][role]) * 1e-6;
+}
+
+/* Init's wall time and the authentication handshakes made during it (both
+ * sides: counted and timed in core/auth.c; the connector's also by role), one
+ * INFO line: the handshakes' wall time bounds what authentication adds to init
+ * (bench/scale-bench.sh). */
+static void log_auth_share(const coll_auth_stats_t *a0, uint64_t t0)
+{
+    coll_auth_stats_t a;
+    coll_auth_stats_get(&a);
+    double init_ms = (double)(coll_auth_now_ns() - t0) * 1e-6;
+    uint64_t nc = a.n[0] - a0->n[0], na = a.n[1] - a0->n[1];
+    double wc = (double)(a.wall_ns[0] - a0->wall_ns[0]) * 1e-6, wa = (double)(a.wall_ns[1] - a0->wall_ns[1]) * 1e-6;
+    unsigned long long rn[COLL_AUTH_ROLES];
+    for (int r = 0; r < COLL_AUTH_ROLES; r++)
+        rn[r] = (unsigned long long)(a.role_n[0][r] - a0->role_n[0][r]);
+    COLL_INFO(COLL_SUB_INIT,
+              "init %.3f ms; auth handshakes %llu (connector %llu, acceptor %llu), wall %.3f ms (connector %.3f, "
+              "acceptor %.3f), hmac cpu %.3f ms (%llu HMACs); connector by role: store %.3f ms (%llu), tree %.3f "
+              "ms (%llu), data %.3f ms (%llu)",
+              init_ms, (unsigned long long)(nc + na), (unsigned long long)nc, (unsigned long long)na, wc + wa, wc, wa,
+              (double)(a.hmac_cpu_ns - a0->hmac_cpu_ns) * 1e-6, (unsigned long long)(a.hmacs - a0->hmacs),
+              auth_ms(&a, a0, 0, COLL_AUTH_STORE), rn[COLL_AUTH_STORE], auth_ms(&a, a0, 0, COLL_AUTH_TREE),
+              rn[COLL_AUTH_TREE], auth_ms(&a, a0, 0, COLL_AUTH_DATA), rn[COLL_AUTH_DATA]);
+}
+
 /* One step per layer: bootstrap (who is where), topology (which ranks share
  * a host), spin policy, transports; then a barrier and the network probe. */
 coll_status_t coll_comm_init_rank(coll_comm_t *out, int nranks, coll_unique_id_t id, int rank)
 {
     coll_log_init();
     coll_error_clear();
+    uint64_t t0 = coll_auth_now_ns();
+    coll_auth_stats_t a0;
+    coll_auth_stats_get(&a0);
     COLL_CHECK(check_args(out, nranks, rank));
     coll_comm *comm = comm_alloc(nranks, rank);
     if (!comm)
@@ -199,6 +233,7 @@ coll_status_t coll_comm_init_rank(coll_comm_t *out, int nranks, coll_unique_id_t
     log_transports(comm);
     COLL_CHECK_GOTO(coll_net_probe(comm), st, fail); /* tcp latency/bandwidth for selection (tuning.h) */
     coll_warm_process();
+    log_auth_share(&a0, t0);
     *out = comm;
     return COLL_SUCCESS;
 fail:

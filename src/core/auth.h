@@ -49,6 +49,23 @@ typedef struct {
 #define COLL_AUTH_ACCEPTOR 'A'
 #define COLL_AUTH_CONNECTOR 'C'
 
+/* Handshake accounting, process-wide (init's figures: coll_comm_init_rank logs
+ * the difference over the call at COLL_DEBUG=INFO). Per side ([0] connector,
+ * [1] acceptor): handshakes completed and their wall time, from the first
+ * byte sent (the connector's hello; the acceptor's challenge) to the peer's
+ * proof checked; and the thread CPU time of every HMAC (MACs and data keys). */
+#define COLL_AUTH_ROLES 5 /* coll_auth_role_t values index it (0 unused) */
+typedef struct {
+    uint64_t n[2], wall_ns[2];                                        /* all roles */
+    uint64_t role_n[2][COLL_AUTH_ROLES], role_ns[2][COLL_AUTH_ROLES]; /* by role */
+    uint64_t hmacs, hmac_cpu_ns;
+} coll_auth_stats_t;
+/* CLOCK_MONOTONIC in ns (vDSO: no syscall). */
+uint64_t coll_auth_now_ns(void);
+/* A handshake of side (COLL_AUTH_CONNECTOR / _ACCEPTOR) and role begun at t0 checked out. */
+void coll_auth_done(char side, coll_auth_role_t role, uint64_t t0);
+void coll_auth_stats_get(coll_auth_stats_t *out);
+
 /* len bytes from the kernel's CSPRNG (OpenSSL's RAND_bytes): SUCCESS or SYSTEM. */
 coll_status_t coll_auth_random(void *buf, size_t len);
 /* mac = HMAC-SHA-256(key, "collbench-auth-1" | side | binding | nc | na). */

@@ -32,9 +32,9 @@ static inline void coll_direct_publish(coll_comm *comm, int slot, const void *pt
 {
     comm->direct->publish(comm, slot, ptr);
 }
-static inline void *coll_direct_peer_ptr(coll_comm *comm, int lr, int slot)
+static inline void *coll_direct_peer_ptr(coll_comm *comm, int lr, int slot, size_t len)
 {
-    return comm->direct->peer_ptr(comm, lr, slot);
+    return comm->direct->peer_ptr(comm, lr, slot, len);
 }
 static inline int coll_direct_is_registered(coll_comm *comm, const void *ptr, size_t len)
 {

@@ -651,7 +651,17 @@ void coll_shm_publish(coll_comm *comm, int slot, const void *ptr)
     r->pub_tag[slot] = shm_tag(comm->shm, (uint64_t)(uint32_t)k, off, (uint64_t)slot);
 }
 
-void *coll_shm_peer_ptr(coll_comm *comm, int lr, int slot)
+/* Report a published span that does not fit in the peer's mapped region:
+ * pub_off of slot with len bytes, allowed at most size - len. */
+static void *peer_span_bad(coll_comm *comm, int lr, int slot, uint64_t off, size_t len, size_t size)
+{
+    char field[96];
+    snprintf(field, sizeof field, "pub_off of slot %d (for %zu bytes in a region of %zu)", slot, len, size);
+    shm_corrupt(comm, lr, field, off, len <= size ? size - len : ~1ull);
+    return NULL;
+}
+
+void *coll_shm_peer_ptr(coll_comm *comm, int lr, int slot, size_t len)
 {
     shm_rank_t *r = &comm->shm->ranks[lr];
     int32_t k = r->pub_region[slot];
@@ -664,10 +674,9 @@ void *coll_shm_peer_ptr(coll_comm *comm, int lr, int slot)
         return NULL;
     for (coll_mem_region_t *m = comm->regions; m; m = m->next)
         if (m->index == k && m->peer_base[lr]) {
-            if (off >= m->peer_bytes[lr]) { /* the tag matched: only a bug gets here */
-                shm_corrupt(comm, lr, "pub_off", off, m->peer_bytes[lr] - 1);
-                return NULL;
-            }
+            size_t size = m->peer_bytes[lr]; /* [off, off + len) inside it, no overflow */
+            if (off > size || len > size - off)
+                return peer_span_bad(comm, lr, slot, off, len, size);
             return (char *)m->peer_base[lr] + off;
         }
     return NULL;

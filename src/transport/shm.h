@@ -32,7 +32,11 @@ void coll_shm_doorbell_wait(coll_comm *comm, uint32_t seen, int timeout_ms);
  * inside a coll_mem_alloc region). */
 #define COLL_SHM_PUB_SLOTS 8
 void coll_shm_publish(coll_comm *comm, int slot, const void *ptr);
-void *coll_shm_peer_ptr(coll_comm *comm, int lr, int slot);
+/* Peer lr's pointer of slot, mapped here, when the len bytes from it lie inside
+ * its region (the span the caller accesses); a span past the region's end is a
+ * corrupt segment: an error naming the rank and pub_off, the communicator
+ * aborted, NULL. */
+void *coll_shm_peer_ptr(coll_comm *comm, int lr, int slot, size_t len);
 /* Is ptr (len bytes) inside one of my zero-copy regions? */
 int coll_shm_is_registered(coll_comm *comm, const void *ptr, size_t len);
 /* The index of my shared zero-copy region holding [ptr, ptr + len) and ptr's

@@ -138,7 +138,7 @@ static coll_status_t sd_barrier(coll_comm *comm)
 
 static void sd_publish(coll_comm *comm, int slot, const void *ptr) {}
 
-static void *sd_peer_ptr(coll_comm *comm, int lr, int slot) { return NULL; }
+static void *sd_peer_ptr(coll_comm *comm, int lr, int slot, size_t len) { return NULL; }
 
 static int sd_is_registered(coll_comm *comm, const void *ptr, size_t len) { return 0; }
 

@@ -161,6 +161,7 @@ typedef struct {
     int state;
     size_t pos;                      /* bytes of the hello / challenge / proof moved */
     uint8_t nc[32];                  /* our nonce on this connection */
+    uint64_t auth_t0;                /* coll_auth_now_ns when the hello started */
     uint8_t buf[COLL_TCP_HDR_BYTES]; /* the challenge, then our proof */
     double timer, backoff;           /* C_RETRY: when to try again */
     int last_err;
@@ -196,6 +197,7 @@ typedef struct {
     uint8_t hello[COLL_TCP_HDR_BYTES];
     uint8_t in[COLL_AUTH_MAC_BYTES]; /* MAC_C */
     uint8_t nc[32], na[32];
+    uint64_t auth_t0;                /* coll_auth_now_ns when the challenge went out */
     char addr[COLL_SOCKADDR_STRLEN]; /* who connected (for logs) */
 } coll_tcp_pending_t;
 

@@ -228,8 +228,10 @@ static int conn_move(int fd, coll_tcp_conn_t *c, int out, uint8_t *buf, size_t l
 static coll_status_t conn_hello(coll_comm *comm, int p, coll_tcp_peer_t *pc, int i, double now, int *blocked)
 {
     coll_tcp_conn_t *c = &pc->conn[i];
-    if (c->pos == 0)
+    if (c->pos == 0) {
+        c->auth_t0 = coll_auth_now_ns();
         COLL_CHECK(coll_auth_random(c->nc, sizeof c->nc));
+    }
     coll_tcp_hdr_t hd = {COLL_TCP_MAGIC,  COLL_TCP_VERSION,     {0},
                          comm->id->nonce, (uint32_t)comm->rank, (uint32_t)p,
                          (uint16_t)i,     (uint16_t)pc->nsend,  (uint32_t)comm->tcp->encrypt};
@@ -267,6 +269,7 @@ static coll_status_t conn_challenge(coll_comm *comm, int p, coll_tcp_peer_t *pc,
                                 coll_tcp_peer_desc(comm, p, d, sizeof d));
         return pc->failed;
     }
+    coll_auth_done(COLL_AUTH_CONNECTOR, COLL_AUTH_DATA, c->auth_t0);
     coll_status_t st = coll_tcp_key(comm, p, pc, 1, i, c->nc, c->buf);
     if (st != COLL_SUCCESS)
         return pc->failed = st;
@@ -404,6 +407,7 @@ static void pend_answer(coll_comm *comm, int i)
     uint8_t ch[COLL_AUTH_CHALLENGE_BYTES];
     coll_auth_bind_t b = data_bind(comm, hd.from, hd.to, hd.idx, hd.nsocks, hd.ack);
     memcpy(c->nc, hd.nc, 32);
+    c->auth_t0 = coll_auth_now_ns();
     if (!why && coll_auth_challenge(comm->id->secret, &b, c->nc, c->na, ch) != COLL_SUCCESS)
         why = "no random bytes for the challenge";
     if (!why && send(c->fd, ch, sizeof ch, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof ch)
@@ -431,6 +435,7 @@ static coll_status_t pend_file(coll_comm *comm, int i)
         pend_drop(t, i, why);
         return COLL_SUCCESS;
     }
+    coll_auth_done(COLL_AUTH_ACCEPTOR, COLL_AUTH_DATA, c->auth_t0);
     int p = (int)hd.from;
     coll_tcp_peer_t *pc;
     COLL_CHECK(coll_tcp_peer(comm, p, &pc));

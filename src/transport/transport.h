@@ -150,7 +150,9 @@ typedef struct coll_direct_ops {
     /* Zero-copy: publish a pointer of mine under slot for this call; after a
      * barrier, peers get it mapped in (NULL unless inside a coll_mem_alloc region). */
     void (*publish)(coll_comm *comm, int slot, const void *ptr);
-    void *(*peer_ptr)(coll_comm *comm, int lr, int slot);
+    /* Peer lr's published pointer, when the len bytes from it (what the caller
+     * accesses) lie in its region; NULL otherwise (past the end: an error). */
+    void *(*peer_ptr)(coll_comm *comm, int lr, int slot, size_t len);
     int (*is_registered)(coll_comm *comm, const void *ptr, size_t len);
     /* Small exchanges (<= small_max bytes per rank, one synchronisation; see
      * shm.h for the protocol). All local ranks take part, in the same order. */

@@ -2,7 +2,8 @@
  * test_shm_check.c - the checks of what ranks read from the shared segment's
  * control area (src/transport/shm_check.c, shm_seg.h): the header against the
  * layout, slot sizes, small-exchange offsets, CMA descriptors, the tags of
- * values that steer copies, and the outboxes' owner words kept privately.
+ * values that steer copies, the outboxes' owner words kept privately, and the
+ * span a zero-copy reader asks of a peer's published pointer.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "core/comm.h"
+#include "transport/shm.h"
 #include "transport/shm_seg.h"
 #include "transport/shm_size.h"
 
@@ -192,11 +195,62 @@ static void test_owner_private(void **state)
     free(mem);
 }
 
+/* A peer publishes (with a good tag: a local rank of the job knows the key)
+ * an offset near the end of its region: a reader asking for more bytes than
+ * lie between it and the end gets NULL and an error naming the rank and the
+ * field, never a pointer to read or write past the mapping. */
+static void test_peer_span(void **state)
+{
+    (void)state;
+    enum { BYTES = 4096, SLOT = 2 };
+    static coll_comm comm;
+    static struct coll_shm s;
+    static shm_rank_t ranks[2];
+    static char region[BYTES];
+    void *bases[2] = {NULL, region};
+    size_t sizes[2] = {0, BYTES};
+    int local[2] = {0, 7};
+    coll_mem_region_t m = {.base = NULL, .bytes = BYTES, .peer_base = bases, .peer_bytes = sizes, .index = 0};
+    s.tag_key = 0x5eed;
+    s.nlocal = 2;
+    s.ranks = ranks;
+    comm.shm = &s;
+    comm.regions = &m;
+    comm.local_size = 2;
+    comm.local_ranks = local;
+    atomic_store(&comm.aborted, 1); /* shm_corrupt only reports: no transports to stop here */
+#define PUBLISH(off) \
+    do { \
+        ranks[1].pub_region[SLOT] = 0; \
+        ranks[1].pub_off[SLOT] = (off); \
+        ranks[1].pub_tag[SLOT] = shm_tag(&s, 0, (off), SLOT); \
+    } while (0)
+    PUBLISH(BYTES - 64);
+    assert_ptr_equal(coll_shm_peer_ptr(&comm, 1, SLOT, 64), region + BYTES - 64);
+    assert_ptr_equal(coll_shm_peer_ptr(&comm, 1, SLOT, 0), region + BYTES - 64);
+    assert_null(coll_shm_peer_ptr(&comm, 1, SLOT, 65));
+    assert_non_null(strstr(coll_last_error(),
+                           "shared memory corrupt: pub_off of slot 2 (for 65 bytes in a region of "
+                           "4096) of local rank 1 (rank 7) is 4032 (0xfc0; allowed at most 4031)"));
+    assert_null(coll_shm_peer_ptr(&comm, 1, SLOT, SIZE_MAX)); /* off + len wraps around */
+    assert_non_null(strstr(coll_last_error(), "out of range"));
+    PUBLISH(BYTES);
+    assert_ptr_equal(coll_shm_peer_ptr(&comm, 1, SLOT, 0), region + BYTES);
+    assert_null(coll_shm_peer_ptr(&comm, 1, SLOT, 1));
+    PUBLISH(~0ull - 8);
+    assert_null(coll_shm_peer_ptr(&comm, 1, SLOT, 16));
+    assert_non_null(strstr(coll_last_error(), "pub_off of slot 2"));
+    PUBLISH(0);
+    assert_ptr_equal(coll_shm_peer_ptr(&comm, 1, SLOT, BYTES), region);
+#undef PUBLISH
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hdr_check), cmocka_unit_test(test_slot_size), cmocka_unit_test(test_small_off),
         cmocka_unit_test(test_desc),      cmocka_unit_test(test_tag),       cmocka_unit_test(test_owner_private),
+        cmocka_unit_test(test_peer_span),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

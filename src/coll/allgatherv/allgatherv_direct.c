@@ -76,7 +76,7 @@ coll_status_t coll_allgatherv_direct_run(coll_comm *comm, const coll_group_t *g,
         if (!reg && cnt)
             coll_direct_copy(comm, mine + h, sb + off * es, cnt * es);
         COLL_CHECK(coll_direct_barrier(comm));
-        if (k == 0 && coll_group_peer_ptrs(comm, g, PUB_SEND, counts, zc)) {
+        if (k == 0 && coll_group_peer_ptrs(comm, g, PUB_SEND, es, counts, zc)) {
             for (int j = 0; j < p; j++)
                 if (j != me && counts[j])
                     coll_direct_copy(comm, rb + displs[j] * es, zc[j], counts[j] * es);

@@ -18,9 +18,10 @@ typedef coll_status_t coll_allreduce_run_fn(coll_comm *comm, const coll_group_t 
 
 /* Zero-copy publication slots shared by direct and cma (after coll_direct_publish
  * of the send and receive buffers and a barrier): are every member's buffers
- * coll_mem_alloc memory? Then coll_allreduce_zero_copy finishes the call. */
+ * coll_mem_alloc memory (bytes of each, checked)? Then coll_allreduce_zero_copy
+ * finishes the call. */
 enum { COLL_AR_PUB_SEND = 0, COLL_AR_PUB_RECV = 1 };
-int coll_allreduce_all_zero_copy(coll_comm *comm, const coll_group_t *g);
+int coll_allreduce_all_zero_copy(coll_comm *comm, const coll_group_t *g, size_t bytes);
 coll_status_t coll_allreduce_zero_copy(coll_comm *comm, const coll_group_t *g, void *recvbuf, size_t n, coll_dtype_t dt,
                                        coll_op_t op);
 /* Shared memory: g must be exactly the ranks of this host (coll_group_is_host). */

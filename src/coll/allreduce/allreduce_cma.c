@@ -82,7 +82,7 @@ coll_status_t coll_allreduce_cma_run(coll_comm *comm, const coll_group_t *g, con
     const void *bufs[2] = {sendbuf, recvbuf};
     size_t lens[2] = {n * es, n * es};
     COLL_CHECK(coll_cma_open(comm, 2, bufs, lens, PUB_SEND, COLL_AR_PUB_SEND));
-    if (coll_allreduce_all_zero_copy(comm, g)) /* coll_mem_alloc buffers everywhere: no copy at all */
+    if (coll_allreduce_all_zero_copy(comm, g, n * es)) /* coll_mem_alloc buffers everywhere: no copy at all */
         return coll_allreduce_zero_copy(comm, g, recvbuf, n, dt, op);
     return reduce_slice(comm, g, sendbuf, recvbuf, n, dt, op, tmp);
 }

@@ -36,11 +36,11 @@ enum { PUB_SEND = COLL_AR_PUB_SEND, PUB_RECV = COLL_AR_PUB_RECV };
  * above, each reduces a 1/p slice (two barriers, p times less reduction work). */
 #define COLL_ALLREDUCE_SMALL_BYTES (32 * 1024)
 
-int coll_allreduce_all_zero_copy(coll_comm *comm, const coll_group_t *g)
+int coll_allreduce_all_zero_copy(coll_comm *comm, const coll_group_t *g, size_t bytes)
 {
     for (int i = 0; i < g->size; i++) {
         int lr = coll_group_lr(comm, g, i);
-        if (!coll_direct_peer_ptr(comm, lr, PUB_SEND) || !coll_direct_peer_ptr(comm, lr, PUB_RECV))
+        if (!coll_direct_peer_ptr(comm, lr, PUB_SEND, bytes) || !coll_direct_peer_ptr(comm, lr, PUB_RECV, bytes))
             return 0;
     }
     return 1;
@@ -54,7 +54,7 @@ coll_status_t coll_allreduce_zero_copy(coll_comm *comm, const coll_group_t *g, v
     const void *src[COLL_MAX_LOCAL];
     size_t so = coll_block_offset(n, p, me), sc = coll_block_count(n, p, me);
     for (int j = 0; j < p; j++)
-        src[j] = (const char *)coll_direct_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND) + so * es;
+        src[j] = (const char *)coll_direct_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND, n * es) + so * es;
     if (sc)
         coll_direct_reduce_out(comm, (char *)recvbuf + so * es, src, p, sc, dt, op, n * es);
     COLL_CHECK(coll_direct_barrier(comm));
@@ -62,7 +62,7 @@ coll_status_t coll_allreduce_zero_copy(coll_comm *comm, const coll_group_t *g, v
         if (j == me)
             continue;
         size_t jo = coll_block_offset(n, p, j), jc = coll_block_count(n, p, j);
-        const char *peer = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_RECV);
+        const char *peer = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_RECV, n * es);
         coll_direct_copy(comm, (char *)recvbuf + jo * es, peer + jo * es, jc * es);
     }
     return coll_direct_barrier(comm); /* peers are done reading my buffers */
@@ -139,14 +139,14 @@ coll_status_t coll_allreduce_direct_run(coll_comm *comm, const coll_group_t *g, 
             stage_in(comm, mylr, (const char *)sendbuf + off * es, so * es, sc * es, cnt * es, rot);
         COLL_CHECK(coll_direct_barrier(comm));
         if (off == 0) {
-            if (coll_allreduce_all_zero_copy(comm, g))
+            if (coll_allreduce_all_zero_copy(comm, g, n * es))
                 return coll_allreduce_zero_copy(comm, g, recvbuf, n, dt, op);
             for (int j = 0; j < p; j++)
-                zc_send[j] = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND) != NULL;
+                zc_send[j] = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND, n * es) != NULL;
         }
         for (int j = 0; j < p; j++) {
             int lr = coll_group_lr(comm, g, j);
-            const char *base = zc_send[j] ? (const char *)coll_direct_peer_ptr(comm, lr, PUB_SEND) + off * es
+            const char *base = zc_send[j] ? (const char *)coll_direct_peer_ptr(comm, lr, PUB_SEND, n * es) + off * es
                                           : (const char *)coll_direct_stage(comm, lr) + rot;
             src[j] = base + so * es;
         }

@@ -52,6 +52,17 @@ typedef struct {
 static size_t hdr_bytes(int p) { return (sizeof(hdr_t) + 2 * (size_t)p * sizeof(uint64_t) + 63) & ~(size_t)63; }
 
 static size_t piece(size_t cnt, size_t off, size_t chunk) { return off < cnt ? coll_min_sz(chunk, cnt - off) : 0; }
+/* The bytes read from a member's published buffer: my block at zoff (read
+ * from its header: unchecked) of cnt elements; an overflow asks for all. */
+static size_t zc_span(size_t zoff, size_t cnt, size_t es)
+{
+    size_t end, bytes;
+    if (!cnt)
+        return 0;
+    if (__builtin_add_overflow(zoff, cnt, &end) || __builtin_mul_overflow(end, es, &bytes))
+        return SIZE_MAX;
+    return bytes;
+}
 
 /* Copy this rank's data for chunk k into stage half `half` (slot i = for rank i). */
 static void stage_chunk(coll_comm *comm, char *half, int p, int me, const char *sb, const size_t *scounts,
@@ -171,7 +182,7 @@ coll_status_t coll_alltoallv_direct_run(coll_comm *comm, const coll_group_t *g, 
         all_fit &= hj->fits != 0;
         all_zc &= hj->zc_ok != 0;
         zoff[j] = (size_t)hj->words[me];
-        zc[j] = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND);
+        zc[j] = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND, zc_span(zoff[j], rcounts[j], es));
     }
     if (all_fit)
         copy_packed(comm, g, seq, rb, rcounts, rdispls, es);

@@ -45,7 +45,7 @@ static coll_status_t zc_copies(coll_comm *comm, const coll_group_t *g, const cha
         coll_direct_copy_out(comm, b, zc, reg ? bytes - t : bytes, bytes);
     } else {
         for (int j = 0; j < p && t; j++) {
-            char *d = j == me ? NULL : coll_direct_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_DST);
+            char *d = j == me ? NULL : coll_direct_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_DST, bytes);
             if (d)
                 coll_direct_copy_out(comm, d + bytes - t, b + bytes - t, t, bytes);
         }
@@ -72,7 +72,7 @@ coll_status_t coll_broadcast_direct_run(coll_comm *comm, const coll_group_t *g, 
     if (is_root && !reg)
         coll_direct_copy(comm, stage, b, coll_min_sz(chunk, n) * es);
     COLL_CHECK(coll_direct_barrier(comm));
-    const char *zc = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, ri), PUB_BUF);
+    const char *zc = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, ri), PUB_BUF, bytes);
     if (zc)
         return zc_copies(comm, g, zc, b, n * es, es, ri, reg);
     for (size_t k = 0, off = 0; off < n; k++, off += chunk) {

@@ -28,7 +28,7 @@ coll_status_t coll_cma_open(coll_comm *comm, int k, const void *const *bufs, con
 coll_status_t coll_cma_get(coll_comm *comm, const coll_group_t *g, int j, int slot, size_t off, void *dst, size_t len)
 {
     int lr = coll_group_lr(comm, g, j);
-    const char *zc = coll_direct_peer_ptr(comm, lr, slot);
+    const char *zc = coll_direct_peer_ptr(comm, lr, slot, off + len);
     if (zc) {
         coll_direct_copy(comm, dst, zc + off, len);
         return COLL_SUCCESS;
@@ -40,7 +40,7 @@ coll_status_t coll_cma_put(coll_comm *comm, const coll_group_t *g, int j, int sl
                            size_t len)
 {
     int lr = coll_group_lr(comm, g, j);
-    char *zc = coll_direct_peer_ptr(comm, lr, slot);
+    char *zc = coll_direct_peer_ptr(comm, lr, slot, off + len);
     if (zc) {
         coll_direct_copy(comm, zc + off, src, len);
         return COLL_SUCCESS;

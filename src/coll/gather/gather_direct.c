@@ -56,7 +56,8 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
     if (stage) /* wasted when the root's recvbuf turns out to be mapped (members' buffers of both kinds) */
         coll_direct_copy(comm, mine, c.own, coll_min_sz(cs, c.n) * c.es);
     COLL_CHECK(coll_direct_barrier(comm));
-    char *zr = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, c.ri), PUB_RECV); /* the same answer everywhere */
+    char *zr = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, c.ri), PUB_RECV,
+                                    (size_t)c.p * c.blk); /* the same answer everywhere */
     if (zr) { /* every member writes its block straight into the root's recvbuf, the root its own: p cores */
         if (!is_root || own)
             coll_direct_copy_out(comm, zr + (size_t)c.me * c.blk, c.own, c.blk, (size_t)c.p * c.blk);
@@ -65,8 +66,8 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
     const char *zc[COLL_MAX_LOCAL];
     int all = 1;
     for (int j = 0; j < c.p; j++) {
-        zc[j] = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND); /* NULL for the root */
-        all &= j == c.ri || zc[j] != NULL;                                       /* the same answer on every rank */
+        zc[j] = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, j), PUB_SEND, c.blk); /* NULL for the root */
+        all &= j == c.ri || zc[j] != NULL; /* the same answer on every rank */
     }
     if (all) { /* every member published: the root copies whole blocks */
         for (int j = 0; is_root && j < c.p; j++)

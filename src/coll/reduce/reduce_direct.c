@@ -72,8 +72,8 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
             stage_others(comm, mine, v.sb + off * v.es, cnt, v.p, v.me, v.es);
         COLL_CHECK(coll_direct_barrier(comm));
         if (off == 0) {
-            int all = coll_group_peer_ptrs(comm, g, PUB_SEND, NULL, zc);
-            char *out = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, v.ri), PUB_RECV);
+            int all = coll_group_peer_ptrs(comm, g, PUB_SEND, v.n * v.es, NULL, zc);
+            char *out = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, v.ri), PUB_RECV, v.n * v.es);
             if (all && out) {
                 size_t so = coll_block_offset(v.n, v.p, v.me), sc = coll_block_count(v.n, v.p, v.me);
                 for (int j = 0; j < v.p; j++)

@@ -66,7 +66,7 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
                     coll_direct_copy(comm, mine + h + (size_t)i * c * v.es, v.sb + ((size_t)i * v.n + off) * v.es,
                                      cnt * v.es);
         COLL_CHECK(coll_direct_barrier(comm));
-        if (k == 0 && coll_group_peer_ptrs(comm, g, PUB_SEND, NULL, zc)) {
+        if (k == 0 && coll_group_peer_ptrs(comm, g, PUB_SEND, (size_t)v.p * v.n * v.es, NULL, zc)) {
             for (int j = 0; j < v.p; j++)
                 src[j] = zc[j] + (size_t)v.me * v.n * v.es;
             coll_direct_reduce_out(comm, v.rb, (const void *const *)src, v.p, v.n, a->dt, a->op, v.n * v.es);

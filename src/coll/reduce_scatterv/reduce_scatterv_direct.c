@@ -83,7 +83,7 @@ coll_status_t coll_reduce_scatterv_direct_run(coll_comm *comm, const coll_group_
                 o += ci;
             }
         COLL_CHECK(coll_direct_barrier(comm));
-        if (k == 0 && coll_group_peer_ptrs(comm, g, PUB_SEND, NULL, zc)) {
+        if (k == 0 && coll_group_peer_ptrs(comm, g, PUB_SEND, extent * es, NULL, zc)) {
             for (int j = 0; j < p; j++)
                 src[j] = zc[j] + displs[me] * es;
             if (counts[me])

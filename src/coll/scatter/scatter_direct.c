@@ -57,7 +57,7 @@ static coll_status_t run(coll_comm *comm, const coll_group_t *g, const coll_args
     if (is_root && !reg)
         stage_round(comm, stage, c.blocks, c.p, c.me, c.n, cs, 0, c.es);
     COLL_CHECK(coll_direct_barrier(comm));
-    const char *zc = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, c.ri), PUB_BUF);
+    const char *zc = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, c.ri), PUB_BUF, (size_t)c.p * c.blk);
     if (zc) { /* every rank, the root too, copies its block: p cores */
         if (!is_root || own)
             coll_direct_copy_out(comm, c.own, zc + (size_t)c.me * c.blk, c.blk, (size_t)c.p * c.blk);

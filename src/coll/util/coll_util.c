@@ -77,11 +77,12 @@ size_t coll_stage_rot(coll_comm *comm, size_t used, size_t half)
     return rot;
 }
 
-int coll_group_peer_ptrs(coll_comm *comm, const coll_group_t *g, int slot, const size_t *counts, const char **out)
+int coll_group_peer_ptrs(coll_comm *comm, const coll_group_t *g, int slot, size_t bytes, const size_t *counts,
+                         const char **out)
 {
     int all = 1;
     for (int j = 0; j < g->size; j++) {
-        out[j] = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, j), slot);
+        out[j] = coll_direct_peer_ptr(comm, coll_group_lr(comm, g, j), slot, counts ? counts[j] * bytes : bytes);
         if (!out[j] && (!counts || counts[j]))
             all = 0;
     }

@@ -99,10 +99,13 @@ static inline int coll_group_lr(const coll_comm *comm, const coll_group_t *g, in
 }
 
 /* After the barrier that follows coll_direct_publish: every member's pointer
- * published in shm slot `slot` into out[i] (NULL where it staged instead).
- * Returns 1 when every member published one, or, with counts, every member
- * whose counts[i] is non-zero: the same answer on every rank. g: the host group. */
-int coll_group_peer_ptrs(coll_comm *comm, const coll_group_t *g, int slot, const size_t *counts, const char **out);
+ * published in shm slot `slot` into out[i] (NULL where it staged instead),
+ * checked to hold the bytes read from it: bytes, or with counts counts[i] *
+ * bytes. Returns 1 when every member published one, or, with counts, every
+ * member whose counts[i] is non-zero: the same answer on every rank. g: the
+ * host group. */
+int coll_group_peer_ptrs(coll_comm *comm, const coll_group_t *g, int slot, size_t bytes, const size_t *counts,
+                         const char **out);
 
 /* The small path of the direct reducing algorithms, one synchronisation:
  * every member posts `post` bytes from sb to its small slot (post <=

@@ -302,9 +302,7 @@ static coll_status_t recv_header(coll_comm *comm, int peer, coll_tcp_peer_t *pc,
                               peer, x->done, x->len);
         return COLL_SUCCESS;
     }
-    size_t es = x->sink.fn ? x->sink.esize : 1;
-    if (len == 0 || off >= x->len || len > x->len - off || off % COLL_TCP_STRIPE_ALIGN || len % es
-        || x->done + len > x->len)
+    if (!coll_tcp_chunk_fits(x, off, len))
         return coll_error(COLL_ERR_INTERNAL, COLL_SUB_TCP,
                           "bad chunk [%llu, +%llu) from rank %d in a %zu-byte message: ranks called "
                           "different collectives or counts",

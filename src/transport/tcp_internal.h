@@ -148,6 +148,16 @@ typedef struct {
     coll_tcp_stripe_t st[COLL_TCP_MAX_SOCKS];
 } coll_tcp_xfer_t;
 
+/* 1 when a received chunk header [off, +len) fits the message x: non-empty,
+ * inside it, aligned, whole elements, not past what is left to come. The
+ * plain and the sealed receive paths check every header with it. */
+static inline int coll_tcp_chunk_fits(const coll_tcp_xfer_t *x, uint64_t off, uint64_t len)
+{
+    size_t es = x->sink.fn ? x->sink.esize : 1;
+    return len != 0 && off < x->len && len <= x->len - off && off % COLL_TCP_STRIPE_ALIGN == 0 && len % es == 0
+        && x->done + len <= x->len;
+}
+
 /* One outgoing connection being opened (tcp_setup.c). */
 enum {
     COLL_TCP_C_RETRY,

@@ -27,11 +27,8 @@ static coll_status_t sealed_header(int peer, coll_tcp_peer_t *pc, int i)
     coll_tcp_stripe_t *s = &x->st[i];
     uint64_t off, len;
     coll_tcp_chunk_decode(s->hdr, &off, &len);
-    size_t es = x->sink.fn ? x->sink.esize : 1;
     s->is_end = off == COLL_TCP_CHUNK_END && len == 0;
-    if (!s->is_end
-        && (len == 0 || len > COLL_TCP_SEAL_MAX || off >= x->len || len > x->len - off || off % COLL_TCP_STRIPE_ALIGN
-            || len % es || x->done + len > x->len))
+    if (!s->is_end && (len > COLL_TCP_SEAL_MAX || !coll_tcp_chunk_fits(x, off, len)))
         return pc->failed = coll_error(COLL_ERR_AUTH, COLL_SUB_TCP,
                                        "bad sealed chunk header [%llu, +%llu) from rank %d on socket %d in a %zu-byte "
                                        "message (COLL_ENCRYPT=1): altered on the way, or ranks called different "
